@@ -1,0 +1,140 @@
+//! The reference interpreter: for every output element, evaluate the access formula of
+//! `plan/ir.rs` literally, in i128, with every buffer read bounds-checked. Slow and obviously
+//! correct; it is the oracle for the JIT, AOT and DirectML back ends.
+
+use super::{RuntimeError, check_inputs};
+use crate::plan::{Access, BufferId, OobMode, Plan, PlanInfo};
+use slc_runtime::Tensor;
+
+/// Runs a verified plan on `inputs` (in the order of `plan.inputs`).
+pub fn run(plan: &Plan, _proof: &PlanInfo, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
+    check_inputs(plan, inputs)?;
+    let machine = Machine { plan, inputs };
+    for (i, check) in plan.checks.iter().enumerate() {
+        for coords in Coords::new(&check.shape) {
+            let j = machine.load(&check.index, &coords)?;
+            if OobMode::Error.normalize(j, check.len).is_err() {
+                let (axis, len) = (check.axis, check.len);
+                return Err(RuntimeError::IndexOutOfBounds {
+                    check: i,
+                    index: j,
+                    axis,
+                    len,
+                    span: None,
+                });
+            }
+        }
+    }
+    let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
+    let mut out = Tensor::zeros(plan.dtype, &dims)?;
+    let width = plan.dtype.width();
+    for (linear, coords) in Coords::new(&plan.shape).enumerate() {
+        if let Some(address) = machine.address(&plan.output, &coords)? {
+            let src = machine.element(plan.output.buffer, address)?;
+            out.bytes_mut()[linear * width..(linear + 1) * width].copy_from_slice(src);
+        }
+    }
+    Ok(out)
+}
+
+struct Machine<'a> {
+    plan: &'a Plan,
+    inputs: &'a [&'a Tensor],
+}
+
+impl Machine<'_> {
+    fn buffer(&self, id: BufferId) -> &Tensor {
+        match id {
+            BufferId::Input(i) => self.inputs[i],
+            BufferId::Const(i) => &self.plan.consts[i].tensor,
+        }
+    }
+
+    /// The bytes of element `address` of buffer `id`.
+    fn element(&self, id: BufferId, address: i128) -> Result<&[u8], RuntimeError> {
+        let t = self.buffer(id);
+        let w = t.dtype().width();
+        usize::try_from(address)
+            .ok()
+            .filter(|&a| a < t.numel())
+            .map(|a| &t.bytes()[a * w..(a + 1) * w])
+            .ok_or(RuntimeError::OutOfBuffer {
+                address,
+                len: t.numel(),
+            })
+    }
+
+    /// The element address `access` reads at `coords`, or `None` where a `zero`-mode index
+    /// misses (the element is 0).
+    fn address(&self, access: &Access, coords: &[i64]) -> Result<Option<i128>, RuntimeError> {
+        let mut address = access.base as i128;
+        for (&o, &s) in coords.iter().zip(&access.strides) {
+            address += o as i128 * s as i128;
+        }
+        for t in &access.terms {
+            let j = self.load(&t.index, coords)?;
+            match t.mode.normalize(j, t.len) {
+                Ok(Some(j)) => address += j as i128 * t.stride as i128,
+                Ok(None) => return Ok(None),
+                Err(()) if t.mode == OobMode::Error => {
+                    // Checks run first, so this is reached only by plans built without them.
+                    return Err(RuntimeError::IndexOutOfBounds {
+                        check: usize::MAX,
+                        index: j,
+                        axis: 0,
+                        len: t.len,
+                        span: None,
+                    });
+                }
+                Err(()) => return Err(RuntimeError::EmptyAxis),
+            }
+        }
+        Ok(Some(address))
+    }
+
+    /// The integer value `access` reads at `coords` (0 where a `zero`-mode index misses).
+    fn load(&self, access: &Access, coords: &[i64]) -> Result<i128, RuntimeError> {
+        match self.address(access, coords)? {
+            None => Ok(0),
+            Some(address) => {
+                let t = self.buffer(access.buffer);
+                self.element(access.buffer, address)?;
+                Ok(t.int_at(address as usize).unwrap_or_default())
+            }
+        }
+    }
+}
+
+/// All coordinates of a shape in C order (one empty coordinate for rank 0, none if empty).
+struct Coords {
+    shape: Vec<i64>,
+    next: Option<Vec<i64>>,
+}
+
+impl Coords {
+    fn new(shape: &[i64]) -> Coords {
+        let next = (!shape.contains(&0)).then(|| vec![0; shape.len()]);
+        Coords {
+            shape: shape.to_vec(),
+            next,
+        }
+    }
+}
+
+impl Iterator for Coords {
+    type Item = Vec<i64>;
+
+    fn next(&mut self) -> Option<Vec<i64>> {
+        let current = self.next.take()?;
+        let mut succ = current.clone();
+        for d in (0..succ.len()).rev() {
+            succ[d] += 1;
+            if succ[d] < self.shape[d] {
+                self.next = Some(succ);
+                break;
+            }
+            succ[d] = 0;
+        }
+        Some(current)
+    }
+}

@@ -1,0 +1,93 @@
+//! Back ends execute verified plans. The reference interpreter is the oracle every faster back
+//! end is tested against.
+
+pub mod interp;
+
+use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::source::Span;
+use slc_runtime::{DType, TensorError};
+
+/// Errors while running a plan on concrete tensors.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuntimeError {
+    /// A value of an index tensor is out of range (NumPy's IndexError). `check` is the plan
+    /// check that failed; `span` the index expression, when known.
+    #[error("index {index} is out of bounds for axis {axis} with size {len}")]
+    IndexOutOfBounds {
+        check: usize,
+        index: i128,
+        axis: usize,
+        len: i64,
+        span: Option<Span>,
+    },
+    /// Clamp or wrap on an axis of size 0, which has no valid index.
+    #[error("cannot gather from an empty axis")]
+    EmptyAxis,
+    /// A tensor does not match the type the plan was compiled for.
+    #[error("input `{name}` is {found}, but the plan was compiled for {expected}")]
+    InputMismatch {
+        name: String,
+        expected: String,
+        found: String,
+    },
+    /// The plan names more or fewer inputs than were given.
+    #[error("the plan takes {expected} inputs, {found} were given")]
+    InputCount { expected: usize, found: usize },
+    #[error(transparent)]
+    Alloc(#[from] TensorError),
+    /// An address outside a buffer: verification makes this unreachable; reported, not a crash.
+    #[error("internal error: address {address} outside a buffer of {len} elements")]
+    OutOfBuffer { address: i128, len: usize },
+}
+
+impl IntoDiagnostic for RuntimeError {
+    fn into_diagnostic(self) -> Diagnostic {
+        let message = self.to_string();
+        match self {
+            RuntimeError::IndexOutOfBounds {
+                axis, len, span, ..
+            } => {
+                let d = Diagnostic::error("E0201", message).help(format!(
+                    "index values for axis {axis} must lie in {}..={}",
+                    -len,
+                    len - 1
+                ));
+                match span {
+                    Some(span) => d.label(span, "this index tensor holds the value"),
+                    None => d,
+                }
+            }
+            RuntimeError::EmptyAxis => Diagnostic::error("E0202", message),
+            RuntimeError::InputMismatch { .. } | RuntimeError::InputCount { .. } => {
+                Diagnostic::error("E0203", message)
+            }
+            RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
+            RuntimeError::OutOfBuffer { .. } => Diagnostic::error("E0299", message),
+        }
+    }
+}
+
+/// Checks that `tensors` match the inputs a plan was compiled for.
+pub fn check_inputs(
+    plan: &crate::plan::Plan,
+    tensors: &[&slc_runtime::Tensor],
+) -> Result<(), RuntimeError> {
+    if plan.inputs.len() != tensors.len() {
+        return Err(RuntimeError::InputCount {
+            expected: plan.inputs.len(),
+            found: tensors.len(),
+        });
+    }
+    for (decl, t) in plan.inputs.iter().zip(tensors) {
+        let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+        if decl.dtype != t.dtype() || decl.shape != shape {
+            let show = |d: DType, s: &[i64]| format!("{d}{}", crate::sema::typed::ShapeDisplay(s));
+            return Err(RuntimeError::InputMismatch {
+                name: decl.name.clone(),
+                expected: show(decl.dtype, &decl.shape),
+                found: show(t.dtype(), &shape),
+            });
+        }
+    }
+    Ok(())
+}

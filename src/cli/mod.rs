@@ -1,0 +1,74 @@
+//! The `slc` command line (clap). Thin: parse arguments, call the library, render errors.
+//!
+//! Exit codes: 0 success; 1 an input/output or run-time error (unreadable file, index value out
+//! of range in an index tensor, output not writable); 2 a usage error or an error in the
+//! expression (parse or check), reported with a diagnostic.
+
+mod args;
+mod eval;
+mod plan;
+
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "slc",
+    version,
+    about = "A slicing language and compiler for tensors in .npy files"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Evaluate a program on .npy inputs; print the result or write it with -o.
+    Eval(eval::EvalArgs),
+    /// Print the normalized plan of a program.
+    Plan(plan::PlanArgs),
+    /// Print every stage of a program: AST, checked program, plan.
+    Explain(plan::PlanArgs),
+}
+
+/// How a command failed; decides the exit code.
+pub(crate) enum Failure {
+    /// Bad arguments or a bad program: exit 2.
+    Usage,
+    /// Files, data, run time: exit 1.
+    Runtime,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Eval(args) => eval::run(args),
+        Command::Plan(args) => plan::run(args, false),
+        Command::Explain(args) => plan::run(args, true),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage) => ExitCode::from(2),
+        Err(Failure::Runtime) => ExitCode::from(1),
+    }
+}
+
+/// Colour only on a terminal, and never with NO_COLOR set.
+fn color_stderr() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+}
+
+/// Prints a library error as a diagnostic and classifies it.
+fn report(err: &crate::Error, src: &str) -> Failure {
+    eprint!(
+        "{}",
+        crate::diag::render(&err.diagnostic(), "expr", src, color_stderr())
+    );
+    if err.is_program_error() {
+        Failure::Usage
+    } else {
+        Failure::Runtime
+    }
+}

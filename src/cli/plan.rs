@@ -1,0 +1,48 @@
+//! `slc plan` and `slc explain`: compile a program for given input types and show the result.
+
+use super::args::{InputArg, parse_input, parse_shape};
+use super::{Failure, report};
+use crate::sema::{InputTypes, TensorType};
+use slc_runtime::read_npy;
+
+#[derive(clap::Args, Debug)]
+pub struct PlanArgs {
+    /// The program, e.g. 'a[1:, ::-1]'.
+    pub expr: String,
+    /// Declare an input by type: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4].
+    #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape)]
+    pub shapes: Vec<(String, TensorType)>,
+    /// Declare an input by example: NAME=FILE.npy (only its dtype and shape are used).
+    #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
+    pub inputs: Vec<InputArg>,
+}
+
+pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
+    let mut types: InputTypes = args.shapes.into_iter().collect();
+    for input in &args.inputs {
+        match read_npy(&input.path) {
+            Ok(t) => {
+                let shape = t.shape().iter().map(|&d| d as i64).collect();
+                types.insert(
+                    input.name.clone(),
+                    TensorType {
+                        dtype: t.dtype(),
+                        shape,
+                    },
+                );
+            }
+            Err(e) => {
+                eprintln!("error: input `{}`: {e}", input.name);
+                return Err(Failure::Runtime);
+            }
+        }
+    }
+    let compiled = crate::compile(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
+    if every_stage {
+        println!("== ast\n{}", compiled.ast);
+        println!("== checked\n{}\n", compiled.checked);
+        println!("== plan");
+    }
+    print!("{}", compiled.plan);
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! slc: a slicing language and compiler.
+//!
+//! The pipeline, one module per stage:
+//! source text → [`syntax`] (tokens, spanned AST) → [`sema`] (checked program: dtypes and
+//! shapes) → [`plan`] (the normalized plan IR, verified) → [`backend`] (the reference
+//! interpreter). Errors from every stage become [`diag::Diagnostic`]s, rendered only at the edge.
+
+pub mod backend;
+pub mod cli;
+pub mod diag;
+mod error;
+pub mod plan;
+pub mod sema;
+mod session;
+pub mod source;
+pub mod syntax;
+
+pub use error::Error;
+pub use session::{Compiled, Session, compile};
+pub use slc_runtime::{DType, Tensor};

@@ -1,0 +1,164 @@
+//! The normalized plan IR: the contract between every front end and every back end.
+//!
+//! A plan computes one dense, C-ordered output tensor. Each output element is read from one
+//! place, given by an [`Access`]: an affine function of the output coordinates over one buffer,
+//! plus zero or more *indirect* terms whose value is loaded from another buffer (an index
+//! tensor) through an access of its own:
+//!
+//! ```text
+//! address(o) = base + Σ_d o_d·strides[d] + Σ_t t.stride · norm_t(load(t.index, o))
+//! out[o]     = buffer[address(o)]          (or 0 when a `zero`-mode index is out of range)
+//! ```
+//!
+//! All surface forms (NumPy indexing, and later strided_slice / slice / gather / slice1) lower to
+//! this one shape, and compose inside it: a slice of a slice is a new affine map, a slice of a
+//! gather rewrites the strides of the gather's data *and* index accesses, a gather of a gather
+//! nests an indirect term inside an index access. Nothing is ever materialized in between.
+//!
+//! Offsets and strides count elements of the buffer's own dtype (back ends multiply by the
+//! width). Every quantity is i64; `verify` proves that no address leaves its buffer.
+//!
+//! Besides the output access, a plan carries [`Check`]s: NumPy raises on *any* out-of-range
+//! value in an index array, even when a later slice drops the element that holds it
+//! (`a[idx][1:]`), so `error`-mode gathers check their whole index tensor before the kernel runs.
+
+use slc_runtime::{DType, Tensor};
+
+/// What happens when a gathered index `j` lies outside `[-n, n)` (after negative wrap: `[0, n)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OobMode {
+    /// Evaluation fails (NumPy indexing, ONNX Gather).
+    Error,
+    /// The output element is 0 (OpenVINO Gather-8).
+    Zero,
+    /// `j` is clipped into `[0, n-1]`, negatives included (`np.take(mode="clip")`).
+    Clamp,
+    /// `j mod n` (`np.take(mode="wrap")`).
+    Wrap,
+}
+
+impl OobMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            OobMode::Error => "error",
+            OobMode::Zero => "zero",
+            OobMode::Clamp => "clamp",
+            OobMode::Wrap => "wrap",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<OobMode> {
+        [OobMode::Error, OobMode::Zero, OobMode::Clamp, OobMode::Wrap]
+            .into_iter()
+            .find(|m| m.name() == s)
+    }
+
+    /// Normalizes a loaded index against an axis of `n` elements: `Ok(Some(j'))` with
+    /// `0 ≤ j' < n`, `Ok(None)` for a `zero`-mode miss, `Err(())` for an `error`-mode miss
+    /// (and for clamp/wrap on an empty axis, where no index is valid).
+    pub fn normalize(self, j: i128, n: i64) -> Result<Option<i64>, ()> {
+        let n = n as i128;
+        let wrapped = if j < 0 { j + n } else { j };
+        let inside = (0..n).contains(&wrapped);
+        match self {
+            OobMode::Error if inside => Ok(Some(wrapped as i64)),
+            OobMode::Error => Err(()),
+            OobMode::Zero => Ok(inside.then_some(wrapped as i64)),
+            _ if n == 0 => Err(()),
+            OobMode::Clamp => Ok(Some(j.clamp(0, n - 1) as i64)),
+            OobMode::Wrap => Ok(Some(j.rem_euclid(n) as i64)),
+        }
+    }
+}
+
+/// A buffer the plan reads: an input bound by name, or a constant carried in the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BufferId {
+    Input(usize),
+    Const(usize),
+}
+
+/// A tensor argument of the plan. Inputs are dense and C-ordered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputDecl {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+}
+
+/// A constant tensor (index list literals), stored in the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstDecl {
+    pub tensor: Tensor,
+}
+
+/// An affine read of `buffer` over some coordinate space, plus indirect terms.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Access {
+    pub buffer: BufferId,
+    pub base: i64,
+    /// One stride per coordinate dimension (signed; 0 for broadcast / newaxis / unit dims).
+    pub strides: Vec<i64>,
+    pub terms: Vec<Indirect>,
+}
+
+/// `stride · norm(load(index))`: one gathered coordinate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Indirect {
+    /// Reads the index value; over the same coordinates as the access that holds this term.
+    pub index: Box<Access>,
+    /// The size of the gathered axis: the bound for `mode`.
+    pub len: i64,
+    pub stride: i64,
+    pub mode: OobMode,
+}
+
+/// Every value of `index` over `shape` must satisfy `-len ≤ j < len`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Check {
+    pub index: Access,
+    pub shape: Vec<i64>,
+    pub len: i64,
+    /// The axis the index selects on, for the error message.
+    pub axis: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub inputs: Vec<InputDecl>,
+    pub consts: Vec<ConstDecl>,
+    pub checks: Vec<Check>,
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+    /// Over the output coordinates. For an empty output it is canonical: base 0, strides 0, no terms.
+    pub output: Access,
+}
+
+impl Plan {
+    pub fn buffer_dtype(&self, id: BufferId) -> Option<DType> {
+        match id {
+            BufferId::Input(i) => self.inputs.get(i).map(|d| d.dtype),
+            BufferId::Const(i) => self.consts.get(i).map(|c| c.tensor.dtype()),
+        }
+    }
+
+    pub fn buffer_shape(&self, id: BufferId) -> Option<Vec<i64>> {
+        match id {
+            BufferId::Input(i) => self.inputs.get(i).map(|d| d.shape.clone()),
+            BufferId::Const(i) => self
+                .consts
+                .get(i)
+                .map(|c| c.tensor.shape().iter().map(|&d| d as i64).collect()),
+        }
+    }
+
+    pub fn buffer_name(&self, id: BufferId) -> String {
+        match id {
+            BufferId::Input(i) => self
+                .inputs
+                .get(i)
+                .map_or_else(|| format!("?{i}"), |d| d.name.clone()),
+            BufferId::Const(i) => format!("${i}"),
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Lowering: the checked program becomes one [`Plan`]. Each checked node is a substitution of
+//! coordinates into the accesses built so far (shared/spec §6): a view maps old coordinates
+//! affinely onto new ones, a gather replaces one coordinate by a loaded index, a transpose
+//! renames coordinates. So chains fuse by construction: nothing is materialized.
+
+use super::ir::*;
+use super::verify::PlanError;
+use crate::sema::{TExpr, TExprKind, ViewDim};
+use crate::source::Span;
+use std::collections::HashMap;
+
+/// A plan, and for each of its checks the span of the index expression it guards (run-time
+/// index errors point there).
+#[derive(Debug, Clone)]
+pub struct Lowered {
+    pub plan: Plan,
+    pub check_spans: Vec<Span>,
+}
+
+pub fn lower(expr: &TExpr) -> Result<Lowered, PlanError> {
+    let mut b = Builder::default();
+    let (mut output, shape) = b.expr(expr)?;
+    if shape.contains(&0) {
+        // No element is ever read: the canonical empty access forms no address.
+        output = Access {
+            buffer: output.buffer,
+            base: 0,
+            strides: vec![0; shape.len()],
+            terms: vec![],
+        };
+    }
+    let plan = Plan {
+        inputs: b.inputs,
+        consts: b.consts,
+        checks: b.checks,
+        dtype: expr.ty.dtype,
+        shape,
+        output,
+    };
+    Ok(Lowered {
+        plan,
+        check_spans: b.check_spans,
+    })
+}
+
+/// Where an old coordinate comes from, in terms of the new coordinates.
+#[derive(Debug, Clone)]
+enum Coord {
+    /// `old = offset + scale * new[dim]` (or just `offset` when `dim` is None).
+    Affine {
+        dim: Option<usize>,
+        offset: i64,
+        scale: i64,
+    },
+    /// `old = norm(load(index))`; `index` is over the new coordinates.
+    Gathered {
+        index: Access,
+        len: i64,
+        mode: OobMode,
+    },
+}
+
+fn overflow(span: Span) -> PlanError {
+    PlanError::Overflow { span }
+}
+
+/// Rewrites `access` (over the old coordinates) to read the same element at the new coordinates.
+/// `top` marks the access that produces the output element: it keeps an indirect term even
+/// where its stride is 0, because the term's range check decides whether the element is 0 or an
+/// error; inner index accesses only need terms that move their address.
+fn substitute(
+    access: &Access,
+    coords: &[Coord],
+    rank: usize,
+    top: bool,
+    span: Span,
+) -> Result<Access, PlanError> {
+    let mut base = access.base;
+    let mut strides = vec![0i64; rank];
+    let mut terms = Vec::with_capacity(access.terms.len());
+    for t in &access.terms {
+        let index = substitute(&t.index, coords, rank, false, span)?;
+        terms.push(Indirect {
+            index: Box::new(index),
+            ..t.clone()
+        });
+    }
+    for (&stride, coord) in access.strides.iter().zip(coords) {
+        match coord {
+            Coord::Affine { dim, offset, scale } => {
+                base = stride
+                    .checked_mul(*offset)
+                    .and_then(|d| base.checked_add(d))
+                    .ok_or(overflow(span))?;
+                if let Some(d) = dim {
+                    let s = stride.checked_mul(*scale).ok_or(overflow(span))?;
+                    strides[*d] = strides[*d].checked_add(s).ok_or(overflow(span))?;
+                }
+            }
+            Coord::Gathered { index, len, mode } => {
+                if stride != 0 || top {
+                    terms.push(Indirect {
+                        index: Box::new(index.clone()),
+                        len: *len,
+                        stride,
+                        mode: *mode,
+                    });
+                }
+            }
+        }
+    }
+    Ok(Access {
+        buffer: access.buffer,
+        base,
+        strides,
+        terms,
+    })
+}
+
+fn row_major(shape: &[i64], span: Span) -> Result<Vec<i64>, PlanError> {
+    let mut strides = vec![0; shape.len()];
+    let mut acc = 1i64;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = if d == 1 { 0 } else { acc };
+        acc = acc.checked_mul(d).ok_or(overflow(span))?;
+    }
+    Ok(strides)
+}
+
+#[derive(Default)]
+struct Builder {
+    inputs: Vec<InputDecl>,
+    input_ids: HashMap<String, usize>,
+    consts: Vec<ConstDecl>,
+    checks: Vec<Check>,
+    check_spans: Vec<Span>,
+}
+
+impl Builder {
+    fn expr(&mut self, e: &TExpr) -> Result<(Access, Vec<i64>), PlanError> {
+        let shape = e.ty.shape.clone();
+        let access = match &e.kind {
+            TExprKind::Input(name) => {
+                let id = match self.input_ids.get(name) {
+                    Some(&id) => id,
+                    None => {
+                        self.inputs.push(InputDecl {
+                            name: name.clone(),
+                            dtype: e.ty.dtype,
+                            shape: shape.clone(),
+                        });
+                        self.input_ids.insert(name.clone(), self.inputs.len() - 1);
+                        self.inputs.len() - 1
+                    }
+                };
+                Access {
+                    buffer: BufferId::Input(id),
+                    base: 0,
+                    strides: row_major(&shape, e.span)?,
+                    terms: vec![],
+                }
+            }
+            TExprKind::Const(t) => {
+                self.consts.push(ConstDecl { tensor: t.clone() });
+                let id = BufferId::Const(self.consts.len() - 1);
+                Access {
+                    buffer: id,
+                    base: 0,
+                    strides: row_major(&shape, e.span)?,
+                    terms: vec![],
+                }
+            }
+            TExprKind::View { base, dims } => {
+                let (access, _) = self.expr(base)?;
+                let mut coords = Vec::with_capacity(dims.len());
+                let mut out = 0;
+                for d in dims {
+                    match *d {
+                        ViewDim::Range { start, step, len } => {
+                            // A dimension of one element never moves: stride 0 keeps huge steps
+                            // (`a[::2**62]`) from overflowing.
+                            let scale = if len <= 1 { 0 } else { step };
+                            coords.push(Coord::Affine {
+                                dim: Some(out),
+                                offset: start,
+                                scale,
+                            });
+                            out += 1;
+                        }
+                        ViewDim::Pick(i) => coords.push(Coord::Affine {
+                            dim: None,
+                            offset: i,
+                            scale: 0,
+                        }),
+                        ViewDim::NewAxis => out += 1,
+                    }
+                }
+                substitute(&access, &coords, out, true, e.span)?
+            }
+            TExprKind::Gather {
+                data,
+                indices,
+                axis,
+                batch_dims,
+                mode,
+            } => {
+                let (data_access, data_shape) = self.expr(data)?;
+                let (index_access, index_shape) = self.expr(indices)?;
+                let (axis, b, q) = (*axis, *batch_dims, index_shape.len());
+                let len = data_shape[axis];
+                if *mode == OobMode::Error {
+                    self.checks.push(Check {
+                        index: index_access.clone(),
+                        shape: index_shape.clone(),
+                        len,
+                        axis,
+                    });
+                    self.check_spans.push(indices.span);
+                }
+                let rank = shape.len();
+                let index_coords: Vec<Coord> = (0..q)
+                    .map(|e| {
+                        let dim = if e < b { e } else { axis + e - b };
+                        Coord::Affine {
+                            dim: Some(dim),
+                            offset: 0,
+                            scale: 1,
+                        }
+                    })
+                    .collect();
+                let index = substitute(&index_access, &index_coords, rank, false, e.span)?;
+                let data_coords: Vec<Coord> = (0..data_shape.len())
+                    .map(|d| match d.cmp(&axis) {
+                        std::cmp::Ordering::Less => Coord::Affine {
+                            dim: Some(d),
+                            offset: 0,
+                            scale: 1,
+                        },
+                        std::cmp::Ordering::Equal => Coord::Gathered {
+                            index: index.clone(),
+                            len,
+                            mode: *mode,
+                        },
+                        std::cmp::Ordering::Greater => Coord::Affine {
+                            dim: Some(d + q - b - 1),
+                            offset: 0,
+                            scale: 1,
+                        },
+                    })
+                    .collect();
+                substitute(&data_access, &data_coords, rank, true, e.span)?
+            }
+            TExprKind::Transpose { base, perm } => {
+                let (access, _) = self.expr(base)?;
+                let mut coords = vec![
+                    Coord::Affine {
+                        dim: None,
+                        offset: 0,
+                        scale: 0
+                    };
+                    perm.len()
+                ];
+                for (new, &old) in perm.iter().enumerate() {
+                    coords[old] = Coord::Affine {
+                        dim: Some(new),
+                        offset: 0,
+                        scale: 1,
+                    };
+                }
+                substitute(&access, &coords, perm.len(), true, e.span)?
+            }
+        };
+        Ok((access, shape))
+    }
+}

@@ -1,0 +1,12 @@
+//! The plan IR and everything that works on it: lowering from the checked program, the text
+//! form, and the verifier that back ends require.
+
+pub mod ir;
+pub mod lower;
+pub mod parse;
+pub mod print;
+pub mod verify;
+
+pub use ir::*;
+pub use lower::{Lowered, lower};
+pub use verify::{PlanError, PlanInfo, verify};

@@ -1,0 +1,130 @@
+//! The verifier: proves that a plan is well formed and that every address it can form lies
+//! inside its buffer. Back ends take the returned [`PlanInfo`], so an unverified plan cannot
+//! reach code generation or execution.
+
+use super::ir::*;
+use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::sema::shape::checked_numel;
+use crate::source::Span;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// An offset or stride does not fit in i64 (found while lowering the expression at `span`).
+    #[error("address arithmetic overflows i64")]
+    Overflow { span: Span },
+    /// The plan is malformed or can address outside a buffer.
+    #[error("invalid plan: {0}")]
+    Invalid(String),
+}
+
+impl IntoDiagnostic for PlanError {
+    fn into_diagnostic(self) -> Diagnostic {
+        match self {
+            PlanError::Overflow { span } => Diagnostic::error("E0301", self.to_string())
+                .label(span, "the offsets of this expression do not fit in 64 bits"),
+            PlanError::Invalid(_) => Diagnostic::error("E0302", self.to_string()),
+        }
+    }
+}
+
+/// What verification established.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanInfo {
+    pub output_numel: i64,
+    /// The element range `[lo, hi]` each access may touch, per buffer, when it touches any.
+    pub footprints: Vec<(BufferId, i64, i64)>,
+}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError::Invalid(msg.into()))
+}
+
+pub fn verify(plan: &Plan) -> Result<PlanInfo, PlanError> {
+    for input in &plan.inputs {
+        if input.shape.iter().any(|&d| d < 0) || checked_numel(&input.shape).is_none() {
+            return invalid(format!("input `{}` has an invalid shape", input.name));
+        }
+    }
+    let output_numel = match checked_numel(&plan.shape) {
+        Some(n) if plan.shape.iter().all(|&d| d >= 0) => n,
+        _ => return invalid("the output shape is invalid"),
+    };
+    if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
+        return invalid("the output access reads a buffer of another dtype");
+    }
+    let mut v = Verifier {
+        plan,
+        footprints: vec![],
+    };
+    for check in &plan.checks {
+        if check.shape.iter().any(|&d| d < 0) || check.len < 0 {
+            return invalid("a check has an invalid shape");
+        }
+        v.access(&check.index, &check.shape, true)?;
+    }
+    if output_numel > 0 {
+        v.access(&plan.output, &plan.shape, false)?;
+    } else if !plan.output.terms.is_empty() || plan.output.strides.len() != plan.shape.len() {
+        return invalid("an empty output must have the canonical empty access");
+    }
+    Ok(PlanInfo {
+        output_numel,
+        footprints: v.footprints,
+    })
+}
+
+struct Verifier<'p> {
+    plan: &'p Plan,
+    footprints: Vec<(BufferId, i64, i64)>,
+}
+
+impl Verifier<'_> {
+    /// Proves `access` over `shape` stays inside its buffer; `is_index` requires an integer buffer.
+    fn access(&mut self, access: &Access, shape: &[i64], is_index: bool) -> Result<(), PlanError> {
+        let name = self.plan.buffer_name(access.buffer);
+        let (Some(dtype), Some(buf_shape)) = (
+            self.plan.buffer_dtype(access.buffer),
+            self.plan.buffer_shape(access.buffer),
+        ) else {
+            return invalid(format!("access to an undeclared buffer `{name}`"));
+        };
+        if is_index && !dtype.is_integer() {
+            return invalid(format!("index buffer `{name}` is not of an integer dtype"));
+        }
+        if access.strides.len() != shape.len() {
+            return invalid(format!(
+                "access to `{name}` has {} strides for rank {}",
+                access.strides.len(),
+                shape.len()
+            ));
+        }
+        if shape.contains(&0) {
+            return Ok(()); // nothing is read
+        }
+        // i128 holds any sum of i64 products exactly, so this bound cannot itself overflow.
+        let (mut lo, mut hi) = (access.base as i128, access.base as i128);
+        let extents = shape.iter().map(|&d| d - 1).zip(&access.strides);
+        let term_extents = access.terms.iter().map(|t| (t.len - 1, &t.stride));
+        let mut dead = false;
+        for t in &access.terms {
+            self.access(&t.index, shape, true)?;
+            // An empty gathered axis admits no index: the term never forms an address.
+            dead |= t.len <= 0;
+        }
+        if dead {
+            return Ok(());
+        }
+        for (extent, &stride) in extents.chain(term_extents) {
+            let reach = extent as i128 * stride as i128;
+            if reach < 0 { lo += reach } else { hi += reach }
+        }
+        let numel = checked_numel(&buf_shape).unwrap_or(0) as i128;
+        if lo < 0 || hi >= numel {
+            return invalid(format!(
+                "access to `{name}` reaches elements {lo}..={hi} of a buffer of {numel}"
+            ));
+        }
+        self.footprints.push((access.buffer, lo as i64, hi as i64));
+        Ok(())
+    }
+}

@@ -1,0 +1,711 @@
+//! Checks a parsed program against the types of its inputs and produces the checked tree.
+//!
+//! Integers (literals, arithmetic, `a.shape[i]`) are evaluated here: shapes are static, so every
+//! integer in a program is a compile-time constant, and overflow is reported with its span.
+//! `let` bindings are substituted where they are used, so a chain written over several
+//! statements still fuses into one plan.
+
+use super::error::{SemaError, SemaErrorKind as K};
+use super::shape::{checked_numel, floor_div, floor_mod, normalize_numpy};
+use super::typed::{ShapeDisplay, TExpr, TExprKind, TensorType, ViewDim};
+use crate::plan::OobMode;
+use crate::source::Span;
+use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
+use slc_runtime::{DType, Tensor};
+use std::collections::{BTreeMap, HashMap};
+
+/// The tensors a program may name, by type.
+pub type InputTypes = BTreeMap<String, TensorType>;
+
+/// Checks `program`; its last statement must be an expression, whose checked tree is returned.
+pub fn check_program(program: &ast::Program, inputs: &InputTypes) -> Result<TExpr, SemaError> {
+    let mut checker = Checker {
+        inputs,
+        locals: HashMap::new(),
+    };
+    let mut result = None;
+    for stmt in &program.stmts {
+        match &stmt.kind {
+            StmtKind::Let { name, value } => {
+                let v = checker.expr(value)?;
+                checker.locals.insert(name.name.clone(), v);
+                result = None;
+            }
+            StmtKind::Expr(e) => result = Some((checker.expr(e)?, e.span)),
+        }
+    }
+    match result {
+        Some((value, span)) => checker.into_tensor(value, span),
+        None => {
+            let span = program.stmts.last().map_or(Span::default(), |s| s.span);
+            Err(SemaError::new(K::NoResult, span))
+        }
+    }
+}
+
+/// The value of a checked expression.
+#[derive(Debug, Clone)]
+enum Value {
+    Int(i64),
+    /// `a.shape` (or a slice of it).
+    Shape(Vec<i64>),
+    Tensor(TExpr),
+    Str(String),
+}
+
+impl Value {
+    fn describe(&self) -> String {
+        match self {
+            Value::Int(_) => "an integer".into(),
+            Value::Shape(s) => format!("a shape {}", ShapeDisplay(s)),
+            Value::Tensor(t) => format!("a tensor {}", t.ty),
+            Value::Str(s) => format!("the string {s:?}"),
+        }
+    }
+}
+
+struct Checker<'a> {
+    inputs: &'a InputTypes,
+    locals: HashMap<String, Value>,
+}
+
+/// One index item after classification.
+enum Entry {
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    },
+    Int(i64),
+    /// An integer tensor: 0-d behaves as an integer whose value is known only at run time.
+    Array(TExpr),
+    Ellipsis,
+    NewAxis,
+}
+
+impl Entry {
+    fn consumes_axis(&self) -> bool {
+        matches!(self, Entry::Slice { .. } | Entry::Int(_) | Entry::Array(_))
+    }
+}
+
+fn err<T>(kind: K, span: Span) -> Result<T, SemaError> {
+    Err(SemaError::new(kind, span))
+}
+
+impl Checker<'_> {
+    fn expr(&mut self, e: &ast::Expr) -> Result<Value, SemaError> {
+        match &e.kind {
+            ExprKind::Name(name) => self.name(name, e.span),
+            ExprKind::Int(v) => match i64::try_from(*v) {
+                Ok(v) => Ok(Value::Int(v)),
+                Err(_) => err(K::LiteralOutOfRange { value: *v }, e.span),
+            },
+            ExprKind::Float(text) => err(K::Float { text: text.clone() }, e.span),
+            ExprKind::Str(s) => Ok(Value::Str(s.clone())),
+            ExprKind::List(_) => self.list(e).map(Value::Tensor),
+            ExprKind::Neg(inner) => {
+                // `-9223372036854775808` is in range although its magnitude is not.
+                if let ExprKind::Int(v) = inner.kind {
+                    if v == 1u64 << 63 {
+                        return Ok(Value::Int(i64::MIN));
+                    }
+                }
+                let v = self.int(inner, "the operand of `-`")?;
+                match v.checked_neg() {
+                    Some(v) => Ok(Value::Int(v)),
+                    None => err(
+                        K::Overflow {
+                            expr: format!("{e}"),
+                        },
+                        e.span,
+                    ),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let what = "an arithmetic operand";
+                let (a, b) = (self.int(lhs, what)?, self.int(rhs, what)?);
+                let value = match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    BinOp::FloorDiv | BinOp::Mod if b == 0 => {
+                        return err(K::DivisionByZero, rhs.span);
+                    }
+                    BinOp::FloorDiv => floor_div(a, b),
+                    BinOp::Mod => floor_mod(a, b),
+                };
+                match value {
+                    Some(v) => Ok(Value::Int(v)),
+                    None => err(
+                        K::Overflow {
+                            expr: format!("{e}"),
+                        },
+                        e.span,
+                    ),
+                }
+            }
+            ExprKind::Index { base, items } => match self.expr(base)? {
+                Value::Tensor(t) => self.index(t, items, e.span).map(Value::Tensor),
+                Value::Shape(shape) => self.index_shape(&shape, items, base.span),
+                other => err(
+                    K::NotIndexable {
+                        what: other.describe(),
+                    },
+                    base.span,
+                ),
+            },
+            ExprKind::Attr { base, name } => {
+                let t = match self.expr(base)? {
+                    Value::Tensor(t) => t,
+                    other => {
+                        return err(
+                            K::NotIndexable {
+                                what: other.describe(),
+                            },
+                            base.span,
+                        );
+                    }
+                };
+                match name.name.as_str() {
+                    "shape" => Ok(Value::Shape(t.ty.shape)),
+                    "ndim" => Ok(Value::Int(t.ty.shape.len() as i64)),
+                    "size" => match checked_numel(&t.ty.shape) {
+                        Some(n) => Ok(Value::Int(n)),
+                        None => err(
+                            K::Overflow {
+                                expr: format!("{e}"),
+                            },
+                            e.span,
+                        ),
+                    },
+                    other => err(K::UnknownAttribute { name: other.into() }, name.span),
+                }
+            }
+            ExprKind::Call { callee, .. } => err(
+                K::UnknownFunction {
+                    name: callee.name.clone(),
+                },
+                callee.span,
+            ),
+        }
+    }
+
+    fn name(&self, name: &str, span: Span) -> Result<Value, SemaError> {
+        if let Some(v) = self.locals.get(name) {
+            return Ok(v.clone());
+        }
+        if let Some(ty) = self.inputs.get(name) {
+            let kind = TExprKind::Input(name.to_string());
+            return Ok(Value::Tensor(TExpr {
+                kind,
+                ty: ty.clone(),
+                span,
+            }));
+        }
+        let mut known: Vec<String> = self
+            .inputs
+            .keys()
+            .chain(self.locals.keys())
+            .cloned()
+            .collect();
+        known.sort();
+        known.dedup();
+        let suggestion = known
+            .iter()
+            .map(|k| (edit_distance(k, name), k))
+            .filter(|(d, k)| *d <= 2 && *d < k.len().max(name.len()))
+            .min()
+            .map(|(_, k)| k.clone());
+        err(
+            K::UnknownName {
+                name: name.into(),
+                suggestion,
+                known,
+            },
+            span,
+        )
+    }
+
+    /// An integer-valued expression.
+    fn int(&mut self, e: &ast::Expr, what: &'static str) -> Result<i64, SemaError> {
+        match self.expr(e)? {
+            Value::Int(v) => Ok(v),
+            other => err(
+                K::NotAnInteger {
+                    what,
+                    found: other.describe(),
+                },
+                e.span,
+            ),
+        }
+    }
+
+    fn into_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
+        match value {
+            Value::Tensor(t) => Ok(t),
+            Value::Int(v) => Ok(const_tensor(Tensor::scalar_i64(v), span)),
+            Value::Shape(s) => {
+                let t = Tensor::from_i64s(DType::I64, &[s.len()], &s).map_err(|_| {
+                    SemaError::new(
+                        K::TooLarge {
+                            shape: format!("[{}]", s.len()),
+                        },
+                        span,
+                    )
+                })?;
+                Ok(const_tensor(t, span))
+            }
+            Value::Str(_) => err(
+                K::NotATensor {
+                    what: value.describe(),
+                },
+                span,
+            ),
+        }
+    }
+
+    /// A (nested) integer list literal as an i64 constant.
+    fn list(&mut self, e: &ast::Expr) -> Result<TExpr, SemaError> {
+        let mut shape: Option<Vec<i64>> = None;
+        let mut values = vec![];
+        self.list_into(e, 0, &mut vec![], &mut shape, &mut values)?;
+        let shape = shape.unwrap_or_else(|| vec![0]);
+        let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+        let t = Tensor::from_i64s(DType::I64, &dims, &values).map_err(|_| {
+            SemaError::new(
+                K::TooLarge {
+                    shape: format!("{}", ShapeDisplay(&shape)),
+                },
+                e.span,
+            )
+        })?;
+        Ok(const_tensor(t, e.span))
+    }
+
+    /// Walks a list literal depth-first; the first complete path fixes the shape every other
+    /// element must agree with.
+    fn list_into(
+        &mut self,
+        e: &ast::Expr,
+        depth: usize,
+        path: &mut Vec<i64>,
+        shape: &mut Option<Vec<i64>>,
+        values: &mut Vec<i64>,
+    ) -> Result<(), SemaError> {
+        let describe = |s: &[i64]| {
+            if s.is_empty() {
+                "an integer".to_string()
+            } else {
+                format!("a list of shape {}", ShapeDisplay(s))
+            }
+        };
+        match &e.kind {
+            ExprKind::List(items) => {
+                path.push(items.len() as i64);
+                if items.is_empty() {
+                    // `[]` ends a path: its shape is the path so far.
+                    self.leaf_shape(path, depth + 1, shape, e.span, describe)?;
+                }
+                for item in items {
+                    self.list_into(item, depth + 1, path, shape, values)?;
+                }
+                path.pop();
+                Ok(())
+            }
+            _ => {
+                self.leaf_shape(path, depth, shape, e.span, describe)?;
+                values.push(self.int(e, "a list element")?);
+                Ok(())
+            }
+        }
+    }
+
+    fn leaf_shape(
+        &self,
+        path: &[i64],
+        depth: usize,
+        shape: &mut Option<Vec<i64>>,
+        span: Span,
+        describe: impl Fn(&[i64]) -> String,
+    ) -> Result<(), SemaError> {
+        // The shape below this leaf, as seen from the root: the lengths along the path.
+        let here: Vec<i64> = path[..depth.min(path.len())].to_vec();
+        match shape {
+            None => {
+                *shape = Some(here);
+                Ok(())
+            }
+            Some(s) if *s == here => Ok(()),
+            Some(s) => {
+                let expected = describe(&s[depth.min(s.len())..]);
+                let found = describe(&here[depth.min(here.len())..]);
+                let (expected, found) = if expected == found {
+                    (
+                        format!("shape {}", ShapeDisplay(s)),
+                        format!("shape {}", ShapeDisplay(&here)),
+                    )
+                } else {
+                    (expected, found)
+                };
+                err(K::RaggedList { expected, found }, span)
+            }
+        }
+    }
+
+    /// `a.shape[i]` and `a.shape[i:j]`.
+    fn index_shape(
+        &mut self,
+        shape: &[i64],
+        items: &[ast::Item],
+        span: Span,
+    ) -> Result<Value, SemaError> {
+        let [item] = items else {
+            let extra = items.get(1).map_or(span, |i| i.span);
+            return err(
+                K::TooManyIndices {
+                    rank: 1,
+                    count: items.len(),
+                },
+                extra,
+            );
+        };
+        let n = shape.len() as i64;
+        match self.entry(item)? {
+            Entry::Int(i) => {
+                let j = if i < 0 { i + n } else { i };
+                if !(0..n).contains(&j) {
+                    return err(
+                        K::IndexOutOfRange {
+                            index: i,
+                            axis: 0,
+                            size: n,
+                        },
+                        item.span,
+                    );
+                }
+                Ok(Value::Int(shape[j as usize]))
+            }
+            Entry::Slice { start, stop, step } => {
+                let r = normalize_numpy(n, start, stop, step);
+                Ok(Value::Shape(
+                    (0..r.len)
+                        .map(|j| shape[(r.first + j * r.step) as usize])
+                        .collect(),
+                ))
+            }
+            _ => err(
+                K::NotIndexable {
+                    what: "a shape with this index".into(),
+                },
+                item.span,
+            ),
+        }
+    }
+
+    /// Classifies one index item.
+    fn entry(&mut self, item: &ast::Item) -> Result<Entry, SemaError> {
+        match &item.kind {
+            ItemKind::Ellipsis => Ok(Entry::Ellipsis),
+            ItemKind::NewAxis => Ok(Entry::NewAxis),
+            ItemKind::Slice { start, stop, step } => {
+                let mut bound = |e: &Option<ast::Expr>| -> Result<Option<i64>, SemaError> {
+                    e.as_ref().map(|e| self.int(e, "a slice bound")).transpose()
+                };
+                let (start, stop, step) = (bound(start)?, bound(stop)?, bound(step)?);
+                if step == Some(0) {
+                    let span = match &item.kind {
+                        ItemKind::Slice { step: Some(e), .. } => e.span,
+                        _ => item.span,
+                    };
+                    return err(K::ZeroStep, span);
+                }
+                Ok(Entry::Slice { start, stop, step })
+            }
+            ItemKind::Expr(e) => match self.expr(e)? {
+                Value::Int(v) => Ok(Entry::Int(v)),
+                Value::Tensor(t) if t.ty.dtype == DType::Bool => err(K::BoolMask, e.span),
+                Value::Tensor(t) if !t.ty.dtype.is_integer() => err(
+                    K::NonIntegerIndexTensor {
+                        dtype: t.ty.dtype.to_string(),
+                    },
+                    e.span,
+                ),
+                Value::Tensor(t) => Ok(Entry::Array(t)),
+                other => err(
+                    K::NotAnInteger {
+                        what: "an index",
+                        found: other.describe(),
+                    },
+                    e.span,
+                ),
+            },
+        }
+    }
+
+    /// NumPy indexing `base[items]` (shared/spec §1).
+    fn index(&mut self, base: TExpr, items: &[ast::Item], span: Span) -> Result<TExpr, SemaError> {
+        let mut entries = Vec::with_capacity(items.len());
+        let mut ellipsis: Option<Span> = None;
+        let mut array: Option<Span> = None;
+        let rank = base.ty.shape.len();
+        let mut consumed = 0;
+        for item in items {
+            let entry = self.entry(item)?;
+            match &entry {
+                Entry::Ellipsis => match ellipsis {
+                    Some(first) => return err(K::TwoEllipses { first }, item.span),
+                    None => ellipsis = Some(item.span),
+                },
+                Entry::Array(t) if !t.ty.shape.is_empty() => match array {
+                    Some(first) => return err(K::SecondIndexArray { first }, item.span),
+                    None => array = Some(item.span),
+                },
+                _ => {}
+            }
+            if entry.consumes_axis() {
+                consumed += 1;
+                if consumed > rank {
+                    let count = items
+                        .iter()
+                        .filter(|i| !matches!(i.kind, ItemKind::Ellipsis | ItemKind::NewAxis))
+                        .count();
+                    return err(K::TooManyIndices { rank, count }, item.span);
+                }
+            }
+            entries.push((entry, item.span));
+        }
+        if ellipsis.is_none() {
+            entries.push((Entry::Ellipsis, span));
+        }
+
+        // Walk the entries with an input-axis cursor, building the view and noting gathers.
+        let shape = &base.ty.shape;
+        let mut dims = Vec::with_capacity(entries.len());
+        let mut gathers: Vec<(usize, TExpr, usize)> = vec![]; // (view output position, indices, input axis)
+        let mut advanced = vec![]; // entry positions of integers and index tensors
+        let (mut axis, mut out_pos) = (0usize, 0usize);
+        for (pos, (entry, item_span)) in entries.into_iter().enumerate() {
+            match entry {
+                Entry::Ellipsis => {
+                    for _ in 0..rank - consumed {
+                        dims.push(ViewDim::Range {
+                            start: 0,
+                            step: 1,
+                            len: shape[axis],
+                        });
+                        axis += 1;
+                        out_pos += 1;
+                    }
+                }
+                Entry::NewAxis => {
+                    dims.push(ViewDim::NewAxis);
+                    out_pos += 1;
+                }
+                Entry::Slice { start, stop, step } => {
+                    let r = normalize_numpy(shape[axis], start, stop, step);
+                    dims.push(ViewDim::Range {
+                        start: r.first,
+                        step: r.step,
+                        len: r.len,
+                    });
+                    axis += 1;
+                    out_pos += 1;
+                }
+                Entry::Int(i) => {
+                    let n = shape[axis];
+                    match OobMode::Error.normalize(i as i128, n) {
+                        Ok(Some(j)) => dims.push(ViewDim::Pick(j)),
+                        _ => {
+                            return err(
+                                K::IndexOutOfRange {
+                                    index: i,
+                                    axis,
+                                    size: n,
+                                },
+                                item_span,
+                            );
+                        }
+                    }
+                    advanced.push(pos);
+                    axis += 1;
+                }
+                Entry::Array(t) => {
+                    check_const_indices(&t, axis, shape[axis])?;
+                    dims.push(ViewDim::Range {
+                        start: 0,
+                        step: 1,
+                        len: shape[axis],
+                    });
+                    gathers.push((out_pos, t, axis));
+                    advanced.push(pos);
+                    axis += 1;
+                    out_pos += 1;
+                }
+            }
+        }
+
+        let is_identity = dims.len() == rank
+            && dims.iter().zip(shape).all(|(d, &n)| {
+                *d == ViewDim::Range {
+                    start: 0,
+                    step: 1,
+                    len: n,
+                }
+            });
+        let mut result = if is_identity {
+            base
+        } else {
+            let out_shape = dims
+                .iter()
+                .filter_map(|d| match d {
+                    ViewDim::Range { len, .. } => Some(*len),
+                    ViewDim::Pick(_) => None,
+                    ViewDim::NewAxis => Some(1),
+                })
+                .collect();
+            let ty = TensorType {
+                dtype: base.ty.dtype,
+                shape: out_shape,
+            };
+            TExpr {
+                kind: TExprKind::View {
+                    base: Box::new(base),
+                    dims,
+                },
+                ty,
+                span,
+            }
+        };
+
+        // Gathers from the last position back, so earlier positions stay valid. A 0-d tensor
+        // removes its axis (like an integer); at most one gather has dimensions.
+        let mut array_dims = None;
+        for (pos, indices, _) in gathers.iter().rev() {
+            let removed_before = gathers
+                .iter()
+                .filter(|(p, t, _)| p < pos && t.ty.shape.is_empty())
+                .count();
+            if !indices.ty.shape.is_empty() {
+                array_dims = Some((pos - removed_before, indices.ty.shape.len()));
+            }
+            result = gather(result, indices.clone(), *pos, OobMode::Error, span)?;
+        }
+
+        // NumPy's placement rule: integers and the index array are "advanced"; when they are not
+        // adjacent in the item list, the array's dimensions go first.
+        let adjacent = advanced.windows(2).all(|w| w[1] == w[0] + 1);
+        if let Some((at, count)) = array_dims {
+            if !adjacent && at > 0 {
+                let rank = result.ty.shape.len();
+                let perm: Vec<usize> = (at..at + count)
+                    .chain(0..at)
+                    .chain(at + count..rank)
+                    .collect();
+                result = transpose(result, perm, span);
+            }
+        }
+        Ok(result)
+    }
+}
+
+fn const_tensor(t: Tensor, span: Span) -> TExpr {
+    let ty = TensorType {
+        dtype: t.dtype(),
+        shape: t.shape().iter().map(|&d| d as i64).collect(),
+    };
+    TExpr {
+        kind: TExprKind::Const(t),
+        ty,
+        span,
+    }
+}
+
+/// Literal index values are checked now, pointing at the literal, rather than at run time.
+fn check_const_indices(indices: &TExpr, axis: usize, size: i64) -> Result<(), SemaError> {
+    if let TExprKind::Const(t) = &indices.kind {
+        for i in 0..t.numel() {
+            let v = t.int_at(i).unwrap_or_default();
+            if OobMode::Error.normalize(v, size).is_err() {
+                return err(
+                    K::IndexOutOfRange {
+                        index: v as i64,
+                        axis,
+                        size,
+                    },
+                    indices.span,
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds a typed gather (OpenVINO Gather-8 shape rule, batch_dims 0 here).
+pub fn gather(
+    data: TExpr,
+    indices: TExpr,
+    axis: usize,
+    mode: OobMode,
+    span: Span,
+) -> Result<TExpr, SemaError> {
+    let d = &data.ty.shape;
+    let shape: Vec<i64> = d[..axis]
+        .iter()
+        .chain(&indices.ty.shape)
+        .chain(&d[axis + 1..])
+        .copied()
+        .collect();
+    if checked_numel(&shape).is_none() {
+        return err(
+            K::TooLarge {
+                shape: format!("{}", ShapeDisplay(&shape)),
+            },
+            span,
+        );
+    }
+    let ty = TensorType {
+        dtype: data.ty.dtype,
+        shape,
+    };
+    let kind = TExprKind::Gather {
+        data: Box::new(data),
+        indices: Box::new(indices),
+        axis,
+        batch_dims: 0,
+        mode,
+    };
+    Ok(TExpr { kind, ty, span })
+}
+
+fn transpose(base: TExpr, perm: Vec<usize>, span: Span) -> TExpr {
+    let shape = perm.iter().map(|&p| base.ty.shape[p]).collect();
+    let ty = TensorType {
+        dtype: base.ty.dtype,
+        shape,
+    };
+    TExpr {
+        kind: TExprKind::Transpose {
+            base: Box::new(base),
+            perm,
+        },
+        ty,
+        span,
+    }
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}

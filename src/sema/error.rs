@@ -1,0 +1,165 @@
+//! Errors found while checking a program: each points at the span at fault.
+
+use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::source::Span;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}")]
+pub struct SemaError {
+    pub kind: SemaErrorKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SemaErrorKind {
+    #[error("unknown name `{name}`")]
+    UnknownName {
+        name: String,
+        suggestion: Option<String>,
+        known: Vec<String>,
+    },
+    #[error("index {index} is out of bounds for axis {axis} with size {size}")]
+    IndexOutOfRange { index: i64, axis: usize, size: i64 },
+    #[error("too many indices: the tensor is {rank}-dimensional, but {count} were indexed")]
+    TooManyIndices { rank: usize, count: usize },
+    #[error("an index can only have a single ellipsis (`...`)")]
+    TwoEllipses { first: Span },
+    #[error("slice step cannot be zero")]
+    ZeroStep,
+    #[error("{what} must be an integer, found {found}")]
+    NotAnInteger { what: &'static str, found: String },
+    #[error("index tensors must have an integer dtype, found {dtype}")]
+    NonIntegerIndexTensor { dtype: String },
+    #[error("boolean mask indexing is not supported")]
+    BoolMask,
+    #[error("only one index array is supported per indexing")]
+    SecondIndexArray { first: Span },
+    #[error("integer overflow in `{expr}`")]
+    Overflow { expr: String },
+    #[error("floating-point numbers are not supported: `{text}`")]
+    Float { text: String },
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("integer literal {value} is out of the i64 range")]
+    LiteralOutOfRange { value: u64 },
+    #[error("a list literal must be rectangular: expected {expected}, found {found}")]
+    RaggedList { expected: String, found: String },
+    #[error("`{name}` is not an attribute of a tensor")]
+    UnknownAttribute { name: String },
+    #[error("unknown function `{name}`")]
+    UnknownFunction { name: String },
+    #[error("cannot index {what}")]
+    NotIndexable { what: String },
+    #[error("the program has no result")]
+    NoResult,
+    #[error("the result has too many elements ({shape})")]
+    TooLarge { shape: String },
+    #[error("{what} cannot be a result")]
+    NotATensor { what: String },
+}
+
+impl SemaError {
+    pub fn new(kind: SemaErrorKind, span: Span) -> SemaError {
+        SemaError { kind, span }
+    }
+}
+
+impl IntoDiagnostic for SemaError {
+    fn into_diagnostic(self) -> Diagnostic {
+        use SemaErrorKind as K;
+        let message = self.kind.to_string();
+        let span = self.span;
+        let (code, label, help): (&str, String, Option<String>) = match self.kind {
+            K::UnknownName {
+                suggestion, known, ..
+            } => (
+                "E0101",
+                "not bound".into(),
+                match (suggestion, known.is_empty()) {
+                    (Some(s), _) => Some(format!("did you mean `{s}`?")),
+                    (None, true) => {
+                        Some("bind inputs with `-i NAME=FILE.npy` or `let NAME = ...`".into())
+                    }
+                    (None, false) => Some(format!("bound names: {}", known.join(", "))),
+                },
+            ),
+            K::IndexOutOfRange { axis, size, .. } => (
+                "E0102",
+                format!("out of range for axis {axis}"),
+                Some(if size == 0 {
+                    format!("axis {axis} is empty: no integer index is valid")
+                } else {
+                    format!("valid indices for axis {axis} are {}..={}", -size, size - 1)
+                }),
+            ),
+            K::TooManyIndices { rank, .. } => (
+                "E0103",
+                "this index has no axis left to consume".into(),
+                Some(format!(
+                    "the tensor has {rank} ax{}; `newaxis` and `...` consume none",
+                    if rank == 1 { "is" } else { "es" }
+                )),
+            ),
+            K::TwoEllipses { first } => {
+                let d = Diagnostic::error("E0104", message)
+                    .label(span, "second ellipsis")
+                    .label(first, "first ellipsis");
+                return d;
+            }
+            K::ZeroStep => (
+                "E0105",
+                "step is 0".into(),
+                Some("use a positive or negative step".into()),
+            ),
+            K::NotAnInteger { .. } => ("E0106", "not an integer".into(), None),
+            K::NonIntegerIndexTensor { .. } => (
+                "E0106",
+                "not an integer tensor".into(),
+                Some("index tensors may be i8, i16, i32, i64, u8, u16, u32 or u64".into()),
+            ),
+            K::BoolMask => (
+                "E0107",
+                "a bool tensor".into(),
+                Some("slc indexes with integers; boolean masks are not supported".into()),
+            ),
+            K::SecondIndexArray { first } => {
+                return Diagnostic::error("E0108", message)
+                    .label(span, "second index array")
+                    .label(first, "first index array")
+                    .help("index with one array at a time, e.g. `a[i][:, j]` (note: not the same as NumPy's a[i, j])");
+            }
+            K::Overflow { .. } => ("E0109", "overflows i64".into(), None),
+            K::Float { .. } => (
+                "E0106",
+                "not an integer".into(),
+                Some("indices, bounds and steps are integers".into()),
+            ),
+            K::DivisionByZero => ("E0110", "divisor is 0".into(), None),
+            K::LiteralOutOfRange { .. } => (
+                "E0109",
+                "too large".into(),
+                Some("integers lie in -9223372036854775808..=9223372036854775807".into()),
+            ),
+            K::RaggedList { .. } => ("E0111", "this element has a different shape".into(), None),
+            K::UnknownAttribute { .. } => (
+                "E0112",
+                "unknown attribute".into(),
+                Some("tensors have `shape`, `ndim` and `size`".into()),
+            ),
+            K::UnknownFunction { .. } => ("E0113", "unknown function".into(), None),
+            K::NotIndexable { .. } => ("E0114", "cannot be indexed".into(), None),
+            K::NoResult => (
+                "E0115",
+                "the last statement binds a name".into(),
+                Some("end the program with an expression, e.g. the name you bound".into()),
+            ),
+            K::TooLarge { .. } => ("E0116", "too large".into(), None),
+            K::NotATensor { .. } => ("E0117", "not a tensor".into(), None),
+        };
+        let d = Diagnostic::error(code, message).label(span, label);
+        match help {
+            Some(h) => d.help(h),
+            None => d,
+        }
+    }
+}

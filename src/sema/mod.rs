@@ -1,0 +1,11 @@
+//! Semantic checking: the spanned AST becomes the checked program (dtypes and static shapes
+//! known, surface forms resolved), or a [`SemaError`] pointing at the span at fault.
+
+mod check;
+pub mod error;
+pub mod shape;
+pub mod typed;
+
+pub use check::{InputTypes, check_program};
+pub use error::{SemaError, SemaErrorKind};
+pub use typed::{TExpr, TExprKind, TensorType, ViewDim};

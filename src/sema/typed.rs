@@ -1,0 +1,159 @@
+//! The checked program: a tree of a few core tensor operations, every node typed (dtype and
+//! static shape) and spanned. Surface syntax is gone: NumPy items, ellipses and negative bounds
+//! are resolved into [`ViewDim`]s; an index array is a [`TExprKind::Gather`] (plus a
+//! [`TExprKind::Transpose`] when NumPy's placement rule moves its dimensions to the front).
+
+use crate::plan::OobMode;
+use crate::source::Span;
+use slc_runtime::{DType, Tensor};
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TensorType {
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+}
+
+impl fmt::Display for TensorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.dtype, ShapeDisplay(&self.shape))
+    }
+}
+
+/// Prints `[2, 3, 4]`.
+pub struct ShapeDisplay<'a>(pub &'a [i64]);
+
+impl fmt::Display for ShapeDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[")?;
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                write!(f, ", ")?;
+            }
+            write!(f, "{d}")?;
+        }
+        write!(f, "]")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TExpr {
+    pub kind: TExprKind,
+    pub ty: TensorType,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TExprKind {
+    /// A tensor bound outside the program.
+    Input(String),
+    /// A literal (an index list).
+    Const(Tensor),
+    /// Basic indexing: one [`ViewDim`] per input dimension, plus new axes, in output order.
+    View {
+        base: Box<TExpr>,
+        dims: Vec<ViewDim>,
+    },
+    /// `out = data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`.
+    Gather {
+        data: Box<TExpr>,
+        indices: Box<TExpr>,
+        axis: usize,
+        batch_dims: usize,
+        mode: OobMode,
+    },
+    /// Output dimension `i` is input dimension `perm[i]`.
+    Transpose { base: Box<TExpr>, perm: Vec<usize> },
+}
+
+/// How one dimension of a view is produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewDim {
+    /// Consumes an input dimension: elements `start + j*step`, `j < len`.
+    Range { start: i64, step: i64, len: i64 },
+    /// Consumes an input dimension and removes it: the element at `index` (already in range).
+    Pick(i64),
+    /// Adds a dimension of size 1.
+    NewAxis,
+}
+
+impl fmt::Display for TExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            TExprKind::Input(name) => write!(f, "{name}")?,
+            TExprKind::Const(t) => {
+                write!(f, "const")?;
+                write_const(f, t)?
+            }
+            TExprKind::View { base, dims } => {
+                write!(f, "view({base}; ")?;
+                for (i, d) in dims.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    match d {
+                        ViewDim::Range { start, step, len } => write!(f, "{start}:{step}x{len}")?,
+                        ViewDim::Pick(i) => write!(f, "@{i}")?,
+                        ViewDim::NewAxis => write!(f, "new")?,
+                    }
+                }
+                write!(f, ")")?
+            }
+            TExprKind::Gather {
+                data,
+                indices,
+                axis,
+                batch_dims,
+                mode,
+            } => write!(
+                f,
+                "gather({data}, {indices}, axis={axis}, batch_dims={batch_dims}, mode={})",
+                mode.name()
+            )?,
+            TExprKind::Transpose { base, perm } => {
+                let perm: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
+                write!(f, "transpose({base}, {})", ShapeDisplay(&perm))?
+            }
+        }
+        write!(f, ": {}", self.ty)
+    }
+}
+
+fn write_const(f: &mut fmt::Formatter<'_>, t: &Tensor) -> fmt::Result {
+    write!(f, "(")?;
+    for i in 0..t.numel() {
+        if i > 0 {
+            write!(f, ", ")?;
+        }
+        match t.int_at(i) {
+            Some(v) => write!(f, "{v}")?,
+            None => write!(f, "?")?,
+        }
+    }
+    write!(f, ")")
+}
+
+impl std::str::FromStr for TensorType {
+    type Err = String;
+
+    /// Parses the printed form `f32[2, 3]` (`i64[]` is 0-d).
+    fn from_str(s: &str) -> Result<TensorType, String> {
+        let usage = || format!("`{s}` is not a tensor type DTYPE[d0, d1, ...] (e.g. f32[2,3,4])");
+        let (dtype, dims) = s.trim().split_once('[').ok_or_else(usage)?;
+        let dtype = DType::from_name(dtype.trim())
+            .ok_or_else(|| format!("unknown dtype `{}`", dtype.trim()))?;
+        let dims = dims.trim_end().strip_suffix(']').ok_or_else(usage)?;
+        let shape = dims
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| {
+                d.parse::<i64>()
+                    .ok()
+                    .filter(|&d| d >= 0)
+                    .ok_or_else(|| format!("`{d}` is not a dimension size"))
+            })
+            .collect::<Result<Vec<i64>, String>>()?;
+        Ok(TensorType { dtype, shape })
+    }
+}

@@ -1,0 +1,204 @@
+//! The untyped syntax tree. Every node carries the byte span it was parsed from; `Display`
+//! prints source-like text (fully parenthesised arithmetic), so a tree can be read at a glance.
+
+use crate::source::Span;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StmtKind {
+    /// `let NAME = EXPR`
+    Let { name: Ident, value: Expr },
+    /// An expression; the last statement of a program is its result.
+    Expr(Expr),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// `//`: floor division, as in Python.
+    FloorDiv,
+    /// `%`: the remainder of floor division (sign of the divisor), as in Python.
+    Mod,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Name(String),
+    /// An integer literal's magnitude; a leading `-` is a separate [`ExprKind::Neg`].
+    Int(u64),
+    /// Kept only to report it: slc has no floating-point values.
+    Float(String),
+    Str(String),
+    /// `[e0, e1, ...]`: an integer list, nested for higher ranks.
+    List(Vec<Expr>),
+    Neg(Box<Expr>),
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `base[items]`
+    Index {
+        base: Box<Expr>,
+        items: Vec<Item>,
+    },
+    /// `base.name`, e.g. `a.shape`
+    Attr {
+        base: Box<Expr>,
+        name: Ident,
+    },
+    /// `callee(args)`, e.g. `gather(a, idx, axis=1)`
+    Call {
+        callee: Ident,
+        args: Vec<Arg>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub kind: ItemKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemKind {
+    /// An integer, or an index tensor.
+    Expr(Expr),
+    /// `start:stop:step`, each part optional.
+    Slice {
+        start: Option<Expr>,
+        stop: Option<Expr>,
+        step: Option<Expr>,
+    },
+    Ellipsis,
+    /// `newaxis` or `None`.
+    NewAxis,
+}
+
+/// A call argument, positional or `name=value`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    pub name: Option<Ident>,
+    pub value: Expr,
+    pub span: Span,
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for stmt in &self.stmts {
+            match &stmt.kind {
+                StmtKind::Let { name, value } => writeln!(f, "let {} = {value}", name.name)?,
+                StmtKind::Expr(e) => writeln!(f, "{e}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn comma_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            write!(f, ", ")?;
+        }
+        write!(f, "{item}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ExprKind::Name(n) => write!(f, "{n}"),
+            ExprKind::Int(v) => write!(f, "{v}"),
+            ExprKind::Float(s) => write!(f, "{s}"),
+            ExprKind::Str(s) => write!(f, "{s:?}"),
+            ExprKind::List(items) => {
+                write!(f, "[")?;
+                comma_list(f, items)?;
+                write!(f, "]")
+            }
+            ExprKind::Neg(e) => write!(f, "(-{e})"),
+            ExprKind::Binary { op, lhs, rhs } => write!(f, "({lhs} {op} {rhs})"),
+            ExprKind::Index { base, items } => {
+                write!(f, "{base}[")?;
+                comma_list(f, items)?;
+                write!(f, "]")
+            }
+            ExprKind::Attr { base, name } => write!(f, "{base}.{}", name.name),
+            ExprKind::Call { callee, args } => {
+                write!(f, "{}(", callee.name)?;
+                comma_list(f, args)?;
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+impl fmt::Display for BinOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+        })
+    }
+}
+
+impl fmt::Display for Item {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ItemKind::Expr(e) => write!(f, "{e}"),
+            ItemKind::Slice { start, stop, step } => {
+                if let Some(e) = start {
+                    write!(f, "{e}")?;
+                }
+                write!(f, ":")?;
+                if let Some(e) = stop {
+                    write!(f, "{e}")?;
+                }
+                if let Some(e) = step {
+                    write!(f, ":{e}")?;
+                }
+                Ok(())
+            }
+            ItemKind::Ellipsis => write!(f, "..."),
+            ItemKind::NewAxis => write!(f, "newaxis"),
+        }
+    }
+}
+
+impl fmt::Display for Arg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(name) = &self.name {
+            write!(f, "{}=", name.name)?;
+        }
+        write!(f, "{}", self.value)
+    }
+}

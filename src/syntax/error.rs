@@ -1,0 +1,127 @@
+//! Parse errors: the one place where lalrpop's error type becomes ours.
+
+use super::lexer::LexError;
+use super::token::{LexErrorKind, Token};
+use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::source::Span;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// Text that is not a token.
+    #[error("{}", lex_message(&.0.kind))]
+    Lex(LexError),
+    /// A token where the grammar allows none of it.
+    #[error("unexpected {found}")]
+    Unexpected {
+        found: String,
+        span: Span,
+        expected: Vec<String>,
+    },
+    /// The text ended in the middle of a statement.
+    #[error("unexpected end of input")]
+    Eof { span: Span, expected: Vec<String> },
+}
+
+fn lex_message(kind: &LexErrorKind) -> &'static str {
+    match kind {
+        LexErrorKind::UnexpectedChar => "unexpected character",
+        LexErrorKind::IntTooLarge => "integer literal too large",
+        LexErrorKind::UnterminatedString => "unterminated string literal",
+    }
+}
+
+type LalrpopError<'s> = lalrpop_util::ParseError<usize, Token<'s>, LexError>;
+
+impl ParseError {
+    pub fn from_lalrpop(err: LalrpopError<'_>, src_len: usize) -> ParseError {
+        use lalrpop_util::ParseError as E;
+        match err {
+            E::User { error } => ParseError::Lex(error),
+            E::InvalidToken { location } => ParseError::Lex(LexError {
+                kind: LexErrorKind::UnexpectedChar,
+                span: Span::new(location, location + 1),
+            }),
+            E::UnrecognizedEof { location, expected } => ParseError::Eof {
+                span: Span::new(location.min(src_len), src_len),
+                expected: tidy_expected(expected),
+            },
+            E::UnrecognizedToken {
+                token: (l, tok, r),
+                expected,
+            } => ParseError::Unexpected {
+                found: tok.to_string(),
+                span: Span::new(l, r),
+                expected: tidy_expected(expected),
+            },
+            E::ExtraToken { token: (l, tok, r) } => ParseError::Unexpected {
+                found: tok.to_string(),
+                span: Span::new(l, r),
+                expected: vec![],
+            },
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            ParseError::Lex(e) => e.span,
+            ParseError::Unexpected { span, .. } | ParseError::Eof { span, .. } => *span,
+        }
+    }
+}
+
+/// lalrpop names terminals as written in the grammar (`"["`, `Ident`); make them readable.
+fn tidy_expected(expected: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = expected
+        .into_iter()
+        .map(|t| match t.as_str() {
+            "Ident" => "a name".to_string(),
+            "Int" => "an integer".to_string(),
+            "Float" => "a number".to_string(),
+            "Str" => "a string".to_string(),
+            "Newline" => "end of line".to_string(),
+            quoted => format!("`{}`", quoted.trim_matches('"')),
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+fn expected_note(expected: &[String]) -> Option<String> {
+    match expected {
+        [] => None,
+        [one] => Some(format!("expected {one}")),
+        many => Some(format!("expected one of {}", many.join(", "))),
+    }
+}
+
+impl IntoDiagnostic for ParseError {
+    fn into_diagnostic(self) -> Diagnostic {
+        match &self {
+            ParseError::Lex(e) => {
+                let d = Diagnostic::error("E0001", self.to_string()).label(e.span, "here");
+                match e.kind {
+                    LexErrorKind::IntTooLarge => {
+                        d.help("integers must lie in the i64 range -9223372036854775808..=9223372036854775807")
+                    }
+                    _ => d,
+                }
+            }
+            ParseError::Unexpected { span, expected, .. } => {
+                let d =
+                    Diagnostic::error("E0002", self.to_string()).label(*span, "not expected here");
+                match expected_note(expected) {
+                    Some(note) => d.help(note),
+                    None => d,
+                }
+            }
+            ParseError::Eof { span, expected } => {
+                let d = Diagnostic::error("E0002", self.to_string())
+                    .label(*span, "the input ends here");
+                match expected_note(expected) {
+                    Some(note) => d.help(note),
+                    None => d,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The `slc` binary's contract: outputs, exit codes, and no partial files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn slc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_slc"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("slc runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh scratch directory per test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slc-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_input(dir: &Path, name: &str, t: &slc::Tensor) -> String {
+    let path = dir.join(name);
+    slc_runtime::write_npy(&path, t).unwrap();
+    path.display().to_string()
+}
+
+fn arange(shape: &[usize]) -> slc::Tensor {
+    let n: usize = shape.iter().product();
+    let values: Vec<i64> = (0..n as i64).collect();
+    slc::Tensor::from_i64s(slc::DType::I64, shape, &values).unwrap()
+}
+
+#[test]
+fn eval_writes_the_result() {
+    let dir = scratch("eval");
+    let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
+    let out = dir.join("out.npy");
+    let o = slc(&[
+        "eval",
+        "a[1:, ::-1]",
+        "-i",
+        &format!("a={a}"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = slc_runtime::read_npy(&out).unwrap();
+    assert_eq!(t.shape(), &[2, 4]);
+    let values: Vec<i128> = (0..8).map(|i| t.int_at(i).unwrap()).collect();
+    assert_eq!(values, vec![7, 6, 5, 4, 11, 10, 9, 8]);
+}
+
+#[test]
+fn eval_prints_the_result_with_its_type() {
+    let dir = scratch("print");
+    let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
+    let o = slc(&["eval", "a[::2, 1:3]", "-i", &format!("a={a}")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "[[ 1  2]\n [ 9 10]]\ni64[2, 2]\n");
+}
+
+#[test]
+fn zero_d_result_is_a_zero_d_file() {
+    let dir = scratch("zerod");
+    let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
+    let out = dir.join("s.npy");
+    let o = slc(&[
+        "eval",
+        "a[-1, -1]",
+        "-i",
+        &format!("a={a}"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = slc_runtime::read_npy(&out).unwrap();
+    assert_eq!((t.shape().len(), t.int_at(0)), (0, Some(11)));
+}
+
+#[test]
+fn program_errors_exit_2_with_a_diagnostic_and_write_nothing() {
+    let dir = scratch("err2");
+    let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
+    let out = dir.join("out.npy");
+    let o = slc(&[
+        "eval",
+        "a[1, 4]",
+        "-i",
+        &format!("a={a}"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("index 4 is out of bounds for axis 1 with size 4"),
+        "{err}"
+    );
+    assert!(
+        err.contains("a[1, 4]"),
+        "the report shows the source: {err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn runtime_index_errors_exit_1_and_keep_an_existing_output() {
+    let dir = scratch("err1");
+    let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
+    let idx = slc::Tensor::from_i64s(slc::DType::I32, &[2], &[0, 7]).unwrap();
+    let i = write_input(&dir, "i.npy", &idx);
+    let out = dir.join("out.npy");
+    std::fs::write(&out, b"previous").unwrap();
+    let o = slc(&[
+        "eval",
+        "a[i][1:]",
+        "-i",
+        &format!("a={a}"),
+        "-i",
+        &format!("i={i}"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("index 7 is out of bounds for axis 0 with size 3"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+}
+
+#[test]
+fn bad_files_exit_1_naming_the_file() {
+    let dir = scratch("badfile");
+    let bogus = dir.join("bogus.npy");
+    std::fs::write(&bogus, b"this is not numpy").unwrap();
+    let o = slc(&["eval", "a", "-i", &format!("a={}", bogus.display())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bogus.npy"), "{}", stderr(&o));
+
+    let missing = dir.join("missing.npy");
+    let o = slc(&["eval", "a", "-i", &format!("a={}", missing.display())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("missing.npy"), "{}", stderr(&o));
+}
+
+#[test]
+fn output_into_a_missing_directory_fails_cleanly() {
+    let dir = scratch("nodir");
+    let a = write_input(&dir, "a.npy", &arange(&[3]));
+    let out = dir.join("no/such/dir/out.npy");
+    let o = slc(&[
+        "eval",
+        "a",
+        "-i",
+        &format!("a={a}"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("out.npy"), "{}", stderr(&o));
+}
+
+#[test]
+fn output_over_an_input_is_refused() {
+    let dir = scratch("overwrite");
+    let a = write_input(&dir, "a.npy", &arange(&[3]));
+    let before = std::fs::read(&a).unwrap();
+    let o = slc(&["eval", "a[::-1]", "-i", &format!("a={a}"), "-o", &a]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(&a).unwrap(), before);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(slc(&["eval"]).status.code(), Some(2));
+    assert_eq!(
+        slc(&["plan", "a", "--shape", "a=f33[2]"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(slc(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn plan_prints_a_parseable_plan() {
+    let o = slc(&["plan", "a[1:][::2, 0][::-1]", "--shape", "a=f32[10,8]"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("plan(a: f32[10, 8]) -> f32[5]"), "{text}");
+    let plan = slc::plan::parse::parse(&text).unwrap();
+    assert_eq!(plan.to_string(), text);
+}
