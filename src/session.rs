@@ -3,7 +3,7 @@
 use crate::backend::{RuntimeError, interp};
 use crate::error::Error;
 use crate::plan::{self, Plan, PlanInfo};
-use crate::sema::{self, InputTypes, TExpr, TensorType};
+use crate::sema::{self, InputTypes, InputValues, TExpr, TensorType};
 use crate::source::Span;
 use crate::syntax::{self, ast};
 use slc_runtime::Tensor;
@@ -22,17 +22,17 @@ pub struct Compiled {
 
 /// Parses, checks, lowers and verifies `src` for inputs of the given types.
 pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
+    compile_with_values(src, inputs, &InputValues::new())
+}
+
+/// As [`compile`], where some inputs' values are known too: operator parameters (such as
+/// `strided_slice`'s `begin`) may then come from those tensors.
+pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let checked = sema::check_program(&ast, inputs)?;
+    let checked = sema::check_program(&ast, inputs, values)?;
     let plan::Lowered { plan, check_spans } = plan::lower(&checked)?;
     let info = plan::verify(&plan)?;
-    Ok(Compiled {
-        ast,
-        checked,
-        plan,
-        info,
-        check_spans,
-    })
+    Ok(Compiled { ast, checked, plan, info, check_spans })
 }
 
 impl Compiled {
@@ -52,22 +52,9 @@ impl Compiled {
             }
         }
         interp::run(&self.plan, &self.info, &args).map_err(|e| match e {
-            RuntimeError::IndexOutOfBounds {
-                check,
-                index,
-                axis,
-                len,
-                ..
-            } => {
+            RuntimeError::IndexOutOfBounds { check, index, axis, len, .. } => {
                 let span = self.check_spans.get(check).copied();
-                RuntimeError::IndexOutOfBounds {
-                    check,
-                    index,
-                    axis,
-                    len,
-                    span,
-                }
-                .into()
+                RuntimeError::IndexOutOfBounds { check, index, axis, len, span }.into()
             }
             e => e.into(),
         })
@@ -109,19 +96,13 @@ impl Session {
             .iter()
             .map(|(name, t)| {
                 let shape = t.shape().iter().map(|&d| d as i64).collect();
-                (
-                    name.clone(),
-                    TensorType {
-                        dtype: t.dtype(),
-                        shape,
-                    },
-                )
+                (name.clone(), TensorType { dtype: t.dtype(), shape })
             })
             .collect()
     }
 
     pub fn compile(&self, src: &str) -> Result<Compiled, Error> {
-        compile(src, &self.input_types())
+        compile_with_values(src, &self.input_types(), &self.tensors)
     }
 
     /// Evaluates a program; its last statement is the result.

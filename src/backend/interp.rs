@@ -15,13 +15,7 @@ pub fn run(plan: &Plan, _proof: &PlanInfo, inputs: &[&Tensor]) -> Result<Tensor,
             let j = machine.load(&check.index, &coords)?;
             if OobMode::Error.normalize(j, check.len).is_err() {
                 let (axis, len) = (check.axis, check.len);
-                return Err(RuntimeError::IndexOutOfBounds {
-                    check: i,
-                    index: j,
-                    axis,
-                    len,
-                    span: None,
-                });
+                return Err(RuntimeError::IndexOutOfBounds { check: i, index: j, axis, len, span: None });
             }
         }
     }
@@ -58,10 +52,7 @@ impl Machine<'_> {
             .ok()
             .filter(|&a| a < t.numel())
             .map(|a| &t.bytes()[a * w..(a + 1) * w])
-            .ok_or(RuntimeError::OutOfBuffer {
-                address,
-                len: t.numel(),
-            })
+            .ok_or(RuntimeError::OutOfBuffer { address, len: t.numel() })
     }
 
     /// The element address `access` reads at `coords`, or `None` where a `zero`-mode index
@@ -114,10 +105,7 @@ struct Coords {
 impl Coords {
     fn new(shape: &[i64]) -> Coords {
         let next = (!shape.contains(&0)).then(|| vec![0; shape.len()]);
-        Coords {
-            shape: shape.to_vec(),
-            next,
-        }
+        Coords { shape: shape.to_vec(), next }
     }
 }
 

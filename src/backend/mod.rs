@@ -13,23 +13,13 @@ pub enum RuntimeError {
     /// A value of an index tensor is out of range (NumPy's IndexError). `check` is the plan
     /// check that failed; `span` the index expression, when known.
     #[error("index {index} is out of bounds for axis {axis} with size {len}")]
-    IndexOutOfBounds {
-        check: usize,
-        index: i128,
-        axis: usize,
-        len: i64,
-        span: Option<Span>,
-    },
+    IndexOutOfBounds { check: usize, index: i128, axis: usize, len: i64, span: Option<Span> },
     /// Clamp or wrap on an axis of size 0, which has no valid index.
     #[error("cannot gather from an empty axis")]
     EmptyAxis,
     /// A tensor does not match the type the plan was compiled for.
     #[error("input `{name}` is {found}, but the plan was compiled for {expected}")]
-    InputMismatch {
-        name: String,
-        expected: String,
-        found: String,
-    },
+    InputMismatch { name: String, expected: String, found: String },
     /// The plan names more or fewer inputs than were given.
     #[error("the plan takes {expected} inputs, {found} were given")]
     InputCount { expected: usize, found: usize },
@@ -44,9 +34,7 @@ impl IntoDiagnostic for RuntimeError {
     fn into_diagnostic(self) -> Diagnostic {
         let message = self.to_string();
         match self {
-            RuntimeError::IndexOutOfBounds {
-                axis, len, span, ..
-            } => {
+            RuntimeError::IndexOutOfBounds { axis, len, span, .. } => {
                 let d = Diagnostic::error("E0201", message).help(format!(
                     "index values for axis {axis} must lie in {}..={}",
                     -len,
@@ -68,15 +56,9 @@ impl IntoDiagnostic for RuntimeError {
 }
 
 /// Checks that `tensors` match the inputs a plan was compiled for.
-pub fn check_inputs(
-    plan: &crate::plan::Plan,
-    tensors: &[&slc_runtime::Tensor],
-) -> Result<(), RuntimeError> {
+pub fn check_inputs(plan: &crate::plan::Plan, tensors: &[&slc_runtime::Tensor]) -> Result<(), RuntimeError> {
     if plan.inputs.len() != tensors.len() {
-        return Err(RuntimeError::InputCount {
-            expected: plan.inputs.len(),
-            found: tensors.len(),
-        });
+        return Err(RuntimeError::InputCount { expected: plan.inputs.len(), found: tensors.len() });
     }
     for (decl, t) in plan.inputs.iter().zip(tensors) {
         let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();

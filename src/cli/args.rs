@@ -21,11 +21,7 @@ pub fn parse_input(s: &str) -> Result<InputArg, String> {
         Some((name, path)) => (name.to_string(), PathBuf::from(path)),
         None => {
             let path = PathBuf::from(s);
-            let stem = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or_default()
-                .to_string();
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
             (stem, path)
         }
     };
@@ -37,9 +33,8 @@ pub fn parse_input(s: &str) -> Result<InputArg, String> {
 
 /// `NAME=DTYPE[d0,d1,...]`, e.g. `a=f32[2,3,4]` (`x=i64[]` is 0-d).
 pub fn parse_shape(s: &str) -> Result<(String, TensorType), String> {
-    let (name, ty) = s
-        .split_once('=')
-        .ok_or_else(|| format!("`{s}` is not NAME=DTYPE[d0,d1,...] (e.g. a=f32[2,3,4])"))?;
+    let (name, ty) =
+        s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=DTYPE[d0,d1,...] (e.g. a=f32[2,3,4])"))?;
     if !is_identifier(name) {
         return Err(format!("`{name}` is not a valid name"));
     }
@@ -54,10 +49,7 @@ mod tests {
     #[test]
     fn shapes() {
         let (name, ty) = parse_shape("a=f32[2, 3,4]").unwrap();
-        assert_eq!(
-            (name.as_str(), ty.dtype, ty.shape),
-            ("a", DType::F32, vec![2, 3, 4])
-        );
+        assert_eq!((name.as_str(), ty.dtype, ty.shape), ("a", DType::F32, vec![2, 3, 4]));
         assert_eq!(parse_shape("s=i64[]").unwrap().1.shape, Vec::<i64>::new());
         assert!(parse_shape("a=f32[2,-1]").is_err());
         assert!(parse_shape("a=q8[2]").is_err());
@@ -68,10 +60,7 @@ mod tests {
     #[test]
     fn inputs() {
         let i = parse_input("x=data/in.npy").unwrap();
-        assert_eq!(
-            (i.name.as_str(), i.path),
-            ("x", PathBuf::from("data/in.npy"))
-        );
+        assert_eq!((i.name.as_str(), i.path), ("x", PathBuf::from("data/in.npy")));
         assert_eq!(parse_input("dir/img.npy").unwrap().name, "img");
         assert!(parse_input("9=x.npy").is_err());
     }

@@ -32,9 +32,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     if let Some(out) = &args.output {
         refuse_overwriting_an_input(out, &args.inputs)?;
     }
-    let result = session
-        .eval(&args.expr)
-        .map_err(|e| report(&e, &args.expr))?;
+    let result = session.eval(&args.expr).map_err(|e| report(&e, &args.expr))?;
     match &args.output {
         Some(path) => write_npy(path, &result).map_err(|e| {
             eprintln!("error: {e}");
@@ -43,11 +41,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         None => {
             let shape: Vec<i64> = result.shape().iter().map(|&d| d as i64).collect();
             println!("{}", format_tensor(&result, &PrintOptions::default()));
-            println!(
-                "{}{}",
-                result.dtype(),
-                crate::sema::typed::ShapeDisplay(&shape)
-            );
+            println!("{}{}", result.dtype(), crate::sema::typed::ShapeDisplay(&shape));
             Ok(())
         }
     }

@@ -13,11 +13,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "slc",
-    version,
-    about = "A slicing language and compiler for tensors in .npy files"
-)]
+#[command(name = "slc", version, about = "A slicing language and compiler for tensors in .npy files")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,13 +58,6 @@ fn color_stderr() -> bool {
 
 /// Prints a library error as a diagnostic and classifies it.
 fn report(err: &crate::Error, src: &str) -> Failure {
-    eprint!(
-        "{}",
-        crate::diag::render(&err.diagnostic(), "expr", src, color_stderr())
-    );
-    if err.is_program_error() {
-        Failure::Usage
-    } else {
-        Failure::Runtime
-    }
+    eprint!("{}", crate::diag::render(&err.diagnostic(), "expr", src, color_stderr()));
+    if err.is_program_error() { Failure::Usage } else { Failure::Runtime }
 }

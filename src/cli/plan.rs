@@ -2,7 +2,7 @@
 
 use super::args::{InputArg, parse_input, parse_shape};
 use super::{Failure, report};
-use crate::sema::{InputTypes, TensorType};
+use crate::sema::{InputTypes, InputValues, TensorType};
 use slc_runtime::read_npy;
 
 #[derive(clap::Args, Debug)]
@@ -19,17 +19,13 @@ pub struct PlanArgs {
 
 pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
     let mut types: InputTypes = args.shapes.into_iter().collect();
+    let mut values = InputValues::new();
     for input in &args.inputs {
         match read_npy(&input.path) {
             Ok(t) => {
                 let shape = t.shape().iter().map(|&d| d as i64).collect();
-                types.insert(
-                    input.name.clone(),
-                    TensorType {
-                        dtype: t.dtype(),
-                        shape,
-                    },
-                );
+                types.insert(input.name.clone(), TensorType { dtype: t.dtype(), shape });
+                values.insert(input.name.clone(), t);
             }
             Err(e) => {
                 eprintln!("error: input `{}`: {e}", input.name);
@@ -37,7 +33,8 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
             }
         }
     }
-    let compiled = crate::compile(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
     if every_stage {
         println!("== ast\n{}", compiled.ast);
         println!("== checked\n{}\n", compiled.checked);

@@ -46,10 +46,7 @@ impl Diagnostic {
     }
 
     pub fn label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label {
-            span,
-            message: message.into(),
-        });
+        self.labels.push(Label { span, message: message.into() });
         self
     }
 

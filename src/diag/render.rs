@@ -11,16 +11,11 @@ pub fn render(diag: &Diagnostic, name: &str, src: &str, color: bool) -> String {
         Severity::Warning => ReportKind::Warning,
     };
     // A span past the end (an error at end of input) would be dropped by ariadne; clamp it.
-    let clamp = |r: std::ops::Range<usize>| {
-        r.start.min(src.len())..r.end.min(src.len()).max(r.start.min(src.len()))
-    };
+    let clamp =
+        |r: std::ops::Range<usize>| r.start.min(src.len())..r.end.min(src.len()).max(r.start.min(src.len()));
     let primary = diag.span().map(|s| clamp(s.range())).unwrap_or(0..0);
     let mut report = Report::build(kind, (name, primary))
-        .with_config(
-            Config::default()
-                .with_index_type(IndexType::Byte)
-                .with_color(color),
-        )
+        .with_config(Config::default().with_index_type(IndexType::Byte).with_color(color))
         .with_code(diag.code)
         .with_message(&diag.message);
     for (i, label) in diag.labels.iter().enumerate() {
@@ -38,11 +33,7 @@ pub fn render(diag: &Diagnostic, name: &str, src: &str, color: bool) -> String {
     }
     let mut out = Vec::new();
     // Writing into a Vec cannot fail; fall back to the bare message if ariadne ever does.
-    if report
-        .finish()
-        .write((name, Source::from(src)), &mut out)
-        .is_err()
-    {
+    if report.finish().write((name, Source::from(src)), &mut out).is_err() {
         return format!("error[{}]: {}\n", diag.code, diag.message);
     }
     String::from_utf8_lossy(&out).into_owned()

@@ -48,9 +48,7 @@ impl OobMode {
     }
 
     pub fn from_name(s: &str) -> Option<OobMode> {
-        [OobMode::Error, OobMode::Zero, OobMode::Clamp, OobMode::Wrap]
-            .into_iter()
-            .find(|m| m.name() == s)
+        [OobMode::Error, OobMode::Zero, OobMode::Clamp, OobMode::Wrap].into_iter().find(|m| m.name() == s)
     }
 
     /// Normalizes a loaded index against an axis of `n` elements: `Ok(Some(j'))` with
@@ -145,19 +143,15 @@ impl Plan {
     pub fn buffer_shape(&self, id: BufferId) -> Option<Vec<i64>> {
         match id {
             BufferId::Input(i) => self.inputs.get(i).map(|d| d.shape.clone()),
-            BufferId::Const(i) => self
-                .consts
-                .get(i)
-                .map(|c| c.tensor.shape().iter().map(|&d| d as i64).collect()),
+            BufferId::Const(i) => {
+                self.consts.get(i).map(|c| c.tensor.shape().iter().map(|&d| d as i64).collect())
+            }
         }
     }
 
     pub fn buffer_name(&self, id: BufferId) -> String {
         match id {
-            BufferId::Input(i) => self
-                .inputs
-                .get(i)
-                .map_or_else(|| format!("?{i}"), |d| d.name.clone()),
+            BufferId::Input(i) => self.inputs.get(i).map_or_else(|| format!("?{i}"), |d| d.name.clone()),
             BufferId::Const(i) => format!("${i}"),
         }
     }

@@ -22,42 +22,20 @@ pub fn lower(expr: &TExpr) -> Result<Lowered, PlanError> {
     let (mut output, shape) = b.expr(expr)?;
     if shape.contains(&0) {
         // No element is ever read: the canonical empty access forms no address.
-        output = Access {
-            buffer: output.buffer,
-            base: 0,
-            strides: vec![0; shape.len()],
-            terms: vec![],
-        };
+        output = Access { buffer: output.buffer, base: 0, strides: vec![0; shape.len()], terms: vec![] };
     }
-    let plan = Plan {
-        inputs: b.inputs,
-        consts: b.consts,
-        checks: b.checks,
-        dtype: expr.ty.dtype,
-        shape,
-        output,
-    };
-    Ok(Lowered {
-        plan,
-        check_spans: b.check_spans,
-    })
+    let plan =
+        Plan { inputs: b.inputs, consts: b.consts, checks: b.checks, dtype: expr.ty.dtype, shape, output };
+    Ok(Lowered { plan, check_spans: b.check_spans })
 }
 
 /// Where an old coordinate comes from, in terms of the new coordinates.
 #[derive(Debug, Clone)]
 enum Coord {
     /// `old = offset + scale * new[dim]` (or just `offset` when `dim` is None).
-    Affine {
-        dim: Option<usize>,
-        offset: i64,
-        scale: i64,
-    },
+    Affine { dim: Option<usize>, offset: i64, scale: i64 },
     /// `old = norm(load(index))`; `index` is over the new coordinates.
-    Gathered {
-        index: Access,
-        len: i64,
-        mode: OobMode,
-    },
+    Gathered { index: Access, len: i64, mode: OobMode },
 }
 
 fn overflow(span: Span) -> PlanError {
@@ -80,18 +58,12 @@ fn substitute(
     let mut terms = Vec::with_capacity(access.terms.len());
     for t in &access.terms {
         let index = substitute(&t.index, coords, rank, false, span)?;
-        terms.push(Indirect {
-            index: Box::new(index),
-            ..t.clone()
-        });
+        terms.push(Indirect { index: Box::new(index), ..t.clone() });
     }
     for (&stride, coord) in access.strides.iter().zip(coords) {
         match coord {
             Coord::Affine { dim, offset, scale } => {
-                base = stride
-                    .checked_mul(*offset)
-                    .and_then(|d| base.checked_add(d))
-                    .ok_or(overflow(span))?;
+                base = stride.checked_mul(*offset).and_then(|d| base.checked_add(d)).ok_or(overflow(span))?;
                 if let Some(d) = dim {
                     let s = stride.checked_mul(*scale).ok_or(overflow(span))?;
                     strides[*d] = strides[*d].checked_add(s).ok_or(overflow(span))?;
@@ -99,22 +71,12 @@ fn substitute(
             }
             Coord::Gathered { index, len, mode } => {
                 if stride != 0 || top {
-                    terms.push(Indirect {
-                        index: Box::new(index.clone()),
-                        len: *len,
-                        stride,
-                        mode: *mode,
-                    });
+                    terms.push(Indirect { index: Box::new(index.clone()), len: *len, stride, mode: *mode });
                 }
             }
         }
     }
-    Ok(Access {
-        buffer: access.buffer,
-        base,
-        strides,
-        terms,
-    })
+    Ok(Access { buffer: access.buffer, base, strides, terms })
 }
 
 fn row_major(shape: &[i64], span: Span) -> Result<Vec<i64>, PlanError> {
@@ -163,12 +125,7 @@ impl Builder {
             TExprKind::Const(t) => {
                 self.consts.push(ConstDecl { tensor: t.clone() });
                 let id = BufferId::Const(self.consts.len() - 1);
-                Access {
-                    buffer: id,
-                    base: 0,
-                    strides: row_major(&shape, e.span)?,
-                    terms: vec![],
-                }
+                Access { buffer: id, base: 0, strides: row_major(&shape, e.span)?, terms: vec![] }
             }
             TExprKind::View { base, dims } => {
                 let (access, _) = self.expr(base)?;
@@ -180,30 +137,16 @@ impl Builder {
                             // A dimension of one element never moves: stride 0 keeps huge steps
                             // (`a[::2**62]`) from overflowing.
                             let scale = if len <= 1 { 0 } else { step };
-                            coords.push(Coord::Affine {
-                                dim: Some(out),
-                                offset: start,
-                                scale,
-                            });
+                            coords.push(Coord::Affine { dim: Some(out), offset: start, scale });
                             out += 1;
                         }
-                        ViewDim::Pick(i) => coords.push(Coord::Affine {
-                            dim: None,
-                            offset: i,
-                            scale: 0,
-                        }),
+                        ViewDim::Pick(i) => coords.push(Coord::Affine { dim: None, offset: i, scale: 0 }),
                         ViewDim::NewAxis => out += 1,
                     }
                 }
                 substitute(&access, &coords, out, true, e.span)?
             }
-            TExprKind::Gather {
-                data,
-                indices,
-                axis,
-                batch_dims,
-                mode,
-            } => {
+            TExprKind::Gather { data, indices, axis, batch_dims, mode } => {
                 let (data_access, data_shape) = self.expr(data)?;
                 let (index_access, index_shape) = self.expr(indices)?;
                 let (axis, b, q) = (*axis, *batch_dims, index_shape.len());
@@ -221,51 +164,28 @@ impl Builder {
                 let index_coords: Vec<Coord> = (0..q)
                     .map(|e| {
                         let dim = if e < b { e } else { axis + e - b };
-                        Coord::Affine {
-                            dim: Some(dim),
-                            offset: 0,
-                            scale: 1,
-                        }
+                        Coord::Affine { dim: Some(dim), offset: 0, scale: 1 }
                     })
                     .collect();
                 let index = substitute(&index_access, &index_coords, rank, false, e.span)?;
                 let data_coords: Vec<Coord> = (0..data_shape.len())
                     .map(|d| match d.cmp(&axis) {
-                        std::cmp::Ordering::Less => Coord::Affine {
-                            dim: Some(d),
-                            offset: 0,
-                            scale: 1,
-                        },
-                        std::cmp::Ordering::Equal => Coord::Gathered {
-                            index: index.clone(),
-                            len,
-                            mode: *mode,
-                        },
-                        std::cmp::Ordering::Greater => Coord::Affine {
-                            dim: Some(d + q - b - 1),
-                            offset: 0,
-                            scale: 1,
-                        },
+                        std::cmp::Ordering::Less => Coord::Affine { dim: Some(d), offset: 0, scale: 1 },
+                        std::cmp::Ordering::Equal => {
+                            Coord::Gathered { index: index.clone(), len, mode: *mode }
+                        }
+                        std::cmp::Ordering::Greater => {
+                            Coord::Affine { dim: Some(d + q - b - 1), offset: 0, scale: 1 }
+                        }
                     })
                     .collect();
                 substitute(&data_access, &data_coords, rank, true, e.span)?
             }
             TExprKind::Transpose { base, perm } => {
                 let (access, _) = self.expr(base)?;
-                let mut coords = vec![
-                    Coord::Affine {
-                        dim: None,
-                        offset: 0,
-                        scale: 0
-                    };
-                    perm.len()
-                ];
+                let mut coords = vec![Coord::Affine { dim: None, offset: 0, scale: 0 }; perm.len()];
                 for (new, &old) in perm.iter().enumerate() {
-                    coords[old] = Coord::Affine {
-                        dim: Some(new),
-                        offset: 0,
-                        scale: 1,
-                    };
+                    coords[old] = Coord::Affine { dim: Some(new), offset: 0, scale: 1 };
                 }
                 substitute(&access, &coords, perm.len(), true, e.span)?
             }

@@ -28,19 +28,11 @@ pub fn parse(text: &str) -> Result<Plan> {
         match t {
             Ok((l, tok, r)) => tokens.push((tok, Span::new(l, r))),
             Err(e) => {
-                return Err(PlanParseError {
-                    message: "unexpected character".into(),
-                    span: e.span,
-                });
+                return Err(PlanParseError { message: "unexpected character".into(), span: e.span });
             }
         }
     }
-    let mut p = Parser {
-        tokens,
-        pos: 0,
-        end: text.len(),
-        inputs: vec![],
-    };
+    let mut p = Parser { tokens, pos: 0, end: text.len(), inputs: vec![] };
     p.plan()
 }
 
@@ -59,19 +51,12 @@ impl<'s> Parser<'s> {
     }
 
     fn span(&self) -> Span {
-        self.tokens
-            .get(self.pos)
-            .map_or(Span::new(self.end, self.end), |t| t.1)
+        self.tokens.get(self.pos).map_or(Span::new(self.end, self.end), |t| t.1)
     }
 
     fn fail<T>(&self, what: &str) -> Result<T> {
-        let found = self
-            .peek()
-            .map_or("end of text".to_string(), |t| t.to_string());
-        Err(PlanParseError {
-            message: format!("expected {what}, found {found}"),
-            span: self.span(),
-        })
+        let found = self.peek().map_or("end of text".to_string(), |t| t.to_string());
+        Err(PlanParseError { message: format!("expected {what}, found {found}"), span: self.span() })
     }
 
     fn eat(&mut self, tok: Token<'_>) -> bool {
@@ -84,11 +69,7 @@ impl<'s> Parser<'s> {
     }
 
     fn expect(&mut self, tok: Token<'_>) -> Result<()> {
-        if self.eat(tok) {
-            Ok(())
-        } else {
-            self.fail(&tok.to_string())
-        }
+        if self.eat(tok) { Ok(()) } else { self.fail(&tok.to_string()) }
     }
 
     fn ident(&mut self) -> Result<&'s str> {
@@ -126,18 +107,12 @@ impl<'s> Parser<'s> {
         let negative = self.eat(Token::Minus);
         let magnitude = self.uint()? as i128;
         let v = if negative { -magnitude } else { magnitude };
-        i64::try_from(v).map_err(|_| PlanParseError {
-            message: "integer out of the i64 range".into(),
-            span,
-        })
+        i64::try_from(v).map_err(|_| PlanParseError { message: "integer out of the i64 range".into(), span })
     }
 
     fn usize(&mut self) -> Result<usize> {
         let span = self.span();
-        usize::try_from(self.uint()?).map_err(|_| PlanParseError {
-            message: "number too large".into(),
-            span,
-        })
+        usize::try_from(self.uint()?).map_err(|_| PlanParseError { message: "number too large".into(), span })
     }
 
     /// `[i, j, ...]`
@@ -178,11 +153,7 @@ impl<'s> Parser<'s> {
             let name = self.ident()?.to_string();
             self.expect(Token::Colon)?;
             let ty = self.tensor_type()?;
-            self.inputs.push(InputDecl {
-                name,
-                dtype: ty.dtype,
-                shape: ty.shape,
-            });
+            self.inputs.push(InputDecl { name, dtype: ty.dtype, shape: ty.shape });
         }
         self.expect(Token::Arrow)?;
         let out_ty = self.tensor_type()?;
@@ -204,12 +175,8 @@ impl<'s> Parser<'s> {
                     self.expect(Token::Eq)?;
                     let values = self.int_list()?;
                     let dims: Vec<usize> = ty.shape.iter().map(|&d| d as usize).collect();
-                    let tensor = Tensor::from_i64s(ty.dtype, &dims, &values).map_err(|e| {
-                        PlanParseError {
-                            message: e.to_string(),
-                            span,
-                        }
-                    })?;
+                    let tensor = Tensor::from_i64s(ty.dtype, &dims, &values)
+                        .map_err(|e| PlanParseError { message: e.to_string(), span })?;
                     consts.push(ConstDecl { tensor });
                 }
                 "check" => {
@@ -220,12 +187,7 @@ impl<'s> Parser<'s> {
                     let len = self.int()?;
                     self.keyword("axis")?;
                     let axis = self.usize()?;
-                    checks.push(Check {
-                        index,
-                        shape,
-                        len,
-                        axis,
-                    });
+                    checks.push(Check { index, shape, len, axis });
                 }
                 "out" => {
                     let output = self.access(consts.len())?;
@@ -291,28 +253,16 @@ impl<'s> Parser<'s> {
             self.expect(Token::Star)?;
             let span = self.span();
             let mode = self.ident()?;
-            let mode = OobMode::from_name(mode).ok_or_else(|| PlanParseError {
-                message: format!("unknown mode `{mode}`"),
-                span,
-            })?;
+            let mode = OobMode::from_name(mode)
+                .ok_or_else(|| PlanParseError { message: format!("unknown mode `{mode}`"), span })?;
             self.expect(Token::Lt)?;
             let len = self.int()?;
             self.expect(Token::Gt)?;
             self.expect(Token::LParen)?;
             let index = self.access(const_count)?;
             self.expect(Token::RParen)?;
-            terms.push(Indirect {
-                index: Box::new(index),
-                len,
-                stride,
-                mode,
-            });
+            terms.push(Indirect { index: Box::new(index), len, stride, mode });
         }
-        Ok(Access {
-            buffer,
-            base,
-            strides,
-            terms,
-        })
+        Ok(Access { buffer, base, strides, terms })
     }
 }

@@ -20,20 +20,13 @@ impl fmt::Display for Plan {
             if i > 0 {
                 write!(f, ", ")?;
             }
-            write!(
-                f,
-                "{}: {}{}",
-                input.name,
-                input.dtype,
-                ShapeDisplay(&input.shape)
-            )?;
+            write!(f, "{}: {}{}", input.name, input.dtype, ShapeDisplay(&input.shape))?;
         }
         writeln!(f, ") -> {}{}", self.dtype, ShapeDisplay(&self.shape))?;
         for (i, c) in self.consts.iter().enumerate() {
             let shape: Vec<i64> = c.tensor.shape().iter().map(|&d| d as i64).collect();
-            let values: Vec<i64> = (0..c.tensor.numel())
-                .map(|j| c.tensor.int_at(j).unwrap_or_default() as i64)
-                .collect();
+            let values: Vec<i64> =
+                (0..c.tensor.numel()).map(|j| c.tensor.int_at(j).unwrap_or_default() as i64).collect();
             writeln!(
                 f,
                 "  const ${i}: {}{} = {}",
@@ -68,14 +61,7 @@ impl fmt::Display for Show<'_> {
         }
         write!(f, "}}")?;
         for t in &access.terms {
-            write!(
-                f,
-                " + {}*{}<{}>({})",
-                t.stride,
-                t.mode.name(),
-                t.len,
-                Show(plan, &t.index)
-            )?;
+            write!(f, " + {}*{}<{}>({})", t.stride, t.mode.name(), t.len, Show(plan, &t.index))?;
         }
         Ok(())
     }

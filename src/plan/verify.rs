@@ -52,10 +52,7 @@ pub fn verify(plan: &Plan) -> Result<PlanInfo, PlanError> {
     if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
         return invalid("the output access reads a buffer of another dtype");
     }
-    let mut v = Verifier {
-        plan,
-        footprints: vec![],
-    };
+    let mut v = Verifier { plan, footprints: vec![] };
     for check in &plan.checks {
         if check.shape.iter().any(|&d| d < 0) || check.len < 0 {
             return invalid("a check has an invalid shape");
@@ -67,10 +64,7 @@ pub fn verify(plan: &Plan) -> Result<PlanInfo, PlanError> {
     } else if !plan.output.terms.is_empty() || plan.output.strides.len() != plan.shape.len() {
         return invalid("an empty output must have the canonical empty access");
     }
-    Ok(PlanInfo {
-        output_numel,
-        footprints: v.footprints,
-    })
+    Ok(PlanInfo { output_numel, footprints: v.footprints })
 }
 
 struct Verifier<'p> {
@@ -82,10 +76,9 @@ impl Verifier<'_> {
     /// Proves `access` over `shape` stays inside its buffer; `is_index` requires an integer buffer.
     fn access(&mut self, access: &Access, shape: &[i64], is_index: bool) -> Result<(), PlanError> {
         let name = self.plan.buffer_name(access.buffer);
-        let (Some(dtype), Some(buf_shape)) = (
-            self.plan.buffer_dtype(access.buffer),
-            self.plan.buffer_shape(access.buffer),
-        ) else {
+        let (Some(dtype), Some(buf_shape)) =
+            (self.plan.buffer_dtype(access.buffer), self.plan.buffer_shape(access.buffer))
+        else {
             return invalid(format!("access to an undeclared buffer `{name}`"));
         };
         if is_index && !dtype.is_integer() {

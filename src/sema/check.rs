@@ -17,12 +17,17 @@ use std::collections::{BTreeMap, HashMap};
 /// The tensors a program may name, by type.
 pub type InputTypes = BTreeMap<String, TensorType>;
 
+/// The values of bound tensors, where known: operator parameters such as `strided_slice`'s
+/// `begin` may come from a bound tensor, and must then be known when the program is checked.
+pub type InputValues = BTreeMap<String, Tensor>;
+
 /// Checks `program`; its last statement must be an expression, whose checked tree is returned.
-pub fn check_program(program: &ast::Program, inputs: &InputTypes) -> Result<TExpr, SemaError> {
-    let mut checker = Checker {
-        inputs,
-        locals: HashMap::new(),
-    };
+pub fn check_program(
+    program: &ast::Program,
+    inputs: &InputTypes,
+    values: &InputValues,
+) -> Result<TExpr, SemaError> {
+    let mut checker = Checker { inputs, values, locals: HashMap::new() };
     let mut result = None;
     for stmt in &program.stmts {
         match &stmt.kind {
@@ -45,7 +50,7 @@ pub fn check_program(program: &ast::Program, inputs: &InputTypes) -> Result<TExp
 
 /// The value of a checked expression.
 #[derive(Debug, Clone)]
-enum Value {
+pub(super) enum Value {
     Int(i64),
     /// `a.shape` (or a slice of it).
     Shape(Vec<i64>),
@@ -54,7 +59,7 @@ enum Value {
 }
 
 impl Value {
-    fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         match self {
             Value::Int(_) => "an integer".into(),
             Value::Shape(s) => format!("a shape {}", ShapeDisplay(s)),
@@ -64,8 +69,9 @@ impl Value {
     }
 }
 
-struct Checker<'a> {
+pub(super) struct Checker<'a> {
     inputs: &'a InputTypes,
+    pub(super) values: &'a InputValues,
     locals: HashMap<String, Value>,
 }
 
@@ -89,12 +95,12 @@ impl Entry {
     }
 }
 
-fn err<T>(kind: K, span: Span) -> Result<T, SemaError> {
+pub(super) fn err<T>(kind: K, span: Span) -> Result<T, SemaError> {
     Err(SemaError::new(kind, span))
 }
 
 impl Checker<'_> {
-    fn expr(&mut self, e: &ast::Expr) -> Result<Value, SemaError> {
+    pub(super) fn expr(&mut self, e: &ast::Expr) -> Result<Value, SemaError> {
         match &e.kind {
             ExprKind::Name(name) => self.name(name, e.span),
             ExprKind::Int(v) => match i64::try_from(*v) {
@@ -114,12 +120,7 @@ impl Checker<'_> {
                 let v = self.int(inner, "the operand of `-`")?;
                 match v.checked_neg() {
                     Some(v) => Ok(Value::Int(v)),
-                    None => err(
-                        K::Overflow {
-                            expr: format!("{e}"),
-                        },
-                        e.span,
-                    ),
+                    None => err(K::Overflow { expr: format!("{e}") }, e.span),
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
@@ -137,34 +138,19 @@ impl Checker<'_> {
                 };
                 match value {
                     Some(v) => Ok(Value::Int(v)),
-                    None => err(
-                        K::Overflow {
-                            expr: format!("{e}"),
-                        },
-                        e.span,
-                    ),
+                    None => err(K::Overflow { expr: format!("{e}") }, e.span),
                 }
             }
             ExprKind::Index { base, items } => match self.expr(base)? {
                 Value::Tensor(t) => self.index(t, items, e.span).map(Value::Tensor),
                 Value::Shape(shape) => self.index_shape(&shape, items, base.span),
-                other => err(
-                    K::NotIndexable {
-                        what: other.describe(),
-                    },
-                    base.span,
-                ),
+                other => err(K::NotIndexable { what: other.describe() }, base.span),
             },
             ExprKind::Attr { base, name } => {
                 let t = match self.expr(base)? {
                     Value::Tensor(t) => t,
                     other => {
-                        return err(
-                            K::NotIndexable {
-                                what: other.describe(),
-                            },
-                            base.span,
-                        );
+                        return err(K::NotIndexable { what: other.describe() }, base.span);
                     }
                 };
                 match name.name.as_str() {
@@ -172,22 +158,12 @@ impl Checker<'_> {
                     "ndim" => Ok(Value::Int(t.ty.shape.len() as i64)),
                     "size" => match checked_numel(&t.ty.shape) {
                         Some(n) => Ok(Value::Int(n)),
-                        None => err(
-                            K::Overflow {
-                                expr: format!("{e}"),
-                            },
-                            e.span,
-                        ),
+                        None => err(K::Overflow { expr: format!("{e}") }, e.span),
                     },
                     other => err(K::UnknownAttribute { name: other.into() }, name.span),
                 }
             }
-            ExprKind::Call { callee, .. } => err(
-                K::UnknownFunction {
-                    name: callee.name.clone(),
-                },
-                callee.span,
-            ),
+            ExprKind::Call { callee, args } => self.call(callee, args, e.span).map(Value::Tensor),
         }
     }
 
@@ -197,18 +173,9 @@ impl Checker<'_> {
         }
         if let Some(ty) = self.inputs.get(name) {
             let kind = TExprKind::Input(name.to_string());
-            return Ok(Value::Tensor(TExpr {
-                kind,
-                ty: ty.clone(),
-                span,
-            }));
+            return Ok(Value::Tensor(TExpr { kind, ty: ty.clone(), span }));
         }
-        let mut known: Vec<String> = self
-            .inputs
-            .keys()
-            .chain(self.locals.keys())
-            .cloned()
-            .collect();
+        let mut known: Vec<String> = self.inputs.keys().chain(self.locals.keys()).cloned().collect();
         known.sort();
         known.dedup();
         let suggestion = known
@@ -217,27 +184,14 @@ impl Checker<'_> {
             .filter(|(d, k)| *d <= 2 && *d < k.len().max(name.len()))
             .min()
             .map(|(_, k)| k.clone());
-        err(
-            K::UnknownName {
-                name: name.into(),
-                suggestion,
-                known,
-            },
-            span,
-        )
+        err(K::UnknownName { name: name.into(), suggestion, known }, span)
     }
 
     /// An integer-valued expression.
-    fn int(&mut self, e: &ast::Expr, what: &'static str) -> Result<i64, SemaError> {
+    pub(super) fn int(&mut self, e: &ast::Expr, what: &'static str) -> Result<i64, SemaError> {
         match self.expr(e)? {
             Value::Int(v) => Ok(v),
-            other => err(
-                K::NotAnInteger {
-                    what,
-                    found: other.describe(),
-                },
-                e.span,
-            ),
+            other => err(K::NotAnInteger { what, found: other.describe() }, e.span),
         }
     }
 
@@ -246,22 +200,11 @@ impl Checker<'_> {
             Value::Tensor(t) => Ok(t),
             Value::Int(v) => Ok(const_tensor(Tensor::scalar_i64(v), span)),
             Value::Shape(s) => {
-                let t = Tensor::from_i64s(DType::I64, &[s.len()], &s).map_err(|_| {
-                    SemaError::new(
-                        K::TooLarge {
-                            shape: format!("[{}]", s.len()),
-                        },
-                        span,
-                    )
-                })?;
+                let t = Tensor::from_i64s(DType::I64, &[s.len()], &s)
+                    .map_err(|_| SemaError::new(K::TooLarge { shape: format!("[{}]", s.len()) }, span))?;
                 Ok(const_tensor(t, span))
             }
-            Value::Str(_) => err(
-                K::NotATensor {
-                    what: value.describe(),
-                },
-                span,
-            ),
+            Value::Str(_) => err(K::NotATensor { what: value.describe() }, span),
         }
     }
 
@@ -273,12 +216,7 @@ impl Checker<'_> {
         let shape = shape.unwrap_or_else(|| vec![0]);
         let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
         let t = Tensor::from_i64s(DType::I64, &dims, &values).map_err(|_| {
-            SemaError::new(
-                K::TooLarge {
-                    shape: format!("{}", ShapeDisplay(&shape)),
-                },
-                e.span,
-            )
+            SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, e.span)
         })?;
         Ok(const_tensor(t, e.span))
     }
@@ -341,10 +279,7 @@ impl Checker<'_> {
                 let expected = describe(&s[depth.min(s.len())..]);
                 let found = describe(&here[depth.min(here.len())..]);
                 let (expected, found) = if expected == found {
-                    (
-                        format!("shape {}", ShapeDisplay(s)),
-                        format!("shape {}", ShapeDisplay(&here)),
-                    )
+                    (format!("shape {}", ShapeDisplay(s)), format!("shape {}", ShapeDisplay(&here)))
                 } else {
                     (expected, found)
                 };
@@ -354,52 +289,25 @@ impl Checker<'_> {
     }
 
     /// `a.shape[i]` and `a.shape[i:j]`.
-    fn index_shape(
-        &mut self,
-        shape: &[i64],
-        items: &[ast::Item],
-        span: Span,
-    ) -> Result<Value, SemaError> {
+    fn index_shape(&mut self, shape: &[i64], items: &[ast::Item], span: Span) -> Result<Value, SemaError> {
         let [item] = items else {
             let extra = items.get(1).map_or(span, |i| i.span);
-            return err(
-                K::TooManyIndices {
-                    rank: 1,
-                    count: items.len(),
-                },
-                extra,
-            );
+            return err(K::TooManyIndices { rank: 1, count: items.len() }, extra);
         };
         let n = shape.len() as i64;
         match self.entry(item)? {
             Entry::Int(i) => {
                 let j = if i < 0 { i + n } else { i };
                 if !(0..n).contains(&j) {
-                    return err(
-                        K::IndexOutOfRange {
-                            index: i,
-                            axis: 0,
-                            size: n,
-                        },
-                        item.span,
-                    );
+                    return err(K::IndexOutOfRange { index: i, axis: 0, size: n }, item.span);
                 }
                 Ok(Value::Int(shape[j as usize]))
             }
             Entry::Slice { start, stop, step } => {
                 let r = normalize_numpy(n, start, stop, step);
-                Ok(Value::Shape(
-                    (0..r.len)
-                        .map(|j| shape[(r.first + j * r.step) as usize])
-                        .collect(),
-                ))
+                Ok(Value::Shape((0..r.len).map(|j| shape[(r.first + j * r.step) as usize]).collect()))
             }
-            _ => err(
-                K::NotIndexable {
-                    what: "a shape with this index".into(),
-                },
-                item.span,
-            ),
+            _ => err(K::NotIndexable { what: "a shape with this index".into() }, item.span),
         }
     }
 
@@ -425,20 +333,11 @@ impl Checker<'_> {
             ItemKind::Expr(e) => match self.expr(e)? {
                 Value::Int(v) => Ok(Entry::Int(v)),
                 Value::Tensor(t) if t.ty.dtype == DType::Bool => err(K::BoolMask, e.span),
-                Value::Tensor(t) if !t.ty.dtype.is_integer() => err(
-                    K::NonIntegerIndexTensor {
-                        dtype: t.ty.dtype.to_string(),
-                    },
-                    e.span,
-                ),
+                Value::Tensor(t) if !t.ty.dtype.is_integer() => {
+                    err(K::NonIntegerIndexTensor { dtype: t.ty.dtype.to_string() }, e.span)
+                }
                 Value::Tensor(t) => Ok(Entry::Array(t)),
-                other => err(
-                    K::NotAnInteger {
-                        what: "an index",
-                        found: other.describe(),
-                    },
-                    e.span,
-                ),
+                other => err(K::NotAnInteger { what: "an index", found: other.describe() }, e.span),
             },
         }
     }
@@ -489,11 +388,7 @@ impl Checker<'_> {
             match entry {
                 Entry::Ellipsis => {
                     for _ in 0..rank - consumed {
-                        dims.push(ViewDim::Range {
-                            start: 0,
-                            step: 1,
-                            len: shape[axis],
-                        });
+                        dims.push(ViewDim::Range { start: 0, step: 1, len: shape[axis] });
                         axis += 1;
                         out_pos += 1;
                     }
@@ -504,11 +399,7 @@ impl Checker<'_> {
                 }
                 Entry::Slice { start, stop, step } => {
                     let r = normalize_numpy(shape[axis], start, stop, step);
-                    dims.push(ViewDim::Range {
-                        start: r.first,
-                        step: r.step,
-                        len: r.len,
-                    });
+                    dims.push(ViewDim::Range { start: r.first, step: r.step, len: r.len });
                     axis += 1;
                     out_pos += 1;
                 }
@@ -517,14 +408,7 @@ impl Checker<'_> {
                     match OobMode::Error.normalize(i as i128, n) {
                         Ok(Some(j)) => dims.push(ViewDim::Pick(j)),
                         _ => {
-                            return err(
-                                K::IndexOutOfRange {
-                                    index: i,
-                                    axis,
-                                    size: n,
-                                },
-                                item_span,
-                            );
+                            return err(K::IndexOutOfRange { index: i, axis, size: n }, item_span);
                         }
                     }
                     advanced.push(pos);
@@ -532,11 +416,7 @@ impl Checker<'_> {
                 }
                 Entry::Array(t) => {
                     check_const_indices(&t, axis, shape[axis])?;
-                    dims.push(ViewDim::Range {
-                        start: 0,
-                        step: 1,
-                        len: shape[axis],
-                    });
+                    dims.push(ViewDim::Range { start: 0, step: 1, len: shape[axis] });
                     gathers.push((out_pos, t, axis));
                     advanced.push(pos);
                     axis += 1;
@@ -545,51 +425,17 @@ impl Checker<'_> {
             }
         }
 
-        let is_identity = dims.len() == rank
-            && dims.iter().zip(shape).all(|(d, &n)| {
-                *d == ViewDim::Range {
-                    start: 0,
-                    step: 1,
-                    len: n,
-                }
-            });
-        let mut result = if is_identity {
-            base
-        } else {
-            let out_shape = dims
-                .iter()
-                .filter_map(|d| match d {
-                    ViewDim::Range { len, .. } => Some(*len),
-                    ViewDim::Pick(_) => None,
-                    ViewDim::NewAxis => Some(1),
-                })
-                .collect();
-            let ty = TensorType {
-                dtype: base.ty.dtype,
-                shape: out_shape,
-            };
-            TExpr {
-                kind: TExprKind::View {
-                    base: Box::new(base),
-                    dims,
-                },
-                ty,
-                span,
-            }
-        };
+        let mut result = view(base, dims, span);
 
         // Gathers from the last position back, so earlier positions stay valid. A 0-d tensor
         // removes its axis (like an integer); at most one gather has dimensions.
         let mut array_dims = None;
         for (pos, indices, _) in gathers.iter().rev() {
-            let removed_before = gathers
-                .iter()
-                .filter(|(p, t, _)| p < pos && t.ty.shape.is_empty())
-                .count();
+            let removed_before = gathers.iter().filter(|(p, t, _)| p < pos && t.ty.shape.is_empty()).count();
             if !indices.ty.shape.is_empty() {
                 array_dims = Some((pos - removed_before, indices.ty.shape.len()));
             }
-            result = gather(result, indices.clone(), *pos, OobMode::Error, span)?;
+            result = gather(result, indices.clone(), *pos, 0, OobMode::Error, span)?;
         }
 
         // NumPy's placement rule: integers and the index array are "advanced"; when they are not
@@ -598,10 +444,7 @@ impl Checker<'_> {
         if let Some((at, count)) = array_dims {
             if !adjacent && at > 0 {
                 let rank = result.ty.shape.len();
-                let perm: Vec<usize> = (at..at + count)
-                    .chain(0..at)
-                    .chain(at + count..rank)
-                    .collect();
+                let perm: Vec<usize> = (at..at + count).chain(0..at).chain(at + count..rank).collect();
                 result = transpose(result, perm, span);
             }
         }
@@ -609,93 +452,74 @@ impl Checker<'_> {
     }
 }
 
-fn const_tensor(t: Tensor, span: Span) -> TExpr {
-    let ty = TensorType {
-        dtype: t.dtype(),
-        shape: t.shape().iter().map(|&d| d as i64).collect(),
-    };
-    TExpr {
-        kind: TExprKind::Const(t),
-        ty,
-        span,
-    }
+pub(super) fn const_tensor(t: Tensor, span: Span) -> TExpr {
+    let ty = TensorType { dtype: t.dtype(), shape: t.shape().iter().map(|&d| d as i64).collect() };
+    TExpr { kind: TExprKind::Const(t), ty, span }
 }
 
 /// Literal index values are checked now, pointing at the literal, rather than at run time.
-fn check_const_indices(indices: &TExpr, axis: usize, size: i64) -> Result<(), SemaError> {
+pub(super) fn check_const_indices(indices: &TExpr, axis: usize, size: i64) -> Result<(), SemaError> {
     if let TExprKind::Const(t) = &indices.kind {
         for i in 0..t.numel() {
             let v = t.int_at(i).unwrap_or_default();
             if OobMode::Error.normalize(v, size).is_err() {
-                return err(
-                    K::IndexOutOfRange {
-                        index: v as i64,
-                        axis,
-                        size,
-                    },
-                    indices.span,
-                );
+                return err(K::IndexOutOfRange { index: v as i64, axis, size }, indices.span);
             }
         }
     }
     Ok(())
 }
 
-/// Builds a typed gather (OpenVINO Gather-8 shape rule, batch_dims 0 here).
-pub fn gather(
+/// A typed view; the identity view is no node at all.
+pub(super) fn view(base: TExpr, dims: Vec<ViewDim>, span: Span) -> TExpr {
+    let shape = &base.ty.shape;
+    let is_identity = dims.len() == shape.len()
+        && dims.iter().zip(shape).all(|(d, &n)| *d == ViewDim::Range { start: 0, step: 1, len: n });
+    if is_identity {
+        return base;
+    }
+    let out_shape = dims
+        .iter()
+        .filter_map(|d| match d {
+            ViewDim::Range { len, .. } => Some(*len),
+            ViewDim::Pick(_) => None,
+            ViewDim::NewAxis => Some(1),
+        })
+        .collect();
+    let ty = TensorType { dtype: base.ty.dtype, shape: out_shape };
+    TExpr { kind: TExprKind::View { base: Box::new(base), dims }, ty, span }
+}
+
+/// A typed gather, OpenVINO Gather-8's shape rule:
+/// `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`. The caller has checked
+/// `batch_dims <= axis`, `batch_dims <= rank(indices)` and that the batch dimensions agree.
+pub(super) fn gather(
     data: TExpr,
     indices: TExpr,
     axis: usize,
+    batch_dims: usize,
     mode: OobMode,
     span: Span,
 ) -> Result<TExpr, SemaError> {
     let d = &data.ty.shape;
-    let shape: Vec<i64> = d[..axis]
-        .iter()
-        .chain(&indices.ty.shape)
-        .chain(&d[axis + 1..])
-        .copied()
-        .collect();
+    let shape: Vec<i64> =
+        d[..axis].iter().chain(&indices.ty.shape[batch_dims..]).chain(&d[axis + 1..]).copied().collect();
     if checked_numel(&shape).is_none() {
-        return err(
-            K::TooLarge {
-                shape: format!("{}", ShapeDisplay(&shape)),
-            },
-            span,
-        );
+        return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
     }
-    let ty = TensorType {
-        dtype: data.ty.dtype,
-        shape,
-    };
-    let kind = TExprKind::Gather {
-        data: Box::new(data),
-        indices: Box::new(indices),
-        axis,
-        batch_dims: 0,
-        mode,
-    };
+    let ty = TensorType { dtype: data.ty.dtype, shape };
+    let kind = TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
     Ok(TExpr { kind, ty, span })
 }
 
 fn transpose(base: TExpr, perm: Vec<usize>, span: Span) -> TExpr {
     let shape = perm.iter().map(|&p| base.ty.shape[p]).collect();
-    let ty = TensorType {
-        dtype: base.ty.dtype,
-        shape,
-    };
-    TExpr {
-        kind: TExprKind::Transpose {
-            base: Box::new(base),
-            perm,
-        },
-        ty,
-        span,
-    }
+    let ty = TensorType { dtype: base.ty.dtype, shape };
+    TExpr { kind: TExprKind::Transpose { base: Box::new(base), perm }, ty, span }
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(super) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -13,11 +13,7 @@ pub struct SemaError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SemaErrorKind {
     #[error("unknown name `{name}`")]
-    UnknownName {
-        name: String,
-        suggestion: Option<String>,
-        known: Vec<String>,
-    },
+    UnknownName { name: String, suggestion: Option<String>, known: Vec<String> },
     #[error("index {index} is out of bounds for axis {axis} with size {size}")]
     IndexOutOfRange { index: i64, axis: usize, size: i64 },
     #[error("too many indices: the tensor is {rank}-dimensional, but {count} were indexed")]
@@ -47,7 +43,21 @@ pub enum SemaErrorKind {
     #[error("`{name}` is not an attribute of a tensor")]
     UnknownAttribute { name: String },
     #[error("unknown function `{name}`")]
-    UnknownFunction { name: String },
+    UnknownFunction { name: String, suggestion: Option<String> },
+    #[error("a positional argument cannot follow a keyword argument")]
+    PositionalAfterKeyword,
+    #[error("`{function}` takes at most {max} arguments")]
+    TooManyArguments { function: String, max: usize },
+    #[error("`{function}` has no parameter `{name}`")]
+    UnknownKeyword { function: String, name: String, suggestion: Option<String>, known: Vec<String> },
+    #[error("argument `{name}` is given twice")]
+    DuplicateArgument { name: String },
+    #[error("`{function}` needs the argument `{name}`")]
+    MissingArgument { function: String, name: String },
+    #[error("{message}")]
+    InvalidArgument { message: String, label: String },
+    #[error("the value of `{name}` must be known when the program is checked")]
+    ValueUnknown { name: String },
     #[error("cannot index {what}")]
     NotIndexable { what: String },
     #[error("the program has no result")]
@@ -70,16 +80,12 @@ impl IntoDiagnostic for SemaError {
         let message = self.kind.to_string();
         let span = self.span;
         let (code, label, help): (&str, String, Option<String>) = match self.kind {
-            K::UnknownName {
-                suggestion, known, ..
-            } => (
+            K::UnknownName { suggestion, known, .. } => (
                 "E0101",
                 "not bound".into(),
                 match (suggestion, known.is_empty()) {
                     (Some(s), _) => Some(format!("did you mean `{s}`?")),
-                    (None, true) => {
-                        Some("bind inputs with `-i NAME=FILE.npy` or `let NAME = ...`".into())
-                    }
+                    (None, true) => Some("bind inputs with `-i NAME=FILE.npy` or `let NAME = ...`".into()),
                     (None, false) => Some(format!("bound names: {}", known.join(", "))),
                 },
             ),
@@ -106,11 +112,7 @@ impl IntoDiagnostic for SemaError {
                     .label(first, "first ellipsis");
                 return d;
             }
-            K::ZeroStep => (
-                "E0105",
-                "step is 0".into(),
-                Some("use a positive or negative step".into()),
-            ),
+            K::ZeroStep => ("E0105", "step is 0".into(), Some("use a positive or negative step".into())),
             K::NotAnInteger { .. } => ("E0106", "not an integer".into(), None),
             K::NonIntegerIndexTensor { .. } => (
                 "E0106",
@@ -129,11 +131,9 @@ impl IntoDiagnostic for SemaError {
                     .help("index with one array at a time, e.g. `a[i][:, j]` (note: not the same as NumPy's a[i, j])");
             }
             K::Overflow { .. } => ("E0109", "overflows i64".into(), None),
-            K::Float { .. } => (
-                "E0106",
-                "not an integer".into(),
-                Some("indices, bounds and steps are integers".into()),
-            ),
+            K::Float { .. } => {
+                ("E0106", "not an integer".into(), Some("indices, bounds and steps are integers".into()))
+            }
             K::DivisionByZero => ("E0110", "divisor is 0".into(), None),
             K::LiteralOutOfRange { .. } => (
                 "E0109",
@@ -141,12 +141,38 @@ impl IntoDiagnostic for SemaError {
                 Some("integers lie in -9223372036854775808..=9223372036854775807".into()),
             ),
             K::RaggedList { .. } => ("E0111", "this element has a different shape".into(), None),
-            K::UnknownAttribute { .. } => (
-                "E0112",
-                "unknown attribute".into(),
-                Some("tensors have `shape`, `ndim` and `size`".into()),
+            K::UnknownAttribute { .. } => {
+                ("E0112", "unknown attribute".into(), Some("tensors have `shape`, `ndim` and `size`".into()))
+            }
+            K::UnknownFunction { suggestion, .. } => (
+                "E0113",
+                "unknown function".into(),
+                Some(match suggestion {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "functions: strided_slice, slice, gather, slice1".into(),
+                }),
             ),
-            K::UnknownFunction { .. } => ("E0113", "unknown function".into(), None),
+            K::PositionalAfterKeyword => ("E0120", "positional argument".into(), None),
+            K::TooManyArguments { .. } => ("E0121", "one argument too many".into(), None),
+            K::UnknownKeyword { suggestion, known, .. } => (
+                "E0122",
+                "unknown parameter".into(),
+                Some(match suggestion {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("parameters: {}", known.join(", ")),
+                }),
+            ),
+            K::DuplicateArgument { .. } => ("E0123", "given again here".into(), None),
+            K::MissingArgument { .. } => ("E0124", "in this call".into(), None),
+            K::InvalidArgument { label, .. } => ("E0125", label, None),
+            K::ValueUnknown { .. } => (
+                "E0126",
+                "value not known".into(),
+                Some(
+                    "bind the tensor with its data (`-i NAME=FILE.npy`), not only its type (`--shape`)"
+                        .into(),
+                ),
+            ),
             K::NotIndexable { .. } => ("E0114", "cannot be indexed".into(), None),
             K::NoResult => (
                 "E0115",

@@ -3,9 +3,10 @@
 
 mod check;
 pub mod error;
+mod ops;
 pub mod shape;
 pub mod typed;
 
-pub use check::{InputTypes, check_program};
+pub use check::{InputTypes, InputValues, check_program};
 pub use error::{SemaError, SemaErrorKind};
 pub use typed::{TExpr, TExprKind, TensorType, ViewDim};

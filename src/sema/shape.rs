@@ -49,32 +49,20 @@ pub fn normalize_numpy(n: i64, start: Option<i64>, stop: Option<i64>, step: Opti
         Some(v) => adjust(v),
     };
     let len = if k > 0 {
-        if first < end {
-            (end - first - 1) / k + 1
-        } else {
-            0
-        }
+        if first < end { (end - first - 1) / k + 1 } else { 0 }
     } else if end < first {
         // (first - end - 1) fits: first ≤ n-1 and end ≥ -1.
         (first - end - 1) / (-k) + 1
     } else {
         0
     };
-    Range {
-        first: if len == 0 { 0 } else { first },
-        step: k,
-        len,
-    }
+    Range { first: if len == 0 { 0 } else { first }, step: k, len }
 }
 
 /// Python's floor division; `None` on division by zero or overflow.
 pub fn floor_div(a: i64, b: i64) -> Option<i64> {
     let q = a.checked_div(b)?;
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q.checked_sub(1)
-    } else {
-        Some(q)
-    }
+    if (a % b != 0) && ((a < 0) != (b < 0)) { q.checked_sub(1) } else { Some(q) }
 }
 
 /// Python's `%` (the result has the divisor's sign); `None` on a zero divisor.
@@ -84,11 +72,7 @@ pub fn floor_mod(a: i64, b: i64) -> Option<i64> {
     }
     // checked_rem fails only for MIN % -1, whose remainder is 0.
     let r = a.checked_rem(b).unwrap_or(0);
-    Some(if r != 0 && ((r < 0) != (b < 0)) {
-        r + b
-    } else {
-        r
-    })
+    Some(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
 }
 
 /// Product of dimensions, `None` on i64 overflow.
@@ -122,14 +106,8 @@ mod tests {
 
     #[test]
     fn extreme_bounds() {
-        assert_eq!(
-            elements(5, Some(i64::MIN), Some(i64::MAX), Some(i64::MAX)),
-            vec![0]
-        );
-        assert_eq!(
-            elements(5, Some(i64::MAX), Some(i64::MIN), Some(i64::MIN)),
-            vec![4]
-        );
+        assert_eq!(elements(5, Some(i64::MIN), Some(i64::MAX), Some(i64::MAX)), vec![0]);
+        assert_eq!(elements(5, Some(i64::MAX), Some(i64::MIN), Some(i64::MIN)), vec![4]);
         assert_eq!(elements(5, None, None, Some(i64::MIN)), vec![4]);
         assert_eq!(elements(5, Some(i64::MIN), None, Some(2)), vec![0, 2, 4]);
     }

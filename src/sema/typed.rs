@@ -50,18 +50,9 @@ pub enum TExprKind {
     /// A literal (an index list).
     Const(Tensor),
     /// Basic indexing: one [`ViewDim`] per input dimension, plus new axes, in output order.
-    View {
-        base: Box<TExpr>,
-        dims: Vec<ViewDim>,
-    },
+    View { base: Box<TExpr>, dims: Vec<ViewDim> },
     /// `out = data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`.
-    Gather {
-        data: Box<TExpr>,
-        indices: Box<TExpr>,
-        axis: usize,
-        batch_dims: usize,
-        mode: OobMode,
-    },
+    Gather { data: Box<TExpr>, indices: Box<TExpr>, axis: usize, batch_dims: usize, mode: OobMode },
     /// Output dimension `i` is input dimension `perm[i]`.
     Transpose { base: Box<TExpr>, perm: Vec<usize> },
 }
@@ -99,13 +90,7 @@ impl fmt::Display for TExpr {
                 }
                 write!(f, ")")?
             }
-            TExprKind::Gather {
-                data,
-                indices,
-                axis,
-                batch_dims,
-                mode,
-            } => write!(
+            TExprKind::Gather { data, indices, axis, batch_dims, mode } => write!(
                 f,
                 "gather({data}, {indices}, axis={axis}, batch_dims={batch_dims}, mode={})",
                 mode.name()
@@ -140,8 +125,8 @@ impl std::str::FromStr for TensorType {
     fn from_str(s: &str) -> Result<TensorType, String> {
         let usage = || format!("`{s}` is not a tensor type DTYPE[d0, d1, ...] (e.g. f32[2,3,4])");
         let (dtype, dims) = s.trim().split_once('[').ok_or_else(usage)?;
-        let dtype = DType::from_name(dtype.trim())
-            .ok_or_else(|| format!("unknown dtype `{}`", dtype.trim()))?;
+        let dtype =
+            DType::from_name(dtype.trim()).ok_or_else(|| format!("unknown dtype `{}`", dtype.trim()))?;
         let dims = dims.trim_end().strip_suffix(']').ok_or_else(usage)?;
         let shape = dims
             .split(',')

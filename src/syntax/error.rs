@@ -12,11 +12,7 @@ pub enum ParseError {
     Lex(LexError),
     /// A token where the grammar allows none of it.
     #[error("unexpected {found}")]
-    Unexpected {
-        found: String,
-        span: Span,
-        expected: Vec<String>,
-    },
+    Unexpected { found: String, span: Span, expected: Vec<String> },
     /// The text ended in the middle of a statement.
     #[error("unexpected end of input")]
     Eof { span: Span, expected: Vec<String> },
@@ -45,19 +41,14 @@ impl ParseError {
                 span: Span::new(location.min(src_len), src_len),
                 expected: tidy_expected(expected),
             },
-            E::UnrecognizedToken {
-                token: (l, tok, r),
-                expected,
-            } => ParseError::Unexpected {
+            E::UnrecognizedToken { token: (l, tok, r), expected } => ParseError::Unexpected {
                 found: tok.to_string(),
                 span: Span::new(l, r),
                 expected: tidy_expected(expected),
             },
-            E::ExtraToken { token: (l, tok, r) } => ParseError::Unexpected {
-                found: tok.to_string(),
-                span: Span::new(l, r),
-                expected: vec![],
-            },
+            E::ExtraToken { token: (l, tok, r) } => {
+                ParseError::Unexpected { found: tok.to_string(), span: Span::new(l, r), expected: vec![] }
+            }
         }
     }
 
@@ -100,23 +91,21 @@ impl IntoDiagnostic for ParseError {
             ParseError::Lex(e) => {
                 let d = Diagnostic::error("E0001", self.to_string()).label(e.span, "here");
                 match e.kind {
-                    LexErrorKind::IntTooLarge => {
-                        d.help("integers must lie in the i64 range -9223372036854775808..=9223372036854775807")
-                    }
+                    LexErrorKind::IntTooLarge => d.help(
+                        "integers must lie in the i64 range -9223372036854775808..=9223372036854775807",
+                    ),
                     _ => d,
                 }
             }
             ParseError::Unexpected { span, expected, .. } => {
-                let d =
-                    Diagnostic::error("E0002", self.to_string()).label(*span, "not expected here");
+                let d = Diagnostic::error("E0002", self.to_string()).label(*span, "not expected here");
                 match expected_note(expected) {
                     Some(note) => d.help(note),
                     None => d,
                 }
             }
             ParseError::Eof { span, expected } => {
-                let d = Diagnostic::error("E0002", self.to_string())
-                    .label(*span, "the input ends here");
+                let d = Diagnostic::error("E0002", self.to_string()).label(*span, "the input ends here");
                 match expected_note(expected) {
                     Some(note) => d.help(note),
                     None => d,

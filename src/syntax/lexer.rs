@@ -25,10 +25,7 @@ pub struct Lexer<'s> {
 
 impl<'s> Lexer<'s> {
     pub fn new(src: &'s str) -> Lexer<'s> {
-        Lexer {
-            inner: Token::lexer(src).spanned(),
-            depth: 0,
-        }
+        Lexer { inner: Token::lexer(src).spanned(), depth: 0 }
     }
 }
 
@@ -43,22 +40,13 @@ impl<'s> Iterator for Lexer<'s> {
                 Err(kind) => {
                     // A lone quote starts no token; saying why reads better than "unexpected".
                     let quote = matches!(self.inner.slice().chars().next(), Some('"' | '\''));
-                    let kind = if quote {
-                        LexErrorKind::UnterminatedString
-                    } else {
-                        kind
-                    };
-                    return Some(Err(LexError {
-                        kind,
-                        span: range.into(),
-                    }));
+                    let kind = if quote { LexErrorKind::UnterminatedString } else { kind };
+                    return Some(Err(LexError { kind, span: range.into() }));
                 }
             };
             match token {
                 Token::LParen | Token::LBracket | Token::LBrace => self.depth += 1,
-                Token::RParen | Token::RBracket | Token::RBrace => {
-                    self.depth = self.depth.saturating_sub(1)
-                }
+                Token::RParen | Token::RBracket | Token::RBrace => self.depth = self.depth.saturating_sub(1),
                 Token::Newline if self.depth > 0 => continue,
                 _ => {}
             }
