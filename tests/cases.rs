@@ -5,11 +5,8 @@
 use slc::sema::{InputTypes, TensorType};
 
 fn inputs_of(src: &str) -> InputTypes {
-    let header = src
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("# inputs:"))
-        .expect("first line: # inputs: ...");
+    let header =
+        src.lines().next().and_then(|l| l.strip_prefix("# inputs:")).expect("first line: # inputs: ...");
     let mut types = InputTypes::new();
     // Split at top-level commas only (a type's dims contain commas too).
     let (mut depth, mut start) = (0, 0);
@@ -39,10 +36,8 @@ fn inputs_of(src: &str) -> InputTypes {
 fn ok_cases() {
     insta::glob!("cases/ok/*.slc", |path| {
         let src = std::fs::read_to_string(path).unwrap();
-        let compiled =
-            slc::compile(&src, &inputs_of(&src)).unwrap_or_else(|e| panic!("{}", e.render(&src)));
-        let reparsed =
-            slc::plan::parse::parse(&compiled.plan.to_string()).expect("printed plans parse");
+        let compiled = slc::compile(&src, &inputs_of(&src)).unwrap_or_else(|e| panic!("{}", e.render(&src)));
+        let reparsed = slc::plan::parse::parse(&compiled.plan.to_string()).expect("printed plans parse");
         assert_eq!(reparsed, compiled.plan, "plan text round trip");
         insta::assert_snapshot!(format!(
             "{src}\n== checked\n{}\n\n== plan\n{}",

@@ -4,11 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn slc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slc"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("slc runs")
+    Command::new(env!("CARGO_BIN_EXE_slc")).args(args).env("NO_COLOR", "1").output().expect("slc runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -44,14 +40,7 @@ fn eval_writes_the_result() {
     let dir = scratch("eval");
     let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
     let out = dir.join("out.npy");
-    let o = slc(&[
-        "eval",
-        "a[1:, ::-1]",
-        "-i",
-        &format!("a={a}"),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = slc(&["eval", "a[1:, ::-1]", "-i", &format!("a={a}"), "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let t = slc_runtime::read_npy(&out).unwrap();
     assert_eq!(t.shape(), &[2, 4]);
@@ -73,14 +62,7 @@ fn zero_d_result_is_a_zero_d_file() {
     let dir = scratch("zerod");
     let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
     let out = dir.join("s.npy");
-    let o = slc(&[
-        "eval",
-        "a[-1, -1]",
-        "-i",
-        &format!("a={a}"),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = slc(&["eval", "a[-1, -1]", "-i", &format!("a={a}"), "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let t = slc_runtime::read_npy(&out).unwrap();
     assert_eq!((t.shape().len(), t.int_at(0)), (0, Some(11)));
@@ -91,24 +73,11 @@ fn program_errors_exit_2_with_a_diagnostic_and_write_nothing() {
     let dir = scratch("err2");
     let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
     let out = dir.join("out.npy");
-    let o = slc(&[
-        "eval",
-        "a[1, 4]",
-        "-i",
-        &format!("a={a}"),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = slc(&["eval", "a[1, 4]", "-i", &format!("a={a}"), "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(
-        err.contains("index 4 is out of bounds for axis 1 with size 4"),
-        "{err}"
-    );
-    assert!(
-        err.contains("a[1, 4]"),
-        "the report shows the source: {err}"
-    );
+    assert!(err.contains("index 4 is out of bounds for axis 1 with size 4"), "{err}");
+    assert!(err.contains("a[1, 4]"), "the report shows the source: {err}");
     assert!(!out.exists());
 }
 
@@ -131,11 +100,7 @@ fn runtime_index_errors_exit_1_and_keep_an_existing_output() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("index 7 is out of bounds for axis 0 with size 3"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("index 7 is out of bounds for axis 0 with size 3"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&out).unwrap(), b"previous");
 }
 
@@ -159,14 +124,7 @@ fn output_into_a_missing_directory_fails_cleanly() {
     let dir = scratch("nodir");
     let a = write_input(&dir, "a.npy", &arange(&[3]));
     let out = dir.join("no/such/dir/out.npy");
-    let o = slc(&[
-        "eval",
-        "a",
-        "-i",
-        &format!("a={a}"),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = slc(&["eval", "a", "-i", &format!("a={a}"), "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("out.npy"), "{}", stderr(&o));
 }
@@ -184,10 +142,7 @@ fn output_over_an_input_is_refused() {
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(slc(&["eval"]).status.code(), Some(2));
-    assert_eq!(
-        slc(&["plan", "a", "--shape", "a=f33[2]"]).status.code(),
-        Some(2)
-    );
+    assert_eq!(slc(&["plan", "a", "--shape", "a=f33[2]"]).status.code(), Some(2));
     assert_eq!(slc(&["frobnicate"]).status.code(), Some(2));
 }
 
