@@ -16,5 +16,5 @@ pub mod source;
 pub mod syntax;
 
 pub use error::Error;
-pub use session::{Compiled, Session, compile, compile_with_values};
+pub use session::{Backend, Compiled, RunOptions, Session, compile, compile_with_values};
 pub use slc_runtime::{DType, Tensor};

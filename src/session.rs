@@ -1,5 +1,6 @@
 //! The embeddable entry point: bind tensors by name, then compile or evaluate programs.
 
+use crate::backend::jit::KernelCache;
 use crate::backend::{RuntimeError, interp};
 use crate::error::Error;
 use crate::plan::{self, Plan, PlanInfo};
@@ -35,9 +36,55 @@ pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues)
     Ok(Compiled { ast, checked, plan, info, check_spans })
 }
 
+/// Which executor runs plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// Cranelift-compiled kernels (the default).
+    #[default]
+    Jit,
+    /// The reference interpreter: slow, obviously correct; the oracle.
+    Interp,
+}
+
+impl Backend {
+    pub fn from_name(s: &str) -> Option<Backend> {
+        match s {
+            "jit" => Some(Backend::Jit),
+            "interp" => Some(Backend::Interp),
+            _ => None,
+        }
+    }
+}
+
+/// How to run a compiled program.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    pub backend: Backend,
+    /// Worker threads for large outputs (the JIT splits the outermost loop).
+    pub threads: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        RunOptions { backend: Backend::Jit, threads }
+    }
+}
+
 impl Compiled {
     /// Runs the plan on the reference interpreter, taking inputs by name from `tensors`.
     pub fn run(&self, tensors: &BTreeMap<String, Tensor>) -> Result<Tensor, Error> {
+        let options = RunOptions { backend: Backend::Interp, threads: 1 };
+        self.run_with(tensors, &options, &KernelCache::default())
+    }
+
+    /// Runs the plan with the chosen back end; JIT kernels come from (and go into) `cache`.
+    pub fn run_with(
+        &self,
+        tensors: &BTreeMap<String, Tensor>,
+        options: &RunOptions,
+        cache: &KernelCache,
+    ) -> Result<Tensor, Error> {
         let mut args = Vec::with_capacity(self.plan.inputs.len());
         for decl in &self.plan.inputs {
             match tensors.get(&decl.name) {
@@ -51,7 +98,14 @@ impl Compiled {
                 }
             }
         }
-        interp::run(&self.plan, &self.info, &args).map_err(|e| match e {
+        let result = match options.backend {
+            Backend::Interp => interp::run(&self.plan, &self.info, &args),
+            Backend::Jit => cache
+                .get_or_compile(&self.plan, &self.info)
+                .map_err(RuntimeError::from)
+                .and_then(|kernel| kernel.run(&self.plan, &args, options.threads)),
+        };
+        result.map_err(|e| match e {
             RuntimeError::IndexOutOfBounds { check, index, axis, len, .. } => {
                 let span = self.check_spans.get(check).copied();
                 RuntimeError::IndexOutOfBounds { check, index, axis, len, span }.into()
@@ -71,14 +125,32 @@ impl Compiled {
 /// assert_eq!(t.shape(), &[2]);
 /// assert_eq!((t.int_at(0), t.int_at(1)), (Some(4), Some(1)));
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Session {
     tensors: BTreeMap<String, Tensor>,
+    options: RunOptions,
+    cache: KernelCache,
 }
 
 impl Session {
     pub fn new() -> Session {
         Session::default()
+    }
+
+    /// A session that runs plans on `backend`.
+    pub fn with_backend(backend: Backend) -> Session {
+        let mut s = Session::default();
+        s.options.backend = backend;
+        s
+    }
+
+    pub fn options_mut(&mut self) -> &mut RunOptions {
+        &mut self.options
+    }
+
+    /// Kernels compiled so far.
+    pub fn cached_kernels(&self) -> usize {
+        self.cache.len()
     }
 
     /// Binds (or rebinds) `name` to a tensor.
@@ -107,6 +179,6 @@ impl Session {
 
     /// Evaluates a program; its last statement is the result.
     pub fn eval(&mut self, src: &str) -> Result<Tensor, Error> {
-        self.compile(src)?.run(&self.tensors)
+        self.compile(src)?.run_with(&self.tensors, &self.options, &self.cache)
     }
 }

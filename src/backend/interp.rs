@@ -9,16 +9,8 @@ use slc_runtime::Tensor;
 /// Runs a verified plan on `inputs` (in the order of `plan.inputs`).
 pub fn run(plan: &Plan, _proof: &PlanInfo, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
     check_inputs(plan, inputs)?;
+    run_checks(plan, inputs)?;
     let machine = Machine { plan, inputs };
-    for (i, check) in plan.checks.iter().enumerate() {
-        for coords in Coords::new(&check.shape) {
-            let j = machine.load(&check.index, &coords)?;
-            if OobMode::Error.normalize(j, check.len).is_err() {
-                let (axis, len) = (check.axis, check.len);
-                return Err(RuntimeError::IndexOutOfBounds { check: i, index: j, axis, len, span: None });
-            }
-        }
-    }
     let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
     let mut out = Tensor::zeros(plan.dtype, &dims)?;
     let width = plan.dtype.width();
@@ -29,6 +21,79 @@ pub fn run(plan: &Plan, _proof: &PlanInfo, inputs: &[&Tensor]) -> Result<Tensor,
         }
     }
     Ok(out)
+}
+
+/// Evaluates the plan's index checks (every back end runs these before its kernel). Inputs must
+/// already match the plan.
+pub fn run_checks(plan: &Plan, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
+    let machine = Machine { plan, inputs };
+    for (i, check) in plan.checks.iter().enumerate() {
+        let fail = |j: i128| RuntimeError::IndexOutOfBounds {
+            check: i,
+            index: j,
+            axis: check.axis,
+            len: check.len,
+            span: None,
+        };
+        if check.index.terms.is_empty() {
+            // The common case, a plain view of an index tensor: walk it without per-element
+            // allocation (this runs before every kernel, on the whole index tensor).
+            let t = machine.buffer(check.index.buffer);
+            for at in Offsets::new(&check.shape, check.index.base, &check.index.strides) {
+                let j = usize::try_from(at)
+                    .ok()
+                    .and_then(|a| t.int_at(a))
+                    .ok_or(RuntimeError::OutOfBuffer { address: at as i128, len: t.numel() })?;
+                if OobMode::Error.normalize(j, check.len).is_err() {
+                    return Err(fail(j));
+                }
+            }
+        } else {
+            for coords in Coords::new(&check.shape) {
+                let j = machine.load(&check.index, &coords)?;
+                if OobMode::Error.normalize(j, check.len).is_err() {
+                    return Err(fail(j));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The element offsets `base + Σ o_d·strides_d` over all coordinates of `shape`, in C order.
+struct Offsets {
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+    coords: Vec<i64>,
+    next: Option<i64>,
+}
+
+impl Offsets {
+    fn new(shape: &[i64], base: i64, strides: &[i64]) -> Offsets {
+        let next = (!shape.contains(&0)).then_some(base);
+        Offsets { shape: shape.to_vec(), strides: strides.to_vec(), coords: vec![0; shape.len()], next }
+    }
+}
+
+impl Iterator for Offsets {
+    type Item = i64;
+
+    fn next(&mut self) -> Option<i64> {
+        let current = self.next?;
+        self.next = None;
+        let mut at = current;
+        for d in (0..self.shape.len()).rev() {
+            self.coords[d] += 1;
+            at += self.strides[d];
+            if self.coords[d] < self.shape[d] {
+                self.next = Some(at);
+                break;
+            }
+            at -= self.strides[d] * self.coords[d];
+            self.coords[d] = 0;
+        }
+        Some(current)
+    }
 }
 
 struct Machine<'a> {

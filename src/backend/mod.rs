@@ -1,7 +1,10 @@
 //! Back ends execute verified plans. The reference interpreter is the oracle every faster back
 //! end is tested against.
 
+pub mod clif;
 pub mod interp;
+pub mod jit;
+pub mod loopnest;
 
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::source::Span;
@@ -17,6 +20,12 @@ pub enum RuntimeError {
     /// Clamp or wrap on an axis of size 0, which has no valid index.
     #[error("cannot gather from an empty axis")]
     EmptyAxis,
+    /// A kernel met an `error`-mode index out of range that no check covered.
+    #[error("an index value is out of range")]
+    GatherOutOfRange,
+    /// Compiling the kernel failed.
+    #[error(transparent)]
+    Jit(#[from] jit::JitError),
     /// A tensor does not match the type the plan was compiled for.
     #[error("input `{name}` is {found}, but the plan was compiled for {expected}")]
     InputMismatch { name: String, expected: String, found: String },
@@ -45,7 +54,8 @@ impl IntoDiagnostic for RuntimeError {
                     None => d,
                 }
             }
-            RuntimeError::EmptyAxis => Diagnostic::error("E0202", message),
+            RuntimeError::EmptyAxis | RuntimeError::GatherOutOfRange => Diagnostic::error("E0202", message),
+            RuntimeError::Jit(_) => Diagnostic::error("E0205", message),
             RuntimeError::InputMismatch { .. } | RuntimeError::InputCount { .. } => {
                 Diagnostic::error("E0203", message)
             }

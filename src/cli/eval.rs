@@ -2,7 +2,7 @@
 
 use super::args::{InputArg, parse_input};
 use super::{Failure, report};
-use crate::Session;
+use crate::{Backend, Session};
 use slc_runtime::{PrintOptions, format_tensor, read_npy, write_npy};
 use std::path::PathBuf;
 
@@ -16,10 +16,23 @@ pub struct EvalArgs {
     /// Write the result to this .npy file (atomically) instead of printing it.
     #[arg(short = 'o', long = "output", value_name = "OUT.npy")]
     pub output: Option<PathBuf>,
+    /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
+    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = parse_backend)]
+    pub backend: Backend,
+    /// Worker threads for large outputs (default: the machine's cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
+
+fn parse_backend(s: &str) -> Result<Backend, String> {
+    Backend::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit or interp"))
 }
 
 pub fn run(args: EvalArgs) -> Result<(), Failure> {
-    let mut session = Session::new();
+    let mut session = Session::with_backend(args.backend);
+    if let Some(n) = args.threads {
+        session.options_mut().threads = n as usize;
+    }
     for input in &args.inputs {
         match read_npy(&input.path) {
             Ok(t) => session.bind(&input.name, t),

@@ -1,0 +1,447 @@
+//! LoopNest → Cranelift IR, into any `cranelift_module::Module` (the JIT and, later, AOT
+//! object files share this code generator).
+//!
+//! Every kernel has one signature:
+//!
+//! ```c
+//! int32_t kernel(const uint8_t *const *buffers, uint8_t *out, int64_t begin, int64_t end);
+//! ```
+//!
+//! `buffers` holds the plan's inputs then its constants; `[begin, end)` is the range of the
+//! outermost loop to run, so callers can split the work across threads. The result is a status:
+//! [`STATUS_OK`], or [`STATUS_INDEX_OUT_OF_RANGE`] when an `error`-mode index misses (the
+//! plan's checks normally catch those first). Addresses are not checked here: the plan verifier
+//! has proven them in range, and every gathered index is normalized into `[0, len)` before use.
+
+use super::loopnest::{LoopNest, Stream, Term};
+use crate::plan::OobMode;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Type, Value, types};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module, ModuleError};
+
+pub const STATUS_OK: i32 = 0;
+pub const STATUS_INDEX_OUT_OF_RANGE: i32 = 1;
+/// Clamp or wrap on an axis with no elements.
+pub const STATUS_EMPTY_AXIS: i32 = 2;
+
+/// Runs of at most this many bytes are copied with inline loads and stores, longer ones call
+/// memcpy.
+const INLINE_COPY_BYTES: i64 = 64;
+
+const NO_ARGS: &[BlockArg] = &[];
+
+pub fn signature(module: &dyn Module) -> Signature {
+    let ptr = module.target_config().pointer_type();
+    let mut sig = module.make_signature();
+    sig.params.extend([
+        AbiParam::new(ptr),
+        AbiParam::new(ptr),
+        AbiParam::new(types::I64),
+        AbiParam::new(types::I64),
+    ]);
+    sig.returns.push(AbiParam::new(types::I32));
+    sig
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodegenError {
+    #[error("the generated function is invalid:\n{0}")]
+    Verifier(String),
+    #[error("{0}")]
+    Module(String),
+}
+
+/// Defines `name` in `module` as the kernel for `nest`, after `verify_function` accepts it;
+/// returns its id and its Cranelift IR text.
+pub fn define_kernel<M: Module>(
+    module: &mut M,
+    name: &str,
+    linkage: Linkage,
+    nest: &LoopNest,
+) -> Result<(FuncId, String), CodegenError> {
+    let module_error = |e: ModuleError| CodegenError::Module(e.to_string());
+    let sig = signature(module);
+    let id = module.declare_function(name, linkage, &sig).map_err(module_error)?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let config = module.target_config();
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        Gen::new(b, nest, config).emit_function();
+    }
+    let text = ctx.func.display().to_string();
+    cranelift_codegen::verify_function(&ctx.func, module.isa()).map_err(|e| {
+        CodegenError::Verifier(cranelift_codegen::print_errors::pretty_verifier_error(&ctx.func, None, e))
+    })?;
+    module.define_function(id, &mut ctx).map_err(module_error)?;
+    module.clear_context(&mut ctx);
+    Ok((id, text))
+}
+
+/// The state of one stream at the current loop depth: its byte offset so far, and for each
+/// term, its index stream's state and (once evaluated) its contribution.
+#[derive(Clone)]
+struct StreamState {
+    offset: Value,
+    terms: Vec<TermState>,
+}
+
+#[derive(Clone)]
+struct TermState {
+    index: StreamState,
+    /// (byte contribution, "zero-mode miss" flag) once evaluated.
+    value: Option<(Value, Option<Value>)>,
+}
+
+struct Gen<'a, 'n> {
+    b: FunctionBuilder<'a>,
+    nest: &'n LoopNest,
+    config: TargetFrontendConfig,
+    ptr: Type,
+    buffers: Value,
+    /// Base pointers of the buffers, loaded once at entry.
+    bases: Vec<Option<Value>>,
+    fail_index: cranelift_codegen::ir::Block,
+    fail_empty: cranelift_codegen::ir::Block,
+}
+
+/// The loop depth from which a term's index no longer changes: one past the deepest loop its
+/// index stream (or any nested one) moves along.
+fn hoist_level(t: &Term) -> usize {
+    fn deepest(s: &Stream) -> usize {
+        let own = s.strides.iter().rposition(|&x| x != 0).map_or(0, |d| d + 1);
+        s.terms.iter().map(hoist_level).fold(own, usize::max)
+    }
+    deepest(&t.index)
+}
+
+impl<'a, 'n> Gen<'a, 'n> {
+    fn new(mut b: FunctionBuilder<'a>, nest: &'n LoopNest, config: TargetFrontendConfig) -> Gen<'a, 'n> {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let buffers = b.block_params(entry)[0];
+        let fail_index = b.create_block();
+        let fail_empty = b.create_block();
+        Gen { b, nest, config, ptr: config.pointer_type(), buffers, bases: vec![], fail_index, fail_empty }
+    }
+
+    fn emit_function(mut self) {
+        let entry = self.b.current_block().expect("in the entry block");
+        let params = self.b.block_params(entry).to_vec();
+        let (out, begin, end) = (params[1], params[2], params[3]);
+        if !self.nest.empty {
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let data = self.initial_state(&self.nest.data.clone());
+            if self.nest.extents.is_empty() {
+                // One element: run it if the range is not empty.
+                let run = self.b.create_block();
+                let done = self.b.create_block();
+                let c = self.b.ins().icmp(IntCC::SignedLessThan, begin, end);
+                self.b.ins().brif(c, run, NO_ARGS, done, NO_ARGS);
+                self.b.switch_to_block(run);
+                self.emit(0, out, zero, data, Some((begin, end)));
+                self.b.ins().jump(done, NO_ARGS);
+                self.b.switch_to_block(done);
+            } else {
+                self.emit(0, out, zero, data, Some((begin, end)));
+            }
+        }
+        let ok = self.b.ins().iconst(types::I32, STATUS_OK as i64);
+        self.b.ins().return_(&[ok]);
+        for (block, status) in
+            [(self.fail_index, STATUS_INDEX_OUT_OF_RANGE), (self.fail_empty, STATUS_EMPTY_AXIS)]
+        {
+            self.b.switch_to_block(block);
+            let s = self.b.ins().iconst(types::I32, status as i64);
+            self.b.ins().return_(&[s]);
+        }
+        self.b.seal_all_blocks();
+        let config = self.config;
+        self.b.finalize(config);
+    }
+
+    fn base(&mut self, buffer: usize) -> Value {
+        if self.bases.len() <= buffer {
+            self.bases.resize(buffer + 1, None);
+        }
+        if let Some(v) = self.bases[buffer] {
+            return v;
+        }
+        // Loaded where first needed; the entry block dominates everything, so load there.
+        let v = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.buffers, (buffer * 8) as i32);
+        self.bases[buffer] = Some(v);
+        v
+    }
+
+    fn initial_state(&mut self, s: &Stream) -> StreamState {
+        let offset = self.b.ins().iconst(types::I64, s.base);
+        let terms =
+            s.terms.iter().map(|t| TermState { index: self.initial_state(&t.index), value: None }).collect();
+        // Load every base pointer now, in the entry block.
+        self.base(s.buffer);
+        StreamState { offset, terms }
+    }
+
+    /// Moves a stream (and its not yet evaluated index streams) to iteration `i` of loop `d`.
+    fn advance(&mut self, s: &Stream, st: &StreamState, d: usize, i: Value) -> StreamState {
+        let stride = s.strides[d];
+        let offset = if stride == 0 {
+            st.offset
+        } else {
+            let step = self.b.ins().imul_imm_s(i, stride);
+            self.b.ins().iadd(st.offset, step)
+        };
+        let terms = s
+            .terms
+            .iter()
+            .zip(&st.terms)
+            .map(|(t, ts)| match ts.value {
+                Some(_) => ts.clone(),
+                None => TermState { index: self.advance(&t.index, &ts.index, d, i), value: None },
+            })
+            .collect();
+        StreamState { offset, terms }
+    }
+
+    /// Evaluates the terms of `s` that no loop at depth >= `depth` moves.
+    fn evaluate_terms(&mut self, s: &Stream, st: &mut StreamState, depth: usize) {
+        for (t, ts) in s.terms.iter().zip(st.terms.iter_mut()) {
+            if ts.value.is_none() && hoist_level(t) <= depth {
+                ts.value = Some(self.evaluate_term(t, &mut ts.index, depth));
+            }
+        }
+    }
+
+    /// The address `base + offset + Σ contributions` of a stream whose terms are evaluated, and
+    /// its combined zero-mode miss flag.
+    fn address(&mut self, s: &Stream, st: &StreamState) -> (Value, Option<Value>) {
+        let base = self.base(s.buffer);
+        let mut addr = self.b.ins().iadd(base, st.offset);
+        let mut miss: Option<Value> = None;
+        for ts in &st.terms {
+            let (contribution, m) = ts.value.expect("terms are evaluated before use");
+            addr = self.b.ins().iadd(addr, contribution);
+            miss = match (miss, m) {
+                (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
+                (a, b) => a.or(b),
+            };
+        }
+        (addr, miss)
+    }
+
+    /// Loads an index value, normalizes it by the term's mode, and returns its byte contribution.
+    fn evaluate_term(&mut self, t: &Term, index: &mut StreamState, depth: usize) -> (Value, Option<Value>) {
+        self.evaluate_terms(&t.index, index, depth);
+        let (addr, nested_miss) = self.address(&t.index, index);
+        let dtype = t.index_dtype;
+        let ty = Type::int_with_byte_size(dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
+        // A missed nested gather yields index value 0.
+        let raw = self.load_unless(ty, addr, nested_miss);
+        let j = match (ty == types::I64, dtype.is_signed()) {
+            (true, _) => raw,
+            (false, true) => self.b.ins().sextend(types::I64, raw),
+            (false, false) => self.b.ins().uextend(types::I64, raw),
+        };
+        let n = t.len;
+        if n == 0 && matches!(t.mode, OobMode::Clamp | OobMode::Wrap) {
+            let cont = self.b.create_block();
+            self.b.ins().jump(self.fail_empty, NO_ARGS);
+            self.b.switch_to_block(cont);
+        }
+        let signed = dtype.is_signed();
+        // `wrapped` is j with negatives counted from the end (signed dtypes only).
+        let wrapped = if signed {
+            let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, j, 0);
+            let plus_n = self.b.ins().iadd_imm_s(j, n);
+            self.b.ins().select(neg, plus_n, j)
+        } else {
+            j
+        };
+        // One unsigned compare checks 0 <= wrapped < n.
+        let inside = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, wrapped, n);
+        let (value, miss) = match t.mode {
+            OobMode::Error => {
+                let cont = self.b.create_block();
+                self.b.ins().brif(inside, cont, NO_ARGS, self.fail_index, NO_ARGS);
+                self.b.switch_to_block(cont);
+                (wrapped, None)
+            }
+            OobMode::Zero => {
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let value = self.b.ins().select(inside, wrapped, zero);
+                let miss = self.b.ins().icmp_imm_s(IntCC::Equal, inside, 0);
+                (value, Some(miss))
+            }
+            OobMode::Clamp if n > 0 => {
+                let top = self.b.ins().iconst(types::I64, n - 1);
+                let value = if signed {
+                    let zero = self.b.ins().iconst(types::I64, 0);
+                    let low = self.b.ins().smax(j, zero);
+                    self.b.ins().smin(low, top)
+                } else {
+                    self.b.ins().umin(j, top)
+                };
+                (value, None)
+            }
+            OobMode::Wrap if n > 0 => {
+                let nv = self.b.ins().iconst(types::I64, n);
+                let value = if signed {
+                    let r = self.b.ins().srem(j, nv);
+                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
+                    let r_plus = self.b.ins().iadd(r, nv);
+                    self.b.ins().select(neg, r_plus, r)
+                } else {
+                    self.b.ins().urem(j, nv)
+                };
+                (value, None)
+            }
+            // Unreachable at run time (the jump to fail_empty above); keep the IR well formed.
+            OobMode::Clamp | OobMode::Wrap => (self.b.ins().iconst(types::I64, 0), None),
+        };
+        let contribution = self.b.ins().imul_imm_s(value, t.stride);
+        let miss = match (miss, nested_miss) {
+            (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
+            (a, b) => a.or(b),
+        };
+        (contribution, miss)
+    }
+
+    /// Emits loop `depth` and everything inside it. `range` overrides the loop bounds
+    /// (the caller's outer range).
+    fn emit(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        mut data: StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        self.evaluate_terms(&nest.data, &mut data, depth);
+        let rank = nest.extents.len();
+        let w = nest.width as i64;
+        if depth == rank {
+            self.copy_element(out, out_off, &data);
+            return;
+        }
+        if depth + 1 == rank && nest.block {
+            // Under an outer loop, the block is the whole innermost run; alone (everything merged
+            // into one loop), the caller's range selects elements of it.
+            let (start, count) = match range {
+                Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
+                None => {
+                    (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
+                }
+            };
+            let skip = self.b.ins().imul_imm_s(start, w);
+            let out_off = self.b.ins().iadd(out_off, skip);
+            let data = self.advance(&nest.data, &data, depth, start);
+            let bytes = self.b.ins().imul_imm_s(count, w);
+            let static_bytes = if range.is_none() { Some(nest.extents[depth] * w) } else { None };
+            self.copy_block(out, out_off, &data, bytes, static_bytes);
+            return;
+        }
+        let (lo, hi) = match range {
+            Some(r) => r,
+            None => {
+                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
+            }
+        };
+        let i_var = self.b.declare_var(types::I64);
+        self.b.def_var(i_var, lo);
+        let header = self.b.create_block();
+        let body = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(header, NO_ARGS);
+        self.b.switch_to_block(header);
+        let i = self.b.use_var(i_var);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, hi);
+        self.b.ins().brif(more, body, NO_ARGS, exit, NO_ARGS);
+        self.b.switch_to_block(body);
+        let step = self.b.ins().imul_imm_s(i, nest.out[depth]);
+        let inner_out = self.b.ins().iadd(out_off, step);
+        let inner_data = self.advance(&nest.data, &data, depth, i);
+        self.emit(depth + 1, out, inner_out, inner_data, None);
+        let next = self.b.ins().iadd_imm_s(i, 1);
+        self.b.def_var(i_var, next);
+        self.b.ins().jump(header, NO_ARGS);
+        self.b.switch_to_block(exit);
+    }
+
+    /// Loads `ty` at `addr`, or yields 0 without touching memory when `miss` is set (after a
+    /// zero-mode miss the address may lie in an empty buffer).
+    fn load_unless(&mut self, ty: Type, addr: Value, miss: Option<Value>) -> Value {
+        let Some(miss) = miss else {
+            return self.b.ins().load(ty, MemFlagsData::trusted(), addr, 0);
+        };
+        let result = self.b.declare_var(ty);
+        let (load, skip, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(miss, skip, NO_ARGS, load, NO_ARGS);
+        self.b.switch_to_block(load);
+        let v = self.b.ins().load(ty, MemFlagsData::trusted(), addr, 0);
+        self.b.def_var(result, v);
+        self.b.ins().jump(join, NO_ARGS);
+        self.b.switch_to_block(skip);
+        let zero = self.b.ins().iconst(ty, 0);
+        self.b.def_var(result, zero);
+        self.b.ins().jump(join, NO_ARGS);
+        self.b.switch_to_block(join);
+        self.b.use_var(result)
+    }
+
+    fn copy_element(&mut self, out: Value, out_off: Value, data: &StreamState) {
+        let nest = self.nest;
+        let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
+        let (src, miss) = self.address(&nest.data, data);
+        let value = self.load_unless(ty, src, miss);
+        let dst = self.b.ins().iadd(out, out_off);
+        self.b.ins().store(MemFlagsData::trusted(), value, dst, 0);
+    }
+
+    fn copy_block(
+        &mut self,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        bytes: Value,
+        static_bytes: Option<i64>,
+    ) {
+        let nest = self.nest;
+        let (src, miss) = self.address(&nest.data, data);
+        let dst = self.b.ins().iadd(out, out_off);
+        let (copy, done) = (self.b.create_block(), self.b.create_block());
+        if let Some(m) = miss {
+            let zero_fill = self.b.create_block();
+            self.b.ins().brif(m, zero_fill, NO_ARGS, copy, NO_ARGS);
+            self.b.switch_to_block(zero_fill);
+            let zero = self.b.ins().iconst(types::I8, 0);
+            self.b.call_memset(self.config, dst, zero, bytes);
+            self.b.ins().jump(done, NO_ARGS);
+        } else {
+            self.b.ins().jump(copy, NO_ARGS);
+        }
+        self.b.switch_to_block(copy);
+        match static_bytes {
+            Some(n) if n <= INLINE_COPY_BYTES => {
+                let align = nest.width;
+                self.b.emit_small_memory_copy(
+                    self.config,
+                    dst,
+                    src,
+                    n as u64,
+                    align,
+                    align,
+                    true,
+                    MemFlagsData::trusted(),
+                );
+            }
+            _ => self.b.call_memcpy(self.config, dst, src, bytes),
+        }
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+}
