@@ -5,6 +5,7 @@
 //! expression (parse or check), reported with a diagnostic.
 
 mod args;
+mod bench;
 mod eval;
 mod plan;
 
@@ -25,8 +26,10 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Print the normalized plan of a program.
     Plan(plan::PlanArgs),
-    /// Print every stage of a program: AST, checked program, plan.
+    /// Print every stage of a program: AST, checked program, plan, loop nest, Cranelift IR.
     Explain(plan::PlanArgs),
+    /// Time a program's kernel on generated inputs against memcpy of the same bytes.
+    Bench(bench::BenchArgs),
 }
 
 /// How a command failed; decides the exit code.
@@ -43,6 +46,7 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Plan(args) => plan::run(args, false),
         Command::Explain(args) => plan::run(args, true),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

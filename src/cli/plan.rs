@@ -15,6 +15,13 @@ pub struct PlanArgs {
     /// Declare an input by example: NAME=FILE.npy (only its dtype and shape are used).
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
+    /// Print the loop nest after each scheduling pass that changes it (`all`), or after one
+    /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy).
+    #[arg(long, value_name = "PASS|all")]
+    pub dump_after: Option<String>,
+    /// Also print the JIT kernel's Cranelift IR.
+    #[arg(long)]
+    pub clif: bool,
 }
 
 pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
@@ -41,5 +48,26 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
         println!("== plan");
     }
     print!("{}", compiled.plan);
+    if let Some(which) = &args.dump_after {
+        let known = crate::backend::loopnest::PASSES.iter().any(|p| p.name == which);
+        if which != "all" && !known {
+            eprintln!("error: no pass named `{which}`");
+            return Err(Failure::Usage);
+        }
+        crate::backend::loopnest::schedule(&compiled.plan, |pass, nest| {
+            if which == "all" || which == pass {
+                print!("== after {pass}\n{nest}");
+            }
+        });
+    }
+    if args.clif || every_stage {
+        match crate::backend::jit::compile(&compiled.plan, &compiled.info) {
+            Ok(kernel) => print!("== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Err(Failure::Runtime);
+            }
+        }
+    }
     Ok(())
 }
