@@ -1,1 +1,12 @@
-//! slc-runtime
+//! slc-runtime: what compiled kernels and embedders need at run time — dtypes, dense tensors
+//! over aligned buffers, `.npy` reading and writing, and NumPy-style printing.
+
+pub mod dtype;
+pub mod format;
+pub mod npy;
+pub mod tensor;
+
+pub use dtype::DType;
+pub use format::{PrintOptions, format_tensor};
+pub use npy::{NpyError, encode_npy, parse_npy, read_npy, write_npy};
+pub use tensor::{Tensor, TensorError};

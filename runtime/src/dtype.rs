@@ -1,0 +1,145 @@
+//! Element types. Slicing moves bytes, so most of slc only needs a dtype's width; index
+//! tensors also need its integer interpretation.
+
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    /// bfloat16: NumPy has no such type, so it has no `.npy` form.
+    BF16,
+    F32,
+    F64,
+}
+
+use DType::*;
+
+/// IMPORTANT: keep in sync — name, NumPy spelling, width, `.npy` descr (little-endian).
+const TABLE: [(DType, &str, &str, usize, Option<&str>); 13] = [
+    (Bool, "bool", "bool", 1, Some("|b1")),
+    (I8, "i8", "int8", 1, Some("|i1")),
+    (I16, "i16", "int16", 2, Some("<i2")),
+    (I32, "i32", "int32", 4, Some("<i4")),
+    (I64, "i64", "int64", 8, Some("<i8")),
+    (U8, "u8", "uint8", 1, Some("|u1")),
+    (U16, "u16", "uint16", 2, Some("<u2")),
+    (U32, "u32", "uint32", 4, Some("<u4")),
+    (U64, "u64", "uint64", 8, Some("<u8")),
+    (F16, "f16", "float16", 2, Some("<f2")),
+    (BF16, "bf16", "bfloat16", 2, None),
+    (F32, "f32", "float32", 4, Some("<f4")),
+    (F64, "f64", "float64", 8, Some("<f8")),
+];
+
+impl DType {
+    pub const ALL: [DType; 13] = [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64];
+
+    fn row(self) -> &'static (DType, &'static str, &'static str, usize, Option<&'static str>) {
+        &TABLE[self as usize]
+    }
+
+    /// Bytes per element.
+    pub fn width(self) -> usize {
+        self.row().3
+    }
+
+    /// slc's spelling: `f32`, `i64`, `bool`, ...
+    pub fn name(self) -> &'static str {
+        self.row().1
+    }
+
+    /// The slc spelling or the NumPy one (`float32`, `int64`, ...).
+    pub fn from_name(s: &str) -> Option<DType> {
+        TABLE.iter().find(|r| r.1 == s || r.2 == s).map(|r| r.0)
+    }
+
+    /// Signed or unsigned integers (not bool, not floats).
+    pub fn is_integer(self) -> bool {
+        matches!(self, I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, I8 | I16 | I32 | I64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, F16 | BF16 | F32 | F64)
+    }
+
+    /// The little-endian `.npy` descr; `None` for bf16.
+    pub fn npy_descr(self) -> Option<&'static str> {
+        self.row().4
+    }
+
+    /// The dtype of a `.npy` descr of any byte order (`<f4`, `>i8`, `|u1`, `=f8`), with whether
+    /// its bytes must be swapped to read them on this (little-endian) host.
+    pub fn from_npy_descr(descr: &str) -> Option<(DType, bool)> {
+        let (order, code) = descr.split_at(descr.len().min(1));
+        let order = match order {
+            "<" | "|" | "=" => false,
+            ">" => true,
+            _ => return None,
+        };
+        let dtype = TABLE.iter().find(|r| r.4.is_some_and(|d| &d[1..] == code))?.0;
+        Some((dtype, order && dtype.width() > 1))
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of parsing a dtype name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown dtype `{0}` (expected one of bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64)"
+)]
+pub struct UnknownDType(pub String);
+
+impl FromStr for DType {
+    type Err = UnknownDType;
+
+    fn from_str(s: &str) -> Result<DType, UnknownDType> {
+        DType::from_name(s).ok_or_else(|| UnknownDType(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_order_matches_the_enum() {
+        for (i, d) in DType::ALL.iter().enumerate() {
+            assert_eq!(TABLE[i].0, *d);
+            assert_eq!(DType::from_name(d.name()), Some(*d));
+            assert_eq!(DType::from_name(TABLE[i].2), Some(*d));
+        }
+    }
+
+    #[test]
+    fn npy_descrs() {
+        assert_eq!(DType::from_npy_descr("<f4"), Some((F32, false)));
+        assert_eq!(DType::from_npy_descr(">i8"), Some((I64, true)));
+        assert_eq!(DType::from_npy_descr("|b1"), Some((Bool, false)));
+        assert_eq!(DType::from_npy_descr(">u1"), Some((U8, false)));
+        assert_eq!(DType::from_npy_descr("=f8"), Some((F64, false)));
+        assert_eq!(DType::from_npy_descr("<c8"), None);
+        assert_eq!(DType::from_npy_descr("|O"), None);
+        assert_eq!(BF16.npy_descr(), None);
+        assert_eq!("float16".parse::<DType>(), Ok(F16));
+        assert!("q8".parse::<DType>().is_err());
+    }
+}
