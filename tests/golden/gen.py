@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Generates tests/golden/cases.jsonl: NumPy's answers for random slc programs.
+
+Each case is one JSON object per line:
+  {"id": 17, "src": "a[1:, ::-1][idx]",
+   "inputs": {"a": {"dtype": "f32", "shape": [4, 5], "seed": 1234},
+              "idx": {"dtype": "i32", "shape": [3], "values": [0, -1, 2]}},
+   "expect": {"dtype": "f32", "shape": [3, 5], "hex": "..."}}
+or, for programs NumPy rejects, "expect": {"error": "IndexError", "message": "..."}.
+
+Data tensors are not stored: they are filled from their seed with splitmix64 (see fill()),
+which tests/golden.rs implements too. Index tensors are stored as values.
+
+  python3 tests/golden/gen.py           # (re)write cases.jsonl
+  python3 tests/golden/gen.py --check   # regenerate in memory, fail if the file differs
+"""
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+OUT = Path(__file__).with_name("cases.jsonl")
+SEED = 20261123
+CASES = 3000
+
+DTYPES = {
+    "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+}
+INDEX_DTYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+MASK = 2**64 - 1
+
+
+def fill(dtype, shape, seed):
+    """splitmix64 bytes, truncated to the tensor's size; bools keep only the low bit."""
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(DTYPES[dtype]).itemsize
+    out = bytearray()
+    state = seed & MASK
+    while len(out) < n:
+        state = (state + 0x9E3779B97F4A7C15) & MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        z ^= z >> 31
+        out += z.to_bytes(8, "little")
+    data = bytes(out[:n])
+    if dtype == "bool":
+        data = bytes(b & 1 for b in data)
+    return np.frombuffer(data, dtype=np.dtype(DTYPES[dtype]).newbyteorder("<")).reshape(shape)
+
+
+def bound(rng, n):
+    r = rng.random()
+    if r < 0.5:
+        return None
+    if r < 0.92:
+        return rng.randint(-n - 1, n + 1)
+    return rng.choice([I64_MIN, I64_MAX, I64_MIN + 1, I64_MAX - 1, 2**62, -(2**62), 10**12, -(10**12)])
+
+
+def step(rng):
+    r = rng.random()
+    if r < 0.45:
+        return None
+    if r < 0.95:
+        return rng.choice([-3, -2, -1, -1, 1, 1, 2, 3])
+    return rng.choice([I64_MAX, I64_MIN, I64_MIN + 1, 2**40, -(2**40), 0])
+
+
+class Gen:
+    def __init__(self, rng):
+        self.rng = rng
+        self.inputs = {}
+
+    def index_tensor(self, n):
+        """A bound index tensor or a list literal, with values mostly in range."""
+        rng = self.rng
+        q = rng.choice([1, 1, 1, 2, 0]) if rng.random() < 0.9 else 1
+        shape = [rng.randint(0, 3) for _ in range(q)]
+        count = int(np.prod(shape, dtype=np.int64))
+        lo, hi = -max(n, 1), max(n, 1) - 1
+        if rng.random() < 0.05:
+            lo, hi = lo - 3, hi + 3  # may be out of range: an IndexError case
+        # A list literal cannot spell an empty array of rank > 1 (`[]` is shape (0,)).
+        if rng.random() < 0.5 and q >= 1 and (count > 0 or q == 1):
+            values = [rng.randint(lo, hi) for _ in range(count)]
+            lit = np.array(values, dtype=np.int64).reshape(shape)
+            return lit.tolist().__repr__(), lit
+        dtype = rng.choice(INDEX_DTYPES)
+        info = np.iinfo(DTYPES[dtype])
+        values = [min(max(rng.randint(lo, hi), int(info.min)), int(info.max)) for _ in range(count)]
+        name = f"i{len(self.inputs)}"
+        arr = np.array(values, dtype=DTYPES[dtype]).reshape(shape)
+        self.inputs[name] = {"dtype": dtype, "shape": shape, "values": values}
+        return name, arr
+
+    def items(self, shape):
+        """A random index for an array of `shape`: (slc text, Python index tuple)."""
+        rng = self.rng
+        rank = len(shape)
+        consuming = rank if rng.random() < 0.45 else rng.randint(0, rank)
+        if rng.random() < 0.03:
+            consuming = rank + 1  # too many indices
+        kinds = []
+        for _ in range(consuming):
+            r = rng.random()
+            kinds.append("slice" if r < 0.55 else "int" if r < 0.8 else "array")
+        # One index array at most.
+        seen = False
+        for i, k in enumerate(kinds):
+            if k == "array":
+                kinds[i] = "slice" if seen else "array"
+                seen = True
+        kinds += ["new"] * rng.choice([0, 0, 0, 1, 1, 2])
+        rng.shuffle(kinds)
+        ellipses = 1 if rng.random() < 0.35 else 0
+        if rng.random() < 0.01:
+            ellipses = 2  # an error
+        for _ in range(ellipses):
+            kinds.insert(rng.randint(0, len(kinds)), "...")
+        if not kinds:
+            kinds = [rng.choice(["...", "new"])]
+        # The input axis each consuming item applies to.
+        first_ellipsis = kinds.index("...") if "..." in kinds else len(kinds)
+        before = sum(1 for k in kinds[:first_ellipsis] if k in ("slice", "int", "array"))
+        after = sum(1 for k in kinds[first_ellipsis:] if k in ("slice", "int", "array"))
+        texts, pys = [], []
+        pre = post = 0
+        for pos, kind in enumerate(kinds):
+            if kind in ("slice", "int", "array"):
+                if pos < first_ellipsis:
+                    axis = pre
+                    pre += 1
+                else:
+                    axis = rank - after + post
+                    post += 1
+                n = shape[axis] if 0 <= axis < rank else 2
+            if kind == "slice":
+                a, b, c = bound(rng, n), bound(rng, n), step(rng)
+                f = lambda v: "" if v is None else str(v)
+                text = f"{f(a)}:{f(b)}" + ("" if c is None and rng.random() < 0.5 else f":{f(c)}")
+                texts.append(text)
+                pys.append(slice(a, b, c))
+            elif kind == "int":
+                if rng.random() < 0.05 or n == 0:
+                    i = rng.choice([n, -n - 1, n + 3])
+                else:
+                    i = rng.randint(-n, n - 1)
+                if rng.random() < 0.08:
+                    texts.append(f"{i + 1} - 1")
+                else:
+                    texts.append(str(i))
+                pys.append(i)
+            elif kind == "array":
+                text, arr = self.index_tensor(n)
+                texts.append(text)
+                pys.append(arr)
+            elif kind == "new":
+                texts.append(rng.choice(["newaxis", "None"]))
+                pys.append(None)
+            else:
+                texts.append("...")
+                pys.append(Ellipsis)
+        return "[" + ", ".join(texts) + "]", tuple(pys)
+
+
+def make_case(rng, cid):
+    g = Gen(rng)
+    rank = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6])
+    max_dim = 5 if rank <= 3 else 3
+    shape = [0 if rng.random() < 0.03 else rng.randint(1, max_dim) for _ in range(rank)]
+    dtype = rng.choice(list(DTYPES))
+    seed = rng.getrandbits(63)
+    g.inputs["a"] = {"dtype": dtype, "shape": shape, "seed": seed}
+    value = fill(dtype, shape, seed)
+    src = "a"
+    error = None
+    for _ in range(rng.choice([1, 1, 2, 2, 3])):
+        text, idx = g.items(list(value.shape))
+        if rng.random() < 0.05 and idx and isinstance(idx[0], int) and not isinstance(idx[0], bool) and value.ndim > 0:
+            # Integer arithmetic with a static shape: the same index, spelled differently.
+            first = text[1:].split(",")[0].rstrip("]")
+            if first.lstrip("-").isdigit():
+                k = int(first) - value.shape[0]
+                text = "[" + f"{src}.shape[0] + ({k})" + text[1 + len(first):]
+        src += text
+        try:
+            value = np.asarray(value[idx])  # NumPy scalars behave as 0-d arrays, as in slc
+        except (IndexError, ValueError) as e:
+            error = e
+            break
+    inputs = {}
+    for name, spec in g.inputs.items():
+        if name == "a" or name in src:
+            inputs[name] = spec
+    if error is not None:
+        return {"id": cid, "src": src, "inputs": inputs,
+                "expect": {"error": type(error).__name__, "message": str(error)}}
+    out = np.array(value, copy=True, order="C")
+    assert out.dtype == np.dtype(DTYPES[dtype])
+    return {"id": cid, "src": src, "inputs": inputs,
+            "expect": {"dtype": dtype, "shape": list(out.shape), "hex": out.tobytes().hex()}}
+
+
+def generate():
+    rng = random.Random(SEED)
+    lines = []
+    for cid in range(CASES):
+        case = make_case(rng, cid)
+        lines.append(json.dumps(case, separators=(",", ":")))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    text = generate()
+    if "--check" in sys.argv[1:]:
+        if OUT.read_text() != text:
+            print(f"{OUT} differs from what NumPy {np.__version__} gives now; rerun gen.py", file=sys.stderr)
+            return 1
+        print(f"{OUT.name}: {text.count(chr(10))} cases agree with NumPy {np.__version__}")
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {text.count(chr(10))} cases to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
