@@ -1,0 +1,193 @@
+//! The seed documents' worked examples (tests/conformance/seeds.txt), run on the interpreter and
+//! the JIT. See the data file for the format and for each contradiction between a seed and what
+//! slc does.
+
+use slc::sema::{InputTypes, TensorType};
+use slc::{Backend, DType, Session, Tensor};
+
+#[derive(Debug, Default)]
+struct Case {
+    id: String,
+    src: String,
+    inputs: Vec<(String, TensorType, Option<Values>)>,
+    out: Option<Expect>,
+    same: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Values {
+    Explicit(Vec<i64>),
+    /// 0, 1, 2, ... (from `start`), wrapping in narrow integer types.
+    Arange(i64),
+}
+
+#[derive(Debug)]
+enum Expect {
+    Error,
+    Type(TensorType, Option<Vec<i64>>),
+}
+
+fn parse_values(text: &str) -> Vec<i64> {
+    text.split_whitespace().map(|v| v.parse().unwrap_or_else(|_| panic!("bad value `{v}`"))).collect()
+}
+
+/// `TYPE = values`, `TYPE arange`, `TYPE arange1` or `TYPE`.
+fn parse_typed(text: &str) -> (TensorType, Option<Values>) {
+    let (ty, rest) = match text.find(']') {
+        Some(i) => (&text[..=i], text[i + 1..].trim()),
+        None => panic!("bad type in `{text}`"),
+    };
+    let ty: TensorType = ty.parse().expect("a tensor type");
+    let values = match rest {
+        "" => None,
+        "arange" => Some(Values::Arange(0)),
+        "arange1" => Some(Values::Arange(1)),
+        r => Some(Values::Explicit(parse_values(r.strip_prefix('=').expect("`= values`")))),
+    };
+    (ty, values)
+}
+
+fn load() -> Vec<Case> {
+    let mut cases: Vec<Case> = vec![];
+    for line in include_str!("conformance/seeds.txt").lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(id) = line.strip_prefix("== ") {
+            cases.push(Case { id: id.to_string(), ..Case::default() });
+            continue;
+        }
+        let case = cases.last_mut().expect("a case header first");
+        let (key, value) = line.split_once(':').expect("KEY: VALUE");
+        let value = value.trim();
+        match key {
+            "src" => case.src = value.to_string(),
+            "same" => case.same = Some(value.to_string()),
+            "out" if value == "error" => case.out = Some(Expect::Error),
+            "out" => {
+                let (ty, values) = parse_typed(value);
+                let values = values.map(|v| match v {
+                    Values::Explicit(v) => v,
+                    Values::Arange(_) => panic!("{}: expected values are explicit", case.id),
+                });
+                case.out = Some(Expect::Type(ty, values));
+            }
+            k if k.starts_with("in ") => {
+                let (ty, values) = parse_typed(value);
+                case.inputs.push((k[3..].trim().to_string(), ty, values));
+            }
+            _ => panic!("{}: unknown key `{key}`", case.id),
+        }
+    }
+    cases
+}
+
+/// Little-endian bytes of `v` as an element of `dtype` (integers wrap, floats are exact here).
+fn element(dtype: DType, v: i64) -> Vec<u8> {
+    match dtype {
+        DType::Bool => vec![(v != 0) as u8],
+        DType::F16 => half::f16::from_f64(v as f64).to_le_bytes().to_vec(),
+        DType::BF16 => half::bf16::from_f64(v as f64).to_le_bytes().to_vec(),
+        DType::F32 => (v as f32).to_le_bytes().to_vec(),
+        DType::F64 => (v as f64).to_le_bytes().to_vec(),
+        d => v.to_le_bytes()[..d.width()].to_vec(),
+    }
+}
+
+fn tensor(ty: &TensorType, values: &Values) -> Tensor {
+    let shape: Vec<usize> = ty.shape.iter().map(|&d| d as usize).collect();
+    let n: usize = shape.iter().product();
+    let bytes: Vec<u8> = match values {
+        Values::Explicit(v) => {
+            assert_eq!(v.len(), n, "value count for {ty}");
+            v.iter().flat_map(|&x| element(ty.dtype, x)).collect()
+        }
+        Values::Arange(start) => (0..n as i64).flat_map(|i| element(ty.dtype, start + i)).collect(),
+    };
+    Tensor::from_bytes(ty.dtype, &shape, &bytes).unwrap()
+}
+
+/// Runs one case; `Err` describes how it fails.
+fn check(case: &Case, backend: Backend) -> Result<(), String> {
+    let expect = case.out.as_ref().ok_or("no `out:` line")?;
+    let runnable = case.inputs.iter().all(|(_, _, v)| v.is_some());
+    if !runnable {
+        // Compile only: the inputs are too large to allocate.
+        let types: InputTypes = case.inputs.iter().map(|(n, t, _)| (n.clone(), t.clone())).collect();
+        return match (slc::compile(&case.src, &types), expect) {
+            (Err(_), Expect::Error) => Ok(()),
+            (Ok(c), Expect::Type(ty, None)) if c.plan.dtype == ty.dtype && c.plan.shape == ty.shape => Ok(()),
+            (Ok(c), e) => Err(format!("compiles to {}{:?}, expected {e:?}", c.plan.dtype, c.plan.shape)),
+            (Err(e), _) => Err(e.render(&case.src)),
+        };
+    }
+    let mut session = Session::with_backend(backend);
+    for (name, ty, values) in &case.inputs {
+        session.bind(name, tensor(ty, values.as_ref().expect("runnable")));
+    }
+    let got = session.eval(&case.src);
+    match (expect, &got) {
+        (Expect::Error, Ok(t)) => return Err(format!("expected an error, got {t:?}")),
+        (Expect::Error, Err(_)) => return Ok(()),
+        (Expect::Type(_, _), Err(e)) => return Err(e.render(&case.src)),
+        (Expect::Type(ty, values), Ok(t)) => {
+            let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+            if t.dtype() != ty.dtype || shape != ty.shape {
+                return Err(format!("got {}{shape:?}, expected {ty}", t.dtype()));
+            }
+            if let Some(values) = values {
+                let want = tensor(ty, &Values::Explicit(values.clone()));
+                if want.bytes() != t.bytes() {
+                    return Err(format!("values differ from {values:?}"));
+                }
+            }
+        }
+    }
+    if let (Some(same), Ok(t)) = (&case.same, got) {
+        let other = session.eval(same).map_err(|e| e.render(same))?;
+        if other != t {
+            return Err(format!("differs from `{same}`"));
+        }
+    }
+    Ok(())
+}
+
+fn run_seed(prefix: &str, expected_cases: usize) {
+    let cases: Vec<Case> = load().into_iter().filter(|c| c.id.starts_with(prefix)).collect();
+    assert_eq!(cases.len(), expected_cases, "cases for seed {prefix}");
+    let mut failures = vec![];
+    for case in &cases {
+        for backend in [Backend::Interp, Backend::Jit] {
+            if let Err(why) = check(case, backend) {
+                failures.push(format!("{} ({backend:?}) `{}`: {why}", case.id, case.src));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn seed_000_strided_slice_japanese() {
+    run_seed("000-", 18);
+}
+
+#[test]
+fn seed_001_gather() {
+    run_seed("001-", 14);
+}
+
+#[test]
+fn seed_002_dml_slice1() {
+    run_seed("002-", 3);
+}
+
+#[test]
+fn seed_003_strided_slice_english() {
+    run_seed("003-", 5);
+}
+
+#[test]
+fn seed_004_onnx_slice() {
+    run_seed("004-", 16);
+}
