@@ -1,6 +1,6 @@
 //! Every back end agrees with the reference interpreter, bit for bit: random programs (NumPy
 //! indexing and the operator forms, chained, over every element width) through the JIT on one
-//! and on several threads.
+//! and on several threads. Each plan also round-trips through its text form.
 
 use proptest::prelude::*;
 use slc::{Backend, DType, Session, Tensor};
@@ -83,6 +83,13 @@ proptest! {
             s.bind("idx", idx_t.clone());
             s.bind("idx2", idx2.clone());
             results.push(s.eval(&src).map_err(|e| e.to_string()));
+        }
+        // The plan's text form reads back to the same plan, which verifies again.
+        if let Ok(compiled) = sessions[0].0.compile(&src) {
+            let text = compiled.plan.to_string();
+            let parsed = slc::plan::parse::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            prop_assert_eq!(&parsed, &compiled.plan);
+            prop_assert!(slc::plan::verify(&parsed).is_ok());
         }
         prop_assert_eq!(&results[0], &results[1], "{}", src);
         prop_assert_eq!(&results[0], &results[2], "{} (threads)", src);
