@@ -6,6 +6,7 @@
 
 mod args;
 mod bench;
+mod compile;
 mod eval;
 mod plan;
 
@@ -30,6 +31,8 @@ enum Command {
     Explain(plan::PlanArgs),
     /// Time a program's kernel on generated inputs against memcpy of the same bytes.
     Bench(bench::BenchArgs),
+    /// Compile a program to DirectML descriptors or to an ahead-of-time CPU kernel.
+    Compile(compile::CompileArgs),
 }
 
 /// How a command failed; decides the exit code.
@@ -47,6 +50,7 @@ pub fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args, false),
         Command::Explain(args) => plan::run(args, true),
         Command::Bench(args) => bench::run(args),
+        Command::Compile(args) => compile::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,63 @@
+//! `slc compile`: turn a program, for declared input types, into something that runs without
+//! slc's front end — DirectML operator descriptors (`--target dml`) or an object file and C
+//! header (`--target cpu`).
+
+mod cpu;
+mod dml;
+
+use super::args::parse_shape;
+use super::{Failure, report};
+use crate::sema::{InputTypes, TensorType};
+use std::path::PathBuf;
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetArg {
+    /// An ahead-of-time CPU kernel: a relocatable object file and a C header.
+    Cpu,
+    /// DirectML operator descriptors (DML_OPERATOR_SLICE1, DML_OPERATOR_GATHER, ...).
+    Dml,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatArg {
+    /// JSON mirroring directml.h's structures.
+    Json,
+    /// C source that builds the same descriptors against directml.h.
+    C,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompileArgs {
+    /// The program, e.g. 'a[1:, ::-1]'.
+    pub expr: String,
+    /// Declare an input: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4].
+    #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape, required = true)]
+    pub shapes: Vec<(String, TensorType)>,
+    #[arg(long, value_enum)]
+    pub target: TargetArg,
+    /// DirectML output format.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: FormatArg,
+    /// The DirectML feature level the descriptors must run on, e.g. 3.0, 4.1, 5.0.
+    #[arg(long, value_name = "MAJOR.MINOR")]
+    pub feature_level: Option<String>,
+    /// Where to write the result: the object file for `--target cpu`; for `--target dml` the
+    /// JSON or C file (default: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The C header to write beside the object file (`--target cpu`).
+    #[arg(long, value_name = "FILE.h")]
+    pub header: Option<PathBuf>,
+    /// The kernel's symbol name (`--target cpu`; default `slc_kernel`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+pub fn run(args: CompileArgs) -> Result<(), Failure> {
+    let types: InputTypes = args.shapes.iter().cloned().collect();
+    let compiled = crate::compile(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
+    match args.target {
+        TargetArg::Cpu => cpu::run(&args, &compiled),
+        TargetArg::Dml => dml::run(&args, &compiled),
+    }
+}
