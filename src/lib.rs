@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod cli;
 pub mod diag;
+pub mod measure;
 mod error;
 pub mod plan;
 pub mod sema;

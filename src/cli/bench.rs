@@ -4,10 +4,10 @@
 use super::args::parse_shape;
 use super::{Failure, report};
 use crate::backend::{interp, jit};
-use crate::plan::{Access, BufferId, Plan};
+use crate::measure;
 use crate::sema::{InputTypes, TensorType};
 use crate::{Backend, Compiled};
-use slc_runtime::{DType, Tensor};
+use slc_runtime::Tensor;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
@@ -34,81 +34,11 @@ pub struct BenchArgs {
     pub seconds: f64,
 }
 
-/// A deterministic generator (splitmix64): benchmarks must not vary with the seed of the day.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// For each input used as an index, the smallest axis length it indexes.
-fn index_bounds(plan: &Plan) -> Vec<Option<i64>> {
-    fn walk(a: &Access, bounds: &mut [Option<i64>]) {
-        for t in &a.terms {
-            if let BufferId::Input(i) = t.index.buffer {
-                bounds[i] = Some(bounds[i].map_or(t.len, |b| b.min(t.len)));
-            }
-            walk(&t.index, bounds);
-        }
-    }
-    let mut bounds = vec![None; plan.inputs.len()];
-    walk(&plan.output, &mut bounds);
-    for c in &plan.checks {
-        if let BufferId::Input(i) = c.index.buffer {
-            bounds[i] = Some(bounds[i].map_or(c.len, |b| b.min(c.len)));
-        }
-        walk(&c.index, &mut bounds);
-    }
-    bounds
-}
-
-fn make_inputs(plan: &Plan) -> Result<Vec<Tensor>, String> {
-    let mut rng = SplitMix(0x5EED);
-    let bounds = index_bounds(plan);
-    plan.inputs
-        .iter()
-        .zip(bounds)
-        .map(|(decl, bound)| {
-            let dims: Vec<usize> = decl.shape.iter().map(|&d| d as usize).collect();
-            let mut t =
-                Tensor::zeros(decl.dtype, &dims).map_err(|e| format!("input `{}`: {e}", decl.name))?;
-            match bound {
-                Some(n) if decl.dtype.is_integer() => {
-                    let n = n.max(1) as u64;
-                    let values: Vec<i64> = (0..t.numel()).map(|_| (rng.next() % n) as i64).collect();
-                    t = Tensor::from_i64s(decl.dtype, &dims, &values).map_err(|e| e.to_string())?;
-                }
-                _ => {
-                    for chunk in t.bytes_mut().chunks_mut(8) {
-                        let r = rng.next().to_le_bytes();
-                        chunk.copy_from_slice(&r[..chunk.len()]);
-                    }
-                    if decl.dtype == DType::Bool {
-                        t.bytes_mut().iter_mut().for_each(|b| *b &= 1);
-                    }
-                }
-            }
-            Ok(t)
-        })
-        .collect()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let types: InputTypes = args.shapes.into_iter().collect();
     let compiled: Compiled = crate::compile(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
     let plan = &compiled.plan;
-    let inputs = make_inputs(plan).map_err(|e| {
+    let inputs = measure::generated_inputs(plan).map_err(|e| {
         eprintln!("error: {e}");
         Failure::Runtime
     })?;
@@ -129,38 +59,20 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         Failure::Runtime
     })?;
     let out_bytes = out.nbytes();
-    let index_bytes: usize =
-        index_bounds(plan).iter().zip(&inputs).filter(|(b, _)| b.is_some()).map(|(_, t)| t.nbytes()).sum();
-    let mut once = || -> Result<(), crate::backend::RuntimeError> {
+    let moved = measure::moved_bytes(plan, &refs, out_bytes);
+    let once = || -> Result<(), crate::backend::RuntimeError> {
         match (&kernel, args.into) {
             (Some(k), true) => k.run_into(plan, &refs, &mut out, threads),
             (Some(k), false) => k.run(plan, &refs, threads).map(drop),
             (None, _) => interp::run(plan, &compiled.info, &refs).map(drop),
         }
     };
-    if let Err(e) = once() {
-        eprintln!("error: {e}");
-        return Err(Failure::Runtime);
-    }
-    // memcpy of the same byte count, between buffers touched once before timing.
-    let src = vec![1u8; out_bytes.max(1)];
-    let mut dst = vec![0u8; out_bytes.max(1)];
-    let (mut kernel_times, mut copy_times) = (vec![], vec![]);
     let budget = Duration::from_secs_f64(args.seconds.max(0.0));
-    let begin = Instant::now();
-    while kernel_times.len() < 10 || (begin.elapsed() < budget && kernel_times.len() < 100_000) {
-        let t = Instant::now();
-        let _ = once();
-        kernel_times.push(t.elapsed());
-        let t = Instant::now();
-        dst.copy_from_slice(&src);
-        std::hint::black_box(&mut dst);
-        copy_times.push(t.elapsed());
-    }
-    let (k, c) = (median(kernel_times.clone()), median(copy_times));
-    let ratio = k.as_secs_f64() / c.as_secs_f64().max(1e-12);
-    let moved = (out_bytes * 2 + index_bytes) as f64;
-    let gb_per_s = moved / k.as_secs_f64().max(1e-12) / 1e9;
+    let timing = measure::time_against_memcpy(once, out_bytes, moved, budget).map_err(|e| {
+        eprintln!("error: {e}");
+        Failure::Runtime
+    })?;
+    let (k, c, ratio, gb_per_s) = (timing.kernel, timing.memcpy, timing.ratio(), timing.gb_per_s());
     let backend = match args.backend {
         Backend::Jit => "jit",
         Backend::Interp => "interp",
@@ -169,7 +81,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     println!(
         "  kernel {:>12.3} µs median of {} ({backend}, {threads} thread{}, {} output)",
         k.as_secs_f64() * 1e6,
-        kernel_times.len(),
+        timing.samples,
         if threads == 1 { "" } else { "s" },
         if args.into { "preallocated" } else { "fresh" }
     );
@@ -185,7 +97,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
             k.as_nanos(),
             c.as_nanos(),
             args.into,
-            kernel_times.len()
+            timing.samples
         );
     }
     Ok(())
