@@ -2,6 +2,7 @@
 
 use crate::backend::RuntimeError;
 use crate::diag::{Diagnostic, IntoDiagnostic, render};
+use crate::embed::ViewError;
 use crate::plan::PlanError;
 use crate::sema::SemaError;
 use crate::syntax::ParseError;
@@ -16,6 +17,9 @@ pub enum Error {
     Plan(#[from] PlanError),
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// A tensor view or buffer handed to the embedding API does not fit (strides, bounds, size).
+    #[error(transparent)]
+    View(#[from] ViewError),
 }
 
 impl Error {
@@ -25,6 +29,7 @@ impl Error {
             Error::Sema(e) => e.into_diagnostic(),
             Error::Plan(e) => e.into_diagnostic(),
             Error::Runtime(e) => e.into_diagnostic(),
+            Error::View(e) => e.into_diagnostic(),
         }
     }
 
@@ -35,6 +40,6 @@ impl Error {
 
     /// Errors in the program text (as opposed to the data it ran on).
     pub fn is_program_error(&self) -> bool {
-        !matches!(self, Error::Runtime(_))
+        !matches!(self, Error::Runtime(_) | Error::View(_))
     }
 }

@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod cli;
 pub mod diag;
+pub mod embed;
 pub mod measure;
 mod error;
 pub mod plan;
@@ -16,6 +17,7 @@ mod session;
 pub mod source;
 pub mod syntax;
 
+pub use embed::{Kernel, TensorView};
 pub use error::Error;
 pub use session::{Backend, Compiled, RunOptions, Session, compile, compile_with_values};
 pub use slc_runtime::{DType, Tensor};

@@ -2,6 +2,7 @@
 
 use crate::backend::jit::KernelCache;
 use crate::backend::{RuntimeError, interp};
+use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
 use crate::plan::{self, Plan, PlanInfo};
 use crate::sema::{self, InputTypes, InputValues, TExpr, TensorType};
@@ -117,6 +118,10 @@ impl Compiled {
 
 /// Named tensors and the programs evaluated over them.
 ///
+/// Tensors are bound owned ([`bind`](Self::bind)) or as views borrowing the caller's memory for
+/// `'a` ([`bind_view`](Self::bind_view): no copy). [`prepare`](Self::prepare) compiles a program
+/// once for given input signatures, into a [`Kernel`] to run many times.
+///
 /// ```
 /// use slc::{DType, Session, Tensor};
 /// let mut s = Session::new();
@@ -126,19 +131,21 @@ impl Compiled {
 /// assert_eq!((t.int_at(0), t.int_at(1)), (Some(4), Some(1)));
 /// ```
 #[derive(Default)]
-pub struct Session {
+pub struct Session<'a> {
     tensors: BTreeMap<String, Tensor>,
+    /// Borrowed bindings; a name is bound in `tensors` or here, never both.
+    views: BTreeMap<String, TensorView<'a>>,
     options: RunOptions,
     cache: KernelCache,
 }
 
-impl Session {
-    pub fn new() -> Session {
+impl<'a> Session<'a> {
+    pub fn new() -> Session<'a> {
         Session::default()
     }
 
     /// A session that runs plans on `backend`.
-    pub fn with_backend(backend: Backend) -> Session {
+    pub fn with_backend(backend: Backend) -> Session<'a> {
         let mut s = Session::default();
         s.options.backend = backend;
         s
@@ -155,7 +162,45 @@ impl Session {
 
     /// Binds (or rebinds) `name` to a tensor.
     pub fn bind(&mut self, name: &str, tensor: Tensor) {
+        self.views.remove(name);
         self.tensors.insert(name.to_string(), tensor);
+    }
+
+    /// Binds (or rebinds) `name` to a view of the caller's memory, without copying it.
+    ///
+    /// ```
+    /// use slc::{Session, embed::TensorView};
+    /// let pixels = vec![0u8; 4 * 6 * 3];
+    /// let mut s = Session::new();
+    /// s.bind_view("img", TensorView::from_slice(&[4, 6, 3], &pixels)?);
+    /// assert_eq!(s.eval("img[::2, ::-1, 0]")?.shape(), &[2, 6]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn bind_view(&mut self, name: &str, view: TensorView<'a>) {
+        self.tensors.remove(name);
+        self.views.insert(name.to_string(), view);
+    }
+
+    /// The view bound to `name` (tensors bound with [`bind`](Self::bind) included).
+    pub fn get_view(&self, name: &str) -> Option<TensorView<'_>> {
+        match self.tensors.get(name) {
+            Some(t) => Some(TensorView::of(t)),
+            None => self.views.get(name).map(TensorView::reborrow),
+        }
+    }
+
+    /// Compiles `src` for inputs of the given names and types (in the order the kernel takes
+    /// them), for this session's back end and threads. Bound tensors play no part.
+    ///
+    /// ```
+    /// use slc::{Session, Tensor, DType};
+    /// let k = Session::new().prepare("a[1:3, ::-1]", &[("a", "f32[4,5]".parse()?)])?;
+    /// let a = Tensor::zeros(DType::F32, &[4, 5])?;
+    /// assert_eq!(k.run(&[&a])?.shape(), &[2, 5]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prepare(&self, src: &str, inputs: &[(&str, TensorType)]) -> Result<Kernel, Error> {
+        Kernel::prepare_with(src, inputs, &self.options)
     }
 
     pub fn get(&self, name: &str) -> Option<&Tensor> {
@@ -164,21 +209,42 @@ impl Session {
 
     /// The types of the bound tensors.
     pub fn input_types(&self) -> InputTypes {
+        let views = self.views.iter().map(|(name, v)| (name, v.dtype(), v.shape()));
         self.tensors
             .iter()
-            .map(|(name, t)| {
-                let shape = t.shape().iter().map(|&d| d as i64).collect();
-                (name.clone(), TensorType { dtype: t.dtype(), shape })
-            })
+            .map(|(name, t)| (name, t.dtype(), t.shape()))
+            .chain(views)
+            .map(|(name, dtype, shape)| (name.clone(), TensorType::of(dtype, shape)))
             .collect()
     }
 
     pub fn compile(&self, src: &str) -> Result<Compiled, Error> {
-        compile_with_values(src, &self.input_types(), &self.tensors)
+        if self.views.is_empty() {
+            return compile_with_values(src, &self.input_types(), &self.tensors);
+        }
+        // Operator parameters may come from bound integer tensors, views included: copy the
+        // small integer ones (parameters are short lists) into the values the checker reads.
+        let small = |dtype: slc_runtime::DType, numel: usize| dtype.is_integer() && numel <= 1 << 12;
+        let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
+        for (name, t) in &self.tensors {
+            if small(t.dtype(), t.numel()) {
+                values.insert(name.clone(), t.clone());
+            }
+        }
+        for (name, v) in &self.views {
+            if small(v.dtype(), v.numel()) {
+                values.insert(name.clone(), v.to_tensor().map_err(RuntimeError::from)?);
+            }
+        }
+        compile_with_values(src, &self.input_types(), &values)
     }
 
     /// Evaluates a program; its last statement is the result.
     pub fn eval(&mut self, src: &str) -> Result<Tensor, Error> {
-        self.compile(src)?.run_with(&self.tensors, &self.options, &self.cache)
+        let compiled = self.compile(src)?;
+        if self.views.is_empty() {
+            return compiled.run_with(&self.tensors, &self.options, &self.cache);
+        }
+        crate::embed::run_compiled(compiled, src, &self.tensors, &self.views, &self.options)
     }
 }

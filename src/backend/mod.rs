@@ -1,6 +1,7 @@
 //! Back ends execute verified plans. The reference interpreter is the oracle every faster back
 //! end is tested against.
 
+pub mod aot;
 pub mod clif;
 pub mod interp;
 pub mod jit;

@@ -1,0 +1,508 @@
+//! Prepared kernels: a program compiled once for fixed input signatures, run many times.
+
+use super::view::{AsView, TensorView, ViewError};
+use crate::backend::RuntimeError;
+use crate::backend::aot::{self, STATUS_BAD_RANGE};
+use crate::backend::clif::{STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
+use crate::backend::jit::JitError;
+use crate::error::Error;
+use crate::sema::typed::ShapeDisplay;
+use crate::sema::{InputTypes, TensorType};
+use crate::session::{Backend, Compiled, RunOptions};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, default_libcall_names};
+use slc_runtime::{DType, Tensor};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+type EntryFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
+
+/// Outputs smaller than this run on the calling thread only.
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
+/// Input tables up to this long live on the stack.
+const INLINE_INPUTS: usize = 8;
+
+/// The host ISA for JIT code, with the JIT back end's settings (native features).
+fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let host = |e: &dyn std::fmt::Display| JitError::UnsupportedHost(e.to_string());
+        let mut flags = settings::builder();
+        for (k, v) in [("opt_level", "speed"), ("use_colocated_libcalls", "false"), ("is_pic", "false")] {
+            flags.set(k, v).map_err(|e| host(&e))?;
+        }
+        let isa = cranelift_native::builder().map_err(|e| host(&e))?;
+        isa.finish(settings::Flags::new(flags)).map_err(|e| host(&e))
+    })
+    .clone()
+}
+
+/// Machine code for one entry (see [`crate::backend::aot`]); freed on drop.
+struct Native {
+    module: Option<JITModule>,
+    entry: EntryFn,
+    outer: i64,
+}
+
+// SAFETY: the module is only touched again in Drop; the code is immutable.
+unsafe impl Send for Native {}
+unsafe impl Sync for Native {}
+
+impl Drop for Native {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: `entry` is unreachable once the kernel is dropped.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+fn jit_entry(compiled: &Compiled, order: &[usize]) -> Result<Native, Error> {
+    let codegen = |e: &dyn std::fmt::Display| RuntimeError::Jit(JitError::Codegen(e.to_string()));
+    let mut module =
+        JITModule::new(JITBuilder::with_isa(host_isa().map_err(RuntimeError::Jit)?, default_libcall_names()));
+    let entry = aot::define_entry(&mut module, "slc_entry", Linkage::Local, &compiled.plan, order)
+        .map_err(|e| codegen(&e))?;
+    if let Err(e) = module.finalize_definitions() {
+        // SAFETY: nothing of the module is reachable.
+        unsafe { module.free_memory() };
+        return Err(codegen(&e).into());
+    }
+    let code = module.get_finalized_function(entry.id);
+    // SAFETY: the entry was defined with exactly this signature (clif::signature).
+    let entry_fn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+    Ok(Native { module: Some(module), entry: entry_fn, outer: entry.outer })
+}
+
+/// A program compiled for fixed input signatures; run it as often as needed.
+///
+/// Inputs are passed by position, in the order of the signatures given to
+/// [`Kernel::prepare`]. Calls validate inputs with a few comparisons (dtype and shape), never
+/// allocate for dense inputs, and are safe to make from many threads at once.
+///
+/// ```
+/// use slc::{DType, Tensor, embed::{Kernel, TensorView}};
+/// let k = Kernel::prepare("a[1:3, ::-1]", &[("a", "f32[4,5]".parse()?)])?;
+/// assert_eq!((k.output_dtype(), k.output_shape()), (DType::F32, &[2usize, 5][..]));
+/// let data: Vec<f32> = (0..20).map(|x| x as f32).collect();
+/// let a = TensorView::from_slice(&[4, 5], &data)?;
+/// let mut out = k.output_tensor()?;
+/// k.run_into(&[&a], &mut out)?;
+/// assert_eq!(out.bytes()[..4], 9.0f32.to_le_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Kernel {
+    compiled: Compiled,
+    src: String,
+    names: Vec<String>,
+    dtypes: Vec<DType>,
+    shapes: Vec<Vec<usize>>,
+    /// For each plan input, its position among the caller's inputs.
+    order: Vec<usize>,
+    out_shape: Vec<usize>,
+    out_nbytes: usize,
+    backend: Backend,
+    threads: usize,
+    native: Option<Native>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Kernel({:?} on {:?}: {})",
+            self.src,
+            self.backend,
+            self.compiled.plan.to_string().trim_end()
+        )
+    }
+}
+
+fn dims(shape: &[i64]) -> Vec<usize> {
+    shape.iter().map(|&d| d as usize).collect()
+}
+
+impl Kernel {
+    /// Compiles `src` for inputs of the given names and types (in the order [`run`](Self::run)
+    /// takes them) with the default options: the JIT, one thread per core for large outputs.
+    ///
+    /// Errors are the program's diagnostics ([`Error::render`] shows them against `src`).
+    ///
+    /// ```
+    /// use slc::embed::Kernel;
+    /// let err = Kernel::prepare("a[5]", &[("a", "f32[4]".parse()?)]).unwrap_err();
+    /// assert_eq!(err.diagnostic().code, "E0102");
+    /// assert!(err.render("a[5]").contains("out of bounds"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prepare(src: &str, inputs: &[(&str, TensorType)]) -> Result<Kernel, Error> {
+        Kernel::prepare_with(src, inputs, &RunOptions::default())
+    }
+
+    /// As [`prepare`](Self::prepare), on the back end and with the threads of `options`.
+    ///
+    /// ```
+    /// use slc::{Backend, RunOptions, embed::Kernel};
+    /// let options = RunOptions { backend: Backend::Interp, threads: 1 };
+    /// let k = Kernel::prepare_with("a[::-1]", &[("a", "u8[3]".parse()?)], &options)?;
+    /// assert_eq!(k.backend(), Backend::Interp);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prepare_with(
+        src: &str,
+        inputs: &[(&str, TensorType)],
+        options: &RunOptions,
+    ) -> Result<Kernel, Error> {
+        let types: InputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+        let compiled = crate::compile(src, &types)?;
+        let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
+        let order = aot::input_order(&compiled.plan, &names).map_err(|e| match e {
+            aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
+            other => ViewError::Signature(other.to_string()),
+        })?;
+        Kernel::from_compiled(compiled, src, inputs, order, options)
+    }
+
+    fn from_compiled(
+        compiled: Compiled,
+        src: &str,
+        inputs: &[(&str, TensorType)],
+        order: Vec<usize>,
+        options: &RunOptions,
+    ) -> Result<Kernel, Error> {
+        let native = match options.backend {
+            Backend::Jit => Some(jit_entry(&compiled, &order)?),
+            Backend::Interp => None,
+        };
+        let out_shape = dims(&compiled.plan.shape);
+        let out_nbytes = Tensor::byte_size(compiled.plan.dtype, &out_shape).ok_or_else(|| {
+            RuntimeError::Alloc(slc_runtime::TensorError::TooLarge {
+                shape: out_shape.clone(),
+                dtype: compiled.plan.dtype,
+                bytes: None,
+            })
+        })?;
+        Ok(Kernel {
+            src: src.to_string(),
+            names: inputs.iter().map(|(n, _)| n.to_string()).collect(),
+            dtypes: inputs.iter().map(|(_, t)| t.dtype).collect(),
+            shapes: inputs.iter().map(|(_, t)| dims(&t.shape)).collect(),
+            order,
+            out_shape,
+            out_nbytes,
+            backend: options.backend,
+            threads: options.threads.max(1),
+            native,
+            compiled,
+        })
+    }
+
+    /// The program text (to render errors against).
+    pub fn source(&self) -> &str {
+        &self.src
+    }
+
+    /// The compiled program: AST, checked tree, plan.
+    pub fn compiled(&self) -> &Compiled {
+        &self.compiled
+    }
+
+    /// The back end that runs the kernel.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The input names and types, in call order.
+    ///
+    /// ```
+    /// let k = slc::embed::Kernel::prepare("b", &[("a", "u8[1]".parse()?), ("b", "i8[2]".parse()?)])?;
+    /// assert_eq!(k.inputs().map(|(n, _, _)| n).collect::<Vec<_>>(), ["a", "b"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn inputs(&self) -> impl Iterator<Item = (&str, DType, &[usize])> {
+        self.names
+            .iter()
+            .zip(&self.dtypes)
+            .zip(&self.shapes)
+            .map(|((n, &d), s)| (n.as_str(), d, s.as_slice()))
+    }
+
+    /// The output's dtype.
+    pub fn output_dtype(&self) -> DType {
+        self.compiled.plan.dtype
+    }
+
+    /// The output's shape.
+    pub fn output_shape(&self) -> &[usize] {
+        &self.out_shape
+    }
+
+    /// The output's size in bytes (dense, C order).
+    pub fn output_nbytes(&self) -> usize {
+        self.out_nbytes
+    }
+
+    /// A zeroed tensor of the output's type, to [`run_into`](Self::run_into) repeatedly.
+    pub fn output_tensor(&self) -> Result<Tensor, Error> {
+        Ok(Tensor::zeros(self.output_dtype(), &self.out_shape).map_err(RuntimeError::from)?)
+    }
+
+    /// Sets the worker threads for large outputs (1: always the calling thread).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// Runs the kernel into a new tensor.
+    ///
+    /// ```
+    /// use slc::{DType, Tensor, embed::Kernel};
+    /// let k = Kernel::prepare("x[i]", &[("x", "i64[3]".parse()?), ("i", "i64[2]".parse()?)])?;
+    /// let x = Tensor::from_i64s(DType::I64, &[3], &[10, 20, 30])?;
+    /// let i = Tensor::from_i64s(DType::I64, &[2], &[-1, 0])?;
+    /// let y = k.run(&[&x, &i])?;
+    /// assert_eq!((y.int_at(0), y.int_at(1)), (Some(30), Some(10)));
+    /// // Index values are checked, as NumPy does.
+    /// let bad = Tensor::from_i64s(DType::I64, &[2], &[3, 0])?;
+    /// assert!(k.run(&[&x, &bad]).unwrap_err().render(k.source()).contains("index 3 is out of bounds"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run<V: AsView>(&self, inputs: &[V]) -> Result<Tensor, Error> {
+        let mut out = self.output_tensor()?;
+        self.run_into(inputs, &mut out)?;
+        Ok(out)
+    }
+
+    /// Runs the kernel into `out`, which must have the output's dtype and shape. For dense
+    /// inputs this allocates nothing.
+    ///
+    /// ```
+    /// use slc::{DType, Tensor, embed::{Kernel, TensorView}};
+    /// let k = Kernel::prepare("a[::-1]", &[("a", "i32[3]".parse()?)])?;
+    /// let mut out = Tensor::zeros(DType::I32, &[3])?;
+    /// k.run_into(&[TensorView::from_slice(&[3], &[1i32, 2, 3])?], &mut out)?;
+    /// assert_eq!(out.int_at(0), Some(3));
+    /// // A wrong output is an error, not a crash.
+    /// assert!(k.run_into(&[TensorView::from_slice(&[3], &[1i32, 2, 3])?], &mut Tensor::zeros(DType::I32, &[2])?).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn run_into<V: AsView>(&self, inputs: &[V], out: &mut Tensor) -> Result<(), Error> {
+        if out.dtype() != self.compiled.plan.dtype || out.shape() != self.out_shape.as_slice() {
+            return Err(self.output_mismatch(out.dtype(), out.shape()));
+        }
+        self.run_raw(inputs, out.as_mut_ptr())
+    }
+
+    /// Runs the kernel into a byte buffer of exactly [`output_nbytes`](Self::output_nbytes)
+    /// bytes (dense, C order, little-endian elements).
+    ///
+    /// ```
+    /// use slc::{DType, Tensor, embed::Kernel};
+    /// let k = Kernel::prepare("a[1:]", &[("a", "u8[3]".parse()?)])?;
+    /// let mut out = [0u8; 2];
+    /// k.run_into_bytes(&[Tensor::from_bytes(DType::U8, &[3], &[7, 8, 9])?], &mut out)?;
+    /// assert_eq!(out, [8, 9]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run_into_bytes<V: AsView>(&self, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
+        if out.len() != self.out_nbytes {
+            return Err(ViewError::OutputLength { expected: self.out_nbytes, len: out.len() }.into());
+        }
+        self.run_raw(inputs, out.as_mut_ptr())
+    }
+
+    /// The fast path: compare dtypes and shapes, fill a pointer table on the stack, call.
+    #[inline]
+    fn run_raw<V: AsView>(&self, inputs: &[V], out: *mut u8) -> Result<(), Error> {
+        let Some(native) = &self.native else {
+            return self.run_interp(inputs, out);
+        };
+        let n = self.dtypes.len();
+        if inputs.len() != n || n > INLINE_INPUTS {
+            return self.run_general(native, inputs, out);
+        }
+        let mut table = [std::ptr::null::<u8>(); INLINE_INPUTS];
+        for (i, input) in inputs.iter().enumerate() {
+            let v = input.as_view();
+            if v.dtype() != self.dtypes[i] || v.shape() != self.shapes[i].as_slice() || !v.is_contiguous() {
+                return self.run_general(native, inputs, out);
+            }
+            table[i] = v.as_ptr();
+        }
+        self.call(native, &table[..n], out)
+    }
+
+    /// Any number of inputs, strided views, and every input error.
+    #[cold]
+    fn run_general<V: AsView>(&self, native: &Native, inputs: &[V], out: *mut u8) -> Result<(), Error> {
+        let views = self.check_inputs(inputs)?;
+        let packed = pack(&views)?;
+        let table: Vec<*const u8> =
+            views.iter().zip(&packed).map(|(v, p)| p.as_ref().map_or(v.as_ptr(), |t| t.as_ptr())).collect();
+        self.call(native, &table, out)
+    }
+
+    fn check_inputs<'v, V: AsView>(&self, inputs: &'v [V]) -> Result<Vec<TensorView<'v>>, Error> {
+        if inputs.len() != self.dtypes.len() {
+            return Err(RuntimeError::InputCount { expected: self.dtypes.len(), found: inputs.len() }.into());
+        }
+        let views: Vec<TensorView<'v>> = inputs.iter().map(|i| i.as_view()).collect();
+        for (i, v) in views.iter().enumerate() {
+            if v.dtype() != self.dtypes[i] || v.shape() != self.shapes[i].as_slice() {
+                let show = |d: DType, s: &[usize]| {
+                    let s: Vec<i64> = s.iter().map(|&x| x as i64).collect();
+                    format!("{d}{}", ShapeDisplay(&s))
+                };
+                return Err(RuntimeError::InputMismatch {
+                    name: self.names[i].clone(),
+                    expected: show(self.dtypes[i], &self.shapes[i]),
+                    found: show(v.dtype(), v.shape()),
+                }
+                .into());
+            }
+        }
+        Ok(views)
+    }
+
+    #[inline]
+    fn call(&self, native: &Native, table: &[*const u8], out: *mut u8) -> Result<(), Error> {
+        let (buffers, outer) = (table.as_ptr(), native.outer);
+        let workers = if self.threads > 1 && self.out_nbytes >= PARALLEL_MIN_BYTES {
+            self.threads.min(outer.max(1) as usize)
+        } else {
+            1
+        };
+        let status = if workers <= 1 {
+            // SAFETY: the table holds one readable input of the declared dtype and shape per
+            // slot (checked by the callers), `out` has `out_nbytes` writable bytes, and
+            // [0, outer) is the entry's full range.
+            unsafe { (native.entry)(buffers, out, 0, outer) }
+        } else {
+            parallel(native, table, out, workers)
+        };
+        match status {
+            STATUS_OK => Ok(()),
+            s => Err(self.failure(s, table)),
+        }
+    }
+
+    /// A kernel status other than OK, as the error the interpreter reports for the same inputs
+    /// (it names the offending value and points at the index expression).
+    #[cold]
+    fn failure(&self, status: i32, table: &[*const u8]) -> Error {
+        let fallback = match status {
+            STATUS_EMPTY_AXIS => RuntimeError::EmptyAxis,
+            STATUS_INDEX_OUT_OF_RANGE => RuntimeError::GatherOutOfRange,
+            STATUS_BAD_RANGE => RuntimeError::OutOfBuffer { address: -1, len: 0 },
+            _ => RuntimeError::GatherOutOfRange,
+        };
+        let mut tensors = BTreeMap::new();
+        for (i, &p) in table.iter().enumerate() {
+            // SAFETY: the table's entries are dense inputs of these dtypes and shapes.
+            let view = unsafe { TensorView::from_raw(self.dtypes[i], &self.shapes[i], None, p) };
+            match view.map(|v| v.to_tensor()) {
+                Ok(Ok(t)) => tensors.insert(self.names[i].clone(), t),
+                _ => return fallback.into(),
+            };
+        }
+        let options = RunOptions { backend: Backend::Interp, threads: 1 };
+        match self.compiled.run_with(&tensors, &options, &Default::default()) {
+            Err(e) => e,
+            Ok(_) => fallback.into(),
+        }
+    }
+
+    /// The interpreter: inputs are copied into tensors, the result out of one.
+    fn run_interp<V: AsView>(&self, inputs: &[V], out: *mut u8) -> Result<(), Error> {
+        let views = self.check_inputs(inputs)?;
+        let mut tensors = BTreeMap::new();
+        for &i in &self.order {
+            let t = views[i].to_tensor().map_err(RuntimeError::from)?;
+            tensors.insert(self.names[i].clone(), t);
+        }
+        let options = RunOptions { backend: Backend::Interp, threads: 1 };
+        let result = self.compiled.run_with(&tensors, &options, &Default::default())?;
+        // SAFETY: `out` has `out_nbytes` writable bytes, the result's size.
+        unsafe { std::ptr::copy_nonoverlapping(result.as_ptr(), out, self.out_nbytes) };
+        Ok(())
+    }
+
+    #[cold]
+    fn output_mismatch(&self, dtype: DType, shape: &[usize]) -> Error {
+        let s: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
+        RuntimeError::InputMismatch {
+            name: "the output".into(),
+            expected: format!("{}{}", self.compiled.plan.dtype, ShapeDisplay(&self.compiled.plan.shape)),
+            found: format!("{dtype}{}", ShapeDisplay(&s)),
+        }
+        .into()
+    }
+}
+
+/// Dense copies of the views that are not dense.
+fn pack(views: &[TensorView<'_>]) -> Result<Vec<Option<Tensor>>, Error> {
+    views
+        .iter()
+        .map(|v| if v.is_contiguous() { Ok(None) } else { v.to_tensor().map(Some) })
+        .collect::<Result<_, _>>()
+        .map_err(|e| RuntimeError::from(e).into())
+}
+
+/// Splits the outer range across `workers` scoped threads; the worst status wins.
+fn parallel(native: &Native, table: &[*const u8], out: *mut u8, workers: usize) -> i32 {
+    #[derive(Clone, Copy)]
+    struct Args(*const *const u8, *mut u8);
+    // SAFETY: workers only read the inputs and write disjoint ranges of the output.
+    unsafe impl Send for Args {}
+    let args = Args(table.as_ptr(), out);
+    let outer = native.outer;
+    let chunk = (outer + workers as i64 - 1) / workers as i64;
+    let entry = native.entry;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers as i64)
+            .map(|w| (w * chunk, ((w + 1) * chunk).min(outer)))
+            .filter(|(b, e)| b < e)
+            .map(|(b, e)| {
+                s.spawn(move || {
+                    let a = args;
+                    // SAFETY: as for the single-threaded call, over [b, e) ⊆ [0, outer).
+                    unsafe { entry(a.0, a.1, b, e) }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(STATUS_INDEX_OUT_OF_RANGE)).max().unwrap_or(STATUS_OK)
+    })
+}
+
+/// Runs an already compiled program on named tensors and views (a session with views bound).
+pub(crate) fn run_compiled(
+    compiled: Compiled,
+    src: &str,
+    owned: &BTreeMap<String, Tensor>,
+    views: &BTreeMap<String, TensorView<'_>>,
+    options: &RunOptions,
+) -> Result<Tensor, Error> {
+    let mut inputs: Vec<TensorView<'_>> = Vec::with_capacity(compiled.plan.inputs.len());
+    let mut sigs = Vec::with_capacity(compiled.plan.inputs.len());
+    for decl in &compiled.plan.inputs {
+        let view = match (owned.get(&decl.name), views.get(&decl.name)) {
+            (Some(t), _) => TensorView::of(t),
+            (None, Some(v)) => v.reborrow(),
+            (None, None) => {
+                return Err(RuntimeError::InputCount {
+                    expected: compiled.plan.inputs.len(),
+                    found: inputs.len(),
+                }
+                .into());
+            }
+        };
+        inputs.push(view);
+        sigs.push((decl.name.as_str(), TensorType { dtype: decl.dtype, shape: decl.shape.clone() }));
+    }
+    let order = (0..inputs.len()).collect();
+    let kernel = Kernel::from_compiled(compiled.clone(), src, &sigs, order, options)?;
+    kernel.run(&inputs)
+}

@@ -1,0 +1,54 @@
+//! Embedding slc: evaluate programs over caller memory, and prepare kernels once to run them
+//! many times.
+//!
+//! - [`Session`](crate::Session) binds owned [`Tensor`](crate::Tensor)s
+//!   ([`bind`](crate::Session::bind)) or borrowed [`TensorView`]s
+//!   ([`bind_view`](crate::Session::bind_view)) and evaluates program text;
+//! - [`Kernel::prepare`] compiles a program for input signatures; [`Kernel::run`] and
+//!   [`Kernel::run_into`] run it on tensors or views (dense views are read in place);
+//! - errors are [`Error`](crate::Error) values: structured ([`Error::diagnostic`](crate::Error::diagnostic),
+//!   the enum's variants) and renderable ([`Error::render`](crate::Error::render));
+//! - with the cargo feature `ndarray`, [`TensorView::from_ndarray`] and [`Kernel::run_array`]
+//!   take views in and give arrays out.
+//!
+//! The back end is chosen per session or kernel ([`RunOptions::backend`](crate::RunOptions)):
+//! the Cranelift JIT (default) or the reference interpreter. A back end that does not run on
+//! this machine (DirectML descriptors, `slc compile --target dml`) plugs in as another
+//! [`Backend`](crate::Backend) variant: `Kernel` keeps its executor in one field (`native`), so a
+//! new target adds one arm to [`Kernel::prepare_with`] and one to its run path.
+//!
+//! ```
+//! use slc::{Session, embed::TensorView};
+//! let data: Vec<f32> = (0..20).map(|x| x as f32).collect();
+//! let mut s = Session::new();
+//! s.bind_view("a", TensorView::from_slice(&[4, 5], &data)?);
+//! let t = s.eval("a[1:3, ::-1]")?;
+//! assert_eq!(t.shape(), &[2, 5]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod kernel;
+#[cfg(feature = "ndarray")]
+mod ndarray;
+mod view;
+
+pub use kernel::Kernel;
+pub(crate) use kernel::run_compiled;
+#[cfg(feature = "ndarray")]
+pub use ndarray::to_ndarray;
+pub use view::{AsView, Element, TensorView, ViewError};
+
+use crate::sema::TensorType;
+use slc_runtime::DType;
+
+impl TensorType {
+    /// A signature from a dtype and dimensions (`"f32[4,5]".parse()` is the same).
+    ///
+    /// ```
+    /// use slc::{DType, sema::TensorType};
+    /// assert_eq!(TensorType::of(DType::F32, &[4, 5]), "f32[4,5]".parse().unwrap());
+    /// ```
+    pub fn of(dtype: DType, shape: &[usize]) -> TensorType {
+        TensorType { dtype, shape: shape.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect() }
+    }
+}
