@@ -20,6 +20,9 @@ pub enum Error {
     /// A tensor view or buffer handed to the embedding API does not fit (strides, bounds, size).
     #[error(transparent)]
     View(#[from] ViewError),
+    /// The plan cannot be expressed as DirectML operators at the requested feature level.
+    #[error(transparent)]
+    Dml(#[from] crate::backend::dml::DmlError),
 }
 
 impl Error {
@@ -30,6 +33,7 @@ impl Error {
             Error::Plan(e) => e.into_diagnostic(),
             Error::Runtime(e) => e.into_diagnostic(),
             Error::View(e) => e.into_diagnostic(),
+            Error::Dml(e) => e.into_diagnostic(),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod source;
 pub mod syntax;
 
 pub use embed::{Kernel, TensorView};
+pub use backend::dml::{Artifact, Target};
 pub use error::Error;
 pub use session::{Backend, Compiled, RunOptions, Session, compile, compile_with_values};
 pub use slc_runtime::{DType, Tensor};

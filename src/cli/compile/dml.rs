@@ -1,10 +1,46 @@
-//! `slc compile --target dml`.
+//! `slc compile --target dml`: DirectML descriptors as JSON or C, on standard output or `-o`.
 
-use super::CompileArgs;
+use super::{CompileArgs, FormatArg};
 use crate::Compiled;
-use crate::cli::Failure;
+use crate::backend::dml::{DmlOptions, FeatureLevel, lower};
+use crate::cli::{Failure, report};
 
-pub fn run(_args: &CompileArgs, _compiled: &Compiled) -> Result<(), Failure> {
-    eprintln!("error: --target dml is not built yet");
-    Err(Failure::Usage)
+pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
+    if args.header.is_some() {
+        eprintln!("error: --header applies to --target cpu only");
+        return Err(Failure::Usage);
+    }
+    let mut opts = DmlOptions::default();
+    if let Some(level) = &args.feature_level {
+        let Some(level) = FeatureLevel::parse(level) else {
+            let known: Vec<String> = FeatureLevel::ALL.iter().map(|l| l.version()).collect();
+            eprintln!("error: unknown DirectML feature level '{level}' (known: {})", known.join(", "));
+            return Err(Failure::Usage);
+        };
+        opts.feature_level = level;
+    }
+    let graph = lower(&compiled.plan, &opts).map_err(|e| report(&e.into(), &args.expr))?;
+    let mut text = match args.format {
+        FormatArg::Json => graph.to_json(),
+        FormatArg::C => graph.to_c_named(args.name.as_deref().unwrap_or("slc")),
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    match &args.output {
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+        Some(path) => {
+            // Through a temporary file in the same directory: a failed write leaves nothing behind.
+            let tmp = path.with_extension("slc-tmp");
+            let result = std::fs::write(&tmp, text.as_bytes()).and_then(|()| std::fs::rename(&tmp, path));
+            result.map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                eprintln!("error: cannot write '{}': {e}", path.display());
+                Failure::Runtime
+            })
+        }
+    }
 }

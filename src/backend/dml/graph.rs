@@ -1,0 +1,144 @@
+//! [`DmlGraph`]: the `DML_GRAPH_DESC` that computes a plan, plus what a host needs around it —
+//! which buffer each graph input binds (`DML_BUFFER_BINDING` offsets and sizes), the constant
+//! index data slc computed, the index checks the host runs before dispatch, and the plan's
+//! logical output type.
+
+use super::desc::{DataType, FeatureLevel, GraphDesc};
+use serde::{Deserialize, Serialize};
+
+/// Where a graph input's bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BindingSource {
+    /// The plan input with this index (in [`DmlGraph::inputs`] order).
+    Input(usize),
+    /// The constant with this index in [`DmlGraph::constants`].
+    Constant(usize),
+}
+
+/// `DML_BUFFER_BINDING` of one graph input: `Offset` (bytes, a multiple of 16) and
+/// `SizeInBytes` into the source buffer. Sources are bound padded with zeros to a multiple of 4
+/// bytes, as `TotalTensorSizeInBytes` rounds up to 4.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct InputBinding {
+    pub source: BindingSource,
+    pub offset: u64,
+    pub size_in_bytes: u64,
+}
+
+/// A constant buffer slc made (normalized index values), C order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct Constant {
+    pub data_type: DataType,
+    pub values: Vec<i64>,
+}
+
+impl Constant {
+    /// The little-endian bytes of the values in `DataType`.
+    pub fn bytes(&self) -> Vec<u8> {
+        let w = self.data_type.size() as usize;
+        self.values.iter().flat_map(|v| v.to_le_bytes()[..w].to_vec()).collect()
+    }
+}
+
+/// A tensor of the plan, in slc's terms (`dtype` is slc's spelling, e.g. `bf16`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct TensorDecl {
+    pub name: String,
+    pub dtype: String,
+    pub shape: Vec<i64>,
+}
+
+/// An index read the host performs before dispatch (a plan access over input buffers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct HostAccess {
+    /// Index into [`DmlGraph::inputs`].
+    pub input: usize,
+    pub base: i64,
+    pub strides: Vec<i64>,
+    pub terms: Vec<HostTerm>,
+}
+
+/// `stride · norm(load(index))`, as in the plan IR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct HostTerm {
+    pub index: HostAccess,
+    pub len: i64,
+    pub stride: i64,
+    /// `error`, `zero`, `clamp` or `wrap`.
+    pub mode: String,
+}
+
+/// What a failed host check reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HostCheckKind {
+    /// The plan's check with this number (NumPy's IndexError on the whole index tensor).
+    PlanCheck(usize),
+    /// A guard for an `error`-mode gather that no plan check covers: DirectML leaves
+    /// out-of-range indices undefined, so the host must reject them before dispatch.
+    Guard,
+}
+
+/// Every value of `index` over `shape` must lie in `[-len, len)`; otherwise the host does not
+/// dispatch and reports the error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct HostCheck {
+    pub kind: HostCheckKind,
+    pub index: HostAccess,
+    pub shape: Vec<i64>,
+    pub len: i64,
+    pub axis: usize,
+}
+
+/// The DirectML form of a plan. Serializes to the JSON of `slc compile --target dml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct DmlGraph {
+    /// The level every operator, data type and dimension count was chosen for.
+    pub feature_level: FeatureLevel,
+    /// The plan's inputs, bound by name.
+    pub inputs: Vec<TensorDecl>,
+    pub constants: Vec<Constant>,
+    /// One per graph input (`GraphInputIndex` order).
+    pub input_bindings: Vec<InputBinding>,
+    /// `SizeInBytes` of the graph output's binding (offset 0).
+    pub output_size_in_bytes: u64,
+    pub graph_desc: GraphDesc,
+    /// The plan's result: the graph output's bytes are this tensor, C order (newaxis and shrunk
+    /// dimensions are a reinterpretation of the packed output, not an operator).
+    pub output: TensorDecl,
+    /// False when the output is empty: DirectML tensors cannot have a size-0 dimension, so
+    /// nothing is dispatched and the host makes the empty tensor.
+    pub dispatch: bool,
+    pub host_checks: Vec<HostCheck>,
+    pub notes: Vec<String>,
+}
+
+impl DmlGraph {
+    /// The JSON form: `directml.h` structures by their field names, enums as
+    /// `{"Name": ..., "Value": ...}`.
+    pub fn to_json(&self) -> String {
+        // The model holds only strings, integers, vectors and maps: serialization cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Reads the JSON form back (checking each enum's name against its value).
+    pub fn from_json(text: &str) -> Result<DmlGraph, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// C source that builds the same descriptors against `directml.h` (see [`super::c`]).
+    pub fn to_c(&self) -> String {
+        super::c::emit(self, "slc")
+    }
+
+    /// As [`DmlGraph::to_c`], with every symbol prefixed by `prefix` instead of `slc`.
+    pub fn to_c_named(&self, prefix: &str) -> String {
+        super::c::emit(self, prefix)
+    }
+}

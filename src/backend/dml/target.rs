@@ -1,0 +1,46 @@
+//! The library's choice of compilation target: the plan for slc's CPU back ends, or DirectML
+//! descriptors.
+
+use super::{DmlGraph, DmlOptions, lower};
+use crate::sema::InputTypes;
+use crate::{Compiled, Error};
+
+/// Where a compiled program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// slc's own CPU back ends (interpreter, JIT, ahead-of-time kernels): the verified plan.
+    #[default]
+    Cpu,
+    /// DirectML operator descriptors at the given options' feature level.
+    DirectMl(DmlOptions),
+}
+
+/// What [`Target::compile`] produces.
+#[derive(Debug, Clone)]
+pub enum Artifact {
+    /// The verified plan, for the CPU back ends.
+    Cpu(Box<Compiled>),
+    /// The DirectML graph (see [`DmlGraph::to_json`], [`DmlGraph::to_c`]).
+    DirectMl(Box<DmlGraph>),
+}
+
+impl Target {
+    /// Compiles `src` for inputs of the given types to this target.
+    ///
+    /// ```
+    /// use slc::sema::{InputTypes, TensorType};
+    /// use slc::{Artifact, DType, Target};
+    /// let mut types = InputTypes::new();
+    /// types.insert("a".into(), TensorType { dtype: DType::F32, shape: vec![3, 4] });
+    /// let Artifact::DirectMl(graph) = Target::DirectMl(Default::default()).compile("a[1:, ::-1]", &types).unwrap()
+    /// else { unreachable!() };
+    /// assert!(graph.to_json().contains("DML_OPERATOR_SLICE1"));
+    /// ```
+    pub fn compile(&self, src: &str, inputs: &InputTypes) -> Result<Artifact, Error> {
+        let compiled = crate::compile(src, inputs)?;
+        match self {
+            Target::Cpu => Ok(Artifact::Cpu(Box::new(compiled))),
+            Target::DirectMl(opts) => Ok(Artifact::DirectMl(Box::new(lower(&compiled.plan, opts)?))),
+        }
+    }
+}
