@@ -1,6 +1,7 @@
 //! slc-runtime: what compiled kernels and embedders need at run time — dtypes, dense tensors
 //! over aligned buffers, `.npy` reading and writing, and NumPy-style printing.
 
+mod buffer;
 pub mod dtype;
 pub mod format;
 pub mod npy;

@@ -338,7 +338,7 @@ pub fn read_npy(path: &Path) -> Result<Tensor, NpyError> {
         }
     };
     check_length(h.data_bytes, file_len - h.data_offset as u64, &some_path)?;
-    let mut t = Tensor::zeros(h.dtype, &h.shape).map_err(|_| NpyError::TooLarge {
+    let mut t = Tensor::for_overwrite(h.dtype, &h.shape).map_err(|_| NpyError::TooLarge {
         path: some_path.clone(),
         shape: h.shape.iter().map(|&d| d as u64).collect(),
     })?;

@@ -3,12 +3,10 @@
 //! for memory is an error, never an abort.
 
 use crate::DType;
-use std::alloc::{Layout, alloc_zeroed, dealloc};
+use crate::buffer::AlignedBuf;
 use std::fmt;
-use std::ptr::NonNull;
 
-/// Buffers are aligned to a cache line.
-pub const ALIGN: usize = 64;
+pub use crate::buffer::ALIGN;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TensorError {
@@ -20,49 +18,6 @@ pub enum TensorError {
     ValueOutOfRange { value: i64, dtype: DType },
     #[error("{0} is not an integer dtype")]
     NotAnIntegerType(DType),
-}
-
-/// An owned, zero-initialised, 64-byte-aligned byte buffer.
-struct AlignedBuf {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-// SAFETY: the buffer is uniquely owned plain memory.
-unsafe impl Send for AlignedBuf {}
-unsafe impl Sync for AlignedBuf {}
-
-impl AlignedBuf {
-    fn zeroed(len: usize) -> Option<AlignedBuf> {
-        if len == 0 {
-            // No allocation: a dangling, aligned pointer is valid for zero-length slices.
-            let ptr = NonNull::new(ALIGN as *mut u8)?;
-            return Some(AlignedBuf { ptr, len });
-        }
-        let layout = Layout::from_size_align(len, ALIGN).ok()?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        Some(AlignedBuf { ptr, len })
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len bytes (or dangling with len 0).
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and we hold the only reference.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        if self.len > 0 {
-            // SAFETY: allocated in `zeroed` with this very layout.
-            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, ALIGN)) }
-        }
-    }
 }
 
 pub struct Tensor {
@@ -87,9 +42,18 @@ impl Tensor {
         Ok(Tensor { dtype, shape: shape.to_vec(), buf })
     }
 
+    /// A tensor whose contents are unspecified (zeros or old data, never uninitialized memory):
+    /// for outputs a kernel overwrites entirely. Large ones reuse recently dropped buffers.
+    pub fn for_overwrite(dtype: DType, shape: &[usize]) -> Result<Tensor, TensorError> {
+        let too_large = |bytes| TensorError::TooLarge { shape: shape.to_vec(), dtype, bytes };
+        let bytes = Tensor::byte_size(dtype, shape).ok_or(too_large(None))?;
+        let buf = AlignedBuf::for_overwrite(bytes).ok_or(too_large(Some(bytes)))?;
+        Ok(Tensor { dtype, shape: shape.to_vec(), buf })
+    }
+
     /// A tensor holding a copy of `bytes` (little-endian elements, C order).
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Tensor, TensorError> {
-        let mut t = Tensor::zeros(dtype, shape)?;
+        let mut t = Tensor::for_overwrite(dtype, shape)?;
         if t.nbytes() != bytes.len() {
             return Err(TensorError::LengthMismatch { expected: t.nbytes(), actual: bytes.len() });
         }
@@ -151,7 +115,7 @@ impl Tensor {
     }
 
     pub fn nbytes(&self) -> usize {
-        self.buf.len
+        self.buf.len()
     }
 
     /// C-order element strides.
@@ -174,11 +138,11 @@ impl Tensor {
     }
 
     pub fn as_ptr(&self) -> *const u8 {
-        self.buf.ptr.as_ptr()
+        self.buf.ptr()
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.buf.ptr.as_ptr()
+        self.buf.ptr()
     }
 
     /// Element `linear` of an integer tensor, exactly; `None` for other dtypes or out of range.

@@ -102,7 +102,7 @@ impl JitKernel {
     /// Runs the kernel into a fresh output tensor.
     pub fn run(&self, plan: &Plan, inputs: &[&Tensor], threads: usize) -> Result<Tensor, RuntimeError> {
         let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
-        let mut out = Tensor::zeros(plan.dtype, &dims)?;
+        let mut out = Tensor::for_overwrite(plan.dtype, &dims)?;
         self.run_into(plan, inputs, &mut out, threads)?;
         Ok(out)
     }
