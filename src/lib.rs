@@ -12,6 +12,7 @@ pub mod embed;
 pub mod measure;
 mod error;
 pub mod plan;
+pub mod repl;
 pub mod sema;
 mod session;
 pub mod source;

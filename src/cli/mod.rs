@@ -9,6 +9,8 @@ mod bench;
 mod compile;
 mod eval;
 mod plan;
+mod repl;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -17,8 +19,9 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "slc", version, about = "A slicing language and compiler for tensors in .npy files")]
 struct Cli {
+    /// Without a command, at a terminal: the REPL.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -33,6 +36,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compile a program to DirectML descriptors or to an ahead-of-time CPU kernel.
     Compile(compile::CompileArgs),
+    /// The interactive workbench (also `slc` alone at a terminal); reads statements from a pipe.
+    Repl(repl::ReplArgs),
+    /// Run a file of statements as the REPL would; the first error stops it.
+    Run(run::RunArgs),
 }
 
 /// How a command failed; decides the exit code.
@@ -46,11 +53,19 @@ pub(crate) enum Failure {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Eval(args) => eval::run(args),
-        Command::Plan(args) => plan::run(args, false),
-        Command::Explain(args) => plan::run(args, true),
-        Command::Bench(args) => bench::run(args),
-        Command::Compile(args) => compile::run(args),
+        None if std::io::stdin().is_terminal() => repl::run(repl::ReplArgs::default()),
+        None => {
+            use clap::CommandFactory;
+            eprint!("{}", Cli::command().render_help());
+            Err(Failure::Usage)
+        }
+        Some(Command::Repl(args)) => repl::run(args),
+        Some(Command::Run(args)) => run::run(args),
+        Some(Command::Eval(args)) => eval::run(args),
+        Some(Command::Plan(args)) => plan::run(args, false),
+        Some(Command::Explain(args)) => plan::run(args, true),
+        Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Compile(args)) => compile::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,87 @@
+//! `slc repl` (and `slc` alone at a terminal): the interactive workbench; statements piped in
+//! run without prompts.
+
+use super::Failure;
+use super::args::{InputArg, parse_input};
+use crate::Backend;
+use crate::repl::{FailureKind, Repl, front};
+use slc_runtime::read_npy;
+use std::io::IsTerminal;
+
+#[derive(clap::Args, Debug, Default)]
+pub struct ReplArgs {
+    /// Bind an input before the first prompt: NAME=FILE.npy (or FILE.npy, bound to its stem).
+    #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
+    pub inputs: Vec<InputArg>,
+    /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
+    #[arg(long, value_name = "jit|interp", value_parser = parse_backend)]
+    pub backend: Option<Backend>,
+    /// Worker threads for large outputs (default: the machine's cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// Neither read nor write the history file.
+    #[arg(long)]
+    pub no_history: bool,
+}
+
+pub(super) fn parse_backend(s: &str) -> Result<Backend, String> {
+    Backend::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit or interp"))
+}
+
+impl From<FailureKind> for Failure {
+    fn from(kind: FailureKind) -> Failure {
+        match kind {
+            FailureKind::Program => Failure::Usage,
+            FailureKind::Runtime => Failure::Runtime,
+        }
+    }
+}
+
+/// A core with the options and inputs of `slc repl` and `slc run`.
+pub(super) fn configured(
+    inputs: &[InputArg],
+    backend: Option<Backend>,
+    threads: Option<u16>,
+) -> Result<Repl, Failure> {
+    let mut repl = Repl::new();
+    repl.color = super::color_stderr();
+    if let Some(b) = backend {
+        repl.options_mut().backend = b;
+    }
+    if let Some(n) = threads {
+        repl.options_mut().threads = n as usize;
+    }
+    for input in inputs {
+        match read_npy(&input.path) {
+            Ok(t) => repl.bind(&input.name, t),
+            Err(e) => {
+                eprintln!("error: input `{}`: {e}", input.name);
+                return Err(Failure::Runtime);
+            }
+        }
+    }
+    Ok(repl)
+}
+
+pub fn run(args: ReplArgs) -> Result<(), Failure> {
+    let mut repl = configured(&args.inputs, args.backend, args.threads)?;
+    if std::io::stdin().is_terminal() {
+        let history = if args.no_history { None } else { front::history_path() };
+        return front::interactive(repl, history).map_err(|e| {
+            eprintln!("error: {e}");
+            Failure::Runtime
+        });
+    }
+    // Piped: every entry runs, as if typed; the exit code tells whether any failed.
+    repl.echo_lets = false;
+    let stdin = std::io::stdin().lock();
+    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+    match front::run_lines(&mut repl, stdin, "stdin", false, &mut out, &mut err) {
+        Ok(None) => Ok(()),
+        Ok(Some(kind)) => Err(kind.into()),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(Failure::Runtime)
+        }
+    }
+}

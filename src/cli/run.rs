@@ -1,0 +1,42 @@
+//! `slc run FILE.slc`: the statements of a file, run as the REPL runs them; the first error
+//! stops the run with its report.
+
+use super::Failure;
+use super::args::{InputArg, parse_input};
+use super::repl::{configured, parse_backend};
+use crate::Backend;
+use crate::repl::front;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The script: statements and `:` commands, one entry per line (an open bracket continues
+    /// it); each expression statement prints its value.
+    pub file: PathBuf,
+    /// Bind an input before the script runs: NAME=FILE.npy (or FILE.npy, bound to its stem).
+    #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
+    pub inputs: Vec<InputArg>,
+    /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
+    #[arg(long, value_name = "jit|interp", value_parser = parse_backend)]
+    pub backend: Option<Backend>,
+    /// Worker threads for large outputs (default: the machine's cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
+
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let mut repl = configured(&args.inputs, args.backend, args.threads)?;
+    repl.echo_lets = false;
+    let text = std::fs::read_to_string(&args.file).map_err(|e| {
+        eprintln!("error: cannot read '{}': {e}", args.file.display());
+        Failure::Runtime
+    })?;
+    let name = args.file.display().to_string();
+    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+    match front::run_lines(&mut repl, text.as_bytes(), &name, true, &mut out, &mut err) {
+        Ok(None) => Ok(()),
+        Ok(Some(kind)) => Err(kind.into()),
+        // Standard output closed (`slc run x.slc | head`): nothing more to say.
+        Err(_) => Err(Failure::Runtime),
+    }
+}

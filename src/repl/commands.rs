@@ -1,0 +1,368 @@
+//! The `:` commands: inspection (`:vars`, `:plan`, `:clif`, `:dml`, `:time`), settings
+//! (`:backend`), files (`:load`, `:save`), `:help` and `:quit`.
+
+use super::helpers::{edit_distance, expand_home};
+use super::{Fail, Planned, Repl, Reply, is_identifier, type_of};
+use crate::Backend;
+use crate::backend::{RuntimeError, interp, jit, loopnest};
+use crate::diag::Diagnostic;
+use crate::measure;
+use crate::source::Span;
+use slc_runtime::{Tensor, read_npy, write_npy};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Every command, for completion and "did you mean".
+pub const NAMES: &[&str] =
+    &[":help", ":vars", ":plan", ":clif", ":dml", ":time", ":backend", ":load", ":save", ":quit"];
+
+const HELP: &str = "\
+Statements (one or more per line, separated by `;`):
+  let NAME = EXPR        evaluate EXPR and bind the result (a tensor, or an integer)
+  EXPR                   evaluate and print, NumPy-style, with dtype and shape
+  save(EXPR, \"F.npy\")    write a result (atomically)
+Helpers (they make data; dtype defaults to f32):
+  load(\"F.npy\")  arange(n, shape=[...], dtype=f32)  zeros(shape, dtype=)  ones(shape, dtype=)
+  random(shape, dtype=, seed=, high=)  (floats in [0, 1), integers in [0, high), high=10)
+Commands:
+  :vars                  bound names with dtype, shape and bytes
+  :plan [-v] EXPR        the normalized plan (-v: checked program and every scheduling pass)
+  :clif EXPR             the JIT kernel's Cranelift IR
+  :dml EXPR              the DirectML operator graph, as JSON
+  :time EXPR             median kernel time, GB/s, and the ratio to memcpy of the same bytes
+  :backend [jit|interp]  show or choose the executor
+  :load NAME=FILE.npy    bind a .npy file (`:load FILE.npy` binds it to the file's stem)
+  :save NAME FILE.npy    write a binding to a .npy file (atomically)
+  :help  :quit
+Keys: Tab completes, Up/Down recall history, Ctrl-C cancels the line, Ctrl-D quits.
+An open bracket continues the entry on the next line.
+";
+
+/// A command's text split into its parts, each with its place in the entry.
+struct Parsed<'t> {
+    name: &'t str,
+    name_span: Span,
+    /// The arguments, trimmed, and where they start.
+    rest: &'t str,
+    rest_start: usize,
+}
+
+fn parse(text: &str, at: usize) -> Parsed<'_> {
+    let line = &text[at..];
+    let after = &line[1..];
+    let name_len = after.find(char::is_whitespace).unwrap_or(after.len());
+    let name = &after[..name_len];
+    let tail = &after[name_len..];
+    let rest = tail.trim();
+    let rest_start = at + 1 + name_len + (tail.len() - tail.trim_start().len());
+    Parsed { name, name_span: Span::new(at, at + 1 + name_len), rest, rest_start }
+}
+
+fn usage(message: impl Into<String>, span: Span, label: &str) -> Fail {
+    Fail::program(Diagnostic::error("E0507", message).label(span, label))
+}
+
+/// `1.234 µs`, `12.0 ms`.
+fn duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    match s {
+        s if s < 1e-6 => format!("{:.1} ns", s * 1e9),
+        s if s < 1e-3 => format!("{:.3} µs", s * 1e6),
+        s if s < 1.0 => format!("{:.3} ms", s * 1e3),
+        s => format!("{s:.3} s"),
+    }
+}
+
+/// `96 B`, `4.0 KiB`, `1.5 MiB`.
+fn bytes(n: usize) -> String {
+    match n {
+        n if n < 1 << 10 => format!("{n} B"),
+        n if n < 1 << 20 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n if n < 1 << 30 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
+        n => format!("{:.2} GiB", n as f64 / (1 << 30) as f64),
+    }
+}
+
+impl Repl {
+    /// Runs the command at `text[at..]` (`text[at]` is the `:`).
+    pub(super) fn command(&mut self, text: &str, at: usize, reply: &mut Reply) -> Result<(), Fail> {
+        let cmd = parse(text, at);
+        let needs_expr = |what: &str| {
+            if cmd.rest.is_empty() {
+                Err(usage(
+                    format!("`:{}` needs an expression, e.g. `:{} a[::-1]`", cmd.name, cmd.name),
+                    cmd.name_span,
+                    what,
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match cmd.name {
+            "help" | "h" | "?" => reply.out.push_str(HELP),
+            "quit" | "q" | "exit" => reply.quit = true,
+            "vars" => self.vars(reply),
+            "plan" => {
+                let (verbose, start) = match cmd.rest.strip_prefix("-v") {
+                    Some(r) if r.is_empty() || r.starts_with(char::is_whitespace) => {
+                        (true, cmd.rest_start + 2 + (r.len() - r.trim_start().len()))
+                    }
+                    _ => (false, cmd.rest_start),
+                };
+                if text[start..].trim().is_empty() {
+                    return Err(usage(
+                        "`:plan` needs an expression, e.g. `:plan -v a[::-1]`",
+                        cmd.name_span,
+                        "after this",
+                    ));
+                }
+                self.with_temps(|repl, temps| {
+                    let planned = repl.plan_text(text, start, temps)?;
+                    show_plan(&planned, verbose, reply);
+                    Ok(())
+                })?;
+            }
+            "clif" => {
+                needs_expr("after this")?;
+                self.with_temps(|repl, temps| {
+                    let planned = repl.plan_text(text, cmd.rest_start, temps)?;
+                    let kernel = jit::compile(&planned.plan, &planned.info).map_err(RuntimeError::from)?;
+                    let _ = write!(reply.out, "== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif);
+                    Ok(())
+                })?;
+            }
+            "dml" => {
+                needs_expr("after this")?;
+                self.with_temps(|repl, temps| {
+                    let planned = repl.plan_text(text, cmd.rest_start, temps)?;
+                    dml(&planned, reply)
+                })?;
+            }
+            "time" => {
+                needs_expr("after this")?;
+                self.with_temps(|repl, temps| {
+                    let planned = repl.plan_text(text, cmd.rest_start, temps)?;
+                    repl.time(&planned, reply)
+                })?;
+            }
+            "backend" => match cmd.rest {
+                "" => {
+                    let _ = writeln!(reply.out, "backend: {}", backend_name(self.backend()));
+                }
+                name => match Backend::from_name(name) {
+                    Some(b) => {
+                        self.options_mut().backend = b;
+                        let _ = writeln!(reply.out, "backend: {}", backend_name(b));
+                    }
+                    None => {
+                        let span = Span::new(cmd.rest_start, cmd.rest_start + name.len());
+                        return Err(usage(
+                            format!("`{name}` is not a back end; use jit or interp"),
+                            span,
+                            "not a back end",
+                        ));
+                    }
+                },
+            },
+            "load" => self.load_command(&cmd, reply)?,
+            "save" => self.save_command(&cmd, reply)?,
+            other => {
+                let typed = format!(":{other}");
+                let suggestion = NAMES
+                    .iter()
+                    .map(|n| (edit_distance(n, &typed), *n))
+                    .filter(|(d, _)| *d <= 2)
+                    .min()
+                    .map(|(_, n)| n);
+                let help = match suggestion {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("commands: {}", NAMES.join(" ")),
+                };
+                return Err(Fail::program(
+                    Diagnostic::error("E0506", format!("unknown command `{typed}`"))
+                        .label(cmd.name_span, "not a command")
+                        .help(help),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn vars(&self, reply: &mut Reply) {
+        if self.tensors.is_empty() && self.ints.is_empty() {
+            reply.out.push_str("no bindings yet; try `let a = arange(24, shape=[2, 3, 4])`\n");
+            return;
+        }
+        let mut rows = vec![["name".to_string(), "dtype".into(), "shape".into(), "bytes".into()]];
+        for (name, t) in &self.tensors {
+            let ty = type_of(t);
+            let shape = ty.trim_start_matches(|c: char| c != '[').to_string();
+            rows.push([name.clone(), t.dtype().to_string(), shape, t.nbytes().to_string()]);
+        }
+        for (name, v) in &self.ints {
+            rows.push([name.clone(), "int".into(), format!("= {v}"), String::new()]);
+        }
+        rows[1..].sort_by(|a, b| a[0].cmp(&b[0]));
+        let widths: Vec<usize> =
+            (0..4).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+        for row in &rows {
+            let line = format!(
+                "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}",
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2],
+                w3 = widths[3]
+            );
+            let _ = writeln!(reply.out, "{}", line.trim_end());
+        }
+    }
+
+    /// `:load NAME=FILE.npy` or `:load FILE.npy`.
+    fn load_command(&mut self, cmd: &Parsed, reply: &mut Reply) -> Result<(), Fail> {
+        if cmd.rest.is_empty() {
+            return Err(usage("`:load` needs NAME=FILE.npy", cmd.name_span, "after this"));
+        }
+        let (name, path, name_span, path_span) = match cmd.rest.split_once('=') {
+            Some((name, path)) => {
+                let name = name.trim();
+                let path_start = cmd.rest_start + cmd.rest.len() - path.trim_start().len();
+                let name_span = Span::new(cmd.rest_start, cmd.rest_start + name.len());
+                (
+                    name.to_string(),
+                    path.trim(),
+                    name_span,
+                    Span::new(path_start, cmd.rest_start + cmd.rest.len()),
+                )
+            }
+            None => {
+                let path = cmd.rest;
+                let span = Span::new(cmd.rest_start, cmd.rest_start + path.len());
+                let stem =
+                    std::path::Path::new(path).file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+                (stem.to_string(), path, span, span)
+            }
+        };
+        if !is_identifier(&name) {
+            return Err(usage(
+                format!("`{name}` is not a valid name; write :load NAME=FILE.npy"),
+                name_span,
+                "not a name",
+            ));
+        }
+        let tensor = read_npy(&expand_home(path)).map_err(|e| {
+            Fail::runtime(Diagnostic::error("E0503", e.to_string()).label(path_span, "this file"))
+        })?;
+        let _ = writeln!(reply.out, "{name}: {} (from '{path}')", type_of(&tensor));
+        self.bind(&name, tensor);
+        Ok(())
+    }
+
+    /// `:save NAME FILE.npy`.
+    fn save_command(&mut self, cmd: &Parsed, reply: &mut Reply) -> Result<(), Fail> {
+        let Some((name, path)) = cmd.rest.split_once(char::is_whitespace) else {
+            return Err(usage("`:save` needs NAME FILE.npy", cmd.name_span, "after this"));
+        };
+        let path = path.trim();
+        let name_span = Span::new(cmd.rest_start, cmd.rest_start + name.len());
+        let path_span =
+            Span::new(cmd.rest_start + cmd.rest.len() - path.len(), cmd.rest_start + cmd.rest.len());
+        let tensor = match (self.tensors.get(name), self.ints.get(name)) {
+            (Some(t), _) => t.clone(),
+            (None, Some(&v)) => Tensor::scalar_i64(v),
+            (None, None) => {
+                let names = self.names().join(", ");
+                let help = if names.is_empty() {
+                    "nothing is bound yet".to_string()
+                } else {
+                    format!("bound names: {names}")
+                };
+                return Err(Fail::program(
+                    Diagnostic::error("E0101", format!("`{name}` is not bound"))
+                        .label(name_span, "not bound")
+                        .help(help),
+                ));
+            }
+        };
+        write_npy(&expand_home(path), &tensor).map_err(|e| {
+            Fail::runtime(Diagnostic::error("E0503", e.to_string()).label(path_span, "this file"))
+        })?;
+        let _ = writeln!(reply.out, "saved {} to '{path}'", type_of(&tensor));
+        Ok(())
+    }
+
+    /// `:time`: the kernel against memcpy of its output's bytes, sampled alternately.
+    fn time(&self, planned: &Planned, reply: &mut Reply) -> Result<(), Fail> {
+        // One ordinary run first: its errors get their spans, and the kernel gets compiled.
+        let out = self.run(planned)?;
+        let Planned { plan, info, .. } = planned;
+        let args = self.plan_inputs(plan)?;
+        let threads = self.options.threads;
+        let kernel = match self.options.backend {
+            Backend::Jit => Some(self.cache.get_or_compile(plan, info).map_err(RuntimeError::from)?),
+            Backend::Interp => None,
+        };
+        let once = || match &kernel {
+            Some(k) => k.run(plan, &args, threads).map(drop),
+            None => interp::run(plan, info, &args).map(drop),
+        };
+        let out_bytes = out.nbytes();
+        let moved = measure::moved_bytes(plan, &args, out_bytes);
+        let t = measure::time_against_memcpy(once, out_bytes, moved, self.time_budget)?;
+        let threads = match self.options.backend {
+            Backend::Jit => format!(", {threads} thread{}", if threads == 1 { "" } else { "s" }),
+            Backend::Interp => String::new(),
+        };
+        let _ = writeln!(
+            reply.out,
+            "kernel {:>12}  median of {} runs ({}{threads})\nmemcpy {:>12}  median, same {} output\nratio  {:>12.2}  bandwidth {:.2} GB/s ({} read and written)",
+            duration(t.kernel),
+            t.samples,
+            backend_name(self.options.backend),
+            duration(t.memcpy),
+            bytes(t.out_bytes),
+            t.ratio(),
+            t.gb_per_s(),
+            bytes(t.moved_bytes),
+        );
+        Ok(())
+    }
+}
+
+fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Jit => "jit",
+        Backend::Interp => "interp",
+    }
+}
+
+/// `:plan`: the plan; with `-v` also the checked program and the loop nest after every
+/// scheduling pass (a pass that changes nothing says so).
+fn show_plan(planned: &Planned, verbose: bool, reply: &mut Reply) {
+    if !verbose {
+        let _ = write!(reply.out, "{}", planned.plan);
+        return;
+    }
+    let _ = write!(reply.out, "== checked\n{}\n== plan\n{}", planned.checked, planned.plan);
+    let mut changed = vec![];
+    loopnest::schedule(&planned.plan, |pass, nest| {
+        changed.push(pass.to_string());
+        let title =
+            if pass == "initial" { "loop nest (initial)".to_string() } else { format!("after {pass}") };
+        let _ = write!(reply.out, "== {title}\n{nest}");
+    });
+    for pass in loopnest::PASSES {
+        if !changed.iter().any(|c| c == pass.name) {
+            let _ = writeln!(reply.out, "== {}: no change", pass.name);
+        }
+    }
+}
+
+/// `:dml`: the DirectML graph the plan lowers to, as JSON.
+fn dml(planned: &Planned, reply: &mut Reply) -> Result<(), Fail> {
+    let _ = (planned, reply);
+    Err(Fail::runtime(Diagnostic::error("E0508", "the DirectML back end is not available in this build")))
+}

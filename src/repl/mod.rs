@@ -1,0 +1,554 @@
+//! The interactive slicing workbench behind `slc repl` and `slc run`.
+//!
+//! [`Repl`] is the core: one entry of text in (statements or a `:` command), a [`Reply`] out,
+//! with no terminal or file-system access of its own except what an entry asks for (`load`,
+//! `save`, `:load`, `:save`). [`front`] puts it behind rustyline (history, completion,
+//! multi-line input) or reads it from a pipe or a script.
+//!
+//! Unlike a program given to `slc eval`, whose `let`s are inlined and fused into one plan, each
+//! statement of an entry runs on its own: a tensor `let` evaluates and keeps the result, an
+//! integer `let` keeps the integer (so `let k = 2` then `a[:k]` slices statically), and an
+//! expression statement prints its value. Helper functions (`load`, `arange`, ...) make tensors
+//! (data) before the checker sees the expression: each call is evaluated and stands in the
+//! expression as a temporary input.
+
+mod commands;
+mod complete;
+pub mod front;
+mod helpers;
+
+pub use complete::{Completion, is_complete};
+
+use crate::backend::jit::KernelCache;
+use crate::backend::{RuntimeError, interp};
+use crate::diag::{Diagnostic, render};
+use crate::error::Error;
+use crate::plan::{self, Plan, PlanInfo};
+use crate::sema::{self, InputTypes, TExpr, TExprKind, TensorType};
+use crate::source::Span;
+use crate::syntax::{self, ast};
+use crate::{Backend, RunOptions};
+use slc_runtime::{DType, PrintOptions, Tensor, format_tensor};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// How an entry failed, for exit codes: like `slc eval`, an error in the text is 2, an error
+/// from files or data is 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Parse, check, usage of a helper or command: exit 2.
+    Program,
+    /// Files, data, run time: exit 1.
+    Runtime,
+}
+
+impl FailureKind {
+    /// The process exit code for this failure.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            FailureKind::Program => 2,
+            FailureKind::Runtime => 1,
+        }
+    }
+}
+
+/// What one entry produced.
+#[derive(Debug, Default, Clone)]
+pub struct Reply {
+    /// For standard output: values, plans, tables.
+    pub out: String,
+    /// For standard error: rendered diagnostics.
+    pub err: String,
+    /// Set when the entry failed (the statements before the failing one have taken effect).
+    pub failure: Option<FailureKind>,
+    /// `:quit` was entered.
+    pub quit: bool,
+}
+
+/// An error on its way to the user: a diagnostic against the entry's text, and its class.
+#[derive(Debug, Clone)]
+pub(crate) struct Fail {
+    diag: Diagnostic,
+    kind: FailureKind,
+}
+
+impl Fail {
+    fn program(diag: Diagnostic) -> Fail {
+        Fail { diag, kind: FailureKind::Program }
+    }
+
+    fn runtime(diag: Diagnostic) -> Fail {
+        Fail { diag, kind: FailureKind::Runtime }
+    }
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        let mut diag = e.diagnostic();
+        // The checker's hint names `slc eval`'s flag; here names are bound differently.
+        if diag.code == "E0101" && diag.help.as_deref().is_some_and(|h| h.contains("-i NAME")) {
+            diag.help =
+                Some("bind a tensor with `let NAME = load(\"FILE.npy\")` or `:load NAME=FILE.npy`".into());
+        }
+        let kind = if e.is_program_error() { FailureKind::Program } else { FailureKind::Runtime };
+        Fail { diag, kind }
+    }
+}
+
+impl From<RuntimeError> for Fail {
+    fn from(e: RuntimeError) -> Fail {
+        Fail::from(Error::from(e))
+    }
+}
+
+/// A value an expression statement or a `let` produced.
+#[derive(Debug, Clone)]
+pub(crate) enum Val {
+    Int(i64),
+    Tensor(Tensor),
+}
+
+/// A program taken to a verified plan.
+pub(crate) struct Planned {
+    pub checked: TExpr,
+    pub plan: Plan,
+    pub info: PlanInfo,
+    /// For each plan check, the span of the index expression it guards.
+    pub check_spans: Vec<Span>,
+}
+
+/// The REPL's state: bindings that persist from entry to entry, and how plans run.
+pub struct Repl {
+    tensors: BTreeMap<String, Tensor>,
+    ints: BTreeMap<String, i64>,
+    options: RunOptions,
+    cache: KernelCache,
+    /// ANSI colours in diagnostics.
+    pub color: bool,
+    /// Print `name: type` after a `let` (interactive use; scripts stay quiet).
+    pub echo_lets: bool,
+    /// How results are printed (NumPy's defaults).
+    pub print: PrintOptions,
+    /// Time `:time` spends sampling.
+    pub time_budget: Duration,
+    /// Makes `random(...)` without `seed=` differ from call to call.
+    seed_counter: u64,
+}
+
+impl Default for Repl {
+    fn default() -> Repl {
+        Repl::new()
+    }
+}
+
+/// The name diagnostics give an entry typed at the prompt.
+const INPUT_NAME: &str = "input";
+
+impl Repl {
+    /// An empty session on the JIT back end, without colours, echoing `let`s.
+    pub fn new() -> Repl {
+        Repl {
+            tensors: BTreeMap::new(),
+            ints: BTreeMap::new(),
+            options: RunOptions::default(),
+            cache: KernelCache::default(),
+            color: false,
+            echo_lets: true,
+            print: PrintOptions::default(),
+            time_budget: Duration::from_millis(500),
+            seed_counter: 0,
+        }
+    }
+
+    /// Binds (or rebinds) `name` to a tensor.
+    pub fn bind(&mut self, name: &str, tensor: Tensor) {
+        self.ints.remove(name);
+        self.tensors.insert(name.to_string(), tensor);
+    }
+
+    /// Binds (or rebinds) `name` to an integer.
+    pub fn bind_int(&mut self, name: &str, value: i64) {
+        self.tensors.remove(name);
+        self.ints.insert(name.to_string(), value);
+    }
+
+    /// The tensor bound to `name`.
+    pub fn get(&self, name: &str) -> Option<&Tensor> {
+        self.tensors.get(name)
+    }
+
+    /// The integer bound to `name`.
+    pub fn get_int(&self, name: &str) -> Option<i64> {
+        self.ints.get(name).copied()
+    }
+
+    /// Every bound name, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.tensors.keys().chain(self.ints.keys()).map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.options.backend
+    }
+
+    pub fn options_mut(&mut self) -> &mut RunOptions {
+        &mut self.options
+    }
+
+    /// Runs one entry typed at the prompt (one or more statements, or a `:` command).
+    pub fn feed(&mut self, entry: &str) -> Reply {
+        self.feed_at(entry, 0, INPUT_NAME)
+    }
+
+    /// Runs the entry `text[start..]`; diagnostics are rendered against all of `text` under
+    /// `name`, so that an entry of a script reports its line in the file.
+    pub fn feed_at(&mut self, text: &str, start: usize, name: &str) -> Reply {
+        let mut reply = Reply::default();
+        let start = (0..=start.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        // A bug below must not end the session or lose its bindings: report it instead.
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.entry(text, start, &mut reply)));
+        // Temporaries of helper calls are removed on every path; after a panic some may remain.
+        self.tensors.retain(|name, _| is_identifier(name));
+        let fail = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(fail)) => Some(fail),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Some(Fail::runtime(
+                    Diagnostic::error("E0599", format!("internal error: {what}"))
+                        .note("the session and its bindings are intact; please report this input"),
+                ))
+            }
+        };
+        if let Some(fail) = fail {
+            reply.err.push_str(&render(&fail.diag, name, text, self.color));
+            reply.failure = Some(fail.kind);
+        }
+        reply
+    }
+
+    fn entry(&mut self, text: &str, start: usize, reply: &mut Reply) -> Result<(), Fail> {
+        let rest = &text[start..];
+        let indent = rest.len() - rest.trim_start().len();
+        if rest.trim_start().starts_with(':') {
+            return self.command(text, start + indent, reply);
+        }
+        self.statements(text, start, reply)
+    }
+
+    /// Runs the statements of `text[start..]` in order; a failing one stops the entry.
+    fn statements(&mut self, text: &str, start: usize, reply: &mut Reply) -> Result<(), Fail> {
+        let program = syntax::parse_program(&masked(text, start)).map_err(Error::from)?;
+        for stmt in &program.stmts {
+            match &stmt.kind {
+                ast::StmtKind::Let { name, value } => {
+                    if let Some(span) = helpers::save_call(value) {
+                        return Err(helpers::save_has_no_value(span));
+                    }
+                    match self.value(value)? {
+                        Val::Int(v) => {
+                            self.bind_int(&name.name, v);
+                            if self.echo_lets {
+                                let _ = writeln!(reply.out, "{} = {v}", name.name);
+                            }
+                        }
+                        Val::Tensor(t) => {
+                            if self.echo_lets {
+                                let _ = writeln!(reply.out, "{}: {}", name.name, type_of(&t));
+                            }
+                            self.bind(&name.name, t);
+                        }
+                    }
+                }
+                ast::StmtKind::Expr(e) => match &e.kind {
+                    ast::ExprKind::Call { callee, args } if callee.name == "save" => {
+                        self.save(args, e.span, reply)?;
+                    }
+                    _ => {
+                        let v = self.value(e)?;
+                        self.show(&v, reply);
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints a value NumPy-style, followed by its type (integers print bare, like Python's).
+    fn show(&self, v: &Val, reply: &mut Reply) {
+        match v {
+            Val::Int(v) => {
+                let _ = writeln!(reply.out, "{v}");
+            }
+            Val::Tensor(t) => {
+                let _ = writeln!(reply.out, "{}\n{}", format_tensor(t, &self.print), type_of(t));
+            }
+        }
+    }
+
+    /// Evaluates one expression: an integer, or a tensor computed by a plan.
+    pub(crate) fn value(&mut self, e: &ast::Expr) -> Result<Val, Fail> {
+        // A helper call on its own is data already: no plan, no copy.
+        if let ast::ExprKind::Call { callee, args } = &e.kind {
+            if helpers::is_helper(&callee.name) && callee.name != "save" {
+                return self.helper(callee, args, e.span).map(Val::Tensor);
+            }
+        }
+        self.with_temps(|repl, temps| {
+            let planned =
+                repl.plan_stmts(&[ast::Stmt { kind: ast::StmtKind::Expr(e.clone()), span: e.span }], temps)?;
+            match &planned.checked.kind {
+                TExprKind::Const(t) if t.rank() == 0 && t.dtype() == DType::I64 => {
+                    // Integers (literals, arithmetic, `a.ndim`) reach the checker's result as a
+                    // 0-d i64 constant; nothing else does (a list literal has a dimension).
+                    let v = t.int_at(0).and_then(|v| i64::try_from(v).ok()).unwrap_or_default();
+                    Ok(Val::Int(v))
+                }
+                TExprKind::Const(t) => Ok(Val::Tensor(t.clone())),
+                TExprKind::Input(name) if repl.tensors.contains_key(name) => {
+                    Ok(Val::Tensor(repl.tensors[name].clone()))
+                }
+                _ => repl.run(&planned).map(Val::Tensor),
+            }
+        })
+    }
+
+    /// Runs `f`; the temporaries it binds (helper results standing in an expression) are
+    /// unbound afterwards, whatever it returns.
+    pub(crate) fn with_temps<T>(
+        &mut self,
+        f: impl FnOnce(&mut Repl, &mut Vec<String>) -> Result<T, Fail>,
+    ) -> Result<T, Fail> {
+        let mut temps = vec![];
+        let result = f(self, &mut temps);
+        for name in temps {
+            self.tensors.remove(&name);
+        }
+        result
+    }
+
+    /// Parses `text[start..]` and takes the whole program to a plan (its `let`s program-local
+    /// and fused, as in `slc eval`): what `:plan`, `:clif`, `:dml` and `:time` show.
+    pub(crate) fn plan_text(
+        &mut self,
+        text: &str,
+        start: usize,
+        temps: &mut Vec<String>,
+    ) -> Result<Planned, Fail> {
+        let program = syntax::parse_program(&masked(text, start)).map_err(Error::from)?;
+        self.plan_stmts(&program.stmts, temps)
+    }
+
+    /// Checks, lowers and verifies statements, after the integer bindings and with helper calls
+    /// replaced by temporaries.
+    fn plan_stmts(&mut self, stmts: &[ast::Stmt], temps: &mut Vec<String>) -> Result<Planned, Fail> {
+        let mut program = ast::Program { stmts: self.prelude() };
+        for stmt in stmts {
+            let kind = match &stmt.kind {
+                ast::StmtKind::Let { name, value } => {
+                    ast::StmtKind::Let { name: name.clone(), value: self.rewrite(value, temps)? }
+                }
+                ast::StmtKind::Expr(e) => ast::StmtKind::Expr(self.rewrite(e, temps)?),
+            };
+            program.stmts.push(ast::Stmt { kind, span: stmt.span });
+        }
+        if stmts.is_empty() {
+            return Err(Fail::program(Diagnostic::error("E0507", "expected an expression")));
+        }
+        let types: InputTypes = self
+            .tensors
+            .iter()
+            .map(|(name, t)| {
+                let shape = t.shape().iter().map(|&d| d as i64).collect();
+                (name.clone(), TensorType { dtype: t.dtype(), shape })
+            })
+            .collect();
+        let checked = sema::check_program(&program, &types, &self.tensors).map_err(Error::from)?;
+        let plan::Lowered { plan, check_spans } = plan::lower(&checked).map_err(Error::from)?;
+        let info = plan::verify(&plan).map_err(Error::from)?;
+        Ok(Planned { checked, plan, info, check_spans })
+    }
+
+    /// The integer bindings as `let` statements the checker sees before the entry's own: so
+    /// they stay static integers (slice bounds, axes), as a program's own `let k = 2` would.
+    fn prelude(&self) -> Vec<ast::Stmt> {
+        let span = Span::default();
+        self.ints
+            .iter()
+            .map(|(name, &v)| {
+                let magnitude = ast::Expr { kind: ast::ExprKind::Int(v.unsigned_abs()), span };
+                let value = if v < 0 {
+                    ast::Expr { kind: ast::ExprKind::Neg(Box::new(magnitude)), span }
+                } else {
+                    magnitude
+                };
+                let name = ast::Ident { name: name.clone(), span };
+                ast::Stmt { kind: ast::StmtKind::Let { name, value }, span }
+            })
+            .collect()
+    }
+
+    /// `e` with each helper call evaluated and replaced by a temporary input; unknown
+    /// functions are reported here, where the helpers are known too.
+    fn rewrite(&mut self, e: &ast::Expr, temps: &mut Vec<String>) -> Result<ast::Expr, Fail> {
+        use ast::ExprKind as E;
+        let span = e.span;
+        let boxed =
+            |repl: &mut Repl, e: &ast::Expr, temps: &mut Vec<String>| repl.rewrite(e, temps).map(Box::new);
+        let kind = match &e.kind {
+            E::Call { callee, .. } if callee.name == "save" => return Err(helpers::save_has_no_value(span)),
+            E::Call { callee, args } if helpers::is_helper(&callee.name) => {
+                let t = self.helper(callee, args, span)?;
+                let name = self.temp_name(e);
+                self.tensors.insert(name.clone(), t);
+                temps.push(name.clone());
+                E::Name(name)
+            }
+            E::Call { callee, args } => {
+                helpers::check_function(callee)?;
+                let args = args
+                    .iter()
+                    .map(|a| {
+                        Ok(ast::Arg {
+                            name: a.name.clone(),
+                            value: self.rewrite(&a.value, temps)?,
+                            span: a.span,
+                        })
+                    })
+                    .collect::<Result<_, Fail>>()?;
+                E::Call { callee: callee.clone(), args }
+            }
+            E::Name(_) | E::Int(_) | E::Float(_) | E::Str(_) => e.kind.clone(),
+            E::List(items) => {
+                E::List(items.iter().map(|i| self.rewrite(i, temps)).collect::<Result<_, _>>()?)
+            }
+            E::Neg(inner) => E::Neg(boxed(self, inner, temps)?),
+            E::Binary { op, lhs, rhs } => {
+                E::Binary { op: *op, lhs: boxed(self, lhs, temps)?, rhs: boxed(self, rhs, temps)? }
+            }
+            E::Attr { base, name } => E::Attr { base: boxed(self, base, temps)?, name: name.clone() },
+            E::Index { base, items } => {
+                let base = boxed(self, base, temps)?;
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    let mut opt =
+                        |e: &Option<ast::Expr>| e.as_ref().map(|e| self.rewrite(e, temps)).transpose();
+                    let kind = match &item.kind {
+                        ast::ItemKind::Expr(e) => ast::ItemKind::Expr(self.rewrite(e, temps)?),
+                        ast::ItemKind::Slice { start, stop, step } => {
+                            ast::ItemKind::Slice { start: opt(start)?, stop: opt(stop)?, step: opt(step)? }
+                        }
+                        other => other.clone(),
+                    };
+                    out.push(ast::Item { kind, span: item.span });
+                }
+                E::Index { base, items: out }
+            }
+        };
+        Ok(ast::Expr { kind, span })
+    }
+
+    /// A name for a helper call's result inside a plan: its own text (it cannot clash with a
+    /// binding, since it is no identifier), shortened when long.
+    fn temp_name(&self, e: &ast::Expr) -> String {
+        let mut base = e.to_string();
+        if base.chars().count() > 28 {
+            if let ast::ExprKind::Call { callee, .. } = &e.kind {
+                base = format!("{}(…)", callee.name);
+            }
+        }
+        let mut name = base.clone();
+        let mut k = 2;
+        while self.tensors.contains_key(&name) {
+            name = format!("{base}#{k}");
+            k += 1;
+        }
+        name
+    }
+
+    /// The tensors a plan reads, in its input order.
+    pub(crate) fn plan_inputs(&self, plan: &Plan) -> Result<Vec<&Tensor>, Fail> {
+        plan.inputs
+            .iter()
+            .map(|decl| {
+                self.tensors.get(&decl.name).ok_or_else(|| {
+                    Fail::from(RuntimeError::InputCount { expected: plan.inputs.len(), found: 0 })
+                })
+            })
+            .collect()
+    }
+
+    /// Runs a plan on the chosen back end, pointing a failed index check at its expression.
+    pub(crate) fn run(&self, planned: &Planned) -> Result<Tensor, Fail> {
+        let Planned { plan, info, check_spans, .. } = planned;
+        let args = self.plan_inputs(plan)?;
+        let result = match self.options.backend {
+            Backend::Interp => interp::run(plan, info, &args),
+            Backend::Jit => self
+                .cache
+                .get_or_compile(plan, info)
+                .map_err(RuntimeError::from)
+                .and_then(|kernel| kernel.run(plan, &args, self.options.threads)),
+        };
+        result.map_err(|e| match e {
+            RuntimeError::IndexOutOfBounds { check, index, axis, len, .. } => {
+                let span = check_spans.get(check).copied();
+                Fail::from(RuntimeError::IndexOutOfBounds { check, index, axis, len, span })
+            }
+            e => Fail::from(e),
+        })
+    }
+
+    /// The completion for `line` at byte `pos`.
+    pub fn complete(&self, line: &str, pos: usize) -> Completion {
+        let dtypes: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+        let functions: Vec<&str> = helpers::HELPERS.iter().chain(sema::OPERATOR_FUNCTIONS).copied().collect();
+        let vocab = complete::Vocabulary {
+            names: self.names(),
+            functions: &functions,
+            commands: commands::NAMES,
+            dtypes,
+        };
+        complete::complete(line, pos, &vocab)
+    }
+}
+
+/// `f32[2, 3]`.
+pub(crate) fn type_of(t: &Tensor) -> String {
+    let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+    format!("{}{}", t.dtype(), sema::typed::ShapeDisplay(&shape))
+}
+
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `text` with everything before `start` blanked (newlines kept, every other character
+/// replaced by as many spaces as it has bytes): the parser then sees only the entry, while
+/// every span still indexes `text`, so a diagnostic shows the right line and column of a
+/// script, or of the expression after a `:` command.
+pub(crate) fn masked(text: &str, start: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text[..start].chars() {
+        if c == '\n' {
+            out.push('\n');
+        } else {
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        }
+    }
+    out.push_str(&text[start..]);
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,451 @@
+//! The REPL core, entry by entry: text in, output and diagnostics out.
+
+use super::*;
+use std::path::PathBuf;
+
+fn repl() -> Repl {
+    let mut r = Repl::new();
+    r.time_budget = Duration::from_millis(20);
+    r
+}
+
+/// Runs an entry that must succeed; its standard output.
+#[track_caller]
+fn ok(r: &mut Repl, entry: &str) -> String {
+    let reply = r.feed(entry);
+    assert!(reply.failure.is_none(), "{entry:?} failed:\n{}", reply.err);
+    assert!(reply.err.is_empty(), "{}", reply.err);
+    reply.out
+}
+
+/// Runs an entry that must fail; its rendered diagnostic.
+#[track_caller]
+fn fails(r: &mut Repl, entry: &str, kind: FailureKind) -> String {
+    let reply = r.feed(entry);
+    assert_eq!(reply.failure, Some(kind), "{entry:?}: out {:?} err {}", reply.out, reply.err);
+    reply.err
+}
+
+/// A fresh directory for files a test writes.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slc-repl-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn statements_persist_across_entries() {
+    let mut r = repl();
+    assert_eq!(ok(&mut r, "let a = arange(24, shape=[2, 3, 4])"), "a: f32[2, 3, 4]\n");
+    assert_eq!(ok(&mut r, "let b = a[::-1]"), "b: f32[2, 3, 4]\n");
+    assert_eq!(ok(&mut r, "b[0, 0]"), "[12. 13. 14. 15.]\nf32[4]\n");
+    // The binding is a value, computed once: rebinding `a` does not change `b`.
+    ok(&mut r, "let a = zeros([1])");
+    assert_eq!(ok(&mut r, "b[1, 2, 3]"), "11.\nf32[]\n");
+    assert_eq!(r.get("b").unwrap().shape(), &[2, 3, 4]);
+}
+
+#[test]
+fn integer_lets_stay_static_integers() {
+    let mut r = repl();
+    ok(&mut r, "let a = arange(10, dtype=i64)");
+    assert_eq!(ok(&mut r, "let k = 2 * 3 - 1"), "k = 5\n");
+    assert_eq!(r.get_int("k"), Some(5));
+    // Usable as a slice bound, which a run-time tensor could not be.
+    assert_eq!(ok(&mut r, "a[:k]"), "[0 1 2 3 4]\ni64[5]\n");
+    assert_eq!(ok(&mut r, "let n = -k; a[n]"), "n = -5\n5\ni64[]\n");
+    assert_eq!(ok(&mut r, "k"), "5\n");
+    assert_eq!(ok(&mut r, "a.shape[0] // 3"), "3\n");
+    // Rebinding switches between kinds; `:vars` shows each name once.
+    ok(&mut r, "let k = a[1:3]");
+    assert_eq!(r.get_int("k"), None);
+    ok(&mut r, "let a = 7");
+    assert!(r.get("a").is_none());
+    let vars = ok(&mut r, ":vars");
+    assert_eq!(vars.matches("\na ").count(), 1, "{vars}");
+    assert!(vars.contains("int    = 7"), "{vars}");
+}
+
+#[test]
+fn one_entry_may_hold_several_statements() {
+    let mut r = repl();
+    r.echo_lets = false;
+    assert_eq!(ok(&mut r, "let a = arange(6, dtype=i32); let b = a[::2]  # comment\nb"), "[0 2 4]\ni32[3]\n");
+}
+
+#[test]
+fn errors_point_into_the_line_and_keep_the_bindings() {
+    let mut r = repl();
+    ok(&mut r, "let a = arange(6, shape=[2, 3], dtype=i64)");
+    let err = fails(&mut r, "a[1, 7]", FailureKind::Program);
+    assert!(err.contains("index 7 is out of bounds for axis 1 with size 3"), "{err}");
+    assert!(err.contains("input:1:6"), "{err}");
+    // The statements before the failing one have run; the failing one bound nothing.
+    let err = fails(&mut r, "let c = a[0]; let d = a[::0]", FailureKind::Program);
+    assert!(err.contains("slice step cannot be zero"), "{err}");
+    assert!(r.get("c").is_some() && r.get("d").is_none());
+    let err = fails(&mut r, "a[", FailureKind::Program);
+    assert!(err.contains("input:1"), "{err}");
+    let err = fails(&mut r, "let x = nope[0]", FailureKind::Program);
+    assert!(err.contains("unknown name `nope`") && err.contains("bound names: a, c"), "{err}");
+    assert_eq!(ok(&mut r, "a[1]"), "[3 4 5]\ni64[3]\n");
+}
+
+#[test]
+fn unknown_names_in_an_empty_session_suggest_how_to_bind() {
+    let mut r = repl();
+    let err = fails(&mut r, "a[0]", FailureKind::Program);
+    assert!(err.contains("load(") && !err.contains("-i NAME"), "{err}");
+}
+
+#[test]
+fn index_tensor_values_out_of_range_are_runtime_errors_with_a_span() {
+    for backend in [Backend::Jit, Backend::Interp] {
+        let mut r = repl();
+        r.options_mut().backend = backend;
+        ok(&mut r, "let a = arange(2); let i = arange(3, dtype=i64)");
+        let err = fails(&mut r, "a[::-1][i]", FailureKind::Runtime);
+        assert!(err.contains("index 2 is out of bounds for axis 0 with size 2"), "{err}");
+        assert!(err.contains("input:1:9"), "{err}");
+        assert_eq!(ok(&mut r, "a[i[:2]]"), "[0. 1.]\nf32[2]\n");
+    }
+}
+
+#[test]
+fn helpers_make_data() {
+    let mut r = repl();
+    assert_eq!(ok(&mut r, "arange(4)"), "[0. 1. 2. 3.]\nf32[4]\n");
+    assert_eq!(ok(&mut r, "arange(shape=[2, 2], dtype=u8)"), "[[0 1]\n [2 3]]\nu8[2, 2]\n");
+    assert_eq!(ok(&mut r, "arange(3, dtype=f16)"), "[0. 1. 2.]\nf16[3]\n");
+    assert_eq!(ok(&mut r, "arange(3, dtype=\"bfloat16\")"), "[0. 1. 2.]\nbf16[3]\n");
+    assert_eq!(ok(&mut r, "arange(2, dtype=f64)"), "[0. 1.]\nf64[2]\n");
+    assert_eq!(ok(&mut r, "zeros(2, dtype=i16)"), "[0 0]\ni16[2]\n");
+    assert_eq!(ok(&mut r, "ones(shape=[1, 2], dtype=bool)"), "[[True True]]\nbool[1, 2]\n");
+    assert_eq!(ok(&mut r, "zeros([])"), "0.\nf32[]\n");
+    ok(&mut r, "let a = ones([2, 3])");
+    assert_eq!(ok(&mut r, "zeros(a.shape, dtype=i64)"), "[[0 0 0]\n [0 0 0]]\ni64[2, 3]\n");
+    // Helpers inside expressions, operator forms included.
+    assert_eq!(ok(&mut r, "arange(6, dtype=i64)[::-2]"), "[5 3 1]\ni64[3]\n");
+    assert_eq!(ok(&mut r, "gather(arange(6, dtype=i64), [0, 5], axis=0)"), "[0 5]\ni64[2]\n");
+    assert_eq!(ok(&mut r, "arange(4, dtype=i64)[arange(2, dtype=i64)]"), "[0 1]\ni64[2]\n");
+    // Temporaries do not outlive their entry.
+    assert_eq!(r.names(), vec!["a"]);
+}
+
+#[test]
+fn random_is_seeded_and_in_range() {
+    let mut r = repl();
+    r.echo_lets = false;
+    ok(&mut r, "let x = random([1000], seed=7); let y = random(shape=[1000], seed=7)");
+    assert_eq!(r.get("x"), r.get("y"));
+    ok(&mut r, "let z = random([1000])");
+    assert_ne!(r.get("x"), r.get("z"));
+    let x = r.get("x").unwrap();
+    let floats: Vec<f32> = x.bytes().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert!(floats.iter().all(|v| (0.0..1.0).contains(v)));
+    ok(&mut r, "let i = random([500], dtype=i64, seed=1, high=4)");
+    let i = r.get("i").unwrap();
+    let values: Vec<i128> = (0..500).map(|k| i.int_at(k).unwrap()).collect();
+    assert!(values.iter().all(|v| (0..4).contains(v)));
+    assert!((0..4).all(|v| values.contains(&v)));
+    ok(&mut r, "let b = random([64], dtype=bool, seed=3)");
+    assert!(r.get("b").unwrap().bytes().iter().all(|&v| v <= 1));
+}
+
+#[test]
+fn helper_misuse_is_reported_at_the_argument() {
+    let mut r = repl();
+    let p = FailureKind::Program;
+    let err = fails(&mut r, "arange(3, dtyp=i64)", p);
+    assert!(
+        err.contains("`arange` has no parameter `dtyp`") && err.contains("did you mean `dtype`"),
+        "{err}"
+    );
+    let err = fails(&mut r, "arange(6, shape=[4, 2])", p);
+    assert!(err.contains("arange(6) cannot have shape [4, 2]") && err.contains("input:1:17"), "{err}");
+    let err = fails(&mut r, "zeros()", p);
+    assert!(err.contains("`zeros` needs the argument `shape`"), "{err}");
+    let err = fails(&mut r, "ones([2], dtype=f33)", p);
+    assert!(err.contains("`f33` is not a dtype") && err.contains("input:1:17"), "{err}");
+    let err = fails(&mut r, "arange(300, dtype=i8)", p);
+    assert!(err.contains("does not fit in i8"), "{err}");
+    let err = fails(&mut r, "zeros([2, -1])", p);
+    assert!(err.contains("dimension -1 is negative"), "{err}");
+    let err = fails(&mut r, "arange(-1)", p);
+    assert!(err.contains("must not be negative"), "{err}");
+    let err = fails(&mut r, "random([2], high=0)", p);
+    assert!(err.contains("high must be positive"), "{err}");
+    let err = fails(&mut r, "random([2], seed=zeros(1))", p);
+    assert!(err.contains("seed must be an integer"), "{err}");
+    let err = fails(&mut r, "arange()", p);
+    assert!(err.contains("needs the argument `n`"), "{err}");
+    let err = fails(&mut r, "load(42)", p);
+    assert!(err.contains("a path must be a string"), "{err}");
+    let err = fails(&mut r, "zeros(dtype=i8, [2])", p);
+    assert!(err.contains("positional argument cannot follow"), "{err}");
+    let err = fails(&mut r, "zeros([1], i8, 3)", p);
+    assert!(err.contains("takes at most 2 arguments"), "{err}");
+    let err = fails(&mut r, "arnge(3)", p);
+    assert!(err.contains("did you mean `arange`"), "{err}");
+    let err = fails(&mut r, "frobnicate(3)", p);
+    assert!(err.contains("functions: load, save, arange"), "{err}");
+    // Too large to allocate: a run-time failure, not an abort.
+    let err = fails(&mut r, "zeros([4294967296, 4294967296, 4294967296], dtype=u8)", p);
+    assert!(err.contains("too many elements"), "{err}");
+    let err = fails(&mut r, "zeros([1073741824, 1048576], dtype=u8)", FailureKind::Runtime);
+    assert!(err.contains("cannot make the tensor"), "{err}");
+    assert!(r.names().is_empty());
+}
+
+#[test]
+fn save_and_load_round_trip() {
+    let dir = scratch("save");
+    let mut r = repl();
+    r.echo_lets = false;
+    let path = dir.join("a.npy");
+    let p = path.display();
+    ok(&mut r, "let a = arange(6, shape=[2, 3], dtype=i32)");
+    assert_eq!(ok(&mut r, &format!("save(a[::-1], \"{p}\")")), format!("saved i32[2, 3] to '{p}'\n"));
+    assert_eq!(ok(&mut r, &format!("load(\"{p}\")[0]")), "[3 4 5]\ni32[3]\n");
+    ok(&mut r, &format!("let b = load('{p}')"));
+    assert_eq!(r.get("b").unwrap().shape(), &[2, 3]);
+    // Integers are saved as 0-d i64 tensors.
+    ok(&mut r, &format!("save(2 + 3, \"{}\")", dir.join("k.npy").display()));
+    assert_eq!(slc_runtime::read_npy(&dir.join("k.npy")).unwrap(), Tensor::scalar_i64(5));
+
+    let err = fails(&mut r, "let c = save(a, \"x.npy\")", FailureKind::Program);
+    assert!(err.contains("has no value"), "{err}");
+    let err = fails(&mut r, "save(a, \"x.npy\")[0]", FailureKind::Program);
+    assert!(err.contains("has no value"), "{err}");
+    let missing = dir.join("missing.npy");
+    let err = fails(&mut r, &format!("load(\"{}\")", missing.display()), FailureKind::Runtime);
+    assert!(err.contains("cannot read"), "{err}");
+    let full = slc_runtime::encode_npy(r.get("a").unwrap()).unwrap();
+    std::fs::write(dir.join("trunc.npy"), &full[..full.len() - 4]).unwrap();
+    let err = fails(&mut r, &format!("load(\"{}\")", dir.join("trunc.npy").display()), FailureKind::Runtime);
+    assert!(err.contains("truncated"), "{err}");
+    let err = fails(
+        &mut r,
+        &format!("save(a, \"{}\")", dir.join("no/such/dir/x.npy").display()),
+        FailureKind::Runtime,
+    );
+    assert!(err.contains("cannot write"), "{err}");
+    assert!(!dir.join("no").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn commands_load_and_save() {
+    let dir = scratch("commands");
+    let mut r = repl();
+    ok(&mut r, "let a = arange(4, dtype=u16); let k = 3");
+    let path = dir.join("a.npy");
+    assert_eq!(
+        ok(&mut r, &format!(":save a {}", path.display())),
+        format!("saved u16[4] to '{}'\n", path.display())
+    );
+    assert_eq!(
+        ok(&mut r, &format!(":load b={}", path.display())),
+        format!("b: u16[4] (from '{}')\n", path.display())
+    );
+    assert_eq!(r.get("a"), r.get("b"));
+    // Without a name the file's stem is the name.
+    ok(&mut r, &format!(":load {}", path.display()));
+    ok(&mut r, &format!(":save k {}", dir.join("k.npy").display()));
+    assert_eq!(slc_runtime::read_npy(&dir.join("k.npy")).unwrap(), Tensor::scalar_i64(3));
+    let err = fails(&mut r, &format!(":save nope {}", path.display()), FailureKind::Program);
+    assert!(err.contains("`nope` is not bound") && err.contains("input:1:7"), "{err}");
+    let err = fails(&mut r, ":load 9x=a.npy", FailureKind::Program);
+    assert!(err.contains("not a valid name"), "{err}");
+    let err = fails(&mut r, &format!(":load c={}", dir.join("none.npy").display()), FailureKind::Runtime);
+    assert!(err.contains("cannot read") && err.contains("input:1:9"), "{err}");
+    fails(&mut r, ":load", FailureKind::Program);
+    fails(&mut r, ":save a", FailureKind::Program);
+    assert!(r.get("c").is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn plan_clif_and_time() {
+    let mut r = repl();
+    ok(&mut r, "let a = arange(24, shape=[2, 3, 4]); let k = 1");
+    assert_eq!(
+        ok(&mut r, ":plan a[k:, ::-1]"),
+        "plan(a: f32[2, 3, 4]) -> f32[1, 3, 4]\n  out a{20; 0, -4, 1}\n"
+    );
+    // A program's own lets are inlined, as in `slc eval`; helper calls are inputs.
+    let plan = ok(&mut r, ":plan let b = a[0]; b[::2, 0]");
+    assert!(plan.starts_with("plan(a: f32[2, 3, 4]) -> f32[2]"), "{plan}");
+    let plan = ok(&mut r, ":plan arange(6)[::-1]");
+    assert!(plan.starts_with("plan(arange(6): f32[6]) -> f32[6]"), "{plan}");
+    let verbose = ok(&mut r, ":plan -v a[:, 0]");
+    for part in
+        ["== checked\nview(a", "== plan\nplan(a", "== loop nest (initial)\nloopnest", "== after block-copy"]
+    {
+        assert!(verbose.contains(part), "{part}: {verbose}");
+    }
+    assert!(verbose.contains("no change"), "{verbose}");
+    let clif = ok(&mut r, ":clif a[::-1]");
+    assert!(clif.starts_with("== loop nest\n") && clif.contains("== clif\nfunction"), "{clif}");
+    for backend in ["jit", "interp"] {
+        assert_eq!(ok(&mut r, &format!(":backend {backend}")), format!("backend: {backend}\n"));
+        let time = ok(&mut r, ":time a[::-1, 1:]");
+        assert!(time.contains("kernel") && time.contains(backend) && time.contains("memcpy"), "{time}");
+        assert!(time.contains("ratio") && time.contains("GB/s"), "{time}");
+    }
+    assert_eq!(ok(&mut r, ":backend"), "backend: interp\n");
+    let err = fails(&mut r, ":backend gpu", FailureKind::Program);
+    assert!(err.contains("`gpu` is not a back end") && err.contains("input:1:10"), "{err}");
+    // Errors in a command's expression point into the line as typed.
+    let err = fails(&mut r, ":plan a[5]", FailureKind::Program);
+    assert!(err.contains("input:1:9") && err.contains(":plan a[5]"), "{err}");
+    let err = fails(&mut r, ":time -v", FailureKind::Program);
+    assert!(err.contains("input:1:8"), "{err}");
+    for cmd in [":plan", ":plan -v", ":clif", ":time", ":dml"] {
+        let err = fails(&mut r, cmd, FailureKind::Program);
+        assert!(err.contains("needs an expression"), "{cmd}: {err}");
+    }
+    let err = fails(&mut r, ":time a[[0, 2]]", FailureKind::Program);
+    assert!(err.contains("index 2 is out of bounds"), "{err}");
+    // Temporaries of `:plan` and `:time` are gone afterwards.
+    assert_eq!(r.names(), vec!["a", "k"]);
+}
+
+#[test]
+fn help_quit_and_unknown_commands() {
+    let mut r = repl();
+    let help = ok(&mut r, ":help");
+    for name in commands::NAMES {
+        assert!(help.contains(name), "{name} missing from :help");
+    }
+    for name in helpers::HELPERS {
+        assert!(help.contains(name), "{name} missing from :help");
+    }
+    assert!(r.feed(":quit").quit && r.feed("  :q").quit);
+    assert!(!r.feed(":vars").quit);
+    assert!(ok(&mut r, ":vars").contains("no bindings"));
+    let err = fails(&mut r, ":tmie a", FailureKind::Program);
+    assert!(err.contains("unknown command `:tmie`") && err.contains("did you mean `:time`"), "{err}");
+    let err = fails(&mut r, ":", FailureKind::Program);
+    assert!(err.contains("unknown command"), "{err}");
+}
+
+#[test]
+fn vars_lists_names_dtypes_shapes_and_bytes() {
+    let mut r = repl();
+    ok(&mut r, "let image = zeros([4, 6, 3], dtype=u8); let k = -2; let idx = arange(5, dtype=i64)");
+    let vars = ok(&mut r, ":vars");
+    assert_eq!(
+        vars,
+        "name   dtype  shape      bytes\nidx    i64    [5]           40\nimage  u8     [4, 6, 3]     72\nk      int    = -2\n"
+    );
+}
+
+#[test]
+fn completion_knows_names_helpers_and_commands() {
+    let mut r = repl();
+    ok(&mut r, "let alpha = zeros(1); let albedo = 3");
+    let words = |r: &Repl, line: &str| match r.complete(line, line.len()) {
+        Completion::Words { candidates, .. } => candidates,
+        Completion::Path => vec!["<path>".into()],
+    };
+    assert_eq!(words(&r, "al"), vec!["albedo", "alpha"]);
+    assert_eq!(words(&r, "ar"), vec!["arange("]);
+    assert_eq!(words(&r, "x = ga"), vec!["gather("]);
+    assert_eq!(words(&r, ":ti"), vec![":time"]);
+    assert_eq!(words(&r, "zeros(2, dtype=bf"), vec!["bf16"]);
+    assert_eq!(words(&r, "load(\"sr"), vec!["<path>"]);
+}
+
+#[test]
+fn odd_input_never_panics_and_keeps_bindings() {
+    let mut r = repl();
+    ok(&mut r, "let a = arange(6, dtype=i64)");
+    let inputs = [
+        "",
+        "   ",
+        "# only a comment",
+        ";;",
+        "let",
+        "let = 3",
+        "let a",
+        "a[",
+        "a]]",
+        "a[::]",
+        "a[...,...]",
+        "a[None, None, 0, 0]",
+        "\"unterminated",
+        "'",
+        "é",
+        "a[é]",
+        "1.5",
+        "a[1.5]",
+        "-",
+        "a[-9223372036854775808]",
+        "a[9223372036854775807:]",
+        "9223372036854775807 + 1",
+        "18446744073709551616",
+        "a.nope",
+        "a.shape[9]",
+        "\"text\"",
+        "let s = \"text\"",
+        "load",
+        "load()",
+        "save",
+        "save()",
+        "save(a)",
+        "gather()",
+        "a[[[]]]",
+        "zeros(a)",
+        "zeros([[1]])",
+        "arange(a.shape)",
+        "random([2], dtype=bf16, seed=-1)",
+        ":",
+        ":: x",
+        ":plan ;",
+        ":plan let x = 1",
+        ":load =",
+        ":load a=",
+        ":save a ",
+        ":backend  jit  ",
+        "\u{0}",
+        "a[\u{0}]",
+        "{",
+        "}",
+        "a $ b",
+        "a -> b",
+        "let k = 2 ** 3",
+    ];
+    for input in inputs {
+        let _ = r.feed(input);
+        assert_eq!(r.get("a").unwrap().shape(), &[6], "after {input:?}");
+    }
+    assert_eq!(ok(&mut r, "a[-1]"), "5\ni64[]\n");
+}
+
+#[test]
+fn diagnostics_render_against_a_script_line() {
+    let mut r = repl();
+    let text = "\n\n\nlet b = nope";
+    let reply = r.feed_at(text, 3, "x.slc");
+    assert!(reply.err.contains("x.slc:4:9"), "{}", reply.err);
+    // A start past the end or inside a character is clamped, not a panic.
+    let _ = r.feed_at("é", 1, "x");
+    let _ = r.feed_at("a", 9, "x");
+}
+
+#[test]
+fn masking_keeps_offsets() {
+    assert_eq!(masked("ab\ncd:e", 5), "  \n  :e");
+    assert_eq!(masked("é:x", 2), "  :x");
+    assert_eq!(masked("abc", 0), "abc");
+}
+
+#[test]
+fn colour_only_when_asked() {
+    let mut r = repl();
+    assert!(!fails(&mut r, "x", FailureKind::Program).contains('\x1b'));
+    r.color = true;
+    assert!(fails(&mut r, "x", FailureKind::Program).contains('\x1b'));
+}
