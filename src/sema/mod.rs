@@ -8,7 +8,7 @@ pub mod shape;
 pub mod typed;
 
 pub use check::{InputTypes, InputValues, check_program};
+pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.
 pub use ops::FUNCTIONS as OPERATOR_FUNCTIONS;
-pub use error::{SemaError, SemaErrorKind};
 pub use typed::{TExpr, TExprKind, TensorType, ViewDim};
