@@ -106,7 +106,7 @@ pub fn interactive(repl: Repl, history: Option<PathBuf>) -> Result<(), ReadlineE
             }
         }
     }
-    println!("slc {} — a slicing workbench. :help for help, Ctrl-D to quit.", env!("CARGO_PKG_VERSION"));
+    println!("slc {} - a slicing workbench. :help for help, Ctrl-D to quit.", env!("CARGO_PKG_VERSION"));
     loop {
         match rl.readline(PROMPT) {
             Ok(line) => {
