@@ -114,14 +114,11 @@ pub fn interactive(repl: Repl, history: Option<PathBuf>) -> Result<(), ReadlineE
                     continue;
                 }
                 let _ = rl.add_history_entry(line.as_str());
-                if let (Some(path), true) = (&history, history_ok) {
-                    if let Err(e) = rl.append_history(path) {
-                        eprintln!(
-                            "warning: cannot write history '{}': {e} (not trying again)",
-                            path.display()
-                        );
-                        history_ok = false;
-                    }
+                if let (Some(path), true) = (&history, history_ok)
+                    && let Err(e) = rl.append_history(path)
+                {
+                    eprintln!("warning: cannot write history '{}': {e} (not trying again)", path.display());
+                    history_ok = false;
                 }
                 let reply = repl.borrow_mut().feed(&line);
                 print_reply(&reply.out, &reply.err);

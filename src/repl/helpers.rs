@@ -329,17 +329,17 @@ impl Repl {
                     Some(arg) => {
                         let dims = self.shape_arg(arg)?;
                         let count: usize = dims.iter().product();
-                        if let Some((n, n_span)) = n {
-                            if n != count {
-                                return Err(invalid(
-                                    format!(
-                                        "arange({n}) cannot have shape {dims:?}, which holds {count} elements"
-                                    ),
-                                    format!("{count} elements"),
-                                    arg.value.span,
-                                )
-                                .with_label(n_span, format!("{n} values")));
-                            }
+                        if let Some((n, n_span)) = n
+                            && n != count
+                        {
+                            return Err(invalid(
+                                format!(
+                                    "arange({n}) cannot have shape {dims:?}, which holds {count} elements"
+                                ),
+                                format!("{count} elements"),
+                                arg.value.span,
+                            )
+                            .with_label(n_span, format!("{n} values")));
                         }
                         dims
                     }
@@ -431,7 +431,7 @@ impl Repl {
 
 impl Fail {
     fn with_label(mut self, span: Span, message: impl Into<String>) -> Fail {
-        self.diag = self.diag.label(span, message);
+        self.diag.labels.push(crate::diag::Label { span, message: message.into() });
         self
     }
 }

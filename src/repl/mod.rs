@@ -69,17 +69,18 @@ pub struct Reply {
 /// An error on its way to the user: a diagnostic against the entry's text, and its class.
 #[derive(Debug, Clone)]
 pub(crate) struct Fail {
-    diag: Diagnostic,
+    // Boxed: `Result<_, Fail>` is returned everywhere and should stay small.
+    diag: Box<Diagnostic>,
     kind: FailureKind,
 }
 
 impl Fail {
     fn program(diag: Diagnostic) -> Fail {
-        Fail { diag, kind: FailureKind::Program }
+        Fail { diag: Box::new(diag), kind: FailureKind::Program }
     }
 
     fn runtime(diag: Diagnostic) -> Fail {
-        Fail { diag, kind: FailureKind::Runtime }
+        Fail { diag: Box::new(diag), kind: FailureKind::Runtime }
     }
 }
 
@@ -92,7 +93,7 @@ impl From<Error> for Fail {
                 Some("bind a tensor with `let NAME = load(\"FILE.npy\")` or `:load NAME=FILE.npy`".into());
         }
         let kind = if e.is_program_error() { FailureKind::Program } else { FailureKind::Runtime };
-        Fail { diag, kind }
+        Fail { diag: Box::new(diag), kind }
     }
 }
 
@@ -297,10 +298,11 @@ impl Repl {
     /// Evaluates one expression: an integer, or a tensor computed by a plan.
     pub(crate) fn value(&mut self, e: &ast::Expr) -> Result<Val, Fail> {
         // A helper call on its own is data already: no plan, no copy.
-        if let ast::ExprKind::Call { callee, args } = &e.kind {
-            if helpers::is_helper(&callee.name) && callee.name != "save" {
-                return self.helper(callee, args, e.span).map(Val::Tensor);
-            }
+        if let ast::ExprKind::Call { callee, args } = &e.kind
+            && helpers::is_helper(&callee.name)
+            && callee.name != "save"
+        {
+            return self.helper(callee, args, e.span).map(Val::Tensor);
         }
         self.with_temps(|repl, temps| {
             let planned =
@@ -460,10 +462,10 @@ impl Repl {
     /// binding, since it is no identifier), shortened when long.
     fn temp_name(&self, e: &ast::Expr) -> String {
         let mut base = e.to_string();
-        if base.chars().count() > 28 {
-            if let ast::ExprKind::Call { callee, .. } = &e.kind {
-                base = format!("{}(…)", callee.name);
-            }
+        if base.chars().count() > 28
+            && let ast::ExprKind::Call { callee, .. } = &e.kind
+        {
+            base = format!("{}(…)", callee.name);
         }
         let mut name = base.clone();
         let mut k = 2;
