@@ -4,8 +4,8 @@
 use super::helpers::{edit_distance, expand_home};
 use super::{Fail, Planned, Repl, Reply, is_identifier, type_of};
 use crate::Backend;
-use crate::backend::{RuntimeError, interp, jit, loopnest};
-use crate::diag::Diagnostic;
+use crate::backend::{RuntimeError, dml, interp, jit, loopnest};
+use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::measure;
 use crate::source::Span;
 use slc_runtime::{Tensor, read_npy, write_npy};
@@ -361,8 +361,11 @@ fn show_plan(planned: &Planned, verbose: bool, reply: &mut Reply) {
     }
 }
 
-/// `:dml`: the DirectML graph the plan lowers to, as JSON.
+/// `:dml`: the DirectML operator graph the plan lowers to (at the default feature level), as
+/// the JSON that `slc compile --target dml` writes.
 fn dml(planned: &Planned, reply: &mut Reply) -> Result<(), Fail> {
-    let _ = (planned, reply);
-    Err(Fail::runtime(Diagnostic::error("E0508", "the DirectML back end is not available in this build")))
+    let graph = dml::lower(&planned.plan, &dml::DmlOptions::default())
+        .map_err(|e| Fail::program(e.into_diagnostic()))?;
+    let _ = writeln!(reply.out, "{}", graph.to_json().trim_end());
+    Ok(())
 }

@@ -449,3 +449,17 @@ fn colour_only_when_asked() {
     r.color = true;
     assert!(fails(&mut r, "x", FailureKind::Program).contains('\x1b'));
 }
+
+#[test]
+fn dml_shows_the_directml_graph() {
+    let mut r = repl();
+    ok(&mut r, "let a = arange(24, shape=[2, 3, 4]); let i = arange(2, dtype=i64)");
+    let json = ok(&mut r, ":dml a[::-1, 1]");
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(value["OutputSizeInBytes"], 32, "{json}");
+    assert!(json.contains("DML_OPERATOR_SLICE1") && json.contains("\"InputWindowStrides\""), "{json}");
+    assert!(ok(&mut r, ":dml a[:, i]").contains("DML_OPERATOR_GATHER"));
+    // What DirectML cannot honour is reported, not crashed on.
+    let err = fails(&mut r, ":dml gather(a, i, axis=1, mode=clamp)", FailureKind::Program);
+    assert!(err.contains("E0405") && err.contains("mode=clamp"), "{err}");
+}
