@@ -143,6 +143,20 @@ fn a_session_at_the_terminal() {
 }
 
 #[test]
+fn slc_alone_at_a_terminal_is_the_repl() {
+    let dir = scratch("bare");
+    let options = Options::new().timeout_ms(Some(TIMEOUT_MS)).strip_ansi_escape_codes(true);
+    let mut cmd = command(&dir, &[]);
+    cmd.env("NO_COLOR", "1");
+    let mut p = spawn_with_options(cmd, options).expect("spawn slc in a pty");
+    p.exp_string("slc> ").expect("prompt");
+    entry(&mut p, "zeros([2], dtype=u8)", &["[0 0]", "u8[2]"]);
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("exit on Ctrl-D");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn colours_at_a_terminal_unless_no_color() {
     let dir = scratch("colour");
     let mut p = spawn_repl(&dir, true);

@@ -134,6 +134,15 @@ fn helpers_make_data() {
 }
 
 #[test]
+fn large_results_are_summarized_like_numpy() {
+    let mut r = repl();
+    assert_eq!(ok(&mut r, "arange(2000, dtype=i64)"), "[   0    1    2 ... 1997 1998 1999]\ni64[2000]\n");
+    let out = ok(&mut r, "arange(shape=[100, 100], dtype=i32)[::-1]");
+    assert!(out.starts_with("[[9900 9901 9902 ... 9997 9998 9999]\n [9800 "), "{out}");
+    assert!(out.contains("\n ...\n") && out.ends_with("   98   99]]\ni32[100, 100]\n"), "{out}");
+}
+
+#[test]
 fn random_is_seeded_and_in_range() {
     let mut r = repl();
     r.echo_lets = false;
