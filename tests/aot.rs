@@ -1,0 +1,317 @@
+//! Ahead-of-time kernels, end to end: every runnable seed example and a random sample of the
+//! golden corpus is compiled to an object file and header, linked (all at once) with a
+//! generated C driver by gcc, run, and its output bytes and status compared with the library
+//! interpreter's. The objects pass nm/objdump checks: one exported symbol, nothing undefined but
+//! libc's memcpy/memset. A few cases go through `slc compile` and `slc eval` themselves.
+
+#[path = "support/cases.rs"]
+mod cases;
+
+use cases::{Case, c_bytes, hex, oracle};
+use slc::backend::aot;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slc-aot-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// One kernel of the batch: its case, name and expected outcome.
+struct Job<'c> {
+    case: &'c Case,
+    name: String,
+    expect: Result<Vec<u8>, i32>,
+}
+
+/// Compiles every case that compiles from types alone; writes objects and headers into `dir`.
+fn build_kernels<'c>(cases: &'c [Case], dir: &Path) -> (Vec<Job<'c>>, usize) {
+    let mut jobs = vec![];
+    let mut skipped = 0;
+    for (i, case) in cases.iter().enumerate() {
+        let types = case.types();
+        let compiled = match slc::compile(&case.src, &types.iter().cloned().collect()) {
+            Ok(c) => c,
+            // Program errors, and parameters that need bound values: nothing to link.
+            Err(_) => {
+                skipped += 1;
+                continue;
+            }
+        };
+        let name = format!("k{i}");
+        let k = aot::compile(&compiled.plan, &case.src, &types, &name)
+            .unwrap_or_else(|e| panic!("{} `{}`: {e}", case.id, case.src));
+        std::fs::write(dir.join(format!("{name}.o")), &k.object).unwrap();
+        std::fs::write(dir.join(format!("{name}.h")), &k.header).unwrap();
+        let expect = oracle(case).map(|t| t.bytes().to_vec());
+        jobs.push(Job { case, name, expect });
+    }
+    (jobs, skipped)
+}
+
+/// A C program that runs every kernel three ways (whole range; split in two; a bad range) and
+/// prints `INDEX STATUS SPLIT_STATUS SAME CANARY BAD_RANGE HEX` per kernel.
+fn driver(jobs: &[Job]) -> String {
+    let mut c = String::from("#include <stdio.h>\n#include <string.h>\n#include <stdint.h>\n");
+    for j in jobs {
+        let _ = writeln!(c, "#include \"{}.h\"", j.name);
+    }
+    for (i, j) in jobs.iter().enumerate() {
+        for (k, (_, t)) in j.case.inputs.iter().enumerate() {
+            let _ = writeln!(c, "static _Alignas(64) const uint8_t in{i}_{k}[] = {};", c_bytes(t.bytes()));
+        }
+    }
+    c.push_str(
+        "static void dump(const uint8_t *p, long n) { for (long i = 0; i < n; i++) printf(\"%02x\", p[i]); }\n\
+         static _Alignas(64) uint8_t outa[1 << 22];\nstatic _Alignas(64) uint8_t outb[1 << 22];\nint main(void) {\n",
+    );
+    for (i, j) in jobs.iter().enumerate() {
+        let up = j.name.to_uppercase();
+        let n = &j.name;
+        let ptrs: Vec<String> = (0..j.case.inputs.len()).map(|k| format!("in{i}_{k}")).collect();
+        let _ = writeln!(
+            c,
+            "  {{ const uint8_t *in[] = {{ {ptrs} NULL }};\n\
+             \x20   long nb = (long){up}_OUT_NBYTES; int64_t mid = {up}_OUTER / 2;\n\
+             \x20   memset(outa, 0xab, nb + 64); memset(outb, 0xcd, nb + 64);\n\
+             \x20   int s = {n}(in, outa, 0, {up}_OUTER);\n\
+             \x20   int s1 = {n}(in, outb, 0, mid); int s2 = {n}(in, outb, mid, {up}_OUTER);\n\
+             \x20   int canary = 1; for (long b = nb; b < nb + 64; b++) canary &= outa[b] == 0xab;\n\
+             \x20   int bad = {n}(in, outa, -1, 0) == {up}_STATUS_BAD_RANGE && {n}(in, outa, 0, {up}_OUTER + 1) == {up}_STATUS_BAD_RANGE\n\
+             \x20       && {n}(in, outa, 1, 0) == {up}_STATUS_BAD_RANGE;\n\
+             \x20   printf(\"{i} %d %d %d %d %d \", s, s1 ? s1 : s2, memcmp(outa, outb, nb) == 0, canary, bad); dump(outa, nb); printf(\"\\n\"); }}",
+            ptrs = ptrs.iter().map(|p| format!("{p},")).collect::<String>(),
+        );
+    }
+    c.push_str("  return 0;\n}\n");
+    c
+}
+
+/// Builds, links and runs the batch; returns the failures.
+fn check_batch(cases: &[Case], label: &str) -> (usize, usize) {
+    let dir = scratch(label);
+    let (jobs, skipped) = build_kernels(cases, &dir);
+    assert!(!jobs.is_empty(), "{label}: nothing compiled");
+    std::fs::write(dir.join("driver.c"), driver(&jobs)).unwrap();
+    let objects: Vec<String> = jobs.iter().map(|j| format!("{}.o", j.name)).collect();
+    run(Command::new("gcc")
+        .current_dir(&dir)
+        .args(["-std=c11", "-O0", "-Wall", "-Werror", "-o", "driver", "driver.c"])
+        .args(&objects));
+    let out = run(Command::new(dir.join("driver")).current_dir(&dir));
+    let mut failures = vec![];
+    let mut seen = 0;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let i: usize = f[0].parse().unwrap();
+        let j = &jobs[i];
+        seen += 1;
+        let (status, split, same, canary, bad) = (f[1], f[2], f[3], f[4], f[5]);
+        let bytes = f.get(6).copied().unwrap_or("");
+        let problem = match &j.expect {
+            _ if canary != "1" => Some("wrote past the output".to_string()),
+            _ if bad != "1" => Some("a bad range was not refused".to_string()),
+            Ok(_) if status != "0" => Some(format!("status {status}, expected success")),
+            Ok(want) if bytes != hex(want) => Some(format!("bytes {bytes}, expected {}", hex(want))),
+            Ok(_) if split != "0" || same != "1" => Some(format!("split run: status {split}, same {same}")),
+            Err(code) if status != code.to_string() => Some(format!("status {status}, expected {code}")),
+            _ => None,
+        };
+        if let Some(p) = problem {
+            failures.push(format!("{} `{}`: {p}", j.case.id, j.case.src));
+        }
+    }
+    assert_eq!(seen, jobs.len(), "{label}: the driver stopped early:\n{out}");
+    assert!(
+        failures.is_empty(),
+        "{label}: {} of {} kernels fail:\n{}",
+        failures.len(),
+        jobs.len(),
+        failures.join("\n")
+    );
+    symbol_checks(&dir, &jobs);
+    (jobs.len(), skipped)
+}
+
+/// nm: exactly one global definition per object (the kernel), undefined symbols only from
+/// libc. objdump: relocatable x86-64/aarch64 ELF, relocations only against the object's own
+/// sections and symbols or libc.
+fn symbol_checks(dir: &Path, jobs: &[Job]) {
+    for j in jobs {
+        let obj = format!("{}.o", j.name);
+        let defined = run(Command::new("nm").current_dir(dir).args(["-g", "--defined-only", "-P", &obj]));
+        let names: Vec<&str> = defined.lines().filter_map(|l| l.split_whitespace().next()).collect();
+        assert_eq!(names, [j.name.as_str()], "{obj} exports {names:?}");
+        let undefined = run(Command::new("nm").current_dir(dir).args(["-u", "-P", &obj]));
+        for l in undefined.lines() {
+            let sym = l.split_whitespace().next().unwrap_or("");
+            assert!(["memcpy", "memset"].contains(&sym), "{obj} needs `{sym}`");
+        }
+        let relocs = run(Command::new("objdump").current_dir(dir).args(["-r", &obj]));
+        for l in relocs.lines().filter(|l| l.starts_with(char::is_numeric)) {
+            let target = l.split_whitespace().last().unwrap_or("");
+            let target = target.split(['+', '-']).next().unwrap_or("");
+            let own = target.starts_with(&format!("{}.", j.name)) || target.starts_with('.');
+            assert!(
+                own || ["memcpy", "memset"].contains(&target),
+                "{obj} relocates against `{target}`:\n{l}"
+            );
+        }
+    }
+    let head = run(Command::new("objdump").current_dir(dir).args(["-f", &format!("{}.o", jobs[0].name)]));
+    assert!(head.contains("HAS_RELOC") && head.contains("elf64"), "not a relocatable ELF object:\n{head}");
+}
+
+#[test]
+fn seed_examples_as_linked_kernels() {
+    let seeds = cases::seeds();
+    assert!(seeds.len() >= 40, "{} runnable seed examples", seeds.len());
+    let (ran, skipped) = check_batch(&seeds, "seeds");
+    // Only program errors (expected by the seeds themselves) and parameters from values are skipped.
+    assert!(ran >= 35, "{ran} seed kernels ran, {skipped} skipped");
+}
+
+#[test]
+fn golden_sample_as_linked_kernels() {
+    let sample = cases::golden_sample(400, 0x5eed_a07);
+    let (ran, skipped) = check_batch(&sample, "golden");
+    assert!(ran >= 250, "{ran} golden kernels ran, {skipped} skipped");
+}
+
+fn slc_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_slc")
+}
+
+/// The command line: `slc compile` writes what a C program links, `slc eval -o` what it must
+/// produce; both go through the released binary.
+#[test]
+fn slc_compile_matches_slc_eval() {
+    let dir = scratch("cli");
+    let data: Vec<u8> = (0..20).flat_map(|x| (x as f32).to_le_bytes()).collect();
+    let npy =
+        slc_runtime::encode_npy(&slc::Tensor::from_bytes(slc::DType::F32, &[4, 5], &data).unwrap()).unwrap();
+    std::fs::write(dir.join("a.npy"), npy).unwrap();
+    let src = "a[1:3, ::-1][[1, 0, -1]]";
+    run(Command::new(slc_bin()).current_dir(&dir).args([
+        "compile",
+        src,
+        "--shape",
+        "a=f32[4,5]",
+        "--target",
+        "cpu",
+        "-o",
+        "kern.o",
+        "--header",
+        "kern.h",
+        "--name",
+        "kern",
+    ]));
+    run(Command::new(slc_bin()).current_dir(&dir).args(["eval", src, "-i", "a=a.npy", "-o", "want.npy"]));
+    let header = std::fs::read_to_string(dir.join("kern.h")).unwrap();
+    for needle in [
+        src,
+        "plan(a: f32[4, 5]) -> f32[3, 5]",
+        "#define KERN_OUTER INT64_C(3)",
+        "KERN_STATUS_INDEX_OUT_OF_RANGE 1",
+    ] {
+        assert!(header.contains(needle), "the header lacks `{needle}`:\n{header}");
+    }
+    let driver = r#"
+#include <stdio.h>
+#include "kern.h"
+int main(void) {
+    float a[20]; for (int i = 0; i < 20; i++) a[i] = (float)i;
+    float out[KERN_OUT_NUMEL];
+    const uint8_t *inputs[KERN_NUM_INPUTS] = { (const uint8_t *)a };
+    int s = kern(inputs, (uint8_t *)out, 0, KERN_OUTER);
+    fwrite(out, 1, sizeof out, stdout);
+    return s;
+}
+"#;
+    std::fs::write(dir.join("main.c"), driver).unwrap();
+    run(Command::new("gcc").current_dir(&dir).args(["-Wall", "-Werror", "-o", "main", "main.c", "kern.o"]));
+    let got = Command::new(dir.join("main")).output().unwrap();
+    assert!(got.status.success());
+    let want = slc_runtime::read_npy(&dir.join("want.npy")).unwrap();
+    assert_eq!(got.stdout, want.bytes());
+
+    // Usage errors: exit 2, nothing written.
+    for bad in [&["--name", "9lives"][..], &["--shape", "a=f32[2]"][..]] {
+        let out = Command::new(slc_bin())
+            .current_dir(&dir)
+            .args(["compile", "a[0]", "--shape", "a=f32[4,5]", "--target", "cpu", "-o", "bad.o"])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!dir.join("bad.o").exists());
+    }
+    let out = Command::new(slc_bin())
+        .current_dir(&dir)
+        .args(["compile", "a[0]", "--shape", "a=f32[4,5]", "--target", "cpu"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Inputs the program does not read are never touched (NULL is fine), and the declared order
+/// is the call order even when the program uses the inputs in another order.
+#[test]
+fn declared_order_and_unused_inputs() {
+    let types: Vec<(String, slc::sema::TensorType)> = vec![
+        ("unused".into(), "f64[1000]".parse().unwrap()),
+        ("i".into(), "i32[2]".parse().unwrap()),
+        ("x".into(), "u8[4]".parse().unwrap()),
+    ];
+    let src = "x[i]";
+    let compiled = slc::compile(src, &types.iter().cloned().collect()).unwrap();
+    assert_eq!(compiled.plan.inputs[0].name, "x", "the plan lists x first");
+    let dir = scratch("order");
+    let k = aot::compile(&compiled.plan, src, &types, "pick").unwrap();
+    std::fs::write(dir.join("pick.o"), &k.object).unwrap();
+    std::fs::write(dir.join("pick.h"), &k.header).unwrap();
+    assert!(k.header.contains("#define PICK_IN_x 2") && k.header.contains("(not read by the program)"));
+    let driver = r#"
+#include <stdio.h>
+#include "pick.h"
+int main(void) {
+    int32_t i[2] = { 3, -4 };
+    uint8_t x[4] = { 10, 11, 12, 13 }, out[2] = { 0, 0 };
+    const uint8_t *in[PICK_NUM_INPUTS] = { NULL, (const uint8_t *)i, x };
+    int s = pick(in, out, 0, PICK_OUTER);
+    i[1] = 4; /* out of range */
+    int e = pick(in, out, 0, PICK_OUTER);
+    printf("%d %d %d %d\n", s, out[0], out[1], e);
+    return 0;
+}
+"#;
+    std::fs::write(dir.join("main.c"), driver).unwrap();
+    run(Command::new("gcc").current_dir(&dir).args(["-Wall", "-Werror", "-o", "main", "main.c", "pick.o"]));
+    let out = run(&mut Command::new(dir.join("main")));
+    assert_eq!(out.trim(), "0 13 10 1");
+}
+
+#[test]
+fn bad_names_are_refused() {
+    let types = vec![("a".to_string(), "u8[2]".parse().unwrap())];
+    let compiled = slc::compile("a", &types.iter().cloned().collect()).unwrap();
+    for bad in ["", "1a", "a-b", "a.b", "é"] {
+        assert!(matches!(aot::compile(&compiled.plan, "a", &types, bad), Err(aot::AotError::BadName(_))));
+    }
+    let twice = vec![types[0].clone(), types[0].clone()];
+    assert!(matches!(aot::compile(&compiled.plan, "a", &twice, "k"), Err(aot::AotError::DuplicateInput(_))));
+}

@@ -1,0 +1,176 @@
+//! Test cases shared by the AOT and C ABI tests: every runnable seed conformance example and a
+//! deterministic random sample of the NumPy golden corpus, with their inputs built exactly as
+//! tests/conformance.rs and tests/golden.rs build them.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use slc::sema::TensorType;
+use slc::{DType, Tensor};
+
+pub struct Case {
+    pub id: String,
+    pub src: String,
+    /// Declared inputs, in order.
+    pub inputs: Vec<(String, Tensor)>,
+}
+
+impl Case {
+    pub fn types(&self) -> Vec<(String, TensorType)> {
+        self.inputs.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect()
+    }
+}
+
+fn element(dtype: DType, v: i64) -> Vec<u8> {
+    match dtype {
+        DType::Bool => vec![(v != 0) as u8],
+        DType::F16 => half::f16::from_f64(v as f64).to_le_bytes().to_vec(),
+        DType::BF16 => half::bf16::from_f64(v as f64).to_le_bytes().to_vec(),
+        DType::F32 => (v as f32).to_le_bytes().to_vec(),
+        DType::F64 => (v as f64).to_le_bytes().to_vec(),
+        d => v.to_le_bytes()[..d.width()].to_vec(),
+    }
+}
+
+/// The seed examples whose inputs all have values (`in NAME: TYPE = ...`, `arange`, `arange1`).
+pub fn seeds() -> Vec<Case> {
+    let mut cases: Vec<Case> = vec![];
+    let mut runnable = true;
+    let finish = |cases: &mut Vec<Case>, runnable: bool| {
+        if !runnable {
+            cases.pop();
+        }
+    };
+    for line in include_str!("../conformance/seeds.txt").lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(id) = line.strip_prefix("== ") {
+            finish(&mut cases, runnable);
+            runnable = true;
+            cases.push(Case { id: id.to_string(), src: String::new(), inputs: vec![] });
+            continue;
+        }
+        let case = cases.last_mut().expect("a case header first");
+        let (key, value) = line.split_once(':').expect("KEY: VALUE");
+        let value = value.trim();
+        if key == "src" {
+            case.src = value.to_string();
+        } else if let Some(name) = key.strip_prefix("in ") {
+            let i = value.find(']').expect("a type");
+            let ty: TensorType = value[..=i].parse().expect("a tensor type");
+            let shape: Vec<usize> = ty.shape.iter().map(|&d| d as usize).collect();
+            let n: usize = shape.iter().product();
+            let bytes: Vec<u8> = match value[i + 1..].trim() {
+                "" => {
+                    runnable = false;
+                    continue;
+                }
+                "arange" => (0..n as i64).flat_map(|v| element(ty.dtype, v)).collect(),
+                "arange1" => (1..=n as i64).flat_map(|v| element(ty.dtype, v)).collect(),
+                r => r
+                    .strip_prefix('=')
+                    .expect("= values")
+                    .split_whitespace()
+                    .flat_map(|v| element(ty.dtype, v.parse().expect("an integer")))
+                    .collect(),
+            };
+            case.inputs
+                .push((name.trim().to_string(), Tensor::from_bytes(ty.dtype, &shape, &bytes).unwrap()));
+        }
+    }
+    finish(&mut cases, runnable);
+    cases
+}
+
+/// splitmix64 bytes, as gen.py's fill().
+fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
+    let n = Tensor::byte_size(dtype, shape).expect("a small tensor");
+    let mut bytes = Vec::with_capacity(n + 8);
+    let mut state = seed;
+    while bytes.len() < n {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        bytes.extend_from_slice(&z.to_le_bytes());
+    }
+    bytes.truncate(n);
+    if dtype == DType::Bool {
+        bytes.iter_mut().for_each(|b| *b &= 1);
+    }
+    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
+}
+
+fn golden_input(spec: &Value) -> Tensor {
+    let dtype = DType::from_name(spec["dtype"].as_str().expect("dtype")).expect("a known dtype");
+    let shape: Vec<usize> =
+        spec["shape"].as_array().expect("a shape").iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    match spec.get("values") {
+        Some(values) => {
+            let values: Vec<i64> = values.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+            Tensor::from_i64s(dtype, &shape, &values).unwrap()
+        }
+        None => fill(dtype, &shape, spec["seed"].as_u64().expect("a seed")),
+    }
+}
+
+/// `count` golden cases drawn without replacement by a fixed-seed generator (the same sample
+/// every run, spread over the whole corpus).
+pub fn golden_sample(count: usize, seed: u64) -> Vec<Case> {
+    let lines: Vec<&str> = include_str!("../golden/cases.jsonl").lines().collect();
+    let mut picks: Vec<usize> = (0..lines.len()).collect();
+    let mut state = seed;
+    for i in (1..picks.len()).rev() {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let j = (state >> 33) as usize % (i + 1);
+        picks.swap(i, j);
+    }
+    picks.truncate(count);
+    picks.sort_unstable();
+    picks
+        .into_iter()
+        .map(|i| {
+            let case: Value = serde_json::from_str(lines[i]).expect("a JSON case");
+            let inputs = case["inputs"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(name, spec)| (name.clone(), golden_input(spec)))
+                .collect();
+            Case {
+                id: format!("golden-{}", case["id"]),
+                src: case["src"].as_str().unwrap().to_string(),
+                inputs,
+            }
+        })
+        .collect()
+}
+
+/// The library interpreter's answer: `Ok(tensor)`, or `Err(status)` with the status a kernel
+/// must return for the same failure (1 index out of range, 2 empty axis).
+pub fn oracle(case: &Case) -> Result<Tensor, i32> {
+    let mut s = slc::Session::with_backend(slc::Backend::Interp);
+    for (name, t) in &case.inputs {
+        s.bind(name, t.clone());
+    }
+    s.eval(&case.src).map_err(|e| match e {
+        slc::Error::Runtime(slc::backend::RuntimeError::EmptyAxis) => 2,
+        _ => 1,
+    })
+}
+
+/// `{0x01,0x02,...}` (at least one byte: C has no empty arrays).
+pub fn c_bytes(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "{0}".into();
+    }
+    let items: Vec<String> = bytes.iter().map(|b| format!("{b}")).collect();
+    format!("{{{}}}", items.join(","))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
