@@ -1,0 +1,270 @@
+//! The C ABI end to end: C programs built with gcc against runtime/include/slc.h and the static
+//! library create a session, prepare kernels for the seed examples and a golden sample, run them
+//! into their own buffers, and print the bytes, which must equal the library interpreter's.
+//! Error paths (bad programs with their rendered diagnostics, NULLs, wrong buffers, strided
+//! inputs) are driven from C too.
+
+#[path = "../../tests/support/cases.rs"]
+mod cases;
+
+use cases::{Case, c_bytes, hex, oracle};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where cargo built libslc_c.a before running this test: beside the test executable
+/// (target/<profile>/deps), or in target/<profile> after a `cargo build`.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_path_buf();
+    let candidates = [deps.clone(), deps.parent().unwrap().to_path_buf()];
+    let found = candidates.iter().find(|d| d.join("libslc_c.a").exists());
+    found.unwrap_or_else(|| panic!("no libslc_c.a in {}", deps.display())).clone()
+}
+
+fn include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/include")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slc-capi-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `source` against slc.h and libslc_c.a, runs it, returns its standard output.
+fn build_and_run(name: &str, source: &str) -> String {
+    let dir = scratch(name);
+    std::fs::write(dir.join("main.c"), source).unwrap();
+    let lib = lib_dir();
+    let out = Command::new("gcc")
+        .current_dir(&dir)
+        .args(["-std=c11", "-O0", "-Wall", "-Werror", "-o", "main", "main.c"])
+        .arg(format!("-I{}", include_dir().display()))
+        .arg(lib.join("libslc_c.a"))
+        .args(["-lpthread", "-ldl", "-lm"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gcc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let run = Command::new(dir.join("main")).output().unwrap();
+    assert!(
+        run.status.success(),
+        "the C program failed ({:?}):\n{}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    String::from_utf8_lossy(&run.stdout).into_owned()
+}
+
+fn c_string(s: &str) -> String {
+    format!("{s:?}") // Rust's escapes are valid C for the ASCII our programs use
+}
+
+/// A C program preparing and running a kernel per case; prints `INDEX STATUS HEX` per case.
+fn driver(cases: &[Case]) -> String {
+    let mut c = String::from(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"slc.h\"\n\
+         static void dump(const uint8_t *p, size_t n) { for (size_t i = 0; i < n; i++) printf(\"%02x\", p[i]); }\n\
+         int main(void) {\n  slc_session *s = slc_session_new();\n  if (!s) return 1;\n",
+    );
+    for (i, case) in cases.iter().enumerate() {
+        let _ = writeln!(c, "  {{");
+        for (k, (_, t)) in case.inputs.iter().enumerate() {
+            let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
+            let _ = writeln!(
+                c,
+                "    static const int64_t shape{k}[] = {{ {} 0 }};",
+                dims.join(", ") + if dims.is_empty() { "" } else { "," }
+            );
+            let _ = writeln!(c, "    static const uint8_t data{k}[] = {};", c_bytes(t.bytes()));
+        }
+        let sigs: Vec<String> = case
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, (n, t))| format!("{{ {}, {}, {}, shape{k} }}", c_string(n), code(t.dtype()), t.rank()))
+            .collect();
+        let tensors: Vec<String> = case
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, (_, t))| format!("{{ {}, {}, shape{k}, NULL, data{k} }}", code(t.dtype()), t.rank()))
+            .collect();
+        let n = case.inputs.len();
+        let _ = writeln!(
+            c,
+            "    slc_input_sig sigs[] = {{ {} }};\n\
+             \x20   slc_tensor ins[] = {{ {} }};\n\
+             \x20   slc_kernel *k = slc_kernel_new(s, {}, sigs, {n});\n\
+             \x20   if (!k) {{ printf(\"{i} compile %d\\n\", slc_last_error_status()); }}\n\
+             \x20   else {{\n\
+             \x20     size_t nb = slc_kernel_output_nbytes(k);\n\
+             \x20     uint8_t *out = malloc(nb + 1);\n\
+             \x20     int st = slc_kernel_run(k, ins, {n}, out, nb);\n\
+             \x20     printf(\"{i} %d \", st); if (st == SLC_OK) dump(out, nb); printf(\"\\n\");\n\
+             \x20     free(out); slc_kernel_free(k);\n\
+             \x20   }}\n  }}",
+            if sigs.is_empty() { "{ 0 }".to_string() } else { sigs.join(", ") },
+            if tensors.is_empty() { "{ 0 }".to_string() } else { tensors.join(", ") },
+            c_string(&case.src),
+        );
+    }
+    c.push_str("  slc_session_free(s);\n  return 0;\n}\n");
+    c
+}
+
+fn code(d: slc::DType) -> usize {
+    slc::DType::ALL.iter().position(|&x| x == d).unwrap()
+}
+
+fn check_cases(cases: &[Case], label: &str) -> usize {
+    let out = build_and_run(label, &driver(cases));
+    let mut failures = vec![];
+    let mut ran = 0;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let case = &cases[f[0].parse::<usize>().unwrap()];
+        if f[1] == "compile" {
+            // Must be a case that does not compile from types alone.
+            let types = case.types().into_iter().collect();
+            assert!(slc::compile(&case.src, &types).is_err(), "{}: slc_kernel_new failed", case.id);
+            continue;
+        }
+        ran += 1;
+        let problem = match (oracle(case), f[1]) {
+            (Ok(t), "0") if f.get(2).copied().unwrap_or("") == hex(t.bytes()) => None,
+            (Ok(t), s) => Some(format!("status {s} {:?}, expected {}", f.get(2), hex(t.bytes()))),
+            (Err(_), "3") => None,
+            (Err(_), s) => Some(format!("status {s}, expected SLC_ERR_RUNTIME")),
+        };
+        if let Some(p) = problem {
+            failures.push(format!("{} `{}`: {p}", case.id, case.src));
+        }
+    }
+    assert!(failures.is_empty(), "{label}: {} failures:\n{}", failures.len(), failures.join("\n"));
+    ran
+}
+
+#[test]
+fn seed_examples_through_the_c_abi() {
+    let ran = check_cases(&cases::seeds(), "seeds");
+    assert!(ran >= 35, "{ran} seed kernels ran");
+}
+
+#[test]
+fn golden_sample_through_the_c_abi() {
+    let ran = check_cases(&cases::golden_sample(200, 0xc0ffee), "golden");
+    assert!(ran >= 120, "{ran} golden kernels ran");
+}
+
+/// Errors from C: diagnostics rendered against the expression, argument errors, strided and
+/// mismatched inputs, session evaluation, and NULL everywhere.
+#[test]
+fn errors_views_and_sessions_from_c() {
+    let program = r#"
+#include <stdio.h>
+#include <string.h>
+#include "slc.h"
+#define CHECK(c) do { if (!(c)) { printf("FAIL line %d: %s\n", __LINE__, #c); return 1; } } while (0)
+int main(void) {
+    slc_session *s = slc_session_new();
+    int64_t shape[2] = { 3, 4 };
+    slc_input_sig sig = { "a", SLC_F32, 2, shape };
+
+    /* A program error: NULL, the status, the code, the rendered diagnostic. */
+    CHECK(slc_kernel_new(s, "a[1, 4]", &sig, 1) == NULL);
+    CHECK(slc_last_error_status() == SLC_ERR_PROGRAM);
+    CHECK(strcmp(slc_last_error_code(), "E0102") == 0);
+    CHECK(strstr(slc_last_error_message(), "index 4 is out of bounds for axis 1 with size 4") != NULL);
+    CHECK(strstr(slc_last_error_rendered(), "a[1, 4]") != NULL);
+    CHECK(strstr(slc_last_error_rendered(), "^") != NULL || strstr(slc_last_error_rendered(), "\xe2\x94\xac") != NULL);
+
+    /* NULLs and bad codes are argument errors, never crashes. */
+    CHECK(slc_kernel_new(NULL, "a", &sig, 1) == NULL && slc_last_error_status() == SLC_ERR_ARGUMENT);
+    CHECK(slc_kernel_new(s, NULL, &sig, 1) == NULL && slc_last_error_status() == SLC_ERR_ARGUMENT);
+    CHECK(slc_kernel_new(s, "a", NULL, 1) == NULL && slc_last_error_status() == SLC_ERR_ARGUMENT);
+    slc_input_sig bad = { "a", 99, 2, shape };
+    CHECK(slc_kernel_new(s, "a", &bad, 1) == NULL && slc_last_error_status() == SLC_ERR_ARGUMENT);
+    CHECK(slc_kernel_new(s, "\xff", &sig, 1) == NULL && slc_last_error_status() == SLC_ERR_ARGUMENT);
+    CHECK(slc_session_set_backend(s, 7) == SLC_ERR_ARGUMENT);
+    CHECK(slc_kernel_run(NULL, NULL, 0, NULL, 0) == SLC_ERR_ARGUMENT);
+    CHECK(slc_kernel_output_dtype(NULL) == -1 && slc_kernel_output_shape(NULL) == NULL);
+    slc_kernel_free(NULL); slc_session_free(NULL); slc_array_free(NULL);
+
+    /* A kernel: output type queries, a run, a strided (transposed) input. */
+    slc_kernel *k = slc_kernel_new(s, "a[1:3, ::-1]", &sig, 1);
+    CHECK(k != NULL && slc_last_error_message() == NULL);
+    CHECK(slc_kernel_output_dtype(k) == SLC_F32 && slc_kernel_output_rank(k) == 2);
+    CHECK(slc_kernel_output_shape(k)[0] == 2 && slc_kernel_output_shape(k)[1] == 4);
+    CHECK(slc_kernel_output_nbytes(k) == 32 && slc_kernel_num_inputs(k) == 1);
+    float a[12], out[8];
+    for (int i = 0; i < 12; i++) a[i] = (float)i;
+    slc_tensor in = { SLC_F32, 2, shape, NULL, a };
+    CHECK(slc_kernel_run(k, &in, 1, out, sizeof out) == SLC_OK);
+    CHECK(out[0] == 7.0f && out[3] == 4.0f && out[4] == 11.0f);
+    /* The same elements, stored transposed (4x3 memory read through byte strides). */
+    float t[12];
+    for (int i = 0; i < 3; i++) for (int j = 0; j < 4; j++) t[j * 3 + i] = (float)(i * 4 + j);
+    int64_t tstrides[2] = { 4, 12 };
+    slc_tensor tin = { SLC_F32, 2, shape, tstrides, t };
+    float out2[8];
+    CHECK(slc_kernel_run(k, &tin, 1, out2, sizeof out2) == SLC_OK);
+    CHECK(memcmp(out, out2, sizeof out) == 0);
+    /* Byte strides that split elements, wrong shapes, wrong dtypes, wrong buffers. */
+    int64_t odd[2] = { 16, 2 };
+    slc_tensor oin = { SLC_F32, 2, shape, odd, a };
+    CHECK(slc_kernel_run(k, &oin, 1, out, sizeof out) == SLC_ERR_RUNTIME);
+    CHECK(strstr(slc_last_error_message(), "not a multiple of the element size") != NULL);
+    int64_t other[2] = { 4, 3 };
+    slc_tensor win = { SLC_F32, 2, other, NULL, a };
+    CHECK(slc_kernel_run(k, &win, 1, out, sizeof out) == SLC_ERR_RUNTIME);
+    CHECK(strstr(slc_last_error_message(), "f32[3, 4]") != NULL);
+    slc_tensor din = { SLC_I32, 2, shape, NULL, a };
+    CHECK(slc_kernel_run(k, &din, 1, out, sizeof out) == SLC_ERR_RUNTIME);
+    CHECK(slc_kernel_run(k, &in, 1, out, sizeof out - 1) == SLC_ERR_RUNTIME);
+    CHECK(slc_kernel_run(k, &in, 0, out, sizeof out) == SLC_ERR_RUNTIME);
+    slc_tensor nin = { SLC_F32, 2, shape, NULL, NULL };
+    CHECK(slc_kernel_run(k, &nin, 1, out, sizeof out) == SLC_ERR_RUNTIME);
+    slc_kernel_free(k);
+
+    /* Index values out of range: a run-time error with NumPy's message. */
+    int64_t ishape[1] = { 2 };
+    slc_input_sig sigs[2] = { sig, { "i", SLC_I64, 1, ishape } };
+    slc_kernel *g = slc_kernel_new(s, "a[i]", sigs, 2);
+    CHECK(g != NULL);
+    int64_t idx[2] = { 2, 3 };
+    slc_tensor gin[2] = { in, { SLC_I64, 1, ishape, NULL, idx } };
+    float gout[8];
+    CHECK(slc_kernel_run(g, gin, 2, gout, sizeof gout) == SLC_ERR_RUNTIME);
+    CHECK(strstr(slc_last_error_message(), "index 3 is out of bounds for axis 0 with size 3") != NULL);
+    CHECK(strcmp(slc_last_error_code(), "E0201") == 0);
+    idx[1] = -3;
+    CHECK(slc_kernel_run(g, gin, 2, gout, sizeof gout) == SLC_OK && gout[0] == 8.0f && gout[4] == 0.0f);
+    slc_kernel_free(g);
+
+    /* The interpreter gives the same bytes. */
+    CHECK(slc_session_set_backend(s, SLC_BACKEND_INTERP) == SLC_OK);
+    slc_kernel *ki = slc_kernel_new(s, "a[1:3, ::-1]", &sig, 1);
+    float out3[8];
+    CHECK(ki && slc_kernel_run(ki, &tin, 1, out3, sizeof out3) == SLC_OK && memcmp(out, out3, sizeof out) == 0);
+    slc_kernel_free(ki);
+
+    /* Session evaluation over a bound copy. */
+    CHECK(slc_session_bind(s, "a", &in) == SLC_OK);
+    a[5] = 100.0f; /* the session holds a copy */
+    slc_array *r = slc_session_eval(s, "a[::2, 1]");
+    CHECK(r != NULL && slc_array_dtype(r) == SLC_F32 && slc_array_rank(r) == 1 && slc_array_shape(r)[0] == 2);
+    CHECK(slc_array_nbytes(r) == 8 && ((const float *)slc_array_data(r))[1] == 9.0f);
+    slc_array_free(r);
+    CHECK(slc_session_eval(s, "b") == NULL && slc_last_error_status() == SLC_ERR_PROGRAM);
+    CHECK(strstr(slc_last_error_rendered(), "b") != NULL);
+    CHECK(strcmp(slc_dtype_name(SLC_BF16), "bf16") == 0 && slc_dtype_size(SLC_F64) == 8 && slc_dtype_name(13) == NULL);
+    slc_session_free(s);
+    printf("ok\n");
+    return 0;
+}
+"#;
+    assert_eq!(build_and_run("errors", program).trim(), "ok");
+}
