@@ -87,7 +87,6 @@ pub fn interactive(repl: Repl, history: Option<PathBuf>) -> Result<(), ReadlineE
     let config = Config::builder()
         .auto_add_history(false)
         .history_ignore_dups(true)?
-        .history_ignore_space(true)
         .max_history_size(10_000)?
         .completion_type(CompletionType::List)
         .build();
