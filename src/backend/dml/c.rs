@@ -162,25 +162,31 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
         if ops.is_empty() { "NULL".to_string() } else { ops.join(", ") }
     );
     let _ = writeln!(w.out, "const UINT {prefix}_operator_count = {count};\n");
-    let names: Vec<String> = g.nodes.iter().map(|n| format!("{{NULL, {}}}", cstr(&n.desc.name))).collect();
-    let _ = writeln!(
-        w.out,
-        "static DML_OPERATOR_GRAPH_NODE_DESC {prefix}_node_descs[{}] = {{{}}};",
-        arr(count),
-        if names.is_empty() { "{NULL, NULL}".into() } else { names.join(", ") }
-    );
-    let nodes: Vec<String> =
-        (0..count).map(|i| format!("{{DML_GRAPH_NODE_TYPE_OPERATOR, &{prefix}_node_descs[{i}]}}")).collect();
-    let _ = writeln!(
-        w.out,
-        "static const DML_GRAPH_NODE_DESC {prefix}_nodes[{}] = {{{}}};\n",
-        arr(count),
-        if nodes.is_empty() { "{DML_GRAPH_NODE_TYPE_OPERATOR, NULL}".into() } else { nodes.join(", ") }
-    );
-    let _ = writeln!(
-        w.out,
-        "void {prefix}_set_operators(IDMLOperator *const *operators) {{\n    UINT i;\n    for (i = 0; i < {count}; i++) {prefix}_node_descs[i].Operator = operators[i];\n}}\n"
-    );
+    if count > 0 {
+        let names: Vec<String> =
+            g.nodes.iter().map(|n| format!("{{NULL, {}}}", cstr(&n.desc.name))).collect();
+        let _ = writeln!(
+            w.out,
+            "static DML_OPERATOR_GRAPH_NODE_DESC {prefix}_node_descs[{count}] = {{{}}};",
+            names.join(", ")
+        );
+        let nodes: Vec<String> = (0..count)
+            .map(|i| format!("{{DML_GRAPH_NODE_TYPE_OPERATOR, &{prefix}_node_descs[{i}]}}"))
+            .collect();
+        let _ = writeln!(
+            w.out,
+            "static const DML_GRAPH_NODE_DESC {prefix}_nodes[{count}] = {{{}}};\n",
+            nodes.join(", ")
+        );
+    }
+    let body = if count == 0 {
+        "    (void)operators;".to_string()
+    } else {
+        format!(
+            "    UINT i;\n    for (i = 0; i < {count}; i++) {prefix}_node_descs[i].Operator = operators[i];"
+        )
+    };
+    let _ = writeln!(w.out, "void {prefix}_set_operators(IDMLOperator *const *operators) {{\n{body}\n}}\n");
     let mut edge_list = |kind: &str, ctype: &str, type_name: &str, bodies: Vec<String>| -> String {
         let name = format!("{prefix}_{kind}_edges");
         for (i, b) in bodies.iter().enumerate() {
@@ -298,12 +304,12 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
         let ty = match c.data_type {
             DataType::Uint64 => "UINT64",
             DataType::Int64 => "INT64",
-            DataType::Int32 => "INT32",
+            DataType::Int32 => "INT",
             DataType::Int16 => "INT16",
             DataType::Int8 => "INT8",
             DataType::Uint16 => "UINT16",
             DataType::Uint8 => "UINT8",
-            _ => "UINT32",
+            _ => "UINT",
         };
         let vals: Vec<String> = c.values.iter().map(|v| format!("{v}")).collect();
         let _ = writeln!(

@@ -49,7 +49,7 @@ pub fn emulate(graph: &DmlGraph, inputs: &[&Tensor]) -> Result<Tensor, EmulateEr
         }
     }
     for check in &graph.host_checks {
-        host_check(check, inputs)?;
+        host_check(graph, check, inputs)?;
     }
     let Some(dtype) = DType::from_name(&graph.output.dtype) else {
         return invalid(format!("unknown output dtype {}", graph.output.dtype));
@@ -488,7 +488,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
 }
 
 /// Runs one host check on the plan inputs, as the interpreter runs plan checks.
-fn host_check(check: &HostCheck, inputs: &[&Tensor]) -> Result<(), EmulateError> {
+fn host_check(graph: &DmlGraph, check: &HostCheck, inputs: &[&Tensor]) -> Result<(), EmulateError> {
     let mut err = None;
     let shape: Vec<u32> = check.shape.iter().map(|&d| d.clamp(0, u32::MAX as i64) as u32).collect();
     if shape.contains(&0) {
@@ -496,7 +496,7 @@ fn host_check(check: &HostCheck, inputs: &[&Tensor]) -> Result<(), EmulateError>
     }
     each(&shape, |c| {
         let coords: Vec<i64> = c.iter().map(|&v| v as i64).collect();
-        let j = load(&check.index, &coords, inputs)?;
+        let j = load(graph, &check.index, &coords, inputs)?;
         if OobMode::Error.normalize(j, check.len).is_err() {
             err = Some(match check.kind {
                 HostCheckKind::PlanCheck(i) => RuntimeError::IndexOutOfBounds {
@@ -520,14 +520,11 @@ fn host_check(check: &HostCheck, inputs: &[&Tensor]) -> Result<(), EmulateError>
 
 /// The integer a host access reads at `coords` (0 where a `zero`-mode term misses), following
 /// the plan IR's definition.
-fn load(a: &HostAccess, coords: &[i64], inputs: &[&Tensor]) -> Result<i128, EmulateError> {
-    let Some(t) = inputs.get(a.input) else {
-        return invalid(format!("a host check reads input {}", a.input));
-    };
+fn load(graph: &DmlGraph, a: &HostAccess, coords: &[i64], inputs: &[&Tensor]) -> Result<i128, EmulateError> {
     let mut address =
         a.base as i128 + coords.iter().zip(&a.strides).map(|(&o, &s)| o as i128 * s as i128).sum::<i128>();
     for term in &a.terms {
-        let j = load(&term.index, coords, inputs)?;
+        let j = load(graph, &term.index, coords, inputs)?;
         let Some(mode) = OobMode::from_name(&term.mode) else {
             return invalid(format!("unknown mode {}", term.mode));
         };
@@ -535,20 +532,38 @@ fn load(a: &HostAccess, coords: &[i64], inputs: &[&Tensor]) -> Result<i128, Emul
             Ok(Some(j)) => address += j as i128 * term.stride as i128,
             Ok(None) => return Ok(0),
             Err(()) if mode == OobMode::Error => {
-                return Err(RuntimeError::IndexOutOfBounds {
+                let e = RuntimeError::IndexOutOfBounds {
                     check: usize::MAX,
                     index: j,
                     axis: 0,
                     len: term.len,
                     span: None,
-                }
-                .into());
+                };
+                return Err(e.into());
             }
             Err(()) => return Err(RuntimeError::EmptyAxis.into()),
         }
     }
-    usize::try_from(address)
-        .ok()
-        .and_then(|at| t.int_at(at))
-        .ok_or_else(|| RuntimeError::OutOfBuffer { address, len: t.numel() }.into())
+    let value = match &a.source {
+        BindingSource::Input(i) => {
+            let Some(t) = inputs.get(*i) else {
+                return invalid(format!("a host check reads input {i}"));
+            };
+            usize::try_from(address)
+                .ok()
+                .and_then(|at| t.int_at(at))
+                .ok_or(RuntimeError::OutOfBuffer { address, len: t.numel() })?
+        }
+        BindingSource::Constant(k) => {
+            let Some(c) = graph.constants.get(*k) else {
+                return invalid(format!("a host check reads constant {k}"));
+            };
+            usize::try_from(address)
+                .ok()
+                .and_then(|at| c.values.get(at))
+                .map(|&v| v as i128)
+                .ok_or(RuntimeError::OutOfBuffer { address, len: c.values.len() })?
+        }
+    };
+    Ok(value)
 }

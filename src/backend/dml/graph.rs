@@ -55,8 +55,8 @@ pub struct TensorDecl {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct HostAccess {
-    /// Index into [`DmlGraph::inputs`].
-    pub input: usize,
+    /// The plan input or constant read.
+    pub source: BindingSource,
     pub base: i64,
     pub strides: Vec<i64>,
     pub terms: Vec<HostTerm>,

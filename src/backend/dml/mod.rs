@@ -233,6 +233,15 @@ pub fn lower(plan: &Plan, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
     Ok(cx.finish(dispatch, notes, output_size_in_bytes))
 }
 
+/// A gather from an axis of size 0 into a non-empty result: no index is valid, so the CPU
+/// result is an error (or zeros); DirectML tensors cannot describe the axis at all.
+fn empty_axis(mode: OobMode) -> DmlError {
+    DmlError::OobPolicy {
+        mode: mode.name(),
+        what: "an axis of size 0, where every index is out of range".into(),
+    }
+}
+
 fn round4(bytes: u64) -> u64 {
     bytes.div_ceil(4) * 4
 }
@@ -577,25 +586,18 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    fn host_access(&self, acc: &Acc) -> Result<HostAccess, DmlError> {
-        let Src::Plan(BufferId::Input(input)) = acc.src else {
-            return Err(DmlError::Unsupported(
-                "a checked index read from a constant through a gather".into(),
-            ));
+    fn host_access(&mut self, acc: &Acc) -> Result<HostAccess, DmlError> {
+        let source = match acc.src {
+            Src::Plan(BufferId::Input(i)) => BindingSource::Input(i),
+            Src::Plan(BufferId::Const(k)) => BindingSource::Constant(self.plan_const(k)),
+            _ => return Err(DmlError::Unsupported("a checked index read from an intermediate".into())),
         };
-        let terms = acc
-            .terms
-            .iter()
-            .map(|t| {
-                Ok(HostTerm {
-                    index: self.host_access(&t.index)?,
-                    len: t.len,
-                    stride: t.stride,
-                    mode: t.mode.name().to_string(),
-                })
-            })
-            .collect::<Result<_, DmlError>>()?;
-        Ok(HostAccess { input, base: acc.base, strides: acc.strides.clone(), terms })
+        let mut terms = vec![];
+        for t in &acc.terms {
+            let index = self.host_access(&t.index)?;
+            terms.push(HostTerm { index, len: t.len, stride: t.stride, mode: t.mode.name().to_string() });
+        }
+        Ok(HostAccess { source, base: acc.base, strides: acc.strides.clone(), terms })
     }
 
     /// Makes sure every value an `error`-mode term reads is validated before dispatch: a plan
@@ -850,7 +852,7 @@ impl Lowering<'_> {
     fn gather(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
         let t = &acc.terms[0];
         if t.len <= 0 {
-            return Err(DmlError::Unsupported("a gather from an empty axis".into()));
+            return Err(empty_axis(t.mode));
         }
         let m = shape.len();
         let (isrc, ibase, istrides, itype) = self.index_operand(t, shape)?;
@@ -990,8 +992,8 @@ impl Lowering<'_> {
     fn peel(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
         let m = shape.len();
         let rest = &acc.terms[1..];
-        if rest.iter().any(|t| t.len <= 0) {
-            return Err(DmlError::Unsupported("a gather from an empty axis".into()));
+        if let Some(t) = rest.iter().find(|t| t.len <= 0) {
+            return Err(empty_axis(t.mode));
         }
         let mut ext_shape = shape.to_vec();
         ext_shape.extend(rest.iter().map(|t| t.len));

@@ -1,0 +1,895 @@
+//! The DirectML target: lowering rules, the JSON and C forms, the seed 002 SLICE1 examples, and
+//! a differential test — random programs lowered, emulated from their descriptors and compared
+//! bit for bit with the reference interpreter.
+
+use serde_json::Value;
+use slc::backend::dml::desc::*;
+use slc::backend::dml::{
+    DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel, HostCheckKind, emulate, lower,
+};
+use slc::backend::interp;
+use slc::sema::{InputTypes, TensorType};
+use slc::{DType, Error, Tensor};
+use std::path::Path;
+use std::process::Command;
+
+fn types(decls: &[(&str, DType, &[i64])]) -> InputTypes {
+    decls.iter().map(|(n, d, s)| (n.to_string(), TensorType { dtype: *d, shape: s.to_vec() })).collect()
+}
+
+fn level(s: &str) -> DmlOptions {
+    DmlOptions { feature_level: FeatureLevel::parse(s).unwrap() }
+}
+
+fn lower_src(src: &str, decls: &[(&str, DType, &[i64])], opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
+    let compiled = slc::compile(src, &types(decls)).unwrap_or_else(|e| panic!("{src}: {e}"));
+    lower(&compiled.plan, opts)
+}
+
+fn ops(g: &DmlGraph) -> Vec<&OperatorFields> {
+    g.graph_desc.nodes.iter().map(|n| &n.desc.operator.desc).collect()
+}
+
+fn slice1(g: &DmlGraph, n: usize) -> &Slice1Desc {
+    match ops(g)[n] {
+        OperatorFields::Slice1(d) => d,
+        other => panic!("node {n} is {:?}", other.operator_type()),
+    }
+}
+
+/// 0, 1, 2, ... (mod 100) in any dtype.
+fn arange(dtype: DType, shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let values: Vec<i64> = (0..n as i64).map(|v| v % 100).collect();
+    let bytes: Vec<u8> = match dtype {
+        DType::F32 => values.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
+        DType::F64 => values.iter().flat_map(|&v| (v as f64).to_le_bytes()).collect(),
+        DType::F16 => values.iter().flat_map(|&v| half::f16::from_f32(v as f32).to_le_bytes()).collect(),
+        DType::BF16 => values.iter().flat_map(|&v| half::bf16::from_f32(v as f32).to_le_bytes()).collect(),
+        DType::Bool => values.iter().map(|&v| (v & 1) as u8).collect(),
+        _ => return Tensor::from_i64s(dtype, shape, &values).unwrap(),
+    };
+    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
+}
+
+/// Pseudo-random bytes (any bit pattern, NaNs included: the comparison is on bits).
+fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
+    let n: usize = shape.iter().product::<usize>() * dtype.width();
+    let mut state = seed | 1;
+    let bytes: Vec<u8> = (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let b = (state >> 33) as u8;
+            if dtype == DType::Bool { b & 1 } else { b }
+        })
+        .collect();
+    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
+}
+
+/// Lowers, emulates and compares with the interpreter on the given tensors.
+fn agree(src: &str, tensors: &[(&str, Tensor)], opts: &DmlOptions) -> DmlGraph {
+    let decls: InputTypes = tensors
+        .iter()
+        .map(|(n, t)| {
+            (
+                n.to_string(),
+                TensorType { dtype: t.dtype(), shape: t.shape().iter().map(|&d| d as i64).collect() },
+            )
+        })
+        .collect();
+    let compiled = slc::compile(src, &decls).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let args: Vec<&Tensor> =
+        compiled.plan.inputs.iter().map(|d| &tensors.iter().find(|(n, _)| *n == d.name).unwrap().1).collect();
+    let want = interp::run(&compiled.plan, &compiled.info, &args);
+    let g = lower(&compiled.plan, opts).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let got = emulate(&g, &args);
+    match (want, got) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "{src}"),
+        (Err(a), Err(EmulateError::Runtime(b))) => assert_eq!(a, b, "{src}"),
+        (a, b) => panic!("{src}: interpreter {a:?}, emulator {b:?}\n{}", g.to_json()),
+    }
+    g
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lowering rules
+
+#[test]
+fn a_view_is_one_slice1_with_a_window_per_input_dimension() {
+    let g = agree("a[1:, ::-1]", &[("a", arange(DType::F32, &[3, 4]))], &DmlOptions::default());
+    assert_eq!(g.graph_desc.node_count, 1);
+    let d = slice1(&g, 0);
+    assert_eq!(d.input_tensor.desc.sizes, [3, 4]);
+    assert_eq!(d.input_window_offsets, [1, 0]);
+    assert_eq!(d.input_window_sizes, [2, 4]);
+    assert_eq!(d.input_window_strides, [1, -1]);
+    assert_eq!(d.output_tensor.desc.sizes, [2, 4]);
+    assert_eq!(g.input_bindings[0].offset, 0);
+}
+
+#[test]
+fn negative_steps_start_at_the_window_end() {
+    // a[::-2] on 5: elements 4, 2, 0 → window [0, 5) read from its end with stride -2.
+    let g = agree("a[::-2]", &[("a", arange(DType::I32, &[5]))], &DmlOptions::default());
+    let d = slice1(&g, 0);
+    assert_eq!((d.input_window_offsets[0], d.input_window_sizes[0], d.input_window_strides[0]), (0, 5, -2));
+    // a[3:0:-2]: elements 3, 1 → window [1, 4).
+    let g = agree("a[3:0:-2]", &[("a", arange(DType::I32, &[5]))], &DmlOptions::default());
+    let d = slice1(&g, 0);
+    assert_eq!((d.input_window_offsets[0], d.input_window_sizes[0], d.input_window_strides[0]), (1, 3, -2));
+}
+
+#[test]
+fn newaxis_and_shrink_are_output_sizes_not_operators() {
+    let g = agree("a[1, newaxis, ::-2]", &[("a", arange(DType::U8, &[3, 4]))], &DmlOptions::default());
+    assert_eq!(g.graph_desc.node_count, 1);
+    let d = slice1(&g, 0);
+    assert_eq!(d.dimension_count, 2);
+    assert_eq!(d.input_window_offsets, [1, 1]);
+    assert_eq!(d.input_window_sizes, [1, 3]);
+    assert_eq!(d.input_window_strides, [1, -2]);
+    assert_eq!(d.output_tensor.desc.sizes, [1, 2]);
+    assert_eq!(g.output.shape, [1, 2]);
+    // A scalar result still has one dimension of size 1.
+    let g = agree("a[2, 1]", &[("a", arange(DType::U8, &[3, 4]))], &DmlOptions::default());
+    assert_eq!(slice1(&g, 0).input_window_offsets, [2, 1]);
+    assert!(g.output.shape.is_empty());
+}
+
+#[test]
+fn rank_above_8_merges_whole_dimensions() {
+    let shape = [2, 2, 2, 2, 2, 2, 2, 2, 2, 6];
+    let g = agree("a[..., 1::2]", &[("a", arange(DType::I16, &shape))], &DmlOptions::default());
+    let d = slice1(&g, 0);
+    assert!(d.dimension_count <= 8);
+    // Whole dimensions coalesce (leftmost first) just until 8 remain; the strided one stays.
+    assert_eq!(d.input_tensor.desc.sizes, [8, 2, 2, 2, 2, 2, 2, 6]);
+    assert_eq!(d.input_window_strides, [1, 1, 1, 1, 1, 1, 1, 2]);
+}
+
+#[test]
+fn rank_that_cannot_fit_is_refused_naming_the_dimensions() {
+    let shape: Vec<i64> = vec![3; 9];
+    let src = "a[::2, ::2, ::2, ::2, ::2, ::2, ::2, ::2, ::2]";
+    let e = lower_src(src, &[("a", DType::F32, &shape)], &DmlOptions::default()).unwrap_err();
+    assert!(matches!(e, DmlError::Rank { dims: 9, .. }), "{e:?}");
+    let d = slc::diag::IntoDiagnostic::into_diagnostic(e);
+    assert_eq!(d.code, "E0402");
+    assert!(d.notes[0].contains("[0] [1] [2] [3] [4] [5] [6] [7] [8]"), "{:?}", d.notes);
+    // The same program on one dimension less fits.
+    lower_src(
+        "a[::2, ::2, ::2, ::2, ::2, ::2, ::2, ::2]",
+        &[("a", DType::F32, &shape[..8])],
+        &DmlOptions::default(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn below_feature_level_3_slice1_has_4_or_5_dimensions() {
+    let g = agree("a[1:]", &[("a", arange(DType::F32, &[5]))], &level("2.1"));
+    let d = slice1(&g, 0);
+    assert_eq!(d.dimension_count, 4);
+    assert_eq!(d.input_tensor.desc.sizes, [1, 1, 1, 5]);
+    let shape = [2, 3, 2, 3, 2, 3];
+    let g = agree("a[:, :, ::2, :, :, ::-1]", &[("a", arange(DType::F32, &shape))], &level("2.1"));
+    assert_eq!(slice1(&g, 0).dimension_count, 5);
+    let e = lower_src("a[:, ::2, :, ::2, :, ::-1]", &[("a", DType::F32, &[2, 3, 2, 3, 2, 3])], &level("2.1"))
+        .unwrap_err();
+    assert!(matches!(e, DmlError::Rank { dims: 6, .. }), "{e:?}");
+    let e = lower_src("a[1:]", &[("a", DType::F32, &[5])], &level("2.0")).unwrap_err();
+    assert!(matches!(e, DmlError::FeatureLevel { needs: FeatureLevel::L2_1, .. }), "{e:?}");
+}
+
+#[test]
+fn an_empty_result_dispatches_nothing() {
+    let g = agree("a[2:2]", &[("a", arange(DType::F32, &[4, 3]))], &DmlOptions::default());
+    assert!(!g.dispatch);
+    assert_eq!(g.graph_desc.node_count, 0);
+    assert!(g.notes[0].contains("no operator is dispatched"));
+    // Index checks still run: NumPy raises even when the result is empty.
+    let idx = Tensor::from_i64s(DType::I64, &[2], &[0, 9]).unwrap();
+    let g = agree("a[idx][0:0]", &[("a", arange(DType::F32, &[4, 3])), ("idx", idx)], &DmlOptions::default());
+    assert_eq!(g.host_checks.len(), 1);
+}
+
+#[test]
+fn a_gather_is_dml_gather() {
+    let idx = Tensor::from_i64s(DType::I32, &[2, 2], &[0, -1, 2, 1]).unwrap();
+    let g = agree("a[:, idx]", &[("a", arange(DType::F32, &[3, 4])), ("idx", idx)], &DmlOptions::default());
+    let [OperatorFields::Gather(d)] = ops(&g)[..] else { panic!("{:?}", ops(&g)) };
+    assert_eq!((d.axis, d.index_dimensions), (2, 2));
+    assert_eq!(d.input_tensor.desc.sizes, [1, 3, 4]);
+    assert_eq!(d.indices_tensor.desc.sizes, [1, 2, 2]);
+    assert_eq!(d.output_tensor.desc.sizes, [3, 2, 2]);
+    assert_eq!(d.indices_tensor.desc.data_type, DataType::Int32);
+    // NumPy's index check runs on the host.
+    assert!(matches!(
+        g.host_checks[..],
+        [slc::backend::dml::HostCheck { kind: HostCheckKind::PlanCheck(0), .. }]
+    ));
+    // ...and fails like the interpreter.
+    let bad = Tensor::from_i64s(DType::I32, &[2, 2], &[0, -1, 7, 1]).unwrap();
+    agree("a[:, idx]", &[("a", arange(DType::F32, &[3, 4])), ("idx", bad)], &DmlOptions::default());
+}
+
+#[test]
+fn batch_dims_use_gather_nd1() {
+    let idx = Tensor::from_i64s(DType::I64, &[2, 3], &[0, 2, 1, 1, 1, 0]).unwrap();
+    let g = agree(
+        "gather(a, idx, axis=1, batch_dims=1, mode=error)",
+        &[("a", arange(DType::I8, &[2, 3, 4])), ("idx", idx.clone())],
+        &DmlOptions::default(),
+    );
+    let [OperatorFields::GatherNd1(d)] = ops(&g)[..] else { panic!("{:?}", ops(&g)) };
+    assert_eq!(d.batch_dimension_count, 1);
+    assert_eq!((d.input_dimension_count, d.indices_dimension_count), (3, 3));
+    assert_eq!(d.indices_tensor.desc.sizes, [2, 3, 1]);
+    // axis > batch_dims: the dimension between is a batch dimension the indices broadcast over.
+    let g = agree(
+        "gather(a, idx, axis=2, batch_dims=1, mode=error)",
+        &[("a", arange(DType::I8, &[2, 5, 3, 2])), ("idx", idx)],
+        &DmlOptions::default(),
+    );
+    let [OperatorFields::GatherNd1(d)] = ops(&g)[..] else { panic!("{:?}", ops(&g)) };
+    assert_eq!(d.batch_dimension_count, 2);
+    assert_eq!(d.indices_tensor.desc.strides.as_ref().unwrap()[1], 0);
+    // GATHER_ND1 starts at 3.0.
+    let e = lower_src(
+        "gather(a, idx, axis=1, batch_dims=1, mode=error)",
+        &[("a", DType::I8, &[2, 3, 4]), ("idx", DType::U32, &[2, 3])],
+        &level("2.1"),
+    )
+    .unwrap_err();
+    assert!(matches!(e, DmlError::FeatureLevel { needs: FeatureLevel::L3_0, .. }), "{e:?}");
+}
+
+#[test]
+fn a_view_feeding_a_gather_folds_or_becomes_a_slice1_node() {
+    let idx = Tensor::from_i64s(DType::I64, &[3], &[1, 0, 2]).unwrap();
+    let a = arange(DType::F32, &[4, 4]);
+    // Row 1 starts at byte 16: the binding offset carries it, strides the step.
+    let g = agree("a[1:, ::2][idx]", &[("a", a.clone()), ("idx", idx.clone())], &DmlOptions::default());
+    assert_eq!(g.graph_desc.node_count, 1);
+    assert_eq!(g.input_bindings[0].offset, 16);
+    let OperatorFields::Gather(d) = ops(&g)[0] else { panic!() };
+    assert_eq!(d.input_tensor.desc.strides.as_deref(), Some(&[4, 2][..]));
+    // A reversed view cannot be a description (strides are unsigned): SLICE1 + intermediate.
+    let g = agree("a[::-1][idx]", &[("a", a.clone()), ("idx", idx.clone())], &DmlOptions::default());
+    assert_eq!(g.graph_desc.node_count, 2);
+    assert_eq!(g.graph_desc.intermediate_edge_count, 1);
+    assert!(matches!(ops(&g)[..], [OperatorFields::Slice1(_), OperatorFields::Gather(_)]));
+    // So does an offset that is not a multiple of 16 bytes.
+    let g = agree("a[:, 1:][idx]", &[("a", a), ("idx", idx)], &DmlOptions::default());
+    assert_eq!(g.graph_desc.node_count, 2);
+}
+
+#[test]
+fn several_gathered_axes_form_a_graph() {
+    let idx = Tensor::from_i64s(DType::I64, &[2], &[2, -1]).unwrap();
+    let g = agree(
+        "a[idx][..., idx]",
+        &[("a", arange(DType::U16, &[3, 4])), ("idx", idx.clone())],
+        &DmlOptions::default(),
+    );
+    assert!(g.graph_desc.node_count >= 2 && g.graph_desc.intermediate_edge_count >= 1);
+    // A gather of a gather: the inner one computes the indices.
+    let g = agree("a[idx[idx]]", &[("a", arange(DType::U16, &[3, 4])), ("idx", idx)], &DmlOptions::default());
+    assert!(g.graph_desc.node_count >= 2);
+}
+
+#[test]
+fn out_of_range_policies_are_honoured_or_refused() {
+    let a = arange(DType::F32, &[3, 4]);
+    // Constant indices are normalized on the host, whatever the mode.
+    for mode in ["zero", "error", "clamp", "wrap"] {
+        let src = format!("gather(a, [2, -1, 0], axis=1, mode={mode})");
+        let g = agree(&src, &[("a", a.clone())], &DmlOptions::default());
+        // clamp clips -1 to 0 (np.take's "clip"); the others wrap it once.
+        let want = if mode == "clamp" { [2, 0, 0] } else { [2, 3, 0] };
+        assert_eq!(g.constants[0].values, want, "{mode}");
+        assert_eq!(g.constants[0].data_type, DataType::Uint32);
+    }
+    let g = agree("gather(a, [9, -7], axis=1, mode=clamp)", &[("a", a.clone())], &DmlOptions::default());
+    assert_eq!(g.constants[0].values, [3, 0]);
+    let g = agree("gather(a, [9, -7], axis=1, mode=wrap)", &[("a", a.clone())], &DmlOptions::default());
+    assert_eq!(g.constants[0].values, [1, 1]);
+    // A zero fill DirectML cannot produce.
+    let e =
+        lower_src("gather(a, [9], axis=1, mode=zero)", &[("a", DType::F32, &[3, 4])], &DmlOptions::default());
+    assert!(matches!(e, Err(DmlError::OobPolicy { mode: "zero", .. })), "{e:?}");
+    // Dynamic indices: error mode is checked on the host; the others are refused.
+    for mode in ["zero", "clamp", "wrap"] {
+        let src = format!("gather(a, idx, axis=0, mode={mode})");
+        let e =
+            lower_src(&src, &[("a", DType::F32, &[3, 4]), ("idx", DType::I64, &[2])], &DmlOptions::default());
+        let Err(e) = e else { panic!("{mode} accepted") };
+        assert_eq!(slc::diag::IntoDiagnostic::into_diagnostic(e).code, "E0405");
+    }
+    // Without a plan check (gather's error mode checks only what it reads), a guard is added.
+    let idx = Tensor::from_i64s(DType::I64, &[2], &[1, 5]).unwrap();
+    let g =
+        agree("gather(a, idx[:1], axis=0, mode=error)", &[("a", a), ("idx", idx)], &DmlOptions::default());
+    assert!(!g.host_checks.is_empty());
+}
+
+#[test]
+fn data_types_per_feature_level() {
+    let d = |g: &DmlGraph| slice1(g, 0).input_tensor.desc.clone();
+    // 64-bit: native from 4.1; below, pairs of UINT32 with a trailing dimension of 2.
+    let g = agree("a[::-1]", &[("a", arange(DType::I64, &[3]))], &level("4.1"));
+    assert_eq!(d(&g).data_type, DataType::Int64);
+    let g = agree("a[::-1]", &[("a", arange(DType::I64, &[3]))], &level("3.0"));
+    assert_eq!(d(&g).data_type, DataType::Uint32);
+    assert_eq!(d(&g).sizes, [3, 2]);
+    assert_eq!(d(&g).strides.as_deref(), Some(&[2, 1][..]));
+    let g = agree("a[::-1]", &[("a", fill(DType::F64, &[3], 7))], &level("3.0"));
+    assert_eq!(d(&g).data_type, DataType::Uint32);
+    // bool moves as UINT8, bf16 as UINT16 (bits only).
+    let g = agree("a[1:]", &[("a", fill(DType::Bool, &[3], 1))], &DmlOptions::default());
+    assert_eq!(d(&g).data_type, DataType::Uint8);
+    let g = agree("a[1:]", &[("a", fill(DType::BF16, &[3], 1))], &DmlOptions::default());
+    assert_eq!(d(&g).data_type, DataType::Uint16);
+    // GATHER_ND1 has no 64-bit types at any level: pairs.
+    let idx = Tensor::from_i64s(DType::I32, &[2, 1], &[1, 0]).unwrap();
+    let g = agree(
+        "gather(a, idx, axis=1, batch_dims=1, mode=error)",
+        &[("a", fill(DType::F64, &[2, 3], 3)), ("idx", idx)],
+        &level("5.0"),
+    );
+    let OperatorFields::GatherNd1(n) = ops(&g)[0] else { panic!() };
+    assert_eq!(n.input_tensor.desc.data_type, DataType::Uint32);
+    // Index types: 32/64-bit only, and only UINT32 below 3.0.
+    let e = lower_src("a[idx]", &[("a", DType::F32, &[3]), ("idx", DType::I8, &[2])], &DmlOptions::default());
+    assert!(matches!(e, Err(DmlError::IndexType { dtype: DType::I8, .. })), "{e:?}");
+    let e = lower_src("a[idx]", &[("a", DType::F32, &[3]), ("idx", DType::I32, &[2])], &level("2.1"));
+    assert!(matches!(e, Err(DmlError::IndexType { .. })), "{e:?}");
+    let idx = Tensor::from_i64s(DType::U32, &[2], &[2, 0]).unwrap();
+    agree("a[idx]", &[("a", arange(DType::F32, &[3])), ("idx", idx)], &level("2.1"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON and C
+
+/// The object has exactly these fields.
+fn assert_keys(o: &serde_json::Map<String, Value>, want: &[&str]) {
+    let mut got: Vec<&str> = o.keys().map(|k| k.as_str()).collect();
+    let mut want = want.to_vec();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn json_mirrors_directml_h() {
+    let idx = Tensor::from_i64s(DType::I64, &[2], &[0, 1]).unwrap();
+    let g =
+        agree("a[::-1][idx]", &[("a", arange(DType::F32, &[3, 4])), ("idx", idx)], &DmlOptions::default());
+    let json = g.to_json();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["FeatureLevel"], serde_json::json!({"Name": "DML_FEATURE_LEVEL_5_0", "Value": 0x5000}));
+    let gd = &v["GraphDesc"];
+    for field in [
+        "InputCount",
+        "OutputCount",
+        "NodeCount",
+        "Nodes",
+        "InputEdgeCount",
+        "InputEdges",
+        "OutputEdgeCount",
+        "OutputEdges",
+        "IntermediateEdgeCount",
+        "IntermediateEdges",
+    ] {
+        assert!(gd.get(field).is_some(), "{field}");
+    }
+    let node = &gd["Nodes"][0];
+    assert_eq!(node["Type"], serde_json::json!({"Name": "DML_GRAPH_NODE_TYPE_OPERATOR", "Value": 1}));
+    let op = &node["Desc"]["Operator"];
+    assert_eq!(op["Type"], serde_json::json!({"Name": "DML_OPERATOR_SLICE1", "Value": 111}));
+    let desc = op["Desc"].as_object().unwrap();
+    assert_keys(
+        desc,
+        &[
+            "InputTensor",
+            "OutputTensor",
+            "DimensionCount",
+            "InputWindowOffsets",
+            "InputWindowSizes",
+            "InputWindowStrides",
+        ],
+    );
+    let t = &desc["InputTensor"];
+    assert_eq!(t["Type"], serde_json::json!({"Name": "DML_TENSOR_TYPE_BUFFER", "Value": 1}));
+    assert_keys(
+        t["Desc"].as_object().unwrap(),
+        &[
+            "DataType",
+            "Flags",
+            "DimensionCount",
+            "Sizes",
+            "Strides",
+            "TotalTensorSizeInBytes",
+            "GuaranteedBaseOffsetAlignment",
+        ],
+    );
+    assert_eq!(
+        t["Desc"]["DataType"],
+        serde_json::json!({"Name": "DML_TENSOR_DATA_TYPE_FLOAT32", "Value": 1})
+    );
+    let gather = &gd["Nodes"][1]["Desc"]["Operator"];
+    assert_eq!(gather["Type"], serde_json::json!({"Name": "DML_OPERATOR_GATHER", "Value": 67}));
+    assert_keys(
+        gather["Desc"].as_object().unwrap(),
+        &["InputTensor", "IndicesTensor", "OutputTensor", "Axis", "IndexDimensions"],
+    );
+    let edge = &gd["IntermediateEdges"][0];
+    assert_eq!(edge["Type"], serde_json::json!({"Name": "DML_GRAPH_EDGE_TYPE_INTERMEDIATE", "Value": 3}));
+    assert_keys(
+        edge["Desc"].as_object().unwrap(),
+        &["FromNodeIndex", "FromNodeOutputIndex", "ToNodeIndex", "ToNodeInputIndex", "Name"],
+    );
+    // The text keeps directml.h's field order.
+    let at = |k: &str| json.find(&format!("\"{k}\"")).unwrap();
+    assert!(at("InputTensor") < at("OutputTensor") && at("OutputTensor") < at("InputWindowOffsets"));
+    assert!(at("DataType") < at("Flags") && at("Sizes") < at("TotalTensorSizeInBytes"));
+    assert!(
+        v["InputBindings"][0].get("Offset").is_some() && v["InputBindings"][0].get("SizeInBytes").is_some()
+    );
+    // Round trip, and a name that disagrees with its value is rejected.
+    assert_eq!(DmlGraph::from_json(&json).unwrap(), g);
+    let bad = json.replacen("\"Value\": 111", "\"Value\": 60", 1);
+    assert!(DmlGraph::from_json(&bad).is_err());
+}
+
+#[test]
+fn enum_values_match_directml_h() {
+    let ops = [(OperatorType::Gather, 67), (OperatorType::Slice1, 111), (OperatorType::GatherNd1, 140)];
+    for (op, v) in ops {
+        assert_eq!(op.value(), v, "{}", op.name());
+    }
+    let names = [
+        "FLOAT32", "FLOAT16", "UINT32", "UINT16", "UINT8", "INT32", "INT16", "INT8", "FLOAT64", "UINT64",
+        "INT64",
+    ];
+    for (i, n) in names.iter().enumerate() {
+        let t = DataType::from_name(&format!("DML_TENSOR_DATA_TYPE_{n}")).unwrap();
+        assert_eq!(t.value(), i as u32 + 1);
+    }
+    for (s, v) in [("1.0", 0x1000), ("2.1", 0x2100), ("3.0", 0x3000), ("4.1", 0x4100), ("5.0", 0x5000)] {
+        assert_eq!(FeatureLevel::parse(s).unwrap().value(), v);
+    }
+    assert!(FeatureLevel::parse("4.2").is_none() && FeatureLevel::parse("x").is_none());
+}
+
+/// The line format `tests/dml/walk.c` prints, derived from the model.
+fn walk_lines(g: &DmlGraph) -> String {
+    let mut out = format!(
+        "level {} nodes {} inputs {} outputs {}\n",
+        g.feature_level.value(),
+        g.graph_desc.node_count,
+        g.graph_desc.input_count,
+        g.graph_desc.output_count
+    );
+    let list = |name: &str, v: Option<Vec<String>>| match v {
+        Some(v) => format!(" {name} {}", v.join(" ")).trim_end().to_string(),
+        None => format!(" {name} null"),
+    };
+    let tensor = |name: &str, t: &TensorDesc| {
+        let d = &t.desc;
+        format!(
+            "  {name} type {} data {} flags {} dims {}{}{} total {} align {}\n",
+            t.r#type.value(),
+            d.data_type.value(),
+            d.flags.value(),
+            d.dimension_count,
+            list("sizes", Some(d.sizes.iter().map(|v| v.to_string()).collect())),
+            list("strides", d.strides.as_ref().map(|s| s.iter().map(|v| v.to_string()).collect())),
+            d.total_tensor_size_in_bytes,
+            d.guaranteed_base_offset_alignment
+        )
+    };
+    let s = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    for (n, node) in g.graph_desc.nodes.iter().enumerate() {
+        let op = &node.desc.operator;
+        out += &format!("node {n} op {}\n", op.r#type.value());
+        match &op.desc {
+            OperatorFields::Slice1(d) => {
+                out += &tensor("InputTensor", &d.input_tensor);
+                out += &tensor("OutputTensor", &d.output_tensor);
+                out += &format!(
+                    "  window dims {}{}{} strides {}\n",
+                    d.dimension_count,
+                    list("offsets", Some(s(&d.input_window_offsets))),
+                    list("sizes", Some(s(&d.input_window_sizes))),
+                    d.input_window_strides.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")
+                );
+            }
+            OperatorFields::Gather(d) => {
+                out += &tensor("InputTensor", &d.input_tensor);
+                out += &tensor("IndicesTensor", &d.indices_tensor);
+                out += &tensor("OutputTensor", &d.output_tensor);
+                out += &format!("  axis {} indexdims {}\n", d.axis, d.index_dimensions);
+            }
+            OperatorFields::GatherNd1(d) => {
+                out += &tensor("InputTensor", &d.input_tensor);
+                out += &tensor("IndicesTensor", &d.indices_tensor);
+                out += &tensor("OutputTensor", &d.output_tensor);
+                out += &format!(
+                    "  counts {} {} {}\n",
+                    d.input_dimension_count, d.indices_dimension_count, d.batch_dimension_count
+                );
+            }
+        }
+    }
+    for e in &g.graph_desc.input_edges {
+        let d = &e.desc;
+        let b = &g.input_bindings[d.graph_input_index as usize];
+        out += &format!(
+            "input {} {} {} {} {} offset {} size {}\n",
+            e.r#type.value(),
+            d.graph_input_index,
+            d.to_node_index,
+            d.to_node_input_index,
+            d.name,
+            b.offset,
+            b.size_in_bytes
+        );
+    }
+    for e in &g.graph_desc.intermediate_edges {
+        let d = &e.desc;
+        out += &format!(
+            "intermediate {} {} {} {} {}\n",
+            e.r#type.value(),
+            d.from_node_index,
+            d.from_node_output_index,
+            d.to_node_index,
+            d.to_node_input_index
+        );
+    }
+    for e in &g.graph_desc.output_edges {
+        let d = &e.desc;
+        out += &format!(
+            "output {} {} {} {}\n",
+            e.r#type.value(),
+            d.from_node_index,
+            d.from_node_output_index,
+            d.graph_output_index
+        );
+    }
+    out
+}
+
+#[test]
+fn c_output_compiles_with_gcc_and_describes_the_json_graph() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let include = root.join("tests/dml/include");
+    let dir = std::env::temp_dir().join(format!("slc-dml-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: Vec<(&str, Vec<(&str, DType, &[i64])>, &str)> = vec![
+        ("a[1:, ::-1]", vec![("a", DType::F32, &[3, 4])], "5.0"),
+        ("a[1, newaxis, ::-2]", vec![("a", DType::I64, &[3, 4])], "3.0"),
+        ("a[1:]", vec![("a", DType::F16, &[5])], "2.1"),
+        ("a[::-1][idx]", vec![("a", DType::F32, &[3, 4]), ("idx", DType::I64, &[2])], "5.0"),
+        (
+            "gather(a, idx, axis=1, batch_dims=1, mode=error)",
+            vec![("a", DType::U8, &[2, 3, 4]), ("idx", DType::I32, &[2, 5])],
+            "4.1",
+        ),
+        ("gather(a, [2, 0], axis=1, mode=zero)", vec![("a", DType::BF16, &[2, 3])], "5.0"),
+        ("a[2:2]", vec![("a", DType::F32, &[4])], "5.0"),
+    ];
+    for (i, (src, decls, fl)) in cases.iter().enumerate() {
+        let g = lower_src(src, decls, &level(fl)).unwrap();
+        let c = dir.join(format!("g{i}.c"));
+        std::fs::write(&c, g.to_c()).unwrap();
+        let exe = dir.join(format!("g{i}"));
+        let out = Command::new("gcc")
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
+            .arg(&include)
+            .arg(&c)
+            .arg(root.join("tests/dml/walk.c"))
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("gcc runs");
+        assert!(out.status.success(), "{src}: {}\n{}", String::from_utf8_lossy(&out.stderr), g.to_c());
+        let run = Command::new(&exe).output().unwrap();
+        assert!(run.status.success());
+        assert_eq!(String::from_utf8_lossy(&run.stdout), walk_lines(&g), "{src}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 002: the DML_SLICE1 examples, from their descriptors
+
+#[test]
+fn seed_002_slice1_examples_reproduce() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let seed: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("tests/dml/seed002_slice1.json")).unwrap())
+            .unwrap();
+    let values: Vec<f32> =
+        seed["input"]["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let a = Tensor::from_bytes(DType::F32, &[1, 1, 4, 4], &bytes).unwrap();
+    let nums =
+        |v: &Value| -> Vec<i64> { v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect() };
+    let examples = seed["examples"].as_array().unwrap();
+    assert_eq!(examples.len(), 2);
+    for ex in examples {
+        let want: Vec<f32> =
+            ex["output"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+        let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let out_sizes: Vec<u32> = nums(&ex["output_sizes"]).iter().map(|&v| v as u32).collect();
+        // The seed's own descriptor, as a one-node graph.
+        let fields = Slice1Desc {
+            input_tensor: TensorDesc::buffer(
+                BufferTensorDesc::new(DataType::Float32, vec![1, 1, 4, 4], None).unwrap(),
+            ),
+            output_tensor: TensorDesc::buffer(
+                BufferTensorDesc::new(DataType::Float32, out_sizes, None).unwrap(),
+            ),
+            dimension_count: 4,
+            input_window_offsets: nums(&ex["InputWindowOffsets"]).iter().map(|&v| v as u32).collect(),
+            input_window_sizes: nums(&ex["InputWindowSizes"]).iter().map(|&v| v as u32).collect(),
+            input_window_strides: nums(&ex["InputWindowStrides"]).iter().map(|&v| v as i32).collect(),
+        };
+        let mut g = lower_src("a[...]", &[("a", DType::F32, &[1, 1, 4, 4])], &DmlOptions::default()).unwrap();
+        g.graph_desc.nodes[0].desc.operator = OperatorDesc::new(OperatorFields::Slice1(fields));
+        g.output.shape = nums(&ex["output_sizes"]);
+        let got = emulate(&g, &[&a]).unwrap_or_else(|e| panic!("{}: {e}", ex["name"]));
+        assert_eq!(got.bytes(), &want[..], "{}", ex["name"]);
+        // The same slice written in slc compiles to descriptors that compute the same.
+        let src = ex["slc"].as_str().unwrap();
+        let g = agree(src, &[("a", a.clone())], &DmlOptions::default());
+        assert_eq!(emulate(&g, &[&a]).unwrap().bytes(), &want[..], "{src}");
+    }
+}
+
+#[test]
+fn emulator_rejects_invalid_descriptors() {
+    let a = arange(DType::F32, &[4]);
+    let base = lower_src("a[1:]", &[("a", DType::F32, &[4])], &DmlOptions::default()).unwrap();
+    let with = |f: &dyn Fn(&mut Slice1Desc)| {
+        let mut g = base.clone();
+        let OperatorFields::Slice1(d) = &mut g.graph_desc.nodes[0].desc.operator.desc else { panic!() };
+        f(d);
+        emulate(&g, &[&a])
+    };
+    assert!(with(&|_| ()).is_ok());
+    // A window that leaves the input, an empty window, a zero stride.
+    assert!(matches!(with(&|d| d.input_window_sizes[0] = 4), Err(EmulateError::Invalid(_))));
+    assert!(matches!(with(&|d| d.input_window_sizes[0] = 0), Err(EmulateError::Invalid(_))));
+    assert!(matches!(with(&|d| d.input_window_strides[0] = 0), Err(EmulateError::Invalid(_))));
+    // More output than the window holds: MaxCopiedElements uses |stride| (seed erratum).
+    assert!(matches!(with(&|d| d.input_window_strides[0] = -2), Err(EmulateError::Invalid(_))));
+    // A size-0 tensor dimension and an understated TotalTensorSizeInBytes.
+    assert!(matches!(with(&|d| d.output_tensor.desc.sizes[0] = 0), Err(EmulateError::Invalid(_))));
+    assert!(matches!(
+        with(&|d| d.input_tensor.desc.total_tensor_size_in_bytes = 8),
+        Err(EmulateError::Invalid(_))
+    ));
+    // 64-bit data below 4.1.
+    let mut g = lower_src("a[1:]", &[("a", DType::I64, &[4])], &level("4.1")).unwrap();
+    g.feature_level = FeatureLevel::L4_0;
+    assert!(matches!(emulate(&g, &[&arange(DType::I64, &[4])]), Err(EmulateError::Invalid(_))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The differential test
+
+/// A small deterministic generator (the cases must be reproducible without a seed file).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo) as u64) as i64
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len() as u64) as usize]
+    }
+}
+
+fn item(r: &mut Rng) -> String {
+    let bound = |r: &mut Rng| if r.below(3) == 0 { String::new() } else { r.range(-7, 7).to_string() };
+    match r.below(10) {
+        0..=3 => {
+            let step = match r.below(3) {
+                0 => String::new(),
+                1 => format!(":{}", r.range(-3, 0)),
+                _ => format!(":{}", r.range(1, 4)),
+            };
+            format!("{}:{}{step}", bound(r), bound(r))
+        }
+        4 | 5 => r.range(-2, 2).to_string(),
+        6 => "...".into(),
+        7 => "newaxis".into(),
+        8 => format!("{:?}", (0..r.below(4)).map(|_| r.range(-3, 3)).collect::<Vec<_>>()),
+        _ => "idx".into(),
+    }
+}
+
+fn index(r: &mut Rng) -> String {
+    let n = 1 + r.below(3);
+    format!("[{}]", (0..n).map(|_| item(r)).collect::<Vec<_>>().join(", "))
+}
+
+fn chain(r: &mut Rng, max: u64) -> String {
+    (0..r.below(max + 1)).map(|_| index(r)).collect()
+}
+
+fn program(r: &mut Rng) -> String {
+    match r.below(8) {
+        0..=3 => format!("a{}{}", index(r), chain(r, 2)),
+        4 => {
+            let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
+            let idx = if r.below(2) == 0 {
+                "idx".to_string()
+            } else {
+                format!("{:?}", [r.range(-4, 4), r.range(-4, 4)])
+            };
+            format!("gather(a, {idx}, axis={}, mode={mode}){}", r.below(3), chain(r, 1))
+        }
+        5 => format!("gather(a, idx2, axis={}, batch_dims=1, mode=error){}", 1 + r.below(2), chain(r, 1)),
+        6 => format!("a[idx[::-1]][..., idx]{}", chain(r, 1)),
+        _ => format!("a{}[idx]{}", index(r), chain(r, 1)),
+    }
+}
+
+#[test]
+fn random_programs_agree_with_the_interpreter_bit_for_bit() {
+    const CASES: usize = 10000;
+    let mut r = Rng(0x5eed_d1ec_7a11_0002);
+    let levels = ["2.1", "3.0", "4.1", "5.0"];
+    let (mut compared, mut refused, mut invalid_program) = (0usize, 0usize, 0usize);
+    let mut ops_seen = std::collections::BTreeSet::new();
+    let mut errors_matched = 0usize;
+    for case in 0..CASES {
+        let rank = r.below(11) as usize;
+        let max_dim = if rank > 5 { 3 } else { 6 };
+        let shape: Vec<usize> = (0..rank).map(|_| r.below(max_dim) as usize).collect();
+        let shape: Vec<usize> = if rank > 5 { shape.into_iter().map(|d| d.max(1)).collect() } else { shape };
+        let dtype = *r.pick(&DType::ALL);
+        let a = fill(dtype, &shape, r.next());
+        let idx_dtype = *r.pick(&[DType::I32, DType::I64, DType::U32, DType::U64, DType::I32, DType::I16]);
+        let n = r.below(5) as usize;
+        let vals: Vec<i64> =
+            (0..n).map(|_| r.range(-6, 6)).map(|v| if idx_dtype.is_signed() { v } else { v.abs() }).collect();
+        let idx = Tensor::from_i64s(idx_dtype, &[n], &vals).unwrap();
+        let b = shape.first().copied().unwrap_or(1);
+        let idx2 =
+            Tensor::from_i64s(DType::I32, &[b, 2], &(0..2 * b as i64).map(|v| v % 3 - 1).collect::<Vec<_>>())
+                .unwrap();
+        let src = program(&mut r);
+        let opts = level(*r.pick(&levels));
+        let tensors = [("a", a), ("idx", idx), ("idx2", idx2)];
+        let decls: InputTypes = tensors
+            .iter()
+            .map(|(n, t)| {
+                let shape = t.shape().iter().map(|&d| d as i64).collect();
+                (n.to_string(), TensorType { dtype: t.dtype(), shape })
+            })
+            .collect();
+        let Ok(compiled) = slc::compile(&src, &decls) else {
+            invalid_program += 1;
+            continue;
+        };
+        let args: Vec<&Tensor> = compiled
+            .plan
+            .inputs
+            .iter()
+            .map(|d| &tensors.iter().find(|(n, _)| *n == d.name).unwrap().1)
+            .collect();
+        let want = interp::run(&compiled.plan, &compiled.info, &args);
+        let g = match lower(&compiled.plan, &opts) {
+            Ok(g) => g,
+            Err(e) => {
+                // A refusal must be one of the documented reasons, rendered as a diagnostic.
+                let d = Error::from(e.clone()).diagnostic();
+                assert!(d.code.starts_with("E04"), "{src}: {e}");
+                assert!(!matches!(e, DmlError::Unsupported(_)), "case {case} {src}: {e}");
+                refused += 1;
+                continue;
+            }
+        };
+        assert_eq!(DmlGraph::from_json(&g.to_json()).ok().as_ref(), Some(&g), "{src}");
+        for node in &g.graph_desc.nodes {
+            ops_seen.insert(node.desc.operator.r#type.name());
+        }
+        let got = emulate(&g, &args);
+        match (&want, &got) {
+            (Ok(x), Ok(y)) => assert!(x == y, "case {case} {src} at {}: {x:?} vs {y:?}", opts.feature_level),
+            (Err(x), Err(EmulateError::Runtime(y))) => {
+                assert_eq!(x, y, "case {case} {src}");
+                errors_matched += 1;
+            }
+            _ => panic!(
+                "case {case} {src} (a: {dtype}{shape:?}, idx: {:?}) at {}: interpreter {want:?}, emulator {got:?}\n{}",
+                vals,
+                opts.feature_level,
+                g.to_json()
+            ),
+        }
+        compared += 1;
+    }
+    eprintln!(
+        "{CASES} programs: {compared} emulated and equal ({errors_matched} equal errors), {refused} refused, {invalid_program} rejected by the checker; operators {ops_seen:?}"
+    );
+    // Random text is often not a valid program (too many indices for a low rank); of the rest,
+    // most must be lowered and compared.
+    assert!(compared >= 4000, "only {compared} of {CASES} were compared");
+    assert!(compared >= 4 * refused, "{refused} refused, {compared} compared");
+    assert!(errors_matched > 0 && refused > 0);
+    assert_eq!(ops_seen.len(), 3, "{ops_seen:?}");
+}
+
+#[test]
+fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
+    let t = types(&[("a", DType::F32, &[3, 4]), ("idx", DType::I64, &[2])]);
+    let target = slc::Target::DirectMl(DmlOptions::default());
+    let e = target.compile("gather(a, idx, axis=0)", &t).unwrap_err();
+    assert!(matches!(e, Error::Dml(DmlError::OobPolicy { .. })));
+    assert!(e.render("gather(a, idx, axis=0)").contains("E0405"));
+    assert!(matches!(target.compile("a[1:]", &t).unwrap(), slc::Artifact::DirectMl(_)));
+    assert!(matches!(slc::Target::Cpu.compile("a[1:]", &t).unwrap(), slc::Artifact::Cpu(_)));
+    let exe = env!("CARGO_BIN_EXE_slc");
+    let out = Command::new(exe)
+        .args([
+            "compile",
+            "gather(a, idx, axis=0)",
+            "--shape",
+            "a=f32[3,4]",
+            "--shape",
+            "idx=i64[2]",
+            "--target",
+            "dml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("E0405"));
+    assert!(out.stdout.is_empty());
+    let out = Command::new(exe)
+        .args([
+            "compile",
+            "a[1:, ::-1]",
+            "--shape",
+            "a=f32[3,4]",
+            "--target",
+            "dml",
+            "--feature-level",
+            "3.0",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let g = DmlGraph::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert_eq!(g.feature_level, FeatureLevel::L3_0);
+    let dir = std::env::temp_dir().join(format!("slc-dml-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("g.c");
+    let out = Command::new(exe)
+        .args(["compile", "a[1:]", "--shape", "a=f32[3]", "--target", "dml", "--format", "c", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(&file).unwrap().contains("DML_OPERATOR_SLICE1"));
+    let out = Command::new(exe)
+        .args(["compile", "a[1:]", "--shape", "a=f32[3]", "--target", "dml", "--feature-level", "9.9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
