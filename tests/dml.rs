@@ -566,7 +566,8 @@ fn c_output_compiles_with_gcc_and_describes_the_json_graph() {
     let include = root.join("tests/dml/include");
     let dir = std::env::temp_dir().join(format!("slc-dml-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let cases: Vec<(&str, Vec<(&str, DType, &[i64])>, &str)> = vec![
+    type Case<'a> = (&'a str, Vec<(&'a str, DType, &'a [i64])>, &'a str);
+    let cases: Vec<Case> = vec![
         ("a[1:, ::-1]", vec![("a", DType::F32, &[3, 4])], "5.0"),
         ("a[1, newaxis, ::-2]", vec![("a", DType::I64, &[3, 4])], "3.0"),
         ("a[1:]", vec![("a", DType::F16, &[5])], "2.1"),
@@ -772,7 +773,7 @@ fn random_programs_agree_with_the_interpreter_bit_for_bit() {
             Tensor::from_i64s(DType::I32, &[b, 2], &(0..2 * b as i64).map(|v| v % 3 - 1).collect::<Vec<_>>())
                 .unwrap();
         let src = program(&mut r);
-        let opts = level(*r.pick(&levels));
+        let opts = level(levels[r.below(levels.len() as u64) as usize]);
         let tensors = [("a", a), ("idx", idx), ("idx2", idx2)];
         let decls: InputTypes = tensors
             .iter()

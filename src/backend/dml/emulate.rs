@@ -347,7 +347,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
                 return invalid("InputTensor and OutputTensor differ in DataType");
             }
             let mut start = vec![0i64; n];
-            for k in 0..n {
+            for (k, first) in start.iter_mut().enumerate() {
                 let (off, size, stride) = (
                     d.input_window_offsets[k] as u64,
                     d.input_window_sizes[k] as u64,
@@ -362,7 +362,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
                 if o.desc.sizes[k] as u64 > most {
                     return invalid(format!("OutputTensor.Sizes[{k}] exceeds the window's {most} elements"));
                 }
-                start[k] = off as i64 + if stride < 0 { size as i64 - 1 } else { 0 };
+                *first = off as i64 + if stride < 0 { size as i64 - 1 } else { 0 };
             }
             let input = &args[0];
             each(&o.desc.sizes, |c| {
@@ -489,16 +489,15 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
 
 /// Runs one host check on the plan inputs, as the interpreter runs plan checks.
 fn host_check(graph: &DmlGraph, check: &HostCheck, inputs: &[&Tensor]) -> Result<(), EmulateError> {
-    let mut err = None;
-    let shape: Vec<u32> = check.shape.iter().map(|&d| d.clamp(0, u32::MAX as i64) as u32).collect();
-    if shape.contains(&0) {
+    let shape = &check.shape;
+    if shape.iter().any(|&d| d <= 0) {
         return Ok(());
     }
-    each(&shape, |c| {
-        let coords: Vec<i64> = c.iter().map(|&v| v as i64).collect();
+    let mut coords = vec![0i64; shape.len()];
+    loop {
         let j = load(graph, &check.index, &coords, inputs)?;
         if OobMode::Error.normalize(j, check.len).is_err() {
-            err = Some(match check.kind {
+            return Err(EmulateError::Runtime(match check.kind {
                 HostCheckKind::PlanCheck(i) => RuntimeError::IndexOutOfBounds {
                     check: i,
                     index: j,
@@ -507,15 +506,22 @@ fn host_check(graph: &DmlGraph, check: &HostCheck, inputs: &[&Tensor]) -> Result
                     span: None,
                 },
                 HostCheckKind::Guard => RuntimeError::GatherOutOfRange,
-            });
-            return Err(EmulateError::Invalid(String::new()));
+            }));
         }
-        Ok(())
-    })
-    .or_else(|e| match err.take() {
-        Some(r) => Err(EmulateError::Runtime(r)),
-        None => Err(e),
-    })
+        // Next coordinate in C order; done after the last.
+        let mut d = shape.len();
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            coords[d] += 1;
+            if coords[d] < shape[d] {
+                break;
+            }
+            coords[d] = 0;
+        }
+    }
 }
 
 /// The integer a host access reads at `coords` (0 where a `zero`-mode term misses), following
