@@ -17,7 +17,7 @@ use super::loopnest::{LoopNest, Stream, Term};
 use crate::plan::OobMode;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Type, Value, types};
-use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module, ModuleError};
 
@@ -68,9 +68,10 @@ pub fn define_kernel<M: Module>(
     ctx.func.signature = sig;
     let mut fctx = FunctionBuilderContext::new();
     let config = module.target_config();
+    let simd = has_byte_shuffles(module.isa());
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::new(b, nest, config).emit_function();
+        Gen::new(b, nest, config, simd).emit_function();
     }
     let text = ctx.func.display().to_string();
     cranelift_codegen::verify_function(&ctx.func, module.isa()).map_err(|e| {
@@ -79,6 +80,27 @@ pub fn define_kernel<M: Module>(
     module.define_function(id, &mut ctx).map_err(module_error)?;
     module.clear_context(&mut ctx);
     Ok((id, text))
+}
+
+/// Whether the target shuffles bytes of a 128-bit vector by a constant mask in one instruction
+/// (x86 SSSE3 `pshufb`, AArch64 `tbl`): the reversed and stride-2 inner loops use it.
+fn has_byte_shuffles(isa: &dyn TargetIsa) -> bool {
+    match isa.name() {
+        "aarch64" => true,
+        "x64" => isa.isa_flags().iter().any(|f| f.name == "has_ssse3" && f.as_bool() == Some(true)),
+        _ => false,
+    }
+}
+
+/// How an innermost loop with a constant source stride moves its elements.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InnerKind {
+    /// Source stride −width: 16 bytes loaded at once and reversed.
+    Reverse,
+    /// Source stride 2·width: 32 bytes loaded, every other element kept.
+    Evens,
+    /// Anything else: one element at a time, unrolled.
+    Scalar,
 }
 
 /// The state of one stream at the current loop depth: its byte offset so far, and for each
@@ -106,6 +128,7 @@ struct Gen<'a, 'n> {
     bases: Vec<Option<Value>>,
     fail_index: cranelift_codegen::ir::Block,
     fail_empty: cranelift_codegen::ir::Block,
+    simd: bool,
 }
 
 /// The loop depth from which a term's index no longer changes: one past the deepest loop its
@@ -119,14 +142,20 @@ fn hoist_level(t: &Term) -> usize {
 }
 
 impl<'a, 'n> Gen<'a, 'n> {
-    fn new(mut b: FunctionBuilder<'a>, nest: &'n LoopNest, config: TargetFrontendConfig) -> Gen<'a, 'n> {
+    fn new(
+        mut b: FunctionBuilder<'a>,
+        nest: &'n LoopNest,
+        config: TargetFrontendConfig,
+        simd: bool,
+    ) -> Gen<'a, 'n> {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let buffers = b.block_params(entry)[0];
         let fail_index = b.create_block();
         let fail_empty = b.create_block();
-        Gen { b, nest, config, ptr: config.pointer_type(), buffers, bases: vec![], fail_index, fail_empty }
+        let ptr = config.pointer_type();
+        Gen { b, nest, config, ptr, buffers, bases: vec![], fail_index, fail_empty, simd }
     }
 
     fn emit_function(mut self) {
@@ -240,7 +269,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         let dtype = t.index_dtype;
         let ty = Type::int_with_byte_size(dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
         // A missed nested gather yields index value 0.
-        let raw = self.load_unless(ty, addr, nested_miss);
+        let raw = self.load_unless(ty, addr, nested_miss, t.index.buffer);
         let j = match (ty == types::I64, dtype.is_signed()) {
             (true, _) => raw,
             (false, true) => self.b.ins().sextend(types::I64, raw),
@@ -345,6 +374,11 @@ impl<'a, 'n> Gen<'a, 'n> {
             self.copy_block(out, out_off, &data, bytes, static_bytes);
             return;
         }
+        if depth + 1 == rank && data.terms.iter().all(|t| t.value.is_some()) {
+            // Every gather is fixed for the whole innermost loop: it is an affine copy.
+            self.emit_affine_inner(depth, out, out_off, &data, range);
+            return;
+        }
         let (lo, hi) = match range {
             Some(r) => r,
             None => {
@@ -372,12 +406,20 @@ impl<'a, 'n> Gen<'a, 'n> {
         self.b.switch_to_block(exit);
     }
 
-    /// Loads `ty` at `addr`, or yields 0 without touching memory when `miss` is set (after a
-    /// zero-mode miss the address may lie in an empty buffer).
-    fn load_unless(&mut self, ty: Type, addr: Value, miss: Option<Value>) -> Value {
+    /// Loads `ty` at `addr` of `buffer`, or yields 0 when `miss` is set: after a zero-mode miss
+    /// the address is meaningless. A buffer that holds an element is read at its start instead
+    /// (branch-free); an empty one is not touched at all.
+    fn load_unless(&mut self, ty: Type, addr: Value, miss: Option<Value>, buffer: usize) -> Value {
         let Some(miss) = miss else {
             return self.b.ins().load(ty, MemFlagsData::trusted(), addr, 0);
         };
+        if self.nest.buffer_bytes.get(buffer).is_some_and(|&n| n >= ty.bytes() as i64) {
+            let base = self.base(buffer);
+            let safe = self.b.ins().select(miss, base, addr);
+            let v = self.b.ins().load(ty, MemFlagsData::trusted(), safe, 0);
+            let zero = self.b.ins().iconst(ty, 0);
+            return self.b.ins().select(miss, zero, v);
+        }
         let result = self.b.declare_var(ty);
         let (load, skip, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         self.b.ins().brif(miss, skip, NO_ARGS, load, NO_ARGS);
@@ -397,7 +439,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         let nest = self.nest;
         let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
         let (src, miss) = self.address(&nest.data, data);
-        let value = self.load_unless(ty, src, miss);
+        let value = self.load_unless(ty, src, miss, nest.data.buffer);
         let dst = self.b.ins().iadd(out, out_off);
         self.b.ins().store(MemFlagsData::trusted(), value, dst, 0);
     }
@@ -426,22 +468,205 @@ impl<'a, 'n> Gen<'a, 'n> {
         }
         self.b.switch_to_block(copy);
         match static_bytes {
-            Some(n) if n <= INLINE_COPY_BYTES => {
-                let align = nest.width;
-                self.b.emit_small_memory_copy(
-                    self.config,
-                    dst,
-                    src,
-                    n as u64,
-                    align,
-                    align,
-                    true,
-                    MemFlagsData::trusted(),
-                );
-            }
+            Some(n) if n <= INLINE_COPY_BYTES => self.copy_inline(dst, src, n),
             _ => self.b.call_memcpy(self.config, dst, src, bytes),
         }
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);
+    }
+}
+
+/// Unaligned, non-trapping (proven in bounds) vector accesses.
+fn vector_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+impl Gen<'_, '_> {
+    /// Copies `n` (≤ [`INLINE_COPY_BYTES`]) bytes with as few moves as possible: 16-byte vectors,
+    /// the last one overlapping the one before, or for shorter runs two overlapping scalars.
+    fn copy_inline(&mut self, dst: Value, src: Value, n: i64) {
+        let mut moves: Vec<(Type, i64)> = vec![];
+        let widest = [(16, types::I8X16), (8, types::I64), (4, types::I32), (2, types::I16), (1, types::I8)];
+        if let Some(&(size, ty)) = widest.iter().find(|(size, _)| *size <= n) {
+            let mut at = 0;
+            while at + size <= n {
+                moves.push((ty, at));
+                at += size;
+            }
+            if at < n {
+                moves.push((ty, n - size));
+            }
+        }
+        // Load everything first: the moves may overlap each other, never the two buffers.
+        let values: Vec<Value> =
+            moves.iter().map(|&(ty, at)| self.b.ins().load(ty, vector_flags(), src, at as i32)).collect();
+        for (&(_, at), v) in moves.iter().zip(values) {
+            self.b.ins().store(vector_flags(), v, dst, at as i32);
+        }
+    }
+
+    /// The innermost loop when every gathered term is fixed along it: `count` elements from
+    /// `src` by a constant stride into the output. A zero-mode miss fills the run with zeros.
+    fn emit_affine_inner(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let (w, stride, out_stride) = (nest.width as i64, nest.data.strides[depth], nest.out[depth]);
+        let (lo, count) = match range {
+            Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
+            None => {
+                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
+            }
+        };
+        let data = self.advance(&nest.data, data, depth, lo);
+        let (src, miss) = self.address(&nest.data, &data);
+        let skip = self.b.ins().imul_imm_s(lo, out_stride);
+        let out_off = self.b.ins().iadd(out_off, skip);
+        let dst = self.b.ins().iadd(out, out_off);
+        let done = self.b.create_block();
+        if let Some(m) = miss {
+            let (zero_fill, copy) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(m, zero_fill, NO_ARGS, copy, NO_ARGS);
+            self.b.switch_to_block(zero_fill);
+            if out_stride == w {
+                let zero = self.b.ins().iconst(types::I8, 0);
+                let bytes = self.b.ins().imul_imm_s(count, w);
+                self.b.call_memset(self.config, dst, zero, bytes);
+            } else {
+                // Only check nests write with other strides, and they have no zero-mode terms.
+                let ty = Type::int_with_byte_size(w as u16).expect("1, 2, 4 or 8 bytes");
+                let zero = self.b.ins().iconst(ty, 0);
+                self.b.ins().store(MemFlagsData::trusted(), zero, dst, 0);
+            }
+            self.b.ins().jump(done, NO_ARGS);
+            self.b.switch_to_block(copy);
+        }
+        let kind = match stride {
+            _ if !self.simd || out_stride != w => InnerKind::Scalar,
+            s if s == -w => InnerKind::Reverse,
+            s if s == 2 * w => InnerKind::Evens,
+            _ => InnerKind::Scalar,
+        };
+        let (dst, src, count) = self.vector_loop(kind, dst, src, count);
+        self.scalar_loop(dst, src, count, stride, out_stride);
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
+    /// Moves 16 output bytes per iteration while the loads stay inside the elements the loop
+    /// reads; returns where the scalar tail starts.
+    fn vector_loop(
+        &mut self,
+        kind: InnerKind,
+        dst: Value,
+        src: Value,
+        count: Value,
+    ) -> (Value, Value, Value) {
+        let w = self.nest.width as i64;
+        let lanes = 16 / w;
+        let (mask, need, src_step, load_at): (Vec<u8>, i64, i64, i64) = match kind {
+            InnerKind::Scalar => return (dst, src, count),
+            // Lane j of the result is element j of the run, which sits at src − j·w.
+            InnerKind::Reverse => {
+                let mask = (0..lanes).flat_map(|j| (0..w).map(move |b| ((lanes - 1 - j) * w + b) as u8));
+                (mask.collect(), lanes, -16, w - 16)
+            }
+            // Lane j of the result is element 2j of the 32 bytes loaded; the second load reads one
+            // element past the last one used, so one more element must remain.
+            InnerKind::Evens => {
+                let mask = (0..lanes).flat_map(|j| (0..w).map(move |b| (2 * j * w + b) as u8));
+                (mask.collect(), lanes + 1, 32, 0)
+            }
+        };
+        let mask = self.b.func.dfg.immediates.push(mask.into());
+        let header = self.b.create_block();
+        let body = self.b.create_block();
+        let exit = self.b.create_block();
+        for block in [header, exit] {
+            self.b.append_block_param(block, self.ptr);
+            self.b.append_block_param(block, self.ptr);
+            self.b.append_block_param(block, types::I64);
+        }
+        self.b.ins().jump(header, &[BlockArg::Value(dst), BlockArg::Value(src), BlockArg::Value(count)]);
+        self.b.switch_to_block(header);
+        let p = self.b.block_params(header).to_vec();
+        let (d, s, n) = (p[0], p[1], p[2]);
+        let more = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, need);
+        let args = [BlockArg::Value(d), BlockArg::Value(s), BlockArg::Value(n)];
+        self.b.ins().brif(more, body, NO_ARGS, exit, &args);
+        self.b.switch_to_block(body);
+        let v = self.b.ins().load(types::I8X16, vector_flags(), s, load_at as i32);
+        let shuffled = match kind {
+            InnerKind::Evens => {
+                let hi = self.b.ins().load(types::I8X16, vector_flags(), s, 16);
+                self.b.ins().shuffle(v, hi, mask)
+            }
+            _ => self.b.ins().shuffle(v, v, mask),
+        };
+        self.b.ins().store(vector_flags(), shuffled, d, 0);
+        let d2 = self.b.ins().iadd_imm_s(d, 16);
+        let s2 = self.b.ins().iadd_imm_s(s, src_step);
+        let n2 = self.b.ins().iadd_imm_s(n, -lanes);
+        self.b.ins().jump(header, &[BlockArg::Value(d2), BlockArg::Value(s2), BlockArg::Value(n2)]);
+        self.b.switch_to_block(exit);
+        let p = self.b.block_params(exit).to_vec();
+        (p[0], p[1], p[2])
+    }
+
+    /// `p + off` as a base and an immediate offset, adding first when `off` needs more than 32
+    /// bits.
+    fn split_offset(&mut self, p: Value, off: i64) -> (Value, i32) {
+        match i32::try_from(off) {
+            Ok(off) => (p, off),
+            Err(_) => (self.b.ins().iadd_imm_s(p, off), 0),
+        }
+    }
+
+    /// `count` elements one at a time by pointer increments, four per iteration.
+    fn scalar_loop(&mut self, dst: Value, src: Value, count: Value, stride: i64, out_stride: i64) {
+        const UNROLL: i64 = 4;
+        let ty = Type::int_with_byte_size(self.nest.width as u16).expect("1, 2, 4 or 8 bytes");
+        let mut at = (dst, src, count);
+        for per_iteration in [UNROLL, 1] {
+            let header = self.b.create_block();
+            let body = self.b.create_block();
+            let exit = self.b.create_block();
+            for block in [header, exit] {
+                self.b.append_block_param(block, self.ptr);
+                self.b.append_block_param(block, self.ptr);
+                self.b.append_block_param(block, types::I64);
+            }
+            self.b.ins().jump(header, &[BlockArg::Value(at.0), BlockArg::Value(at.1), BlockArg::Value(at.2)]);
+            self.b.switch_to_block(header);
+            let p = self.b.block_params(header).to_vec();
+            let (d, s, n) = (p[0], p[1], p[2]);
+            let more = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, per_iteration);
+            let args = [BlockArg::Value(d), BlockArg::Value(s), BlockArg::Value(n)];
+            self.b.ins().brif(more, body, NO_ARGS, exit, &args);
+            self.b.switch_to_block(body);
+            let values: Vec<Value> = (0..per_iteration)
+                .map(|k| {
+                    let (p, off) = self.split_offset(s, k * stride);
+                    self.b.ins().load(ty, MemFlagsData::trusted(), p, off)
+                })
+                .collect();
+            for (k, v) in (0..).zip(values) {
+                let (p, off) = self.split_offset(d, k * out_stride);
+                self.b.ins().store(MemFlagsData::trusted(), v, p, off);
+            }
+            // The pointers may step past their buffers after the last iteration (never used).
+            let d2 = self.b.ins().iadd_imm_s(d, per_iteration.wrapping_mul(out_stride));
+            let s2 = self.b.ins().iadd_imm_s(s, per_iteration.wrapping_mul(stride));
+            let n2 = self.b.ins().iadd_imm_s(n, -per_iteration);
+            self.b.ins().jump(header, &[BlockArg::Value(d2), BlockArg::Value(s2), BlockArg::Value(n2)]);
+            self.b.switch_to_block(exit);
+            let p = self.b.block_params(exit).to_vec();
+            at = (p[0], p[1], p[2]);
+        }
     }
 }

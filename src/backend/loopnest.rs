@@ -43,6 +43,9 @@ pub struct LoopNest {
     pub block: bool,
     /// The output has no elements: nothing runs.
     pub empty: bool,
+    /// The byte size of each buffer in the kernel's table (a zero-mode miss may read a
+    /// non-empty buffer's first element instead of branching around the load).
+    pub buffer_bytes: Vec<i64>,
 }
 
 impl LoopNest {
@@ -82,6 +85,15 @@ impl LoopNest {
             acc = acc.saturating_mul(d);
         }
         let empty = plan.shape.contains(&0);
+        let buffer_bytes = (0..plan.inputs.len())
+            .map(BufferId::Input)
+            .chain((0..plan.consts.len()).map(BufferId::Const))
+            .map(|id| {
+                let width = plan.buffer_dtype(id).map_or(0, |d| d.width() as i64);
+                let shape = plan.buffer_shape(id).unwrap_or_default();
+                crate::sema::shape::checked_numel(&shape).and_then(|n| n.checked_mul(width)).unwrap_or(0)
+            })
+            .collect();
         LoopNest {
             width,
             extents: plan.shape.clone(),
@@ -89,6 +101,7 @@ impl LoopNest {
             data: stream(plan, &plan.output, w, &buffer),
             block: false,
             empty,
+            buffer_bytes,
         }
     }
 
