@@ -150,7 +150,7 @@ proptest! {
         let axis = axis % shape.len();
         let n = shape[axis] as i64;
         let indices: Vec<i64> = indices.into_iter().filter(|&j| -n <= j && j < n).collect();
-        let literal = if two_d && indices.len() % 2 == 0 && !indices.is_empty() {
+        let literal = if two_d && indices.len().is_multiple_of(2) && !indices.is_empty() {
             let rows: Vec<String> = indices.chunks(2).map(list).collect();
             format!("[{}]", rows.join(", "))
         } else {

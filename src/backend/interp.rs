@@ -3,7 +3,7 @@
 //! correct; it is the oracle for the JIT, AOT and DirectML back ends.
 
 use super::{RuntimeError, check_inputs};
-use crate::plan::{Access, BufferId, OobMode, Plan, PlanInfo};
+use crate::plan::{Access, BufferId, IndexOutOfRange, OobMode, Plan, PlanInfo};
 use slc_runtime::Tensor;
 
 /// Runs a verified plan on `inputs` (in the order of `plan.inputs`).
@@ -132,7 +132,7 @@ impl Machine<'_> {
             match t.mode.normalize(j, t.len) {
                 Ok(Some(j)) => address += j as i128 * t.stride as i128,
                 Ok(None) => return Ok(None),
-                Err(()) if t.mode == OobMode::Error => {
+                Err(IndexOutOfRange) if t.mode == OobMode::Error => {
                     // Checks run first, so this is reached only by plans built without them.
                     return Err(RuntimeError::IndexOutOfBounds {
                         check: usize::MAX,
@@ -142,7 +142,7 @@ impl Machine<'_> {
                         span: None,
                     });
                 }
-                Err(()) => return Err(RuntimeError::EmptyAxis),
+                Err(IndexOutOfRange) => return Err(RuntimeError::EmptyAxis),
             }
         }
         Ok(Some(address))

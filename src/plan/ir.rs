@@ -37,6 +37,10 @@ pub enum OobMode {
     Wrap,
 }
 
+/// An index that no out-of-range policy can map into its axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexOutOfRange;
+
 impl OobMode {
     pub fn name(self) -> &'static str {
         match self {
@@ -52,17 +56,17 @@ impl OobMode {
     }
 
     /// Normalizes a loaded index against an axis of `n` elements: `Ok(Some(j'))` with
-    /// `0 ≤ j' < n`, `Ok(None)` for a `zero`-mode miss, `Err(())` for an `error`-mode miss
+    /// `0 ≤ j' < n`, `Ok(None)` for a `zero`-mode miss, `Err(IndexOutOfRange)` for an `error`-mode miss
     /// (and for clamp/wrap on an empty axis, where no index is valid).
-    pub fn normalize(self, j: i128, n: i64) -> Result<Option<i64>, ()> {
+    pub fn normalize(self, j: i128, n: i64) -> Result<Option<i64>, IndexOutOfRange> {
         let n = n as i128;
         let wrapped = if j < 0 { j + n } else { j };
         let inside = (0..n).contains(&wrapped);
         match self {
             OobMode::Error if inside => Ok(Some(wrapped as i64)),
-            OobMode::Error => Err(()),
+            OobMode::Error => Err(IndexOutOfRange),
             OobMode::Zero => Ok(inside.then_some(wrapped as i64)),
-            _ if n == 0 => Err(()),
+            _ if n == 0 => Err(IndexOutOfRange),
             OobMode::Clamp => Ok(Some(j.clamp(0, n - 1) as i64)),
             OobMode::Wrap => Ok(Some(j.rem_euclid(n) as i64)),
         }

@@ -40,7 +40,7 @@ pub fn check_program(
         }
     }
     match result {
-        Some((value, span)) => checker.into_tensor(value, span),
+        Some((value, span)) => checker.to_tensor(value, span),
         None => {
             let span = program.stmts.last().map_or(Span::default(), |s| s.span);
             Err(SemaError::new(K::NoResult, span))
@@ -112,10 +112,10 @@ impl Checker<'_> {
             ExprKind::List(_) => self.list(e).map(Value::Tensor),
             ExprKind::Neg(inner) => {
                 // `-9223372036854775808` is in range although its magnitude is not.
-                if let ExprKind::Int(v) = inner.kind {
-                    if v == 1u64 << 63 {
-                        return Ok(Value::Int(i64::MIN));
-                    }
+                if let ExprKind::Int(v) = inner.kind
+                    && v == 1u64 << 63
+                {
+                    return Ok(Value::Int(i64::MIN));
                 }
                 let v = self.int(inner, "the operand of `-`")?;
                 match v.checked_neg() {
@@ -195,7 +195,7 @@ impl Checker<'_> {
         }
     }
 
-    fn into_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
+    fn to_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
         match value {
             Value::Tensor(t) => Ok(t),
             Value::Int(v) => Ok(const_tensor(Tensor::scalar_i64(v), span)),
@@ -441,12 +441,13 @@ impl Checker<'_> {
         // NumPy's placement rule: integers and the index array are "advanced"; when they are not
         // adjacent in the item list, the array's dimensions go first.
         let adjacent = advanced.windows(2).all(|w| w[1] == w[0] + 1);
-        if let Some((at, count)) = array_dims {
-            if !adjacent && at > 0 {
-                let rank = result.ty.shape.len();
-                let perm: Vec<usize> = (at..at + count).chain(0..at).chain(at + count..rank).collect();
-                result = transpose(result, perm, span);
-            }
+        if let Some((at, count)) = array_dims
+            && !adjacent
+            && at > 0
+        {
+            let rank = result.ty.shape.len();
+            let perm: Vec<usize> = (at..at + count).chain(0..at).chain(at + count..rank).collect();
+            result = transpose(result, perm, span);
         }
         Ok(result)
     }

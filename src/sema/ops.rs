@@ -273,14 +273,14 @@ impl Checker<'_> {
         if ellipses.len() > 1 {
             return invalid("at most one ellipsis bit may be set", "two ellipsis bits", ellipsis_span);
         }
-        if let Some(&i) = ellipses.first() {
-            if new_axis[i] || shrink[i] {
-                return invalid(
-                    format!("entry {i} sets the ellipsis bit together with new_axis or shrink_axis"),
-                    "conflicting bits",
-                    ellipsis_span,
-                );
-            }
+        if let Some(&i) = ellipses.first()
+            && (new_axis[i] || shrink[i])
+        {
+            return invalid(
+                format!("entry {i} sets the ellipsis bit together with new_axis or shrink_axis"),
+                "conflicting bits",
+                ellipsis_span,
+            );
         }
         let rank = data.ty.shape.len();
         // Entries that consume an input dimension (shrink entries do).

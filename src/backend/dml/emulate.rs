@@ -10,7 +10,7 @@ use super::Op;
 use super::desc::*;
 use super::graph::*;
 use crate::backend::RuntimeError;
-use crate::plan::OobMode;
+use crate::plan::{IndexOutOfRange, OobMode};
 use slc_runtime::{DType, Tensor};
 
 /// Why emulation failed.
@@ -537,7 +537,7 @@ fn load(graph: &DmlGraph, a: &HostAccess, coords: &[i64], inputs: &[&Tensor]) ->
         match mode.normalize(j, term.len) {
             Ok(Some(j)) => address += j as i128 * term.stride as i128,
             Ok(None) => return Ok(0),
-            Err(()) if mode == OobMode::Error => {
+            Err(IndexOutOfRange) if mode == OobMode::Error => {
                 let e = RuntimeError::IndexOutOfBounds {
                     check: usize::MAX,
                     index: j,
@@ -547,7 +547,7 @@ fn load(graph: &DmlGraph, a: &HostAccess, coords: &[i64], inputs: &[&Tensor]) ->
                 };
                 return Err(e.into());
             }
-            Err(()) => return Err(RuntimeError::EmptyAxis.into()),
+            Err(IndexOutOfRange) => return Err(RuntimeError::EmptyAxis.into()),
         }
     }
     let value = match &a.source {

@@ -33,7 +33,7 @@ pub use graph::*;
 pub use target::{Artifact, Target};
 
 use crate::diag::{Diagnostic, IntoDiagnostic};
-use crate::plan::{Access, BufferId, OobMode, Plan};
+use crate::plan::{Access, BufferId, IndexOutOfRange, OobMode, Plan};
 use desc::*;
 use slc_runtime::DType;
 
@@ -805,7 +805,7 @@ impl Lowering<'_> {
                             ),
                         });
                     }
-                    Err(()) => {
+                    Err(IndexOutOfRange) => {
                         return Err(DmlError::Unsupported(format!(
                             "the constant index {v} is out of range for an axis of {}",
                             t.len
