@@ -23,6 +23,8 @@ pub(crate) struct AlignedBuf {
     len: usize,
     /// The mapped length for large buffers (a multiple of the page size), 0 for heap ones.
     mapped: usize,
+    /// For heap buffers, how far `ptr` lies past the start of the allocation.
+    offset: usize,
 }
 
 // SAFETY: the buffer is uniquely owned plain memory.
@@ -55,12 +57,23 @@ impl AlignedBuf {
         if len == 0 {
             // No allocation: a dangling, aligned pointer is valid for zero-length slices.
             let ptr = NonNull::new(ALIGN as *mut u8)?;
-            return Some(AlignedBuf { ptr, len, mapped: 0 });
+            return Some(AlignedBuf { ptr, len, mapped: 0, offset: 0 });
         }
-        let layout = Layout::from_size_align(len, ALIGN).ok()?;
+        // Over-allocate at malloc's own alignment and align by hand: an allocation aligned to
+        // more than 16 bytes goes through memalign, which costs several times a plain malloc
+        // and fragments the heap (it dominated a prepared kernel's fresh-output call).
+        let layout = AlignedBuf::heap_layout(len)?;
         // SAFETY: the layout has a non-zero size.
-        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        Some(AlignedBuf { ptr, len, mapped: 0 })
+        let base = unsafe { alloc_zeroed(layout) };
+        NonNull::new(base)?;
+        let offset = base.align_offset(ALIGN);
+        // SAFETY: offset < ALIGN, and the allocation has ALIGN bytes to spare.
+        let ptr = NonNull::new(unsafe { base.add(offset) })?;
+        Some(AlignedBuf { ptr, len, mapped: 0, offset })
+    }
+
+    fn heap_layout(len: usize) -> Option<Layout> {
+        Layout::from_size_align(len.checked_add(ALIGN)?, 16).ok()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -87,8 +100,11 @@ impl Drop for AlignedBuf {
         if self.mapped > 0 {
             map::release(self.ptr.as_ptr(), self.mapped);
         } else if self.len > 0 {
-            // SAFETY: allocated in `heap` with this very layout.
-            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, ALIGN)) }
+            // SAFETY: allocated in `heap`, `offset` bytes before `ptr`, with this very layout.
+            unsafe {
+                let layout = AlignedBuf::heap_layout(self.len).unwrap_unchecked();
+                dealloc(self.ptr.as_ptr().sub(self.offset), layout)
+            }
         }
     }
 }
@@ -98,6 +114,9 @@ mod map {
     use super::{AlignedBuf, POOL, POOL_BUFFERS, POOL_BYTES};
     use std::ptr::NonNull;
 
+    /// Mappings from this size on are checked against the memory available.
+    const CHECKED: usize = 64 << 20;
+
     fn page_round(len: usize) -> Option<usize> {
         // Huge-page granularity, so that whole huge pages back the buffer.
         const HUGE: usize = 1 << 21;
@@ -106,6 +125,12 @@ mod map {
 
     pub(super) fn fresh(len: usize) -> Option<AlignedBuf> {
         let mapped = page_round(len)?;
+        // The mapping does not reserve memory, so a size the machine cannot back would succeed
+        // here and get the process killed when touched: refuse it now. Small mappings skip the
+        // check (it reads /proc), their worst case being an ordinary out-of-memory.
+        if len >= CHECKED && crate::available_memory().is_some_and(|free| len as u64 > free) {
+            return None;
+        }
         // SAFETY: an anonymous private mapping; no existing memory is touched.
         let p = unsafe {
             libc::mmap(
@@ -125,7 +150,7 @@ mod map {
         unsafe {
             libc::madvise(p, mapped, libc::MADV_HUGEPAGE)
         };
-        Some(AlignedBuf { ptr: NonNull::new(p.cast())?, len, mapped })
+        Some(AlignedBuf { ptr: NonNull::new(p.cast())?, len, mapped, offset: 0 })
     }
 
     /// The smallest pooled mapping that holds `len` bytes without wasting more than half of it.
@@ -137,7 +162,7 @@ mod map {
             .filter(|(_, (_, m))| *m >= len && *m / 2 <= len)
             .min_by_key(|(_, (_, m))| *m)?;
         pool.swap_remove(i);
-        Some(AlignedBuf { ptr: NonNull::new(p as *mut u8)?, len, mapped })
+        Some(AlignedBuf { ptr: NonNull::new(p as *mut u8)?, len, mapped, offset: 0 })
     }
 
     pub(super) fn release(ptr: *mut u8, mapped: usize) {
@@ -190,7 +215,10 @@ mod tests {
         if cfg!(unix) {
             assert_eq!(o.ptr(), p, "the dropped mapping is reused");
         }
-        let small = AlignedBuf::for_overwrite(100).unwrap();
-        assert!(small.as_slice().iter().all(|&b| b == 0));
+        for len in [1, 3, 100, 4096] {
+            let small = AlignedBuf::for_overwrite(len).unwrap();
+            assert_eq!(small.ptr() as usize % ALIGN, 0);
+            assert!(small.as_slice().iter().all(|&b| b == 0));
+        }
     }
 }

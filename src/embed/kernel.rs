@@ -270,7 +270,9 @@ impl Kernel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn run<V: AsView>(&self, inputs: &[V]) -> Result<Tensor, Error> {
-        let mut out = self.output_tensor()?;
+        // Every back end writes every output element, so the buffer need not be zeroed first.
+        let mut out =
+            Tensor::for_overwrite(self.output_dtype(), &self.out_shape).map_err(RuntimeError::from)?;
         self.run_into(inputs, &mut out)?;
         Ok(out)
     }
