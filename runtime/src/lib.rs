@@ -4,10 +4,12 @@
 mod buffer;
 pub mod dtype;
 pub mod format;
+mod memory;
 pub mod npy;
 pub mod tensor;
 
 pub use dtype::DType;
 pub use format::{PrintOptions, format_tensor};
+pub use memory::available_memory;
 pub use npy::{NpyError, encode_npy, parse_npy, read_npy, write_npy};
 pub use tensor::{Tensor, TensorError};
