@@ -10,6 +10,8 @@ pub mod cli;
 pub mod diag;
 pub mod embed;
 mod error;
+/// Entry points of the fuzz targets and their replay tests; the differential program generator.
+pub mod fuzz;
 pub mod measure;
 pub mod plan;
 pub mod repl;

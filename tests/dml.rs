@@ -8,6 +8,7 @@ use slc::backend::dml::{
     DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel, HostCheckKind, emulate, lower,
 };
 use slc::backend::interp;
+use slc::fuzz::{Case, Outcome, Rng, check_case, fill};
 use slc::sema::{InputTypes, TensorType};
 use slc::{DType, Error, Tensor};
 use std::path::Path;
@@ -49,20 +50,6 @@ fn arange(dtype: DType, shape: &[usize]) -> Tensor {
         DType::Bool => values.iter().map(|&v| (v & 1) as u8).collect(),
         _ => return Tensor::from_i64s(dtype, shape, &values).unwrap(),
     };
-    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
-}
-
-/// Pseudo-random bytes (any bit pattern, NaNs included: the comparison is on bits).
-fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
-    let n: usize = shape.iter().product::<usize>() * dtype.width();
-    let mut state = seed | 1;
-    let bytes: Vec<u8> = (0..n)
-        .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let b = (state >> 33) as u8;
-            if dtype == DType::Bool { b & 1 } else { b }
-        })
-        .collect();
     Tensor::from_bytes(dtype, shape, &bytes).unwrap()
 }
 
@@ -681,148 +668,26 @@ fn emulator_rejects_invalid_descriptors() {
 // ---------------------------------------------------------------------------------------------
 // The differential test
 
-/// A small deterministic generator (the cases must be reproducible without a seed file).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo) as u64) as i64
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len() as u64) as usize]
-    }
-}
-
-fn item(r: &mut Rng) -> String {
-    let bound = |r: &mut Rng| if r.below(3) == 0 { String::new() } else { r.range(-7, 7).to_string() };
-    match r.below(10) {
-        0..=3 => {
-            let step = match r.below(3) {
-                0 => String::new(),
-                1 => format!(":{}", r.range(-3, 0)),
-                _ => format!(":{}", r.range(1, 4)),
-            };
-            format!("{}:{}{step}", bound(r), bound(r))
-        }
-        4 | 5 => r.range(-2, 2).to_string(),
-        6 => "...".into(),
-        7 => "newaxis".into(),
-        8 => format!("{:?}", (0..r.below(4)).map(|_| r.range(-3, 3)).collect::<Vec<_>>()),
-        _ => "idx".into(),
-    }
-}
-
-fn index(r: &mut Rng) -> String {
-    let n = 1 + r.below(3);
-    format!("[{}]", (0..n).map(|_| item(r)).collect::<Vec<_>>().join(", "))
-}
-
-fn chain(r: &mut Rng, max: u64) -> String {
-    (0..r.below(max + 1)).map(|_| index(r)).collect()
-}
-
-fn program(r: &mut Rng) -> String {
-    match r.below(8) {
-        0..=3 => format!("a{}{}", index(r), chain(r, 2)),
-        4 => {
-            let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
-            let idx = if r.below(2) == 0 {
-                "idx".to_string()
-            } else {
-                format!("{:?}", [r.range(-4, 4), r.range(-4, 4)])
-            };
-            format!("gather(a, {idx}, axis={}, mode={mode}){}", r.below(3), chain(r, 1))
-        }
-        5 => format!("gather(a, idx2, axis={}, batch_dims=1, mode=error){}", 1 + r.below(2), chain(r, 1)),
-        6 => format!("a[idx[::-1]][..., idx]{}", chain(r, 1)),
-        _ => format!("a{}[idx]{}", index(r), chain(r, 1)),
-    }
-}
-
 #[test]
 fn random_programs_agree_with_the_interpreter_bit_for_bit() {
     const CASES: usize = 10000;
-    let mut r = Rng(0x5eed_d1ec_7a11_0002);
-    let levels = ["2.1", "3.0", "4.1", "5.0"];
+    let mut r = Rng::new(0x5eed_d1ec_7a11_0002);
     let (mut compared, mut refused, mut invalid_program) = (0usize, 0usize, 0usize);
     let mut ops_seen = std::collections::BTreeSet::new();
     let mut errors_matched = 0usize;
-    for case in 0..CASES {
-        let rank = r.below(11) as usize;
-        let max_dim = if rank > 5 { 3 } else { 6 };
-        let shape: Vec<usize> = (0..rank).map(|_| r.below(max_dim) as usize).collect();
-        let shape: Vec<usize> = if rank > 5 { shape.into_iter().map(|d| d.max(1)).collect() } else { shape };
-        let dtype = *r.pick(&DType::ALL);
-        let a = fill(dtype, &shape, r.next());
-        let idx_dtype = *r.pick(&[DType::I32, DType::I64, DType::U32, DType::U64, DType::I32, DType::I16]);
-        let n = r.below(5) as usize;
-        let vals: Vec<i64> =
-            (0..n).map(|_| r.range(-6, 6)).map(|v| if idx_dtype.is_signed() { v } else { v.abs() }).collect();
-        let idx = Tensor::from_i64s(idx_dtype, &[n], &vals).unwrap();
-        let b = shape.first().copied().unwrap_or(1);
-        let idx2 =
-            Tensor::from_i64s(DType::I32, &[b, 2], &(0..2 * b as i64).map(|v| v % 3 - 1).collect::<Vec<_>>())
-                .unwrap();
-        let src = program(&mut r);
-        let opts = level(levels[r.below(levels.len() as u64) as usize]);
-        let tensors = [("a", a), ("idx", idx), ("idx2", idx2)];
-        let decls: InputTypes = tensors
-            .iter()
-            .map(|(n, t)| {
-                let shape = t.shape().iter().map(|&d| d as i64).collect();
-                (n.to_string(), TensorType { dtype: t.dtype(), shape })
-            })
-            .collect();
-        let Ok(compiled) = slc::compile(&src, &decls) else {
-            invalid_program += 1;
-            continue;
-        };
-        let args: Vec<&Tensor> = compiled
-            .plan
-            .inputs
-            .iter()
-            .map(|d| &tensors.iter().find(|(n, _)| *n == d.name).unwrap().1)
-            .collect();
-        let want = interp::run(&compiled.plan, &compiled.info, &args);
-        let g = match lower(&compiled.plan, &opts) {
-            Ok(g) => g,
-            Err(e) => {
-                // A refusal must be one of the documented reasons, rendered as a diagnostic.
-                let d = Error::from(e.clone()).diagnostic();
-                assert!(d.code.starts_with("E04"), "{src}: {e}");
-                assert!(!matches!(e, DmlError::Unsupported(_)), "case {case} {src}: {e}");
-                refused += 1;
-                continue;
+    for _ in 0..CASES {
+        // Also checks the JIT against the interpreter, and the plan's text round trip.
+        match check_case(&Case::draw(&mut r)) {
+            Outcome::Rejected => invalid_program += 1,
+            Outcome::Refused(_) => refused += 1,
+            Outcome::Agreed { graph, error } => {
+                for node in &graph.graph_desc.nodes {
+                    ops_seen.insert(node.desc.operator.r#type.name());
+                }
+                errors_matched += error as usize;
+                compared += 1;
             }
-        };
-        assert_eq!(DmlGraph::from_json(&g.to_json()).ok().as_ref(), Some(&g), "{src}");
-        for node in &g.graph_desc.nodes {
-            ops_seen.insert(node.desc.operator.r#type.name());
         }
-        let got = emulate(&g, &args);
-        match (&want, &got) {
-            (Ok(x), Ok(y)) => assert!(x == y, "case {case} {src} at {}: {x:?} vs {y:?}", opts.feature_level),
-            (Err(x), Err(EmulateError::Runtime(y))) => {
-                assert_eq!(x, y, "case {case} {src}");
-                errors_matched += 1;
-            }
-            _ => panic!(
-                "case {case} {src} (a: {dtype}{shape:?}, idx: {:?}) at {}: interpreter {want:?}, emulator {got:?}\n{}",
-                vals,
-                opts.feature_level,
-                g.to_json()
-            ),
-        }
-        compared += 1;
     }
     eprintln!(
         "{CASES} programs: {compared} emulated and equal ({errors_matched} equal errors), {refused} refused, {invalid_program} rejected by the checker; operators {ops_seen:?}"

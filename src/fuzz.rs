@@ -1,0 +1,492 @@
+//! The shared entry points of the fuzz targets (`fuzz/fuzz_targets/*.rs`) and of their replay
+//! test (`tests/fuzz_corpus.rs`), and the random program generator of the differential tests.
+//!
+//! Each target takes arbitrary bytes and panics only on a real bug: a mismatch between two
+//! back ends, a round trip that does not return what went in, or a broken invariant. Errors of
+//! the program or the data under test are expected results, not failures.
+//!
+//! | target | exercises |
+//! |---|---|
+//! | [`front_end`] | lex, parse, check, lower and verify arbitrary text; render its diagnostic |
+//! | [`plan_text`] | the plan text parser; print/parse round trip; verify; run what verifies |
+//! | [`npy`] | the `.npy` reader on arbitrary bytes, in memory and from a file; write/read round trip |
+//! | [`differential`] | a random valid program on random tensors: JIT = interpreter = DirectML emulator |
+//!
+//! The generator ([`Case::draw`]) takes its choices from a [`Draw`]: the fuzzer's bytes
+//! ([`Bytes`]), or a seeded [`Rng`] for the reproducible suites in `tests/dml.rs` and
+//! `tests/backends.rs`.
+
+use crate::backend::dml::{self, DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel};
+use crate::backend::jit::KernelCache;
+use crate::backend::{RuntimeError, interp};
+use crate::diag::Diagnostic;
+use crate::error::Error;
+use crate::plan::{self, Plan, PlanInfo};
+use crate::sema::{InputTypes, InputValues, TensorType};
+use slc_runtime::{DType, Tensor, encode_npy, parse_npy, read_npy};
+use std::sync::{Arc, Mutex, OnceLock};
+
+// ---------------------------------------------------------------------------------------------
+// Sources of choices
+
+/// Where a generator's choices come from.
+pub trait Draw {
+    /// A value in `0..n` (`n > 0`).
+    fn below(&mut self, n: u64) -> u64;
+    /// 64 arbitrary bits.
+    fn bits(&mut self) -> u64;
+
+    /// A value in `lo..hi`.
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo) as u64) as i64
+    }
+
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len() as u64) as usize]
+    }
+}
+
+/// xorshift64: a small deterministic generator, so that a suite's cases are reproducible from
+/// its seed alone.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        // xorshift stays at 0 forever.
+        Rng(seed.max(1))
+    }
+}
+
+impl Draw for Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.bits() % n
+    }
+
+    fn bits(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// The fuzzer's bytes, read front to back as the `arbitrary` crate does: a small choice takes
+/// one byte, so that a mutated byte changes one decision; an exhausted input reads as zeros.
+pub struct Bytes<'a>(&'a [u8]);
+
+impl<'a> Bytes<'a> {
+    pub fn new(data: &'a [u8]) -> Bytes<'a> {
+        Bytes(data)
+    }
+
+    fn take(&mut self, n: usize) -> u64 {
+        let (head, rest) = self.0.split_at(n.min(self.0.len()));
+        self.0 = rest;
+        head.iter().rev().fold(0, |acc, &b| acc << 8 | b as u64)
+    }
+}
+
+impl Draw for Bytes<'_> {
+    fn below(&mut self, n: u64) -> u64 {
+        match n {
+            0 | 1 => 0,
+            2..=256 => self.take(1) % n,
+            _ => self.take(8) % n,
+        }
+    }
+
+    fn bits(&mut self) -> u64 {
+        self.take(8)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The random program generator
+
+/// A slice bound: omitted, or small and of either sign.
+fn bound(r: &mut impl Draw) -> String {
+    if r.below(3) == 0 { String::new() } else { r.range(-7, 7).to_string() }
+}
+
+fn item(r: &mut impl Draw) -> String {
+    match r.below(10) {
+        0..=3 => {
+            let step = match r.below(3) {
+                0 => String::new(),
+                1 => format!(":{}", r.range(-3, 0)),
+                _ => format!(":{}", r.range(1, 4)),
+            };
+            format!("{}:{}{step}", bound(r), bound(r))
+        }
+        4 | 5 => r.range(-2, 2).to_string(),
+        6 => "...".into(),
+        7 => "newaxis".into(),
+        8 => format!("{:?}", (0..r.below(4)).map(|_| r.range(-3, 3)).collect::<Vec<_>>()),
+        _ => "idx".into(),
+    }
+}
+
+fn index(r: &mut impl Draw) -> String {
+    let n = 1 + r.below(3);
+    format!("[{}]", (0..n).map(|_| item(r)).collect::<Vec<_>>().join(", "))
+}
+
+fn chain(r: &mut impl Draw, max: u64) -> String {
+    (0..r.below(max + 1)).map(|_| index(r)).collect()
+}
+
+fn step(r: &mut impl Draw) -> i64 {
+    *r.pick(&[-2, -1, 1, 1, 2, 3])
+}
+
+fn bits(r: &mut impl Draw, n: usize) -> Vec<u8> {
+    (0..n).map(|_| (r.below(4) == 0) as u8).collect()
+}
+
+/// A program over `a` (of `shape`), the index vector `idx` and the batch indices `idx2`:
+/// NumPy indexing chains and every operator form. Most are valid; the generator does not track
+/// ranks, so some are rejected by the checker.
+pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
+    match r.below(12) {
+        0..=4 => format!("a{}{}", index(r), chain(r, 2)),
+        5 => {
+            let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
+            let idx = if r.below(2) == 0 {
+                "idx".to_string()
+            } else {
+                format!("{:?}", [r.range(-4, 4), r.range(-4, 4)])
+            };
+            format!("gather(a, {idx}, axis={}, mode={mode}){}", r.below(3), chain(r, 1))
+        }
+        6 => {
+            let mode = r.pick(&["error", "error", "zero"]);
+            format!("gather(a, idx2, axis={}, batch_dims=1, mode={mode}){}", 1 + r.below(2), chain(r, 1))
+        }
+        7 => format!("a[idx[::-1]][..., idx]{}", chain(r, 1)),
+        8 => format!("a{}[idx]{}", index(r), chain(r, 1)),
+        9 => {
+            let n = 1 + r.below(2) as i64;
+            let starts: Vec<i64> = (0..n).map(|_| r.range(-6, 6)).collect();
+            let ends: Vec<i64> = (0..n).map(|_| r.range(-6, 6)).collect();
+            let axes: Vec<i64> = (0..n).map(|i| if r.below(2) == 0 { i } else { i - n }).collect();
+            let steps: Vec<i64> = (0..n).map(|_| step(r)).collect();
+            format!("slice(a, {starts:?}, {ends:?}, axes={axes:?}, steps={steps:?}){}", chain(r, 1))
+        }
+        10 => {
+            let n = 1 + r.below(3) as usize;
+            let begin: Vec<i64> = (0..n).map(|_| r.range(-6, 6)).collect();
+            let end: Vec<i64> = (0..n).map(|_| r.range(-6, 6)).collect();
+            let stride: Vec<i64> = (0..n).map(|_| step(r)).collect();
+            format!(
+                "strided_slice(a, {begin:?}, {end:?}, {stride:?}, begin_mask={:?}, end_mask={:?}, \
+                 new_axis_mask={:?}, shrink_axis_mask={:?}){}",
+                bits(r, n),
+                bits(r, n),
+                bits(r, n),
+                bits(r, n),
+                chain(r, 1)
+            )
+        }
+        _ => {
+            let (mut offsets, mut sizes, mut strides) = (vec![], vec![], vec![]);
+            for &n in shape {
+                let n = n.max(1) as i64;
+                let o = r.range(0, n);
+                offsets.push(o);
+                sizes.push(r.range(1, n - o + 1));
+                strides.push(step(r));
+            }
+            format!("slice1(a, {offsets:?}, {sizes:?}, {strides:?}){}", chain(r, 1))
+        }
+    }
+}
+
+/// Pseudo-random bytes from `seed` (any bit pattern, NaNs included: comparisons are on bits).
+pub fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
+    let n: usize = shape.iter().product::<usize>() * dtype.width();
+    let mut state = seed | 1;
+    let bytes: Vec<u8> = (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let b = (state >> 33) as u8;
+            if dtype == DType::Bool { b & 1 } else { b }
+        })
+        .collect();
+    Tensor::from_bytes(dtype, shape, &bytes).expect("a small tensor")
+}
+
+/// One differential case: a program, its tensors `a`, `idx` and `idx2`, and the DirectML
+/// feature level to lower it at.
+pub struct Case {
+    pub src: String,
+    pub inputs: Vec<(&'static str, Tensor)>,
+    pub level: FeatureLevel,
+}
+
+impl Case {
+    /// Small tensors (ranks 0 to 10, of every dtype; index values mostly in range) and a
+    /// program over them.
+    pub fn draw(r: &mut impl Draw) -> Case {
+        let rank = r.below(11) as usize;
+        let max_dim = if rank > 5 { 3 } else { 6 };
+        let shape: Vec<usize> = (0..rank).map(|_| r.below(max_dim) as usize).collect();
+        // High ranks keep every dimension, so that merging them is what gets tested.
+        let shape: Vec<usize> = if rank > 5 { shape.into_iter().map(|d| d.max(1)).collect() } else { shape };
+        let dtype = *r.pick(&DType::ALL);
+        let a = fill(dtype, &shape, r.bits());
+        let idx_dtype = *r.pick(&[DType::I32, DType::I64, DType::U32, DType::U64, DType::I32, DType::I16]);
+        let n = r.below(5) as usize;
+        let vals: Vec<i64> =
+            (0..n).map(|_| r.range(-6, 6)).map(|v| if idx_dtype.is_signed() { v } else { v.abs() }).collect();
+        let idx = Tensor::from_i64s(idx_dtype, &[n], &vals).expect("values that fit");
+        let b = shape.first().copied().unwrap_or(1);
+        let idx2 =
+            Tensor::from_i64s(DType::I32, &[b, 2], &(0..2 * b as i64).map(|v| v % 3 - 1).collect::<Vec<_>>())
+                .expect("values that fit");
+        let src = program(r, &shape);
+        let levels = [FeatureLevel::L2_1, FeatureLevel::L3_0, FeatureLevel::L4_1, FeatureLevel::L5_0];
+        let level = *r.pick(&levels);
+        Case { src, inputs: vec![("a", a), ("idx", idx), ("idx2", idx2)], level }
+    }
+
+    pub fn types(&self) -> InputTypes {
+        self.inputs.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect()
+    }
+}
+
+/// What [`check_case`] found (it panics on any disagreement).
+pub enum Outcome {
+    /// The checker rejected the program.
+    Rejected,
+    /// The JIT and the interpreter agree; the DirectML lowering refused the plan (E04xx).
+    Refused(DmlError),
+    /// The JIT, the interpreter and the emulator of the lowered graph agree; `error` when all
+    /// three failed alike.
+    Agreed { graph: Box<DmlGraph>, error: bool },
+}
+
+/// Compiles `case` and checks that its plan's text reads back, and that the JIT, the reference
+/// interpreter and (where the DirectML lowering accepts the plan) the DirectML emulator give
+/// the same result, bit for bit, or the same error.
+pub fn check_case(case: &Case) -> Outcome {
+    let src = &case.src;
+    let Ok(compiled) = crate::compile(src, &case.types()) else {
+        return Outcome::Rejected;
+    };
+    plan_round_trip(&compiled.plan);
+    let args: Vec<&Tensor> = compiled
+        .plan
+        .inputs
+        .iter()
+        .map(|d| &case.inputs.iter().find(|(n, _)| *n == d.name).expect("a declared input").1)
+        .collect();
+    let want = jit_equals_interp(&compiled.plan, &compiled.info, &args, src);
+    let opts = DmlOptions { feature_level: case.level };
+    let graph = match dml::lower(&compiled.plan, &opts) {
+        Ok(g) => g,
+        Err(e) => {
+            // A refusal must be one of the documented reasons, rendered as a diagnostic.
+            let d = Error::from(e.clone()).diagnostic();
+            assert!(d.code.starts_with("E04"), "{src}: {e}");
+            assert!(!matches!(e, DmlError::Unsupported(_)), "{src} at {}: {e}", case.level);
+            return Outcome::Refused(e);
+        }
+    };
+    assert_eq!(DmlGraph::from_json(&graph.to_json()).ok().as_ref(), Some(&graph), "{src}");
+    let got = dml::emulate(&graph, &args);
+    let error = match (&want, &got) {
+        (Ok(x), Ok(y)) => {
+            assert!(x == y, "{src} at {}: interpreter {x:?}, emulator {y:?}", case.level);
+            false
+        }
+        (Err(x), Err(EmulateError::Runtime(y))) => {
+            assert_eq!(x, y, "{src} at {}", case.level);
+            true
+        }
+        _ => panic!("{src} at {}: interpreter {want:?}, emulator {got:?}\n{}", case.level, graph.to_json()),
+    };
+    Outcome::Agreed { graph: Box::new(graph), error }
+}
+
+/// JIT kernels, shared by every case of a run: a fuzzer meets the same plan many times. Replaced
+/// by an empty cache when it grows large, as each kernel holds its own code pages.
+fn kernel_cache() -> Arc<KernelCache> {
+    static CACHE: Mutex<Option<Arc<KernelCache>>> = Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    match &*cache {
+        Some(c) if c.len() < 4096 => c.clone(),
+        _ => cache.insert(Arc::default()).clone(),
+    }
+}
+
+/// Runs a verified plan on the interpreter and the JIT; panics unless both give the same tensor
+/// or the same error, and on an address outside a buffer (which verification rules out).
+fn jit_equals_interp(
+    plan: &Plan,
+    info: &PlanInfo,
+    args: &[&Tensor],
+    what: &str,
+) -> Result<Tensor, RuntimeError> {
+    let want = interp::run(plan, info, args);
+    assert!(!matches!(want, Err(RuntimeError::OutOfBuffer { .. })), "{what}: verified, yet {want:?}\n{plan}");
+    let kernel = kernel_cache().get_or_compile(plan, info).unwrap_or_else(|e| panic!("{what}: {e}\n{plan}"));
+    let got = kernel.run(plan, args, 1);
+    match (&want, &got) {
+        (Ok(x), Ok(y)) => assert!(x == y, "{what}: interpreter {x:?}, JIT {y:?}\n{plan}"),
+        (Err(x), Err(y)) => assert_eq!(x, y, "{what}\n{plan}"),
+        _ => panic!("{what}: interpreter {want:?}, JIT {got:?}\n{plan}"),
+    }
+    want
+}
+
+/// A verified plan's text reads back to the same plan, which verifies again.
+fn plan_round_trip(p: &Plan) {
+    let text = p.to_string();
+    let parsed = plan::parse::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(&parsed, p, "{text}");
+    assert!(plan::verify(&parsed).is_ok(), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The targets
+
+/// Input declarations for [`front_end`]: small tensors of several dtypes (some with known
+/// values, usable as operator parameters), then the same names at extreme sizes.
+fn front_end_inputs() -> &'static [(InputTypes, InputValues); 2] {
+    static INPUTS: OnceLock<[(InputTypes, InputValues); 2]> = OnceLock::new();
+    INPUTS.get_or_init(|| {
+        let decl = |decls: &[(&str, &str)]| -> InputTypes {
+            decls.iter().map(|(n, t)| (n.to_string(), t.parse().expect("a type"))).collect()
+        };
+        let value = |dtype, shape: &[usize], v: &[i64]| Tensor::from_i64s(dtype, shape, v).expect("a value");
+        let small = decl(&[
+            ("a", "f32[2, 3, 4]"),
+            ("b", "bool[3]"),
+            ("c", "f16[0, 3]"),
+            ("data", "i64[4, 4, 4]"),
+            ("img", "u8[4, 6, 3]"),
+            ("x", "bf16[1, 1, 2, 1, 1, 1, 1, 1, 2]"),
+            ("i1", "i64[2]"),
+            ("i2", "u16[2, 1]"),
+            ("idx", "i32[2, 2]"),
+            ("k", "i64[]"),
+        ]);
+        let values: InputValues = [
+            ("i1", value(DType::I64, &[2], &[1, -1])),
+            ("i2", value(DType::U16, &[2, 1], &[0, 2])),
+            ("idx", value(DType::I32, &[2, 2], &[0, 1, -1, 2])),
+            ("k", value(DType::I64, &[], &[1])),
+        ]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t))
+        .collect();
+        let huge = decl(&[
+            ("a", "u8[3037000499, 3037000499]"),
+            ("b", "f64[4611686018427387904]"),
+            ("c", "i8[0, 9223372036854775807]"),
+            ("data", "i64[2147483648, 2, 2147483648]"),
+            ("img", "u8[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"),
+            ("x", "bf16[9223372036854775807]"),
+            ("i1", "i64[4294967296]"),
+            ("i2", "u16[65536, 65536]"),
+            ("idx", "i32[2, 2]"),
+            ("k", "i64[]"),
+        ]);
+        [(small, values.clone()), (huge, values)]
+    })
+}
+
+/// A diagnostic renders against the text it came from, whatever its spans.
+fn check_diagnostic(e: &Error, src: &str) {
+    let d: Diagnostic = e.diagnostic();
+    assert!(!d.code.is_empty() && !d.message.is_empty(), "{e:?}");
+    let text = e.render(src);
+    assert!(text.contains(d.code), "{text}");
+}
+
+/// The whole front end on arbitrary text, against two sets of declared inputs: every program is
+/// compiled (its plan's text must read back) or rejected with a diagnostic that renders.
+pub fn front_end(data: &[u8]) {
+    let src = String::from_utf8_lossy(data);
+    for (types, values) in front_end_inputs() {
+        match crate::compile_with_values(&src, types, values) {
+            Ok(compiled) => plan_round_trip(&compiled.plan),
+            Err(e) => check_diagnostic(&e, &src),
+        }
+    }
+}
+
+/// Plans small enough to run in [`plan_text`]: elements per input, and of the output.
+const RUN_MAX_ELEMENTS: i64 = 1 << 16;
+
+/// The plan text parser on arbitrary text. A plan that parses prints to text that parses back
+/// to the same plan; verification accepts or rejects it without panicking; a plan it accepts
+/// (when small) runs on the interpreter without leaving a buffer, and the JIT agrees.
+pub fn plan_text(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(p) = plan::parse::parse(&text) else { return };
+    let printed = p.to_string();
+    let again = plan::parse::parse(&printed).unwrap_or_else(|e| panic!("{e}\n{printed}"));
+    assert_eq!(again, p, "{printed}");
+    assert_eq!(again.to_string(), printed);
+    let Ok(info) = plan::verify(&p) else { return };
+    let small = |shape: &[i64]| {
+        shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d)).is_some_and(|n| n <= RUN_MAX_ELEMENTS)
+    };
+    if !small(&p.shape) || !p.inputs.iter().all(|d| small(&d.shape)) {
+        return;
+    }
+    // Integer inputs hold small values, so that index checks pass as often as they fail.
+    let inputs: Vec<Tensor> = p
+        .inputs
+        .iter()
+        .map(|d| {
+            let shape: Vec<usize> = d.shape.iter().map(|&v| v as usize).collect();
+            if d.dtype.is_integer() {
+                let n: usize = shape.iter().product();
+                let values: Vec<i64> =
+                    (0..n as i64).map(|v| v % 5 - if d.dtype.is_signed() { 2 } else { 0 }).collect();
+                Tensor::from_i64s(d.dtype, &shape, &values).expect("small values")
+            } else {
+                fill(d.dtype, &shape, shape.len() as u64)
+            }
+        })
+        .collect();
+    let args: Vec<&Tensor> = inputs.iter().collect();
+    let _ = jit_equals_interp(&p, &info, &args, &printed);
+}
+
+/// The `.npy` reader on arbitrary bytes: an error, or a tensor whose buffer holds exactly its
+/// shape's elements and which writes back to bytes that read to the same tensor. The file
+/// reader (which reads the header in pieces) agrees with the in-memory one.
+pub fn npy(data: &[u8]) {
+    let parsed = parse_npy(data);
+    if let Ok(t) = &parsed {
+        assert_eq!(Some(t.nbytes()), Tensor::byte_size(t.dtype(), t.shape()), "{t:?}");
+        let bytes = encode_npy(t).expect("a tensor read from .npy has a .npy dtype");
+        let again = parse_npy(&bytes).unwrap_or_else(|e| panic!("{t:?} written, then: {e}"));
+        assert_eq!(&again, t);
+        assert_eq!(encode_npy(&again).ok(), Some(bytes), "writing is deterministic");
+    }
+    let path = std::env::temp_dir().join(format!(
+        "slc-fuzz-npy-{}-{:?}.npy",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(&path, data).expect("a scratch file");
+    let from_file = read_npy(&path);
+    let _ = std::fs::remove_file(&path);
+    match (&parsed, &from_file) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(a), Err(b)) => {
+            assert_eq!(std::mem::discriminant(a), std::mem::discriminant(b), "memory: {a}; file: {b}")
+        }
+        _ => panic!("memory: {parsed:?}; file: {from_file:?}"),
+    }
+}
+
+/// A random program on random tensors, decoded from the bytes ([`Case::draw`]), through
+/// [`check_case`].
+pub fn differential(data: &[u8]) {
+    check_case(&Case::draw(&mut Bytes::new(data)));
+}
