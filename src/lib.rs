@@ -12,6 +12,7 @@ pub mod embed;
 mod error;
 /// Entry points of the fuzz targets and their replay tests; the differential program generator.
 pub mod fuzz;
+pub mod limits;
 pub mod measure;
 pub mod plan;
 pub mod repl;

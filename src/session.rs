@@ -4,6 +4,7 @@ use crate::backend::jit::KernelCache;
 use crate::backend::{RuntimeError, interp};
 use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
+use crate::limits;
 use crate::plan::{self, Plan, PlanInfo};
 use crate::sema::{self, InputTypes, InputValues, TExpr, TensorType};
 use crate::source::Span;
@@ -31,10 +32,25 @@ pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
 /// `strided_slice`'s `begin`) may then come from those tensors.
 pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let checked = sema::check_program(&ast, inputs, values)?;
-    let plan::Lowered { plan, check_spans } = plan::lower(&checked)?;
-    let info = plan::verify(&plan)?;
+    let (checked, plan::Lowered { plan, check_spans }, info) = check_and_lower(&ast, inputs, values)?;
     Ok(Compiled { ast, checked, plan, info, check_spans })
+}
+
+/// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
+/// level of nesting (of the text, then of the checked tree, whose `let`s are substituted), so
+/// each runs where the stack is deep enough for its input ([`limits::with_stack_for`]).
+pub(crate) fn check_and_lower(
+    ast: &ast::Program,
+    inputs: &InputTypes,
+    values: &InputValues,
+) -> Result<(TExpr, plan::Lowered, PlanInfo), Error> {
+    let checked = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
+    let (lowered, info) = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
+        let lowered = plan::lower(&checked)?;
+        let info = plan::verify(&lowered.plan)?;
+        Ok((lowered, info))
+    })?;
+    Ok((checked, lowered, info))
 }
 
 /// Which executor runs plans.

@@ -104,6 +104,18 @@ pub struct Access {
     pub terms: Vec<Indirect>,
 }
 
+impl Access {
+    /// The accesses of this tree: this one and every index access below it.
+    pub fn accesses(&self) -> usize {
+        1 + self.terms.iter().map(|t| t.index.accesses()).sum::<usize>()
+    }
+
+    /// Levels of index accesses nested in this one (0 without terms).
+    pub fn nesting(&self) -> usize {
+        self.terms.iter().map(|t| 1 + t.index.nesting()).max().unwrap_or(0)
+    }
+}
+
 /// `stride · norm(load(index))`: one gathered coordinate.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Indirect {

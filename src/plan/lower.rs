@@ -5,6 +5,7 @@
 
 use super::ir::*;
 use super::verify::PlanError;
+use crate::limits::MAX_PLAN_ACCESSES;
 use crate::sema::{TExpr, TExprKind, ViewDim};
 use crate::source::Span;
 use std::collections::HashMap;
@@ -18,7 +19,14 @@ pub struct Lowered {
 }
 
 pub fn lower(expr: &TExpr) -> Result<Lowered, PlanError> {
-    let mut b = Builder::default();
+    let mut b = Builder {
+        inputs: vec![],
+        input_ids: HashMap::new(),
+        consts: vec![],
+        checks: vec![],
+        check_spans: vec![],
+        budget: Budget(MAX_PLAN_ACCESSES),
+    };
     let (mut output, shape) = b.expr(expr)?;
     if shape.contains(&0) {
         // No element is ever read: the canonical empty access forms no address.
@@ -42,6 +50,16 @@ fn overflow(span: Span) -> PlanError {
     PlanError::Overflow { span }
 }
 
+/// What is left of [`MAX_PLAN_ACCESSES`] while a plan is built.
+struct Budget(usize);
+
+impl Budget {
+    fn take(&mut self, accesses: usize, span: Span) -> Result<(), PlanError> {
+        self.0 = self.0.checked_sub(accesses).ok_or(PlanError::TooComplex { span })?;
+        Ok(())
+    }
+}
+
 /// Rewrites `access` (over the old coordinates) to read the same element at the new coordinates.
 /// `top` marks the access that produces the output element: it keeps an indirect term even
 /// where its stride is 0, because the term's range check decides whether the element is 0 or an
@@ -52,12 +70,14 @@ fn substitute(
     rank: usize,
     top: bool,
     span: Span,
+    budget: &mut Budget,
 ) -> Result<Access, PlanError> {
+    budget.take(1, span)?;
     let mut base = access.base;
     let mut strides = vec![0i64; rank];
     let mut terms = Vec::with_capacity(access.terms.len());
     for t in &access.terms {
-        let index = substitute(&t.index, coords, rank, false, span)?;
+        let index = substitute(&t.index, coords, rank, false, span, budget)?;
         terms.push(Indirect { index: Box::new(index), ..t.clone() });
     }
     for (&stride, coord) in access.strides.iter().zip(coords) {
@@ -71,6 +91,7 @@ fn substitute(
             }
             Coord::Gathered { index, len, mode } => {
                 if stride != 0 || top {
+                    budget.take(index.accesses(), span)?;
                     terms.push(Indirect { index: Box::new(index.clone()), len: *len, stride, mode: *mode });
                 }
             }
@@ -89,13 +110,13 @@ fn row_major(shape: &[i64], span: Span) -> Result<Vec<i64>, PlanError> {
     Ok(strides)
 }
 
-#[derive(Default)]
 struct Builder {
     inputs: Vec<InputDecl>,
     input_ids: HashMap<String, usize>,
     consts: Vec<ConstDecl>,
     checks: Vec<Check>,
     check_spans: Vec<Span>,
+    budget: Budget,
 }
 
 impl Builder {
@@ -144,7 +165,7 @@ impl Builder {
                         ViewDim::NewAxis => out += 1,
                     }
                 }
-                substitute(&access, &coords, out, true, e.span)?
+                substitute(&access, &coords, out, true, e.span, &mut self.budget)?
             }
             TExprKind::Gather { data, indices, axis, batch_dims, mode } => {
                 let (data_access, data_shape) = self.expr(data)?;
@@ -152,6 +173,7 @@ impl Builder {
                 let (axis, b, q) = (*axis, *batch_dims, index_shape.len());
                 let len = data_shape[axis];
                 if *mode == OobMode::Error {
+                    self.budget.take(index_access.accesses(), e.span)?;
                     self.checks.push(Check {
                         index: index_access.clone(),
                         shape: index_shape.clone(),
@@ -167,7 +189,7 @@ impl Builder {
                         Coord::Affine { dim: Some(dim), offset: 0, scale: 1 }
                     })
                     .collect();
-                let index = substitute(&index_access, &index_coords, rank, false, e.span)?;
+                let index = substitute(&index_access, &index_coords, rank, false, e.span, &mut self.budget)?;
                 let data_coords: Vec<Coord> = (0..data_shape.len())
                     .map(|d| match d.cmp(&axis) {
                         std::cmp::Ordering::Less => Coord::Affine { dim: Some(d), offset: 0, scale: 1 },
@@ -179,7 +201,7 @@ impl Builder {
                         }
                     })
                     .collect();
-                substitute(&data_access, &data_coords, rank, true, e.span)?
+                substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
             }
             TExprKind::Transpose { base, perm } => {
                 let (access, _) = self.expr(base)?;
@@ -187,7 +209,7 @@ impl Builder {
                 for (new, &old) in perm.iter().enumerate() {
                     coords[old] = Coord::Affine { dim: Some(new), offset: 0, scale: 1 };
                 }
-                substitute(&access, &coords, perm.len(), true, e.span)?
+                substitute(&access, &coords, perm.len(), true, e.span, &mut self.budget)?
             }
         };
         Ok((access, shape))

@@ -3,6 +3,7 @@
 
 use super::ir::*;
 use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::limits::MAX_NESTING;
 use crate::sema::TensorType;
 use crate::source::Span;
 use crate::syntax::lexer::Lexer;
@@ -180,7 +181,7 @@ impl<'s> Parser<'s> {
                     consts.push(ConstDecl { tensor });
                 }
                 "check" => {
-                    let index = self.access(consts.len())?;
+                    let index = self.access(consts.len(), MAX_NESTING + 1)?;
                     self.keyword("over")?;
                     let shape = self.int_list()?;
                     self.keyword("len")?;
@@ -190,7 +191,7 @@ impl<'s> Parser<'s> {
                     checks.push(Check { index, shape, len, axis });
                 }
                 "out" => {
-                    let output = self.access(consts.len())?;
+                    let output = self.access(consts.len(), MAX_NESTING + 1)?;
                     self.newlines();
                     if self.peek().is_some() {
                         return self.fail("the end of the plan");
@@ -213,9 +214,14 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `a{BASE; S0, S1} + STRIDE*MODE<LEN>(ACCESS) ...`
-    fn access(&mut self, const_count: usize) -> Result<Access> {
+    /// `a{BASE; S0, S1} + STRIDE*MODE<LEN>(ACCESS) ...`, nested at most `levels` deep (the
+    /// parser recurses once per level).
+    fn access(&mut self, const_count: usize, levels: usize) -> Result<Access> {
         let span = self.span();
+        let Some(levels) = levels.checked_sub(1) else {
+            let message = format!("index accesses nest more than {MAX_NESTING} levels deep");
+            return Err(PlanParseError { message, span });
+        };
         let buffer = if self.eat(Token::Dollar) {
             let i = self.usize()?;
             if i >= const_count {
@@ -259,7 +265,7 @@ impl<'s> Parser<'s> {
             let len = self.int()?;
             self.expect(Token::Gt)?;
             self.expect(Token::LParen)?;
-            let index = self.access(const_count)?;
+            let index = self.access(const_count, levels)?;
             self.expect(Token::RParen)?;
             terms.push(Indirect { index: Box::new(index), len, stride, mode });
         }

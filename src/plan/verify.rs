@@ -4,6 +4,7 @@
 
 use super::ir::*;
 use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK};
 use crate::sema::shape::checked_numel;
 use crate::source::Span;
 
@@ -15,6 +16,10 @@ pub enum PlanError {
     /// The plan is malformed or can address outside a buffer.
     #[error("invalid plan: {0}")]
     Invalid(String),
+    /// Fusing the expression at `span` would read buffers through more than
+    /// [`MAX_PLAN_ACCESSES`] accesses.
+    #[error("the fused plan needs more than {MAX_PLAN_ACCESSES} buffer accesses")]
+    TooComplex { span: Span },
 }
 
 impl IntoDiagnostic for PlanError {
@@ -23,6 +28,9 @@ impl IntoDiagnostic for PlanError {
             PlanError::Overflow { span } => Diagnostic::error("E0301", self.to_string())
                 .label(span, "the offsets of this expression do not fit in 64 bits"),
             PlanError::Invalid(_) => Diagnostic::error("E0302", self.to_string()),
+            PlanError::TooComplex { span } => Diagnostic::error("E0304", self.to_string())
+                .label(span, "the limit is reached here")
+                .help("each gather fused into a chain copies its index reads into every read that moves along the gathered axis"),
         }
     }
 }
@@ -35,26 +43,46 @@ pub struct PlanInfo {
     pub footprints: Vec<(BufferId, i64, i64)>,
 }
 
+/// A shape of at most [`MAX_RANK`] non-negative dimensions whose bytes fit in i64.
+fn addressable(dtype: slc_runtime::DType, shape: &[i64]) -> bool {
+    shape.len() <= MAX_RANK
+        && shape.iter().all(|&d| d >= 0)
+        && checked_numel(shape).and_then(|n| n.checked_mul(dtype.width() as i64)).is_some()
+}
+
 fn invalid<T>(msg: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError::Invalid(msg.into()))
 }
 
 pub fn verify(plan: &Plan) -> Result<PlanInfo, PlanError> {
     for input in &plan.inputs {
-        if input.shape.iter().any(|&d| d < 0) || checked_numel(&input.shape).is_none() {
+        if !addressable(input.dtype, &input.shape) {
             return invalid(format!("input `{}` has an invalid shape", input.name));
         }
     }
-    let output_numel = match checked_numel(&plan.shape) {
-        Some(n) if plan.shape.iter().all(|&d| d >= 0) => n,
-        _ => return invalid("the output shape is invalid"),
-    };
+    for (i, c) in plan.consts.iter().enumerate() {
+        if c.tensor.rank() > MAX_RANK {
+            return invalid(format!("constant ${i} has more than {MAX_RANK} dimensions"));
+        }
+    }
+    if !addressable(plan.dtype, &plan.shape) {
+        return invalid("the output shape is invalid");
+    }
+    let output_numel = checked_numel(&plan.shape).unwrap_or_default();
+    let accesses = plan.checks.iter().map(|c| &c.index).chain([&plan.output]);
+    if accesses.clone().map(Access::accesses).sum::<usize>() > MAX_PLAN_ACCESSES {
+        return invalid(format!("the plan has more than {MAX_PLAN_ACCESSES} accesses"));
+    }
+    // Verification and every back end recurse once per level.
+    if accesses.clone().any(|a| a.nesting() > MAX_NESTING) {
+        return invalid(format!("index accesses nest more than {MAX_NESTING} levels deep"));
+    }
     if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
         return invalid("the output access reads a buffer of another dtype");
     }
     let mut v = Verifier { plan, footprints: vec![] };
     for check in &plan.checks {
-        if check.shape.iter().any(|&d| d < 0) || check.len < 0 {
+        if check.shape.len() > MAX_RANK || check.shape.iter().any(|&d| d < 0) || check.len < 0 {
             return invalid("a check has an invalid shape");
         }
         v.access(&check.index, &check.shape, true)?;
@@ -90,6 +118,13 @@ impl Verifier<'_> {
                 access.strides.len(),
                 shape.len()
             ));
+        }
+        // Back ends address bytes in i64: every offset must be one, even where it is never
+        // added (a stride along a unit axis, a term of an empty axis).
+        let width = dtype.width() as i64;
+        let offsets = [access.base].into_iter().chain(access.strides.iter().copied());
+        if offsets.chain(access.terms.iter().map(|t| t.stride)).any(|v| v.checked_mul(width).is_none()) {
+            return invalid(format!("an offset of the access to `{name}` overflows i64 in bytes"));
         }
         if shape.contains(&0) {
             return Ok(()); // nothing is read

@@ -373,9 +373,8 @@ impl Repl {
                 (name.clone(), TensorType { dtype: t.dtype(), shape })
             })
             .collect();
-        let checked = sema::check_program(&program, &types, &self.tensors).map_err(Error::from)?;
-        let plan::Lowered { plan, check_spans } = plan::lower(&checked).map_err(Error::from)?;
-        let info = plan::verify(&plan).map_err(Error::from)?;
+        let (checked, plan::Lowered { plan, check_spans }, info) =
+            crate::session::check_and_lower(&program, &types, &self.tensors)?;
         Ok(Planned { checked, plan, info, check_spans })
     }
 
@@ -386,9 +385,9 @@ impl Repl {
         self.ints
             .iter()
             .map(|(name, &v)| {
-                let magnitude = ast::Expr { kind: ast::ExprKind::Int(v.unsigned_abs()), span };
+                let magnitude = ast::Expr::new(ast::ExprKind::Int(v.unsigned_abs()), span);
                 let value = if v < 0 {
-                    ast::Expr { kind: ast::ExprKind::Neg(Box::new(magnitude)), span }
+                    ast::Expr::new(ast::ExprKind::Neg(Box::new(magnitude)), span)
                 } else {
                     magnitude
                 };
@@ -455,7 +454,7 @@ impl Repl {
                 E::Index { base, items: out }
             }
         };
-        Ok(ast::Expr { kind, span })
+        Ok(ast::Expr::new(kind, span))
     }
 
     /// A name for a helper call's result inside a plan: its own text (it cannot clash with a

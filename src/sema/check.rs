@@ -8,6 +8,7 @@
 use super::error::{SemaError, SemaErrorKind as K};
 use super::shape::{checked_numel, floor_div, floor_mod, normalize_numpy};
 use super::typed::{ShapeDisplay, TExpr, TExprKind, TensorType, ViewDim};
+use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::plan::OobMode;
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
@@ -27,7 +28,7 @@ pub fn check_program(
     inputs: &InputTypes,
     values: &InputValues,
 ) -> Result<TExpr, SemaError> {
-    let mut checker = Checker { inputs, values, locals: HashMap::new() };
+    let mut checker = Checker { inputs, values, locals: HashMap::new(), copied: 0 };
     let mut result = None;
     for stmt in &program.stmts {
         match &stmt.kind {
@@ -73,6 +74,8 @@ pub(super) struct Checker<'a> {
     inputs: &'a InputTypes,
     pub(super) values: &'a InputValues,
     locals: HashMap<String, Value>,
+    /// Nodes copied by uses of `let` names so far, bounded by [`MAX_PROGRAM_NODES`].
+    copied: usize,
 }
 
 /// One index item after classification.
@@ -167,13 +170,21 @@ impl Checker<'_> {
         }
     }
 
-    fn name(&self, name: &str, span: Span) -> Result<Value, SemaError> {
+    fn name(&mut self, name: &str, span: Span) -> Result<Value, SemaError> {
         if let Some(v) = self.locals.get(name) {
+            if let Value::Tensor(t) = v {
+                // Each use copies the bound expression: bound the copying, not only the result.
+                self.copied = self.copied.saturating_add(t.nodes);
+                if self.copied > MAX_PROGRAM_NODES {
+                    return err(K::ProgramTooLarge, span);
+                }
+            }
             return Ok(v.clone());
         }
         if let Some(ty) = self.inputs.get(name) {
+            check_input_type(name, ty, span)?;
             let kind = TExprKind::Input(name.to_string());
-            return Ok(Value::Tensor(TExpr { kind, ty: ty.clone(), span }));
+            return Ok(Value::Tensor(TExpr::new(kind, ty.clone(), span)));
         }
         let mut known: Vec<String> = self.inputs.keys().chain(self.locals.keys()).cloned().collect();
         known.sort();
@@ -214,6 +225,9 @@ impl Checker<'_> {
         let mut values = vec![];
         self.list_into(e, 0, &mut vec![], &mut shape, &mut values)?;
         let shape = shape.unwrap_or_else(|| vec![0]);
+        if shape.len() > MAX_RANK {
+            return err(K::TooManyDims { rank: shape.len() }, e.span);
+        }
         let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
         let t = Tensor::from_i64s(DType::I64, &dims, &values).map_err(|_| {
             SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, e.span)
@@ -425,7 +439,7 @@ impl Checker<'_> {
             }
         }
 
-        let mut result = view(base, dims, span);
+        let mut result = view(base, dims, span)?;
 
         // Gathers from the last position back, so earlier positions stay valid. A 0-d tensor
         // removes its axis (like an integer); at most one gather has dimensions.
@@ -447,7 +461,7 @@ impl Checker<'_> {
         {
             let rank = result.ty.shape.len();
             let perm: Vec<usize> = (at..at + count).chain(0..at).chain(at + count..rank).collect();
-            result = transpose(result, perm, span);
+            result = transpose(result, perm, span)?;
         }
         Ok(result)
     }
@@ -455,7 +469,35 @@ impl Checker<'_> {
 
 pub(super) fn const_tensor(t: Tensor, span: Span) -> TExpr {
     let ty = TensorType { dtype: t.dtype(), shape: t.shape().iter().map(|&d| d as i64).collect() };
-    TExpr { kind: TExprKind::Const(t), ty, span }
+    TExpr::new(TExprKind::Const(t), ty, span)
+}
+
+/// A node of the checked tree, within the limits on rank and nesting.
+fn node(kind: TExprKind, ty: TensorType, span: Span) -> Result<TExpr, SemaError> {
+    if ty.shape.len() > MAX_RANK {
+        return err(K::TooManyDims { rank: ty.shape.len() }, span);
+    }
+    let node = TExpr::new(kind, ty, span);
+    if node.depth > MAX_NESTING {
+        return err(K::NestingTooDeep, span);
+    }
+    Ok(node)
+}
+
+/// An input's type must describe a tensor slc can address: every later shape, stride and
+/// offset computation relies on its size fitting in i64 bytes.
+fn check_input_type(name: &str, ty: &TensorType, span: Span) -> Result<(), SemaError> {
+    let bad = |reason: String| err(K::BadInput { name: name.into(), reason }, span);
+    if ty.shape.len() > MAX_RANK {
+        return err(K::TooManyDims { rank: ty.shape.len() }, span);
+    }
+    if let Some(d) = ty.shape.iter().find(|&&d| d < 0) {
+        return bad(format!("its shape {} has a negative dimension {d}", ShapeDisplay(&ty.shape)));
+    }
+    if checked_numel(&ty.shape).and_then(|n| n.checked_mul(ty.dtype.width() as i64)).is_none() {
+        return bad(format!("{ty} has more than {} bytes", i64::MAX));
+    }
+    Ok(())
 }
 
 /// Literal index values are checked now, pointing at the literal, rather than at run time.
@@ -472,12 +514,12 @@ pub(super) fn check_const_indices(indices: &TExpr, axis: usize, size: i64) -> Re
 }
 
 /// A typed view; the identity view is no node at all.
-pub(super) fn view(base: TExpr, dims: Vec<ViewDim>, span: Span) -> TExpr {
+pub(super) fn view(base: TExpr, dims: Vec<ViewDim>, span: Span) -> Result<TExpr, SemaError> {
     let shape = &base.ty.shape;
     let is_identity = dims.len() == shape.len()
         && dims.iter().zip(shape).all(|(d, &n)| *d == ViewDim::Range { start: 0, step: 1, len: n });
     if is_identity {
-        return base;
+        return Ok(base);
     }
     let out_shape = dims
         .iter()
@@ -488,7 +530,7 @@ pub(super) fn view(base: TExpr, dims: Vec<ViewDim>, span: Span) -> TExpr {
         })
         .collect();
     let ty = TensorType { dtype: base.ty.dtype, shape: out_shape };
-    TExpr { kind: TExprKind::View { base: Box::new(base), dims }, ty, span }
+    node(TExprKind::View { base: Box::new(base), dims }, ty, span)
 }
 
 /// A typed gather, OpenVINO Gather-8's shape rule:
@@ -510,13 +552,13 @@ pub(super) fn gather(
     }
     let ty = TensorType { dtype: data.ty.dtype, shape };
     let kind = TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
-    Ok(TExpr { kind, ty, span })
+    node(kind, ty, span)
 }
 
-fn transpose(base: TExpr, perm: Vec<usize>, span: Span) -> TExpr {
+fn transpose(base: TExpr, perm: Vec<usize>, span: Span) -> Result<TExpr, SemaError> {
     let shape = perm.iter().map(|&p| base.ty.shape[p]).collect();
     let ty = TensorType { dtype: base.ty.dtype, shape };
-    TExpr { kind: TExprKind::Transpose { base: Box::new(base), perm }, ty, span }
+    node(TExprKind::Transpose { base: Box::new(base), perm }, ty, span)
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.

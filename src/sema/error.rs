@@ -1,6 +1,7 @@
 //! Errors found while checking a program: each points at the span at fault.
 
 use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,6 +67,14 @@ pub enum SemaErrorKind {
     TooLarge { shape: String },
     #[error("{what} cannot be a result")]
     NotATensor { what: String },
+    #[error("the program nests more than {MAX_NESTING} levels deep once its `let`s are substituted")]
+    NestingTooDeep,
+    #[error("a tensor of {rank} dimensions; at most {MAX_RANK} are supported")]
+    TooManyDims { rank: usize },
+    #[error("the program grows beyond {MAX_PROGRAM_NODES} nodes once its `let`s are substituted")]
+    ProgramTooLarge,
+    #[error("input `{name}` cannot be used: {reason}")]
+    BadInput { name: String, reason: String },
 }
 
 impl SemaError {
@@ -181,6 +190,18 @@ impl IntoDiagnostic for SemaError {
             ),
             K::TooLarge { .. } => ("E0116", "too large".into(), None),
             K::NotATensor { .. } => ("E0117", "not a tensor".into(), None),
+            K::NestingTooDeep => (
+                "E0118",
+                format!("level {} starts here", MAX_NESTING + 1),
+                Some("a name bound with `let` stands for its whole expression, so depths add up".into()),
+            ),
+            K::TooManyDims { .. } => ("E0119", "too many dimensions".into(), None),
+            K::ProgramTooLarge => (
+                "E0127",
+                "the limit is reached here".into(),
+                Some("every use of a name bound with `let` copies its expression".into()),
+            ),
+            K::BadInput { .. } => ("E0128", "this input".into(), None),
         };
         let d = Diagnostic::error(code, message).label(span, label);
         match help {

@@ -328,7 +328,7 @@ impl Checker<'_> {
                 dims.push(ViewDim::Range { start: 0, step: 1, len: n });
             }
         }
-        Ok(view(data, dims, span))
+        view(data, dims, span)
     }
 
     /// ONNX Slice-13 (shared/spec §4).
@@ -394,7 +394,7 @@ impl Checker<'_> {
             let (first, len) = normalize_onnx(shape[a], starts[i], ends[i], steps[i]);
             dims[a] = ViewDim::Range { start: first, step: steps[i], len };
         }
-        Ok(view(data, dims, span))
+        view(data, dims, span)
     }
 
     /// OpenVINO Gather-8 with a choice of out-of-range policy (shared/spec §3).
@@ -528,7 +528,7 @@ impl Checker<'_> {
             let start = if t < 0 { o + w - 1 } else { o };
             dims.push(ViewDim::Range { start, step: t, len });
         }
-        Ok(view(data, dims, span))
+        view(data, dims, span)
     }
 }
 

@@ -41,6 +41,10 @@ pub struct TExpr {
     pub kind: TExprKind,
     pub ty: TensorType,
     pub span: Span,
+    /// Levels of nesting, this node included; at most [`MAX_NESTING`](crate::limits::MAX_NESTING).
+    pub depth: usize,
+    /// Nodes of the tree, this one included.
+    pub nodes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +59,27 @@ pub enum TExprKind {
     Gather { data: Box<TExpr>, indices: Box<TExpr>, axis: usize, batch_dims: usize, mode: OobMode },
     /// Output dimension `i` is input dimension `perm[i]`.
     Transpose { base: Box<TExpr>, perm: Vec<usize> },
+}
+
+impl TExpr {
+    /// A node over already checked children, with its depth and size.
+    pub fn new(kind: TExprKind, ty: TensorType, span: Span) -> TExpr {
+        let depth = 1 + kind.children().map(|c| c.depth).max().unwrap_or(0);
+        let nodes = 1 + kind.children().map(|c| c.nodes).sum::<usize>();
+        TExpr { kind, ty, span, depth, nodes }
+    }
+}
+
+impl TExprKind {
+    /// The nodes directly below this one.
+    pub fn children(&self) -> impl Iterator<Item = &TExpr> {
+        let (first, second) = match self {
+            TExprKind::Input(_) | TExprKind::Const(_) => (None, None),
+            TExprKind::View { base, .. } | TExprKind::Transpose { base, .. } => (Some(&**base), None),
+            TExprKind::Gather { data, indices, .. } => (Some(&**data), Some(&**indices)),
+        };
+        first.into_iter().chain(second)
+    }
 }
 
 /// How one dimension of a view is produced.

@@ -33,6 +33,28 @@ pub struct Ident {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+    /// Levels of nesting, this node included (a leaf is 1, a parenthesized expression one more
+    /// than its content): the parser bounds it by [`MAX_NESTING`](crate::limits::MAX_NESTING),
+    /// so that no stage recursing over the tree can run out of stack.
+    pub depth: usize,
+}
+
+impl Expr {
+    /// A node over already built children; its depth is one more than its deepest child's.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let depth = 1 + kind.children().map(|c| c.depth).max().unwrap_or(0);
+        Expr { kind, span, depth }
+    }
+}
+
+impl Program {
+    /// The depth of the most deeply nested statement.
+    pub fn depth(&self) -> usize {
+        let value = |s: &Stmt| match &s.kind {
+            StmtKind::Let { value, .. } | StmtKind::Expr(value) => value.depth,
+        };
+        self.stmts.iter().map(value).max().unwrap_or(0)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +99,33 @@ pub enum ExprKind {
         callee: Ident,
         args: Vec<Arg>,
     },
+}
+
+impl ExprKind {
+    /// The expressions directly below this node.
+    pub fn children(&self) -> impl Iterator<Item = &Expr> {
+        let (one, many): (Vec<&Expr>, &[Expr]) = match self {
+            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) => (vec![], &[]),
+            ExprKind::List(items) => (vec![], items),
+            ExprKind::Neg(e) | ExprKind::Attr { base: e, .. } => (vec![e], &[]),
+            ExprKind::Binary { lhs, rhs, .. } => (vec![lhs, rhs], &[]),
+            ExprKind::Index { base, items } => {
+                let mut v = vec![&**base];
+                for item in items {
+                    match &item.kind {
+                        ItemKind::Expr(e) => v.push(e),
+                        ItemKind::Slice { start, stop, step } => {
+                            v.extend([start, stop, step].into_iter().flatten())
+                        }
+                        ItemKind::Ellipsis | ItemKind::NewAxis => {}
+                    }
+                }
+                (v, &[])
+            }
+            ExprKind::Call { args, .. } => (args.iter().map(|a| &a.value).collect(), &[]),
+        };
+        one.into_iter().chain(many)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,8 +1,10 @@
 //! Parse errors: the one place where lalrpop's error type becomes ours.
 
+use super::ast::Expr;
 use super::lexer::LexError;
 use super::token::{LexErrorKind, Token};
 use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::limits::{MAX_NESTING, MAX_SOURCE_BYTES};
 use crate::source::Span;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -16,6 +18,20 @@ pub enum ParseError {
     /// The text ended in the middle of a statement.
     #[error("unexpected end of input")]
     Eof { span: Span, expected: Vec<String> },
+    /// The program text is longer than [`MAX_SOURCE_BYTES`].
+    #[error("the program is {len} bytes long; at most {MAX_SOURCE_BYTES} are accepted")]
+    TooLong { len: usize },
+    /// An expression nests deeper than [`MAX_NESTING`] (`span`: the node that went too deep).
+    #[error("the expression nests more than {MAX_NESTING} levels deep")]
+    TooDeep { span: Span },
+}
+
+/// `e`, or the error that stops the parse when it nests deeper than [`MAX_NESTING`].
+pub(crate) fn within_nesting<'s>(e: Expr) -> Result<Expr, LalrpopError<'s>> {
+    if e.depth <= MAX_NESTING {
+        return Ok(e);
+    }
+    Err(lalrpop_util::ParseError::User { error: LexError { kind: LexErrorKind::TooDeep, span: e.span } })
 }
 
 fn lex_message(kind: &LexErrorKind) -> &'static str {
@@ -23,6 +39,7 @@ fn lex_message(kind: &LexErrorKind) -> &'static str {
         LexErrorKind::UnexpectedChar => "unexpected character",
         LexErrorKind::IntTooLarge => "integer literal too large",
         LexErrorKind::UnterminatedString => "unterminated string literal",
+        LexErrorKind::TooDeep => "expression nested too deeply",
     }
 }
 
@@ -32,6 +49,9 @@ impl ParseError {
     pub fn from_lalrpop(err: LalrpopError<'_>, src_len: usize) -> ParseError {
         use lalrpop_util::ParseError as E;
         match err {
+            E::User { error } if error.kind == LexErrorKind::TooDeep => {
+                ParseError::TooDeep { span: error.span }
+            }
             E::User { error } => ParseError::Lex(error),
             E::InvalidToken { location } => ParseError::Lex(LexError {
                 kind: LexErrorKind::UnexpectedChar,
@@ -55,7 +75,11 @@ impl ParseError {
     pub fn span(&self) -> Span {
         match self {
             ParseError::Lex(e) => e.span,
-            ParseError::Unexpected { span, .. } | ParseError::Eof { span, .. } => *span,
+            ParseError::Unexpected { span, .. }
+            | ParseError::Eof { span, .. }
+            | ParseError::TooDeep { span } => *span,
+            // The first byte past the limit.
+            ParseError::TooLong { .. } => Span::new(MAX_SOURCE_BYTES, MAX_SOURCE_BYTES + 1),
         }
     }
 }
@@ -104,6 +128,12 @@ impl IntoDiagnostic for ParseError {
                     None => d,
                 }
             }
+            // No label: it would print a megabyte of text.
+            ParseError::TooLong { .. } => Diagnostic::error("E0003", self.to_string())
+                .help("split the work into several programs, or bind large index lists as tensors"),
+            ParseError::TooDeep { span } => Diagnostic::error("E0004", self.to_string())
+                .label(*span, format!("level {} starts here", MAX_NESTING + 1))
+                .help("every bracket, operator, index and call is a level"),
             ParseError::Eof { span, expected } => {
                 let d = Diagnostic::error("E0002", self.to_string()).label(*span, "the input ends here");
                 match expected_note(expected) {

@@ -12,8 +12,15 @@ mod grammar {
 
 pub use error::ParseError;
 
-/// Parses a whole program (statements separated by newlines or `;`).
+use crate::limits::MAX_SOURCE_BYTES;
+
+/// Parses a whole program (statements separated by newlines or `;`). Text longer than
+/// [`MAX_SOURCE_BYTES`] and expressions nested deeper than
+/// [`MAX_NESTING`](crate::limits::MAX_NESTING) are errors.
 pub fn parse_program(src: &str) -> Result<ast::Program, ParseError> {
+    if src.len() > MAX_SOURCE_BYTES {
+        return Err(ParseError::TooLong { len: src.len() });
+    }
     grammar::slice::ProgramParser::new()
         .parse(lexer::Lexer::new(src))
         .map_err(|e| ParseError::from_lalrpop(e, src.len()))

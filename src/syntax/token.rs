@@ -20,6 +20,9 @@ pub enum LexErrorKind {
     IntTooLarge,
     /// A string literal without its closing quote (recognised by the lexer wrapper).
     UnterminatedString,
+    /// Not lexical: a grammar action's way to stop the parse at an expression nested deeper
+    /// than [`MAX_NESTING`](crate::limits::MAX_NESTING) (it becomes [`ParseError::TooDeep`](super::ParseError::TooDeep)).
+    TooDeep,
 }
 
 fn parse_int<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> Result<u64, LexErrorKind> {

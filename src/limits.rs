@@ -1,0 +1,67 @@
+//! Resource limits. Every program, tensor and file slc accepts is bounded, and each bound is
+//! checked before the work it guards: the text's length before lexing, nesting while parsing
+//! (before a deep tree exists), ranks and program size while checking, plan size while lowering,
+//! the output's size before code generation or allocation. `docs/robustness.md` lists them with
+//! their error codes.
+
+use std::sync::{Mutex, PoisonError};
+
+/// Program text, in bytes (`E0003`).
+pub const MAX_SOURCE_BYTES: usize = 1 << 20;
+
+/// How deeply expressions may nest (`E0004` in the text, `E0118` once `let`s are substituted):
+/// every bracket, operator, call, index and attribute is a level. Python's parser stops at 200
+/// nested brackets; no slicing program comes near this.
+pub const MAX_NESTING: usize = 256;
+
+/// Dimensions of any tensor: an input, a list literal, an intermediate or the result (`E0119`).
+/// NumPy's own maximum (`NPY_MAXDIMS`) is 64.
+pub const MAX_RANK: usize = 64;
+
+/// Checked-program nodes, counting every copy a `let` substitution makes (`E0127`): without a
+/// bound, `let x = i[i]; let x = x[x]; ...` doubles the program with every line.
+pub const MAX_PROGRAM_NODES: usize = 1 << 16;
+
+/// Accesses (reads of a buffer, one per gathered index) in a plan (`E0304`). Fusing a gather
+/// into a chain copies its index access into each access that moves along the gathered axis.
+pub const MAX_PLAN_ACCESSES: usize = 1 << 12;
+
+/// Programs nested at most this deep are checked and lowered on the caller's thread (which
+/// takes well under 128 KiB of its stack); deeper ones on a thread of [`DEEP_STACK_BYTES`].
+const INLINE_NESTING: usize = 24;
+
+/// The stack of the thread that checks and lowers deeply nested programs: ample for
+/// [`MAX_NESTING`] levels (a level takes a few KiB). Only the pages used are committed.
+const DEEP_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f`, one of the recursive stages (checking, lowering, verification) over a program
+/// nested `depth` levels deep, where the stack is deep enough for it: on the calling thread
+/// when the program is shallow, otherwise on a scoped thread with a large stack, so that a
+/// deep program cannot overflow the stack of whatever thread called the library.
+pub(crate) fn with_stack_for<T: Send>(depth: usize, f: impl FnOnce() -> T + Send) -> T {
+    if depth <= INLINE_NESTING {
+        return f();
+    }
+    let slot = Mutex::new(Some(f));
+    let take = || slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let ran = std::thread::scope(|s| {
+        let builder = std::thread::Builder::new().name("slc-deep".into()).stack_size(DEEP_STACK_BYTES);
+        let handle = builder.spawn_scoped(s, || take().map(|f| f())).ok()?;
+        handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    // No thread could be started (the process is at its limit): the caller's stack it is.
+    ran.unwrap_or_else(|| take().expect("the closure runs once")())
+}
+
+/// The default bound on an output's size: what this process can still allocate — the
+/// system's available memory, or what its cgroup still allows if that is less. `None` where
+/// neither can be read (not Linux): then only allocation failures bound outputs.
+pub fn available_memory() -> Option<u64> {
+    slc_runtime::available_memory()
+}
+
+/// The bound on output bytes that `max` (a [`RunOptions`](crate::RunOptions) setting) gives:
+/// itself when set, else [`available_memory`].
+pub fn output_bound(max: Option<u64>) -> Option<u64> {
+    max.or_else(available_memory)
+}
