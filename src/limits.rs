@@ -4,6 +4,8 @@
 //! the output's size before code generation or allocation. `docs/robustness.md` lists them with
 //! their error codes.
 
+use crate::backend::RuntimeError;
+use crate::source::Span;
 use std::sync::{Mutex, PoisonError};
 
 /// Program text, in bytes (`E0003`).
@@ -14,9 +16,9 @@ pub const MAX_SOURCE_BYTES: usize = 1 << 20;
 /// nested brackets; no slicing program comes near this.
 pub const MAX_NESTING: usize = 256;
 
-/// Dimensions of any tensor: an input, a list literal, an intermediate or the result (`E0119`).
-/// NumPy's own maximum (`NPY_MAXDIMS`) is 64.
-pub const MAX_RANK: usize = 64;
+/// Dimensions of any tensor: an input, a list literal, an intermediate or the result (`E0119`);
+/// `.npy` files of more are refused too. NumPy's own maximum (`NPY_MAXDIMS`) is 64.
+pub const MAX_RANK: usize = slc_runtime::MAX_RANK;
 
 /// Checked-program nodes, counting every copy a `let` substitution makes (`E0127`): without a
 /// bound, `let x = i[i]; let x = x[x]; ...` doubles the program with every line.
@@ -60,8 +62,23 @@ pub fn available_memory() -> Option<u64> {
     slc_runtime::available_memory()
 }
 
-/// The bound on output bytes that `max` (a [`RunOptions`](crate::RunOptions) setting) gives:
-/// itself when set, else [`available_memory`].
-pub fn output_bound(max: Option<u64>) -> Option<u64> {
-    max.or_else(available_memory)
+/// Outputs below this size are not checked against the memory available (that reads `/proc`
+/// on every run); failing to allocate one is still an error, never an abort.
+const UNCHECKED_OUTPUT_BYTES: u64 = 64 << 20;
+
+/// Fails when an output of `bytes` exceeds `max` (a [`RunOptions`](crate::RunOptions)
+/// setting), or by default the memory available. `span`: the result's expression.
+pub(crate) fn check_output(bytes: u64, max: Option<u64>, span: Option<Span>) -> Result<(), RuntimeError> {
+    let limit = match max {
+        Some(max) => max,
+        None if bytes < UNCHECKED_OUTPUT_BYTES => return Ok(()),
+        None => match available_memory() {
+            Some(available) => available,
+            None => return Ok(()),
+        },
+    };
+    if bytes > limit {
+        return Err(RuntimeError::OutputTooLarge { bytes, limit, set: max.is_some(), span });
+    }
+    Ok(())
 }

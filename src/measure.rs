@@ -117,8 +117,9 @@ pub fn time_against_memcpy(
 ) -> Result<Timing, RuntimeError> {
     kernel()?;
     // Both buffers are touched once before timing, as the kernel's inputs were.
-    let src = vec![1u8; out_bytes.max(1)];
-    let mut dst = vec![0u8; out_bytes.max(1)];
+    let mut src = Tensor::zeros(DType::U8, &[out_bytes.max(1)])?;
+    src.bytes_mut().fill(1);
+    let mut dst = Tensor::zeros(DType::U8, &[out_bytes.max(1)])?;
     let (mut kernel_times, mut copy_times) = (vec![], vec![]);
     let begin = Instant::now();
     while kernel_times.len() < 10 || (begin.elapsed() < budget && kernel_times.len() < 100_000) {
@@ -126,7 +127,7 @@ pub fn time_against_memcpy(
         let _ = kernel();
         kernel_times.push(t.elapsed());
         let t = Instant::now();
-        dst.copy_from_slice(&src);
+        dst.bytes_mut().copy_from_slice(src.bytes());
         std::hint::black_box(&mut dst);
         copy_times.push(t.elapsed());
     }

@@ -53,6 +53,13 @@ pub(crate) fn check_and_lower(
     Ok((checked, lowered, info))
 }
 
+impl Compiled {
+    /// Fails when the output is larger than `options` allow, pointing at the result.
+    pub(crate) fn check_output_size(&self, options: &RunOptions) -> Result<(), RuntimeError> {
+        limits::check_output(self.plan.output_bytes(), options.max_output_bytes, Some(self.checked.span))
+    }
+}
+
 /// Which executor runs plans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {
@@ -79,20 +86,30 @@ pub struct RunOptions {
     pub backend: Backend,
     /// Worker threads for large outputs (the JIT splits the outermost loop).
     pub threads: usize,
+    /// The largest output, in bytes, a run may produce (`E0207` beyond it, before any code is
+    /// generated or memory allocated). `None`: the memory available
+    /// ([`limits::available_memory`]).
+    pub max_output_bytes: Option<u64>,
 }
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        RunOptions { backend: Backend::Jit, threads }
+        RunOptions { backend: Backend::Jit, threads, max_output_bytes: None }
+    }
+}
+
+impl RunOptions {
+    /// The reference interpreter on the calling thread.
+    pub fn interpreter() -> RunOptions {
+        RunOptions { backend: Backend::Interp, threads: 1, max_output_bytes: None }
     }
 }
 
 impl Compiled {
     /// Runs the plan on the reference interpreter, taking inputs by name from `tensors`.
     pub fn run(&self, tensors: &BTreeMap<String, Tensor>) -> Result<Tensor, Error> {
-        let options = RunOptions { backend: Backend::Interp, threads: 1 };
-        self.run_with(tensors, &options, &KernelCache::default())
+        self.run_with(tensors, &RunOptions::interpreter(), &KernelCache::default())
     }
 
     /// Runs the plan with the chosen back end; JIT kernels come from (and go into) `cache`.
@@ -115,6 +132,7 @@ impl Compiled {
                 }
             }
         }
+        self.check_output_size(options)?;
         let result = match options.backend {
             Backend::Interp => interp::run(&self.plan, &self.info, &args),
             Backend::Jit => cache

@@ -205,7 +205,7 @@ pub unsafe extern "C" fn slc_session_set_backend(s: *mut slc_session, backend: i
             _ => return Err(arg(format!("{backend} is not a back end (SLC_BACKEND_JIT or _INTERP)"))),
         };
         s.backend = b;
-        *s.session.options_mut() = slc::RunOptions { backend: b, threads: s.threads };
+        s.session.options_mut().backend = b;
         Ok(())
     })
     .1
@@ -219,7 +219,7 @@ pub unsafe extern "C" fn slc_session_set_threads(s: *mut slc_session, threads: u
         // SAFETY: the caller passes a live session or null.
         let s = unsafe { s.as_mut() }.ok_or_else(|| arg("the session is NULL"))?;
         s.threads = threads.max(1);
-        *s.session.options_mut() = slc::RunOptions { backend: s.backend, threads: s.threads };
+        s.session.options_mut().threads = s.threads;
         Ok(())
     })
     .1

@@ -9,6 +9,9 @@ pub mod npy;
 pub mod tensor;
 
 pub use dtype::DType;
+
+/// The most dimensions a tensor may have, as in NumPy (`NPY_MAXDIMS`).
+pub const MAX_RANK: usize = 64;
 pub use format::{PrintOptions, format_tensor};
 pub use memory::available_memory;
 pub use npy::{NpyError, encode_npy, parse_npy, read_npy, write_npy};

@@ -3,12 +3,16 @@
 //! the file before anything is allocated, so a header that lies cannot exhaust memory, and
 //! writes go to a temporary file that is renamed into place: a failed write leaves nothing.
 
-use crate::{DType, Tensor};
+use crate::{DType, MAX_RANK, Tensor};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
+
+/// The longest header read (NumPy's own reader stops at 10 000 bytes unless told otherwise):
+/// a header's length field cannot make the reader allocate more.
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum NpyError {
@@ -36,6 +40,10 @@ pub enum NpyError {
     TrailingData { path: Option<PathBuf>, extra: u64 },
     #[error("{} declares shape {shape:?}, too large to address", show(path))]
     TooLarge { path: Option<PathBuf>, shape: Vec<u64> },
+    #[error("{} has {rank} dimensions; at most {MAX_RANK} are supported", show(path))]
+    TooManyDims { path: Option<PathBuf>, rank: usize },
+    #[error("{} has a header of {len} bytes; at most {MAX_HEADER_BYTES} are read", show(path))]
+    HeaderTooLarge { path: Option<PathBuf>, len: usize },
     #[error("{} holds bool values other than 0 and 1", show(path))]
     InvalidBool { path: Option<PathBuf> },
     #[error(".npy has no bfloat16 type; convert the tensor to f32 before saving it")]
@@ -82,6 +90,9 @@ fn parse_header(bytes: &[u8], path: &Option<PathBuf>) -> Result<Result<Header, u
         }
         v => return Err(bad(&format!("unsupported format version {v}.{}", bytes[7]))),
     };
+    if len > MAX_HEADER_BYTES {
+        return Err(NpyError::HeaderTooLarge { path: path.clone(), len });
+    }
     let end = start + len;
     if bytes.len() < end {
         return Ok(Err(end));
@@ -111,6 +122,9 @@ fn parse_header(bytes: &[u8], path: &Option<PathBuf>) -> Result<Result<Header, u
     let (Some(descr), Some(fortran), Some(shape)) = (descr, fortran, shape) else {
         return Err(bad("it needs the keys 'descr', 'fortran_order' and 'shape'"));
     };
+    if shape.len() > MAX_RANK {
+        return Err(NpyError::TooManyDims { path: path.clone(), rank: shape.len() });
+    }
     let (dtype, swap) = DType::from_npy_descr(&descr)
         .ok_or_else(|| NpyError::UnsupportedDtype { path: path.clone(), descr: descr.clone() })?;
     // A 1-element or empty array has the same layout in both orders; NumPy writes it as C order.

@@ -84,12 +84,14 @@ impl Iterator for Offsets {
         let mut at = current;
         for d in (0..self.shape.len()).rev() {
             self.coords[d] += 1;
-            at += self.strides[d];
+            // Wrapping: past the last coordinate of an axis the offset may leave i64 (a huge
+            // stride along a unit axis); it is taken back at once, exactly, modulo 2^64.
+            at = at.wrapping_add(self.strides[d]);
             if self.coords[d] < self.shape[d] {
                 self.next = Some(at);
                 break;
             }
-            at -= self.strides[d] * self.coords[d];
+            at = at.wrapping_sub(self.strides[d].wrapping_mul(self.coords[d]));
             self.coords[d] = 0;
         }
         Some(current)

@@ -36,6 +36,13 @@ pub enum RuntimeError {
     InputCount { expected: usize, found: usize },
     #[error(transparent)]
     Alloc(#[from] TensorError),
+    /// The output would be larger than the bound (`set`: by the caller, else the memory
+    /// available); checked before any code is generated or memory allocated.
+    #[error(
+        "the result needs {bytes} bytes, more than the {limit} {}",
+        if *set { "allowed" } else { "bytes of memory available" }
+    )]
+    OutputTooLarge { bytes: u64, limit: u64, set: bool, span: Option<Span> },
     /// An address outside a buffer: verification makes this unreachable; reported, not a crash.
     #[error("internal error: address {address} outside a buffer of {len} elements")]
     OutOfBuffer { address: i128, len: usize },
@@ -63,6 +70,14 @@ impl IntoDiagnostic for RuntimeError {
             }
             RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
             RuntimeError::OutOfBuffer { .. } => Diagnostic::error("E0299", message),
+            RuntimeError::OutputTooLarge { span, .. } => {
+                let d = Diagnostic::error("E0207", message)
+                    .help("slice less, or raise the bound: --max-output-bytes, RunOptions::max_output_bytes");
+                match span {
+                    Some(span) => d.label(span, "this result"),
+                    None => d,
+                }
+            }
         }
     }
 }

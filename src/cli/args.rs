@@ -41,6 +41,20 @@ pub fn parse_shape(s: &str) -> Result<(String, TensorType), String> {
     Ok((name.to_string(), ty.parse()?))
 }
 
+/// A byte count: digits with an optional binary suffix, `K`, `M`, `G` or `T` (`512M`, `4G`).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 30),
+        Some((i, 'T' | 't')) => (&t[..i], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("`{s}` is not a byte count (e.g. 1000000, 512M, 4G)"))?;
+    n.checked_mul(1 << shift).ok_or_else(|| format!("`{s}` bytes is more than 2^64"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,6 +69,16 @@ mod tests {
         assert!(parse_shape("a=q8[2]").is_err());
         assert!(parse_shape("1a=f32[2]").is_err());
         assert!(parse_shape("a=f32").is_err());
+    }
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("1000"), Ok(1000));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("4g"), Ok(4 << 30));
+        assert!(parse_bytes("-1").is_err());
+        assert!(parse_bytes("G").is_err());
+        assert!(parse_bytes("99999999999T").is_err());
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let types: InputTypes = args.shapes.into_iter().collect();
     let compiled: Compiled = crate::compile(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
     let plan = &compiled.plan;
+    // Before anything is allocated: the output, and memcpy's source and destination.
+    let bytes = plan.output_bytes();
+    crate::limits::check_output(bytes.saturating_mul(3), None, Some(compiled.checked.span))
+        .map_err(|e| report(&e.into(), &args.expr))?;
     let inputs = measure::generated_inputs(plan).map_err(|e| {
         eprintln!("error: {e}");
         Failure::Runtime

@@ -1,6 +1,6 @@
 //! `slc eval`: evaluate a program on .npy inputs.
 
-use super::args::{InputArg, parse_input};
+use super::args::{InputArg, parse_bytes, parse_input};
 use super::{Failure, report};
 use crate::{Backend, Session};
 use slc_runtime::{PrintOptions, format_tensor, read_npy, write_npy};
@@ -22,6 +22,10 @@ pub struct EvalArgs {
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Refuse results larger than this many bytes (suffixes K, M, G, T; default: the memory
+    /// available).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_output_bytes: Option<u64>,
 }
 
 fn parse_backend(s: &str) -> Result<Backend, String> {
@@ -33,6 +37,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     if let Some(n) = args.threads {
         session.options_mut().threads = n as usize;
     }
+    session.options_mut().max_output_bytes = args.max_output_bytes;
     for input in &args.inputs {
         match read_npy(&input.path) {
             Ok(t) => session.bind(&input.name, t),

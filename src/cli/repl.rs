@@ -2,7 +2,7 @@
 //! run without prompts.
 
 use super::Failure;
-use super::args::{InputArg, parse_input};
+use super::args::{InputArg, parse_bytes, parse_input};
 use crate::Backend;
 use crate::repl::{FailureKind, Repl, front};
 use slc_runtime::read_npy;
@@ -19,6 +19,10 @@ pub struct ReplArgs {
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Refuse results larger than this many bytes (suffixes K, M, G, T; default: the memory
+    /// available).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_output_bytes: Option<u64>,
     /// Neither read nor write the history file.
     #[arg(long)]
     pub no_history: bool,
@@ -42,6 +46,7 @@ pub(super) fn configured(
     inputs: &[InputArg],
     backend: Option<Backend>,
     threads: Option<u16>,
+    max_output_bytes: Option<u64>,
 ) -> Result<Repl, Failure> {
     let mut repl = Repl::new();
     repl.color = super::color_stderr();
@@ -51,6 +56,7 @@ pub(super) fn configured(
     if let Some(n) = threads {
         repl.options_mut().threads = n as usize;
     }
+    repl.options_mut().max_output_bytes = max_output_bytes;
     for input in inputs {
         match read_npy(&input.path) {
             Ok(t) => repl.bind(&input.name, t),
@@ -64,7 +70,7 @@ pub(super) fn configured(
 }
 
 pub fn run(args: ReplArgs) -> Result<(), Failure> {
-    let mut repl = configured(&args.inputs, args.backend, args.threads)?;
+    let mut repl = configured(&args.inputs, args.backend, args.threads, args.max_output_bytes)?;
     if std::io::stdin().is_terminal() {
         let history = if args.no_history { None } else { front::history_path() };
         return front::interactive(repl, history).map_err(|e| {

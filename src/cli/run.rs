@@ -2,7 +2,7 @@
 //! stops the run with its report.
 
 use super::Failure;
-use super::args::{InputArg, parse_input};
+use super::args::{InputArg, parse_bytes, parse_input};
 use super::repl::{configured, parse_backend};
 use crate::Backend;
 use crate::repl::front;
@@ -22,10 +22,14 @@ pub struct RunArgs {
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Refuse results larger than this many bytes (suffixes K, M, G, T; default: the memory
+    /// available).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_output_bytes: Option<u64>,
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
-    let mut repl = configured(&args.inputs, args.backend, args.threads)?;
+    let mut repl = configured(&args.inputs, args.backend, args.threads, args.max_output_bytes)?;
     repl.echo_lets = false;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {
         eprintln!("error: cannot read '{}': {e}", args.file.display());

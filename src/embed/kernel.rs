@@ -146,7 +146,7 @@ impl Kernel {
     ///
     /// ```
     /// use slc::{Backend, RunOptions, embed::Kernel};
-    /// let options = RunOptions { backend: Backend::Interp, threads: 1 };
+    /// let options = RunOptions { backend: Backend::Interp, ..RunOptions::default() };
     /// let k = Kernel::prepare_with("a[::-1]", &[("a", "u8[3]".parse()?)], &options)?;
     /// assert_eq!(k.backend(), Backend::Interp);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -173,10 +173,7 @@ impl Kernel {
         order: Vec<usize>,
         options: &RunOptions,
     ) -> Result<Kernel, Error> {
-        let native = match options.backend {
-            Backend::Jit => Some(jit_entry(&compiled, &order)?),
-            Backend::Interp => None,
-        };
+        compiled.check_output_size(options)?;
         let out_shape = dims(&compiled.plan.shape);
         let out_nbytes = Tensor::byte_size(compiled.plan.dtype, &out_shape).ok_or_else(|| {
             RuntimeError::Alloc(slc_runtime::TensorError::TooLarge {
@@ -185,6 +182,10 @@ impl Kernel {
                 bytes: None,
             })
         })?;
+        let native = match options.backend {
+            Backend::Jit => Some(jit_entry(&compiled, &order)?),
+            Backend::Interp => None,
+        };
         Ok(Kernel {
             src: src.to_string(),
             names: inputs.iter().map(|(n, _)| n.to_string()).collect(),
@@ -410,8 +411,7 @@ impl Kernel {
                 _ => return fallback.into(),
             };
         }
-        let options = RunOptions { backend: Backend::Interp, threads: 1 };
-        match self.compiled.run_with(&tensors, &options, &Default::default()) {
+        match self.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default()) {
             Err(e) => e,
             Ok(_) => fallback.into(),
         }
@@ -425,8 +425,7 @@ impl Kernel {
             let t = views[i].to_tensor().map_err(RuntimeError::from)?;
             tensors.insert(self.names[i].clone(), t);
         }
-        let options = RunOptions { backend: Backend::Interp, threads: 1 };
-        let result = self.compiled.run_with(&tensors, &options, &Default::default())?;
+        let result = self.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default())?;
         // SAFETY: `out` has `out_nbytes` writable bytes, the result's size.
         unsafe { std::ptr::copy_nonoverlapping(result.as_ptr(), out, self.out_nbytes) };
         Ok(())

@@ -165,6 +165,12 @@ impl Plan {
         }
     }
 
+    /// The output's size in bytes (saturating; verification bounds it by i64).
+    pub fn output_bytes(&self) -> u64 {
+        let numel = self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d.max(0) as u64));
+        numel.and_then(|n| n.checked_mul(self.dtype.width() as u64)).unwrap_or(u64::MAX)
+    }
+
     pub fn buffer_name(&self, id: BufferId) -> String {
         match id {
             BufferId::Input(i) => self.inputs.get(i).map_or_else(|| format!("?{i}"), |d| d.name.clone()),

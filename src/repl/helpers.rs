@@ -163,14 +163,17 @@ enum Num {
     Float(f64),
 }
 
-/// A tensor of `dtype` and `shape` whose element `i` is `value(i)`; `None` from `value` means
-/// the value does not fit the dtype.
+/// A tensor of `dtype` and `shape` whose element `i` is `value(i)`, no larger than `max` bytes
+/// (a [`RunOptions`](crate::RunOptions) bound); a value that does not fit the dtype is an error.
 fn filled(
     dtype: DType,
     shape: &[usize],
     span: Span,
+    max: Option<u64>,
     mut value: impl FnMut(usize) -> Num,
 ) -> Result<Tensor, Fail> {
+    let bytes = Tensor::byte_size(dtype, shape).map_or(u64::MAX, |b| b as u64);
+    crate::limits::check_output(bytes, max, Some(span)).map_err(Fail::from)?;
     let mut t = Tensor::zeros(dtype, shape).map_err(|e| {
         Fail::runtime(
             Diagnostic::error("E0505", format!("cannot make the tensor: {e}")).label(span, "in this call"),
@@ -353,7 +356,7 @@ impl Repl {
                         }
                     },
                 };
-                filled(dtype, &dims, span, |i| Num::Int(i as u64))
+                filled(dtype, &dims, span, self.options.max_output_bytes, |i| Num::Int(i as u64))
             }
             "random" => {
                 let [shape, dtype, seed, high] = bind("random", RANDOM, args, span)?[..] else {
@@ -387,7 +390,7 @@ impl Repl {
                     None => None,
                 };
                 let mut rng = SplitMix(seed);
-                filled(dtype, &dims, span, |_| {
+                filled(dtype, &dims, span, self.options.max_output_bytes, |_| {
                     let r = rng.next_u64();
                     match dtype {
                         // Uniform in [0, 1) (or [0, high)), from the top 53 bits.
@@ -405,7 +408,7 @@ impl Repl {
                 let dims = self.shape_arg(shape.expect("required"))?;
                 let dtype = dtype_arg(dtype)?;
                 let one = u64::from(callee.name == "ones");
-                filled(dtype, &dims, span, |_| Num::Int(one))
+                filled(dtype, &dims, span, self.options.max_output_bytes, |_| Num::Int(one))
             }
             other => unreachable!("`{other}` is not a helper that makes a tensor"),
         }

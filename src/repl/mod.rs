@@ -489,7 +489,8 @@ impl Repl {
 
     /// Runs a plan on the chosen back end, pointing a failed index check at its expression.
     pub(crate) fn run(&self, planned: &Planned) -> Result<Tensor, Fail> {
-        let Planned { plan, info, check_spans, .. } = planned;
+        let Planned { checked, plan, info, check_spans } = planned;
+        crate::limits::check_output(plan.output_bytes(), self.options.max_output_bytes, Some(checked.span))?;
         let args = self.plan_inputs(plan)?;
         let result = match self.options.backend {
             Backend::Interp => interp::run(plan, info, &args),

@@ -203,7 +203,10 @@ fn helper_misuse_is_reported_at_the_argument() {
     let err = fails(&mut r, "zeros([4294967296, 4294967296, 4294967296], dtype=u8)", p);
     assert!(err.contains("too many elements"), "{err}");
     let err = fails(&mut r, "zeros([1073741824, 1048576], dtype=u8)", FailureKind::Runtime);
-    assert!(err.contains("cannot make the tensor"), "{err}");
+    assert!(err.contains("E0207") && err.contains("bytes of memory available"), "{err}");
+    r.options_mut().max_output_bytes = Some(1000);
+    let err = fails(&mut r, "ones([1001], dtype=u8)", FailureKind::Runtime);
+    assert!(err.contains("the result needs 1001 bytes, more than the 1000 allowed"), "{err}");
     assert!(r.names().is_empty());
 }
 

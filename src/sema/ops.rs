@@ -524,7 +524,8 @@ impl Checker<'_> {
                     offsets_span,
                 );
             }
-            let len = 1 + (w - 1) / t.abs();
+            // i64::MIN has no absolute value in i64.
+            let len = 1 + ((w - 1) as u64 / t.unsigned_abs()) as i64;
             let start = if t < 0 { o + w - 1 } else { o };
             dims.push(ViewDim::Range { start, step: t, len });
         }
