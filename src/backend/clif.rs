@@ -16,7 +16,10 @@
 use super::loopnest::{LoopNest, Stream, Term};
 use crate::plan::OobMode;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Type, Value, types};
+use cranelift_codegen::ir::{
+    AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Type, Value,
+    types,
+};
 use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module, ModuleError};
@@ -31,6 +34,13 @@ pub const STATUS_EMPTY_AXIS: i32 = 2;
 const INLINE_COPY_BYTES: i64 = 64;
 
 const NO_ARGS: &[BlockArg] = &[];
+
+/// Gathered contributions normalized ahead of the rows that reuse them, per table fill (8 bytes
+/// each, per term, on the stack).
+const TABLE_CHUNK: i64 = 256;
+/// A table entry for a zero-mode miss; no real contribution (|index · stride| < buffer size)
+/// can equal it.
+const TABLE_MISS: i64 = i64::MIN;
 
 pub fn signature(module: &dyn Module) -> Signature {
     let ptr = module.target_config().pointer_type();
@@ -139,6 +149,11 @@ fn hoist_level(t: &Term) -> usize {
         s.terms.iter().map(hoist_level).fold(own, usize::max)
     }
     deepest(&t.index)
+}
+
+/// Whether loop `level` leaves a stream (and every index stream nested in it) where it is.
+fn invariant_at(s: &Stream, level: usize) -> bool {
+    s.strides[level] == 0 && s.terms.iter().all(|t| invariant_at(&t.index, level))
 }
 
 impl<'a, 'n> Gen<'a, 'n> {
@@ -331,11 +346,8 @@ impl<'a, 'n> Gen<'a, 'n> {
             // Unreachable at run time (the jump to fail_empty above); keep the IR well formed.
             OobMode::Clamp | OobMode::Wrap => (self.b.ins().iconst(types::I64, 0), None),
         };
+        // A nested miss only zeroes the index value (above), not this element.
         let contribution = self.b.ins().imul_imm_s(value, t.stride);
-        let miss = match (miss, nested_miss) {
-            (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
-            (a, b) => a.or(b),
-        };
         (contribution, miss)
     }
 
@@ -374,6 +386,10 @@ impl<'a, 'n> Gen<'a, 'n> {
             self.copy_block(out, out_off, &data, bytes, static_bytes);
             return;
         }
+        if depth + 2 == rank && !nest.block && self.table_pays(depth, &data) {
+            self.emit_with_index_table(depth, out, out_off, &data, range);
+            return;
+        }
         if depth + 1 == rank && data.terms.iter().all(|t| t.value.is_some()) {
             // Every gather is fixed for the whole innermost loop: it is an affine copy.
             self.emit_affine_inner(depth, out, out_off, &data, range);
@@ -403,6 +419,200 @@ impl<'a, 'n> Gen<'a, 'n> {
         let next = self.b.ins().iadd_imm_s(i, 1);
         self.b.def_var(i_var, next);
         self.b.ins().jump(header, NO_ARGS);
+        self.b.switch_to_block(exit);
+    }
+
+    /// Whether the gathers still pending at the innermost loop stay put along loop `depth`
+    /// (`a[:, idx]`: the same columns in every row), so that normalizing each index once for all
+    /// rows pays.
+    fn table_pays(&self, depth: usize, data: &StreamState) -> bool {
+        let nest = self.nest;
+        let mut pending =
+            nest.data.terms.iter().zip(&data.terms).filter(|(_, ts)| ts.value.is_none()).peekable();
+        nest.extents[depth] > 1
+            && pending.peek().is_some()
+            && pending.all(|(t, _)| invariant_at(&t.index, depth))
+    }
+
+    /// Loops `depth` (rows) and `depth + 1` (columns) when the columns' gathers do not depend
+    /// on the row: for each chunk of columns, the gathered contributions are normalized once
+    /// into a table on the stack, then every row copies through it.
+    fn emit_with_index_table(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let inner = depth + 1;
+        let columns = nest.extents[inner];
+        let chunk = TABLE_CHUNK.min(columns);
+        let pending: Vec<usize> = (0..data.terms.len()).filter(|&j| data.terms[j].value.is_none()).collect();
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (pending.len() as i64 * chunk * 8) as u32,
+            3,
+        ));
+        let table = self.b.ins().stack_addr(self.ptr, slot, 0);
+        let (lo, hi) = match range {
+            Some(r) => r,
+            None => {
+                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
+            }
+        };
+        // No rows, no index reads: an empty range must not report an index error.
+        let done = self.b.create_block();
+        let chunks = self.b.create_block();
+        let any = self.b.ins().icmp(IntCC::SignedLessThan, lo, hi);
+        self.b.ins().brif(any, chunks, NO_ARGS, done, NO_ARGS);
+        self.b.switch_to_block(chunks);
+
+        let (first, limit) = (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, columns));
+        self.counted_loop(first, limit, chunk, |g, start| {
+            let left = g.b.ins().isub(limit, start);
+            let chunk_v = g.b.ins().iconst(types::I64, chunk);
+            let n = g.b.ins().smin(left, chunk_v);
+            let zero = g.b.ins().iconst(types::I64, 0);
+            // Fill: the contribution of every pending term for columns start..start+n.
+            let mut may_miss = vec![false; pending.len()];
+            g.counted_loop(zero, n, 1, |g, k| {
+                let column = g.b.ins().iadd(start, k);
+                let mut st = g.advance(&nest.data, data, inner, column);
+                g.evaluate_terms(&nest.data, &mut st, nest.extents.len());
+                let entry = g.b.ins().imul_imm_s(k, 8);
+                let entry = g.b.ins().iadd(table, entry);
+                for (j, &t) in pending.iter().enumerate() {
+                    let (c, miss) = st.terms[t].value.expect("evaluated above");
+                    let c = match miss {
+                        Some(m) => {
+                            may_miss[j] = true;
+                            let sentinel = g.b.ins().iconst(types::I64, TABLE_MISS);
+                            g.b.ins().select(m, sentinel, c)
+                        }
+                        None => c,
+                    };
+                    g.b.ins().store(MemFlagsData::trusted(), c, entry, (j as i64 * chunk * 8) as i32);
+                }
+            });
+            // Rows: each copies its n columns through the table.
+            g.counted_loop(lo, hi, 1, |g, row| {
+                let step = g.b.ins().imul_imm_s(row, nest.out[depth]);
+                let row_out = g.b.ins().iadd(out_off, step);
+                let mut st = g.advance(&nest.data, data, depth, row);
+                st = g.advance(&nest.data, &st, inner, start);
+                let zero = g.b.ins().iconst(types::I64, 0);
+                for &t in &pending {
+                    st.terms[t].value = Some((zero, None));
+                }
+                let (src, row_miss) = g.address(&nest.data, &st);
+                let skip = g.b.ins().imul_imm_s(start, nest.out[inner]);
+                let dst = g.b.ins().iadd(out, row_out);
+                let dst = g.b.ins().iadd(dst, skip);
+                g.table_row(dst, src, table, n, row_miss, &may_miss, chunk, inner);
+            });
+        });
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
+    /// One row through the table: `n` elements, each at `src` plus the table's contributions.
+    #[allow(clippy::too_many_arguments)]
+    fn table_row(
+        &mut self,
+        dst: Value,
+        src: Value,
+        table: Value,
+        n: Value,
+        row_miss: Option<Value>,
+        may_miss: &[bool],
+        chunk: i64,
+        inner: usize,
+    ) {
+        let nest = self.nest;
+        let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
+        let strides = [nest.out[inner], nest.data.strides[inner], 8];
+        self.strided_loop([dst, src, table], strides, n, |g, [d, s, t], k| {
+            let mut addr = match k * strides[1] {
+                0 => s,
+                off => g.b.ins().iadd_imm_s(s, off),
+            };
+            let mut miss = row_miss;
+            for (j, &may) in may_miss.iter().enumerate() {
+                let (t, t_off) = g.split_offset(t, (j as i64 * chunk + k) * 8);
+                let c = g.b.ins().load(types::I64, MemFlagsData::trusted(), t, t_off);
+                addr = g.b.ins().iadd(addr, c);
+                if may {
+                    let m = g.b.ins().icmp_imm_s(IntCC::Equal, c, TABLE_MISS);
+                    miss = Some(match miss {
+                        Some(prev) => g.b.ins().bor(prev, m),
+                        None => m,
+                    });
+                }
+            }
+            let v = g.load_unless(ty, addr, miss, nest.data.buffer);
+            let (d, d_off) = g.split_offset(d, k * strides[0]);
+            g.b.ins().store(MemFlagsData::trusted(), v, d, d_off);
+        });
+    }
+
+    /// `count` iterations over pointers that advance by `strides` bytes each, four iterations
+    /// per loop trip then one: `body(pointers, k)` emits iteration `k` of the trip.
+    fn strided_loop<const P: usize>(
+        &mut self,
+        starts: [Value; P],
+        strides: [i64; P],
+        count: Value,
+        mut body: impl FnMut(&mut Self, [Value; P], i64),
+    ) {
+        const UNROLL: i64 = 4;
+        let mut at = (starts, count);
+        for per_trip in [UNROLL, 1] {
+            let (header, block, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+            for b in [header, exit] {
+                for _ in 0..P {
+                    self.b.append_block_param(b, self.ptr);
+                }
+                self.b.append_block_param(b, types::I64);
+            }
+            let args: Vec<BlockArg> = at.0.iter().chain([&at.1]).map(|&v| BlockArg::Value(v)).collect();
+            self.b.ins().jump(header, &args);
+            self.b.switch_to_block(header);
+            let p = self.b.block_params(header).to_vec();
+            let (ptrs, n): ([Value; P], Value) = (p[..P].try_into().expect("P pointers"), p[P]);
+            let more = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, per_trip);
+            let args: Vec<BlockArg> = p.iter().map(|&v| BlockArg::Value(v)).collect();
+            self.b.ins().brif(more, block, NO_ARGS, exit, &args);
+            self.b.switch_to_block(block);
+            for k in 0..per_trip {
+                body(self, ptrs, k);
+            }
+            // The pointers may step past their buffers after the last trip (never used).
+            let mut next: Vec<BlockArg> = (0..P)
+                .map(|i| BlockArg::Value(self.b.ins().iadd_imm_s(ptrs[i], per_trip.wrapping_mul(strides[i]))))
+                .collect();
+            next.push(BlockArg::Value(self.b.ins().iadd_imm_s(n, -per_trip)));
+            self.b.ins().jump(header, &next);
+            self.b.switch_to_block(exit);
+            let p = self.b.block_params(exit).to_vec();
+            at = (p[..P].try_into().expect("P pointers"), p[P]);
+        }
+    }
+
+    /// `for (i = lo; i < hi; i += step) body(i)`.
+    fn counted_loop(&mut self, lo: Value, hi: Value, step: i64, mut body: impl FnMut(&mut Self, Value)) {
+        let (header, block, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(header, types::I64);
+        self.b.ins().jump(header, &[BlockArg::Value(lo)]);
+        self.b.switch_to_block(header);
+        let i = self.b.block_params(header)[0];
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, hi);
+        self.b.ins().brif(more, block, NO_ARGS, exit, NO_ARGS);
+        self.b.switch_to_block(block);
+        body(self, i);
+        let next = self.b.ins().iadd_imm_s(i, step);
+        self.b.ins().jump(header, &[BlockArg::Value(next)]);
         self.b.switch_to_block(exit);
     }
 
@@ -627,46 +837,14 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// `count` elements one at a time by pointer increments, four per iteration.
+    /// `count` elements one at a time by pointer increments, four per loop trip.
     fn scalar_loop(&mut self, dst: Value, src: Value, count: Value, stride: i64, out_stride: i64) {
-        const UNROLL: i64 = 4;
         let ty = Type::int_with_byte_size(self.nest.width as u16).expect("1, 2, 4 or 8 bytes");
-        let mut at = (dst, src, count);
-        for per_iteration in [UNROLL, 1] {
-            let header = self.b.create_block();
-            let body = self.b.create_block();
-            let exit = self.b.create_block();
-            for block in [header, exit] {
-                self.b.append_block_param(block, self.ptr);
-                self.b.append_block_param(block, self.ptr);
-                self.b.append_block_param(block, types::I64);
-            }
-            self.b.ins().jump(header, &[BlockArg::Value(at.0), BlockArg::Value(at.1), BlockArg::Value(at.2)]);
-            self.b.switch_to_block(header);
-            let p = self.b.block_params(header).to_vec();
-            let (d, s, n) = (p[0], p[1], p[2]);
-            let more = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, per_iteration);
-            let args = [BlockArg::Value(d), BlockArg::Value(s), BlockArg::Value(n)];
-            self.b.ins().brif(more, body, NO_ARGS, exit, &args);
-            self.b.switch_to_block(body);
-            let values: Vec<Value> = (0..per_iteration)
-                .map(|k| {
-                    let (p, off) = self.split_offset(s, k * stride);
-                    self.b.ins().load(ty, MemFlagsData::trusted(), p, off)
-                })
-                .collect();
-            for (k, v) in (0..).zip(values) {
-                let (p, off) = self.split_offset(d, k * out_stride);
-                self.b.ins().store(MemFlagsData::trusted(), v, p, off);
-            }
-            // The pointers may step past their buffers after the last iteration (never used).
-            let d2 = self.b.ins().iadd_imm_s(d, per_iteration.wrapping_mul(out_stride));
-            let s2 = self.b.ins().iadd_imm_s(s, per_iteration.wrapping_mul(stride));
-            let n2 = self.b.ins().iadd_imm_s(n, -per_iteration);
-            self.b.ins().jump(header, &[BlockArg::Value(d2), BlockArg::Value(s2), BlockArg::Value(n2)]);
-            self.b.switch_to_block(exit);
-            let p = self.b.block_params(exit).to_vec();
-            at = (p[0], p[1], p[2]);
-        }
+        self.strided_loop([dst, src], [out_stride, stride], count, |g, [d, s], k| {
+            let (s, s_off) = g.split_offset(s, k * stride);
+            let v = g.b.ins().load(ty, MemFlagsData::trusted(), s, s_off);
+            let (d, d_off) = g.split_offset(d, k * out_stride);
+            g.b.ins().store(MemFlagsData::trusted(), v, d, d_off);
+        });
     }
 }
