@@ -84,12 +84,14 @@ impl DType {
     /// The dtype of a `.npy` descr of any byte order (`<f4`, `>i8`, `|u1`, `=f8`), with whether
     /// its bytes must be swapped to read them on this (little-endian) host.
     pub fn from_npy_descr(descr: &str) -> Option<(DType, bool)> {
-        let (order, code) = descr.split_at(descr.len().min(1));
-        let order = match order {
-            "<" | "|" | "=" => false,
-            ">" => true,
+        // By characters: a header is arbitrary text, and its first character may take several bytes.
+        let mut chars = descr.chars();
+        let order = match chars.next()? {
+            '<' | '|' | '=' => false,
+            '>' => true,
             _ => return None,
         };
+        let code = chars.as_str();
         let dtype = TABLE.iter().find(|r| r.4.is_some_and(|d| &d[1..] == code))?.0;
         Some((dtype, order && dtype.width() > 1))
     }
@@ -133,6 +135,8 @@ mod tests {
     fn npy_descrs() {
         assert_eq!(DType::from_npy_descr("<f4"), Some((F32, false)));
         assert_eq!(DType::from_npy_descr(">i8"), Some((I64, true)));
+        assert_eq!(DType::from_npy_descr("\u{85}|i1"), None);
+        assert_eq!(DType::from_npy_descr(""), None);
         assert_eq!(DType::from_npy_descr("|b1"), Some((Bool, false)));
         assert_eq!(DType::from_npy_descr(">u1"), Some((U8, false)));
         assert_eq!(DType::from_npy_descr("=f8"), Some((F64, false)));
