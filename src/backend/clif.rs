@@ -109,6 +109,9 @@ enum InnerKind {
     Reverse,
     /// Source stride 2·width: 32 bytes loaded, every other element kept.
     Evens,
+    /// Small tiles of `elems` elements, each reversed in place (`img[..., ::-1]` on RGB
+    /// pixels): the tiles that fit in 16 bytes are loaded and shuffled at once.
+    Tiles { elems: i64 },
     /// Anything else: one element at a time, unrolled.
     Scalar,
 }
@@ -389,6 +392,12 @@ impl<'a, 'n> Gen<'a, 'n> {
         if depth + 2 == rank && !nest.block && self.table_pays(depth, &data) {
             self.emit_with_index_table(depth, out, out_off, &data, range);
             return;
+        }
+        if depth + 2 == rank && data.terms.iter().all(|t| t.value.is_some()) {
+            if let Some(elems) = self.reversed_tiles(depth) {
+                self.emit_tiles(depth, elems, out, out_off, &data, range);
+                return;
+            }
         }
         if depth + 1 == rank && data.terms.iter().all(|t| t.value.is_some()) {
             // Every gather is fixed for the whole innermost loop: it is an affine copy.
@@ -768,6 +777,67 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
+    /// The tile length when loops `depth` and `depth + 1` walk dense tiles of at most 8 bytes
+    /// whose elements are read in reverse (`img[..., ::-1]` on pixels): worth a shuffle.
+    fn reversed_tiles(&self, depth: usize) -> Option<i64> {
+        let nest = self.nest;
+        let (w, elems) = (nest.width as i64, nest.extents[depth + 1]);
+        let tile = elems * w;
+        let dense = nest.out[depth + 1] == w && nest.out[depth] == tile && nest.data.strides[depth] == tile;
+        (self.simd && !nest.block && elems >= 2 && tile <= 8 && dense && nest.data.strides[depth + 1] == -w)
+            .then_some(elems)
+    }
+
+    /// Loops `depth` (tiles) and `depth + 1` (elements, reversed) of an affine copy: shuffled
+    /// 16 bytes at a time, then tile by tile. A zero-mode miss fills the tiles with zeros.
+    fn emit_tiles(
+        &mut self,
+        depth: usize,
+        elems: i64,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let (w, tile) = (nest.width as i64, elems * nest.width as i64);
+        let (lo, count) = match range {
+            Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
+            None => {
+                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
+            }
+        };
+        let data = self.advance(&nest.data, data, depth, lo);
+        // The stream points at each tile's last element (read first).
+        let (last, miss) = self.address(&nest.data, &data);
+        let src = self.b.ins().iadd_imm_s(last, -(elems - 1) * w);
+        let skip = self.b.ins().imul_imm_s(lo, tile);
+        let dst = self.b.ins().iadd(out, out_off);
+        let dst = self.b.ins().iadd(dst, skip);
+        let done = self.b.create_block();
+        if let Some(m) = miss {
+            let (zero_fill, copy) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(m, zero_fill, NO_ARGS, copy, NO_ARGS);
+            self.b.switch_to_block(zero_fill);
+            let zero = self.b.ins().iconst(types::I8, 0);
+            let bytes = self.b.ins().imul_imm_s(count, tile);
+            self.b.call_memset(self.config, dst, zero, bytes);
+            self.b.ins().jump(done, NO_ARGS);
+            self.b.switch_to_block(copy);
+        }
+        let (dst, src, count) = self.vector_loop(InnerKind::Tiles { elems }, dst, src, count);
+        let ty = Type::int_with_byte_size(w as u16).expect("1, 2, 4 or 8 bytes");
+        self.strided_loop([dst, src], [tile, tile], count, |g, [d, s], k| {
+            for e in 0..elems {
+                let v =
+                    g.b.ins().load(ty, MemFlagsData::trusted(), s, (k * tile + (elems - 1 - e) * w) as i32);
+                g.b.ins().store(MemFlagsData::trusted(), v, d, (k * tile + e * w) as i32);
+            }
+        });
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
     /// Moves 16 output bytes per iteration while the loads stay inside the elements the loop
     /// reads; returns where the scalar tail starts.
     fn vector_loop(
@@ -779,20 +849,35 @@ impl Gen<'_, '_> {
     ) -> (Value, Value, Value) {
         let w = self.nest.width as i64;
         let lanes = 16 / w;
-        let (mask, need, src_step, load_at): (Vec<u8>, i64, i64, i64) = match kind {
-            InnerKind::Scalar => return (dst, src, count),
-            // Lane j of the result is element j of the run, which sits at src − j·w.
-            InnerKind::Reverse => {
-                let mask = (0..lanes).flat_map(|j| (0..w).map(move |b| ((lanes - 1 - j) * w + b) as u8));
-                (mask.collect(), lanes, -16, w - 16)
-            }
-            // Lane j of the result is element 2j of the 32 bytes loaded; the second load reads one
-            // element past the last one used, so one more element must remain.
-            InnerKind::Evens => {
-                let mask = (0..lanes).flat_map(|j| (0..w).map(move |b| (2 * j * w + b) as u8));
-                (mask.collect(), lanes + 1, 32, 0)
-            }
-        };
+        // `count` counts elements, or tiles for Tiles; each trip moves `per_trip` of them and
+        // `dst_step` output bytes, and needs `need` of them left for its loads and its store.
+        let (mask, need, per_trip, dst_step, src_step, load_at): (Vec<u8>, i64, i64, i64, i64, i64) =
+            match kind {
+                InnerKind::Scalar => return (dst, src, count),
+                // Lane j of the result is element j of the run, which sits at src − j·w.
+                InnerKind::Reverse => {
+                    let mask = (0..lanes).flat_map(|j| (0..w).map(move |b| ((lanes - 1 - j) * w + b) as u8));
+                    (mask.collect(), lanes, lanes, 16, -16, w - 16)
+                }
+                // Lane j of the result is element 2j of the 32 bytes loaded; the second load reads one
+                // element past the last one used, so one more element must remain.
+                InnerKind::Evens => {
+                    let mask = (0..lanes).flat_map(|j| (0..w).map(move |b| (2 * j * w + b) as u8));
+                    (mask.collect(), lanes + 1, lanes, 16, 32, 0)
+                }
+                // Byte j < tiles·E of the result is byte j of tile j/E with its elements reversed; the
+                // bytes past the whole tiles are junk that the next trip (or the tail) overwrites, so
+                // 16 bytes of tiles must remain for both the load and the store.
+                InnerKind::Tiles { elems } => {
+                    let tile = elems * w;
+                    let tiles = 16 / tile;
+                    let mask = (0..16).map(|j| match j < tiles * tile {
+                        true => ((j / tile) * tile + (elems - 1 - (j % tile) / w) * w + j % w) as u8,
+                        false => 0,
+                    });
+                    (mask.collect(), (16 + tile - 1) / tile, tiles, tiles * tile, tiles * tile, 0)
+                }
+            };
         let mask = self.b.func.dfg.immediates.push(mask.into());
         let header = self.b.create_block();
         let body = self.b.create_block();
@@ -819,9 +904,9 @@ impl Gen<'_, '_> {
             _ => self.b.ins().shuffle(v, v, mask),
         };
         self.b.ins().store(vector_flags(), shuffled, d, 0);
-        let d2 = self.b.ins().iadd_imm_s(d, 16);
+        let d2 = self.b.ins().iadd_imm_s(d, dst_step);
         let s2 = self.b.ins().iadd_imm_s(s, src_step);
-        let n2 = self.b.ins().iadd_imm_s(n, -lanes);
+        let n2 = self.b.ins().iadd_imm_s(n, -per_trip);
         self.b.ins().jump(header, &[BlockArg::Value(d2), BlockArg::Value(s2), BlockArg::Value(n2)]);
         self.b.switch_to_block(exit);
         let p = self.b.block_params(exit).to_vec();
