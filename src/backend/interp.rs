@@ -134,15 +134,10 @@ impl Machine<'_> {
             match t.mode.normalize(j, t.len) {
                 Ok(Some(j)) => address += j as i128 * t.stride as i128,
                 Ok(None) => return Ok(None),
+                // Checks run first, so this is reached only by plans built without them; the
+                // kernels report it alike.
                 Err(IndexOutOfRange) if t.mode == OobMode::Error => {
-                    // Checks run first, so this is reached only by plans built without them.
-                    return Err(RuntimeError::IndexOutOfBounds {
-                        check: usize::MAX,
-                        index: j,
-                        axis: 0,
-                        len: t.len,
-                        span: None,
-                    });
+                    return Err(RuntimeError::GatherOutOfRange);
                 }
                 Err(IndexOutOfRange) => return Err(RuntimeError::EmptyAxis),
             }

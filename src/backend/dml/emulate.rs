@@ -537,15 +537,9 @@ fn load(graph: &DmlGraph, a: &HostAccess, coords: &[i64], inputs: &[&Tensor]) ->
         match mode.normalize(j, term.len) {
             Ok(Some(j)) => address += j as i128 * term.stride as i128,
             Ok(None) => return Ok(0),
+            // As the interpreter: an error-mode miss that no check covered.
             Err(IndexOutOfRange) if mode == OobMode::Error => {
-                let e = RuntimeError::IndexOutOfBounds {
-                    check: usize::MAX,
-                    index: j,
-                    axis: 0,
-                    len: term.len,
-                    span: None,
-                };
-                return Err(e.into());
+                return Err(RuntimeError::GatherOutOfRange.into());
             }
             Err(IndexOutOfRange) => return Err(RuntimeError::EmptyAxis.into()),
         }
