@@ -24,9 +24,10 @@ pub const MAX_RANK: usize = slc_runtime::MAX_RANK;
 /// bound, `let x = i[i]; let x = x[x]; ...` doubles the program with every line.
 pub const MAX_PROGRAM_NODES: usize = 1 << 16;
 
-/// Accesses (reads of a buffer, one per gathered index) in a plan (`E0304`). Fusing a gather
-/// into a chain copies its index access into each access that moves along the gathered axis.
-pub const MAX_PLAN_ACCESSES: usize = 1 << 12;
+/// Accesses (reads of a buffer, one per gathered index) built while lowering a program to its
+/// plan, and so in the plan (`E0304`). Fusing a gather into a chain copies its index access into
+/// each access that moves along the gathered axis, and checks copy whole index expressions.
+pub const MAX_PLAN_ACCESSES: usize = 1 << 16;
 
 /// Programs nested at most this deep are checked and lowered on the caller's thread (which
 /// takes well under 128 KiB of its stack); deeper ones on a thread of [`DEEP_STACK_BYTES`].

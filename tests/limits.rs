@@ -1,0 +1,276 @@
+//! Every limit of docs/robustness.md, met with inputs far beyond it: each is a clear error with
+//! its code, in bounded time, and nothing overflows the stack — neither the `slc` binary's main
+//! thread nor a library call on a thread with a small stack.
+
+use slc::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK, MAX_SOURCE_BYTES};
+use slc::sema::{InputTypes, TensorType};
+use slc::{Backend, DType, Error, RunOptions, Session, Tensor};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The stack of a thread an embedder might call the library on.
+const SMALL_STACK: usize = 256 << 10;
+
+/// Runs `f` on a thread with a 256 KiB stack; a stack overflow aborts the test binary.
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new().stack_size(SMALL_STACK).spawn(f).unwrap().join().unwrap()
+}
+
+fn types(decls: &[(&str, &str)]) -> InputTypes {
+    decls.iter().map(|(n, t)| (n.to_string(), t.parse::<TensorType>().unwrap())).collect()
+}
+
+fn code(r: Result<impl std::fmt::Debug, Error>) -> String {
+    match r {
+        Ok(v) => format!("ok {v:?}"),
+        Err(e) => e.diagnostic().code.to_string(),
+    }
+}
+
+/// Programs nested `n` levels deep in each of the ways a program can nest.
+fn nested(n: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("negation", format!("a[{}1]", "-".repeat(n))),
+        ("parentheses", format!("a[{}1{}]", "(".repeat(n), ")".repeat(n))),
+        ("index of index", format!("{}0{}", "a[".repeat(n), "]".repeat(n))),
+        ("slice chain", format!("a{}", "[:]".repeat(n))),
+        ("sum", format!("a[0{}]", "+0".repeat(n))),
+        ("list", format!("a[{}0{}]", "[".repeat(n), "]".repeat(n))),
+        ("call", format!("{}0{}", "gather(a, ".repeat(n), ", 0)".repeat(n))),
+        ("attribute", format!("a[{}]", "a.shape[0] - ".repeat(n) + "1")),
+    ]
+}
+
+#[test]
+fn deep_programs_are_errors_on_a_small_stack() {
+    for n in [MAX_NESTING + 1, 100_000, 1_000_000] {
+        for (what, src) in nested(n) {
+            let t = Instant::now();
+            let expected = if src.len() > MAX_SOURCE_BYTES { "E0003" } else { "E0004" };
+            let got = on_small_stack(move || code(slc::compile(&src, &types(&[("a", "i64[3]")]))));
+            assert_eq!(got, expected, "{what} at depth {n}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{what} at depth {n}: {:?}", t.elapsed());
+        }
+    }
+}
+
+#[test]
+fn programs_at_the_nesting_limit_run_on_a_small_stack() {
+    // The deepest programs accepted, compiled, run on both back ends and dropped on a 256 KiB
+    // stack. (Nested indexing `a[a[...]]` reaches the plan's access limit first.)
+    let deepest = [
+        format!("a[{}1]", "-".repeat(MAX_NESTING - 2)),
+        format!("a{}", "[:]".repeat(MAX_NESTING - 1)),
+        format!("{}i{}", "gather(a, ".repeat(MAX_NESTING - 1), ", 0)".repeat(MAX_NESTING - 1)),
+    ];
+    for src in deepest {
+        let shown = src.clone();
+        let results = on_small_stack(move || {
+            [Backend::Jit, Backend::Interp].map(|backend| {
+                let mut s = Session::with_backend(backend);
+                s.bind("a", Tensor::from_i64s(DType::I64, &[3], &[2, 0, 1]).unwrap());
+                s.bind("i", Tensor::from_i64s(DType::I64, &[2], &[1, -1]).unwrap());
+                s.eval(&src).map_err(|e| e.diagnostic().code)
+            })
+        });
+        assert!(results[0].is_ok(), "{shown:.40}: {:?}", results[0]);
+        assert_eq!(results[0], results[1], "{shown:.40}");
+    }
+}
+
+#[test]
+fn let_substitution_is_bounded_in_depth_and_size() {
+    let t = types(&[("a", "i64[3]")]);
+    // Each line nests the same name one level deeper: the limit holds after substitution.
+    let chain = format!("let x = a\n{}x", "let x = x[::-1]\n".repeat(MAX_NESTING + 1));
+    assert_eq!(code(slc::compile(&chain, &t)), "E0118");
+    // Each line doubles the program: refused long before it could exhaust time or memory.
+    let t0 = Instant::now();
+    let doubling = format!("let x = a[a]\n{}x", "let x = x[x]\n".repeat(64));
+    assert_eq!(code(slc::compile(&doubling, &t)), "E0127");
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn ranks_above_the_maximum_are_errors() {
+    let t = types(&[("a", "f32[2]")]);
+    let newaxes = format!("a[{}]", "None, ".repeat(MAX_RANK));
+    assert_eq!(code(slc::compile(&newaxes, &t)), "E0119");
+    assert!(slc::compile(&format!("a[{}]", "None, ".repeat(MAX_RANK - 1)), &t).is_ok());
+    let list = format!("a[{}0{}]", "[".repeat(MAX_RANK + 1), "]".repeat(MAX_RANK + 1));
+    assert_eq!(code(slc::compile(&list, &t)), "E0119");
+    let wide = format!("f32[{}]", vec!["1"; MAX_RANK + 1].join(","));
+    assert_eq!(code(slc::compile("b", &types(&[("b", &wide)]))), "E0119");
+    // A gather whose indices add dimensions beyond the maximum.
+    let idx = format!("i64[{}]", vec!["1"; MAX_RANK].join(","));
+    let gather = slc::compile("gather(c, i, 0)", &types(&[("c", "f32[2, 2]"), ("i", &idx)]));
+    assert_eq!(code(gather), "E0119");
+}
+
+#[test]
+fn input_types_must_be_addressable() {
+    let negative =
+        InputTypes::from([("a".to_string(), TensorType { dtype: DType::F32, shape: vec![2, -3] })]);
+    assert_eq!(code(slc::compile("a[0]", &negative)), "E0128");
+    let huge = types(&[("a", "f64[4611686018427387904]")]);
+    assert_eq!(code(slc::compile("a[::-1]", &huge)), "E0128");
+    // Bound but unused: no error.
+    assert!(
+        slc::compile(
+            "b",
+            &InputTypes::from([negative.into_iter().next().unwrap(), ("b".into(), "u8[1]".parse().unwrap())])
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn plans_are_bounded_in_accesses() {
+    // A gather of a gather of itself, twice per line: within the checker's copy budget, but
+    // its fused reads multiply.
+    let t = types(&[("a", "i64[3]")]);
+    let doubling = format!("let x = a[a]\n{}x", "let x = x[x]\n".repeat(8));
+    assert_eq!(code(slc::compile(&doubling, &t)), "E0304");
+    // Nested indexing checks every level's whole index expression: quadratic, and accepted.
+    let ok = slc::compile(&format!("{}0{}", "a[".repeat(200), "]".repeat(200)), &t).unwrap();
+    let accesses: usize =
+        ok.plan.checks.iter().map(|c| c.index.accesses()).sum::<usize>() + ok.plan.output.accesses();
+    assert!(accesses <= MAX_PLAN_ACCESSES);
+}
+
+#[test]
+fn plan_text_is_bounded_too() {
+    let nested = format!(
+        "plan(a: i64[3]) -> i64[]\n  out a{{0;}}{}\n",
+        " + 1*error<3>(a{0;}".repeat(MAX_NESTING + 1) + &")".repeat(MAX_NESTING + 1)
+    );
+    let err = on_small_stack(move || slc::plan::parse::parse(&nested).unwrap_err().message);
+    assert!(err.contains("nest more than"), "{err}");
+    let rank = format!(
+        "plan(a: f32[{}]) -> f32[]\n  out a{{0; {}}}\n",
+        vec!["1"; MAX_RANK + 1].join(", "),
+        vec!["0"; MAX_RANK + 1].join(", ")
+    );
+    let plan = slc::plan::parse::parse(&rank).unwrap();
+    assert!(slc::plan::verify(&plan).is_err());
+    // A stride no byte offset can express, along an axis where it is never added.
+    let stride = "plan(a: f64[1]) -> f64[1]\n  out a{0; 4611686018427387904}\n";
+    let plan = slc::plan::parse::parse(stride).unwrap();
+    assert!(slc::plan::verify(&plan).unwrap_err().to_string().contains("overflows i64 in bytes"));
+}
+
+#[test]
+fn outputs_above_the_bound_are_refused_before_anything_runs() {
+    let a = Tensor::zeros(DType::U8, &[1000]).unwrap();
+    let mut s = Session::new();
+    s.bind("a", a);
+    s.options_mut().max_output_bytes = Some(999);
+    assert_eq!(code(s.eval("a[::-1]")), "E0207");
+    assert_eq!(s.cached_kernels(), 0, "no kernel was generated");
+    assert!(s.eval("a[1:]").is_ok());
+    // Kernels check at preparation, before code generation.
+    let options = RunOptions { max_output_bytes: Some(10), ..RunOptions::default() };
+    let k = slc::Kernel::prepare_with("a[:11]", &[("a", "u8[20]".parse().unwrap())], &options);
+    assert_eq!(code(k.map(drop)), "E0207");
+    // The default is the memory available: a terabyte result is refused, not attempted.
+    let g = slc::compile("gather(a, i, 0)", &types(&[("a", "f32[1000000]"), ("i", "i64[1000000, 1000000]")]))
+        .unwrap();
+    let plan_bytes = g.plan.output_bytes();
+    assert!(plan_bytes > 1 << 40);
+    let k = slc::Kernel::prepare(
+        "gather(a, i, 0)",
+        &[("a", "f32[1000000]".parse().unwrap()), ("i", "i64[1000000, 1000000]".parse().unwrap())],
+    );
+    let err = k.unwrap_err();
+    assert_eq!(err.diagnostic().code, "E0207");
+    assert!(
+        err.render("gather(a, i, 0)").contains("bytes of memory available"),
+        "{}",
+        err.render("gather(a, i, 0)")
+    );
+}
+
+#[test]
+fn source_longer_than_the_limit_is_refused_without_echoing_it() {
+    let src = format!("a[{}0]", "0+".repeat(MAX_SOURCE_BYTES / 2));
+    let err = slc::compile(&src, &types(&[("a", "f32[2]")])).unwrap_err();
+    assert_eq!(err.diagnostic().code, "E0003");
+    assert!(err.render(&src).len() < 1000);
+}
+
+fn slc(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slc"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = stdin.unwrap_or("").to_string();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = pipe.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn the_binary_reports_deep_and_long_programs() {
+    let dir = std::env::temp_dir().join(format!("slc-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // On the command line, as deep as an argument can be (Linux caps one at 128 KiB).
+    let o = slc(&["plan", &format!("a[{}1]", "-".repeat(100_000)), "--shape", "a=f32[3]"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("E0004"), "{}", stderr(&o));
+    // Longer programs come from files and pipes.
+    for (what, src) in nested(1_000_000).into_iter().chain(nested(100_000)) {
+        let script = dir.join("deep.slc");
+        std::fs::write(&script, format!("let a = arange(3, dtype=i64)\n{src}\n")).unwrap();
+        let o = slc(&["run", script.to_str().unwrap()], None);
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+        assert!(stderr(&o).contains("E000"), "{what}: {:.300}", stderr(&o));
+        let o = slc(&["repl"], Some(&format!("let a = arange(3, dtype=i64)\n{src}\n")));
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+    }
+    // Extreme shapes: errors, not aborts.
+    for args in [
+        ["bench", "a[::-1]", "--shape", "a=f32[100000000000,100]"],
+        ["bench", "a[::-1]", "--shape", "a=u8[1000000000000000]"],
+    ] {
+        let o = slc(&args, None);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("E0207"), "{args:?}: {}", stderr(&o));
+    }
+    let o = slc(
+        &[
+            "compile",
+            "a[::-1]",
+            "--shape",
+            "a=f64[4611686018427387904]",
+            "--target",
+            "cpu",
+            "-o",
+            dir.join("k.o").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("E0128"), "{}", stderr(&o));
+    let o = slc(
+        &["repl", "--max-output-bytes", "100"],
+        Some(
+            "arange(50, dtype=u8)\nzeros([1000000, 1000000, 1000000])\nrandom([4000000000000])\nzeros([10000000000, 10000000000])\n",
+        ),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("E0207").count(), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("too many elements"), "{}", stderr(&o));
+}
