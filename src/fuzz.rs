@@ -314,7 +314,7 @@ fn kernel_cache() -> Arc<KernelCache> {
     static CACHE: Mutex<Option<Arc<KernelCache>>> = Mutex::new(None);
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     match &*cache {
-        Some(c) if c.len() < 4096 => c.clone(),
+        Some(c) if c.len() < 512 => c.clone(),
         _ => cache.insert(Arc::default()).clone(),
     }
 }
