@@ -288,6 +288,14 @@ impl<'a, 'n> Gen<'a, 'n> {
         let ty = Type::int_with_byte_size(dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
         // A missed nested gather yields index value 0.
         let raw = self.load_unless(ty, addr, nested_miss, t.index.buffer);
+        self.contribution(t, raw)
+    }
+
+    /// The byte contribution of a loaded index value `raw` (of the term's index dtype),
+    /// normalized by the term's mode, and its zero-mode miss flag.
+    fn contribution(&mut self, t: &Term, raw: Value) -> (Value, Option<Value>) {
+        let dtype = t.index_dtype;
+        let ty = Type::int_with_byte_size(dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
         let j = match (ty == types::I64, dtype.is_signed()) {
             (true, _) => raw,
             (false, true) => self.b.ins().sextend(types::I64, raw),
@@ -309,19 +317,19 @@ impl<'a, 'n> Gen<'a, 'n> {
             j
         };
         // One unsigned compare checks 0 <= wrapped < n.
-        let inside = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, wrapped, n);
         let (value, miss) = match t.mode {
             OobMode::Error => {
+                let inside = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, wrapped, n);
                 let cont = self.b.create_block();
                 self.b.ins().brif(inside, cont, NO_ARGS, self.fail_index, NO_ARGS);
                 self.b.switch_to_block(cont);
                 (wrapped, None)
             }
+            // A miss's address is never dereferenced (loads select another one or branch
+            // around), so the value need not be clamped.
             OobMode::Zero => {
-                let zero = self.b.ins().iconst(types::I64, 0);
-                let value = self.b.ins().select(inside, wrapped, zero);
-                let miss = self.b.ins().icmp_imm_s(IntCC::Equal, inside, 0);
-                (value, Some(miss))
+                let miss = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, wrapped, n);
+                (wrapped, Some(miss))
             }
             OobMode::Clamp if n > 0 => {
                 let top = self.b.ins().iconst(types::I64, n - 1);
@@ -349,7 +357,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             // Unreachable at run time (the jump to fail_empty above); keep the IR well formed.
             OobMode::Clamp | OobMode::Wrap => (self.b.ins().iconst(types::I64, 0), None),
         };
-        // A nested miss only zeroes the index value (above), not this element.
+        // A nested miss only zeroes the index value (when loaded), not this element.
         let contribution = self.b.ins().imul_imm_s(value, t.stride);
         (contribution, miss)
     }
@@ -404,6 +412,10 @@ impl<'a, 'n> Gen<'a, 'n> {
             self.emit_affine_inner(depth, out, out_off, &data, range);
             return;
         }
+        if depth + 1 == rank && !nest.block && self.flat_gathers(&data) {
+            self.emit_gather_inner(depth, out, out_off, &data, range);
+            return;
+        }
         let (lo, hi) = match range {
             Some(r) => r,
             None => {
@@ -429,6 +441,76 @@ impl<'a, 'n> Gen<'a, 'n> {
         self.b.def_var(i_var, next);
         self.b.ins().jump(header, NO_ARGS);
         self.b.switch_to_block(exit);
+    }
+
+    /// Whether every gather still pending at the innermost loop reads its indices straight
+    /// from an index tensor (no gather of a gather): then pointers walk the index tensors.
+    fn flat_gathers(&self, data: &StreamState) -> bool {
+        let pending = self.nest.data.terms.iter().zip(&data.terms).filter(|(_, ts)| ts.value.is_none());
+        pending.clone().next().is_some() && pending.into_iter().all(|(t, _)| t.index.terms.is_empty())
+    }
+
+    /// The innermost loop over gathered elements whose indices change with it (`a[idx]` with
+    /// 2-D `idx`, batched gathers): pointers into the output, the data and each index tensor
+    /// advance together, four elements per trip.
+    fn emit_gather_inner(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let (lo, count) = match range {
+            Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
+            None => {
+                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
+            }
+        };
+        let mut st = self.advance(&nest.data, data, depth, lo);
+        let pending: Vec<usize> = (0..st.terms.len()).filter(|&j| st.terms[j].value.is_none()).collect();
+        let mut starts = vec![];
+        let mut strides = vec![nest.out[depth], nest.data.strides[depth]];
+        for &j in &pending {
+            let index = &nest.data.terms[j].index;
+            let base = self.base(index.buffer);
+            starts.push(self.b.ins().iadd(base, st.terms[j].index.offset));
+            strides.push(index.strides[depth]);
+        }
+        let zero = self.b.ins().iconst(types::I64, 0);
+        for &j in &pending {
+            st.terms[j].value = Some((zero, None));
+        }
+        let (src, row_miss) = self.address(&nest.data, &st);
+        let skip = self.b.ins().imul_imm_s(lo, nest.out[depth]);
+        let dst = self.b.ins().iadd(out, out_off);
+        let dst = self.b.ins().iadd(dst, skip);
+        let starts: Vec<Value> = [dst, src].into_iter().chain(starts).collect();
+        let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
+        self.strided_loop(&starts, &strides.clone(), count, |g, p, k| {
+            let mut addr = match k * strides[1] {
+                0 => p[1],
+                off => g.b.ins().iadd_imm_s(p[1], off),
+            };
+            let mut miss = row_miss;
+            for (n, &j) in pending.iter().enumerate() {
+                let t = &nest.data.terms[j];
+                let index_ty =
+                    Type::int_with_byte_size(t.index_dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
+                let (ptr, off) = g.split_offset(p[2 + n], k * strides[2 + n]);
+                let raw = g.b.ins().load(index_ty, MemFlagsData::trusted(), ptr, off);
+                let (c, m) = g.contribution(t, raw);
+                addr = g.b.ins().iadd(addr, c);
+                miss = match (miss, m) {
+                    (Some(a), Some(b)) => Some(g.b.ins().bor(a, b)),
+                    (a, b) => a.or(b),
+                };
+            }
+            let v = g.load_unless(ty, addr, miss, nest.data.buffer);
+            let (d, off) = g.split_offset(p[0], k * strides[0]);
+            g.b.ins().store(MemFlagsData::trusted(), v, d, off);
+        });
     }
 
     /// Whether the gathers still pending at the innermost loop stay put along loop `depth`
@@ -542,7 +624,8 @@ impl<'a, 'n> Gen<'a, 'n> {
         let nest = self.nest;
         let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
         let strides = [nest.out[inner], nest.data.strides[inner], 8];
-        self.strided_loop([dst, src, table], strides, n, |g, [d, s, t], k| {
+        self.strided_loop(&[dst, src, table], &strides, n, |g, p, k| {
+            let (d, s, t) = (p[0], p[1], p[2]);
             let mut addr = match k * strides[1] {
                 0 => s,
                 off => g.b.ins().iadd_imm_s(s, off),
@@ -568,19 +651,20 @@ impl<'a, 'n> Gen<'a, 'n> {
 
     /// `count` iterations over pointers that advance by `strides` bytes each, four iterations
     /// per loop trip then one: `body(pointers, k)` emits iteration `k` of the trip.
-    fn strided_loop<const P: usize>(
+    fn strided_loop(
         &mut self,
-        starts: [Value; P],
-        strides: [i64; P],
+        starts: &[Value],
+        strides: &[i64],
         count: Value,
-        mut body: impl FnMut(&mut Self, [Value; P], i64),
+        mut body: impl FnMut(&mut Self, &[Value], i64),
     ) {
+        let pointers = starts.len();
         const UNROLL: i64 = 4;
-        let mut at = (starts, count);
+        let mut at = (starts.to_vec(), count);
         for per_trip in [UNROLL, 1] {
             let (header, block, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
             for b in [header, exit] {
-                for _ in 0..P {
+                for _ in 0..pointers {
                     self.b.append_block_param(b, self.ptr);
                 }
                 self.b.append_block_param(b, types::I64);
@@ -589,7 +673,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             self.b.ins().jump(header, &args);
             self.b.switch_to_block(header);
             let p = self.b.block_params(header).to_vec();
-            let (ptrs, n): ([Value; P], Value) = (p[..P].try_into().expect("P pointers"), p[P]);
+            let (ptrs, n) = (&p[..pointers], p[pointers]);
             let more = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, per_trip);
             let args: Vec<BlockArg> = p.iter().map(|&v| BlockArg::Value(v)).collect();
             self.b.ins().brif(more, block, NO_ARGS, exit, &args);
@@ -598,14 +682,14 @@ impl<'a, 'n> Gen<'a, 'n> {
                 body(self, ptrs, k);
             }
             // The pointers may step past their buffers after the last trip (never used).
-            let mut next: Vec<BlockArg> = (0..P)
+            let mut next: Vec<BlockArg> = (0..pointers)
                 .map(|i| BlockArg::Value(self.b.ins().iadd_imm_s(ptrs[i], per_trip.wrapping_mul(strides[i]))))
                 .collect();
             next.push(BlockArg::Value(self.b.ins().iadd_imm_s(n, -per_trip)));
             self.b.ins().jump(header, &next);
             self.b.switch_to_block(exit);
             let p = self.b.block_params(exit).to_vec();
-            at = (p[..P].try_into().expect("P pointers"), p[P]);
+            at = (p[..pointers].to_vec(), p[pointers]);
         }
     }
 
@@ -827,7 +911,8 @@ impl Gen<'_, '_> {
         }
         let (dst, src, count) = self.vector_loop(InnerKind::Tiles { elems }, dst, src, count);
         let ty = Type::int_with_byte_size(w as u16).expect("1, 2, 4 or 8 bytes");
-        self.strided_loop([dst, src], [tile, tile], count, |g, [d, s], k| {
+        self.strided_loop(&[dst, src], &[tile, tile], count, |g, p, k| {
+            let (d, s) = (p[0], p[1]);
             for e in 0..elems {
                 let v =
                     g.b.ins().load(ty, MemFlagsData::trusted(), s, (k * tile + (elems - 1 - e) * w) as i32);
@@ -925,7 +1010,8 @@ impl Gen<'_, '_> {
     /// `count` elements one at a time by pointer increments, four per loop trip.
     fn scalar_loop(&mut self, dst: Value, src: Value, count: Value, stride: i64, out_stride: i64) {
         let ty = Type::int_with_byte_size(self.nest.width as u16).expect("1, 2, 4 or 8 bytes");
-        self.strided_loop([dst, src], [out_stride, stride], count, |g, [d, s], k| {
+        self.strided_loop(&[dst, src], &[out_stride, stride], count, |g, p, k| {
+            let (d, s) = (p[0], p[1]);
             let (s, s_off) = g.split_offset(s, k * stride);
             let v = g.b.ins().load(ty, MemFlagsData::trusted(), s, s_off);
             let (d, d_off) = g.split_offset(d, k * out_stride);
