@@ -1,6 +1,7 @@
 //! slc-runtime: what compiled kernels and embedders need at run time — dtypes, dense tensors
 //! over aligned buffers, `.npy` reading and writing, and NumPy-style printing.
 
+mod atomic;
 mod buffer;
 pub mod dtype;
 pub mod format;
@@ -8,6 +9,7 @@ mod memory;
 pub mod npy;
 pub mod tensor;
 
+pub use atomic::write_atomically;
 pub use dtype::DType;
 
 /// The most dimensions a tensor may have, as in NumPy (`NPY_MAXDIMS`).

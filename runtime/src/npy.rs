@@ -3,6 +3,7 @@
 //! the file before anything is allocated, so a header that lies cannot exhaust memory, and
 //! writes go to a temporary file that is renamed into place: a failed write leaves nothing.
 
+use crate::atomic::write_atomically;
 use crate::{DType, MAX_RANK, Tensor};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -364,6 +365,13 @@ pub fn read_npy(path: &Path) -> Result<Tensor, NpyError> {
 
 /// The bytes of a `.npy` file holding `t`, exactly as `np.save` writes them.
 pub fn encode_npy(t: &Tensor) -> Result<Vec<u8>, NpyError> {
+    let mut out = header(t)?;
+    out.extend_from_slice(t.bytes());
+    Ok(out)
+}
+
+/// The preamble and header of `t`'s `.npy` file.
+fn header(t: &Tensor) -> Result<Vec<u8>, NpyError> {
     let descr = t.dtype().npy_descr().ok_or(NpyError::Bf16)?;
     let shape = match t.shape() {
         [] => "()".to_string(),
@@ -376,7 +384,7 @@ pub fn encode_npy(t: &Tensor) -> Result<Vec<u8>, NpyError> {
     let total = (preamble + header.len() + 1).div_ceil(64) * 64;
     header.push_str(&" ".repeat(total - preamble - header.len() - 1));
     header.push('\n');
-    let mut out = Vec::with_capacity(total + t.nbytes());
+    let mut out = Vec::with_capacity(total);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[version, 0]);
     let len = header.len();
@@ -386,29 +394,16 @@ pub fn encode_npy(t: &Tensor) -> Result<Vec<u8>, NpyError> {
         out.extend_from_slice(&(len as u32).to_le_bytes());
     }
     out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(t.bytes());
     Ok(out)
 }
 
-/// Writes `t` to `path` atomically: a temporary file in the same directory, synced, then renamed
-/// over `path`. On any failure the temporary file is removed and `path` is untouched.
+/// Writes `t` to `path` atomically ([`write_atomically`]): on any failure `path` is untouched
+/// and no temporary file remains. The data is written from the tensor itself, not copied.
 pub fn write_npy(path: &Path, t: &Tensor) -> Result<(), NpyError> {
-    let bytes = encode_npy(t)?;
-    let write_err = |source| NpyError::Write { path: path.to_path_buf(), source };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| write_err(std::io::Error::other("the path names no file")))?;
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        write_err(e)
+    let header = header(t)?;
+    write_atomically(path, |f| {
+        f.write_all(&header)?;
+        f.write_all(t.bytes())
     })
+    .map_err(|source| NpyError::Write { path: path.to_path_buf(), source })
 }

@@ -1,10 +1,10 @@
 //! `slc compile --target cpu`: an object file exporting one kernel, and its C header.
 
 use super::CompileArgs;
+use super::write_file;
 use crate::Compiled;
 use crate::backend::aot::{self, AotError};
 use crate::cli::Failure;
-use std::path::Path;
 
 pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
     let usage = |msg: &str| {
@@ -27,26 +27,9 @@ pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
             Failure::Runtime
         }
     })?;
-    write_atomically(object, &kernel.object)?;
+    write_file(object, &kernel.object)?;
     if let Some(header) = &args.header {
-        write_atomically(header, kernel.header.as_bytes())?;
+        write_file(header, kernel.header.as_bytes())?;
     }
     Ok(())
-}
-
-/// Writes through a temporary file in the same directory, renamed on success: a failed run
-/// leaves no partial file behind.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| {
-        eprintln!("error: cannot write '{}': {e}", path.display());
-        Failure::Runtime
-    };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file = path.file_name().ok_or_else(|| fail(std::io::Error::other("not a file name")))?;
-    let tmp = dir.join(format!(".{}.{}.tmp", file.to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })
 }

@@ -32,15 +32,6 @@ pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
             print!("{text}");
             Ok(())
         }
-        Some(path) => {
-            // Through a temporary file in the same directory: a failed write leaves nothing behind.
-            let tmp = path.with_extension("slc-tmp");
-            let result = std::fs::write(&tmp, text.as_bytes()).and_then(|()| std::fs::rename(&tmp, path));
-            result.map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                eprintln!("error: cannot write '{}': {e}", path.display());
-                Failure::Runtime
-            })
-        }
+        Some(path) => super::write_file(path, text.as_bytes()),
     }
 }

@@ -8,7 +8,8 @@ mod dml;
 use super::args::parse_shape;
 use super::{Failure, report};
 use crate::sema::{InputTypes, TensorType};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetArg {
@@ -60,4 +61,12 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
         TargetArg::Cpu => cpu::run(&args, &compiled),
         TargetArg::Dml => dml::run(&args, &compiled),
     }
+}
+
+/// Writes a whole file or nothing ([`slc_runtime::write_atomically`]).
+pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    slc_runtime::write_atomically(path, |f| f.write_all(bytes)).map_err(|e| {
+        eprintln!("error: cannot write '{}': {e}", path.display());
+        Failure::Runtime
+    })
 }
