@@ -1,0 +1,225 @@
+//! Generated code on the edges of its buffers: every input (data and index tensors) and the output
+//! are placed against a `PROT_NONE` guard page — ending exactly where it begins, or starting
+//! exactly where it ends — so that a kernel reading or writing one byte outside a buffer (a wide
+//! vector load past the end of a reversed row, an index table read one element too far, a
+//! zero-mode miss that loads anyway) faults the test instead of reading a neighbour. Results
+//! must equal the reference interpreter's, byte for byte, on one thread and on several.
+
+use slc::embed::TensorView;
+use slc::sema::TensorType;
+use slc::{DType, Kernel, RunOptions, Tensor};
+
+/// Memory whose bytes `[data, data + len)` touch a guard page: on the right (`End`) or on the
+/// left (`Start`).
+struct Guarded {
+    map: *mut u8,
+    map_len: usize,
+    data: *mut u8,
+    len: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Edge {
+    Start,
+    End,
+}
+
+fn page() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
+}
+
+impl Guarded {
+    fn new(bytes: &[u8], edge: Edge) -> Guarded {
+        let page = page();
+        let pages = bytes.len().div_ceil(page).max(1);
+        let map_len = (pages + 2) * page;
+        // SAFETY: a fresh anonymous mapping, then protections on its own first and last page.
+        let map = unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            assert_eq!(libc::mprotect(p, page, libc::PROT_NONE), 0);
+            assert_eq!(libc::mprotect(p.cast::<u8>().add(map_len - page).cast(), page, libc::PROT_NONE), 0);
+            p.cast::<u8>()
+        };
+        let offset = match edge {
+            Edge::Start => page,
+            Edge::End => map_len - page - bytes.len(),
+        };
+        // SAFETY: [offset, offset + len) lies in the readable middle of the mapping.
+        let data = unsafe { map.add(offset) };
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
+        Guarded { map, map_len, data, len: bytes.len() }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the readable bytes placed by `new`.
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made by `new`.
+        unsafe { libc::munmap(self.map.cast(), self.map_len) };
+    }
+}
+
+/// Bytes that differ from element to element (bools stay 0/1).
+fn data(dtype: DType, shape: &[usize]) -> Tensor {
+    let n = Tensor::byte_size(dtype, shape).unwrap();
+    let bytes: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
+}
+
+fn ints(dtype: DType, values: &[i64]) -> Tensor {
+    Tensor::from_i64s(dtype, &[values.len()], values).unwrap()
+}
+
+/// Runs `src` on guarded copies of `inputs` into a guarded output, against both edges, on one
+/// thread and on four; compares with the interpreter.
+fn check(src: &str, inputs: &[(&str, &Tensor)]) {
+    let sigs: Vec<(&str, TensorType)> =
+        inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()))).collect();
+    let tensors: Vec<&Tensor> = inputs.iter().map(|(_, t)| *t).collect();
+    let expected = Kernel::prepare_with(src, &sigs, &RunOptions::interpreter())
+        .and_then(|k| k.run(&tensors))
+        .map(|t| t.bytes().to_vec())
+        .map_err(|e| e.to_string());
+    let mut kernel = Kernel::prepare(src, &sigs).unwrap_or_else(|e| panic!("{src}: {e}"));
+    for edge in [Edge::Start, Edge::End] {
+        let copies: Vec<Guarded> = tensors.iter().map(|t| Guarded::new(t.bytes(), edge)).collect();
+        let views: Vec<TensorView> = copies
+            .iter()
+            .zip(&tensors)
+            .map(|(g, t)| TensorView::new(t.dtype(), t.shape(), g.bytes()).unwrap())
+            .collect();
+        for threads in [1, 4] {
+            kernel.set_threads(threads);
+            let mut out = Guarded::new(&vec![0xAB; kernel.output_nbytes()], edge);
+            let got = kernel.run_into_bytes(&views, out.bytes_mut()).map(|()| out.bytes().to_vec());
+            assert_eq!(
+                got.map_err(|e| e.to_string()),
+                expected,
+                "{src} {:?} {edge:?} {threads} threads",
+                sigs
+            );
+        }
+    }
+}
+
+const WIDTHS: [DType; 4] = [DType::U8, DType::I16, DType::F32, DType::F64];
+
+/// Lengths around every vector width the code generator uses (16- and 32-byte loads).
+const LENGTHS: [usize; 12] = [1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 65];
+
+#[test]
+fn views_touching_the_first_and_last_byte() {
+    for dtype in WIDTHS {
+        for n in LENGTHS {
+            let a = data(dtype, &[n]);
+            for src in [
+                "a[-1]",
+                "a[0]",
+                "a[::-1]",
+                "a[-1:]",
+                "a[:1]",
+                "a[::-2]",
+                "a[-2::-2]",
+                "a[1::2]",
+                "a[::2]",
+                "a[1:]",
+                "a[:-1]",
+            ] {
+                check(src, &[("a", &a)]);
+            }
+            let m = data(dtype, &[3, n]);
+            for src in [
+                "a[..., -1:]",
+                "a[..., -1]",
+                "a[:, ::-1]",
+                "a[::-1, ::-1]",
+                "a[-1, ::-2]",
+                "a[:, 1::2]",
+                "a[::-1]",
+                "a[:, None, ::-1]",
+                "a[::2, -1::-1]",
+                "a[-1:, -1:]",
+            ] {
+                check(src, &[("a", &m)]);
+            }
+        }
+    }
+}
+
+#[test]
+fn gathers_of_the_first_and_last_index() {
+    for dtype in WIDTHS {
+        for n in [1usize, 2, 16, 17, 33] {
+            let n_ = n as i64;
+            let a = data(dtype, &[n]);
+            let m = data(dtype, &[n, 5]);
+            let inside = [n_ - 1, -n_, 0, -1];
+            let outside = [n_ - 1, -n_, n_, -n_ - 1, 3 * n_, i64::MAX, i64::MIN];
+            for idx_dtype in [DType::I64, DType::I16, DType::I8] {
+                let i = ints(idx_dtype, &inside);
+                check("a[i]", &[("a", &a), ("i", &i)]);
+                check("a[i][::-1]", &[("a", &a), ("i", &i)]);
+                check("m[i]", &[("m", &m), ("i", &i)]);
+                check("m[:, ::-1][i, -1]", &[("m", &m), ("i", &i)]);
+            }
+            let u = ints(DType::U8, &[n_ - 1, 0, n_ - 1]);
+            check("a[u]", &[("a", &a), ("u", &u)]);
+            let j = ints(DType::I64, &outside);
+            for mode in ["zero", "clamp", "wrap", "error"] {
+                check(&format!("gather(a, j, 0, mode={mode})"), &[("a", &a), ("j", &j)]);
+                check(&format!("gather(m, j, 0, mode={mode})[::-1]"), &[("m", &m), ("j", &j)]);
+                check(&format!("gather(m, j, 1, mode={mode})"), &[("m", &m), ("j", &j)]);
+                check(&format!("gather(m[::-1, ::-1], j[::-1], 0, mode={mode})"), &[("m", &m), ("j", &j)]);
+            }
+            // Constant index lists at both ends.
+            check(&format!("gather(a, [{}, {}], 0)", n_ - 1, -n_), &[("a", &a)]);
+            check(&format!("m[[{}, {}], ::-1]", -n_, n_ - 1), &[("m", &m)]);
+        }
+    }
+}
+
+#[test]
+fn gathers_of_gathers_and_index_tables_at_the_edge() {
+    let a = data(DType::I16, &[17]);
+    let i = ints(DType::I64, &[16, -17, 0, 3]);
+    let k = ints(DType::I8, &[3, -4, 0]);
+    check("a[i[k]]", &[("a", &a), ("i", &i), ("k", &k)]);
+    check("a[i][k]", &[("a", &a), ("i", &i), ("k", &k)]);
+    check("gather(a, gather(i, k, 0, mode=wrap), 0, mode=zero)", &[("a", &a), ("i", &i), ("k", &k)]);
+    let b = ints(DType::I32, &[4, 1, 0, 2]);
+    let batch = Tensor::from_i64s(DType::I32, &[4, 2], &[3, 0, -1, 2, 1, 1, 0, -4]).unwrap();
+    let rows = data(DType::F64, &[4, 4]);
+    check("gather(r, t, 1, batch_dims=1)", &[("r", &rows), ("t", &batch)]);
+    check("gather(r, t, 1, batch_dims=1, mode=clamp)[::-1]", &[("r", &rows), ("t", &batch)]);
+    check("r[b][:, ::-1]", &[("r", &rows), ("b", &b)]);
+}
+
+#[test]
+fn large_outputs_split_across_threads_stay_inside() {
+    // Above the 1 MiB threshold for worker threads; rows that are not a multiple of 16 bytes.
+    let a = data(DType::F64, &[300, 511]);
+    check("a[::-1, ::-1]", &[("a", &a)]);
+    check("a[:, 1::2]", &[("a", &a)]);
+    let b = data(DType::U8, &[1100, 1001]);
+    check("b[::-1, ::-1]", &[("b", &b)]);
+    let i = ints(DType::I64, &[1000, -1001, 0]);
+    check("b[:, i][::-1]", &[("b", &b), ("i", &i)]);
+}
