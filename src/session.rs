@@ -273,8 +273,9 @@ impl<'a> Session<'a> {
         compile_with_values(src, &self.input_types(), &values)
     }
 
-    /// Evaluates a program; its last statement is the result.
-    pub fn eval(&mut self, src: &str) -> Result<Tensor, Error> {
+    /// Evaluates a program; its last statement is the result. Takes `&self`: threads sharing a
+    /// session evaluate at once, and share its compiled kernels.
+    pub fn eval(&self, src: &str) -> Result<Tensor, Error> {
         let compiled = self.compile(src)?;
         if self.views.is_empty() {
             return compiled.run_with(&self.tensors, &self.options, &self.cache);
@@ -282,3 +283,15 @@ impl<'a> Session<'a> {
         crate::embed::run_compiled(compiled, src, &self.tensors, &self.views, &self.options)
     }
 }
+
+// Sessions, kernels, their cache and errors are shared across threads: keep them so.
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    shared::<Session<'static>>();
+    shared::<Compiled>();
+    shared::<KernelCache>();
+    shared::<crate::Kernel>();
+    shared::<crate::TensorView<'static>>();
+    shared::<Tensor>();
+    shared::<Error>();
+};
