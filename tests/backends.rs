@@ -56,6 +56,9 @@ fn row_gathers_agree_with_the_interpreter() {
         ("perm", Tensor::from_i64s(DType::I64, &[300], &(0..300).rev().collect::<Vec<_>>()).unwrap()),
         ("rows", Tensor::from_i64s(DType::I64, &[512, 600], &columns.repeat(512)).unwrap()),
         ("rows16", Tensor::from_i64s(DType::I16, &[512, 600], &in_range.repeat(512)).unwrap()),
+        // More columns than the table holds.
+        ("wide", ramp(&[8, 5000])),
+        ("cols", Tensor::from_i64s(DType::I64, &[3000], &columns.repeat(5)).unwrap()),
     ];
     let programs = [
         "gather(a, idx, axis=1)",
@@ -77,6 +80,8 @@ fn row_gathers_agree_with_the_interpreter() {
         "gather(a[::-1], rows16[:, ::-1], axis=1, batch_dims=1, mode=error)",
         "a[rows16[:2, :3]]",
         "gather(a, rows[7], axis=1)",
+        "gather(wide, cols, axis=1)",
+        "wide[:, cols[200:]]",
     ];
     for src in programs {
         let mut results = vec![];

@@ -35,9 +35,11 @@ const INLINE_COPY_BYTES: i64 = 64;
 
 const NO_ARGS: &[BlockArg] = &[];
 
-/// Gathered contributions normalized ahead of the rows that reuse them, per table fill (8 bytes
-/// each, per term, on the stack).
-const TABLE_CHUNK: i64 = 256;
+/// The most gathered contributions (8 bytes each, all pending terms together) a kernel
+/// normalizes ahead of the rows that reuse them, in a table on its stack. The table must hold
+/// every column: filled in chunks, it would walk every row once per chunk and lose the cache
+/// locality of a row's random reads.
+const TABLE_ENTRIES: i64 = 2048;
 /// A table entry for a zero-mode miss; no real contribution (|index · stride| < buffer size)
 /// can equal it.
 const TABLE_MISS: i64 = i64::MIN;
@@ -520,14 +522,16 @@ impl<'a, 'n> Gen<'a, 'n> {
         let nest = self.nest;
         let mut pending =
             nest.data.terms.iter().zip(&data.terms).filter(|(_, ts)| ts.value.is_none()).peekable();
+        let terms = pending.clone().count() as i64;
         nest.extents[depth] > 1
             && pending.peek().is_some()
+            && terms * nest.extents[depth + 1] <= TABLE_ENTRIES
             && pending.all(|(t, _)| invariant_at(&t.index, depth))
     }
 
     /// Loops `depth` (rows) and `depth + 1` (columns) when the columns' gathers do not depend
-    /// on the row: for each chunk of columns, the gathered contributions are normalized once
-    /// into a table on the stack, then every row copies through it.
+    /// on the row: the gathered contributions are normalized once into a table on the stack,
+    /// then every row copies through it.
     fn emit_with_index_table(
         &mut self,
         depth: usize,
@@ -539,11 +543,10 @@ impl<'a, 'n> Gen<'a, 'n> {
         let nest = self.nest;
         let inner = depth + 1;
         let columns = nest.extents[inner];
-        let chunk = TABLE_CHUNK.min(columns);
         let pending: Vec<usize> = (0..data.terms.len()).filter(|&j| data.terms[j].value.is_none()).collect();
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
-            (pending.len() as i64 * chunk * 8) as u32,
+            (pending.len() as i64 * columns * 8) as u32,
             3,
         ));
         let table = self.b.ins().stack_addr(self.ptr, slot, 0);
@@ -554,73 +557,63 @@ impl<'a, 'n> Gen<'a, 'n> {
             }
         };
         // No rows, no index reads: an empty range must not report an index error.
-        let done = self.b.create_block();
-        let chunks = self.b.create_block();
+        let (fill, done) = (self.b.create_block(), self.b.create_block());
         let any = self.b.ins().icmp(IntCC::SignedLessThan, lo, hi);
-        self.b.ins().brif(any, chunks, NO_ARGS, done, NO_ARGS);
-        self.b.switch_to_block(chunks);
+        self.b.ins().brif(any, fill, NO_ARGS, done, NO_ARGS);
+        self.b.switch_to_block(fill);
 
-        let (first, limit) = (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, columns));
-        self.counted_loop(first, limit, chunk, |g, start| {
-            let left = g.b.ins().isub(limit, start);
-            let chunk_v = g.b.ins().iconst(types::I64, chunk);
-            let n = g.b.ins().smin(left, chunk_v);
+        // Fill: the contribution of every pending term for every column.
+        let (zero, n) = (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, columns));
+        let mut may_miss = vec![false; pending.len()];
+        self.counted_loop(zero, n, |g, k| {
+            let mut st = g.advance(&nest.data, data, inner, k);
+            g.evaluate_terms(&nest.data, &mut st, nest.extents.len());
+            let entry = g.b.ins().imul_imm_s(k, 8);
+            let entry = g.b.ins().iadd(table, entry);
+            for (j, &t) in pending.iter().enumerate() {
+                let (c, miss) = st.terms[t].value.expect("evaluated above");
+                let c = match miss {
+                    Some(m) => {
+                        may_miss[j] = true;
+                        let sentinel = g.b.ins().iconst(types::I64, TABLE_MISS);
+                        g.b.ins().select(m, sentinel, c)
+                    }
+                    None => c,
+                };
+                g.b.ins().store(MemFlagsData::trusted(), c, entry, (j as i64 * columns * 8) as i32);
+            }
+        });
+        // Rows: each copies its columns through the table.
+        self.counted_loop(lo, hi, |g, row| {
+            let step = g.b.ins().imul_imm_s(row, nest.out[depth]);
+            let row_out = g.b.ins().iadd(out_off, step);
+            let mut st = g.advance(&nest.data, data, depth, row);
             let zero = g.b.ins().iconst(types::I64, 0);
-            // Fill: the contribution of every pending term for columns start..start+n.
-            let mut may_miss = vec![false; pending.len()];
-            g.counted_loop(zero, n, 1, |g, k| {
-                let column = g.b.ins().iadd(start, k);
-                let mut st = g.advance(&nest.data, data, inner, column);
-                g.evaluate_terms(&nest.data, &mut st, nest.extents.len());
-                let entry = g.b.ins().imul_imm_s(k, 8);
-                let entry = g.b.ins().iadd(table, entry);
-                for (j, &t) in pending.iter().enumerate() {
-                    let (c, miss) = st.terms[t].value.expect("evaluated above");
-                    let c = match miss {
-                        Some(m) => {
-                            may_miss[j] = true;
-                            let sentinel = g.b.ins().iconst(types::I64, TABLE_MISS);
-                            g.b.ins().select(m, sentinel, c)
-                        }
-                        None => c,
-                    };
-                    g.b.ins().store(MemFlagsData::trusted(), c, entry, (j as i64 * chunk * 8) as i32);
-                }
-            });
-            // Rows: each copies its n columns through the table.
-            g.counted_loop(lo, hi, 1, |g, row| {
-                let step = g.b.ins().imul_imm_s(row, nest.out[depth]);
-                let row_out = g.b.ins().iadd(out_off, step);
-                let mut st = g.advance(&nest.data, data, depth, row);
-                st = g.advance(&nest.data, &st, inner, start);
-                let zero = g.b.ins().iconst(types::I64, 0);
-                for &t in &pending {
-                    st.terms[t].value = Some((zero, None));
-                }
-                let (src, row_miss) = g.address(&nest.data, &st);
-                let skip = g.b.ins().imul_imm_s(start, nest.out[inner]);
-                let dst = g.b.ins().iadd(out, row_out);
-                let dst = g.b.ins().iadd(dst, skip);
-                g.table_row(dst, src, table, n, row_miss, &may_miss, chunk, inner);
-            });
+            for &t in &pending {
+                st.terms[t].value = Some((zero, None));
+            }
+            let (src, row_miss) = g.address(&nest.data, &st);
+            let dst = g.b.ins().iadd(out, row_out);
+            g.table_row(dst, src, table, row_miss, &may_miss, columns, inner);
         });
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);
     }
 
-    /// One row through the table: `n` elements, each at `src` plus the table's contributions.
+    /// One row through the table: `columns` elements, each at `src` plus the table's
+    /// contributions.
     #[allow(clippy::too_many_arguments)]
     fn table_row(
         &mut self,
         dst: Value,
         src: Value,
         table: Value,
-        n: Value,
         row_miss: Option<Value>,
         may_miss: &[bool],
-        chunk: i64,
+        columns: i64,
         inner: usize,
     ) {
+        let n = self.b.ins().iconst(types::I64, columns);
         let nest = self.nest;
         let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
         let strides = [nest.out[inner], nest.data.strides[inner], 8];
@@ -632,7 +625,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             };
             let mut miss = row_miss;
             for (j, &may) in may_miss.iter().enumerate() {
-                let (t, t_off) = g.split_offset(t, (j as i64 * chunk + k) * 8);
+                let (t, t_off) = g.split_offset(t, (j as i64 * columns + k) * 8);
                 let c = g.b.ins().load(types::I64, MemFlagsData::trusted(), t, t_off);
                 addr = g.b.ins().iadd(addr, c);
                 if may {
@@ -693,8 +686,8 @@ impl<'a, 'n> Gen<'a, 'n> {
         }
     }
 
-    /// `for (i = lo; i < hi; i += step) body(i)`.
-    fn counted_loop(&mut self, lo: Value, hi: Value, step: i64, mut body: impl FnMut(&mut Self, Value)) {
+    /// `for (i = lo; i < hi; i++) body(i)`.
+    fn counted_loop(&mut self, lo: Value, hi: Value, mut body: impl FnMut(&mut Self, Value)) {
         let (header, block, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         self.b.append_block_param(header, types::I64);
         self.b.ins().jump(header, &[BlockArg::Value(lo)]);
@@ -704,7 +697,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         self.b.ins().brif(more, block, NO_ARGS, exit, NO_ARGS);
         self.b.switch_to_block(block);
         body(self, i);
-        let next = self.b.ins().iadd_imm_s(i, step);
+        let next = self.b.ins().iadd_imm_s(i, 1);
         self.b.ins().jump(header, &[BlockArg::Value(next)]);
         self.b.switch_to_block(exit);
     }

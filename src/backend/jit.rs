@@ -28,8 +28,9 @@ pub enum JitError {
     Codegen(String),
 }
 
-/// The host ISA, built once.
-fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+/// The host ISA for JIT code (native features), built once. Cranelift's own verifier is off:
+/// `clif::define_kernel` runs `verify_function` on every kernel already.
+pub(crate) fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
     ISA.get_or_init(|| {
         let mut flags = settings::builder();
@@ -39,6 +40,7 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
         set(&mut flags, "opt_level", "speed")?;
         set(&mut flags, "use_colocated_libcalls", "false")?;
         set(&mut flags, "is_pic", "false")?;
+        set(&mut flags, "enable_verifier", "false")?;
         let isa = cranelift_native::builder().map_err(|e| JitError::UnsupportedHost(e.to_string()))?;
         isa.finish(settings::Flags::new(flags)).map_err(|e| JitError::UnsupportedHost(e.to_string()))
     })

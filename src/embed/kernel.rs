@@ -4,18 +4,15 @@ use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
 use crate::backend::aot::{self, STATUS_BAD_RANGE};
 use crate::backend::clif::{STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
-use crate::backend::jit::JitError;
+use crate::backend::jit::{self, JitError};
 use crate::error::Error;
 use crate::sema::typed::ShapeDisplay;
 use crate::sema::{InputTypes, TensorType};
 use crate::session::{Backend, Compiled, RunOptions};
-use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, default_libcall_names};
 use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 type EntryFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
 
@@ -24,21 +21,6 @@ const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 /// Input tables up to this long live on the stack.
 const INLINE_INPUTS: usize = 8;
-
-/// The host ISA for JIT code, with the JIT back end's settings (native features).
-fn host_isa() -> Result<OwnedTargetIsa, JitError> {
-    static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        let host = |e: &dyn std::fmt::Display| JitError::UnsupportedHost(e.to_string());
-        let mut flags = settings::builder();
-        for (k, v) in [("opt_level", "speed"), ("use_colocated_libcalls", "false"), ("is_pic", "false")] {
-            flags.set(k, v).map_err(|e| host(&e))?;
-        }
-        let isa = cranelift_native::builder().map_err(|e| host(&e))?;
-        isa.finish(settings::Flags::new(flags)).map_err(|e| host(&e))
-    })
-    .clone()
-}
 
 /// Machine code for one entry (see [`crate::backend::aot`]); freed on drop.
 struct Native {
@@ -63,7 +45,7 @@ impl Drop for Native {
 fn jit_entry(compiled: &Compiled, order: &[usize]) -> Result<Native, Error> {
     let codegen = |e: &dyn std::fmt::Display| RuntimeError::Jit(JitError::Codegen(e.to_string()));
     let mut module =
-        JITModule::new(JITBuilder::with_isa(host_isa().map_err(RuntimeError::Jit)?, default_libcall_names()));
+        JITModule::new(JITBuilder::with_isa(jit::host_isa().map_err(RuntimeError::Jit)?, default_libcall_names()));
     let entry = aot::define_entry(&mut module, "slc_entry", Linkage::Local, &compiled.plan, order)
         .map_err(|e| codegen(&e))?;
     if let Err(e) = module.finalize_definitions() {
