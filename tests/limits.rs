@@ -274,3 +274,38 @@ fn the_binary_reports_deep_and_long_programs() {
     assert_eq!(stderr(&o).matches("E0207").count(), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("too many elements"), "{}", stderr(&o));
 }
+
+/// The codes in `"E0123"` string literals of the sources.
+fn codes_in(dir: &std::path::Path, found: &mut std::collections::BTreeSet<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            codes_in(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, _) in text.match_indices("\"E0") {
+                let code = &text[i + 1..(i + 6).min(text.len())];
+                if code[1..].bytes().all(|b| b.is_ascii_digit()) && text[i + 6..].starts_with('"') {
+                    found.insert(code.to_string());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_error_code_is_documented() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut in_sources = std::collections::BTreeSet::new();
+    for dir in ["src", "runtime/src", "capi/src"] {
+        codes_in(&root.join(dir), &mut in_sources);
+    }
+    let docs = std::fs::read_to_string(root.join("docs/robustness.md")).unwrap();
+    let documented: std::collections::BTreeSet<String> = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `E0"))
+        .map(|rest| format!("E0{}", &rest[..3]))
+        .collect();
+    assert!(in_sources.len() > 50, "{in_sources:?}");
+    assert_eq!(in_sources, documented, "docs/robustness.md's table lists exactly the codes in use");
+}
