@@ -235,7 +235,12 @@ fn compile_and_cache(c: &mut Criterion) {
     });
     let data = f32s(&[4, 5]);
     let mut session = slc::Session::new();
-    session.bind_view("a", TensorView::from_slice(data.shape(), data.as_slice().unwrap()).unwrap());
+    let a = slc::Tensor::from_bytes(
+        slc::DType::F32,
+        &[4, 5],
+        &data.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
+    );
+    session.bind("a", a.unwrap());
     session.eval("a[1:3, ::-1]").unwrap();
     group.bench_function("eval_cache_hit_B11", |b| {
         b.iter(|| session.eval(black_box("a[1:3, ::-1]")).unwrap())
