@@ -29,6 +29,11 @@ pub const MAX_PROGRAM_NODES: usize = 1 << 16;
 /// each access that moves along the gathered axis, and checks copy whole index expressions.
 pub const MAX_PLAN_ACCESSES: usize = 1 << 16;
 
+/// Worker threads one run splits its output across, whatever `RunOptions::threads` asks:
+/// beyond the cores they only cost, and tens of thousands exhaust the process's memory maps
+/// (a thread that cannot set up its stack guard aborts the process).
+pub const MAX_THREADS: usize = 256;
+
 /// Programs nested at most this deep are checked and lowered on the caller's thread (which
 /// takes well under 128 KiB of its stack); deeper ones on a thread of [`DEEP_STACK_BYTES`].
 const INLINE_NESTING: usize = 24;

@@ -165,3 +165,21 @@ fn errors_under_contention_are_the_same_errors() {
         }
     });
 }
+
+#[test]
+fn absurd_thread_counts_are_capped_not_fatal() {
+    // Tens of thousands of threads would exhaust the process's memory maps and abort it.
+    let b = tensor(DType::U8, &[200_000, 8], 4);
+    let mut session = Session::new();
+    session.bind("b", b.clone());
+    session.options_mut().threads = 65_535;
+    let oracle = {
+        let mut s = Session::with_backend(Backend::Interp);
+        s.bind("b", b.clone());
+        s
+    };
+    assert!(session.eval("b[::-1]").unwrap() == oracle.eval("b[::-1]").unwrap());
+    let mut kernel = Kernel::prepare("b[::-1, ::-1]", &[("b", "u8[200000, 8]".parse().unwrap())]).unwrap();
+    kernel.set_threads(usize::MAX);
+    assert!(kernel.run(&[&b]).unwrap() == oracle.eval("b[::-1, ::-1]").unwrap());
+}

@@ -2,7 +2,7 @@
 //! specialized to its shapes, strides and element width, cached by plan, and run on one or more
 //! threads (each taking a slice of the outermost loop).
 
-use super::clif::{self, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
+use super::clif::{self, STATUS_EMPTY_AXIS, STATUS_OK};
 use super::interp::run_checks;
 use super::loopnest::{self, LoopNest};
 use super::{RuntimeError, check_inputs};
@@ -143,23 +143,8 @@ impl JitKernel {
             // and [begin, end) lies within the outer loop.
             unsafe { (self.entry)(a.buffers, a.out, begin, end) }
         };
-        let status = if workers <= 1 {
-            call(0, outer)
-        } else {
-            let chunk = (outer + workers as i64 - 1) / workers as i64;
-            std::thread::scope(|s| {
-                let handles: Vec<_> = (0..workers as i64)
-                    .map(|w| (w * chunk, ((w + 1) * chunk).min(outer)))
-                    .filter(|(b, e)| b < e)
-                    .map(|(b, e)| s.spawn(move || call(b, e)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or(STATUS_INDEX_OUT_OF_RANGE))
-                    .max()
-                    .unwrap_or(STATUS_OK)
-            })
-        };
+        let status =
+            if workers <= 1 { call(0, outer) } else { super::split_across_threads(outer, workers, &call) };
         match status {
             STATUS_OK => Ok(()),
             STATUS_EMPTY_AXIS => Err(RuntimeError::EmptyAxis),

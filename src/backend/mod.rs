@@ -82,6 +82,36 @@ impl IntoDiagnostic for RuntimeError {
     }
 }
 
+/// Runs `kernel` over the outer range `[0, outer)` split into `workers` (at most
+/// [`MAX_THREADS`](crate::limits::MAX_THREADS)) contiguous parts on scoped threads; the worst
+/// status wins. A part whose thread cannot be started (the process is at its limit) runs on the
+/// calling thread instead of failing.
+pub(crate) fn split_across_threads(
+    outer: i64,
+    workers: usize,
+    kernel: &(dyn Fn(i64, i64) -> i32 + Sync),
+) -> i32 {
+    let workers = workers.clamp(1, crate::limits::MAX_THREADS);
+    let chunk = (outer + workers as i64 - 1) / workers as i64;
+    std::thread::scope(|s| {
+        let started: Vec<_> = (0..workers as i64)
+            .map(|w| (w * chunk, ((w + 1) * chunk).min(outer)))
+            .filter(|(b, e)| b < e)
+            .map(|(b, e)| {
+                std::thread::Builder::new().spawn_scoped(s, move || kernel(b, e)).map_err(|_| (b, e))
+            })
+            .collect();
+        started
+            .into_iter()
+            .map(|part| match part {
+                Ok(h) => h.join().unwrap_or(clif::STATUS_INDEX_OUT_OF_RANGE),
+                Err((b, e)) => kernel(b, e),
+            })
+            .max()
+            .unwrap_or(clif::STATUS_OK)
+    })
+}
+
 /// Checks that `tensors` match the inputs a plan was compiled for.
 pub fn check_inputs(plan: &crate::plan::Plan, tensors: &[&slc_runtime::Tensor]) -> Result<(), RuntimeError> {
     if plan.inputs.len() != tensors.len() {

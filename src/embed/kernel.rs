@@ -440,24 +440,16 @@ fn parallel(native: &Native, table: &[*const u8], out: *mut u8, workers: usize) 
     struct Args(*const *const u8, *mut u8);
     // SAFETY: workers only read the inputs and write disjoint ranges of the output.
     unsafe impl Send for Args {}
+    unsafe impl Sync for Args {}
     let args = Args(table.as_ptr(), out);
     let outer = native.outer;
-    let chunk = (outer + workers as i64 - 1) / workers as i64;
     let entry = native.entry;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers as i64)
-            .map(|w| (w * chunk, ((w + 1) * chunk).min(outer)))
-            .filter(|(b, e)| b < e)
-            .map(|(b, e)| {
-                s.spawn(move || {
-                    let a = args;
-                    // SAFETY: as for the single-threaded call, over [b, e) ⊆ [0, outer).
-                    unsafe { entry(a.0, a.1, b, e) }
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(STATUS_INDEX_OUT_OF_RANGE)).max().unwrap_or(STATUS_OK)
-    })
+    let part = move |b: i64, e: i64| {
+        let a = args;
+        // SAFETY: as for the single-threaded call, over [b, e) ⊆ [0, outer).
+        unsafe { entry(a.0, a.1, b, e) }
+    };
+    crate::backend::split_across_threads(outer, workers, &part)
 }
 
 /// Runs an already compiled program on named tensors and views (a session with views bound).
