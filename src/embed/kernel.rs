@@ -44,8 +44,10 @@ impl Drop for Native {
 
 fn jit_entry(compiled: &Compiled, order: &[usize]) -> Result<Native, Error> {
     let codegen = |e: &dyn std::fmt::Display| RuntimeError::Jit(JitError::Codegen(e.to_string()));
-    let mut module =
-        JITModule::new(JITBuilder::with_isa(jit::host_isa().map_err(RuntimeError::Jit)?, default_libcall_names()));
+    let mut module = JITModule::new(JITBuilder::with_isa(
+        jit::host_isa().map_err(RuntimeError::Jit)?,
+        default_libcall_names(),
+    ));
     let entry = aot::define_entry(&mut module, "slc_entry", Linkage::Local, &compiled.plan, order)
         .map_err(|e| codegen(&e))?;
     if let Err(e) = module.finalize_definitions() {
