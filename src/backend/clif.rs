@@ -403,11 +403,12 @@ impl<'a, 'n> Gen<'a, 'n> {
             self.emit_with_index_table(depth, out, out_off, &data, range);
             return;
         }
-        if depth + 2 == rank && data.terms.iter().all(|t| t.value.is_some()) {
-            if let Some(elems) = self.reversed_tiles(depth) {
-                self.emit_tiles(depth, elems, out, out_off, &data, range);
-                return;
-            }
+        if depth + 2 == rank
+            && data.terms.iter().all(|t| t.value.is_some())
+            && let Some(elems) = self.reversed_tiles(depth)
+        {
+            self.emit_tiles(depth, elems, out, out_off, &data, range);
+            return;
         }
         if depth + 1 == rank && data.terms.iter().all(|t| t.value.is_some()) {
             // Every gather is fixed for the whole innermost loop: it is an affine copy.
