@@ -135,9 +135,13 @@ impl Verifier<'_> {
         let term_extents = access.terms.iter().map(|t| (t.len - 1, &t.stride));
         let mut dead = false;
         for t in &access.terms {
+            // Modes normalize indices into `[0, len)`: a negative length has no such range.
+            if t.len < 0 {
+                return invalid(format!("a gather from `{name}` has the negative axis length {}", t.len));
+            }
             self.access(&t.index, shape, true)?;
             // An empty gathered axis admits no index: the term never forms an address.
-            dead |= t.len <= 0;
+            dead |= t.len == 0;
         }
         if dead {
             return Ok(());
