@@ -161,20 +161,28 @@ mod map {
             .enumerate()
             .filter(|(_, (_, m))| *m >= len && *m / 2 <= len)
             .min_by_key(|(_, (_, m))| *m)?;
-        pool.swap_remove(i);
+        pool.remove(i);
         Some(AlignedBuf { ptr: NonNull::new(p as *mut u8)?, len, mapped, offset: 0 })
     }
 
+    /// Keeps a dropped mapping for reuse, evicting the oldest ones when the pool is full: the
+    /// buffer dropped last is the likeliest to be wanted next (the same kernel, run again).
     pub(super) fn release(ptr: *mut u8, mapped: usize) {
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let held: usize = pool.iter().map(|(_, m)| m).sum();
-        if pool.len() < POOL_BUFFERS && held + mapped <= POOL_BYTES {
+        let mut unmap = vec![];
+        {
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
             pool.push((ptr as usize, mapped));
-            return;
+            let mut held: usize = pool.iter().map(|(_, m)| m).sum();
+            while pool.len() > POOL_BUFFERS || held > POOL_BYTES {
+                let (p, m) = pool.remove(0);
+                held -= m;
+                unmap.push((p, m));
+            }
         }
-        drop(pool);
-        // SAFETY: the mapping was created by `fresh` with this length and is no longer used.
-        unsafe { libc::munmap(ptr.cast(), mapped) };
+        for (p, m) in unmap {
+            // SAFETY: the mapping was created by `fresh` with this length and is no longer used.
+            unsafe { libc::munmap(p as *mut libc::c_void, m) };
+        }
     }
 }
 
@@ -214,6 +222,18 @@ mod tests {
         assert_eq!(o.len(), 3 * LARGE);
         if cfg!(unix) {
             assert_eq!(o.ptr(), p, "the dropped mapping is reused");
+        }
+        // A full pool makes room for the buffer dropped last (seen by its old contents: a
+        // fresh mapping is zeroed).
+        let many: Vec<AlignedBuf> =
+            (0..=POOL_BUFFERS).map(|_| AlignedBuf::for_overwrite(4 * LARGE).unwrap()).collect();
+        drop(many);
+        let mut last = AlignedBuf::for_overwrite(LARGE).unwrap();
+        last.as_mut_slice()[0] = 42;
+        drop(last);
+        let again = AlignedBuf::for_overwrite(LARGE).unwrap();
+        if cfg!(unix) {
+            assert_eq!(again.as_slice()[0], 42, "the last dropped mapping is kept");
         }
         for len in [1, 3, 100, 4096] {
             let small = AlignedBuf::for_overwrite(len).unwrap();
