@@ -17,8 +17,8 @@ use super::loopnest::{LoopNest, Stream, Term};
 use crate::plan::OobMode;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Type, Value,
-    types,
+    AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Type,
+    Value, types,
 };
 use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -419,12 +419,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             self.emit_gather_inner(depth, out, out_off, &data, range);
             return;
         }
-        let (lo, hi) = match range {
-            Some(r) => r,
-            None => {
-                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
-            }
-        };
+        let (lo, hi) = self.bounds(depth, range);
         let i_var = self.b.declare_var(types::I64);
         self.b.def_var(i_var, lo);
         let header = self.b.create_block();
@@ -465,12 +460,8 @@ impl<'a, 'n> Gen<'a, 'n> {
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
-        let (lo, count) = match range {
-            Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
-            None => {
-                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
-            }
-        };
+        let (lo, hi) = self.bounds(depth, range);
+        let count = self.b.ins().isub(hi, lo);
         let mut st = self.advance(&nest.data, data, depth, lo);
         let pending: Vec<usize> = (0..st.terms.len()).filter(|&j| st.terms[j].value.is_none()).collect();
         let mut starts = vec![];
@@ -551,12 +542,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             3,
         ));
         let table = self.b.ins().stack_addr(self.ptr, slot, 0);
-        let (lo, hi) = match range {
-            Some(r) => r,
-            None => {
-                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
-            }
-        };
+        let (lo, hi) = self.bounds(depth, range);
         // No rows, no index reads: an empty range must not report an index error.
         let (fill, done) = (self.b.create_block(), self.b.create_block());
         let any = self.b.ins().icmp(IntCC::SignedLessThan, lo, hi);
@@ -814,35 +800,17 @@ impl Gen<'_, '_> {
     ) {
         let nest = self.nest;
         let (w, stride, out_stride) = (nest.width as i64, nest.data.strides[depth], nest.out[depth]);
-        let (lo, count) = match range {
-            Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
-            None => {
-                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
-            }
-        };
+        let (lo, hi) = self.bounds(depth, range);
+        let count = self.b.ins().isub(hi, lo);
         let data = self.advance(&nest.data, data, depth, lo);
         let (src, miss) = self.address(&nest.data, &data);
         let skip = self.b.ins().imul_imm_s(lo, out_stride);
         let out_off = self.b.ins().iadd(out_off, skip);
         let dst = self.b.ins().iadd(out, out_off);
         let done = self.b.create_block();
-        if let Some(m) = miss {
-            let (zero_fill, copy) = (self.b.create_block(), self.b.create_block());
-            self.b.ins().brif(m, zero_fill, NO_ARGS, copy, NO_ARGS);
-            self.b.switch_to_block(zero_fill);
-            if out_stride == w {
-                let zero = self.b.ins().iconst(types::I8, 0);
-                let bytes = self.b.ins().imul_imm_s(count, w);
-                self.b.call_memset(self.config, dst, zero, bytes);
-            } else {
-                // Only check nests write with other strides, and they have no zero-mode terms.
-                let ty = Type::int_with_byte_size(w as u16).expect("1, 2, 4 or 8 bytes");
-                let zero = self.b.ins().iconst(ty, 0);
-                self.b.ins().store(MemFlagsData::trusted(), zero, dst, 0);
-            }
-            self.b.ins().jump(done, NO_ARGS);
-            self.b.switch_to_block(copy);
-        }
+        // Only check nests write with strides other than w, and they have no zero-mode terms.
+        debug_assert!(miss.is_none() || out_stride == w);
+        self.zero_fill_on(miss, done, dst, count, w);
         let kind = match stride {
             _ if !self.simd || out_stride != w => InnerKind::Scalar,
             s if s == -w => InnerKind::Reverse,
@@ -853,6 +821,31 @@ impl Gen<'_, '_> {
         self.scalar_loop(dst, src, count, stride, out_stride);
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);
+    }
+
+    /// The bounds of loop `depth`: the caller's range, or the whole extent.
+    fn bounds(&mut self, depth: usize, range: Option<(Value, Value)>) -> (Value, Value) {
+        match range {
+            Some(r) => r,
+            None => (
+                self.b.ins().iconst(types::I64, 0),
+                self.b.ins().iconst(types::I64, self.nest.extents[depth]),
+            ),
+        }
+    }
+
+    /// On a zero-mode `miss`, fills `count` units of `unit` bytes at `dst` with zeros and jumps
+    /// to `done`; code emitted after this call runs on a hit.
+    fn zero_fill_on(&mut self, miss: Option<Value>, done: Block, dst: Value, count: Value, unit: i64) {
+        let Some(m) = miss else { return };
+        let (zero_fill, copy) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(m, zero_fill, NO_ARGS, copy, NO_ARGS);
+        self.b.switch_to_block(zero_fill);
+        let zero = self.b.ins().iconst(types::I8, 0);
+        let bytes = self.b.ins().imul_imm_s(count, unit);
+        self.b.call_memset(self.config, dst, zero, bytes);
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(copy);
     }
 
     /// The tile length when loops `depth` and `depth + 1` walk dense tiles of at most 8 bytes
@@ -879,12 +872,8 @@ impl Gen<'_, '_> {
     ) {
         let nest = self.nest;
         let (w, tile) = (nest.width as i64, elems * nest.width as i64);
-        let (lo, count) = match range {
-            Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
-            None => {
-                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
-            }
-        };
+        let (lo, hi) = self.bounds(depth, range);
+        let count = self.b.ins().isub(hi, lo);
         let data = self.advance(&nest.data, data, depth, lo);
         // The stream points at each tile's last element (read first).
         let (last, miss) = self.address(&nest.data, &data);
@@ -893,16 +882,7 @@ impl Gen<'_, '_> {
         let dst = self.b.ins().iadd(out, out_off);
         let dst = self.b.ins().iadd(dst, skip);
         let done = self.b.create_block();
-        if let Some(m) = miss {
-            let (zero_fill, copy) = (self.b.create_block(), self.b.create_block());
-            self.b.ins().brif(m, zero_fill, NO_ARGS, copy, NO_ARGS);
-            self.b.switch_to_block(zero_fill);
-            let zero = self.b.ins().iconst(types::I8, 0);
-            let bytes = self.b.ins().imul_imm_s(count, tile);
-            self.b.call_memset(self.config, dst, zero, bytes);
-            self.b.ins().jump(done, NO_ARGS);
-            self.b.switch_to_block(copy);
-        }
+        self.zero_fill_on(miss, done, dst, count, tile);
         let (dst, src, count) = self.vector_loop(InnerKind::Tiles { elems }, dst, src, count);
         let ty = Type::int_with_byte_size(w as u16).expect("1, 2, 4 or 8 bytes");
         self.strided_loop(&[dst, src], &[tile, tile], count, |g, p, k| {
