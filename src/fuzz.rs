@@ -19,7 +19,6 @@
 use crate::backend::dml::{self, DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel};
 use crate::backend::jit::KernelCache;
 use crate::backend::{RuntimeError, interp};
-use crate::diag::Diagnostic;
 use crate::error::Error;
 use crate::plan::{self, Plan, PlanInfo};
 use crate::sema::{InputTypes, InputValues, TensorType};
@@ -398,7 +397,7 @@ fn front_end_inputs() -> &'static [(InputTypes, InputValues); 2] {
 
 /// A diagnostic renders against the text it came from, whatever its spans.
 fn check_diagnostic(e: &Error, src: &str) {
-    let d: Diagnostic = e.diagnostic();
+    let d = e.diagnostic();
     assert!(!d.code.is_empty() && !d.message.is_empty(), "{e:?}");
     let text = e.render(src);
     assert!(text.contains(d.code), "{text}");
