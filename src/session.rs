@@ -2,11 +2,12 @@
 
 use crate::backend::jit::KernelCache;
 use crate::backend::{RuntimeError, interp};
+use crate::embed::programs::{Program, ProgramCache};
 use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
 use crate::limits;
 use crate::plan::{self, Plan, PlanInfo};
-use crate::sema::{self, InputTypes, InputValues, TExpr, TensorType};
+use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr, TensorType};
 use crate::source::Span;
 use crate::syntax::{self, ast};
 use slc_runtime::Tensor;
@@ -19,6 +20,8 @@ pub struct Compiled {
     pub checked: TExpr,
     pub plan: Plan,
     pub info: PlanInfo,
+    /// The inputs whose types and values checking read: what the plan depends on.
+    pub read: InputsRead,
     /// For each plan check, the span of the index expression it guards.
     check_spans: Vec<Span>,
 }
@@ -32,8 +35,8 @@ pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
 /// `strided_slice`'s `begin`) may then come from those tensors.
 pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let (checked, plan::Lowered { plan, check_spans }, info) = check_and_lower(&ast, inputs, values)?;
-    Ok(Compiled { ast, checked, plan, info, check_spans })
+    let (checked, read, plan::Lowered { plan, check_spans }, info) = check_and_lower(&ast, inputs, values)?;
+    Ok(Compiled { ast, checked, plan, info, read, check_spans })
 }
 
 /// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
@@ -43,14 +46,14 @@ pub(crate) fn check_and_lower(
     ast: &ast::Program,
     inputs: &InputTypes,
     values: &InputValues,
-) -> Result<(TExpr, plan::Lowered, PlanInfo), Error> {
-    let checked = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
+) -> Result<(TExpr, InputsRead, plan::Lowered, PlanInfo), Error> {
+    let (checked, read) = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
     let (lowered, info) = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
         let lowered = plan::lower(&checked)?;
         let info = plan::verify(&lowered.plan)?;
         Ok((lowered, info))
     })?;
-    Ok((checked, lowered, info))
+    Ok((checked, read, lowered, info))
 }
 
 impl Compiled {
@@ -123,13 +126,7 @@ impl Compiled {
         for decl in &self.plan.inputs {
             match tensors.get(&decl.name) {
                 Some(t) => args.push(t),
-                None => {
-                    return Err(RuntimeError::InputCount {
-                        expected: self.plan.inputs.len(),
-                        found: args.len(),
-                    }
-                    .into());
-                }
+                None => return Err(RuntimeError::UnboundInput(decl.name.clone()).into()),
             }
         }
         self.check_output_size(options)?;
@@ -153,8 +150,11 @@ impl Compiled {
 /// Named tensors and the programs evaluated over them.
 ///
 /// Tensors are bound owned ([`bind`](Self::bind)) or as views borrowing the caller's memory for
-/// `'a` ([`bind_view`](Self::bind_view): no copy). [`prepare`](Self::prepare) compiles a program
-/// once for given input signatures, into a [`Kernel`] to run many times.
+/// `'a` ([`bind_view`](Self::bind_view): no copy). [`eval`](Self::eval) keeps what it compiles:
+/// evaluating a text again, with its inputs of the same types (and its operator parameters of the
+/// same values), runs the kernel built the first time without parsing; texts that lower to the
+/// same plan share machine code. [`prepare`](Self::prepare) compiles a program once for given
+/// input signatures, into a [`Kernel`] to run many times.
 ///
 /// ```
 /// use slc::{DType, Session, Tensor};
@@ -170,7 +170,7 @@ pub struct Session<'a> {
     /// Borrowed bindings; a name is bound in `tensors` or here, never both.
     views: BTreeMap<String, TensorView<'a>>,
     options: RunOptions,
-    cache: KernelCache,
+    programs: ProgramCache,
 }
 
 impl<'a> Session<'a> {
@@ -185,13 +185,15 @@ impl<'a> Session<'a> {
         s
     }
 
+    /// The run options; kernels built for the old ones are dropped.
     pub fn options_mut(&mut self) -> &mut RunOptions {
+        self.programs.forget_programs();
         &mut self.options
     }
 
-    /// Kernels compiled so far.
+    /// Machine code kept for the programs evaluated so far (one per distinct plan).
     pub fn cached_kernels(&self) -> usize {
-        self.cache.len()
+        self.programs.natives().len()
     }
 
     /// Binds (or rebinds) `name` to a tensor.
@@ -276,11 +278,36 @@ impl<'a> Session<'a> {
     /// Evaluates a program; its last statement is the result. Takes `&self`: threads sharing a
     /// session evaluate at once, and share its compiled kernels.
     pub fn eval(&self, src: &str) -> Result<Tensor, Error> {
+        let view_of = |name: &str| self.get_view(name);
+        let program = match self.programs.find(src, &view_of) {
+            Some(program) => program,
+            None => self.programs.insert(src, self.build(src)?),
+        };
+        program.run(view_of, &self.options)
+    }
+
+    /// Compiles `src` into a kernel over the bound inputs it reads, in plan order.
+    fn build(&self, src: &str) -> Result<Program, Error> {
         let compiled = self.compile(src)?;
-        if self.views.is_empty() {
-            return compiled.run_with(&self.tensors, &self.options, &self.cache);
-        }
-        crate::embed::run_compiled(compiled, src, &self.tensors, &self.views, &self.options)
+        let read = compiled.read.clone();
+        let inputs: Vec<(String, TensorType)> = compiled
+            .plan
+            .inputs
+            .iter()
+            .map(|d| (d.name.clone(), TensorType { dtype: d.dtype, shape: d.shape.clone() }))
+            .collect();
+        let signatures: Vec<(&str, TensorType)> =
+            inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let order = (0..inputs.len()).collect();
+        let kernel = Kernel::from_compiled(
+            compiled,
+            src,
+            &signatures,
+            order,
+            &self.options,
+            Some(self.programs.natives()),
+        )?;
+        Program::new(kernel, &read.types, &read.values, |name| self.get_view(name))
     }
 }
 

@@ -34,6 +34,9 @@ pub enum RuntimeError {
     /// The plan names more or fewer inputs than were given.
     #[error("the plan takes {expected} inputs, {found} were given")]
     InputCount { expected: usize, found: usize },
+    /// The plan reads an input no tensor is bound to.
+    #[error("no tensor is bound to `{0}`")]
+    UnboundInput(String),
     #[error(transparent)]
     Alloc(#[from] TensorError),
     /// The output would be larger than the bound (`set`: by the caller, else the memory
@@ -65,9 +68,9 @@ impl IntoDiagnostic for RuntimeError {
             }
             RuntimeError::EmptyAxis | RuntimeError::GatherOutOfRange => Diagnostic::error("E0202", message),
             RuntimeError::Jit(_) => Diagnostic::error("E0205", message),
-            RuntimeError::InputMismatch { .. } | RuntimeError::InputCount { .. } => {
-                Diagnostic::error("E0203", message)
-            }
+            RuntimeError::InputMismatch { .. }
+            | RuntimeError::InputCount { .. }
+            | RuntimeError::UnboundInput(_) => Diagnostic::error("E0203", message),
             RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
             RuntimeError::OutOfBuffer { .. } => Diagnostic::error("E0299", message),
             RuntimeError::OutputTooLarge { span, .. } => {

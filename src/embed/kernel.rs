@@ -12,7 +12,8 @@ use crate::session::{Backend, Compiled, RunOptions};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, default_libcall_names};
 use slc_runtime::{DType, Tensor};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 type EntryFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
 
@@ -23,7 +24,7 @@ const PARALLEL_MIN_BYTES: usize = 1 << 20;
 const INLINE_INPUTS: usize = 8;
 
 /// Machine code for one entry (see [`crate::backend::aot`]); freed on drop.
-struct Native {
+pub(crate) struct Native {
     module: Option<JITModule>,
     entry: EntryFn,
     outer: i64,
@@ -61,6 +62,34 @@ fn jit_entry(compiled: &Compiled, order: &[usize]) -> Result<Native, Error> {
     Ok(Native { module: Some(module), entry: entry_fn, outer: entry.outer })
 }
 
+/// Machine code by plan and input order: kernels of programs that lower to the same plan share
+/// it (a [`Session`](crate::Session) compiles `a[::-1]` and `a[-1::-1]` once).
+#[derive(Default)]
+pub(crate) struct NativeCache {
+    entries: Mutex<HashMap<String, Arc<Native>>>,
+}
+
+impl NativeCache {
+    fn get_or_compile(&self, compiled: &Compiled, order: &[usize]) -> Result<Arc<Native>, Error> {
+        let key = format!("{}{order:?}", compiled.plan);
+        if let Some(native) = self.entries.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(native.clone());
+        }
+        // Compiled outside the lock, so that other plans need not wait; a race compiles twice
+        // and keeps the first.
+        let native = Arc::new(jit_entry(compiled, order)?);
+        Ok(self.entries.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(native).clone())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub(crate) fn clear(&self) {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
 /// A program compiled for fixed input signatures; run it as often as needed.
 ///
 /// Inputs are passed by position, in the order of the signatures given to
@@ -90,7 +119,7 @@ pub struct Kernel {
     out_nbytes: usize,
     backend: Backend,
     threads: usize,
-    native: Option<Native>,
+    native: Option<Arc<Native>>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -147,15 +176,17 @@ impl Kernel {
             aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
             other => ViewError::Signature(other.to_string()),
         })?;
-        Kernel::from_compiled(compiled, src, inputs, order, options)
+        Kernel::from_compiled(compiled, src, inputs, order, options, None)
     }
 
-    fn from_compiled(
+    /// A kernel for `compiled`; its machine code comes from (and goes into) `natives` if given.
+    pub(crate) fn from_compiled(
         compiled: Compiled,
         src: &str,
         inputs: &[(&str, TensorType)],
         order: Vec<usize>,
         options: &RunOptions,
+        natives: Option<&NativeCache>,
     ) -> Result<Kernel, Error> {
         compiled.check_output_size(options)?;
         let out_shape = dims(&compiled.plan.shape);
@@ -166,9 +197,10 @@ impl Kernel {
                 bytes: None,
             })
         })?;
-        let native = match options.backend {
-            Backend::Jit => Some(jit_entry(&compiled, &order)?),
-            Backend::Interp => None,
+        let native = match (options.backend, natives) {
+            (Backend::Jit, Some(natives)) => Some(natives.get_or_compile(&compiled, &order)?),
+            (Backend::Jit, None) => Some(Arc::new(jit_entry(&compiled, &order)?)),
+            (Backend::Interp, _) => None,
         };
         Ok(Kernel {
             src: src.to_string(),
@@ -452,34 +484,4 @@ fn parallel(native: &Native, table: &[*const u8], out: *mut u8, workers: usize) 
         unsafe { entry(a.0, a.1, b, e) }
     };
     crate::backend::split_across_threads(outer, workers, &part)
-}
-
-/// Runs an already compiled program on named tensors and views (a session with views bound).
-pub(crate) fn run_compiled(
-    compiled: Compiled,
-    src: &str,
-    owned: &BTreeMap<String, Tensor>,
-    views: &BTreeMap<String, TensorView<'_>>,
-    options: &RunOptions,
-) -> Result<Tensor, Error> {
-    let mut inputs: Vec<TensorView<'_>> = Vec::with_capacity(compiled.plan.inputs.len());
-    let mut sigs = Vec::with_capacity(compiled.plan.inputs.len());
-    for decl in &compiled.plan.inputs {
-        let view = match (owned.get(&decl.name), views.get(&decl.name)) {
-            (Some(t), _) => TensorView::of(t),
-            (None, Some(v)) => v.reborrow(),
-            (None, None) => {
-                return Err(RuntimeError::InputCount {
-                    expected: compiled.plan.inputs.len(),
-                    found: inputs.len(),
-                }
-                .into());
-            }
-        };
-        inputs.push(view);
-        sigs.push((decl.name.as_str(), TensorType { dtype: decl.dtype, shape: decl.shape.clone() }));
-    }
-    let order = (0..inputs.len()).collect();
-    let kernel = Kernel::from_compiled(compiled.clone(), src, &sigs, order, options)?;
-    kernel.run(&inputs)
 }

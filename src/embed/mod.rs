@@ -30,10 +30,10 @@
 mod kernel;
 #[cfg(feature = "ndarray")]
 mod ndarray;
+pub(crate) mod programs;
 mod view;
 
 pub use kernel::Kernel;
-pub(crate) use kernel::run_compiled;
 #[cfg(feature = "ndarray")]
 pub use ndarray::to_ndarray;
 pub use view::{AsView, Element, TensorView, ViewError};

@@ -373,7 +373,7 @@ impl Repl {
                 (name.clone(), TensorType { dtype: t.dtype(), shape })
             })
             .collect();
-        let (checked, plan::Lowered { plan, check_spans }, info) =
+        let (checked, _, plan::Lowered { plan, check_spans }, info) =
             crate::session::check_and_lower(&program, &types, &self.tensors)?;
         Ok(Planned { checked, plan, info, check_spans })
     }
@@ -480,9 +480,9 @@ impl Repl {
         plan.inputs
             .iter()
             .map(|decl| {
-                self.tensors.get(&decl.name).ok_or_else(|| {
-                    Fail::from(RuntimeError::InputCount { expected: plan.inputs.len(), found: 0 })
-                })
+                self.tensors
+                    .get(&decl.name)
+                    .ok_or_else(|| Fail::from(RuntimeError::UnboundInput(decl.name.clone())))
             })
             .collect()
     }

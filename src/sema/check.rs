@@ -13,7 +13,7 @@ use crate::plan::OobMode;
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
 use slc_runtime::{DType, Tensor};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The tensors a program may name, by type.
 pub type InputTypes = BTreeMap<String, TensorType>;
@@ -22,13 +22,24 @@ pub type InputTypes = BTreeMap<String, TensorType>;
 /// `begin` may come from a bound tensor, and must then be known when the program is checked.
 pub type InputValues = BTreeMap<String, Tensor>;
 
-/// Checks `program`; its last statement must be an expression, whose checked tree is returned.
+/// The bound names a checked program depends on: the inputs whose types it read, and those
+/// whose values it read (operator parameters). Checking again with these unchanged gives the
+/// same result, whatever else is bound.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InputsRead {
+    pub types: BTreeSet<String>,
+    pub values: BTreeSet<String>,
+}
+
+/// Checks `program`; its last statement must be an expression, whose checked tree is returned
+/// with the inputs it read.
 pub fn check_program(
     program: &ast::Program,
     inputs: &InputTypes,
     values: &InputValues,
-) -> Result<TExpr, SemaError> {
-    let mut checker = Checker { inputs, values, locals: HashMap::new(), copied: 0 };
+) -> Result<(TExpr, InputsRead), SemaError> {
+    let mut checker =
+        Checker { inputs, values, read: InputsRead::default(), locals: HashMap::new(), copied: 0 };
     let mut result = None;
     for stmt in &program.stmts {
         match &stmt.kind {
@@ -41,7 +52,7 @@ pub fn check_program(
         }
     }
     match result {
-        Some((value, span)) => checker.to_tensor(value, span),
+        Some((value, span)) => Ok((checker.to_tensor(value, span)?, checker.read)),
         None => {
             let span = program.stmts.last().map_or(Span::default(), |s| s.span);
             Err(SemaError::new(K::NoResult, span))
@@ -73,6 +84,7 @@ impl Value {
 pub(super) struct Checker<'a> {
     inputs: &'a InputTypes,
     pub(super) values: &'a InputValues,
+    pub(super) read: InputsRead,
     locals: HashMap<String, Value>,
     /// Nodes copied by uses of `let` names so far, bounded by [`MAX_PROGRAM_NODES`].
     copied: usize,
@@ -183,6 +195,7 @@ impl Checker<'_> {
         }
         if let Some(ty) = self.inputs.get(name) {
             check_input_type(name, ty, span)?;
+            self.read.types.insert(name.to_string());
             let kind = TExprKind::Input(name.to_string());
             return Ok(Value::Tensor(TExpr::new(kind, ty.clone(), span)));
         }

@@ -197,7 +197,7 @@ impl Checker<'_> {
 
     /// The value of a tensor expression at compile time: a literal, or an expression whose
     /// inputs are all bound with values, evaluated by the reference interpreter.
-    fn value_of(&self, t: &TExpr) -> Result<Tensor, SemaError> {
+    fn value_of(&mut self, t: &TExpr) -> Result<Tensor, SemaError> {
         if let TExprKind::Const(value) = &t.kind {
             return Ok(value.clone());
         }
@@ -207,6 +207,7 @@ impl Checker<'_> {
         let mut inputs = Vec::with_capacity(lowered.plan.inputs.len());
         for decl in &lowered.plan.inputs {
             inputs.push(self.values.get(&decl.name).ok_or_else(|| unknown(&decl.name))?);
+            self.read.values.insert(decl.name.clone());
         }
         interp::run(&lowered.plan, &info, &inputs).map_err(|e| {
             SemaError::new(

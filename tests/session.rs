@@ -1,0 +1,112 @@
+//! `Session::eval` keeps the kernels it builds by program text: a repeated eval must give what a
+//! fresh session gives whenever the bindings it depends on change (types, parameter values,
+//! views, options), and must not compile again when they do not.
+
+use slc::embed::TensorView;
+use slc::{Backend, DType, Session, Tensor};
+
+fn ints(dtype: DType, shape: &[usize], values: &[i64]) -> Tensor {
+    Tensor::from_i64s(dtype, shape, values).unwrap()
+}
+
+fn iota(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    ints(DType::I32, shape, &(0..n as i64).collect::<Vec<_>>())
+}
+
+/// The result of `src` in a session that has evaluated nothing before.
+fn fresh(session: &Session<'_>, src: &str) -> Tensor {
+    let mut s = Session::new();
+    for name in ["a", "b", "i"] {
+        if let Some(view) = session.get_view(name) {
+            s.bind(name, view.to_tensor().unwrap());
+        }
+    }
+    s.eval(src).unwrap()
+}
+
+fn same(a: &Tensor, b: &Tensor) -> bool {
+    a.dtype() == b.dtype() && a.shape() == b.shape() && a.bytes() == b.bytes()
+}
+
+#[test]
+fn a_repeated_eval_compiles_once() {
+    let mut s = Session::new();
+    s.bind("a", iota(&[4, 5]));
+    let first = s.eval("a[1:3, ::-1]").unwrap();
+    let second = s.eval("a[1:3, ::-1]").unwrap();
+    assert!(same(&first, &second));
+    assert_eq!(s.cached_kernels(), 1);
+    // Another text with the same plan shares the machine code.
+    let spelled = s.eval("a[1:-1, -1::-1]").unwrap();
+    assert!(same(&first, &spelled));
+    assert_eq!(s.cached_kernels(), 1);
+}
+
+#[test]
+fn rebinding_to_another_type_builds_another_kernel() {
+    let mut s = Session::new();
+    s.bind("a", iota(&[4, 5]));
+    s.eval("a[::2, 1]").unwrap();
+    for shape in [&[6, 3][..], &[2, 2], &[4, 5]] {
+        s.bind("a", iota(shape));
+        let got = s.eval("a[::2, 1]").unwrap();
+        assert!(same(&got, &fresh(&s, "a[::2, 1]")), "shape {shape:?}");
+    }
+    // A different dtype of the same shape is another kernel too.
+    s.bind("a", ints(DType::I64, &[4, 5], &(0..20).collect::<Vec<_>>()));
+    assert_eq!(s.eval("a[::2, 1]").unwrap().dtype(), DType::I64);
+    // And an input the text needs but that is no longer bound is an error, not a stale kernel.
+    let mut t = Session::new();
+    t.bind("b", iota(&[3]));
+    assert!(t.eval("a[0]").is_err());
+}
+
+#[test]
+fn new_parameter_values_are_not_served_a_stale_kernel() {
+    let src = "strided_slice(a, b, [4], [1], begin_mask=[0], end_mask=[0])";
+    let mut s = Session::new();
+    s.bind("a", iota(&[6]));
+    for begin in [1, 3, -2, 1] {
+        s.bind("b", ints(DType::I64, &[1], &[begin]));
+        let got = s.eval(src).unwrap();
+        assert!(same(&got, &fresh(&s, src)), "begin {begin}");
+    }
+    // Parameters read from a view are compared by value too.
+    let begins = [2i64, 0];
+    for begin in &begins {
+        let mut v = Session::new();
+        v.bind("a", iota(&[6]));
+        v.bind_view("b", TensorView::from_slice(&[1], std::slice::from_ref(begin)).unwrap());
+        assert_eq!(v.eval(src).unwrap().shape(), &[(4 - begin) as usize]);
+    }
+}
+
+#[test]
+fn views_are_read_afresh_on_every_eval() {
+    let one: Vec<f32> = (0..12).map(|x| x as f32).collect();
+    let two: Vec<f32> = (0..12).map(|x| 100.0 - x as f32).collect();
+    let mut s = Session::new();
+    s.bind_view("a", TensorView::from_slice(&[3, 4], &one).unwrap());
+    let before = s.eval("a[::-1, 2]").unwrap();
+    s.bind_view("a", TensorView::from_slice(&[3, 4], &two).unwrap());
+    let after = s.eval("a[::-1, 2]").unwrap();
+    assert!(!same(&before, &after));
+    assert!(same(&after, &fresh(&s, "a[::-1, 2]")));
+    assert_eq!(s.cached_kernels(), 1);
+}
+
+#[test]
+fn changed_options_apply_to_cached_texts() {
+    let mut s = Session::new();
+    s.bind("a", iota(&[4]));
+    s.bind("i", ints(DType::I64, &[1], &[7]));
+    assert!(s.eval("a[i]").unwrap_err().render("a[i]").contains("index 7 is out of bounds"));
+    s.options_mut().backend = Backend::Interp;
+    assert!(s.eval("a[i]").unwrap_err().render("a[i]").contains("index 7 is out of bounds"));
+    s.bind("i", ints(DType::I64, &[2], &[-1, 0]));
+    let got = s.eval("a[i]").unwrap();
+    assert_eq!((got.int_at(0), got.int_at(1)), (Some(3), Some(0)));
+    s.options_mut().max_output_bytes = Some(4);
+    assert_eq!(s.eval("a[i]").unwrap_err().diagnostic().code, "E0207");
+}
