@@ -97,9 +97,15 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        RunOptions { backend: Backend::Jit, threads, max_output_bytes: None }
+        RunOptions { backend: Backend::Jit, threads: cores(), max_output_bytes: None }
     }
+}
+
+/// The cores this process may use, read once: std reads cgroup files on every call, which cost
+/// a cold compile a tenth of its time.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl RunOptions {

@@ -144,13 +144,13 @@ pub fn define_entry<M: Module>(
     let nest = loopnest::schedule(plan, |_, _| {});
     let outer = nest.outer_extent();
     let codegen = |e: clif::CodegenError| AotError::Codegen(e.to_string());
-    let (main_id, _) =
+    let main_id =
         clif::define_kernel(module, &format!("{name}.main"), Linkage::Local, &nest).map_err(codegen)?;
     let mut checks = vec![];
     let mut check_ids = vec![];
     for (k, c) in plan.checks.iter().enumerate() {
         if let Some(n) = check_nest(plan, &c.index, &c.shape, c.len) {
-            let (id, _) = clif::define_kernel(module, &format!("{name}.check{k}"), Linkage::Local, &n)
+            let id = clif::define_kernel(module, &format!("{name}.check{k}"), Linkage::Local, &n)
                 .map_err(codegen)?;
             check_ids.push((id, n.outer_extent()));
             checks.push(n);
@@ -171,7 +171,7 @@ pub fn define_entry<M: Module>(
         const_ids.push(id);
     }
 
-    let sig = clif::signature(module);
+    let sig = clif::signature(module.isa());
     let id = module.declare_function(name, linkage, &sig).map_err(module_error)?;
     let mut ctx = module.make_context();
     ctx.func.signature = sig;

@@ -17,8 +17,8 @@ use super::loopnest::{LoopNest, Stream, Term};
 use crate::plan::OobMode;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Type,
-    Value, types,
+    AbiParam, Block, BlockArg, Function, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind,
+    Type, Value, types,
 };
 use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -44,9 +44,9 @@ const TABLE_ENTRIES: i64 = 2048;
 /// can equal it.
 const TABLE_MISS: i64 = i64::MIN;
 
-pub fn signature(module: &dyn Module) -> Signature {
-    let ptr = module.target_config().pointer_type();
-    let mut sig = module.make_signature();
+pub fn signature(isa: &dyn TargetIsa) -> Signature {
+    let ptr = isa.pointer_type();
+    let mut sig = Signature::new(isa.default_call_conv());
     sig.params.extend([
         AbiParam::new(ptr),
         AbiParam::new(ptr),
@@ -72,26 +72,31 @@ pub fn define_kernel<M: Module>(
     name: &str,
     linkage: Linkage,
     nest: &LoopNest,
-) -> Result<(FuncId, String), CodegenError> {
+) -> Result<FuncId, CodegenError> {
     let module_error = |e: ModuleError| CodegenError::Module(e.to_string());
-    let sig = signature(module);
-    let id = module.declare_function(name, linkage, &sig).map_err(module_error)?;
+    let id = module.declare_function(name, linkage, &signature(module.isa())).map_err(module_error)?;
     let mut ctx = module.make_context();
-    ctx.func.signature = sig;
-    let mut fctx = FunctionBuilderContext::new();
-    let config = module.target_config();
-    let simd = has_byte_shuffles(module.isa());
-    {
-        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::new(b, nest, config, simd).emit_function();
-    }
-    let text = ctx.func.display().to_string();
+    build_function(module.isa(), &mut ctx.func, nest);
     cranelift_codegen::verify_function(&ctx.func, module.isa()).map_err(|e| {
         CodegenError::Verifier(cranelift_codegen::print_errors::pretty_verifier_error(&ctx.func, None, e))
     })?;
     module.define_function(id, &mut ctx).map_err(module_error)?;
     module.clear_context(&mut ctx);
-    Ok((id, text))
+    Ok(id)
+}
+
+/// The Cranelift IR [`define_kernel`] compiles for `nest` on `isa` (`slc plan --clif`).
+pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
+    let mut func = Function::new();
+    build_function(isa, &mut func, nest);
+    func.display().to_string()
+}
+
+fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest) {
+    func.signature = signature(isa);
+    let mut fctx = FunctionBuilderContext::new();
+    let b = FunctionBuilder::new(func, &mut fctx);
+    Gen::new(b, nest, isa.frontend_config(), has_byte_shuffles(isa)).emit_function();
 }
 
 /// Whether the target shuffles bytes of a 128-bit vector by a constant mask in one instruction

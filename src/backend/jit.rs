@@ -30,7 +30,7 @@ pub enum JitError {
 
 /// The host ISA for JIT code (native features), built once. Cranelift's own verifier is off:
 /// `clif::define_kernel` runs `verify_function` on every kernel already.
-pub(crate) fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+pub fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
     ISA.get_or_init(|| {
         let mut flags = settings::builder();
@@ -52,8 +52,6 @@ pub struct JitKernel {
     module: Option<JITModule>,
     entry: KernelFn,
     pub nest: LoopNest,
-    /// The function's Cranelift IR, for `--emit clif`.
-    pub clif: String,
 }
 
 // SAFETY: the module is only touched again in Drop; the code it owns is immutable and
@@ -81,13 +79,13 @@ impl std::fmt::Debug for JitKernel {
 pub fn compile(plan: &Plan, _proof: &PlanInfo) -> Result<JitKernel, JitError> {
     let nest = loopnest::schedule(plan, |_, _| {});
     let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
-    let (id, clif) = clif::define_kernel(&mut module, "slc_kernel", Linkage::Local, &nest)
+    let id = clif::define_kernel(&mut module, "slc_kernel", Linkage::Local, &nest)
         .map_err(|e| JitError::Codegen(e.to_string()))?;
     module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;
     let code = module.get_finalized_function(id);
     // SAFETY: the function was defined with exactly this signature (clif::signature).
     let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
-    Ok(JitKernel { module: Some(module), entry, nest, clif })
+    Ok(JitKernel { module: Some(module), entry, nest })
 }
 
 /// Pointers handed to worker threads.
@@ -101,6 +99,12 @@ unsafe impl Send for Args {}
 unsafe impl Sync for Args {}
 
 impl JitKernel {
+    /// The kernel's Cranelift IR (`slc plan --clif`): built again on request, so that
+    /// compiling does not pay for text nobody reads.
+    pub fn clif(&self) -> String {
+        host_isa().map_or_else(|e| e.to_string(), |isa| clif::kernel_ir(&*isa, &self.nest))
+    }
+
     /// Runs the kernel into a fresh output tensor.
     pub fn run(&self, plan: &Plan, inputs: &[&Tensor], threads: usize) -> Result<Tensor, RuntimeError> {
         let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();

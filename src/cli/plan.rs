@@ -62,7 +62,7 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
     }
     if args.clif || every_stage {
         match crate::backend::jit::compile(&compiled.plan, &compiled.info) {
-            Ok(kernel) => print!("== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif),
+            Ok(kernel) => print!("== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif()),
             Err(e) => {
                 eprintln!("error: {e}");
                 return Err(Failure::Runtime);

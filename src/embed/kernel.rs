@@ -3,8 +3,9 @@
 use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
 use crate::backend::aot::{self, STATUS_BAD_RANGE};
-use crate::backend::clif::{STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
+use crate::backend::clif::{self, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
 use crate::backend::jit::{self, JitError};
+use crate::backend::loopnest;
 use crate::error::Error;
 use crate::sema::typed::ShapeDisplay;
 use crate::sema::{InputTypes, TensorType};
@@ -49,17 +50,34 @@ fn jit_entry(compiled: &Compiled, order: &[usize]) -> Result<Native, Error> {
         jit::host_isa().map_err(RuntimeError::Jit)?,
         default_libcall_names(),
     ));
-    let entry = aot::define_entry(&mut module, "slc_entry", Linkage::Local, &compiled.plan, order)
-        .map_err(|e| codegen(&e))?;
-    if let Err(e) = module.finalize_definitions() {
-        // SAFETY: nothing of the module is reachable.
-        unsafe { module.free_memory() };
-        return Err(codegen(&e).into());
-    }
-    let code = module.get_finalized_function(entry.id);
+    let plan = &compiled.plan;
+    let pass_through =
+        plan.checks.is_empty() && plan.consts.is_empty() && order.iter().enumerate().all(|(p, &o)| p == o);
+    let defined = if pass_through {
+        // The entry would only check the range, which `call` always passes valid: the kernel
+        // itself is the entry (a function less to compile, a third of a cold compile).
+        let nest = loopnest::schedule(plan, |_, _| {});
+        clif::define_kernel(&mut module, "slc_entry", Linkage::Local, &nest)
+            .map(|id| (id, nest.outer_extent()))
+            .map_err(|e| codegen(&e))
+    } else {
+        aot::define_entry(&mut module, "slc_entry", Linkage::Local, plan, order)
+            .map(|entry| (entry.id, entry.outer))
+            .map_err(|e| codegen(&e))
+    };
+    let finalized = defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e)));
+    let (id, outer) = match finalized {
+        Ok(d) => d,
+        Err(e) => {
+            // SAFETY: nothing of the module is reachable.
+            unsafe { module.free_memory() };
+            return Err(e.into());
+        }
+    };
+    let code = module.get_finalized_function(id);
     // SAFETY: the entry was defined with exactly this signature (clif::signature).
     let entry_fn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
-    Ok(Native { module: Some(module), entry: entry_fn, outer: entry.outer })
+    Ok(Native { module: Some(module), entry: entry_fn, outer })
 }
 
 /// Machine code by plan and input order: kernels of programs that lower to the same plan share

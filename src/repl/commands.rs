@@ -127,7 +127,7 @@ impl Repl {
                 self.with_temps(|repl, temps| {
                     let planned = repl.plan_text(text, cmd.rest_start, temps)?;
                     let kernel = jit::compile(&planned.plan, &planned.info).map_err(RuntimeError::from)?;
-                    let _ = write!(reply.out, "== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif);
+                    let _ = write!(reply.out, "== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif());
                     Ok(())
                 })?;
             }
