@@ -82,6 +82,9 @@ fn row_gathers_agree_with_the_interpreter() {
         "gather(a, rows[7], axis=1)",
         "gather(wide, cols, axis=1)",
         "wide[:, cols[200:]]",
+        // Rows of 1200 bytes read ahead, forwards and backwards.
+        "gather(a[:, ::-1], idx, axis=1)",
+        "gather(a[::-1, ::-1], rows, axis=1, batch_dims=1, mode=wrap)",
     ];
     for src in programs {
         let mut results = vec![];

@@ -196,6 +196,29 @@ fn gathers_of_the_first_and_last_index() {
     }
 }
 
+/// Gathers along rows of 1 KiB and more read the next row ahead of time, clamped into the
+/// buffer: rows at both ends of a guarded buffer, reversed rows and columns, every width.
+#[test]
+fn gathers_along_long_rows_at_the_edge() {
+    for (dtype, columns) in [(DType::U8, 1500), (DType::F32, 300), (DType::F64, 4100)] {
+        let m = data(dtype, &[3, columns]);
+        let n = columns as i64;
+        let cols = ints(DType::I64, &[n - 1, 0, -1, 7, -n]);
+        let rows = Tensor::from_i64s(DType::I32, &[3, 2], &[0, n - 1, -1, 1, 2, -n]).unwrap();
+        for src in [
+            "m[:, c]",
+            "m[::-1, c]",
+            "m[:, ::-1][:, c]",
+            "m[::-1, ::-1][:, c]",
+            "gather(m, r, 1, batch_dims=1)",
+            "gather(m[::-1, ::-1], r, 1, batch_dims=1)",
+            "gather(m, r[::-1], 1, batch_dims=1, mode=wrap)",
+        ] {
+            check(src, &[("m", &m), ("c", &cols), ("r", &rows)]);
+        }
+    }
+}
+
 #[test]
 fn gathers_of_gathers_and_index_tables_at_the_edge() {
     let a = data(DType::I16, &[17]);

@@ -40,6 +40,12 @@ const NO_ARGS: &[BlockArg] = &[];
 /// every column: filled in chunks, it would walk every row once per chunk and lose the cache
 /// locality of a row's random reads.
 const TABLE_ENTRIES: i64 = 2048;
+/// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
+/// next row ahead, one load per cache line ([`Gen::touch_next_row`]).
+const TOUCH_MIN_BYTES: i64 = 1 << 10;
+const TOUCH_MAX_BYTES: i64 = 1 << 18;
+const CACHE_LINE: i64 = 64;
+
 /// A table entry for a zero-mode miss; no real contribution (|index · stride| < buffer size)
 /// can equal it.
 const TABLE_MISS: i64 = i64::MIN;
@@ -482,6 +488,9 @@ impl<'a, 'n> Gen<'a, 'n> {
             st.terms[j].value = Some((zero, None));
         }
         let (src, row_miss) = self.address(&nest.data, &st);
+        if let Some(row) = depth.checked_sub(1) {
+            self.touch_next_row(src, row);
+        }
         let skip = self.b.ins().imul_imm_s(lo, nest.out[depth]);
         let dst = self.b.ins().iadd(out, out_off);
         let dst = self.b.ins().iadd(dst, skip);
@@ -585,6 +594,7 @@ impl<'a, 'n> Gen<'a, 'n> {
                 st.terms[t].value = Some((zero, None));
             }
             let (src, row_miss) = g.address(&nest.data, &st);
+            g.touch_next_row(src, depth);
             let dst = g.b.ins().iadd(out, row_out);
             g.table_row(dst, src, table, row_miss, &may_miss, columns, inner);
         });
@@ -631,6 +641,36 @@ impl<'a, 'n> Gen<'a, 'n> {
             let v = g.load_unless(ty, addr, miss, nest.data.buffer);
             let (d, d_off) = g.split_offset(d, k * strides[0]);
             g.b.ins().store(MemFlagsData::trusted(), v, d, d_off);
+        });
+    }
+
+    /// Random reads within a row wait on memory one cache line at a time; so, where the data's
+    /// only gather reaches a span of a row that fits in cache, read the same span of the next
+    /// row (loop `row` one step on) once per line, in order: the hardware then streams it in
+    /// while this row is gathered from cache. `src`: this row's address of gathered index 0.
+    /// The span is clamped into the buffer, so the last row touches itself.
+    fn touch_next_row(&mut self, src: Value, row: usize) {
+        let nest = self.nest;
+        let [t] = nest.data.terms.as_slice() else { return };
+        let (reach, step) = ((t.len - 1).saturating_mul(t.stride), nest.data.strides[row]);
+        let span = reach.saturating_abs().saturating_add(nest.width as i64);
+        let bytes = nest.buffer_bytes[nest.data.buffer];
+        if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 {
+            return;
+        }
+        if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {
+            return;
+        }
+        let base = self.base(nest.data.buffer);
+        let next = self.b.ins().iadd_imm_s(src, step + reach.min(0));
+        let first = self.b.ins().iadd_imm_s(base, 0);
+        let last = self.b.ins().iadd_imm_s(base, bytes - span);
+        let next = self.b.ins().umax(next, first);
+        let next = self.b.ins().umin(next, last);
+        let lines = self.b.ins().iconst(types::I64, (span + CACHE_LINE - 1) / CACHE_LINE);
+        self.strided_loop(&[next], &[CACHE_LINE], lines, |g, p, k| {
+            let (at, off) = g.split_offset(p[0], k * CACHE_LINE);
+            g.b.ins().load(types::I8, MemFlagsData::trusted(), at, off);
         });
     }
 
