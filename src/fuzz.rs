@@ -22,6 +22,7 @@ use crate::backend::{RuntimeError, interp};
 use crate::error::Error;
 use crate::plan::{self, Plan, PlanInfo};
 use crate::sema::{InputTypes, InputValues, TensorType};
+use crate::session::Session;
 use slc_runtime::{DType, Tensor, encode_npy, parse_npy, read_npy};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -280,6 +281,7 @@ pub fn check_case(case: &Case) -> Outcome {
         .map(|d| &case.inputs.iter().find(|(n, _)| *n == d.name).expect("a declared input").1)
         .collect();
     let want = jit_equals_interp(&compiled.plan, &compiled.info, &args, src);
+    session_agrees(case, &want);
     let opts = DmlOptions { feature_level: case.level };
     let graph = match dml::lower(&compiled.plan, &opts) {
         Ok(g) => g,
@@ -336,6 +338,26 @@ fn jit_equals_interp(
         _ => panic!("{what}: interpreter {want:?}, JIT {got:?}\n{plan}"),
     }
     want
+}
+
+/// `Session::eval` (the path of `slc eval`: a prepared entry with its checks, through the
+/// session's caches) gives the interpreter's tensor, or an error of the same code. One session
+/// serves every case of a run, rebound each time, so a kernel kept for other bindings would
+/// show here.
+fn session_agrees(case: &Case, want: &Result<Tensor, RuntimeError>) {
+    static SESSION: OnceLock<Mutex<Session<'static>>> = OnceLock::new();
+    let mut session = SESSION.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+    for (name, t) in &case.inputs {
+        session.bind(name, t.clone());
+    }
+    let src = &case.src;
+    match (want, session.eval(src)) {
+        (Ok(x), Ok(y)) => assert!(*x == y, "{src}: interpreter {x:?}, session {y:?}"),
+        (Err(x), Err(y)) => {
+            assert_eq!(Error::from(x.clone()).diagnostic().code, y.diagnostic().code, "{src}: {x} / {y}")
+        }
+        (x, y) => panic!("{src}: interpreter {x:?}, session {y:?}"),
+    }
 }
 
 /// A verified plan's text reads back to the same plan, which verifies again.
