@@ -26,7 +26,9 @@ use crate::plan::{Access, Indirect, OobMode, Plan};
 use crate::sema::TensorType;
 use crate::sema::typed::ShapeDisplay;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, types};
+use cranelift_codegen::ir::{
+    BlockArg, GlobalValueData, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, types,
+};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -175,11 +177,27 @@ pub fn define_entry<M: Module>(
     let id = module.declare_function(name, linkage, &sig).map_err(module_error)?;
     let mut ctx = module.make_context();
     ctx.func.signature = sig;
-    let main_ref = module.declare_func_in_func(main_id, &mut ctx.func);
-    let check_refs: Vec<_> =
-        check_ids.iter().map(|&(id, n)| (module.declare_func_in_func(id, &mut ctx.func), n)).collect();
-    let const_gvs: Vec<_> =
-        const_ids.iter().map(|&id| module.declare_data_in_func(id, &mut ctx.func)).collect();
+    // A JIT (code that is not position-independent) places functions and data in mappings that
+    // may lie more than 2 GiB apart, out of reach of PC-relative addressing: there, refer to
+    // them by absolute address. Object files keep the linker's near references.
+    let far = !module.isa().flags().is_pic();
+    let mut func_ref = |id: FuncId, func: &mut cranelift_codegen::ir::Function| {
+        let f = module.declare_func_in_func(id, func);
+        func.dfg.ext_funcs[f].colocated &= !far;
+        f
+    };
+    let main_ref = func_ref(main_id, &mut ctx.func);
+    let check_refs: Vec<_> = check_ids.iter().map(|&(id, n)| (func_ref(id, &mut ctx.func), n)).collect();
+    let const_gvs: Vec<_> = const_ids
+        .iter()
+        .map(|&id| {
+            let gv = module.declare_data_in_func(id, &mut ctx.func);
+            if let GlobalValueData::Symbol { colocated, .. } = &mut ctx.func.global_values[gv] {
+                *colocated &= !far;
+            }
+            gv
+        })
+        .collect();
     let config = module.target_config();
     let ptr = config.pointer_type();
     let pw = ptr.bytes() as i32;
