@@ -207,6 +207,8 @@ fn gathers_along_long_rows_at_the_edge() {
         let rows = Tensor::from_i64s(DType::I32, &[3, 2], &[0, n - 1, -1, 1, 2, -n]).unwrap();
         for src in [
             "m[:, c]",
+            "gather(m, c, 1)",
+            "gather(m[::-1], c[::-1], 1, mode=zero)",
             "m[::-1, c]",
             "m[:, ::-1][:, c]",
             "m[::-1, ::-1][:, c]",

@@ -566,6 +566,10 @@ impl<'a, 'n> Gen<'a, 'n> {
         // Fill: the contribution of every pending term for every column.
         let (zero, n) = (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, columns));
         let mut may_miss = vec![false; pending.len()];
+        // Whether any column missed: if none did, the rows need not test the table for misses.
+        let missed = self.b.declare_var(types::I8);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.def_var(missed, no);
         self.counted_loop(zero, n, |g, k| {
             let mut st = g.advance(&nest.data, data, inner, k);
             g.evaluate_terms(&nest.data, &mut st, nest.extents.len());
@@ -576,6 +580,9 @@ impl<'a, 'n> Gen<'a, 'n> {
                 let c = match miss {
                     Some(m) => {
                         may_miss[j] = true;
+                        let so_far = g.b.use_var(missed);
+                        let so_far = g.b.ins().bor(so_far, m);
+                        g.b.def_var(missed, so_far);
                         let sentinel = g.b.ins().iconst(types::I64, TABLE_MISS);
                         g.b.ins().select(m, sentinel, c)
                     }
@@ -584,21 +591,34 @@ impl<'a, 'n> Gen<'a, 'n> {
                 g.b.ins().store(MemFlagsData::trusted(), c, entry, (j as i64 * columns * 8) as i32);
             }
         });
-        // Rows: each copies its columns through the table.
-        self.counted_loop(lo, hi, |g, row| {
-            let step = g.b.ins().imul_imm_s(row, nest.out[depth]);
-            let row_out = g.b.ins().iadd(out_off, step);
-            let mut st = g.advance(&nest.data, data, depth, row);
-            let zero = g.b.ins().iconst(types::I64, 0);
-            for &t in &pending {
-                st.terms[t].value = Some((zero, None));
-            }
-            let (src, row_miss) = g.address(&nest.data, &st);
-            g.touch_next_row(src, depth);
-            let dst = g.b.ins().iadd(out, row_out);
-            g.table_row(dst, src, table, row_miss, &may_miss, columns, inner);
-        });
-        self.b.ins().jump(done, NO_ARGS);
+        // Rows: each copies its columns through the table; a table without misses (the common
+        // case, tested once) is read without testing its entries.
+        let rows = |g: &mut Self, may_miss: &[bool]| {
+            g.counted_loop(lo, hi, |g, row| {
+                let step = g.b.ins().imul_imm_s(row, nest.out[depth]);
+                let row_out = g.b.ins().iadd(out_off, step);
+                let mut st = g.advance(&nest.data, data, depth, row);
+                let zero = g.b.ins().iconst(types::I64, 0);
+                for &t in &pending {
+                    st.terms[t].value = Some((zero, None));
+                }
+                let (src, row_miss) = g.address(&nest.data, &st);
+                g.touch_next_row(src, depth);
+                let dst = g.b.ins().iadd(out, row_out);
+                g.table_row(dst, src, table, row_miss, may_miss, columns, inner);
+            });
+            g.b.ins().jump(done, NO_ARGS);
+        };
+        let never = vec![false; pending.len()];
+        if may_miss.contains(&true) {
+            let (with_misses, without) = (self.b.create_block(), self.b.create_block());
+            let any = self.b.use_var(missed);
+            self.b.ins().brif(any, with_misses, NO_ARGS, without, NO_ARGS);
+            self.b.switch_to_block(with_misses);
+            rows(self, &may_miss);
+            self.b.switch_to_block(without);
+        }
+        rows(self, &never);
         self.b.switch_to_block(done);
     }
 
