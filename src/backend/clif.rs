@@ -1003,38 +1003,46 @@ impl Gen<'_, '_> {
                 }
             };
         let mask = self.b.func.dfg.immediates.push(mask.into());
-        let header = self.b.create_block();
-        let body = self.b.create_block();
-        let exit = self.b.create_block();
-        for block in [header, exit] {
-            self.b.append_block_param(block, self.ptr);
-            self.b.append_block_param(block, self.ptr);
-            self.b.append_block_param(block, types::I64);
-        }
-        self.b.ins().jump(header, &[BlockArg::Value(dst), BlockArg::Value(src), BlockArg::Value(count)]);
-        self.b.switch_to_block(header);
-        let p = self.b.block_params(header).to_vec();
-        let (d, s, n) = (p[0], p[1], p[2]);
-        let more = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, need);
-        let args = [BlockArg::Value(d), BlockArg::Value(s), BlockArg::Value(n)];
-        self.b.ins().brif(more, body, NO_ARGS, exit, &args);
-        self.b.switch_to_block(body);
-        let v = self.b.ins().load(types::I8X16, vector_flags(), s, load_at as i32);
-        let shuffled = match kind {
-            InnerKind::Evens => {
-                let hi = self.b.ins().load(types::I8X16, vector_flags(), s, 16);
-                self.b.ins().shuffle(v, hi, mask)
+        // Four vectors per trip while enough remain, then one at a time.
+        let mut at = (dst, src, count);
+        for vectors in [4, 1] {
+            let (header, body, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+            for block in [header, exit] {
+                self.b.append_block_param(block, self.ptr);
+                self.b.append_block_param(block, self.ptr);
+                self.b.append_block_param(block, types::I64);
             }
-            _ => self.b.ins().shuffle(v, v, mask),
-        };
-        self.b.ins().store(vector_flags(), shuffled, d, 0);
-        let d2 = self.b.ins().iadd_imm_s(d, dst_step);
-        let s2 = self.b.ins().iadd_imm_s(s, src_step);
-        let n2 = self.b.ins().iadd_imm_s(n, -per_trip);
-        self.b.ins().jump(header, &[BlockArg::Value(d2), BlockArg::Value(s2), BlockArg::Value(n2)]);
-        self.b.switch_to_block(exit);
-        let p = self.b.block_params(exit).to_vec();
-        (p[0], p[1], p[2])
+            let (d, s, n) = at;
+            self.b.ins().jump(header, &[BlockArg::Value(d), BlockArg::Value(s), BlockArg::Value(n)]);
+            self.b.switch_to_block(header);
+            let p = self.b.block_params(header).to_vec();
+            let (d, s, n) = (p[0], p[1], p[2]);
+            let more =
+                self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, (vectors - 1) * per_trip + need);
+            let args = [BlockArg::Value(d), BlockArg::Value(s), BlockArg::Value(n)];
+            self.b.ins().brif(more, body, NO_ARGS, exit, &args);
+            self.b.switch_to_block(body);
+            for k in 0..vectors {
+                let (from, to) = (k * src_step, k * dst_step);
+                let v = self.b.ins().load(types::I8X16, vector_flags(), s, (from + load_at) as i32);
+                let shuffled = match kind {
+                    InnerKind::Evens => {
+                        let hi = self.b.ins().load(types::I8X16, vector_flags(), s, (from + 16) as i32);
+                        self.b.ins().shuffle(v, hi, mask)
+                    }
+                    _ => self.b.ins().shuffle(v, v, mask),
+                };
+                self.b.ins().store(vector_flags(), shuffled, d, to as i32);
+            }
+            let d2 = self.b.ins().iadd_imm_s(d, vectors * dst_step);
+            let s2 = self.b.ins().iadd_imm_s(s, vectors * src_step);
+            let n2 = self.b.ins().iadd_imm_s(n, -vectors * per_trip);
+            self.b.ins().jump(header, &[BlockArg::Value(d2), BlockArg::Value(s2), BlockArg::Value(n2)]);
+            self.b.switch_to_block(exit);
+            let p = self.b.block_params(exit).to_vec();
+            at = (p[0], p[1], p[2]);
+        }
+        at
     }
 
     /// `p + off` as a base and an immediate offset, adding first when `off` needs more than 32
