@@ -4,59 +4,51 @@
 //! the `ndarray` crate, all in one run. `benches/report.py` turns criterion's medians into the
 //! ratio table of docs/benchmarks.md (and adds NumPy's times from `benches/numpy_bench.py`).
 //!
-//! Inputs are the same memory for every contender: slc reads the ndarray's buffer through a
-//! borrowed view.
+//! Inputs are the same memory for every contender, allocated as slc allocates the tensors it
+//! reads (`slc eval`'s `.npy` inputs: large ones on transparent huge pages, which NumPy's
+//! allocator also asks for); ndarray reads them through views.
 
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime};
-use ndarray::{Array, Array2, ArrayD, Axis, Ix1, Ix2, Ix3, Ix4, IxDyn, NewAxis, Zip, s};
-use slc::embed::{Kernel, TensorView};
+use ndarray::{
+    Array, Array2, ArrayD, ArrayView, ArrayView2, ArrayViewD, Axis, Ix1, Ix2, Ix3, Ix4, IxDyn, NewAxis, Zip,
+    s,
+};
+use slc::embed::{Element, Kernel, TensorView, ndarray_view};
 use slc::measure::SplitMix;
 use std::hint::black_box;
 use std::time::Duration;
 
-/// One input of a case: its name in the expression and its data.
-enum Input {
-    F32(ArrayD<f32>),
-    F64(ArrayD<f64>),
-    U8(ArrayD<u8>),
-    I64(ArrayD<i64>),
-}
+/// One input of a case, in slc's memory.
+struct Input(slc::Tensor);
 
 impl Input {
     fn view(&self) -> TensorView<'_> {
-        match self {
-            Input::F32(a) => TensorView::from_slice(a.shape(), a.as_slice().unwrap()),
-            Input::F64(a) => TensorView::from_slice(a.shape(), a.as_slice().unwrap()),
-            Input::U8(a) => TensorView::from_slice(a.shape(), a.as_slice().unwrap()),
-            Input::I64(a) => TensorView::from_slice(a.shape(), a.as_slice().unwrap()),
-        }
-        .unwrap()
+        TensorView::of(&self.0)
+    }
+
+    /// The input as ndarray sees it.
+    fn array<T: Element>(&self) -> ArrayViewD<'_, T> {
+        ndarray_view(&self.0).unwrap()
     }
 
     fn signature(&self) -> String {
-        let (dtype, shape) = match self {
-            Input::F32(a) => ("f32", a.shape()),
-            Input::F64(a) => ("f64", a.shape()),
-            Input::U8(a) => ("u8", a.shape()),
-            Input::I64(a) => ("i64", a.shape()),
-        };
-        let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-        format!("{dtype}[{}]", dims.join(","))
+        slc::sema::TensorType::of(self.0.dtype(), self.0.shape()).to_string()
     }
 }
 
 /// Distinct, cheap values: the benchmarks time data movement, not the generator.
-fn ramp<T>(shape: &[usize], f: impl FnMut(usize) -> T) -> ArrayD<T> {
+fn ramp<T: Element>(shape: &[usize], f: impl FnMut(usize) -> T) -> Input {
     let n = shape.iter().product();
-    Array::from_shape_vec(IxDyn(shape), (0..n).map(f).collect()).unwrap()
+    let values = Array::from_shape_vec(IxDyn(shape), (0..n).map(f).collect()).unwrap();
+    Input(TensorView::from_ndarray(&values).to_tensor().unwrap())
 }
 
-fn f32s(shape: &[usize]) -> ArrayD<f32> {
+fn f32s(shape: &[usize]) -> Input {
     ramp(shape, |i| i as f32)
 }
 
 /// Random in-range indices, deterministic across runs.
-fn indices(shape: &[usize], bound: usize) -> ArrayD<i64> {
+fn indices(shape: &[usize], bound: usize) -> Input {
     let mut rng = SplitMix(0x5EED);
     ramp(shape, |_| (rng.next_u64() % bound as u64) as i64)
 }
@@ -121,10 +113,9 @@ macro_rules! ndarray_slice {
 /// A case over one f32 input of fixed rank `$ix`, sliced by `$info` in ndarray's terms.
 macro_rules! f32_view_case {
     ($c:expr, $id:literal, $expr:literal, $shape:expr, $ix:ty, $info:expr) => {{
-        let input = Input::F32(f32s(&$shape));
+        let input = f32s(&$shape);
         let mut group = slc_variants($c, $id, $expr, &[("a", &input)]);
-        let Input::F32(a) = input else { unreachable!() };
-        let a: Array<f32, $ix> = a.into_dimensionality().unwrap();
+        let a: ArrayView<f32, $ix> = input.array().into_dimensionality().unwrap();
         ndarray_slice!(group, &a, $info);
     }};
 }
@@ -145,31 +136,28 @@ fn views(c: &mut Criterion) {
     f32_view_case!(c, "B6", "a[:, 0]", [4096, 4096], Ix2, s![.., 0]);
     f32_view_case!(c, "B11", "a[1:3, ::-1]", [4, 5], Ix2, s![1..3, ..;-1]);
 
-    let img = Input::U8(ramp(&[1080, 1920, 3], |i| i as u8));
+    let img = ramp(&[1080, 1920, 3], |i| i as u8);
     let mut group = slc_variants(c, "B7", "img[100:900, 200:1800, ::-1]", &[("img", &img)]);
-    let Input::U8(img) = img else { unreachable!() };
-    let img: Array<u8, Ix3> = img.into_dimensionality().unwrap();
+    let img: ArrayView<u8, Ix3> = img.array().into_dimensionality().unwrap();
     ndarray_slice!(group, &img, s![100..900, 200..1800, ..;-1]);
 
-    let a = Input::F64(ramp(&[1024, 1024, 8], |i| i as f64));
+    let a = ramp(&[1024, 1024, 8], |i| i as f64);
     let mut group = slc_variants(c, "B12", "a[::2, ::-1, 1:]", &[("a", &a)]);
-    let Input::F64(a) = a else { unreachable!() };
-    let a: Array<f64, Ix3> = a.into_dimensionality().unwrap();
+    let a: ArrayView<f64, Ix3> = a.array().into_dimensionality().unwrap();
     ndarray_slice!(group, &a, s![..;2, ..;-1, 1..]);
 }
 
 /// A gather case's inputs as ndarray sees them: 2-D data and indices as usize.
-fn gather_inputs(a: Input, idx: Input) -> (Array2<f32>, ArrayD<usize>) {
-    let (Input::F32(a), Input::I64(idx)) = (a, idx) else { unreachable!() };
-    (a.into_dimensionality().unwrap(), idx.mapv(|j| j as usize))
+fn gather_inputs<'a>(a: &'a Input, idx: &Input) -> (ArrayView2<'a, f32>, ArrayD<usize>) {
+    (a.array().into_dimensionality().unwrap(), idx.array::<i64>().mapv(|j| j as usize))
 }
 
 /// B8/B9: ndarray's `select` (fresh); into: row assignments (B8) or a loop over rows (B9), since
 /// ndarray has no gather into an existing array.
 fn gathers(c: &mut Criterion) {
-    let (a, idx) = (Input::F32(f32s(&[100_000, 256])), Input::I64(indices(&[65_536], 100_000)));
+    let (a, idx) = (f32s(&[100_000, 256]), indices(&[65_536], 100_000));
     let mut group = slc_variants(c, "B8", "gather(a, idx, axis=0)", &[("a", &a), ("idx", &idx)]);
-    let (a, idx) = gather_inputs(a, idx);
+    let (a, idx) = gather_inputs(&a, &idx);
     let idx = idx.as_slice().unwrap();
     let mut out = a.select(Axis(0), idx);
     group.bench_function("ndarray_fresh", |b| b.iter(|| black_box(&a).select(Axis(0), black_box(idx))));
@@ -182,9 +170,9 @@ fn gathers(c: &mut Criterion) {
     });
     group.finish();
 
-    let (a, idx) = (Input::F32(f32s(&[4096, 4096])), Input::I64(indices(&[2048], 4096)));
+    let (a, idx) = (f32s(&[4096, 4096]), indices(&[2048], 4096));
     let mut group = slc_variants(c, "B9", "gather(a, idx, axis=1)", &[("a", &a), ("idx", &idx)]);
-    let (a, idx) = gather_inputs(a, idx);
+    let (a, idx) = gather_inputs(&a, &idx);
     let idx = idx.as_slice().unwrap();
     let mut out = a.select(Axis(1), idx);
     group.bench_function("ndarray_fresh", |b| b.iter(|| black_box(&a).select(Axis(1), black_box(idx))));
@@ -198,10 +186,10 @@ fn gathers(c: &mut Criterion) {
     group.finish();
 
     // B10 (batch_dims=1): ndarray has no batched gather; a loop over rows, as a user writes it.
-    let (a, idx) = (Input::F32(f32s(&[512, 4096])), Input::I64(indices(&[512, 1024], 4096)));
+    let (a, idx) = (f32s(&[512, 4096]), indices(&[512, 1024], 4096));
     let mut group =
         slc_variants(c, "B10", "gather(a, idx, axis=1, batch_dims=1)", &[("a", &a), ("idx", &idx)]);
-    let (a, idx) = gather_inputs(a, idx);
+    let (a, idx) = gather_inputs(&a, &idx);
     let idx: Array2<usize> = idx.into_dimensionality().unwrap();
     let mut out = Array2::<f32>::zeros(idx.dim());
     group.bench_function("ndarray_fresh", |b| {
@@ -233,14 +221,8 @@ fn compile_and_cache(c: &mut Criterion) {
     group.bench_function("cold_prepare_B1", |b| {
         b.iter(|| Kernel::prepare(black_box("a[:, 1:-1]"), &types).unwrap())
     });
-    let data = f32s(&[4, 5]);
     let mut session = slc::Session::new();
-    let a = slc::Tensor::from_bytes(
-        slc::DType::F32,
-        &[4, 5],
-        &data.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
-    );
-    session.bind("a", a.unwrap());
+    session.bind("a", f32s(&[4, 5]).0);
     session.eval("a[1:3, ::-1]").unwrap();
     group.bench_function("eval_cache_hit_B11", |b| {
         b.iter(|| session.eval(black_box("a[1:3, ::-1]")).unwrap())

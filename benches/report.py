@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The results table of docs/benchmarks.md, from criterion's medians of `cargo bench --bench cases`
+"""The results table of docs/benchmarks.md, from criterion's medians of `cargo bench --features ndarray --bench cases`
 (target/criterion/<case>/<contender>/new/estimates.json) and, optionally, the JSON lines of
 benches/numpy_bench.py.
 
@@ -110,7 +110,7 @@ def main():
           f"(target ≤ 300 µs). `Session::eval` of B11 from text on a cache hit: {fmt_time(hit_ns)} "
           f"(target ≤ 1.5 µs).")
     if missing:
-        print(f"\nNo criterion results for {', '.join(missing)}: run `cargo bench --bench cases` first.",
+        print(f"\nNo criterion results for {', '.join(missing)}: run `cargo bench --features ndarray --bench cases` first.",
               file=sys.stderr)
         sys.exit(1)
 

@@ -304,16 +304,20 @@ impl<'a, 'n> Gen<'a, 'n> {
         self.contribution(t, raw)
     }
 
+    /// A loaded index value `raw` (of the term's index dtype) as an i64.
+    fn widen_index(&mut self, t: &Term, raw: Value) -> Value {
+        match (t.index_dtype.width(), t.index_dtype.is_signed()) {
+            (8, _) => raw,
+            (_, true) => self.b.ins().sextend(types::I64, raw),
+            (_, false) => self.b.ins().uextend(types::I64, raw),
+        }
+    }
+
     /// The byte contribution of a loaded index value `raw` (of the term's index dtype),
     /// normalized by the term's mode, and its zero-mode miss flag.
     fn contribution(&mut self, t: &Term, raw: Value) -> (Value, Option<Value>) {
         let dtype = t.index_dtype;
-        let ty = Type::int_with_byte_size(dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
-        let j = match (ty == types::I64, dtype.is_signed()) {
-            (true, _) => raw,
-            (false, true) => self.b.ins().sextend(types::I64, raw),
-            (false, false) => self.b.ins().uextend(types::I64, raw),
-        };
+        let j = self.widen_index(t, raw);
         let n = t.len;
         if n == 0 && matches!(t.mode, OobMode::Clamp | OobMode::Wrap) {
             let cont = self.b.create_block();
@@ -497,18 +501,49 @@ impl<'a, 'n> Gen<'a, 'n> {
         let starts: Vec<Value> = [dst, src].into_iter().chain(starts).collect();
         let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
         self.strided_loop(&starts, &strides.clone(), count, |g, p, k| {
-            let mut addr = match k * strides[1] {
+            let at = match k * strides[1] {
                 0 => p[1],
                 off => g.b.ins().iadd_imm_s(p[1], off),
             };
-            let mut miss = row_miss;
-            for (n, &j) in pending.iter().enumerate() {
+            let raws: Vec<Value> = pending
+                .iter()
+                .enumerate()
+                .map(|(n, &j)| {
+                    let index_ty = Type::int_with_byte_size(nest.data.terms[j].index_dtype.width() as u16)
+                        .expect("1, 2, 4 or 8 bytes");
+                    let (ptr, off) = g.split_offset(p[2 + n], k * strides[2 + n]);
+                    g.b.ins().load(index_ty, MemFlagsData::trusted(), ptr, off)
+                })
+                .collect();
+            // Indices already in [0, len) mean the same under every mode: such elements (nearly
+            // all, in practice) take a short path; the rest (negative, out of range, a missed
+            // row) branch to the full normalization.
+            let (fast, slow, join) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
+            g.b.set_cold_block(slow);
+            g.b.append_block_param(join, ty);
+            let mut outside = row_miss;
+            let mut addr = at;
+            for (&raw, &j) in raws.iter().zip(&pending) {
                 let t = &nest.data.terms[j];
-                let index_ty =
-                    Type::int_with_byte_size(t.index_dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
-                let (ptr, off) = g.split_offset(p[2 + n], k * strides[2 + n]);
-                let raw = g.b.ins().load(index_ty, MemFlagsData::trusted(), ptr, off);
-                let (c, m) = g.contribution(t, raw);
+                let j = g.widen_index(t, raw);
+                let o = g.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, j, t.len);
+                outside = Some(match outside {
+                    Some(prev) => g.b.ins().bor(prev, o),
+                    None => o,
+                });
+                let c = g.b.ins().imul_imm_s(j, t.stride);
+                addr = g.b.ins().iadd(addr, c);
+            }
+            let outside = outside.expect("at least one gather is pending");
+            g.b.ins().brif(outside, slow, NO_ARGS, fast, NO_ARGS);
+            g.b.switch_to_block(fast);
+            let v = g.b.ins().load(ty, MemFlagsData::trusted(), addr, 0);
+            g.b.ins().jump(join, &[BlockArg::Value(v)]);
+            g.b.switch_to_block(slow);
+            let mut addr = at;
+            let mut miss = row_miss;
+            for (&raw, &j) in raws.iter().zip(&pending) {
+                let (c, m) = g.contribution(&nest.data.terms[j], raw);
                 addr = g.b.ins().iadd(addr, c);
                 miss = match (miss, m) {
                     (Some(a), Some(b)) => Some(g.b.ins().bor(a, b)),
@@ -516,6 +551,9 @@ impl<'a, 'n> Gen<'a, 'n> {
                 };
             }
             let v = g.load_unless(ty, addr, miss, nest.data.buffer);
+            g.b.ins().jump(join, &[BlockArg::Value(v)]);
+            g.b.switch_to_block(join);
+            let v = g.b.block_params(join)[0];
             let (d, off) = g.split_offset(p[0], k * strides[0]);
             g.b.ins().store(MemFlagsData::trusted(), v, d, off);
         });

@@ -35,7 +35,7 @@ mod view;
 
 pub use kernel::Kernel;
 #[cfg(feature = "ndarray")]
-pub use ndarray::to_ndarray;
+pub use ndarray::{ndarray_view, to_ndarray};
 pub use view::{AsView, Element, TensorView, ViewError};
 
 use crate::sema::TensorType;

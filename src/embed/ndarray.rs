@@ -4,7 +4,7 @@ use super::kernel::Kernel;
 use super::view::{AsView, Element, TensorView};
 use crate::backend::RuntimeError;
 use crate::error::Error;
-use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use ndarray::{ArrayBase, ArrayD, ArrayViewD, Data, Dimension, IxDyn};
 use slc_runtime::Tensor;
 use std::borrow::Cow;
 
@@ -43,14 +43,7 @@ impl<'a> TensorView<'a> {
 /// assert!(to_ndarray::<f32>(&t).is_err());
 /// ```
 pub fn to_ndarray<T: Element>(t: &Tensor) -> Result<ArrayD<T>, Error> {
-    if t.dtype() != T::DTYPE {
-        return Err(RuntimeError::InputMismatch {
-            name: "the array".into(),
-            expected: T::DTYPE.to_string(),
-            found: t.dtype().to_string(),
-        }
-        .into());
-    }
+    check_dtype::<T>(t)?;
     let n = t.numel();
     // A bool tensor may hold any byte (it came from caller memory): only 0 and 1 are bools.
     let normalized: Option<Vec<u8>> =
@@ -64,14 +57,58 @@ pub fn to_ndarray<T: Element>(t: &Tensor) -> Result<ArrayD<T>, Error> {
         std::ptr::copy_nonoverlapping(src.as_ptr(), values.as_mut_ptr().cast::<u8>(), src.len());
         values.set_len(n);
     }
-    ArrayD::from_shape_vec(IxDyn(t.shape()), values).map_err(|e| {
-        RuntimeError::InputMismatch {
+    ArrayD::from_shape_vec(IxDyn(t.shape()), values).map_err(|e| shape_error(t, e))
+}
+
+/// The tensor's elements as an ndarray view, in place (no copy), if `T` is its element type
+/// and not `bool` (a bool tensor may hold bytes other than 0 and 1: use [`to_ndarray`]).
+///
+/// ```
+/// use slc::{DType, Tensor, embed::ndarray_view};
+/// let t = Tensor::from_i64s(DType::I64, &[2, 3], &[1, 2, 3, 4, 5, 6]).unwrap();
+/// let a = ndarray_view::<i64>(&t).unwrap();
+/// assert_eq!(a[[1, 0]], 4);
+/// assert_eq!(a.as_ptr().cast::<u8>(), t.as_ptr());
+/// assert!(ndarray_view::<f64>(&t).is_err());
+/// assert!(ndarray_view::<bool>(&Tensor::zeros(DType::Bool, &[2]).unwrap()).is_err());
+/// ```
+pub fn ndarray_view<T: Element>(t: &Tensor) -> Result<ArrayViewD<'_, T>, Error> {
+    check_dtype::<T>(t)?;
+    if T::DTYPE == slc_runtime::DType::Bool {
+        return Err(RuntimeError::InputMismatch {
             name: "the array".into(),
-            expected: t.dtype().to_string(),
-            found: e.to_string(),
+            expected: "a numeric dtype (bool tensors are copied by to_ndarray)".into(),
+            found: "bool".into(),
         }
-        .into()
-    })
+        .into());
+    }
+    let n = t.numel();
+    // SAFETY: the tensor holds n elements of T's dtype, C-ordered, at an address aligned for
+    // every dtype (tensor buffers are 64-byte aligned, or dangling-but-aligned when empty);
+    // every bit pattern is a valid number; the view borrows `t`, so the memory outlives it.
+    let values = unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<T>(), n) };
+    ArrayViewD::from_shape(IxDyn(t.shape()), values).map_err(|e| shape_error(t, e))
+}
+
+fn check_dtype<T: Element>(t: &Tensor) -> Result<(), Error> {
+    if t.dtype() == T::DTYPE {
+        return Ok(());
+    }
+    Err(RuntimeError::InputMismatch {
+        name: "the array".into(),
+        expected: T::DTYPE.to_string(),
+        found: t.dtype().to_string(),
+    }
+    .into())
+}
+
+fn shape_error(t: &Tensor, e: ndarray::ShapeError) -> Error {
+    RuntimeError::InputMismatch {
+        name: "the array".into(),
+        expected: t.dtype().to_string(),
+        found: e.to_string(),
+    }
+    .into()
 }
 
 impl Kernel {
