@@ -17,7 +17,7 @@
 //! `tests/backends.rs`.
 
 use crate::backend::dml::{self, DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel};
-use crate::backend::jit::KernelCache;
+use crate::backend::jit::{self, KernelCache};
 use crate::backend::{RuntimeError, interp};
 use crate::error::Error;
 use crate::plan::{self, Plan, PlanInfo};
@@ -330,8 +330,10 @@ fn jit_equals_interp(
 ) -> Result<Tensor, RuntimeError> {
     let want = interp::run(plan, info, args);
     assert!(!matches!(want, Err(RuntimeError::OutOfBuffer { .. })), "{what}: verified, yet {want:?}\n{plan}");
-    let kernel = kernel_cache().get_or_compile(plan, info).unwrap_or_else(|e| panic!("{what}: {e}\n{plan}"));
-    let got = kernel.run(plan, args, 1);
+    let kernel = kernel_cache()
+        .get_or_compile(plan, info, &jit::plan_order(plan))
+        .unwrap_or_else(|e| panic!("{what}: {e}\n{plan}"));
+    let got = kernel.run(plan, info, args, 1);
     match (&want, &got) {
         (Ok(x), Ok(y)) => assert!(x == y, "{what}: interpreter {x:?}, JIT {y:?}\n{plan}"),
         (Err(x), Err(y)) => assert_eq!(x, y, "{what}\n{plan}"),

@@ -1,6 +1,6 @@
 //! The embeddable entry point: bind tensors by name, then compile or evaluate programs.
 
-use crate::backend::jit::KernelCache;
+use crate::backend::jit::{self, KernelCache};
 use crate::backend::{RuntimeError, interp};
 use crate::embed::programs::{Program, ProgramCache};
 use crate::embed::{Kernel, TensorView};
@@ -139,9 +139,9 @@ impl Compiled {
         let result = match options.backend {
             Backend::Interp => interp::run(&self.plan, &self.info, &args),
             Backend::Jit => cache
-                .get_or_compile(&self.plan, &self.info)
+                .get_or_compile(&self.plan, &self.info, &jit::plan_order(&self.plan))
                 .map_err(RuntimeError::from)
-                .and_then(|kernel| kernel.run(&self.plan, &args, options.threads)),
+                .and_then(|kernel| kernel.run(&self.plan, &self.info, &args, options.threads)),
         };
         result.map_err(|e| match e {
             RuntimeError::IndexOutOfBounds { check, index, axis, len, .. } => {

@@ -25,7 +25,7 @@ pub fn run(plan: &Plan, _proof: &PlanInfo, inputs: &[&Tensor]) -> Result<Tensor,
 
 /// Evaluates the plan's index checks (every back end runs these before its kernel). Inputs must
 /// already match the plan.
-pub fn run_checks(plan: &Plan, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
+fn run_checks(plan: &Plan, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
     let machine = Machine { plan, inputs };
     for (i, check) in plan.checks.iter().enumerate() {
         let fail = |j: i128| RuntimeError::IndexOutOfBounds {

@@ -1,11 +1,13 @@
-//! The Cranelift JIT: a verified plan is scheduled into a loop nest, compiled to machine code
-//! specialized to its shapes, strides and element width, cached by plan, and run on one or more
-//! threads (each taking a slice of the outermost loop).
+//! The Cranelift JIT: a verified plan's entry ([`aot::define_entry`]: the range and index
+//! checks, then the kernel, specialized to the plan's shapes, strides and element width) compiled
+//! into a `JITModule`, cached by plan and input order, and run on one or more threads (each a
+//! slice of the outermost loop). Sessions, prepared kernels, the REPL and `slc bench` all run
+//! machine code through here, so the Rust API, the C ABI and AOT objects share one code path.
 
-use super::clif::{self, STATUS_EMPTY_AXIS, STATUS_OK};
-use super::interp::run_checks;
+use super::aot;
+use super::clif::{self, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
 use super::loopnest::{self, LoopNest};
-use super::{RuntimeError, check_inputs};
+use super::{RuntimeError, check_inputs, interp};
 use crate::plan::{Plan, PlanInfo};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -15,10 +17,10 @@ use slc_runtime::Tensor;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Outputs smaller than this are not worth a thread.
+/// Outputs smaller than this run on the calling thread only.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
-type KernelFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
+type EntryFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JitError {
@@ -47,15 +49,22 @@ pub fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     .clone()
 }
 
-/// A compiled kernel. Owns its code; the memory is released when the kernel is dropped.
-pub struct JitKernel {
-    module: Option<JITModule>,
-    entry: KernelFn,
-    pub nest: LoopNest,
+/// The plan's loop nest and the Cranelift IR of its kernel (`slc plan --clif`, `:clif`).
+pub fn kernel_ir(plan: &Plan) -> Result<(LoopNest, String), JitError> {
+    let nest = loopnest::schedule(plan, |_, _| {});
+    let ir = clif::kernel_ir(&*host_isa()?, &nest);
+    Ok((nest, ir))
 }
 
-// SAFETY: the module is only touched again in Drop; the code it owns is immutable and
-// position-independent of the calling thread.
+/// A plan's compiled entry. Owns its code; the memory is released when the kernel is dropped.
+pub struct JitKernel {
+    module: Option<JITModule>,
+    entry: EntryFn,
+    /// The entry's range: `[0, outer)`.
+    outer: i64,
+}
+
+// SAFETY: the module is only touched again in Drop; the code it owns is immutable.
 unsafe impl Send for JitKernel {}
 unsafe impl Sync for JitKernel {}
 
@@ -70,54 +79,103 @@ impl Drop for JitKernel {
 
 impl std::fmt::Debug for JitKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "JitKernel({})", self.nest)
+        write!(f, "JitKernel(outer {})", self.outer)
     }
 }
 
-/// Compiles a verified plan (`_proof` shows it was verified: the kernel does not check
-/// addresses).
-pub fn compile(plan: &Plan, _proof: &PlanInfo) -> Result<JitKernel, JitError> {
-    let nest = loopnest::schedule(plan, |_, _| {});
-    let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
-    let id = clif::define_kernel(&mut module, "slc_kernel", Linkage::Local, &nest)
-        .map_err(|e| JitError::Codegen(e.to_string()))?;
-    module.finalize_definitions().map_err(|e| JitError::Codegen(e.to_string()))?;
-    let code = module.get_finalized_function(id);
-    // SAFETY: the function was defined with exactly this signature (clif::signature).
-    let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
-    Ok(JitKernel { module: Some(module), entry, nest })
+/// The input order of a caller that passes inputs as the plan declares them.
+pub fn plan_order(plan: &Plan) -> Vec<usize> {
+    (0..plan.inputs.len()).collect()
 }
 
-/// Pointers handed to worker threads.
-#[derive(Clone, Copy)]
-struct Args {
-    buffers: *const *const u8,
-    out: *mut u8,
+/// Compiles a verified plan (`_proof` shows it was: kernels do not check addresses) for inputs
+/// passed in `order` (for each plan input, its position among the caller's).
+pub fn compile(plan: &Plan, _proof: &PlanInfo, order: &[usize]) -> Result<JitKernel, JitError> {
+    let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
+    let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
+    let pass_through =
+        plan.checks.is_empty() && plan.consts.is_empty() && order.iter().enumerate().all(|(p, &o)| p == o);
+    let defined = if pass_through {
+        // The entry would only check the range, which `call` always passes valid: the kernel
+        // itself is the entry (a function less to compile, a third of a cold compile).
+        let nest = loopnest::schedule(plan, |_, _| {});
+        clif::define_kernel(&mut module, "slc_entry", Linkage::Local, &nest)
+            .map(|id| (id, nest.outer_extent()))
+            .map_err(|e| codegen(&e))
+    } else {
+        aot::define_entry(&mut module, "slc_entry", Linkage::Local, plan, order)
+            .map(|entry| (entry.id, entry.outer))
+            .map_err(|e| codegen(&e))
+    };
+    let finalized = defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e)));
+    let (id, outer) = match finalized {
+        Ok(d) => d,
+        Err(e) => {
+            // SAFETY: nothing of the module is reachable.
+            unsafe { module.free_memory() };
+            return Err(e);
+        }
+    };
+    let code = module.get_finalized_function(id);
+    // SAFETY: the entry was defined with exactly this signature (clif::signature).
+    let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+    Ok(JitKernel { module: Some(module), entry, outer })
 }
-// SAFETY: workers write disjoint output ranges and only read the inputs.
-unsafe impl Send for Args {}
-unsafe impl Sync for Args {}
 
 impl JitKernel {
-    /// The kernel's Cranelift IR (`slc plan --clif`): built again on request, so that
-    /// compiling does not pay for text nobody reads.
-    pub fn clif(&self) -> String {
-        host_isa().map_or_else(|e| e.to_string(), |isa| clif::kernel_ir(&*isa, &self.nest))
+    /// Runs the entry over its whole range into `out` (`out_nbytes` bytes), on up to `threads`
+    /// workers for large outputs, and returns its status.
+    ///
+    /// # Safety
+    /// `table` holds one readable, dense input per plan input, in the order the kernel was
+    /// compiled for, of the declared dtype and shape; `out` has `out_nbytes` writable bytes, the
+    /// plan's output size.
+    #[inline]
+    pub unsafe fn call(&self, table: &[*const u8], out: *mut u8, out_nbytes: usize, threads: usize) -> i32 {
+        let (entry, outer) = (self.entry, self.outer);
+        let workers = if threads > 1 && out_nbytes >= PARALLEL_MIN_BYTES {
+            threads.min(outer.max(1) as usize)
+        } else {
+            1
+        };
+        if workers <= 1 {
+            // SAFETY: the caller's guarantees, over the entry's full range.
+            return unsafe { entry(table.as_ptr(), out, 0, outer) };
+        }
+        #[derive(Clone, Copy)]
+        struct Args(*const *const u8, *mut u8);
+        // SAFETY: workers only read the inputs and write disjoint ranges of the output.
+        unsafe impl Send for Args {}
+        unsafe impl Sync for Args {}
+        let args = Args(table.as_ptr(), out);
+        let part = move |b: i64, e: i64| {
+            let a = args;
+            // SAFETY: as for the single-threaded call, over [b, e) ⊆ [0, outer).
+            unsafe { entry(a.0, a.1, b, e) }
+        };
+        super::split_across_threads(outer, workers, &part)
     }
 
-    /// Runs the kernel into a fresh output tensor.
-    pub fn run(&self, plan: &Plan, inputs: &[&Tensor], threads: usize) -> Result<Tensor, RuntimeError> {
+    /// Runs the kernel (compiled for [`plan_order`]) into a fresh output tensor.
+    pub fn run(
+        &self,
+        plan: &Plan,
+        info: &PlanInfo,
+        inputs: &[&Tensor],
+        threads: usize,
+    ) -> Result<Tensor, RuntimeError> {
         let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
         let mut out = Tensor::for_overwrite(plan.dtype, &dims)?;
-        self.run_into(plan, inputs, &mut out, threads)?;
+        self.run_into(plan, info, inputs, &mut out, threads)?;
         Ok(out)
     }
 
-    /// Runs the kernel into the caller's output tensor, which must have the plan's dtype and
-    /// shape.
+    /// Runs the kernel (compiled for [`plan_order`]) into the caller's output tensor, which
+    /// must have the plan's dtype and shape.
     pub fn run_into(
         &self,
         plan: &Plan,
+        info: &PlanInfo,
         inputs: &[&Tensor],
         out: &mut Tensor,
         threads: usize,
@@ -131,49 +189,51 @@ impl JitKernel {
                 found: format!("{}{}", out.dtype(), crate::sema::typed::ShapeDisplay(&shape)),
             });
         }
-        run_checks(plan, inputs)?;
-        if self.nest.empty {
-            return Ok(());
-        }
-        let buffers: Vec<*const u8> =
-            inputs.iter().map(|t| t.as_ptr()).chain(plan.consts.iter().map(|c| c.tensor.as_ptr())).collect();
-        let args = Args { buffers: buffers.as_ptr(), out: out.as_mut_ptr() };
-        let outer = self.nest.outer_extent();
-        let workers =
-            if out.nbytes() >= PARALLEL_MIN_BYTES { threads.clamp(1, outer.max(1) as usize) } else { 1 };
-        let call = |begin: i64, end: i64| -> i32 {
-            let a = args;
-            // SAFETY: the plan was verified, the buffers match its declarations (check_inputs),
-            // and [begin, end) lies within the outer loop.
-            unsafe { (self.entry)(a.buffers, a.out, begin, end) }
-        };
-        let status =
-            if workers <= 1 { call(0, outer) } else { super::split_across_threads(outer, workers, &call) };
-        match status {
+        let table: Vec<*const u8> = inputs.iter().map(|t| t.as_ptr()).collect();
+        let nbytes = out.nbytes();
+        // SAFETY: the inputs match the plan's declarations (check_inputs) and are dense tensors
+        // in plan order; `out` is a tensor of the plan's output type.
+        match unsafe { self.call(&table, out.as_mut_ptr(), nbytes, threads) } {
             STATUS_OK => Ok(()),
-            STATUS_EMPTY_AXIS => Err(RuntimeError::EmptyAxis),
-            _ => Err(RuntimeError::GatherOutOfRange),
+            // The interpreter names the offending value and its check.
+            status => Err(interp::run(plan, info, inputs).err().unwrap_or_else(|| status_error(status))),
         }
     }
 }
 
-/// Compiled kernels by plan: the same expression on same-shaped inputs compiles once.
+/// The error of a kernel status other than OK, where the interpreter (which says more) could
+/// not tell.
+pub fn status_error(status: i32) -> RuntimeError {
+    match status {
+        STATUS_EMPTY_AXIS => RuntimeError::EmptyAxis,
+        STATUS_INDEX_OUT_OF_RANGE => RuntimeError::GatherOutOfRange,
+        aot::STATUS_BAD_RANGE => RuntimeError::OutOfBuffer { address: -1, len: 0 },
+        _ => RuntimeError::GatherOutOfRange,
+    }
+}
+
+/// Compiled kernels by plan and input order: the same expression on same-shaped inputs compiles
+/// once, and programs that lower to the same plan share machine code (`a[::-1]`, `a[-1::-1]`).
 #[derive(Default)]
 pub struct KernelCache {
     kernels: Mutex<HashMap<String, Arc<JitKernel>>>,
 }
 
 impl KernelCache {
-    pub fn get_or_compile(&self, plan: &Plan, proof: &PlanInfo) -> Result<Arc<JitKernel>, JitError> {
-        let key = plan.to_string();
+    pub fn get_or_compile(
+        &self,
+        plan: &Plan,
+        proof: &PlanInfo,
+        order: &[usize],
+    ) -> Result<Arc<JitKernel>, JitError> {
+        let key = format!("{plan}{order:?}");
         if let Some(k) = self.kernels.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(k.clone());
         }
-        // Compile outside the lock: another thread may compile the same plan meanwhile; the
-        // first to insert wins and both results are correct.
-        let kernel = Arc::new(compile(plan, proof)?);
-        let mut map = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(map.entry(key).or_insert(kernel).clone())
+        // Compiled outside the lock, so that other plans need not wait; a race compiles twice
+        // and keeps the first.
+        let kernel = Arc::new(compile(plan, proof, order)?);
+        Ok(self.kernels.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(kernel).clone())
     }
 
     pub fn len(&self) -> usize {
@@ -182,5 +242,9 @@ impl KernelCache {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    pub fn clear(&self) {
+        self.kernels.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }

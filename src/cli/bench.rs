@@ -56,7 +56,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let compile = || match args.backend {
         Backend::Jit => {
             let started = Instant::now();
-            let kernel = jit::compile(plan, &compiled.info)?;
+            let kernel = jit::compile(plan, &compiled.info, &jit::plan_order(plan))?;
             Ok((Some(kernel), started.elapsed().as_nanos()))
         }
         Backend::Interp => Ok((None, 0)),
@@ -80,8 +80,8 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let moved = measure::moved_bytes(plan, &refs, out_bytes);
     let once = || -> Result<(), crate::backend::RuntimeError> {
         match (&kernel, args.into) {
-            (Some(k), true) => k.run_into(plan, &refs, &mut out, threads),
-            (Some(k), false) => k.run(plan, &refs, threads).map(drop),
+            (Some(k), true) => k.run_into(plan, &compiled.info, &refs, &mut out, threads),
+            (Some(k), false) => k.run(plan, &compiled.info, &refs, threads).map(drop),
             (None, _) => interp::run(plan, &compiled.info, &refs).map(drop),
         }
     };

@@ -61,8 +61,8 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
         });
     }
     if args.clif || every_stage {
-        match crate::backend::jit::compile(&compiled.plan, &compiled.info) {
-            Ok(kernel) => print!("== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif()),
+        match crate::backend::jit::kernel_ir(&compiled.plan) {
+            Ok((nest, ir)) => print!("== loop nest\n{nest}== clif\n{ir}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 return Err(Failure::Runtime);

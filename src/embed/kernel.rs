@@ -2,111 +2,19 @@
 
 use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
-use crate::backend::aot::{self, STATUS_BAD_RANGE};
-use crate::backend::clif::{self, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
-use crate::backend::jit::{self, JitError};
-use crate::backend::loopnest;
+use crate::backend::aot;
+use crate::backend::clif::STATUS_OK;
+use crate::backend::jit::{self, JitKernel, KernelCache};
 use crate::error::Error;
 use crate::sema::typed::ShapeDisplay;
 use crate::sema::{InputTypes, TensorType};
 use crate::session::{Backend, Compiled, RunOptions};
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, default_libcall_names};
 use slc_runtime::{DType, Tensor};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
-
-type EntryFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
-
-/// Outputs smaller than this run on the calling thread only.
-const PARALLEL_MIN_BYTES: usize = 1 << 20;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Input tables up to this long live on the stack.
 const INLINE_INPUTS: usize = 8;
-
-/// Machine code for one entry (see [`crate::backend::aot`]); freed on drop.
-pub(crate) struct Native {
-    module: Option<JITModule>,
-    entry: EntryFn,
-    outer: i64,
-}
-
-// SAFETY: the module is only touched again in Drop; the code is immutable.
-unsafe impl Send for Native {}
-unsafe impl Sync for Native {}
-
-impl Drop for Native {
-    fn drop(&mut self) {
-        if let Some(module) = self.module.take() {
-            // SAFETY: `entry` is unreachable once the kernel is dropped.
-            unsafe { module.free_memory() };
-        }
-    }
-}
-
-fn jit_entry(compiled: &Compiled, order: &[usize]) -> Result<Native, Error> {
-    let codegen = |e: &dyn std::fmt::Display| RuntimeError::Jit(JitError::Codegen(e.to_string()));
-    let mut module = JITModule::new(JITBuilder::with_isa(
-        jit::host_isa().map_err(RuntimeError::Jit)?,
-        default_libcall_names(),
-    ));
-    let plan = &compiled.plan;
-    let pass_through =
-        plan.checks.is_empty() && plan.consts.is_empty() && order.iter().enumerate().all(|(p, &o)| p == o);
-    let defined = if pass_through {
-        // The entry would only check the range, which `call` always passes valid: the kernel
-        // itself is the entry (a function less to compile, a third of a cold compile).
-        let nest = loopnest::schedule(plan, |_, _| {});
-        clif::define_kernel(&mut module, "slc_entry", Linkage::Local, &nest)
-            .map(|id| (id, nest.outer_extent()))
-            .map_err(|e| codegen(&e))
-    } else {
-        aot::define_entry(&mut module, "slc_entry", Linkage::Local, plan, order)
-            .map(|entry| (entry.id, entry.outer))
-            .map_err(|e| codegen(&e))
-    };
-    let finalized = defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e)));
-    let (id, outer) = match finalized {
-        Ok(d) => d,
-        Err(e) => {
-            // SAFETY: nothing of the module is reachable.
-            unsafe { module.free_memory() };
-            return Err(e.into());
-        }
-    };
-    let code = module.get_finalized_function(id);
-    // SAFETY: the entry was defined with exactly this signature (clif::signature).
-    let entry_fn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
-    Ok(Native { module: Some(module), entry: entry_fn, outer })
-}
-
-/// Machine code by plan and input order: kernels of programs that lower to the same plan share
-/// it (a [`Session`](crate::Session) compiles `a[::-1]` and `a[-1::-1]` once).
-#[derive(Default)]
-pub(crate) struct NativeCache {
-    entries: Mutex<HashMap<String, Arc<Native>>>,
-}
-
-impl NativeCache {
-    fn get_or_compile(&self, compiled: &Compiled, order: &[usize]) -> Result<Arc<Native>, Error> {
-        let key = format!("{}{order:?}", compiled.plan);
-        if let Some(native) = self.entries.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(native.clone());
-        }
-        // Compiled outside the lock, so that other plans need not wait; a race compiles twice
-        // and keeps the first.
-        let native = Arc::new(jit_entry(compiled, order)?);
-        Ok(self.entries.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(native).clone())
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
-    pub(crate) fn clear(&self) {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner()).clear();
-    }
-}
 
 /// A program compiled for fixed input signatures; run it as often as needed.
 ///
@@ -137,7 +45,7 @@ pub struct Kernel {
     out_nbytes: usize,
     backend: Backend,
     threads: usize,
-    native: Option<Arc<Native>>,
+    native: Option<Arc<JitKernel>>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -204,7 +112,7 @@ impl Kernel {
         inputs: &[(&str, TensorType)],
         order: Vec<usize>,
         options: &RunOptions,
-        natives: Option<&NativeCache>,
+        natives: Option<&KernelCache>,
     ) -> Result<Kernel, Error> {
         compiled.check_output_size(options)?;
         let out_shape = dims(&compiled.plan.shape);
@@ -215,11 +123,13 @@ impl Kernel {
                 bytes: None,
             })
         })?;
+        let (plan, info) = (&compiled.plan, &compiled.info);
         let native = match (options.backend, natives) {
-            (Backend::Jit, Some(natives)) => Some(natives.get_or_compile(&compiled, &order)?),
-            (Backend::Jit, None) => Some(Arc::new(jit_entry(&compiled, &order)?)),
+            (Backend::Jit, Some(natives)) => Some(natives.get_or_compile(plan, info, &order)),
+            (Backend::Jit, None) => Some(jit::compile(plan, info, &order).map(Arc::new)),
             (Backend::Interp, _) => None,
         };
+        let native = native.transpose().map_err(RuntimeError::Jit)?;
         Ok(Kernel {
             src: src.to_string(),
             names: inputs.iter().map(|(n, _)| n.to_string()).collect(),
@@ -374,7 +284,7 @@ impl Kernel {
 
     /// Any number of inputs, strided views, and every input error.
     #[cold]
-    fn run_general<V: AsView>(&self, native: &Native, inputs: &[V], out: *mut u8) -> Result<(), Error> {
+    fn run_general<V: AsView>(&self, native: &JitKernel, inputs: &[V], out: *mut u8) -> Result<(), Error> {
         let views = self.check_inputs(inputs)?;
         let packed = pack(&views)?;
         let table: Vec<*const u8> =
@@ -405,22 +315,10 @@ impl Kernel {
     }
 
     #[inline]
-    fn call(&self, native: &Native, table: &[*const u8], out: *mut u8) -> Result<(), Error> {
-        let (buffers, outer) = (table.as_ptr(), native.outer);
-        let workers = if self.threads > 1 && self.out_nbytes >= PARALLEL_MIN_BYTES {
-            self.threads.min(outer.max(1) as usize)
-        } else {
-            1
-        };
-        let status = if workers <= 1 {
-            // SAFETY: the table holds one readable input of the declared dtype and shape per
-            // slot (checked by the callers), `out` has `out_nbytes` writable bytes, and
-            // [0, outer) is the entry's full range.
-            unsafe { (native.entry)(buffers, out, 0, outer) }
-        } else {
-            parallel(native, table, out, workers)
-        };
-        match status {
+    fn call(&self, native: &JitKernel, table: &[*const u8], out: *mut u8) -> Result<(), Error> {
+        // SAFETY: the table holds one readable input of the declared dtype and shape per slot
+        // (checked by the callers), and `out` has `out_nbytes` writable bytes.
+        match unsafe { native.call(table, out, self.out_nbytes, self.threads) } {
             STATUS_OK => Ok(()),
             s => Err(self.failure(s, table)),
         }
@@ -430,12 +328,7 @@ impl Kernel {
     /// (it names the offending value and points at the index expression).
     #[cold]
     fn failure(&self, status: i32, table: &[*const u8]) -> Error {
-        let fallback = match status {
-            STATUS_EMPTY_AXIS => RuntimeError::EmptyAxis,
-            STATUS_INDEX_OUT_OF_RANGE => RuntimeError::GatherOutOfRange,
-            STATUS_BAD_RANGE => RuntimeError::OutOfBuffer { address: -1, len: 0 },
-            _ => RuntimeError::GatherOutOfRange,
-        };
+        let fallback = jit::status_error(status);
         let mut tensors = BTreeMap::new();
         for (i, &p) in table.iter().enumerate() {
             // SAFETY: the table's entries are dense inputs of these dtypes and shapes.
@@ -484,22 +377,4 @@ fn pack(views: &[TensorView<'_>]) -> Result<Vec<Option<Tensor>>, Error> {
         .map(|v| if v.is_contiguous() { Ok(None) } else { v.to_tensor().map(Some) })
         .collect::<Result<_, _>>()
         .map_err(|e| RuntimeError::from(e).into())
-}
-
-/// Splits the outer range across `workers` scoped threads; the worst status wins.
-fn parallel(native: &Native, table: &[*const u8], out: *mut u8, workers: usize) -> i32 {
-    #[derive(Clone, Copy)]
-    struct Args(*const *const u8, *mut u8);
-    // SAFETY: workers only read the inputs and write disjoint ranges of the output.
-    unsafe impl Send for Args {}
-    unsafe impl Sync for Args {}
-    let args = Args(table.as_ptr(), out);
-    let outer = native.outer;
-    let entry = native.entry;
-    let part = move |b: i64, e: i64| {
-        let a = args;
-        // SAFETY: as for the single-threaded call, over [b, e) ⊆ [0, outer).
-        unsafe { entry(a.0, a.1, b, e) }
-    };
-    crate::backend::split_across_threads(outer, workers, &part)
 }

@@ -3,9 +3,10 @@
 //! eval of a text seen before skips the front end and code generation; and the machine code by
 //! plan, shared by texts that lower to the same plan.
 
-use super::kernel::{Kernel, NativeCache};
+use super::kernel::Kernel;
 use super::view::TensorView;
 use crate::backend::RuntimeError;
+use crate::backend::jit::KernelCache;
 use crate::error::Error;
 use crate::session::RunOptions;
 use slc_runtime::{DType, Tensor};
@@ -91,7 +92,7 @@ fn holds(view: &TensorView<'_>, value: &Tensor) -> bool {
 #[derive(Default)]
 pub(crate) struct ProgramCache {
     texts: Mutex<HashMap<String, Vec<Arc<Program>>>>,
-    natives: NativeCache,
+    natives: KernelCache,
 }
 
 impl ProgramCache {
@@ -121,7 +122,7 @@ impl ProgramCache {
     }
 
     /// Where kernels built for this cache get their machine code.
-    pub(crate) fn natives(&self) -> &NativeCache {
+    pub(crate) fn natives(&self) -> &KernelCache {
         &self.natives
     }
 

@@ -126,8 +126,8 @@ impl Repl {
                 needs_expr("after this")?;
                 self.with_temps(|repl, temps| {
                     let planned = repl.plan_text(text, cmd.rest_start, temps)?;
-                    let kernel = jit::compile(&planned.plan, &planned.info).map_err(RuntimeError::from)?;
-                    let _ = write!(reply.out, "== loop nest\n{}== clif\n{}", kernel.nest, kernel.clif());
+                    let (nest, ir) = jit::kernel_ir(&planned.plan).map_err(RuntimeError::from)?;
+                    let _ = write!(reply.out, "== loop nest\n{nest}== clif\n{ir}");
                     Ok(())
                 })?;
             }
@@ -302,11 +302,13 @@ impl Repl {
         let args = self.plan_inputs(plan)?;
         let threads = self.options.threads;
         let kernel = match self.options.backend {
-            Backend::Jit => Some(self.cache.get_or_compile(plan, info).map_err(RuntimeError::from)?),
+            Backend::Jit => Some(
+                self.cache.get_or_compile(plan, info, &jit::plan_order(plan)).map_err(RuntimeError::from)?,
+            ),
             Backend::Interp => None,
         };
         let once = || match &kernel {
-            Some(k) => k.run(plan, &args, threads).map(drop),
+            Some(k) => k.run(plan, info, &args, threads).map(drop),
             None => interp::run(plan, info, &args).map(drop),
         };
         let out_bytes = out.nbytes();

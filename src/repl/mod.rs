@@ -19,7 +19,7 @@ mod helpers;
 
 pub use complete::{Completion, is_complete};
 
-use crate::backend::jit::KernelCache;
+use crate::backend::jit::{self, KernelCache};
 use crate::backend::{RuntimeError, interp};
 use crate::diag::{Diagnostic, render};
 use crate::error::Error;
@@ -496,9 +496,9 @@ impl Repl {
             Backend::Interp => interp::run(plan, info, &args),
             Backend::Jit => self
                 .cache
-                .get_or_compile(plan, info)
+                .get_or_compile(plan, info, &jit::plan_order(plan))
                 .map_err(RuntimeError::from)
-                .and_then(|kernel| kernel.run(plan, &args, self.options.threads)),
+                .and_then(|kernel| kernel.run(plan, info, &args, self.options.threads)),
         };
         result.map_err(|e| match e {
             RuntimeError::IndexOutOfBounds { check, index, axis, len, .. } => {
