@@ -196,8 +196,10 @@ fn gathers_of_the_first_and_last_index() {
     }
 }
 
-/// Gathers along rows of 1 KiB and more read the next row ahead of time, clamped into the
-/// buffer: rows at both ends of a guarded buffer, reversed rows and columns, every width.
+/// Gathers along rows of 1 KiB and more read the next row ahead of time, a few lines per trip
+/// of the row's loop, clamped into the buffer: rows at both ends of a guarded buffer, reversed
+/// rows and columns, every width, few columns (many lines per trip) and many (the last trips
+/// clamped to the span's end).
 #[test]
 fn gathers_along_long_rows_at_the_edge() {
     for (dtype, columns) in [(DType::U8, 1500), (DType::F32, 300), (DType::F64, 4100)] {
@@ -205,6 +207,9 @@ fn gathers_along_long_rows_at_the_edge() {
         let n = columns as i64;
         let cols = ints(DType::I64, &[n - 1, 0, -1, 7, -n]);
         let rows = Tensor::from_i64s(DType::I32, &[3, 2], &[0, n - 1, -1, 1, 2, -n]).unwrap();
+        let many: Vec<i64> = (0..3 * n).map(|k| (k * 7919 % (2 * n)) - n).collect();
+        let wide = ints(DType::I64, &many);
+        let wide_rows = Tensor::from_i64s(DType::I64, &[3, n as usize], &many).unwrap();
         for src in [
             "m[:, c]",
             "gather(m, c, 1)",
@@ -215,8 +220,13 @@ fn gathers_along_long_rows_at_the_edge() {
             "gather(m, r, 1, batch_dims=1)",
             "gather(m[::-1, ::-1], r, 1, batch_dims=1)",
             "gather(m, r[::-1], 1, batch_dims=1, mode=wrap)",
+            "m[:, w]",
+            "m[::-1, ::-1][:, w]",
+            "gather(m, wr, 1, batch_dims=1)",
+            "gather(m[::-1, ::-1], wr[:, ::-1], 1, batch_dims=1, mode=clamp)",
         ] {
-            check(src, &[("m", &m), ("c", &cols), ("r", &rows)]);
+            let inputs = [("m", &m), ("c", &cols), ("r", &rows), ("w", &wide), ("wr", &wide_rows)];
+            check(src, &inputs);
         }
     }
 }

@@ -41,7 +41,7 @@ const NO_ARGS: &[BlockArg] = &[];
 /// locality of a row's random reads.
 const TABLE_ENTRIES: i64 = 2048;
 /// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
-/// next row ahead, one load per cache line ([`Gen::touch_next_row`]).
+/// next row ahead, one load per cache line ([`Gen::row_ahead`]).
 const TOUCH_MIN_BYTES: i64 = 1 << 10;
 const TOUCH_MAX_BYTES: i64 = 1 << 18;
 const CACHE_LINE: i64 = 64;
@@ -142,6 +142,14 @@ struct TermState {
     index: StreamState,
     /// (byte contribution, "zero-mode miss" flag) once evaluated.
     value: Option<(Value, Option<Value>)>,
+}
+
+/// A loop's reads of the next row ahead ([`Gen::row_ahead`]): a pointer from `next` advancing
+/// `per_element` bytes per element, touching no further than `end` (the span's last byte).
+struct RowAhead {
+    next: Value,
+    end: Value,
+    per_element: i64,
 }
 
 struct Gen<'a, 'n> {
@@ -492,8 +500,11 @@ impl<'a, 'n> Gen<'a, 'n> {
             st.terms[j].value = Some((zero, None));
         }
         let (src, row_miss) = self.address(&nest.data, &st);
-        if let Some(row) = depth.checked_sub(1) {
-            self.touch_next_row(src, row);
+        // Under a loop over rows (depth > 0, so no caller's range), this loop is a whole row.
+        let ahead = depth.checked_sub(1).and_then(|row| self.row_ahead(src, row, nest.extents[depth]));
+        if let Some(a) = &ahead {
+            starts.push(a.next);
+            strides.push(a.per_element);
         }
         let skip = self.b.ins().imul_imm_s(lo, nest.out[depth]);
         let dst = self.b.ins().iadd(out, out_off);
@@ -556,6 +567,9 @@ impl<'a, 'n> Gen<'a, 'n> {
             let v = g.b.block_params(join)[0];
             let (d, off) = g.split_offset(p[0], k * strides[0]);
             g.b.ins().store(MemFlagsData::trusted(), v, d, off);
+            if let Some(a) = &ahead {
+                g.touch_ahead(a, p[2 + pending.len()], k);
+            }
         });
     }
 
@@ -641,9 +655,9 @@ impl<'a, 'n> Gen<'a, 'n> {
                     st.terms[t].value = Some((zero, None));
                 }
                 let (src, row_miss) = g.address(&nest.data, &st);
-                g.touch_next_row(src, depth);
+                let ahead = g.row_ahead(src, depth, columns);
                 let dst = g.b.ins().iadd(out, row_out);
-                g.table_row(dst, src, table, row_miss, may_miss, columns, inner);
+                g.table_row(dst, src, table, row_miss, may_miss, columns, inner, ahead);
             });
             g.b.ins().jump(done, NO_ARGS);
         };
@@ -672,12 +686,18 @@ impl<'a, 'n> Gen<'a, 'n> {
         may_miss: &[bool],
         columns: i64,
         inner: usize,
+        ahead: Option<RowAhead>,
     ) {
         let n = self.b.ins().iconst(types::I64, columns);
         let nest = self.nest;
         let ty = Type::int_with_byte_size(nest.width as u16).expect("1, 2, 4 or 8 bytes");
-        let strides = [nest.out[inner], nest.data.strides[inner], 8];
-        self.strided_loop(&[dst, src, table], &strides, n, |g, p, k| {
+        let mut starts = vec![dst, src, table];
+        let mut strides = vec![nest.out[inner], nest.data.strides[inner], 8];
+        if let Some(a) = &ahead {
+            starts.push(a.next);
+            strides.push(a.per_element);
+        }
+        self.strided_loop(&starts, &strides.clone(), n, |g, p, k| {
             let (d, s, t) = (p[0], p[1], p[2]);
             let mut addr = match k * strides[1] {
                 0 => s,
@@ -699,25 +719,30 @@ impl<'a, 'n> Gen<'a, 'n> {
             let v = g.load_unless(ty, addr, miss, nest.data.buffer);
             let (d, d_off) = g.split_offset(d, k * strides[0]);
             g.b.ins().store(MemFlagsData::trusted(), v, d, d_off);
+            if let Some(a) = &ahead {
+                g.touch_ahead(a, p[3], k);
+            }
         });
     }
 
     /// Random reads within a row wait on memory one cache line at a time; so, where the data's
-    /// only gather reaches a span of a row that fits in cache, read the same span of the next
-    /// row (loop `row` one step on) once per line, in order: the hardware then streams it in
-    /// while this row is gathered from cache. `src`: this row's address of gathered index 0.
-    /// The span is clamped into the buffer, so the last row touches itself.
-    fn touch_next_row(&mut self, src: Value, row: usize) {
+    /// only gather reaches a span of a row that fits in cache, the loop over the row's
+    /// `elements` also reads the same span of the next row (loop `row` one step on), a line every
+    /// few elements, in order: the hardware streams it in while this row is gathered from cache,
+    /// and the misses overlap the gathers instead of stalling ahead of them. `src`: this row's
+    /// address of gathered index 0. The span is clamped into the buffer, so the last row touches
+    /// itself.
+    fn row_ahead(&mut self, src: Value, row: usize, elements: i64) -> Option<RowAhead> {
         let nest = self.nest;
-        let [t] = nest.data.terms.as_slice() else { return };
+        let [t] = nest.data.terms.as_slice() else { return None };
         let (reach, step) = ((t.len - 1).saturating_mul(t.stride), nest.data.strides[row]);
         let span = reach.saturating_abs().saturating_add(nest.width as i64);
         let bytes = nest.buffer_bytes[nest.data.buffer];
-        if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 {
-            return;
+        if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 || elements < 1 {
+            return None;
         }
         if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {
-            return;
+            return None;
         }
         let base = self.base(nest.data.buffer);
         let next = self.b.ins().iadd_imm_s(src, step + reach.min(0));
@@ -725,11 +750,25 @@ impl<'a, 'n> Gen<'a, 'n> {
         let last = self.b.ins().iadd_imm_s(base, bytes - span);
         let next = self.b.ins().umax(next, first);
         let next = self.b.ins().umin(next, last);
-        let lines = self.b.ins().iconst(types::I64, (span + CACHE_LINE - 1) / CACHE_LINE);
-        self.strided_loop(&[next], &[CACHE_LINE], lines, |g, p, k| {
-            let (at, off) = g.split_offset(p[0], k * CACHE_LINE);
-            g.b.ins().load(types::I8, MemFlagsData::trusted(), at, off);
-        });
+        let end = self.b.ins().iadd_imm_s(next, span - 1);
+        let per_element = (span + elements - 1) / elements;
+        Some(RowAhead { next, end, per_element })
+    }
+
+    /// Iteration `k` of a trip of a loop that reads the next row ahead: the first iteration of
+    /// a trip (of four) touches the lines the trip's elements cover. `at`: the loop's pointer
+    /// into the next row.
+    fn touch_ahead(&mut self, ahead: &RowAhead, at: Value, k: i64) {
+        if k != 0 {
+            return;
+        }
+        let lines = (4 * ahead.per_element + CACHE_LINE - 1) / CACHE_LINE;
+        for line in 0..lines {
+            let addr = self.b.ins().iadd_imm_s(at, line * CACHE_LINE);
+            // The last trips' lines would reach past the span: touch its end instead.
+            let addr = self.b.ins().umin(addr, ahead.end);
+            self.b.ins().load(types::I8, MemFlagsData::trusted(), addr, 0);
+        }
     }
 
     /// `count` iterations over pointers that advance by `strides` bytes each, four iterations
