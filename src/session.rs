@@ -199,7 +199,7 @@ impl<'a> Session<'a> {
 
     /// Machine code kept for the programs evaluated so far (one per distinct plan).
     pub fn cached_kernels(&self) -> usize {
-        self.programs.natives().len()
+        self.programs.kernels().len()
     }
 
     /// Binds (or rebinds) `name` to a tensor.
@@ -302,16 +302,14 @@ impl<'a> Session<'a> {
             .iter()
             .map(|d| (d.name.clone(), TensorType { dtype: d.dtype, shape: d.shape.clone() }))
             .collect();
-        let signatures: Vec<(&str, TensorType)> =
-            inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-        let order = (0..inputs.len()).collect();
+        let order = jit::plan_order(&compiled.plan);
         let kernel = Kernel::from_compiled(
             compiled,
             src,
-            &signatures,
+            inputs,
             order,
             &self.options,
-            Some(self.programs.natives()),
+            Some(self.programs.kernels()),
         )?;
         Program::new(kernel, &read.types, &read.values, |name| self.get_view(name))
     }

@@ -102,17 +102,19 @@ impl Kernel {
             aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
             other => ViewError::Signature(other.to_string()),
         })?;
-        Kernel::from_compiled(compiled, src, inputs, order, options, None)
+        let signatures = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+        Kernel::from_compiled(compiled, src, signatures, order, options, None)
     }
 
-    /// A kernel for `compiled`; its machine code comes from (and goes into) `natives` if given.
+    /// A kernel for `compiled` over `inputs` (names and types, in call order); its machine code
+    /// comes from (and goes into) `cache` if given.
     pub(crate) fn from_compiled(
         compiled: Compiled,
         src: &str,
-        inputs: &[(&str, TensorType)],
+        inputs: Vec<(String, TensorType)>,
         order: Vec<usize>,
         options: &RunOptions,
-        natives: Option<&KernelCache>,
+        cache: Option<&KernelCache>,
     ) -> Result<Kernel, Error> {
         compiled.check_output_size(options)?;
         let out_shape = dims(&compiled.plan.shape);
@@ -124,17 +126,17 @@ impl Kernel {
             })
         })?;
         let (plan, info) = (&compiled.plan, &compiled.info);
-        let native = match (options.backend, natives) {
-            (Backend::Jit, Some(natives)) => Some(natives.get_or_compile(plan, info, &order)),
+        let native = match (options.backend, cache) {
+            (Backend::Jit, Some(cache)) => Some(cache.get_or_compile(plan, info, &order)),
             (Backend::Jit, None) => Some(jit::compile(plan, info, &order).map(Arc::new)),
             (Backend::Interp, _) => None,
         };
         let native = native.transpose().map_err(RuntimeError::Jit)?;
         Ok(Kernel {
             src: src.to_string(),
-            names: inputs.iter().map(|(n, _)| n.to_string()).collect(),
             dtypes: inputs.iter().map(|(_, t)| t.dtype).collect(),
             shapes: inputs.iter().map(|(_, t)| dims(&t.shape)).collect(),
+            names: inputs.into_iter().map(|(n, _)| n).collect(),
             order,
             out_shape,
             out_nbytes,

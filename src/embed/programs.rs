@@ -92,7 +92,7 @@ fn holds(view: &TensorView<'_>, value: &Tensor) -> bool {
 #[derive(Default)]
 pub(crate) struct ProgramCache {
     texts: Mutex<HashMap<String, Vec<Arc<Program>>>>,
-    natives: KernelCache,
+    kernels: KernelCache,
 }
 
 impl ProgramCache {
@@ -111,7 +111,7 @@ impl ProgramCache {
         let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
         if texts.len() >= MAX_TEXTS && !texts.contains_key(src) {
             texts.clear();
-            self.natives.clear();
+            self.kernels.clear();
         }
         let variants = texts.entry(src.to_string()).or_default();
         if variants.len() >= MAX_VARIANTS {
@@ -122,8 +122,8 @@ impl ProgramCache {
     }
 
     /// Where kernels built for this cache get their machine code.
-    pub(crate) fn natives(&self) -> &KernelCache {
-        &self.natives
+    pub(crate) fn kernels(&self) -> &KernelCache {
+        &self.kernels
     }
 
     /// Forgets every program (the run options they were built for changed); machine code,
