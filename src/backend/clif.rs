@@ -41,10 +41,12 @@ const NO_ARGS: &[BlockArg] = &[];
 /// locality of a row's random reads.
 const TABLE_ENTRIES: i64 = 2048;
 /// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
-/// next row ahead, one load per cache line ([`Gen::row_ahead`]).
+/// next row ahead, a line or more per loop trip ([`Gen::row_ahead`]).
 const TOUCH_MIN_BYTES: i64 = 1 << 10;
 const TOUCH_MAX_BYTES: i64 = 1 << 18;
 const CACHE_LINE: i64 = 64;
+/// Iterations per trip of the unrolled loops ([`Gen::strided_loop`]).
+const UNROLL: i64 = 4;
 
 /// A table entry for a zero-mode miss; no real contribution (|index · stride| < buffer size)
 /// can equal it.
@@ -756,13 +758,13 @@ impl<'a, 'n> Gen<'a, 'n> {
     }
 
     /// Iteration `k` of a trip of a loop that reads the next row ahead: the first iteration of
-    /// a trip (of four) touches the lines the trip's elements cover. `at`: the loop's pointer
+    /// a trip (of [`UNROLL`]) touches the lines the trip's elements cover. `at`: the loop's pointer
     /// into the next row.
     fn touch_ahead(&mut self, ahead: &RowAhead, at: Value, k: i64) {
         if k != 0 {
             return;
         }
-        let lines = (4 * ahead.per_element + CACHE_LINE - 1) / CACHE_LINE;
+        let lines = (UNROLL * ahead.per_element + CACHE_LINE - 1) / CACHE_LINE;
         for line in 0..lines {
             let addr = self.b.ins().iadd_imm_s(at, line * CACHE_LINE);
             // The last trips' lines would reach past the span: touch its end instead.
@@ -781,7 +783,6 @@ impl<'a, 'n> Gen<'a, 'n> {
         mut body: impl FnMut(&mut Self, &[Value], i64),
     ) {
         let pointers = starts.len();
-        const UNROLL: i64 = 4;
         let mut at = (starts.to_vec(), count);
         for per_trip in [UNROLL, 1] {
             let (header, block, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
