@@ -160,6 +160,11 @@ fn views_touching_the_first_and_last_byte() {
             ] {
                 check(src, &[("a", &m)]);
             }
+            // Short rows copied inline, several rows per trip and then one at a time.
+            let rows = data(dtype, &[9, n]);
+            for src in ["a[:, 1:]", "a[::-1, :-1]", "a[1:, ::1]", "a[::-2, -3:]"] {
+                check(src, &[("a", &rows)]);
+            }
         }
     }
 }
@@ -198,8 +203,8 @@ fn gathers_of_the_first_and_last_index() {
 
 /// Gathers along rows of 1 KiB and more read the next row ahead of time, a few lines per trip
 /// of the row's loop, clamped into the buffer: rows at both ends of a guarded buffer, reversed
-/// rows and columns, every width, few columns (many lines per trip) and many (the last trips
-/// clamped to the span's end).
+/// rows and columns, every width, few columns (many lines per trip) and many (less than a
+/// line per element, the pointer's step rounded down so that the last trip stays in the span).
 #[test]
 fn gathers_along_long_rows_at_the_edge() {
     for (dtype, columns) in [(DType::U8, 1500), (DType::F32, 300), (DType::F64, 4100)] {
