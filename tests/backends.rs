@@ -48,6 +48,16 @@ fn row_gathers_agree_with_the_interpreter() {
     let columns: Vec<i64> = (0..600).map(|k| (k * 7919 % 700) - 100).collect();
     let in_range: Vec<i64> = columns.iter().map(|&j| j.rem_euclid(300) - 150).collect();
     let narrow: Vec<i64> = (0..600).map(|k| k * 13 % 256).collect();
+    // Values in [0, len) of 512 rows of 600, but for one in 97 (negative or past the end).
+    let sprinkled = |len: i64| -> Vec<i64> {
+        (0..512 * 600)
+            .map(|k: i64| match k % 97 {
+                0 if k % 2 == 0 => -1 - k % 7,
+                0 => len + k % 5,
+                _ => k * 7919 % len,
+            })
+            .collect()
+    };
     let inputs = [
         ("a", ramp(&[512, 300])),
         ("b", ramp(&[3, 4, 300])),
@@ -60,6 +70,12 @@ fn row_gathers_agree_with_the_interpreter() {
         // More columns than the table holds.
         ("wide", ramp(&[8, 5000])),
         ("cols", Tensor::from_i64s(DType::I64, &[3000], &columns.repeat(5)).unwrap()),
+        // Batched indices nearly all in range: unrolled trips of in-range indices (tested at
+        // once, by their maximum for a length of 300 and by their bitwise or for 256) among
+        // trips with one index out.
+        ("fine", Tensor::from_i64s(DType::I64, &[512, 600], &sprinkled(300)).unwrap()),
+        ("fine32", Tensor::from_i64s(DType::I32, &[512, 600], &sprinkled(256)).unwrap()),
+        ("c", ramp(&[512, 256])),
     ];
     let programs = [
         "gather(a, idx, axis=1)",
@@ -90,6 +106,12 @@ fn row_gathers_agree_with_the_interpreter() {
         // here a zero-mode miss of the outer row gather also sends whole rows out.
         "gather(gather(a, idx[:512], axis=0, mode=zero), rows, axis=1, batch_dims=1, mode=wrap)",
         "gather(gather(a, idx[:512], axis=0, mode=zero), rows16, axis=1, batch_dims=1, mode=error)",
+        "gather(a, fine, axis=1, batch_dims=1)",
+        "gather(a, fine, axis=1, batch_dims=1, mode=clamp)",
+        "gather(c, fine32, axis=1, batch_dims=1, mode=wrap)",
+        "gather(c[:, ::-1], fine32, axis=1, batch_dims=1)",
+        "gather(c, fine32[:, 1:], axis=1, batch_dims=1, mode=error)",
+        "gather(gather(a, idx[:512], axis=0, mode=zero), fine, axis=1, batch_dims=1, mode=clamp)",
         // Rows of 1200 bytes read ahead, forwards and backwards.
         "gather(a[:, ::-1], idx, axis=1)",
         "gather(a[::-1, ::-1], rows, axis=1, batch_dims=1, mode=wrap)",
