@@ -222,6 +222,34 @@ fn short_rows_agree_with_the_interpreter() {
     }
 }
 
+/// Contiguous runs longer than an inline copy are copied by a loop of 64-byte moves (the last
+/// 64 bytes again for a run that is no multiple of 64), up to 256 KiB, then by memcpy; gathered
+/// rows always by memcpy: every length around those edges, on one and on several threads,
+/// agrees with the interpreter.
+#[test]
+fn copy_loops_agree_with_the_interpreter() {
+    use slc::{DType, Tensor};
+    for run in [65, 100, 127, 128, 129, 1000, 4096, (1 << 18) - 1, 1 << 18, (1 << 18) + 1] {
+        let rows = if run > 4096 { 3 } else { 9 };
+        let n = rows * (run + 2);
+        let bytes: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
+        let a = Tensor::from_bytes(DType::U8, &[rows, run + 2], &bytes).unwrap();
+        for src in ["a[:, 1:-1]", "a[::-2, 2:]", "a[[2, 0, 1]][:, 1:-1]"] {
+            let mut results = vec![];
+            for (backend, threads) in [(Backend::Interp, 1), (Backend::Jit, 1), (Backend::Jit, 2)] {
+                let mut s = Session::with_backend(backend);
+                s.options_mut().threads = threads;
+                s.bind("a", a.clone());
+                results.push(s.eval(src).map_err(|e| e.to_string()));
+            }
+            let what = format!("{src} on u8[{rows}, {}]", run + 2);
+            assert!(results[0].is_ok(), "{what}: {:?}", results[0]);
+            assert_eq!(results[0], results[1], "{what}");
+            assert_eq!(results[0], results[2], "{what} (2 threads)");
+        }
+    }
+}
+
 /// Loop shapes the benchmarks depend on, read off the Cranelift IR: short rows are copied
 /// several per trip; loops whose unrolled trip would leap more than a page run one element per
 /// trip (the stride prefetcher follows each load instruction, and loses strides that long).
@@ -241,4 +269,8 @@ fn row_loops_unroll_only_short_strides() {
     assert!(clif("a[:, 0]", &[64, 256]).contains("+3072"));
     let long_rows = clif("a[:, 0]", &[4096, 4096]);
     assert!(!long_rows.contains("+0x4000") && !long_rows.contains("+0xc000"), "{long_rows}");
+    // Rows of 16 KiB in order: a copy loop; gathered rows and a run of 4 MiB: memcpy.
+    assert!(!clif("a[:, 1:-1]", &[4096, 4096]).contains("Memcpy"));
+    assert!(clif("a[[3, 1]][:, 1:-1]", &[4096, 4096]).contains("Memcpy"));
+    assert!(clif("a[1:]", &[1024, 1024]).contains("Memcpy"));
 }
