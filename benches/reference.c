@@ -55,8 +55,9 @@ static uint64_t next_random(void) {  // splitmix64, as slc bench fills its input
   return z ^ (z >> 31);
 }
 
-enum form { PLAIN, TOUCH, PREFETCH };
-static const char *form_names[] = {"plain", "touch", "prefetch"};
+// GATHER: B10 only (b10_row_avx512).
+enum form { PLAIN, TOUCH, PREFETCH, GATHER };
+static const char *form_names[] = {"plain", "touch", "prefetch", "avx512 gather + prefetch"};
 
 // B5: a[2:, ..., newaxis, :10] on f32[64,64,64,64]: 40 bytes of every 256-byte row.
 #define B5_ROWS (62 * 64 * 64)
@@ -112,12 +113,31 @@ static void b9(const float *a, float *out, enum form f) {
 #define B10_COLS 4096
 #define B10_TAKE 1024
 static const int64_t *b10_idx;
+
+// One row of B10's gather form: eight i64 indices and one vpgatherqd at a time, with the prefetch
+// form's reads: two instructions Cranelift does not have. Run only where the CPU has AVX-512F.
+__attribute__((target("avx512f"))) static void b10_row_avx512(const float *row, const char *next,
+                                                                const int64_t *idx, float *o) {
+  const __m512i len = _mm512_set1_epi64(B10_COLS);
+  for (long j = 0; j < B10_TAKE; j += 8) {
+    __builtin_prefetch(next + j * 16);
+    __builtin_prefetch(next + j * 16 + 64);
+    __m512i i = _mm512_loadu_si512(idx + j);
+    if (__builtin_expect(_mm512_cmpge_epu64_mask(i, len) != 0, 0)) abort();
+    _mm256_storeu_ps(o + j, _mm512_i64gather_ps(i, row, 4));
+  }
+}
+
 static void b10(const float *a, float *out, enum form f) {
   for (long r = 0; r < B10_ROWS; r++) {
     const float *row = a + r * B10_COLS;
     const char *next = (const char *)(r + 1 < B10_ROWS ? row + B10_COLS : row);
     const int64_t *idx = b10_idx + r * B10_TAKE;
     float *o = out + r * B10_TAKE;
+    if (f == GATHER) {
+      b10_row_avx512(row, next, idx, o);
+      continue;
+    }
     // A row of 16 KiB over 1024 elements: a line every 4 elements.
     for (long j = 0; j < B10_TAKE; j += 4) {
       if (f == PREFETCH) __builtin_prefetch(next + j * 16);
@@ -127,25 +147,6 @@ static void b10(const float *a, float *out, enum form f) {
         if (__builtin_expect(i >= B10_COLS, 0)) abort();
         o[j + q] = row[i];
       }
-    }
-  }
-}
-
-// B10's prefetch form with AVX-512 gathers (eight i64 indices, one vpgatherqd): two instructions
-// Cranelift does not have. Run only where the CPU has AVX-512F.
-__attribute__((target("avx512f"))) static void b10_avx512(const float *a, float *out) {
-  const __m512i len = _mm512_set1_epi64(B10_COLS);
-  for (long r = 0; r < B10_ROWS; r++) {
-    const float *row = a + r * B10_COLS;
-    const char *next = (const char *)(r + 1 < B10_ROWS ? row + B10_COLS : row);
-    const int64_t *idx = b10_idx + r * B10_TAKE;
-    float *o = out + r * B10_TAKE;
-    for (long j = 0; j < B10_TAKE; j += 8) {
-      __builtin_prefetch(next + j * 16);
-      __builtin_prefetch(next + j * 16 + 64);
-      __m512i i = _mm512_loadu_si512(idx + j);
-      if (__builtin_expect(_mm512_cmpge_epu64_mask(i, len) != 0, 0)) abort();
-      _mm256_storeu_ps(o + j, _mm512_i64gather_ps(i, row, 4));
     }
   }
 }
@@ -187,10 +188,6 @@ static void run_b5(const void *in, void *out, enum form f) { b5(in, out, f); }
 static void run_b8(const void *in, void *out, enum form f) { b8(in, out, f); }
 static void run_b9(const void *in, void *out, enum form f) { b9(in, out, f); }
 static void run_b10(const void *in, void *out, enum form f) { b10(in, out, f); }
-static void run_b10_avx512(const void *in, void *out, enum form f) {
-  (void)f;
-  b10_avx512(in, out);
-}
 
 int main(void) {
   uint8_t *a5 = alloc_touched(64ul * 64 * 64 * 64 * 4);
@@ -211,9 +208,7 @@ int main(void) {
   int64_t *idx = alloc_touched((size_t)B10_ROWS * B10_TAKE * 8);
   for (size_t j = 0; j < (size_t)B10_ROWS * B10_TAKE; j++) idx[j] = (int64_t)(next_random() % B10_COLS);
   b10_idx = idx;
-  measure("B10", run_b10, PLAIN, PREFETCH, a10, (size_t)B10_ROWS * B10_TAKE * 4, 1001);
-  if (__builtin_cpu_supports("avx512f")) {
-    measure("B10 AVX-512 gather", run_b10_avx512, PREFETCH, PREFETCH, a10, (size_t)B10_ROWS * B10_TAKE * 4, 1001);
-  }
+  enum form last = __builtin_cpu_supports("avx512f") ? GATHER : PREFETCH;
+  measure("B10", run_b10, PLAIN, last, a10, (size_t)B10_ROWS * B10_TAKE * 4, 1001);
   return 0;
 }
