@@ -235,7 +235,7 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
                 .reduce(|a, b| if pow2 { g.b.ins().bor(a, b) } else { g.b.ins().umax(a, b) })
                 .expect("a trip has iterations");
             let outside = g.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, top, t.len);
-            bail = Some(bail.map_or(outside, |b| g.b.ins().bor(b, outside)));
+            bail = g.either(bail, Some(outside));
             self.indices.push(values);
         }
         bail
@@ -257,10 +257,7 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
                 let raw = self.load_index(g, p, n, k);
                 let (c, m) = g.contribution(&nest.data.terms[j], raw);
                 addr = g.b.ins().iadd(addr, c);
-                miss = match (miss, m) {
-                    (Some(a), Some(b)) => Some(g.b.ins().bor(a, b)),
-                    (a, b) => a.or(b),
-                };
+                miss = g.either(miss, m);
             }
             g.load_unless(ty, addr, miss, nest.data.buffer)
         };
@@ -301,10 +298,7 @@ impl<'a, 'n> Iteration<'a, 'n> for TableRun {
             addr = g.b.ins().iadd(addr, c);
             if may && !guarded {
                 let m = g.b.ins().icmp_imm_s(IntCC::Equal, c, TABLE_MISS);
-                miss = Some(match miss {
-                    Some(prev) => g.b.ins().bor(prev, m),
-                    None => m,
-                });
+                miss = g.either(miss, Some(m));
             }
         }
         let value = g.load_unless(ty, addr, miss, nest.data.buffer);
@@ -454,10 +448,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         for ts in &st.terms {
             let (contribution, m) = ts.value.expect("terms are evaluated before use");
             addr = self.b.ins().iadd(addr, contribution);
-            miss = match (miss, m) {
-                (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
-                (a, b) => a.or(b),
-            };
+            miss = self.either(miss, m);
         }
         (addr, miss)
     }
@@ -773,10 +764,7 @@ impl<'a, 'n> Gen<'a, 'n> {
                 starts.push(a.next);
                 strides.push(a.per_element);
             }
-            let missed = match (any_missed, row_miss) {
-                (Some(a), Some(b)) => Some(g.b.ins().bor(a, b)),
-                (a, b) => a.or(b),
-            };
+            let missed = g.either(any_missed, row_miss);
             let run = TableRun {
                 strides: strides.clone(),
                 columns,
@@ -820,6 +808,14 @@ impl<'a, 'n> Gen<'a, 'n> {
         let next = self.b.ins().umax(next, first);
         let next = self.b.ins().umin(next, last);
         Some(RowAhead { next, per_element: span / elements })
+    }
+
+    /// Whether either flag holds (`None`: a flag known to be clear).
+    fn either(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// `p + off`.
@@ -1091,7 +1087,9 @@ impl Gen<'_, '_> {
 
     /// Copies `n` (> [`INLINE_COPY_BYTES`]) bytes from `src` to `dst`: 64 bytes per loop trip,
     /// then the last 64 bytes again, overlapping what the loop copied (the buffers never overlap
-    /// each other), for the part the loop left.
+    /// each other), for the part the loop left. Its own loop rather than [`Gen::strided_loop`]:
+    /// at least one trip is known to run, and unrolled trips (256 bytes each) made `a[:, 1:-1]`
+    /// compile half again as long for no measurable gain.
     fn copy_loop(&mut self, dst: Value, src: Value, n: i64) {
         let chunk = INLINE_COPY_BYTES;
         let trip = self.b.create_block();
