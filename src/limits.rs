@@ -6,7 +6,6 @@
 
 use crate::backend::RuntimeError;
 use crate::source::Span;
-use std::sync::{Mutex, PoisonError};
 
 /// Program text, in bytes (`E0003`).
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
@@ -34,31 +33,23 @@ pub const MAX_PLAN_ACCESSES: usize = 1 << 16;
 /// (a thread that cannot set up its stack guard aborts the process).
 pub const MAX_THREADS: usize = 256;
 
-/// Programs nested at most this deep are checked and lowered on the caller's thread (which
-/// takes well under 128 KiB of its stack); deeper ones on a thread of [`DEEP_STACK_BYTES`].
-const INLINE_NESTING: usize = 24;
+/// Stack any stage may take besides its recursion. Cranelift compiling one kernel is the
+/// largest user: a few hundred KiB in an unoptimized build (far less when optimized).
+const BASE_STACK_BYTES: usize = 1 << 20;
 
-/// The stack of the thread that checks and lowers deeply nested programs: ample for
-/// [`MAX_NESTING`] levels (a level takes a few KiB). Only the pages used are committed.
-const DEEP_STACK_BYTES: usize = 64 << 20;
+/// Stack one level of nesting may take in any recursive stage (checking, lowering,
+/// verification, printing and parsing plans, interpreting, code generation), unoptimized
+/// builds included.
+const LEVEL_STACK_BYTES: usize = 16 << 10;
 
-/// Runs `f`, one of the recursive stages (checking, lowering, verification) over a program
-/// nested `depth` levels deep, where the stack is deep enough for it: on the calling thread
-/// when the program is shallow, otherwise on a scoped thread with a large stack, so that a
-/// deep program cannot overflow the stack of whatever thread called the library.
-pub(crate) fn with_stack_for<T: Send>(depth: usize, f: impl FnOnce() -> T + Send) -> T {
-    if depth <= INLINE_NESTING {
-        return f();
-    }
-    let slot = Mutex::new(Some(f));
-    let take = || slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-    let ran = std::thread::scope(|s| {
-        let builder = std::thread::Builder::new().name("slc-deep".into()).stack_size(DEEP_STACK_BYTES);
-        let handle = builder.spawn_scoped(s, || take().map(|f| f())).ok()?;
-        handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    });
-    // No thread could be started (the process is at its limit): the caller's stack it is.
-    ran.unwrap_or_else(|| take().expect("the closure runs once")())
+/// Runs `f`, a stage that recurses once per level of a program nested `depth` levels deep,
+/// where the stack is deep enough for it: on the calling thread when enough of its stack is
+/// left, otherwise on a fresh stack segment of the size needed (`stacker`: only the pages used
+/// are committed). Whatever thread an embedder calls the library on, and whatever the build
+/// profile, a program within the limits cannot overflow it.
+pub(crate) fn with_stack_for<T>(depth: usize, f: impl FnOnce() -> T) -> T {
+    let need = BASE_STACK_BYTES.saturating_add(depth.saturating_mul(LEVEL_STACK_BYTES));
+    stacker::maybe_grow(need, need, f)
 }
 
 /// The default bound on an output's size: what this process can still allocate — the

@@ -317,7 +317,9 @@ pub fn compile(
     let builder = ObjectBuilder::new(object_isa()?, format!("{name}.o"), default_libcall_names())
         .map_err(|e| AotError::Object(e.to_string()))?;
     let mut module = ObjectModule::new(builder);
-    let entry = define_entry(&mut module, name, Linkage::Export, plan, &order)?;
+    let entry = crate::limits::with_stack_for(plan.nesting(), || {
+        define_entry(&mut module, name, Linkage::Export, plan, &order)
+    })?;
     let object = module.finish().emit().map_err(|e| AotError::Object(e.to_string()))?;
     let header = header(plan, src, declared, name, entry.outer);
     Ok(AotKernel { object, header, entry })

@@ -8,6 +8,10 @@ use slc_runtime::Tensor;
 
 /// Runs a verified plan on `inputs` (in the order of `plan.inputs`).
 pub fn run(plan: &Plan, _proof: &PlanInfo, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
+    crate::limits::with_stack_for(plan.nesting(), || run_elementwise(plan, inputs))
+}
+
+fn run_elementwise(plan: &Plan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
     check_inputs(plan, inputs)?;
     run_checks(plan, inputs)?;
     let machine = Machine { plan, inputs };

@@ -51,9 +51,12 @@ pub fn host_isa() -> Result<OwnedTargetIsa, JitError> {
 
 /// The plan's loop nest and the Cranelift IR of its kernel (`slc plan --clif`, `:clif`).
 pub fn kernel_ir(plan: &Plan) -> Result<(LoopNest, String), JitError> {
-    let nest = loopnest::schedule(plan, |_, _| {});
-    let ir = clif::kernel_ir(&*host_isa()?, &nest);
-    Ok((nest, ir))
+    let isa = host_isa()?;
+    crate::limits::with_stack_for(plan.nesting(), || {
+        let nest = loopnest::schedule(plan, |_, _| {});
+        let ir = clif::kernel_ir(&*isa, &nest);
+        Ok((nest, ir))
+    })
 }
 
 /// A plan's compiled entry. Owns its code; the memory is released when the kernel is dropped.
@@ -90,7 +93,13 @@ pub fn plan_order(plan: &Plan) -> Vec<usize> {
 
 /// Compiles a verified plan (`_proof` shows it was: kernels do not check addresses) for inputs
 /// passed in `order` (for each plan input, its position among the caller's).
-pub fn compile(plan: &Plan, _proof: &PlanInfo, order: &[usize]) -> Result<JitKernel, JitError> {
+pub fn compile(plan: &Plan, proof: &PlanInfo, order: &[usize]) -> Result<JitKernel, JitError> {
+    // Cranelift's passes take a deep stack in unoptimized builds; code generation recurses once
+    // per nested index access.
+    crate::limits::with_stack_for(plan.nesting(), || compile_in_place(plan, proof, order))
+}
+
+fn compile_in_place(plan: &Plan, _proof: &PlanInfo, order: &[usize]) -> Result<JitKernel, JitError> {
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
     let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
     let pass_through =

@@ -171,6 +171,13 @@ impl Plan {
         numel.and_then(|n| n.checked_mul(self.dtype.width() as u64)).unwrap_or(u64::MAX)
     }
 
+    /// Levels of index accesses nested in the output access or in any check: how deeply the
+    /// stages over this plan recurse.
+    pub fn nesting(&self) -> usize {
+        let checks = self.checks.iter().map(|c| c.index.nesting());
+        checks.fold(self.output.nesting(), usize::max)
+    }
+
     pub fn buffer_name(&self, id: BufferId) -> String {
         match id {
             BufferId::Input(i) => self.inputs.get(i).map_or_else(|| format!("?{i}"), |d| d.name.clone()),

@@ -24,6 +24,11 @@ impl IntoDiagnostic for PlanParseError {
 }
 
 pub fn parse(text: &str) -> Result<Plan> {
+    // The parser stops at MAX_NESTING levels: that is as deep as it can recurse.
+    crate::limits::with_stack_for(crate::limits::MAX_NESTING, || parse_in_place(text))
+}
+
+fn parse_in_place(text: &str) -> Result<Plan> {
     let mut tokens = Vec::new();
     for t in Lexer::new(text) {
         match t {

@@ -15,6 +15,12 @@ use std::fmt;
 
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::limits::with_stack_for(self.nesting(), || self.write_text(f))
+    }
+}
+
+impl Plan {
+    fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "plan(")?;
         for (i, input) in self.inputs.iter().enumerate() {
             if i > 0 {

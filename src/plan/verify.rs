@@ -55,6 +55,10 @@ fn invalid<T>(msg: impl Into<String>) -> Result<T, PlanError> {
 }
 
 pub fn verify(plan: &Plan) -> Result<PlanInfo, PlanError> {
+    crate::limits::with_stack_for(plan.nesting(), || verify_in_place(plan))
+}
+
+fn verify_in_place(plan: &Plan) -> Result<PlanInfo, PlanError> {
     for input in &plan.inputs {
         if !addressable(input.dtype, &input.shape) {
             return invalid(format!("input `{}` has an invalid shape", input.name));
