@@ -24,5 +24,5 @@ pub mod syntax;
 pub use backend::dml::{Artifact, Target};
 pub use embed::{Kernel, TensorView};
 pub use error::Error;
-pub use session::{Backend, Compiled, RunOptions, Session, compile, compile_with_values};
+pub use session::{Backend, Compiled, EvalTimes, RunOptions, Session, compile, compile_with_values};
 pub use slc_runtime::{DType, Tensor};

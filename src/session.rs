@@ -153,6 +153,19 @@ impl Compiled {
     }
 }
 
+/// Where an [`eval`](Session::eval_timed) spent its time.
+#[derive(Debug, Clone, Copy)]
+pub struct EvalTimes {
+    /// Front end and code generation, or finding the program kept from an earlier eval.
+    pub compile: std::time::Duration,
+    /// Whether the program was kept from an earlier eval.
+    pub cache_hit: bool,
+    /// The kernel, index checks included.
+    pub run: std::time::Duration,
+    /// The threads the run split its output across.
+    pub threads: usize,
+}
+
 /// Named tensors and the programs evaluated over them.
 ///
 /// Tensors are bound owned ([`bind`](Self::bind)) or as views borrowing the caller's memory for
@@ -284,12 +297,28 @@ impl<'a> Session<'a> {
     /// Evaluates a program; its last statement is the result. Takes `&self`: threads sharing a
     /// session evaluate at once, and share its compiled kernels.
     pub fn eval(&self, src: &str) -> Result<Tensor, Error> {
+        let (program, _) = self.program(src)?;
+        program.run(|name| self.get_view(name), &self.options)
+    }
+
+    /// As [`eval`](Self::eval), and says where the time went (`slc eval --time`).
+    pub fn eval_timed(&self, src: &str) -> Result<(Tensor, EvalTimes), Error> {
+        let start = std::time::Instant::now();
+        let (program, cache_hit) = self.program(src)?;
+        let compiled = start.elapsed();
+        let result = program.run(|name| self.get_view(name), &self.options)?;
+        let run = start.elapsed() - compiled;
+        Ok((result, EvalTimes { compile: compiled, cache_hit, run, threads: program.threads_used() }))
+    }
+
+    /// The program built for `src` over the current bindings, and whether it was kept from
+    /// an earlier eval.
+    fn program(&self, src: &str) -> Result<(std::sync::Arc<Program>, bool), Error> {
         let view_of = |name: &str| self.get_view(name);
-        let program = match self.programs.find(src, &view_of) {
-            Some(program) => program,
-            None => self.programs.insert(src, self.build(src)?),
-        };
-        program.run(view_of, &self.options)
+        Ok(match self.programs.find(src, &view_of) {
+            Some(program) => (program, true),
+            None => (self.programs.insert(src, self.build(src)?), false),
+        })
     }
 
     /// Compiles `src` into a kernel over the bound inputs it reads, in plan order.

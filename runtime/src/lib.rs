@@ -7,6 +7,7 @@ pub mod dtype;
 pub mod format;
 mod memory;
 pub mod npy;
+pub mod output;
 pub mod tensor;
 
 pub use atomic::write_atomically;
@@ -16,5 +17,9 @@ pub use dtype::DType;
 pub const MAX_RANK: usize = 64;
 pub use format::{PrintOptions, format_tensor};
 pub use memory::available_memory;
-pub use npy::{NpyError, encode_npy, parse_npy, read_npy, write_npy};
+pub use npy::{
+    NpyError, PendingNpy, encode_npy, open_npy, open_npy_stream, open_npz, parse_npy, read_npy, write_npy,
+    write_npy_to,
+};
+pub use output::{Destination, destination, write_output};
 pub use tensor::{Tensor, TensorError};

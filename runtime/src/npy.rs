@@ -3,10 +3,10 @@
 //! the file before anything is allocated, so a header that lies cannot exhaust memory, and
 //! writes go to a temporary file that is renamed into place: a failed write leaves nothing.
 
-use crate::atomic::write_atomically;
+use crate::output::write_output;
 use crate::{DType, MAX_RANK, Tensor};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -21,8 +21,14 @@ pub enum NpyError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("cannot write '{}': {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
+    #[error("cannot write the .npy stream: {0}")]
+    Stream(#[from] std::io::Error),
     #[error("{} is not a .npy file (bad magic bytes)", show(path))]
     NotNpy { path: Option<PathBuf> },
+    #[error("'{}' is not a readable .npz archive: {reason}", path.display())]
+    BadArchive { path: PathBuf, reason: String },
+    #[error("{}", npz_key_message(path, key, keys))]
+    NpzKey { path: PathBuf, key: Option<String>, keys: Vec<String> },
     #[error("{} has a malformed header: {reason}", show(path))]
     BadHeader { path: Option<PathBuf>, reason: String },
     #[error("{} is Fortran-ordered; slc reads C-ordered arrays (save np.ascontiguousarray(x))", show(path))]
@@ -49,6 +55,19 @@ pub enum NpyError {
     InvalidBool { path: Option<PathBuf> },
     #[error(".npy has no bfloat16 type; convert the tensor to f32 before saving it")]
     Bf16,
+}
+
+fn npz_key_message(path: &Path, key: &Option<String>, keys: &[String]) -> String {
+    let listed = if keys.is_empty() { "none".to_string() } else { keys.join(", ") };
+    match key {
+        Some(k) => format!("'{}' has no array '{k}' (its arrays: {listed})", path.display()),
+        None => format!(
+            "'{}' holds {} arrays ({listed}); name one: NAME={}:KEY",
+            path.display(),
+            keys.len(),
+            path.display()
+        ),
+    }
 }
 
 fn show(path: &Option<PathBuf>) -> String {
@@ -325,42 +344,219 @@ fn check_length(expected: u64, actual: u64, path: &Option<PathBuf>) -> Result<()
     Ok(())
 }
 
-/// Reads a `.npy` file. The data is read straight into the tensor's buffer, once its size has
-/// been checked against the file's.
+/// Reads a `.npy` file, or the one array of a `.npz` archive. The data is read straight into
+/// the tensor's buffer, once its size has been checked against the file's.
 pub fn read_npy(path: &Path) -> Result<Tensor, NpyError> {
+    open_npy(path)?.read()
+}
+
+/// A `.npy` array whose header has been read and checked (against the file's length, where
+/// it is known), and whose data has not been read yet: a program can be checked against its
+/// type before gigabytes are read.
+pub struct PendingNpy {
+    dtype: DType,
+    shape: Vec<usize>,
+    swap: bool,
+    data_bytes: u64,
+    /// Names the source in errors: the file, `FILE.npz:KEY`, or `<stdin>`.
+    label: Option<PathBuf>,
+    /// Positioned at the first byte of the data.
+    body: Box<dyn Read + Send>,
+    /// Whether the body's length was checked when the header was read; otherwise it is checked
+    /// while reading (a stream).
+    length_checked: bool,
+}
+
+impl std::fmt::Debug for PendingNpy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PendingNpy({}, {:?}, {:?})", show(&self.label), self.dtype, self.shape)
+    }
+}
+
+impl PendingNpy {
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The bytes of data that [`read`](Self::read) will read.
+    pub fn data_bytes(&self) -> u64 {
+        self.data_bytes
+    }
+
+    /// Reads the data into a new tensor.
+    pub fn read(mut self) -> Result<Tensor, NpyError> {
+        let label = self.label.clone();
+        let read_err = |source| NpyError::Read { path: label.clone().unwrap_or_default(), source };
+        let mut t = Tensor::for_overwrite(self.dtype, &self.shape).map_err(|_| NpyError::TooLarge {
+            path: label.clone(),
+            shape: self.shape.iter().map(|&d| d as u64).collect(),
+        })?;
+        let mut filled = 0;
+        let buf = t.bytes_mut();
+        while filled < buf.len() {
+            match self.body.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    return Err(NpyError::Truncated {
+                        path: label.clone(),
+                        expected: self.data_bytes,
+                        actual: filled as u64,
+                    });
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(read_err(e)),
+            }
+        }
+        if !self.length_checked {
+            let extra = std::io::copy(&mut self.body, &mut std::io::sink()).map_err(read_err)?;
+            check_length(self.data_bytes, self.data_bytes + extra, &label)?;
+        }
+        finish(t, self.swap, &label)
+    }
+}
+
+/// The first bytes of a zip archive, which is what a `.npz` file is.
+const ZIP_MAGIC: &[u8; 4] = b"PK\x03\x04";
+
+/// Opens a `.npy` file and reads its header; a `.npz` archive (recognized by its content, not
+/// its name) stands for its only array.
+pub fn open_npy(path: &Path) -> Result<PendingNpy, NpyError> {
     let read_err = |source| NpyError::Read { path: path.to_path_buf(), source };
-    let some_path = Some(path.to_path_buf());
     let mut file = File::open(path).map_err(read_err)?;
     let file_len = file.metadata().map_err(read_err)?.len();
-    let mut head = vec![0u8; (file_len.min(4096)) as usize];
-    file.read_exact(&mut head).map_err(read_err)?;
-    let h = match parse_header(&head, &some_path)? {
-        Ok(h) => h,
-        Err(end) => {
-            if end as u64 > file_len {
-                return Err(NpyError::BadHeader {
-                    path: some_path,
-                    reason: "the file ends inside the header".into(),
-                });
-            }
-            let mut rest = vec![0u8; end - head.len()];
-            file.read_exact(&mut rest).map_err(read_err)?;
-            head.extend(rest);
-            parse_header(&head, &some_path)?.map_err(|_| NpyError::BadHeader {
-                path: some_path.clone(),
-                reason: "the header length is inconsistent".into(),
-            })?
+    let mut magic = [0u8; 4];
+    if file_len >= 4 {
+        file.read_exact(&mut magic).map_err(read_err)?;
+        file.seek(SeekFrom::Start(0)).map_err(read_err)?;
+    }
+    if &magic == ZIP_MAGIC {
+        return open_npz(path, None);
+    }
+    open_body(Box::new(file), Some(path.to_path_buf()), Some(file_len))
+}
+
+/// Opens the `.npy` array `KEY.npy` of the `.npz` archive at `path` (`np.savez`, compressed or
+/// not); without a key, the archive must hold exactly one array.
+pub fn open_npz(path: &Path, key: Option<&str>) -> Result<PendingNpy, NpyError> {
+    let read_err = |source| NpyError::Read { path: path.to_path_buf(), source };
+    let bad_zip =
+        |e: zip::result::ZipError| NpyError::BadArchive { path: path.to_path_buf(), reason: e.to_string() };
+    let file = File::open(path).map_err(read_err)?;
+    let mut archive = zip::ZipArchive::new(file).map_err(bad_zip)?;
+    let keys: Vec<String> =
+        archive.file_names().flatten().filter_map(|n| n.strip_suffix(".npy").map(str::to_string)).collect();
+    let key = match key {
+        Some(k) => k.to_string(),
+        None if keys.len() == 1 => keys[0].clone(),
+        None => {
+            return Err(NpyError::NpzKey { path: path.to_path_buf(), key: None, keys: sorted(keys) });
         }
     };
-    check_length(h.data_bytes, file_len - h.data_offset as u64, &some_path)?;
-    let mut t = Tensor::for_overwrite(h.dtype, &h.shape).map_err(|_| NpyError::TooLarge {
-        path: some_path.clone(),
-        shape: h.shape.iter().map(|&d| d as u64).collect(),
-    })?;
-    let already = head.len().saturating_sub(h.data_offset).min(t.nbytes());
-    t.bytes_mut()[..already].copy_from_slice(&head[h.data_offset..h.data_offset + already]);
-    file.read_exact(&mut t.bytes_mut()[already..]).map_err(read_err)?;
-    finish(t, h.swap, &some_path)
+    let Some(index) = archive.index_for_name(&format!("{key}.npy")) else {
+        return Err(NpyError::NpzKey { path: path.to_path_buf(), key: Some(key), keys: sorted(keys) });
+    };
+    let label = PathBuf::from(format!("{}:{key}", path.display()));
+    let size = archive.by_index(index).map_err(bad_zip)?.size();
+    // The member's reader borrows the archive: hand out a reader that owns both.
+    let body = NpzMember::new(archive, index).map_err(bad_zip)?;
+    open_body(Box::new(body), Some(label), Some(size))
+}
+
+fn sorted(mut keys: Vec<String>) -> Vec<String> {
+    keys.sort();
+    keys
+}
+
+/// Reads one member of a zip archive it owns.
+struct NpzMember {
+    archive: zip::ZipArchive<File>,
+    index: usize,
+    /// Bytes of the member consumed so far (a fresh member reader is skipped forward to here).
+    consumed: u64,
+}
+
+impl NpzMember {
+    fn new(mut archive: zip::ZipArchive<File>, index: usize) -> zip::result::ZipResult<NpzMember> {
+        archive.by_index(index)?;
+        Ok(NpzMember { archive, index, consumed: 0 })
+    }
+}
+
+impl Read for NpzMember {
+    /// Each call opens the member afresh and skips what was read: a compressed member cannot be
+    /// sought. Callers read the header in a few small reads and then the data in one.
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut member = self.archive.by_index(self.index).map_err(std::io::Error::other)?;
+        std::io::copy(&mut (&mut member).take(self.consumed), &mut std::io::sink())?;
+        let mut total = 0;
+        while total < buf.len() {
+            match member.read(&mut buf[total..])? {
+                0 => break,
+                n => total += n,
+            }
+        }
+        self.consumed += total as u64;
+        Ok(total)
+    }
+}
+
+/// Reads one `.npy` from a stream (standard input): the header now, the data when asked; its
+/// length is checked as it is read.
+pub fn open_npy_stream(stream: Box<dyn Read + Send>, label: &str) -> Result<PendingNpy, NpyError> {
+    open_body(stream, Some(PathBuf::from(label)), None)
+}
+
+/// Reads and checks the header at the start of `body`, leaving it at the data. `len`: the
+/// body's length, where known.
+fn open_body(
+    mut body: Box<dyn Read + Send>,
+    label: Option<PathBuf>,
+    len: Option<u64>,
+) -> Result<PendingNpy, NpyError> {
+    let read_err = |source| NpyError::Read { path: label.clone().unwrap_or_default(), source };
+    let mut head = Vec::with_capacity(128);
+    // The preamble (10 bytes, 12 from version 2.0), then the header its length field gives.
+    let mut want = 10;
+    let h = loop {
+        let have = head.len();
+        (&mut body).take((want - have) as u64).read_to_end(&mut head).map_err(read_err)?;
+        if head.len() < want {
+            return Err(match parse_header(&head, &label) {
+                Err(e) => e,
+                Ok(_) => {
+                    NpyError::BadHeader { path: label, reason: "the file ends inside the header".into() }
+                }
+            });
+        }
+        match parse_header(&head, &label) {
+            Ok(Ok(h)) => break h,
+            Ok(Err(end)) if end > want => want = end,
+            Ok(Err(_)) => {
+                return Err(NpyError::BadHeader {
+                    path: label,
+                    reason: "the header length is inconsistent".into(),
+                });
+            }
+            Err(NpyError::BadHeader { reason, .. }) if reason.contains("preamble") && want < 12 => want = 12,
+            Err(e) => return Err(e),
+        }
+    };
+    if let Some(len) = len {
+        check_length(h.data_bytes, len.saturating_sub(h.data_offset as u64), &label)?;
+    }
+    Ok(PendingNpy {
+        dtype: h.dtype,
+        shape: h.shape,
+        swap: h.swap,
+        data_bytes: h.data_bytes,
+        label,
+        body,
+        length_checked: len.is_some(),
+    })
 }
 
 /// The bytes of a `.npy` file holding `t`, exactly as `np.save` writes them.
@@ -397,13 +593,22 @@ fn header(t: &Tensor) -> Result<Vec<u8>, NpyError> {
     Ok(out)
 }
 
-/// Writes `t` to `path` atomically ([`write_atomically`]): on any failure `path` is untouched
-/// and no temporary file remains. The data is written from the tensor itself, not copied.
+/// Writes `t` to `path` as [`write_output`] does: a regular file atomically (on any failure it
+/// is untouched and no temporary file remains), through symbolic links, and into FIFOs and
+/// devices in place. The data is written from the tensor itself, not copied.
 pub fn write_npy(path: &Path, t: &Tensor) -> Result<(), NpyError> {
     let header = header(t)?;
-    write_atomically(path, |f| {
-        f.write_all(&header)?;
-        f.write_all(t.bytes())
+    write_output(path, |w| {
+        w.write_all(&header)?;
+        w.write_all(t.bytes())
     })
     .map_err(|source| NpyError::Write { path: path.to_path_buf(), source })
+}
+
+/// Writes `t`'s `.npy` bytes to a stream (standard output).
+pub fn write_npy_to(w: &mut dyn Write, t: &Tensor) -> Result<(), NpyError> {
+    let header = header(t)?;
+    w.write_all(&header)?;
+    w.write_all(t.bytes())?;
+    w.flush().map_err(NpyError::from)
 }

@@ -132,6 +132,16 @@ fn compile_in_place(plan: &Plan, _proof: &PlanInfo, order: &[usize]) -> Result<J
 }
 
 impl JitKernel {
+    /// The threads a call with `threads` allowed splits an output of `out_nbytes` across:
+    /// outputs under 1 MiB are not worth a thread.
+    pub fn workers(&self, out_nbytes: usize, threads: usize) -> usize {
+        if threads > 1 && out_nbytes >= PARALLEL_MIN_BYTES {
+            threads.min(self.outer.max(1) as usize)
+        } else {
+            1
+        }
+    }
+
     /// Runs the entry over its whole range into `out` (`out_nbytes` bytes), on up to `threads`
     /// workers for large outputs, and returns its status.
     ///
@@ -142,11 +152,7 @@ impl JitKernel {
     #[inline]
     pub unsafe fn call(&self, table: &[*const u8], out: *mut u8, out_nbytes: usize, threads: usize) -> i32 {
         let (entry, outer) = (self.entry, self.outer);
-        let workers = if threads > 1 && out_nbytes >= PARALLEL_MIN_BYTES {
-            threads.min(outer.max(1) as usize)
-        } else {
-            1
-        };
+        let workers = self.workers(out_nbytes, threads);
         if workers <= 1 {
             // SAFETY: the caller's guarantees, over the entry's full range.
             return unsafe { entry(table.as_ptr(), out, 0, outer) };

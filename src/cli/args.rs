@@ -1,13 +1,62 @@
-//! Argument values shared by subcommands: `-i NAME=FILE.npy` and `--shape NAME=DTYPE[d,...]`.
+//! Argument values shared by subcommands: `-i NAME=FILE.npy` and `--shape NAME=DTYPE[d,...]`,
+//! the checks that bindings do not conflict, and opening the inputs they name.
 
+use super::Failure;
 use crate::sema::TensorType;
+use slc_runtime::{NpyError, PendingNpy, open_npy, open_npy_stream, open_npz};
 use std::path::PathBuf;
+
+/// Where an input's array comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputSource {
+    /// `-`: one `.npy` on standard input.
+    Stdin,
+    /// A `.npy` file, or a `.npz` archive holding one array.
+    File(PathBuf),
+    /// `FILE.npz:KEY`: one array of a `.npz` archive.
+    NpzMember(PathBuf, String),
+}
 
 /// `NAME=FILE.npy`, or just `FILE.npy` (bound to the file's stem).
 #[derive(Debug, Clone)]
 pub struct InputArg {
     pub name: String,
-    pub path: PathBuf,
+    pub source: InputSource,
+}
+
+impl InputArg {
+    /// The file the input is read from, if it is one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match &self.source {
+            InputSource::Stdin => None,
+            InputSource::File(p) | InputSource::NpzMember(p, _) => Some(p),
+        }
+    }
+
+    /// Reads the input's header (its dtype and shape), not yet its data.
+    pub fn open(&self) -> Result<PendingNpy, Failure> {
+        let opened = match &self.source {
+            InputSource::Stdin => {
+                if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                    eprintln!(
+                        "error: input `{}` is standard input, which is a terminal; pipe a .npy into it",
+                        self.name
+                    );
+                    return Err(Failure::Usage);
+                }
+                open_npy_stream(Box::new(std::io::stdin()), "<stdin>")
+            }
+            InputSource::File(path) => open_npy(path),
+            InputSource::NpzMember(path, key) => open_npz(path, Some(key)),
+        };
+        opened.map_err(|e| input_error(&self.name, e))
+    }
+}
+
+/// Reports an input that cannot be read.
+pub fn input_error(name: &str, e: NpyError) -> Failure {
+    eprintln!("error: input `{name}`: {e}");
+    Failure::Runtime
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -16,29 +65,74 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-pub fn parse_input(s: &str) -> Result<InputArg, String> {
-    let (name, path) = match s.split_once('=') {
-        Some((name, path)) => (name.to_string(), PathBuf::from(path)),
-        None => {
-            let path = PathBuf::from(s);
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-            (stem, path)
-        }
-    };
-    if !is_identifier(&name) {
+/// Checks that `name` can name an input: an identifier that is no keyword and no function.
+fn check_name(name: &str) -> Result<(), String> {
+    if !is_identifier(name) {
         return Err(format!("`{name}` is not a valid name; write NAME=FILE.npy"));
     }
-    Ok(InputArg { name, path })
+    if crate::syntax::token::KEYWORDS.contains(&name) {
+        return Err(format!("`{name}` is a keyword and cannot name an input"));
+    }
+    let functions = crate::sema::OPERATOR_FUNCTIONS.iter().chain(crate::repl::HELPERS);
+    if functions.into_iter().any(|f| *f == name) {
+        return Err(format!("`{name}` is a function and cannot name an input"));
+    }
+    Ok(())
+}
+
+pub fn parse_input(s: &str) -> Result<InputArg, String> {
+    let (name, spec) = match s.split_once('=') {
+        Some((name, spec)) => (name.to_string(), spec),
+        None if s == "-" => return Err("standard input needs a name: -i NAME=-".into()),
+        None => {
+            let stem = std::path::Path::new(s).file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            (stem.to_string(), s)
+        }
+    };
+    check_name(&name)?;
+    let source = match spec.rsplit_once(':') {
+        _ if spec == "-" => InputSource::Stdin,
+        Some((path, key)) if path.ends_with(".npz") && !key.is_empty() => {
+            InputSource::NpzMember(PathBuf::from(path), key.to_string())
+        }
+        _ => InputSource::File(PathBuf::from(spec)),
+    };
+    Ok(InputArg { name, source })
 }
 
 /// `NAME=DTYPE[d0,d1,...]`, e.g. `a=f32[2,3,4]` (`x=i64[]` is 0-d).
 pub fn parse_shape(s: &str) -> Result<(String, TensorType), String> {
     let (name, ty) =
         s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=DTYPE[d0,d1,...] (e.g. a=f32[2,3,4])"))?;
-    if !is_identifier(name) {
-        return Err(format!("`{name}` is not a valid name"));
-    }
+    check_name(name)?;
     Ok((name.to_string(), ty.parse()?))
+}
+
+/// Each name is bound once: by one `-i` or one `--shape`, and at most one input is standard
+/// input. Reports the first conflict.
+pub fn check_bindings(inputs: &[InputArg], shapes: &[(String, TensorType)]) -> Result<(), Failure> {
+    let mut seen: Vec<(&str, &str)> = vec![];
+    let named = inputs
+        .iter()
+        .map(|i| (i.name.as_str(), "-i"))
+        .chain(shapes.iter().map(|(n, _)| (n.as_str(), "--shape")));
+    for (name, flag) in named {
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+            let how = if *first == flag {
+                format!("twice with {flag}")
+            } else {
+                format!("with both {first} and {flag}")
+            };
+            eprintln!("error: input `{name}` is bound {how}; bind each name once");
+            return Err(Failure::Usage);
+        }
+        seen.push((name, flag));
+    }
+    if inputs.iter().filter(|i| i.source == InputSource::Stdin).count() > 1 {
+        eprintln!("error: only one input can be read from standard input (-i NAME=-)");
+        return Err(Failure::Usage);
+    }
+    Ok(())
 }
 
 /// A byte count: digits with an optional binary suffix, `K`, `M`, `G` or `T` (`512M`, `4G`).
@@ -84,8 +178,18 @@ mod tests {
     #[test]
     fn inputs() {
         let i = parse_input("x=data/in.npy").unwrap();
-        assert_eq!((i.name.as_str(), i.path), ("x", PathBuf::from("data/in.npy")));
+        assert_eq!((i.name.as_str(), i.source), ("x", InputSource::File(PathBuf::from("data/in.npy"))));
         assert_eq!(parse_input("dir/img.npy").unwrap().name, "img");
         assert!(parse_input("9=x.npy").is_err());
+        assert_eq!(parse_input("a=-").unwrap().source, InputSource::Stdin);
+        assert!(parse_input("-").is_err());
+        let member = parse_input("w=m.npz:weights").unwrap().source;
+        assert_eq!(member, InputSource::NpzMember(PathBuf::from("m.npz"), "weights".into()));
+        // A colon elsewhere is part of the path.
+        assert_eq!(parse_input("a=c:x.npy").unwrap().source, InputSource::File(PathBuf::from("c:x.npy")));
+        for reserved in ["newaxis=x.npy", "None=x.npy", "let=x.npy", "gather=x.npy", "load=x.npy"] {
+            assert!(parse_input(reserved).is_err(), "{reserved}");
+        }
+        assert!(parse_shape("slice=f32[2]").is_err());
     }
 }

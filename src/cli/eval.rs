@@ -1,23 +1,31 @@
 //! `slc eval`: evaluate a program on .npy inputs.
+//!
+//! Cheap checks come first: the program is parsed, the output location checked and the
+//! program type-checked against the inputs' headers before any input's data is read (a typo
+//! next to a 1 GB input answers at once), and only the inputs the program reads are read.
 
-use super::args::{InputArg, parse_bytes, parse_input};
+use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
+use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
+use crate::sema::{InputTypes, InputValues, TensorType};
 use crate::{Backend, Session};
-use slc_runtime::{PrintOptions, format_tensor, read_npy, write_npy};
-use std::path::PathBuf;
+use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
 pub struct EvalArgs {
     /// The program, e.g. 'a[1:, ::-1]' or 'let b = a[::2]; b[..., 0]'.
     pub expr: String,
-    /// Bind an input: NAME=FILE.npy (or FILE.npy, bound to its stem).
+    /// Bind an input: NAME=FILE.npy (or FILE.npy, bound to its stem), NAME=FILE.npz[:KEY] for an
+    /// array of a .npz archive, NAME=- for a .npy on standard input.
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
-    /// Write the result to this .npy file (atomically) instead of printing it.
-    #[arg(short = 'o', long = "output", value_name = "OUT.npy")]
-    pub output: Option<PathBuf>,
+    /// Write the result to this .npy file instead of printing it (a regular file atomically; a
+    /// symbolic link's target; a FIFO or device in place), or `-` for standard output.
+    #[arg(short = 'o', long = "output", value_name = "OUT.npy", value_parser = parse_output)]
+    pub output: Option<OutputArg>,
     /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
-    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = parse_backend)]
+    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = super::parse_backend)]
     pub backend: Backend,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -26,60 +34,97 @@ pub struct EvalArgs {
     /// available).
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub max_output_bytes: Option<u64>,
+    /// Print to standard error where the time went: reading, compiling (or the cache),
+    /// running, writing; bytes moved, bandwidth, threads.
+    #[arg(long, short = 'v', alias = "verbose")]
+    pub time: bool,
 }
 
-fn parse_backend(s: &str) -> Result<Backend, String> {
-    Backend::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit or interp"))
-}
+/// Integer inputs of at most this many elements are read with their headers: their values may
+/// be operator parameters (`strided_slice(a, b, ...)`), which checking needs. Larger inputs are
+/// read once the program has checked.
+const EAGER_VALUE_ELEMENTS: usize = 1 << 12;
 
 pub fn run(args: EvalArgs) -> Result<(), Failure> {
+    check_bindings(&args.inputs, &[])?;
+    if let Some(out) = &args.output {
+        check_output(out, &args.inputs)?;
+    }
+    let started = Instant::now();
+    crate::syntax::parse_program(&args.expr).map_err(|e| report(&e.into(), &args.expr))?;
+
+    // Headers, and the values of small integer inputs.
+    let mut types = InputTypes::new();
+    let mut values = InputValues::new();
+    let mut pending: Vec<(String, PendingNpy)> = vec![];
+    for input in &args.inputs {
+        let npy = input.open()?;
+        types.insert(input.name.clone(), TensorType::of(npy.dtype(), npy.shape()));
+        if npy.dtype().is_integer() && npy.shape().iter().product::<usize>() <= EAGER_VALUE_ELEMENTS {
+            values.insert(input.name.clone(), npy.read().map_err(|e| input_error(&input.name, e))?);
+        } else {
+            pending.push((input.name.clone(), npy));
+        }
+    }
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
+
     let mut session = Session::with_backend(args.backend);
     if let Some(n) = args.threads {
         session.options_mut().threads = n as usize;
     }
     session.options_mut().max_output_bytes = args.max_output_bytes;
-    for input in &args.inputs {
-        match read_npy(&input.path) {
-            Ok(t) => session.bind(&input.name, t),
-            Err(e) => {
-                eprintln!("error: input `{}`: {e}", input.name);
-                return Err(Failure::Runtime);
-            }
+    for (name, tensor) in values {
+        session.bind(&name, tensor);
+    }
+    let mut read_bytes = 0u64;
+    for (name, npy) in pending {
+        // Inputs the program does not read are never read.
+        if compiled.plan.inputs.iter().any(|d| d.name == name) {
+            read_bytes += npy.data_bytes();
+            session.bind(&name, npy.read().map_err(|e| input_error(&name, e))?);
         }
     }
-    if let Some(out) = &args.output {
-        refuse_overwriting_an_input(out, &args.inputs)?;
-    }
-    let result = session.eval(&args.expr).map_err(|e| report(&e, &args.expr))?;
-    match &args.output {
-        Some(path) => write_npy(path, &result).map_err(|e| {
-            eprintln!("error: {e}");
-            Failure::Runtime
-        }),
-        None => {
-            let shape: Vec<i64> = result.shape().iter().map(|&d| d as i64).collect();
-            println!("{}", format_tensor(&result, &PrintOptions::default()));
-            println!("{}{}", result.dtype(), crate::sema::typed::ShapeDisplay(&shape));
-            Ok(())
-        }
-    }
-}
+    let read = started.elapsed();
 
-/// Writing over an input while it is still being read would be wrong with a memory-mapped
-/// reader and is surprising anyway; refuse before evaluating.
-fn refuse_overwriting_an_input(out: &std::path::Path, inputs: &[InputArg]) -> Result<(), Failure> {
-    let Ok(out_canon) = out.canonicalize() else {
-        return Ok(());
-    }; // does not exist yet
-    for input in inputs {
-        if input.path.canonicalize().is_ok_and(|p| p == out_canon) {
-            eprintln!(
-                "error: output '{}' is also input `{}`; write to another file",
-                out.display(),
-                input.name
-            );
-            return Err(Failure::Usage);
-        }
+    let (result, times) = session.eval_timed(&args.expr).map_err(|e| report(&e, &args.expr))?;
+    let written = Instant::now();
+    match &args.output {
+        Some(out) => write_result(out, &result)?,
+        None => print_result(&result)?,
+    }
+    if args.time {
+        report_times(read, read_bytes, &times, written.elapsed(), &result);
     }
     Ok(())
+}
+
+/// NumPy's printing, then the type (`f32[2, 3]`).
+fn print_result(result: &Tensor) -> Result<(), Failure> {
+    let shape: Vec<i64> = result.shape().iter().map(|&d| d as i64).collect();
+    let text = format_tensor(result, &PrintOptions::default());
+    print(&format!("{text}\n{}{}\n", result.dtype(), crate::sema::typed::ShapeDisplay(&shape)))
+}
+
+/// `--time`: one line per phase on standard error.
+fn report_times(read: Duration, read_bytes: u64, times: &crate::EvalTimes, write: Duration, out: &Tensor) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let rate = |bytes: u64, d: Duration| bytes as f64 / d.as_secs_f64().max(1e-9) / 1e9;
+    let out_bytes = out.nbytes() as u64;
+    let threads =
+        if times.threads == 1 { "1 thread".to_string() } else { format!("{} threads", times.threads) };
+    eprintln!(
+        "read    {:>10.3} ms  {read_bytes} bytes of input data, {:.2} GB/s",
+        ms(read),
+        rate(read_bytes, read)
+    );
+    let compile = if times.cache_hit { "cache hit" } else { "front end and code generation" };
+    eprintln!("compile {:>10.3} ms  {compile}", ms(times.compile));
+    eprintln!(
+        "run     {:>10.3} ms  {} bytes moved (read and written), {:.2} GB/s, {threads}",
+        ms(times.run),
+        2 * out_bytes,
+        rate(2 * out_bytes, times.run)
+    );
+    eprintln!("write   {:>10.3} ms  {out_bytes} bytes, {:.2} GB/s", ms(write), rate(out_bytes, write));
 }

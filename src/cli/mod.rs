@@ -8,6 +8,7 @@ mod args;
 mod bench;
 mod compile;
 mod eval;
+mod output;
 mod plan;
 mod repl;
 mod run;
@@ -48,6 +49,8 @@ pub(crate) enum Failure {
     Usage,
     /// Files, data, run time: exit 1.
     Runtime,
+    /// Standard output was closed by its reader (`slc eval … | head`): stop quietly, exit 0.
+    ClosedOutput,
 }
 
 pub fn main() -> ExitCode {
@@ -68,10 +71,15 @@ pub fn main() -> ExitCode {
         Some(Command::Compile(args)) => compile::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(Failure::ClosedOutput) => ExitCode::SUCCESS,
         Err(Failure::Usage) => ExitCode::from(2),
         Err(Failure::Runtime) => ExitCode::from(1),
     }
+}
+
+/// `--backend jit|interp`.
+fn parse_backend(s: &str) -> Result<crate::Backend, String> {
+    crate::Backend::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit or interp"))
 }
 
 /// Colour only on a terminal, and never with NO_COLOR set.

@@ -1,20 +1,17 @@
 //! `slc plan` and `slc explain`: compile a program for given input types and show the result.
 
-use super::args::{InputArg, parse_input, parse_shape};
+use super::args::{InputArg, check_bindings, input_error, parse_input, parse_shape};
+use super::output::print;
 use super::{Failure, report};
+use crate::backend::loopnest;
 use crate::sema::{InputTypes, InputValues, TensorType};
-use slc_runtime::read_npy;
 
 #[derive(clap::Args, Debug)]
 pub struct PlanArgs {
     /// The program, e.g. 'a[1:, ::-1]'.
     pub expr: String,
-    /// Declare an input by type: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4].
-    #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape)]
-    pub shapes: Vec<(String, TensorType)>,
-    /// Declare an input by example: NAME=FILE.npy (only its dtype and shape are used).
-    #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
-    pub inputs: Vec<InputArg>,
+    #[command(flatten)]
+    pub types: TypeArgs,
     /// Print the loop nest after each scheduling pass that changes it (`all`), or after one
     /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy).
     #[arg(long, value_name = "PASS|all")]
@@ -24,50 +21,74 @@ pub struct PlanArgs {
     pub clif: bool,
 }
 
-pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
-    let mut types: InputTypes = args.shapes.into_iter().collect();
-    let mut values = InputValues::new();
-    for input in &args.inputs {
-        match read_npy(&input.path) {
-            Ok(t) => {
-                let shape = t.shape().iter().map(|&d| d as i64).collect();
-                types.insert(input.name.clone(), TensorType { dtype: t.dtype(), shape });
-                values.insert(input.name.clone(), t);
-            }
-            Err(e) => {
-                eprintln!("error: input `{}`: {e}", input.name);
-                return Err(Failure::Runtime);
+/// Input types given by declaration or by example, as `plan`, `explain` and `compile` take them.
+#[derive(clap::Args, Debug)]
+pub struct TypeArgs {
+    /// Declare an input by type: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4].
+    #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape)]
+    pub shapes: Vec<(String, TensorType)>,
+    /// Declare an input by example: NAME=FILE.npy (its dtype and shape; its values too when it
+    /// is a small integer tensor, which operator parameters may need).
+    #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
+    pub inputs: Vec<InputArg>,
+}
+
+/// Integer examples of at most this many elements are read whole: their values may be operator
+/// parameters. Of the others only the header is read.
+const EXAMPLE_VALUE_ELEMENTS: usize = 1 << 12;
+
+impl TypeArgs {
+    /// The declared inputs in the order given (`--shape`s first), with the values read from
+    /// small integer examples.
+    pub fn resolve(&self) -> Result<(Vec<(String, TensorType)>, InputValues), Failure> {
+        check_bindings(&self.inputs, &self.shapes)?;
+        let mut declared = self.shapes.clone();
+        let mut values = InputValues::new();
+        for input in &self.inputs {
+            let npy = input.open()?;
+            declared.push((input.name.clone(), TensorType::of(npy.dtype(), npy.shape())));
+            if npy.dtype().is_integer() && npy.shape().iter().product::<usize>() <= EXAMPLE_VALUE_ELEMENTS {
+                values.insert(input.name.clone(), npy.read().map_err(|e| input_error(&input.name, e))?);
             }
         }
+        Ok((declared, values))
     }
-    let compiled =
-        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
-    if every_stage {
-        println!("== ast\n{}", compiled.ast);
-        println!("== checked\n{}\n", compiled.checked);
-        println!("== plan");
-    }
-    print!("{}", compiled.plan);
+}
+
+pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
     if let Some(which) = &args.dump_after {
-        let known = crate::backend::loopnest::PASSES.iter().any(|p| p.name == which);
+        let known = loopnest::PASSES.iter().any(|p| p.name == which);
         if which != "all" && !known {
-            eprintln!("error: no pass named `{which}`");
+            let names: Vec<&str> = loopnest::PASSES.iter().map(|p| p.name).collect();
+            eprintln!("error: no pass named `{which}`; the passes are {} (or `all`)", names.join(", "));
             return Err(Failure::Usage);
         }
-        crate::backend::loopnest::schedule(&compiled.plan, |pass, nest| {
+    }
+    let (declared, values) = args.types.resolve()?;
+    let types: InputTypes = declared.into_iter().collect();
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
+    let mut text = String::new();
+    if every_stage {
+        text += &format!("== ast\n{}\n== checked\n{}\n\n== plan\n", compiled.ast, compiled.checked);
+    }
+    text += &compiled.plan.to_string();
+    if let Some(which) = &args.dump_after {
+        loopnest::schedule(&compiled.plan, |pass, nest| {
             if which == "all" || which == pass {
-                print!("== after {pass}\n{nest}");
+                text += &format!("== after {pass}\n{nest}");
             }
         });
     }
     if args.clif || every_stage {
         match crate::backend::jit::kernel_ir(&compiled.plan) {
-            Ok((nest, ir)) => print!("== loop nest\n{nest}== clif\n{ir}"),
+            Ok((nest, ir)) => text += &format!("== loop nest\n{nest}== clif\n{ir}"),
             Err(e) => {
+                print(&text)?;
                 eprintln!("error: {e}");
                 return Err(Failure::Runtime);
             }
         }
     }
-    Ok(())
+    print(&text)
 }

@@ -1,11 +1,10 @@
 //! `slc repl` (and `slc` alone at a terminal): the interactive workbench; statements piped in
 //! run without prompts.
 
-use super::Failure;
-use super::args::{InputArg, parse_bytes, parse_input};
+use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
+use super::{Failure, parse_backend};
 use crate::Backend;
 use crate::repl::{FailureKind, Repl, front};
-use slc_runtime::read_npy;
 use std::io::IsTerminal;
 
 #[derive(clap::Args, Debug, Default)]
@@ -28,10 +27,6 @@ pub struct ReplArgs {
     pub no_history: bool,
 }
 
-pub(super) fn parse_backend(s: &str) -> Result<Backend, String> {
-    Backend::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit or interp"))
-}
-
 impl From<FailureKind> for Failure {
     fn from(kind: FailureKind) -> Failure {
         match kind {
@@ -44,6 +39,7 @@ impl From<FailureKind> for Failure {
 /// A core with the options and inputs of `slc repl` and `slc run`.
 pub(super) fn configured(
     inputs: &[InputArg],
+    fixed: bool,
     backend: Option<Backend>,
     threads: Option<u16>,
     max_output_bytes: Option<u64>,
@@ -57,20 +53,20 @@ pub(super) fn configured(
         repl.options_mut().threads = n as usize;
     }
     repl.options_mut().max_output_bytes = max_output_bytes;
+    check_bindings(inputs, &[])?;
     for input in inputs {
-        match read_npy(&input.path) {
-            Ok(t) => repl.bind(&input.name, t),
-            Err(e) => {
-                eprintln!("error: input `{}`: {e}", input.name);
-                return Err(Failure::Runtime);
-            }
+        let tensor = input.open()?.read().map_err(|e| input_error(&input.name, e))?;
+        if fixed {
+            repl.fix_input(&input.name, tensor);
+        } else {
+            repl.bind(&input.name, tensor);
         }
     }
     Ok(repl)
 }
 
 pub fn run(args: ReplArgs) -> Result<(), Failure> {
-    let mut repl = configured(&args.inputs, args.backend, args.threads, args.max_output_bytes)?;
+    let mut repl = configured(&args.inputs, false, args.backend, args.threads, args.max_output_bytes)?;
     if std::io::stdin().is_terminal() {
         let history = if args.no_history { None } else { front::history_path() };
         return front::interactive(repl, history).map_err(|e| {

@@ -1,9 +1,9 @@
 //! `slc run FILE.slc`: the statements of a file, run as the REPL runs them; the first error
 //! stops the run with its report.
 
-use super::Failure;
 use super::args::{InputArg, parse_bytes, parse_input};
-use super::repl::{configured, parse_backend};
+use super::repl::configured;
+use super::{Failure, parse_backend};
 use crate::Backend;
 use crate::repl::front;
 use std::path::PathBuf;
@@ -29,7 +29,7 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
-    let mut repl = configured(&args.inputs, args.backend, args.threads, args.max_output_bytes)?;
+    let mut repl = configured(&args.inputs, true, args.backend, args.threads, args.max_output_bytes)?;
     repl.echo_lets = false;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {
         eprintln!("error: cannot read '{}': {e}", args.file.display());

@@ -58,6 +58,10 @@ impl Program {
         typed && self.values.iter().all(|(name, value)| view_of(name).is_some_and(|v| holds(&v, value)))
     }
 
+    pub(crate) fn threads_used(&self) -> usize {
+        self.kernel.threads_used()
+    }
+
     /// Runs the kernel on the bound inputs.
     pub(crate) fn run<'s>(
         &self,

@@ -253,6 +253,7 @@ impl Repl {
                 "not a name",
             ));
         }
+        self.check_rebind(&name, name_span)?;
         let tensor = read_npy(&expand_home(path)).map_err(|e| {
             Fail::runtime(Diagnostic::error("E0503", e.to_string()).label(path_span, "this file"))
         })?;

@@ -1,8 +1,7 @@
 //! Pure text functions the line editor needs: whether an entry is complete (brackets closed),
 //! and what a Tab at the cursor could complete to.
 
-/// The keywords of the language, offered by completion.
-pub const KEYWORDS: &[&str] = &["let", "newaxis", "None"];
+pub use crate::syntax::token::KEYWORDS;
 
 /// Attributes after a `.`.
 pub const ATTRIBUTES: &[&str] = &["shape", "ndim", "size"];

@@ -16,6 +16,7 @@ mod commands;
 mod complete;
 pub mod front;
 mod helpers;
+pub(crate) use helpers::HELPERS;
 
 pub use complete::{Completion, is_complete};
 
@@ -135,6 +136,8 @@ pub struct Repl {
     pub time_budget: Duration,
     /// Makes `random(...)` without `seed=` differ from call to call.
     seed_counter: u64,
+    /// Names a script may not rebind: the inputs `slc run -i` gave it ([`Repl::fix_input`]).
+    fixed_inputs: std::collections::BTreeSet<String>,
 }
 
 impl Default for Repl {
@@ -159,7 +162,27 @@ impl Repl {
             print: PrintOptions::default(),
             time_budget: Duration::from_millis(500),
             seed_counter: 0,
+            fixed_inputs: Default::default(),
         }
+    }
+
+    /// Binds `name` to an input of the script (`slc run -i`): a `let` or `:load` of the same
+    /// name is then an error (`E0508`), not a silent replacement of what the user passed.
+    pub fn fix_input(&mut self, name: &str, tensor: Tensor) {
+        self.bind(name, tensor);
+        self.fixed_inputs.insert(name.to_string());
+    }
+
+    /// Fails when `name` is a fixed input.
+    fn check_rebind(&self, name: &str, span: Span) -> Result<(), Fail> {
+        if !self.fixed_inputs.contains(name) {
+            return Ok(());
+        }
+        let diag =
+            Diagnostic::error("E0508", format!("`{name}` is an input given with -i and cannot be rebound"))
+                .label(span, "rebinds the input")
+                .help(format!("choose another name, or pass a different file with -i {name}=FILE.npy"));
+        Err(Fail::program(diag))
     }
 
     /// Binds (or rebinds) `name` to a tensor.
@@ -251,6 +274,7 @@ impl Repl {
         for stmt in &program.stmts {
             match &stmt.kind {
                 ast::StmtKind::Let { name, value } => {
+                    self.check_rebind(&name.name, name.span)?;
                     if let Some(span) = helpers::save_call(value) {
                         return Err(helpers::save_has_no_value(span));
                     }

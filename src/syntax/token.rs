@@ -35,6 +35,10 @@ fn string_body<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> &'s str {
     &s[1..s.len() - 1]
 }
 
+/// The words the lexer reserves (IMPORTANT: keep in sync with the `#[token]`s below): they
+/// cannot name a tensor.
+pub const KEYWORDS: &[&str] = &["let", "newaxis", "None"];
+
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 #[logos(error = LexErrorKind)]
 #[logos(skip r"[ \t\r\f]+")]

@@ -5,8 +5,13 @@ use super::write_file;
 use crate::Compiled;
 use crate::backend::aot::{self, AotError};
 use crate::cli::Failure;
+use crate::sema::TensorType;
 
-pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
+pub fn run(
+    args: &CompileArgs,
+    declared: &[(String, TensorType)],
+    compiled: &Compiled,
+) -> Result<(), Failure> {
     let usage = |msg: &str| {
         eprintln!("error: {msg}");
         Failure::Usage
@@ -18,7 +23,7 @@ pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
         return Err(usage("--format and --feature-level apply to --target dml only"));
     }
     let name = args.name.as_deref().unwrap_or("slc_kernel");
-    let kernel = aot::compile(&compiled.plan, &args.expr, &args.shapes, name).map_err(|e| match e {
+    let kernel = aot::compile(&compiled.plan, &args.expr, declared, name).map_err(|e| match e {
         AotError::BadName(_) | AotError::DuplicateInput(_) | AotError::UndeclaredInput(_) => {
             usage(&e.to_string())
         }

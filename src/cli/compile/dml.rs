@@ -28,10 +28,7 @@ pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
         text.push('\n');
     }
     match &args.output {
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => crate::cli::output::print(&text),
         Some(path) => super::write_file(path, text.as_bytes()),
     }
 }

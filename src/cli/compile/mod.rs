@@ -5,10 +5,9 @@
 mod cpu;
 mod dml;
 
-use super::args::parse_shape;
+use super::plan::TypeArgs;
 use super::{Failure, report};
-use crate::sema::{InputTypes, TensorType};
-use std::io::Write;
+use crate::sema::InputTypes;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,9 +30,9 @@ pub enum FormatArg {
 pub struct CompileArgs {
     /// The program, e.g. 'a[1:, ::-1]'.
     pub expr: String,
-    /// Declare an input: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4].
-    #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape, required = true)]
-    pub shapes: Vec<(String, TensorType)>,
+    /// The kernel's inputs, in the order it takes them (`--shape`s first, then `-i`s).
+    #[command(flatten)]
+    pub types: TypeArgs,
     #[arg(long, value_enum)]
     pub target: TargetArg,
     /// DirectML output format.
@@ -55,17 +54,19 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs) -> Result<(), Failure> {
-    let types: InputTypes = args.shapes.iter().cloned().collect();
-    let compiled = crate::compile(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
+    let (declared, values) = args.types.resolve()?;
+    let types: InputTypes = declared.iter().cloned().collect();
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
     match args.target {
-        TargetArg::Cpu => cpu::run(&args, &compiled),
+        TargetArg::Cpu => cpu::run(&args, &declared, &compiled),
         TargetArg::Dml => dml::run(&args, &compiled),
     }
 }
 
-/// Writes a whole file or nothing ([`slc_runtime::write_atomically`]).
+/// Writes a whole file or nothing, through symbolic links ([`slc_runtime::write_output`]).
 pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    slc_runtime::write_atomically(path, |f| f.write_all(bytes)).map_err(|e| {
+    slc_runtime::write_output(path, |f| f.write_all(bytes)).map_err(|e| {
         eprintln!("error: cannot write '{}': {e}", path.display());
         Failure::Runtime
     })
