@@ -268,3 +268,14 @@ int main(void) {
 "#;
     assert_eq!(build_and_run("errors", program).trim(), "ok");
 }
+
+/// The README's C program (shipped as examples/capi/main.c) prints what the README says.
+#[test]
+fn the_readme_program_prints_what_the_readme_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let command = readme.lines().position(|l| l.starts_with("$ gcc") && l.contains("examples/capi/main.c"));
+    let expected = readme.lines().nth(command.expect("the README builds examples/capi/main.c") + 1).unwrap();
+    let source = std::fs::read_to_string(root.join("examples/capi/main.c")).unwrap();
+    assert_eq!(build_and_run("readme", &source), format!("{expected}\n"));
+}
