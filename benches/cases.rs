@@ -32,7 +32,7 @@ impl Input {
     }
 
     fn signature(&self) -> String {
-        slc::sema::TensorType::of(self.0.dtype(), self.0.shape()).to_string()
+        slc::types::TensorType::of(self.0.dtype(), self.0.shape()).to_string()
     }
 }
 
@@ -68,7 +68,7 @@ fn slc_variants<'g>(
     expr: &str,
     inputs: &[(&str, &Input)],
 ) -> BenchmarkGroup<'g, WallTime> {
-    let types: Vec<(&str, slc::sema::TensorType)> =
+    let types: Vec<(&str, slc::types::TensorType)> =
         inputs.iter().map(|(name, input)| (*name, input.signature().parse().unwrap())).collect();
     let mut kernel = Kernel::prepare(expr, &types).unwrap_or_else(|e| panic!("{id} `{expr}`: {e}"));
     let views: Vec<TensorView> = inputs.iter().map(|(_, input)| input.view()).collect();

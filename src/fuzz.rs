@@ -21,8 +21,9 @@ use crate::backend::jit::{self, KernelCache};
 use crate::backend::{RuntimeError, interp};
 use crate::error::Error;
 use crate::plan::{self, Plan, PlanInfo};
-use crate::sema::{InputTypes, InputValues, TensorType};
+use crate::sema::{InputTypes, InputValues};
 use crate::session::Session;
+use crate::types::TensorType;
 use slc_runtime::{DType, Tensor, encode_npy, parse_npy, read_npy};
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -20,6 +20,7 @@ pub mod sema;
 mod session;
 pub mod source;
 pub mod syntax;
+pub mod types;
 
 pub use backend::dml::{Artifact, Target};
 pub use embed::{Kernel, TensorView};

@@ -7,9 +7,10 @@ use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
 use crate::limits;
 use crate::plan::{self, Plan, PlanInfo};
-use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr, TensorType};
+use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr};
 use crate::source::Span;
 use crate::syntax::{self, ast};
+use crate::types::TensorType;
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
 

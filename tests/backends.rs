@@ -256,7 +256,7 @@ fn copy_loops_agree_with_the_interpreter() {
 #[test]
 fn row_loops_unroll_only_short_strides() {
     use slc::DType;
-    use slc::sema::TensorType;
+    use slc::types::TensorType;
     let clif = |src: &str, shape: &[usize]| {
         let types = [("a".to_string(), TensorType::of(DType::F32, shape))].into_iter().collect();
         let compiled = slc::compile(src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));

@@ -2,7 +2,8 @@
 //! `err/*.slc` the rendered diagnostic (no colour). Each file starts with
 //! `# inputs: a=f32[3,4], i=i64[2]`. Review changes with `cargo insta review`.
 
-use slc::sema::{InputTypes, TensorType};
+use slc::sema::InputTypes;
+use slc::types::TensorType;
 
 fn inputs_of(src: &str) -> InputTypes {
     let header =

@@ -4,7 +4,7 @@
 //! run finishes in bounded time (a deadlock fails the test instead of hanging it).
 
 use slc::embed::{Kernel, TensorView};
-use slc::sema::TensorType;
+use slc::types::TensorType;
 use slc::{Backend, DType, RunOptions, Session, Tensor};
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::Duration;

@@ -2,7 +2,8 @@
 //! the JIT. See the data file for the format and for each contradiction between a seed and what
 //! slc does.
 
-use slc::sema::{InputTypes, TensorType};
+use slc::sema::InputTypes;
+use slc::types::TensorType;
 use slc::{Backend, DType, Session, Tensor};
 
 #[derive(Debug, Default)]

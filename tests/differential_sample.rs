@@ -7,7 +7,7 @@
 use slc::RunOptions;
 use slc::embed::{Kernel, TensorView};
 use slc::fuzz::{Case, Rng, check_case};
-use slc::sema::TensorType;
+use slc::types::TensorType;
 
 fn cases() -> u64 {
     std::env::var("SLC_SAMPLE_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(300)

@@ -6,7 +6,7 @@
 //! must equal the reference interpreter's, byte for byte, on one thread and on several.
 
 use slc::embed::TensorView;
-use slc::sema::TensorType;
+use slc::types::TensorType;
 use slc::{DType, Kernel, RunOptions, Tensor};
 
 /// Memory whose bytes `[data, data + len)` touch a guard page: on the right (`End`) or on the

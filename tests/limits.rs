@@ -3,7 +3,8 @@
 //! thread nor a library call on a thread with a small stack.
 
 use slc::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK, MAX_SOURCE_BYTES};
-use slc::sema::{InputTypes, TensorType};
+use slc::sema::InputTypes;
+use slc::types::TensorType;
 use slc::{Backend, DType, Error, RunOptions, Session, Tensor};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

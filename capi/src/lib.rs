@@ -10,7 +10,7 @@
 #![allow(non_camel_case_types)]
 
 use slc::embed::{Kernel, TensorView};
-use slc::sema::TensorType;
+use slc::types::TensorType;
 use slc::{Backend, DType, Error, Session, Tensor};
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_void};

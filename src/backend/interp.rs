@@ -3,7 +3,8 @@
 //! correct; it is the oracle for the JIT, AOT and DirectML back ends.
 
 use super::{RuntimeError, check_inputs};
-use crate::plan::{Access, BufferId, IndexOutOfRange, OobMode, Plan, PlanInfo};
+use crate::plan::{Access, BufferId, Plan, PlanInfo};
+use crate::types::{Coords, IndexOutOfRange, OobMode};
 use slc_runtime::Tensor;
 
 /// Runs a verified plan on `inputs` (in the order of `plan.inputs`).
@@ -159,36 +160,5 @@ impl Machine<'_> {
                 Ok(t.int_at(address as usize).unwrap_or_default())
             }
         }
-    }
-}
-
-/// All coordinates of a shape in C order (one empty coordinate for rank 0, none if empty).
-struct Coords {
-    shape: Vec<i64>,
-    next: Option<Vec<i64>>,
-}
-
-impl Coords {
-    fn new(shape: &[i64]) -> Coords {
-        let next = (!shape.contains(&0)).then(|| vec![0; shape.len()]);
-        Coords { shape: shape.to_vec(), next }
-    }
-}
-
-impl Iterator for Coords {
-    type Item = Vec<i64>;
-
-    fn next(&mut self) -> Option<Vec<i64>> {
-        let current = self.next.take()?;
-        let mut succ = current.clone();
-        for d in (0..succ.len()).rev() {
-            succ[d] += 1;
-            if succ[d] < self.shape[d] {
-                self.next = Some(succ);
-                break;
-            }
-            succ[d] = 0;
-        }
-        Some(current)
     }
 }

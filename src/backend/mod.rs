@@ -123,7 +123,7 @@ pub fn check_inputs(plan: &crate::plan::Plan, tensors: &[&slc_runtime::Tensor]) 
     for (decl, t) in plan.inputs.iter().zip(tensors) {
         let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
         if decl.dtype != t.dtype() || decl.shape != shape {
-            let show = |d: DType, s: &[i64]| format!("{d}{}", crate::sema::typed::ShapeDisplay(s));
+            let show = |d: DType, s: &[i64]| format!("{d}{}", crate::types::ShapeDisplay(s));
             return Err(RuntimeError::InputMismatch {
                 name: decl.name.clone(),
                 expected: show(decl.dtype, &decl.shape),

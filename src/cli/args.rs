@@ -2,7 +2,7 @@
 //! the checks that bindings do not conflict, and opening the inputs they name.
 
 use super::Failure;
-use crate::sema::TensorType;
+use crate::types::TensorType;
 use slc_runtime::{NpyError, PendingNpy, open_npy, open_npy_stream, open_npz};
 use std::path::PathBuf;
 

@@ -7,7 +7,8 @@
 use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
 use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
-use crate::sema::{InputTypes, InputValues, TensorType};
+use crate::sema::{InputTypes, InputValues};
+use crate::types::{ShapeDisplay, TensorType};
 use crate::{Backend, Session};
 use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
@@ -101,7 +102,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
 fn print_result(result: &Tensor) -> Result<(), Failure> {
     let shape: Vec<i64> = result.shape().iter().map(|&d| d as i64).collect();
     let text = format_tensor(result, &PrintOptions::default());
-    print(&format!("{text}\n{}{}\n", result.dtype(), crate::sema::typed::ShapeDisplay(&shape)))
+    print(&format!("{text}\n{}{}\n", result.dtype(), ShapeDisplay(&shape)))
 }
 
 /// `--time`: one line per phase on standard error.

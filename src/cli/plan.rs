@@ -4,7 +4,8 @@ use super::args::{InputArg, check_bindings, input_error, parse_input, parse_shap
 use super::output::print;
 use super::{Failure, report};
 use crate::backend::loopnest;
-use crate::sema::{InputTypes, InputValues, TensorType};
+use crate::sema::{InputTypes, InputValues};
+use crate::types::TensorType;
 
 #[derive(clap::Args, Debug)]
 pub struct PlanArgs {

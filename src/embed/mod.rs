@@ -37,18 +37,3 @@ pub use kernel::Kernel;
 #[cfg(feature = "ndarray")]
 pub use ndarray::{ndarray_view, to_ndarray};
 pub use view::{AsView, Element, TensorView, ViewError};
-
-use crate::sema::TensorType;
-use slc_runtime::DType;
-
-impl TensorType {
-    /// A signature from a dtype and dimensions (`"f32[4,5]".parse()` is the same).
-    ///
-    /// ```
-    /// use slc::{DType, sema::TensorType};
-    /// assert_eq!(TensorType::of(DType::F32, &[4, 5]), "f32[4,5]".parse().unwrap());
-    /// ```
-    pub fn of(dtype: DType, shape: &[usize]) -> TensorType {
-        TensorType { dtype, shape: shape.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect() }
-    }
-}

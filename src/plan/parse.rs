@@ -4,10 +4,10 @@
 use super::ir::*;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::limits::MAX_NESTING;
-use crate::sema::TensorType;
 use crate::source::Span;
 use crate::syntax::lexer::Lexer;
 use crate::syntax::token::Token;
+use crate::types::TensorType;
 use slc_runtime::Tensor;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -139,7 +139,7 @@ impl<'s> Parser<'s> {
         let span = self.span();
         let dtype = self.ident()?;
         let shape = self.int_list()?;
-        format!("{dtype}{}", crate::sema::typed::ShapeDisplay(&shape))
+        format!("{dtype}{}", crate::types::ShapeDisplay(&shape))
             .parse()
             .map_err(|message| PlanParseError { message, span })
     }

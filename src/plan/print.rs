@@ -10,7 +10,7 @@
 //! `+ STRIDE*MODE<LEN>(INDEX ACCESS)`. Inputs are named, constants are `$N`.
 
 use super::ir::*;
-use crate::sema::typed::ShapeDisplay;
+use crate::types::ShapeDisplay;
 use std::fmt;
 
 impl fmt::Display for Plan {

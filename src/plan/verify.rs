@@ -5,8 +5,8 @@
 use super::ir::*;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK};
-use crate::sema::shape::checked_numel;
 use crate::source::Span;
+use crate::types::checked_numel;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {

@@ -6,12 +6,12 @@
 //! statements still fuses into one plan.
 
 use super::error::{SemaError, SemaErrorKind as K};
-use super::shape::{checked_numel, floor_div, floor_mod, normalize_numpy};
-use super::typed::{ShapeDisplay, TExpr, TExprKind, TensorType, ViewDim};
+use super::shape::{floor_div, floor_mod, normalize_numpy};
+use super::typed::{TExpr, TExprKind, ViewDim};
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
-use crate::plan::OobMode;
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
+use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
 use slc_runtime::{DType, Tensor};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -2,6 +2,7 @@
 //! known, surface forms resolved), or a [`SemaError`] pointing at the span at fault.
 
 mod check;
+pub mod consteval;
 pub mod error;
 mod ops;
 pub mod shape;

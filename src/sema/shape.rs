@@ -75,10 +75,8 @@ pub fn floor_mod(a: i64, b: i64) -> Option<i64> {
     Some(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
 }
 
-/// Product of dimensions, `None` on i64 overflow.
-pub fn checked_numel(shape: &[i64]) -> Option<i64> {
-    shape.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d))
-}
+// Until the back ends import it from `types` themselves.
+pub use crate::types::checked_numel;
 
 #[cfg(test)]
 mod tests {

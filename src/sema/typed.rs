@@ -3,38 +3,12 @@
 //! are resolved into [`ViewDim`]s; an index array is a [`TExprKind::Gather`] (plus a
 //! [`TExprKind::Transpose`] when NumPy's placement rule moves its dimensions to the front).
 
-use crate::plan::OobMode;
+use crate::types::OobMode;
+// Until the back ends import them from `types` themselves.
 use crate::source::Span;
-use slc_runtime::{DType, Tensor};
+pub use crate::types::{ShapeDisplay, TensorType};
+use slc_runtime::Tensor;
 use std::fmt;
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TensorType {
-    pub dtype: DType,
-    pub shape: Vec<i64>,
-}
-
-impl fmt::Display for TensorType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.dtype, ShapeDisplay(&self.shape))
-    }
-}
-
-/// Prints `[2, 3, 4]`.
-pub struct ShapeDisplay<'a>(pub &'a [i64]);
-
-impl fmt::Display for ShapeDisplay<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[")?;
-        for (i, d) in self.0.iter().enumerate() {
-            if i > 0 {
-                write!(f, ", ")?;
-            }
-            write!(f, "{d}")?;
-        }
-        write!(f, "]")
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TExpr {
@@ -141,29 +115,4 @@ fn write_const(f: &mut fmt::Formatter<'_>, t: &Tensor) -> fmt::Result {
         }
     }
     write!(f, ")")
-}
-
-impl std::str::FromStr for TensorType {
-    type Err = String;
-
-    /// Parses the printed form `f32[2, 3]` (`i64[]` is 0-d).
-    fn from_str(s: &str) -> Result<TensorType, String> {
-        let usage = || format!("`{s}` is not a tensor type DTYPE[d0, d1, ...] (e.g. f32[2,3,4])");
-        let (dtype, dims) = s.trim().split_once('[').ok_or_else(usage)?;
-        let dtype =
-            DType::from_name(dtype.trim()).ok_or_else(|| format!("unknown dtype `{}`", dtype.trim()))?;
-        let dims = dims.trim_end().strip_suffix(']').ok_or_else(usage)?;
-        let shape = dims
-            .split(',')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-            .map(|d| {
-                d.parse::<i64>()
-                    .ok()
-                    .filter(|&d| d >= 0)
-                    .ok_or_else(|| format!("`{d}` is not a dimension size"))
-            })
-            .collect::<Result<Vec<i64>, String>>()?;
-        Ok(TensorType { dtype, shape })
-    }
 }

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use slc::sema::TensorType;
+use slc::types::TensorType;
 use slc::{DType, Tensor};
 
 pub struct Case {

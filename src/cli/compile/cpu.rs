@@ -5,7 +5,7 @@ use super::write_file;
 use crate::Compiled;
 use crate::backend::aot::{self, AotError};
 use crate::cli::Failure;
-use crate::sema::TensorType;
+use crate::types::TensorType;
 
 pub fn run(
     args: &CompileArgs,

@@ -1,0 +1,117 @@
+//! `gather(data, indices, axis, batch_dims=0, mode=zero)`: OpenVINO Gather-8, with a choice of
+//! out-of-range policy.
+
+use super::{Checker, bind, invalid};
+use crate::sema::check::{Value, check_const_indices, const_tensor, gather};
+use crate::sema::error::SemaError;
+use crate::sema::typed::TExpr;
+use crate::source::Span;
+use crate::syntax::ast::{Arg, ExprKind};
+use crate::types::OobMode;
+use slc_runtime::Tensor;
+
+/// The arguments of a `gather` call.
+pub(super) struct Args<'a> {
+    data: &'a Arg,
+    indices: &'a Arg,
+    axis: &'a Arg,
+    batch_dims: Option<&'a Arg>,
+    mode: Option<&'a Arg>,
+}
+
+impl<'a> Args<'a> {
+    pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
+        let ([data, indices, axis], [batch_dims, mode]) =
+            bind("gather", ["data", "indices", "axis"], ["batch_dims", "mode"], args, span)?;
+        Ok(Args { data, indices, axis, batch_dims, mode })
+    }
+}
+
+impl Checker<'_> {
+    /// OpenVINO Gather-8 with a choice of out-of-range policy (docs/semantics.md, gather).
+    pub(super) fn gather_call(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
+        let data = self.tensor_arg(args.data)?;
+        let indices_arg = args.indices;
+        let indices = match self.expr(&indices_arg.value)? {
+            Value::Int(v) => const_tensor(Tensor::scalar_i64(v), indices_arg.value.span),
+            Value::Tensor(t) if t.ty.dtype.is_integer() => t,
+            other => {
+                return invalid(
+                    format!("indices must be an integer tensor, found {}", other.describe()),
+                    "not integer indices",
+                    indices_arg.value.span,
+                );
+            }
+        };
+        let rank = data.ty.shape.len() as i64;
+        let q = indices.ty.shape.len() as i64;
+        let axis_arg = args.axis;
+        let axis = self.int_scalar(axis_arg)?;
+        if !(-rank..rank).contains(&axis) {
+            let msg = format!("axis {axis} is out of range for data of rank {rank}");
+            return invalid(msg, "axis out of range", axis_arg.value.span);
+        }
+        let axis = if axis < 0 { axis + rank } else { axis };
+        let batch_dims = match args.batch_dims {
+            None => 0,
+            Some(arg) => {
+                let raw = self.int_scalar(arg)?;
+                let bd = if raw < 0 { raw + q } else { raw };
+                if bd < 0 || bd > q || bd > axis {
+                    return invalid(
+                        format!(
+                            "batch_dims {raw} must lie in 0..={} (at most the rank of the indices, {q}, and the axis, {axis})",
+                            q.min(axis)
+                        ),
+                        "batch_dims out of range",
+                        arg.value.span,
+                    );
+                }
+                bd
+            }
+        } as usize;
+        let axis = axis as usize;
+        if data.ty.shape[..batch_dims] != indices.ty.shape[..batch_dims] {
+            return invalid(
+                format!(
+                    "the first {batch_dims} dimensions of data {} and indices {} must match",
+                    data.ty, indices.ty
+                ),
+                "batch dimensions differ",
+                indices_arg.value.span,
+            );
+        }
+        let mode = match args.mode {
+            None => OobMode::Zero,
+            Some(arg) => {
+                let word = match &arg.value.kind {
+                    ExprKind::Name(w) | ExprKind::Str(w) => Some(w.as_str()),
+                    _ => None,
+                };
+                match word.and_then(OobMode::from_name) {
+                    Some(m) => m,
+                    None => {
+                        return invalid(
+                            "mode must be one of zero, error, clamp, wrap",
+                            "unknown mode",
+                            arg.value.span,
+                        );
+                    }
+                }
+            }
+        };
+        let n = data.ty.shape[axis];
+        if matches!(mode, OobMode::Clamp | OobMode::Wrap) && n == 0 && indices.ty.shape.iter().all(|&d| d > 0)
+        {
+            return invalid(
+                format!("cannot {} indices into an empty axis {axis}", mode.name()),
+                "axis is empty",
+                span,
+            );
+        }
+        if mode == OobMode::Error {
+            check_const_indices(&indices, axis, n)?;
+        }
+        gather(data, indices, axis, batch_dims, mode, span)
+    }
+}

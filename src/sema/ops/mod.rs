@@ -1,0 +1,215 @@
+//! The operator call forms: `strided_slice` (OpenVINO StridedSlice-1), `slice` (ONNX Slice-13),
+//! `gather` (OpenVINO Gather-8, with a `mode=` for the out-of-range policy) and `slice1`
+//! (DirectML DML_SLICE1), one file each. A form binds its arguments (positional in the listed
+//! order, or by keyword) into a struct of its own, validates them with diagnostics that point at
+//! the argument, normalizes with its own source's rules (docs/semantics.md), and produces the
+//! same core nodes as NumPy indexing: a view or a gather. Nothing downstream knows which form a
+//! node came from. This file holds what the forms share: binding and argument values.
+
+mod gather;
+mod slice;
+mod slice1;
+mod strided_slice;
+
+use super::check::{Checker, Value, edit_distance, err};
+use super::consteval::{self, ConstEvalError};
+use super::error::{SemaError, SemaErrorKind as K};
+use super::typed::{TExpr, TExprKind};
+use crate::source::Span;
+use crate::syntax::ast;
+
+pub const FUNCTIONS: &[&str] = &["strided_slice", "slice", "gather", "slice1"];
+
+/// Matches `args` to a form's parameters: `REQUIRED` first (positional or keyword), then
+/// `OPTIONAL`. The arrays come back in the order of the names.
+fn bind<'a, const REQUIRED: usize, const OPTIONAL: usize>(
+    function: &str,
+    required: [&'static str; REQUIRED],
+    optional: [&'static str; OPTIONAL],
+    args: &'a [ast::Arg],
+    call_span: Span,
+) -> Result<([&'a ast::Arg; REQUIRED], [Option<&'a ast::Arg>; OPTIONAL]), SemaError> {
+    let names: Vec<&'static str> = required.iter().chain(&optional).copied().collect();
+    let mut slots: Vec<Option<&ast::Arg>> = vec![None; names.len()];
+    let mut positional = 0;
+    let mut seen_keyword = false;
+    for arg in args {
+        let slot = match &arg.name {
+            None if seen_keyword => return err(K::PositionalAfterKeyword, arg.span),
+            None => {
+                positional += 1;
+                if positional > names.len() {
+                    return err(
+                        K::TooManyArguments { function: function.into(), max: names.len() },
+                        arg.span,
+                    );
+                }
+                positional - 1
+            }
+            Some(name) => {
+                seen_keyword = true;
+                match names.iter().position(|p| *p == name.name) {
+                    Some(i) => i,
+                    None => return err(unknown_keyword(function, &names, &name.name), name.span),
+                }
+            }
+        };
+        if slots[slot].is_some() {
+            return err(K::DuplicateArgument { name: names[slot].into() }, arg.span);
+        }
+        slots[slot] = Some(arg);
+    }
+    if let Some(missing) = required.iter().zip(&slots).find(|(_, slot)| slot.is_none()) {
+        return err(K::MissingArgument { function: function.into(), name: (*missing.0).into() }, call_span);
+    }
+    let bound_required =
+        std::array::from_fn(|i| slots[i].expect("every required slot is filled, checked above"));
+    let bound_optional = std::array::from_fn(|i| slots[REQUIRED + i]);
+    Ok((bound_required, bound_optional))
+}
+
+fn unknown_keyword(function: &str, names: &[&str], name: &str) -> K {
+    let suggestion = names
+        .iter()
+        .map(|p| (edit_distance(p, name), *p))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, p)| p.to_string());
+    let known = names.iter().map(|p| p.to_string()).collect();
+    K::UnknownKeyword { function: function.into(), name: name.into(), suggestion, known }
+}
+
+fn invalid<T>(message: impl Into<String>, label: impl Into<String>, span: Span) -> Result<T, SemaError> {
+    err(K::InvalidArgument { message: message.into(), label: label.into() }, span)
+}
+
+impl Checker<'_> {
+    pub(super) fn call(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Arg],
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
+        match callee.name.as_str() {
+            "strided_slice" => self.strided_slice(strided_slice::Args::bind(args, span)?, span),
+            "slice" => self.onnx_slice(slice::Args::bind(args, span)?, span),
+            "gather" => self.gather_call(gather::Args::bind(args, span)?, span),
+            "slice1" => self.slice1(slice1::Args::bind(args, span)?, span),
+            name => {
+                let suggestion = FUNCTIONS
+                    .iter()
+                    .map(|f| (edit_distance(f, name), *f))
+                    .filter(|(d, _)| *d <= 2)
+                    .min()
+                    .map(|(_, f)| f.to_string());
+                err(K::UnknownFunction { name: name.into(), suggestion }, callee.span)
+            }
+        }
+    }
+
+    /// A tensor argument.
+    fn tensor_arg(&mut self, arg: &ast::Arg) -> Result<TExpr, SemaError> {
+        match self.expr(&arg.value)? {
+            Value::Tensor(t) => Ok(t),
+            other => invalid(
+                format!("expected a tensor, found {}", other.describe()),
+                "not a tensor",
+                arg.value.span,
+            ),
+        }
+    }
+
+    /// An integer list argument: a list literal, `x.shape`, or a tensor whose value is known now
+    /// (a bound tensor, or an expression over bound tensors).
+    fn int_list(&mut self, arg: &ast::Arg) -> Result<Vec<i64>, SemaError> {
+        let span = arg.value.span;
+        let t = match self.expr(&arg.value)? {
+            Value::Shape(s) => return Ok(s),
+            Value::Tensor(t) => t,
+            other => {
+                return invalid(
+                    format!("expected an integer list, found {}", other.describe()),
+                    "not a list",
+                    span,
+                );
+            }
+        };
+        if !t.ty.dtype.is_integer() || t.ty.shape.len() != 1 {
+            return invalid(
+                format!("expected a 1-D integer list, found a tensor {}", t.ty),
+                "not a 1-D integer list",
+                span,
+            );
+        }
+        Ok(self.value_of(&t)?.into_iter().map(saturating_i64).collect())
+    }
+
+    /// A single integer: an integer expression, or a one-element list or 0-d tensor.
+    fn int_scalar(&mut self, arg: &ast::Arg) -> Result<i64, SemaError> {
+        let span = arg.value.span;
+        match self.expr(&arg.value)? {
+            Value::Int(v) => Ok(v),
+            Value::Tensor(t) if t.ty.dtype.is_integer() && t.ty.shape.iter().product::<i64>() == 1 => {
+                Ok(saturating_i64(self.value_of(&t)?[0]))
+            }
+            other => {
+                invalid(format!("expected an integer, found {}", other.describe()), "not an integer", span)
+            }
+        }
+    }
+
+    /// The elements of an integer tensor expression at compile time: a literal, or an
+    /// expression whose inputs are all bound with values.
+    fn value_of(&mut self, t: &TExpr) -> Result<Vec<i128>, SemaError> {
+        let mut inputs = vec![];
+        inputs_of(t, &mut inputs);
+        for name in inputs {
+            self.read.values.insert(name.to_string());
+        }
+        let values = self.values;
+        consteval::evaluate(t, &|name| values.get(name)).map_err(|e| match e {
+            ConstEvalError::Unknown(name) => SemaError::new(K::ValueUnknown { name }, t.span),
+            ConstEvalError::IndexOutOfRange { index, axis, len } => SemaError::new(
+                K::InvalidArgument {
+                    message: format!("index {index} is out of bounds for axis {axis} with size {len}"),
+                    label: "evaluating this failed".into(),
+                },
+                t.span,
+            ),
+            ConstEvalError::NotInteger => {
+                SemaError::new(K::ValueUnknown { name: "this expression".into() }, t.span)
+            }
+        })
+    }
+
+    /// A 0/1 mask list; bits beyond `m` are ignored, missing bits are 0.
+    fn mask(&mut self, arg: Option<&ast::Arg>, m: usize) -> Result<Vec<bool>, SemaError> {
+        let Some(arg) = arg else { return Ok(vec![false; m]) };
+        let values = self.int_list(arg)?;
+        if let Some(bad) = values.iter().find(|v| !matches!(v, 0 | 1)) {
+            return invalid(
+                format!("mask values must be 0 or 1, found {bad}"),
+                "not a 0/1 mask",
+                arg.value.span,
+            );
+        }
+        Ok((0..m).map(|i| values.get(i) == Some(&1)).collect())
+    }
+}
+
+/// A parameter's value as i64. A u64 beyond i64's range saturates, which keeps its meaning:
+/// every bound, stride, axis and window of the forms is clamped or range-checked against
+/// dimensions far below i64::MAX.
+fn saturating_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// The names of the inputs an expression reads.
+fn inputs_of<'t>(t: &'t TExpr, out: &mut Vec<&'t str>) {
+    if let TExprKind::Input(name) = &t.kind {
+        out.push(name);
+    }
+    for child in t.kind.children() {
+        inputs_of(child, out);
+    }
+}

@@ -1,0 +1,73 @@
+//! `slice1(data, offsets, sizes, strides)`: the DirectML DML_SLICE1 window.
+
+use super::{Checker, bind, invalid};
+use crate::sema::check::{err, view};
+use crate::sema::error::{SemaError, SemaErrorKind as K};
+use crate::sema::typed::{TExpr, ViewDim};
+use crate::source::Span;
+use crate::syntax::ast::Arg;
+
+/// The arguments of a `slice1` call.
+pub(super) struct Args<'a> {
+    data: &'a Arg,
+    offsets: &'a Arg,
+    sizes: &'a Arg,
+    strides: &'a Arg,
+}
+
+impl<'a> Args<'a> {
+    pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
+        let ([data, offsets, sizes, strides], []) =
+            bind("slice1", ["data", "offsets", "sizes", "strides"], [], args, span)?;
+        Ok(Args { data, offsets, sizes, strides })
+    }
+}
+
+impl Checker<'_> {
+    /// DirectML DML_SLICE1: per dimension a window `[offset, offset + size)` read with a signed
+    /// stride; a negative stride starts at the window's end.
+    pub(super) fn slice1(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
+        let data = self.tensor_arg(args.data)?;
+        let rank = data.ty.shape.len();
+        let mut lists = vec![];
+        for (name, arg) in [("offsets", args.offsets), ("sizes", args.sizes), ("strides", args.strides)] {
+            let values = self.int_list(arg)?;
+            if values.len() != rank {
+                let msg = format!("`{name}` has {} values, but the data has rank {rank}", values.len());
+                return invalid(msg, "one value per dimension", arg.value.span);
+            }
+            lists.push((values, arg.value.span));
+        }
+        let [(offsets, offsets_span), (sizes, sizes_span), (strides, strides_span)] =
+            <[_; 3]>::try_from(lists).expect("three lists");
+        let mut dims = Vec::with_capacity(rank);
+        for d in 0..rank {
+            let (o, w, t, n) = (offsets[d], sizes[d], strides[d], data.ty.shape[d]);
+            if t == 0 {
+                return err(K::ZeroStep, strides_span);
+            }
+            if w < 1 {
+                return invalid(
+                    format!("window size {w} in dimension {d} is not positive"),
+                    "empty window",
+                    sizes_span,
+                );
+            }
+            if o < 0 || o.checked_add(w).is_none_or(|e| e > n) {
+                return invalid(
+                    format!(
+                        "the window {o}..{} of dimension {d} does not lie inside its {n} elements",
+                        o.saturating_add(w)
+                    ),
+                    "window outside the tensor",
+                    offsets_span,
+                );
+            }
+            // i64::MIN has no absolute value in i64.
+            let len = 1 + ((w - 1) as u64 / t.unsigned_abs()) as i64;
+            let start = if t < 0 { o + w - 1 } else { o };
+            dims.push(ViewDim::Range { start, step: t, len });
+        }
+        view(data, dims, span)
+    }
+}
