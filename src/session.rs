@@ -8,7 +8,6 @@ use crate::error::Error;
 use crate::limits;
 use crate::plan::{self, Plan, PlanInfo};
 use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr};
-use crate::source::Span;
 use crate::syntax::{self, ast};
 use crate::types::TensorType;
 use slc_runtime::Tensor;
@@ -23,8 +22,6 @@ pub struct Compiled {
     pub info: PlanInfo,
     /// The inputs whose types and values checking read: what the plan depends on.
     pub read: InputsRead,
-    /// For each plan check, the span of the index expression it guards.
-    check_spans: Vec<Span>,
 }
 
 /// Parses, checks, lowers and verifies `src` for inputs of the given types.
@@ -36,8 +33,8 @@ pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
 /// `strided_slice`'s `begin`) may then come from those tensors.
 pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let (checked, read, plan::Lowered { plan, check_spans }, info) = check_and_lower(&ast, inputs, values)?;
-    Ok(Compiled { ast, checked, plan, info, read, check_spans })
+    let (checked, read, plan, info) = check_and_lower(&ast, inputs, values)?;
+    Ok(Compiled { ast, checked, plan, info, read })
 }
 
 /// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
@@ -47,14 +44,14 @@ pub(crate) fn check_and_lower(
     ast: &ast::Program,
     inputs: &InputTypes,
     values: &InputValues,
-) -> Result<(TExpr, InputsRead, plan::Lowered, PlanInfo), Error> {
+) -> Result<(TExpr, InputsRead, Plan, PlanInfo), Error> {
     let (checked, read) = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
-    let (lowered, info) = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
-        let lowered = plan::lower(&checked)?;
-        let info = plan::verify(&lowered.plan)?;
-        Ok((lowered, info))
+    let (plan, info) = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
+        let plan = plan::lower(&checked)?;
+        let info = plan::verify(&plan)?;
+        Ok((plan, info))
     })?;
-    Ok((checked, read, lowered, info))
+    Ok((checked, read, plan, info))
 }
 
 impl Compiled {
@@ -144,13 +141,7 @@ impl Compiled {
                 .map_err(RuntimeError::from)
                 .and_then(|kernel| kernel.run(&self.plan, &self.info, &args, options.threads)),
         };
-        result.map_err(|e| match e {
-            RuntimeError::IndexOutOfBounds { check, index, axis, len, .. } => {
-                let span = self.check_spans.get(check).copied();
-                RuntimeError::IndexOutOfBounds { check, index, axis, len, span }.into()
-            }
-            e => e.into(),
-        })
+        Ok(result?)
     }
 }
 

@@ -110,3 +110,27 @@ fn changed_options_apply_to_cached_texts() {
     s.options_mut().max_output_bytes = Some(4);
     assert_eq!(s.eval("a[i]").unwrap_err().diagnostic().code, "E0207");
 }
+
+/// A value out of range at run time points at the index expression it came through, on every
+/// way of running a program: the check carries its origin in the plan.
+#[test]
+fn run_time_index_errors_point_at_the_index_expression() {
+    let src = "let v = a[::-1]\nv[idx][1:]";
+    let at = src.find("idx").unwrap();
+    let a = iota(&[4, 3]);
+    let idx = ints(DType::I32, &[2], &[7, 0]);
+    let label_start = |e: slc::Error| {
+        let d = e.diagnostic();
+        assert!(d.message.contains("index 7 is out of bounds for axis 0 with size 4"), "{}", d.message);
+        d.span().map(|s| s.start)
+    };
+    for backend in [Backend::Jit, Backend::Interp] {
+        let mut s = Session::with_backend(backend);
+        s.bind("a", a.clone());
+        s.bind("idx", idx.clone());
+        assert_eq!(label_start(s.eval(src).unwrap_err()), Some(at), "{backend:?}");
+    }
+    let sigs = [("a", "i32[4,3]".parse().unwrap()), ("idx", "i32[2]".parse().unwrap())];
+    let kernel = slc::embed::Kernel::prepare(src, &sigs).unwrap();
+    assert_eq!(label_start(kernel.run(&[&a, &idx]).unwrap_err()), Some(at));
+}

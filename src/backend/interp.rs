@@ -38,7 +38,7 @@ fn run_checks(plan: &Plan, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
             index: j,
             axis: check.axis,
             len: check.len,
-            span: None,
+            span: check.origin.0,
         };
         if check.index.terms.is_empty() {
             // The common case, a plain view of an index tensor: walk it without per-element

@@ -224,6 +224,11 @@ impl Kernel {
         Ok(out)
     }
 
+    /// The threads a run splits its output across (1 on the interpreter and for small outputs).
+    pub fn threads_used(&self) -> usize {
+        self.native.as_ref().map_or(1, |k| k.workers(self.out_nbytes, self.threads))
+    }
+
     /// Runs the kernel into `out`, which must have the output's dtype and shape. For dense
     /// inputs this allocates nothing.
     ///
@@ -237,11 +242,6 @@ impl Kernel {
     /// assert!(k.run_into(&[TensorView::from_slice(&[3], &[1i32, 2, 3])?], &mut Tensor::zeros(DType::I32, &[2])?).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    /// The threads a run splits its output across (1 on the interpreter and for small outputs).
-    pub fn threads_used(&self) -> usize {
-        self.native.as_ref().map_or(1, |k| k.workers(self.out_nbytes, self.threads))
-    }
-
     #[inline]
     pub fn run_into<V: AsView>(&self, inputs: &[V], out: &mut Tensor) -> Result<(), Error> {
         if out.dtype() != self.compiled.plan.dtype || out.shape() != self.out_shape.as_slice() {

@@ -23,6 +23,7 @@
 //! (`a[idx][1:]`), so `error`-mode gathers check their whole index tensor before the kernel runs.
 
 // Until the back ends import them from `types` themselves.
+use crate::source::Span;
 pub use crate::types::{IndexOutOfRange, OobMode};
 use slc_runtime::{DType, Tensor};
 
@@ -88,6 +89,25 @@ pub struct Check {
     pub len: i64,
     /// The axis the index selects on, for the error message.
     pub axis: usize,
+    /// The index expression in the program text, where a failed check points.
+    pub origin: Origin,
+}
+
+/// Where a part of the plan came from in the program text. Not part of what the plan computes:
+/// plans that differ only in their origins are equal, print alike and share compiled kernels.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Origin(pub Option<Span>);
+
+impl PartialEq for Origin {
+    fn eq(&self, _: &Origin) -> bool {
+        true
+    }
+}
+
+impl Eq for Origin {}
+
+impl std::hash::Hash for Origin {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 #[derive(Debug, Clone, PartialEq)]

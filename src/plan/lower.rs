@@ -1,5 +1,5 @@
 //! Lowering: the checked program becomes one [`Plan`]. Each checked node is a substitution of
-//! coordinates into the accesses built so far (shared/spec §6): a view maps old coordinates
+//! coordinates into the accesses built so far (docs/semantics.md, Chains and fusion): a view maps old coordinates
 //! affinely onto new ones, a gather replaces one coordinate by a loaded index, a transpose
 //! renames coordinates. So chains fuse by construction: nothing is materialized.
 
@@ -10,21 +10,12 @@ use crate::sema::{TExpr, TExprKind, ViewDim};
 use crate::source::Span;
 use std::collections::HashMap;
 
-/// A plan, and for each of its checks the span of the index expression it guards (run-time
-/// index errors point there).
-#[derive(Debug, Clone)]
-pub struct Lowered {
-    pub plan: Plan,
-    pub check_spans: Vec<Span>,
-}
-
-pub fn lower(expr: &TExpr) -> Result<Lowered, PlanError> {
+pub fn lower(expr: &TExpr) -> Result<Plan, PlanError> {
     let mut b = Builder {
         inputs: vec![],
         input_ids: HashMap::new(),
         consts: vec![],
         checks: vec![],
-        check_spans: vec![],
         budget: Budget(MAX_PLAN_ACCESSES),
     };
     let (mut output, shape) = b.expr(expr)?;
@@ -32,9 +23,7 @@ pub fn lower(expr: &TExpr) -> Result<Lowered, PlanError> {
         // No element is ever read: the canonical empty access forms no address.
         output = Access { buffer: output.buffer, base: 0, strides: vec![0; shape.len()], terms: vec![] };
     }
-    let plan =
-        Plan { inputs: b.inputs, consts: b.consts, checks: b.checks, dtype: expr.ty.dtype, shape, output };
-    Ok(Lowered { plan, check_spans: b.check_spans })
+    Ok(Plan { inputs: b.inputs, consts: b.consts, checks: b.checks, dtype: expr.ty.dtype, shape, output })
 }
 
 /// Where an old coordinate comes from, in terms of the new coordinates.
@@ -115,7 +104,6 @@ struct Builder {
     input_ids: HashMap<String, usize>,
     consts: Vec<ConstDecl>,
     checks: Vec<Check>,
-    check_spans: Vec<Span>,
     budget: Budget,
 }
 
@@ -179,8 +167,8 @@ impl Builder {
                         shape: index_shape.clone(),
                         len,
                         axis,
+                        origin: Origin(Some(indices.span)),
                     });
-                    self.check_spans.push(indices.span);
                 }
                 let rank = shape.len();
                 let index_coords: Vec<Coord> = (0..q)

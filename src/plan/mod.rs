@@ -8,5 +8,5 @@ pub mod print;
 pub mod verify;
 
 pub use ir::*;
-pub use lower::{Lowered, lower};
+pub use lower::lower;
 pub use verify::{PlanError, PlanInfo, verify};

@@ -193,7 +193,7 @@ impl<'s> Parser<'s> {
                     let len = self.int()?;
                     self.keyword("axis")?;
                     let axis = self.usize()?;
-                    checks.push(Check { index, shape, len, axis });
+                    checks.push(Check { index, shape, len, axis, origin: Origin(None) });
                 }
                 "out" => {
                     let output = self.access(consts.len(), MAX_NESTING + 1)?;

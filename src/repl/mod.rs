@@ -24,7 +24,7 @@ use crate::backend::jit::{self, KernelCache};
 use crate::backend::{RuntimeError, interp};
 use crate::diag::{Diagnostic, render};
 use crate::error::Error;
-use crate::plan::{self, Plan, PlanInfo};
+use crate::plan::{Plan, PlanInfo};
 use crate::sema::{self, InputTypes, TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::{self, ast};
@@ -117,8 +117,6 @@ pub(crate) struct Planned {
     pub checked: TExpr,
     pub plan: Plan,
     pub info: PlanInfo,
-    /// For each plan check, the span of the index expression it guards.
-    pub check_spans: Vec<Span>,
 }
 
 /// The REPL's state: bindings that persist from entry to entry, and how plans run.
@@ -398,9 +396,8 @@ impl Repl {
                 (name.clone(), TensorType { dtype: t.dtype(), shape })
             })
             .collect();
-        let (checked, _, plan::Lowered { plan, check_spans }, info) =
-            crate::session::check_and_lower(&program, &types, &self.tensors)?;
-        Ok(Planned { checked, plan, info, check_spans })
+        let (checked, _, plan, info) = crate::session::check_and_lower(&program, &types, &self.tensors)?;
+        Ok(Planned { checked, plan, info })
     }
 
     /// The integer bindings as `let` statements the checker sees before the entry's own: so
@@ -514,7 +511,7 @@ impl Repl {
 
     /// Runs a plan on the chosen back end, pointing a failed index check at its expression.
     pub(crate) fn run(&self, planned: &Planned) -> Result<Tensor, Fail> {
-        let Planned { checked, plan, info, check_spans } = planned;
+        let Planned { checked, plan, info } = planned;
         crate::limits::check_output(plan.output_bytes(), self.options.max_output_bytes, Some(checked.span))?;
         let args = self.plan_inputs(plan)?;
         let result = match self.options.backend {
@@ -525,13 +522,7 @@ impl Repl {
                 .map_err(RuntimeError::from)
                 .and_then(|kernel| kernel.run(plan, info, &args, self.options.threads)),
         };
-        result.map_err(|e| match e {
-            RuntimeError::IndexOutOfBounds { check, index, axis, len, .. } => {
-                let span = check_spans.get(check).copied();
-                Fail::from(RuntimeError::IndexOutOfBounds { check, index, axis, len, span })
-            }
-            e => Fail::from(e),
-        })
+        result.map_err(Fail::from)
     }
 
     /// The completion for `line` at byte `pos`.
