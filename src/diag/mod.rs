@@ -2,6 +2,7 @@
 //! [`IntoDiagnostic`]; only [`render`] knows about ariadne, so the library hands out values and
 //! the edges (CLI, REPL, C ABI) decide how to show them.
 
+pub mod codes;
 mod render;
 
 pub use render::render;
@@ -34,7 +35,9 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An error with a code from [`codes::CODES`].
     pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        debug_assert!(codes::meaning(code).is_some(), "{code} is not in the registry of codes");
         Diagnostic {
             code,
             severity: Severity::Error,
