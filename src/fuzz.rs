@@ -16,10 +16,11 @@
 //! ([`Bytes`]), or a seeded [`Rng`] for the reproducible suites in `tests/dml.rs` and
 //! `tests/backends.rs`.
 
+use crate::backend::RuntimeError;
 use crate::backend::dml::{self, DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel};
-use crate::backend::jit::{self, KernelCache};
-use crate::backend::{RuntimeError, interp};
+use crate::backend::jit::KernelCache;
 use crate::error::Error;
+use crate::exec::{Executor, Runnable};
 use crate::plan::{self, Plan, PlanInfo};
 use crate::sema::{InputTypes, InputValues};
 use crate::session::Session;
@@ -329,10 +330,9 @@ fn jit_equals_interp(
     args: &[&Tensor],
     what: &str,
 ) -> Result<Tensor, RuntimeError> {
-    let want = interp::run(plan, info, args);
+    let want = Runnable::Interpreter.run(plan, info, args, 1);
     assert!(!matches!(want, Err(RuntimeError::OutOfBuffer { .. })), "{what}: verified, yet {want:?}\n{plan}");
-    let kernel = kernel_cache()
-        .get_or_compile(plan, info, &jit::plan_order(plan))
+    let kernel = Runnable::prepare_in_plan_order(plan, info, Executor::Jit, Some(&kernel_cache()))
         .unwrap_or_else(|e| panic!("{what}: {e}\n{plan}"));
     let got = kernel.run(plan, info, args, 1);
     match (&want, &got) {

@@ -4,9 +4,6 @@
 //! the output's size before code generation or allocation. `docs/robustness.md` lists them with
 //! their error codes.
 
-use crate::backend::RuntimeError;
-use crate::source::Span;
-
 /// Program text, in bytes (`E0003`).
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
 
@@ -57,25 +54,4 @@ pub(crate) fn with_stack_for<T>(depth: usize, f: impl FnOnce() -> T) -> T {
 /// neither can be read (not Linux): then only allocation failures bound outputs.
 pub fn available_memory() -> Option<u64> {
     slc_runtime::available_memory()
-}
-
-/// Outputs below this size are not checked against the memory available (that reads `/proc`
-/// on every run); failing to allocate one is still an error, never an abort.
-const UNCHECKED_OUTPUT_BYTES: u64 = 64 << 20;
-
-/// Fails when an output of `bytes` exceeds `max` (a [`RunOptions`](crate::RunOptions)
-/// setting), or by default the memory available. `span`: the result's expression.
-pub(crate) fn check_output(bytes: u64, max: Option<u64>, span: Option<Span>) -> Result<(), RuntimeError> {
-    let limit = match max {
-        Some(max) => max,
-        None if bytes < UNCHECKED_OUTPUT_BYTES => return Ok(()),
-        None => match available_memory() {
-            Some(available) => available,
-            None => return Ok(()),
-        },
-    };
-    if bytes > limit {
-        return Err(RuntimeError::OutputTooLarge { bytes, limit, set: max.is_some(), span });
-    }
-    Ok(())
 }

@@ -1,149 +1,16 @@
 //! The embeddable entry point: bind tensors by name, then compile or evaluate programs.
 
+use crate::backend::RuntimeError;
 use crate::backend::jit::{self, KernelCache};
-use crate::backend::{RuntimeError, interp};
 use crate::embed::programs::{Program, ProgramCache};
 use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
-use crate::limits;
-use crate::plan::{self, Plan, PlanInfo};
-use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr};
-use crate::syntax::{self, ast};
+use crate::exec::{Executor, RunOptions};
+use crate::pipeline::{Compiled, compile_with_values};
+use crate::sema::InputTypes;
 use crate::types::TensorType;
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
-
-/// A program taken through every stage up to a verified plan.
-#[derive(Debug, Clone)]
-pub struct Compiled {
-    pub ast: ast::Program,
-    pub checked: TExpr,
-    pub plan: Plan,
-    pub info: PlanInfo,
-    /// The inputs whose types and values checking read: what the plan depends on.
-    pub read: InputsRead,
-}
-
-/// Parses, checks, lowers and verifies `src` for inputs of the given types.
-pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
-    compile_with_values(src, inputs, &InputValues::new())
-}
-
-/// As [`compile`], where some inputs' values are known too: operator parameters (such as
-/// `strided_slice`'s `begin`) may then come from those tensors.
-pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
-    let ast = syntax::parse_program(src)?;
-    let (checked, read, plan, info) = check_and_lower(&ast, inputs, values)?;
-    Ok(Compiled { ast, checked, plan, info, read })
-}
-
-/// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
-/// level of nesting (of the text, then of the checked tree, whose `let`s are substituted), so
-/// each runs where the stack is deep enough for its input ([`limits::with_stack_for`]).
-pub(crate) fn check_and_lower(
-    ast: &ast::Program,
-    inputs: &InputTypes,
-    values: &InputValues,
-) -> Result<(TExpr, InputsRead, Plan, PlanInfo), Error> {
-    let (checked, read) = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
-    let (plan, info) = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
-        let plan = plan::lower(&checked)?;
-        let info = plan::verify(&plan)?;
-        Ok((plan, info))
-    })?;
-    Ok((checked, read, plan, info))
-}
-
-impl Compiled {
-    /// Fails when the output is larger than `options` allow, pointing at the result.
-    pub(crate) fn check_output_size(&self, options: &RunOptions) -> Result<(), RuntimeError> {
-        limits::check_output(self.plan.output_bytes(), options.max_output_bytes, Some(self.checked.span))
-    }
-}
-
-/// Which executor runs plans.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// Cranelift-compiled kernels (the default).
-    #[default]
-    Jit,
-    /// The reference interpreter: slow, obviously correct; the oracle.
-    Interp,
-}
-
-impl Backend {
-    pub fn from_name(s: &str) -> Option<Backend> {
-        match s {
-            "jit" => Some(Backend::Jit),
-            "interp" => Some(Backend::Interp),
-            _ => None,
-        }
-    }
-}
-
-/// How to run a compiled program.
-#[derive(Debug, Clone, Copy)]
-pub struct RunOptions {
-    pub backend: Backend,
-    /// Worker threads for large outputs (the JIT splits the outermost loop).
-    pub threads: usize,
-    /// The largest output, in bytes, a run may produce (`E0207` beyond it, before any code is
-    /// generated or memory allocated). `None`: the memory available
-    /// ([`limits::available_memory`]).
-    pub max_output_bytes: Option<u64>,
-}
-
-impl Default for RunOptions {
-    fn default() -> RunOptions {
-        RunOptions { backend: Backend::Jit, threads: cores(), max_output_bytes: None }
-    }
-}
-
-/// The cores this process may use, read once: std reads cgroup files on every call, which cost
-/// a cold compile a tenth of its time.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-impl RunOptions {
-    /// The reference interpreter on the calling thread.
-    pub fn interpreter() -> RunOptions {
-        RunOptions { backend: Backend::Interp, threads: 1, max_output_bytes: None }
-    }
-}
-
-impl Compiled {
-    /// Runs the plan on the reference interpreter, taking inputs by name from `tensors`.
-    pub fn run(&self, tensors: &BTreeMap<String, Tensor>) -> Result<Tensor, Error> {
-        self.run_with(tensors, &RunOptions::interpreter(), &KernelCache::default())
-    }
-
-    /// Runs the plan with the chosen back end; JIT kernels come from (and go into) `cache`.
-    pub fn run_with(
-        &self,
-        tensors: &BTreeMap<String, Tensor>,
-        options: &RunOptions,
-        cache: &KernelCache,
-    ) -> Result<Tensor, Error> {
-        let mut args = Vec::with_capacity(self.plan.inputs.len());
-        for decl in &self.plan.inputs {
-            match tensors.get(&decl.name) {
-                Some(t) => args.push(t),
-                None => return Err(RuntimeError::UnboundInput(decl.name.clone()).into()),
-            }
-        }
-        self.check_output_size(options)?;
-        let result = match options.backend {
-            Backend::Interp => interp::run(&self.plan, &self.info, &args),
-            Backend::Jit => cache
-                .get_or_compile(&self.plan, &self.info, &jit::plan_order(&self.plan))
-                .map_err(RuntimeError::from)
-                .and_then(|kernel| kernel.run(&self.plan, &self.info, &args, options.threads)),
-        };
-        Ok(result?)
-    }
-}
 
 /// Where an [`eval`](Session::eval_timed) spent its time.
 #[derive(Debug, Clone, Copy)]
@@ -190,9 +57,9 @@ impl<'a> Session<'a> {
     }
 
     /// A session that runs plans on `backend`.
-    pub fn with_backend(backend: Backend) -> Session<'a> {
+    pub fn with_executor(executor: Executor) -> Session<'a> {
         let mut s = Session::default();
-        s.options.backend = backend;
+        s.options.executor = executor;
         s
     }
 

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use slc::fuzz::{Case, Rng, check_case};
-use slc::{Backend, Session};
+use slc::{Executor, Session};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
@@ -16,8 +16,8 @@ proptest! {
         check_case(&case);
         // Several threads, through sessions as an embedder uses them.
         let mut sessions = [
-            (Session::with_backend(Backend::Interp), 1),
-            (Session::with_backend(Backend::Jit), 3),
+            (Session::with_executor(Executor::Interpreter), 1),
+            (Session::with_executor(Executor::Jit), 3),
         ];
         let mut results = vec![];
         for (s, threads) in sessions.iter_mut() {
@@ -118,8 +118,8 @@ fn row_gathers_agree_with_the_interpreter() {
     ];
     for src in programs {
         let mut results = vec![];
-        for (backend, threads) in [(Backend::Interp, 1), (Backend::Jit, 1), (Backend::Jit, 3)] {
-            let mut s = Session::with_backend(backend);
+        for (backend, threads) in [(Executor::Interpreter, 1), (Executor::Jit, 1), (Executor::Jit, 3)] {
+            let mut s = Session::with_executor(backend);
             s.options_mut().threads = threads;
             for (name, t) in &inputs {
                 s.bind(name, t.clone());
@@ -163,8 +163,9 @@ fn reversed_tiles_agree_with_the_interpreter() {
                 "flat[:, ::-1]",
             ] {
                 let mut results = vec![];
-                for (backend, threads) in [(Backend::Interp, 1), (Backend::Jit, 1), (Backend::Jit, 3)] {
-                    let mut s = Session::with_backend(backend);
+                for (backend, threads) in [(Executor::Interpreter, 1), (Executor::Jit, 1), (Executor::Jit, 3)]
+                {
+                    let mut s = Session::with_executor(backend);
                     s.options_mut().threads = threads;
                     s.bind("img", img.clone());
                     s.bind("flat", flat.clone());
@@ -205,8 +206,9 @@ fn short_rows_agree_with_the_interpreter() {
                 "gather(a, f, axis=1, mode=zero)[:, 1:9]",
             ] {
                 let mut results = vec![];
-                for (backend, threads) in [(Backend::Interp, 1), (Backend::Jit, 1), (Backend::Jit, 3)] {
-                    let mut s = Session::with_backend(backend);
+                for (backend, threads) in [(Executor::Interpreter, 1), (Executor::Jit, 1), (Executor::Jit, 3)]
+                {
+                    let mut s = Session::with_executor(backend);
                     s.options_mut().threads = threads;
                     s.bind("a", a.clone());
                     s.bind("p", pick.clone());
@@ -236,8 +238,8 @@ fn copy_loops_agree_with_the_interpreter() {
         let a = Tensor::from_bytes(DType::U8, &[rows, run + 2], &bytes).unwrap();
         for src in ["a[:, 1:-1]", "a[::-2, 2:]", "a[[2, 0, 1]][:, 1:-1]"] {
             let mut results = vec![];
-            for (backend, threads) in [(Backend::Interp, 1), (Backend::Jit, 1), (Backend::Jit, 2)] {
-                let mut s = Session::with_backend(backend);
+            for (backend, threads) in [(Executor::Interpreter, 1), (Executor::Jit, 1), (Executor::Jit, 2)] {
+                let mut s = Session::with_executor(backend);
                 s.options_mut().threads = threads;
                 s.bind("a", a.clone());
                 results.push(s.eval(src).map_err(|e| e.to_string()));

@@ -5,7 +5,7 @@
 
 use slc::embed::{Kernel, TensorView};
 use slc::types::TensorType;
-use slc::{Backend, DType, RunOptions, Session, Tensor};
+use slc::{DType, Executor, RunOptions, Session, Tensor};
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::Duration;
 
@@ -75,7 +75,7 @@ fn race(work: impl Fn(usize) + Send + Sync + 'static) {
 #[test]
 fn one_session_shared_by_sixteen_threads() {
     let mut session = Session::new();
-    let mut oracle = Session::with_backend(Backend::Interp);
+    let mut oracle = Session::with_executor(Executor::Interpreter);
     for (name, t) in inputs() {
         session.bind(name, t.clone());
         oracle.bind(name, t);
@@ -104,7 +104,7 @@ fn one_session_shared_by_sixteen_threads() {
 fn prepared_kernels_and_sessions_over_views_at_once() {
     let inputs = Arc::new(inputs());
     let oracle = {
-        let mut s = Session::with_backend(Backend::Interp);
+        let mut s = Session::with_executor(Executor::Interpreter);
         for (name, t) in inputs.iter() {
             s.bind(name, t.clone());
         }
@@ -174,7 +174,7 @@ fn absurd_thread_counts_are_capped_not_fatal() {
     session.bind("b", b.clone());
     session.options_mut().threads = 65_535;
     let oracle = {
-        let mut s = Session::with_backend(Backend::Interp);
+        let mut s = Session::with_executor(Executor::Interpreter);
         s.bind("b", b.clone());
         s
     };

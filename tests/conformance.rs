@@ -4,7 +4,7 @@
 
 use slc::sema::InputTypes;
 use slc::types::TensorType;
-use slc::{Backend, DType, Session, Tensor};
+use slc::{DType, Executor, Session, Tensor};
 
 #[derive(Debug, Default)]
 struct Case {
@@ -110,7 +110,7 @@ fn tensor(ty: &TensorType, values: &Values) -> Tensor {
 }
 
 /// Runs one case; `Err` describes how it fails.
-fn check(case: &Case, backend: Backend) -> Result<(), String> {
+fn check(case: &Case, backend: Executor) -> Result<(), String> {
     let expect = case.out.as_ref().ok_or("no `out:` line")?;
     let runnable = case.inputs.iter().all(|(_, _, v)| v.is_some());
     if !runnable {
@@ -123,7 +123,7 @@ fn check(case: &Case, backend: Backend) -> Result<(), String> {
             (Err(e), _) => Err(e.render(&case.src)),
         };
     }
-    let mut session = Session::with_backend(backend);
+    let mut session = Session::with_executor(backend);
     for (name, ty, values) in &case.inputs {
         session.bind(name, tensor(ty, values.as_ref().expect("runnable")));
     }
@@ -159,7 +159,7 @@ fn run_seed(prefix: &str, expected_cases: usize) {
     assert_eq!(cases.len(), expected_cases, "cases for seed {prefix}");
     let mut failures = vec![];
     for case in &cases {
-        for backend in [Backend::Interp, Backend::Jit] {
+        for backend in [Executor::Interpreter, Executor::Jit] {
             if let Err(why) = check(case, backend) {
                 failures.push(format!("{} ({backend:?}) `{}`: {why}", case.id, case.src));
             }

@@ -5,7 +5,7 @@
 
 use slc::fuzz::{Case, Rng};
 use slc::sema::consteval::{self, ConstEvalError};
-use slc::{Backend, Session};
+use slc::{Executor, Session};
 
 #[test]
 fn consteval_equals_the_interpreter() {
@@ -16,7 +16,7 @@ fn consteval_equals_the_interpreter() {
             continue;
         }
         let Ok(compiled) = slc::compile(&case.src, &case.types()) else { continue };
-        let mut session = Session::with_backend(Backend::Interp);
+        let mut session = Session::with_executor(Executor::Interpreter);
         for (name, t) in &case.inputs {
             session.bind(name, t.clone());
         }
@@ -63,7 +63,7 @@ fn placements_and_modes_equal_the_interpreter() {
         .iter()
         .map(|(n, t)| (n.to_string(), slc::types::TensorType::of(t.dtype(), t.shape())))
         .collect();
-    let mut session = Session::with_backend(Backend::Interp);
+    let mut session = Session::with_executor(Executor::Interpreter);
     for (name, t) in &inputs {
         session.bind(name, t.clone());
     }

@@ -3,7 +3,7 @@
 //! bytes exactly — or an error where NumPy raised.
 
 use serde_json::Value;
-use slc::{Backend, DType, Session, Tensor};
+use slc::{DType, Executor, Session, Tensor};
 
 /// splitmix64 bytes, as gen.py's fill().
 fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
@@ -47,12 +47,12 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn run_corpus(backend: Backend) {
+fn run_corpus(backend: Executor) {
     let text = include_str!("golden/cases.jsonl");
     let cases: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON case")).collect();
     assert!(cases.len() >= 1500, "the corpus has {} cases", cases.len());
     let mut failures = vec![];
-    let mut session = Session::with_backend(backend);
+    let mut session = Session::with_executor(backend);
     for case in &cases {
         let src = case["src"].as_str().unwrap();
         for (name, spec) in case["inputs"].as_object().unwrap() {
@@ -89,10 +89,10 @@ fn run_corpus(backend: Backend) {
 
 #[test]
 fn golden_cases_on_the_interpreter() {
-    run_corpus(Backend::Interp);
+    run_corpus(Executor::Interpreter);
 }
 
 #[test]
 fn golden_cases_on_the_jit() {
-    run_corpus(Backend::Jit);
+    run_corpus(Executor::Jit);
 }

@@ -5,7 +5,7 @@
 use slc::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK, MAX_SOURCE_BYTES};
 use slc::sema::InputTypes;
 use slc::types::TensorType;
-use slc::{Backend, DType, Error, RunOptions, Session, Tensor};
+use slc::{DType, Error, Executor, RunOptions, Session, Tensor};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -67,8 +67,8 @@ fn programs_at_the_nesting_limit_run_on_a_small_stack() {
     for src in deepest {
         let shown = src.clone();
         let results = on_small_stack(move || {
-            [Backend::Jit, Backend::Interp].map(|backend| {
-                let mut s = Session::with_backend(backend);
+            [Executor::Jit, Executor::Interpreter].map(|backend| {
+                let mut s = Session::with_executor(backend);
                 s.bind("a", Tensor::from_i64s(DType::I64, &[3], &[2, 0, 1]).unwrap());
                 s.bind("i", Tensor::from_i64s(DType::I64, &[2], &[1, -1]).unwrap());
                 s.eval(&src).map_err(|e| e.diagnostic().code)

@@ -3,7 +3,7 @@
 //! views, options), and must not compile again when they do not.
 
 use slc::embed::TensorView;
-use slc::{Backend, DType, Session, Tensor};
+use slc::{DType, Executor, Session, Tensor};
 
 fn ints(dtype: DType, shape: &[usize], values: &[i64]) -> Tensor {
     Tensor::from_i64s(dtype, shape, values).unwrap()
@@ -102,7 +102,7 @@ fn changed_options_apply_to_cached_texts() {
     s.bind("a", iota(&[4]));
     s.bind("i", ints(DType::I64, &[1], &[7]));
     assert!(s.eval("a[i]").unwrap_err().render("a[i]").contains("index 7 is out of bounds"));
-    s.options_mut().backend = Backend::Interp;
+    s.options_mut().executor = Executor::Interpreter;
     assert!(s.eval("a[i]").unwrap_err().render("a[i]").contains("index 7 is out of bounds"));
     s.bind("i", ints(DType::I64, &[2], &[-1, 0]));
     let got = s.eval("a[i]").unwrap();
@@ -124,8 +124,8 @@ fn run_time_index_errors_point_at_the_index_expression() {
         assert!(d.message.contains("index 7 is out of bounds for axis 0 with size 4"), "{}", d.message);
         d.span().map(|s| s.start)
     };
-    for backend in [Backend::Jit, Backend::Interp] {
-        let mut s = Session::with_backend(backend);
+    for backend in [Executor::Jit, Executor::Interpreter] {
+        let mut s = Session::with_executor(backend);
         s.bind("a", a.clone());
         s.bind("idx", idx.clone());
         assert_eq!(label_start(s.eval(src).unwrap_err()), Some(at), "{backend:?}");

@@ -41,7 +41,7 @@ fn arange(shape: &[usize]) -> Tensor {
 fn input_and_expected(dir: &Path) -> (PathBuf, Vec<u8>) {
     let a = dir.join("a.npy");
     slc_runtime::write_npy(&a, &arange(&[3, 4])).unwrap();
-    let mut session = slc::Session::with_backend(slc::Backend::Interp);
+    let mut session = slc::Session::with_executor(slc::Executor::Interpreter);
     session.bind("a", arange(&[3, 4]));
     let expected = slc_runtime::encode_npy(&session.eval("a[::-1]").unwrap()).unwrap();
     (a, expected)
@@ -140,7 +140,7 @@ fn dash_streams_npy_through_a_pipeline() {
         .unwrap();
     assert!(first.wait().unwrap().success());
     succeeds(&second);
-    let mut session = slc::Session::with_backend(slc::Backend::Interp);
+    let mut session = slc::Session::with_executor(slc::Executor::Interpreter);
     session.bind("a", arange(&[3, 4]));
     let expected = session.eval("a[::-1][1:]").unwrap();
     assert_eq!(slc_runtime::read_npy(&out).unwrap(), expected);

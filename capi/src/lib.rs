@@ -11,7 +11,7 @@
 
 use slc::embed::{Kernel, TensorView};
 use slc::types::TensorType;
-use slc::{Backend, DType, Error, Session, Tensor};
+use slc::{DType, Error, Executor, Session, Tensor};
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -137,7 +137,7 @@ unsafe fn shape<'a>(dims: *const i64, rank: usize, what: &str) -> Result<&'a [i6
 /// A session: options, and tensors bound by copy.
 pub struct slc_session {
     session: Session<'static>,
-    backend: Backend,
+    executor: Executor,
     threads: usize,
 }
 
@@ -176,7 +176,7 @@ pub struct slc_tensor {
 pub extern "C" fn slc_session_new() -> *mut slc_session {
     guard(ptr::null_mut(), || {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let s = slc_session { session: Session::new(), backend: Backend::Jit, threads };
+        let s = slc_session { session: Session::new(), executor: Executor::Jit, threads };
         Ok(Box::into_raw(Box::new(s)))
     })
     .0
@@ -200,12 +200,12 @@ pub unsafe extern "C" fn slc_session_set_backend(s: *mut slc_session, backend: i
         // SAFETY: the caller passes a live session or null.
         let s = unsafe { s.as_mut() }.ok_or_else(|| arg("the session is NULL"))?;
         let b = match backend {
-            0 => Backend::Jit,
-            1 => Backend::Interp,
+            0 => Executor::Jit,
+            1 => Executor::Interpreter,
             _ => return Err(arg(format!("{backend} is not a back end (SLC_BACKEND_JIT or _INTERP)"))),
         };
-        s.backend = b;
-        s.session.options_mut().backend = b;
+        s.executor = b;
+        s.session.options_mut().executor = b;
         Ok(())
     })
     .1

@@ -3,11 +3,12 @@
 
 use super::args::parse_shape;
 use super::{Failure, report};
-use crate::backend::{interp, jit};
+use crate::backend::{RuntimeError, jit};
+use crate::exec::Runnable;
 use crate::measure;
 use crate::sema::InputTypes;
 use crate::types::TensorType;
-use crate::{Backend, Compiled};
+use crate::{Compiled, Executor};
 use slc_runtime::Tensor;
 use std::time::{Duration, Instant};
 
@@ -19,8 +20,8 @@ pub struct BenchArgs {
     /// with random in-range indices).
     #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape, required = true)]
     pub shapes: Vec<(String, TensorType)>,
-    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = |s: &str| Backend::from_name(s).ok_or(format!("`{s}` is not jit or interp")))]
-    pub backend: Backend,
+    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = |s: &str| Executor::from_name(s).ok_or(format!("`{s}` is not jit or interp")))]
+    pub backend: Executor,
     /// Worker threads (default 1: single-thread numbers are the comparable ones).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: u16,
@@ -44,7 +45,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let plan = &compiled.plan;
     // Before anything is allocated: the output, and memcpy's source and destination.
     let bytes = plan.output_bytes();
-    crate::limits::check_output(bytes.saturating_mul(3), None, Some(compiled.checked.span))
+    crate::exec::check_output(bytes.saturating_mul(3), None, Some(compiled.checked.span))
         .map_err(|e| report(&e.into(), &args.expr))?;
     let inputs = measure::generated_inputs(plan).map_err(|e| {
         eprintln!("error: {e}");
@@ -54,15 +55,13 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let threads = args.threads as usize;
     // Cold compile: the median of a few compiles of this kernel, none from a cache; the host's
     // ISA, detected once per process, is not part of it.
-    let compile = || match args.backend {
-        Backend::Jit => {
-            let started = Instant::now();
-            let kernel = jit::compile(plan, &compiled.info, &jit::plan_order(plan))?;
-            Ok((Some(kernel), started.elapsed().as_nanos()))
-        }
-        Backend::Interp => Ok((None, 0)),
+    let compile = || {
+        let started = Instant::now();
+        let runnable = Runnable::prepare_in_plan_order(plan, &compiled.info, args.backend, None)?;
+        Ok::<_, RuntimeError>((runnable, started.elapsed().as_nanos()))
     };
     let compiles = jit::host_isa()
+        .map_err(RuntimeError::from)
         .and_then(|_| (0..COMPILES).map(|_| compile()).collect::<Result<Vec<_>, _>>())
         .map_err(|e| {
             eprintln!("error: {e}");
@@ -70,8 +69,9 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         })?;
     let mut times: Vec<u128> = compiles.iter().map(|(_, ns)| *ns).collect();
     times.sort_unstable();
-    let compile_ns = times[COMPILES / 2];
-    let kernel = compiles.into_iter().next_back().and_then(|(k, _)| k);
+    // The interpreter compiles nothing.
+    let compile_ns = if args.backend == Executor::Jit { times[COMPILES / 2] } else { 0 };
+    let runnable = compiles.into_iter().next_back().map(|(r, _)| r).expect("COMPILES > 0");
     let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
     let mut out = Tensor::zeros(plan.dtype, &dims).map_err(|e| {
         eprintln!("error: {e}");
@@ -79,11 +79,11 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     })?;
     let out_bytes = out.nbytes();
     let moved = measure::moved_bytes(plan, &refs, out_bytes);
-    let once = || -> Result<(), crate::backend::RuntimeError> {
-        match (&kernel, args.into) {
-            (Some(k), true) => k.run_into(plan, &compiled.info, &refs, &mut out, threads),
-            (Some(k), false) => k.run(plan, &compiled.info, &refs, threads).map(drop),
-            (None, _) => interp::run(plan, &compiled.info, &refs).map(drop),
+    let once = || -> Result<(), RuntimeError> {
+        if args.into {
+            runnable.run_into(plan, &compiled.info, &refs, &mut out, threads)
+        } else {
+            runnable.run(plan, &compiled.info, &refs, threads).map(drop)
         }
     };
     let budget = Duration::from_secs_f64(args.seconds.max(0.0));
@@ -92,10 +92,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         Failure::Runtime
     })?;
     let (k, c, ratio, gb_per_s) = (timing.kernel, timing.memcpy, timing.ratio(), timing.gb_per_s());
-    let backend = match args.backend {
-        Backend::Jit => "jit",
-        Backend::Interp => "interp",
-    };
+    let backend = args.backend.name();
     println!("{}", args.expr);
     println!(
         "  kernel {:>12.3} µs median of {} ({backend}, {threads} thread{}, {} output)",

@@ -9,7 +9,7 @@ use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
 use crate::sema::{InputTypes, InputValues};
 use crate::types::{ShapeDisplay, TensorType};
-use crate::{Backend, Session};
+use crate::{Executor, Session};
 use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,7 @@ pub struct EvalArgs {
     pub output: Option<OutputArg>,
     /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
     #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = super::parse_backend)]
-    pub backend: Backend,
+    pub backend: Executor,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -73,7 +73,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     // front end costs microseconds, and the kernel is built once, there).
     crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
 
-    let mut session = Session::with_backend(args.backend);
+    let mut session = Session::with_executor(args.backend);
     if let Some(n) = args.threads {
         session.options_mut().threads = n as usize;
     }

@@ -3,7 +3,7 @@
 
 use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
 use super::{Failure, parse_backend};
-use crate::Backend;
+use crate::Executor;
 use crate::repl::{FailureKind, Repl, front};
 use std::io::IsTerminal;
 
@@ -14,7 +14,7 @@ pub struct ReplArgs {
     pub inputs: Vec<InputArg>,
     /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
     #[arg(long, value_name = "jit|interp", value_parser = parse_backend)]
-    pub backend: Option<Backend>,
+    pub backend: Option<Executor>,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -40,14 +40,14 @@ impl From<FailureKind> for Failure {
 pub(super) fn configured(
     inputs: &[InputArg],
     fixed: bool,
-    backend: Option<Backend>,
+    backend: Option<Executor>,
     threads: Option<u16>,
     max_output_bytes: Option<u64>,
 ) -> Result<Repl, Failure> {
     let mut repl = Repl::new();
     repl.color = super::color_stderr();
     if let Some(b) = backend {
-        repl.options_mut().backend = b;
+        repl.options_mut().executor = b;
     }
     if let Some(n) = threads {
         repl.options_mut().threads = n as usize;

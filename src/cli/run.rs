@@ -4,7 +4,7 @@
 use super::args::{InputArg, parse_bytes, parse_input};
 use super::repl::configured;
 use super::{Failure, parse_backend};
-use crate::Backend;
+use crate::Executor;
 use crate::repl::front;
 use std::path::PathBuf;
 
@@ -18,7 +18,7 @@ pub struct RunArgs {
     pub inputs: Vec<InputArg>,
     /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
     #[arg(long, value_name = "jit|interp", value_parser = parse_backend)]
-    pub backend: Option<Backend>,
+    pub backend: Option<Executor>,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,

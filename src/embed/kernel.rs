@@ -6,12 +6,12 @@ use crate::backend::aot;
 use crate::backend::clif::STATUS_OK;
 use crate::backend::jit::{self, JitKernel, KernelCache};
 use crate::error::Error;
+use crate::exec::{Executor, RunOptions, Runnable};
+use crate::pipeline::Compiled;
 use crate::sema::InputTypes;
-use crate::session::{Backend, Compiled, RunOptions};
 use crate::types::{ShapeDisplay, TensorType};
 use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// Input tables up to this long live on the stack.
 const INLINE_INPUTS: usize = 8;
@@ -43,9 +43,8 @@ pub struct Kernel {
     order: Vec<usize>,
     out_shape: Vec<usize>,
     out_nbytes: usize,
-    backend: Backend,
     threads: usize,
-    native: Option<Arc<JitKernel>>,
+    runnable: Runnable,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -54,7 +53,7 @@ impl std::fmt::Debug for Kernel {
             f,
             "Kernel({:?} on {:?}: {})",
             self.src,
-            self.backend,
+            self.runnable.executor(),
             self.compiled.plan.to_string().trim_end()
         )
     }
@@ -84,10 +83,10 @@ impl Kernel {
     /// As [`prepare`](Self::prepare), on the back end and with the threads of `options`.
     ///
     /// ```
-    /// use slc::{Backend, RunOptions, embed::Kernel};
-    /// let options = RunOptions { backend: Backend::Interp, ..RunOptions::default() };
+    /// use slc::{Executor, RunOptions, embed::Kernel};
+    /// let options = RunOptions { executor: Executor::Interpreter, ..RunOptions::default() };
     /// let k = Kernel::prepare_with("a[::-1]", &[("a", "u8[3]".parse()?)], &options)?;
-    /// assert_eq!(k.backend(), Backend::Interp);
+    /// assert_eq!(k.backend(), Executor::Interpreter);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn prepare_with(
@@ -126,12 +125,7 @@ impl Kernel {
             })
         })?;
         let (plan, info) = (&compiled.plan, &compiled.info);
-        let native = match (options.backend, cache) {
-            (Backend::Jit, Some(cache)) => Some(cache.get_or_compile(plan, info, &order)),
-            (Backend::Jit, None) => Some(jit::compile(plan, info, &order).map(Arc::new)),
-            (Backend::Interp, _) => None,
-        };
-        let native = native.transpose().map_err(RuntimeError::Jit)?;
+        let runnable = Runnable::prepare(plan, info, &order, options.executor, cache)?;
         Ok(Kernel {
             src: src.to_string(),
             dtypes: inputs.iter().map(|(_, t)| t.dtype).collect(),
@@ -140,9 +134,8 @@ impl Kernel {
             order,
             out_shape,
             out_nbytes,
-            backend: options.backend,
             threads: options.threads.max(1),
-            native,
+            runnable,
             compiled,
         })
     }
@@ -158,8 +151,8 @@ impl Kernel {
     }
 
     /// The back end that runs the kernel.
-    pub fn backend(&self) -> Backend {
-        self.backend
+    pub fn executor(&self) -> Executor {
+        self.runnable.executor()
     }
 
     /// The input names and types, in call order.
@@ -226,7 +219,10 @@ impl Kernel {
 
     /// The threads a run splits its output across (1 on the interpreter and for small outputs).
     pub fn threads_used(&self) -> usize {
-        self.native.as_ref().map_or(1, |k| k.workers(self.out_nbytes, self.threads))
+        match &self.runnable {
+            Runnable::Jit(k) => k.workers(self.out_nbytes, self.threads),
+            Runnable::Interpreter => 1,
+        }
     }
 
     /// Runs the kernel into `out`, which must have the output's dtype and shape. For dense
@@ -271,7 +267,7 @@ impl Kernel {
     /// The fast path: compare dtypes and shapes, fill a pointer table on the stack, call.
     #[inline]
     fn run_raw<V: AsView>(&self, inputs: &[V], out: *mut u8) -> Result<(), Error> {
-        let Some(native) = &self.native else {
+        let Runnable::Jit(native) = &self.runnable else {
             return self.run_interp(inputs, out);
         };
         let n = self.dtypes.len();

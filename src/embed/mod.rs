@@ -11,11 +11,10 @@
 //! - with the cargo feature `ndarray`, [`TensorView::from_ndarray`] and [`Kernel::run_array`]
 //!   take views in and give arrays out.
 //!
-//! The back end is chosen per session or kernel ([`RunOptions::backend`](crate::RunOptions)):
-//! the Cranelift JIT (default) or the reference interpreter. A back end that does not run on
-//! this machine (DirectML descriptors, `slc compile --target dml`) plugs in as another
-//! [`Backend`](crate::Backend) variant: `Kernel` keeps its executor in one field (`native`), so a
-//! new target adds one arm to [`Kernel::prepare_with`] and one to its run path.
+//! The executor is chosen per session or kernel ([`RunOptions::executor`](crate::RunOptions)):
+//! the Cranelift JIT (default) or the reference interpreter. Both run plans through
+//! [`exec::Runnable`](crate::exec::Runnable), which a `Kernel` keeps in one field; a new
+//! executor is one variant there.
 //!
 //! ```
 //! use slc::{Session, embed::TensorView};

@@ -8,7 +8,7 @@ use super::view::TensorView;
 use crate::backend::RuntimeError;
 use crate::backend::jit::KernelCache;
 use crate::error::Error;
-use crate::session::RunOptions;
+use crate::exec::RunOptions;
 use slc_runtime::{DType, Tensor};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -3,8 +3,8 @@
 
 use super::helpers::{edit_distance, expand_home};
 use super::{Fail, Planned, Repl, Reply, is_identifier, type_of};
-use crate::Backend;
-use crate::backend::{RuntimeError, dml, interp, jit, loopnest};
+use crate::Executor;
+use crate::backend::{RuntimeError, dml, jit, loopnest};
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::measure;
 use crate::source::Span;
@@ -147,12 +147,12 @@ impl Repl {
             }
             "backend" => match cmd.rest {
                 "" => {
-                    let _ = writeln!(reply.out, "backend: {}", backend_name(self.backend()));
+                    let _ = writeln!(reply.out, "backend: {}", self.executor().name());
                 }
-                name => match Backend::from_name(name) {
+                name => match Executor::from_name(name) {
                     Some(b) => {
-                        self.options_mut().backend = b;
-                        let _ = writeln!(reply.out, "backend: {}", backend_name(b));
+                        self.options_mut().executor = b;
+                        let _ = writeln!(reply.out, "backend: {}", b.name());
                     }
                     None => {
                         let span = Span::new(cmd.rest_start, cmd.rest_start + name.len());
@@ -302,29 +302,21 @@ impl Repl {
         let Planned { plan, info, .. } = planned;
         let args = self.plan_inputs(plan)?;
         let threads = self.options.threads;
-        let kernel = match self.options.backend {
-            Backend::Jit => Some(
-                self.cache.get_or_compile(plan, info, &jit::plan_order(plan)).map_err(RuntimeError::from)?,
-            ),
-            Backend::Interp => None,
-        };
-        let once = || match &kernel {
-            Some(k) => k.run(plan, info, &args, threads).map(drop),
-            None => interp::run(plan, info, &args).map(drop),
-        };
+        let runnable = self.runnable(planned)?;
+        let once = || runnable.run(plan, info, &args, threads).map(drop);
         let out_bytes = out.nbytes();
         let moved = measure::moved_bytes(plan, &args, out_bytes);
         let t = measure::time_against_memcpy(once, out_bytes, moved, self.time_budget)?;
-        let threads = match self.options.backend {
-            Backend::Jit => format!(", {threads} thread{}", if threads == 1 { "" } else { "s" }),
-            Backend::Interp => String::new(),
+        let threads = match self.options.executor {
+            Executor::Jit => format!(", {threads} thread{}", if threads == 1 { "" } else { "s" }),
+            Executor::Interpreter => String::new(),
         };
         let _ = writeln!(
             reply.out,
             "kernel {:>12}  median of {} runs ({}{threads})\nmemcpy {:>12}  median, same {} output\nratio  {:>12.2}  bandwidth {:.2} GB/s ({} read and written)",
             duration(t.kernel),
             t.samples,
-            backend_name(self.options.backend),
+            self.options.executor.name(),
             duration(t.memcpy),
             bytes(t.out_bytes),
             t.ratio(),
@@ -332,13 +324,6 @@ impl Repl {
             bytes(t.moved_bytes),
         );
         Ok(())
-    }
-}
-
-fn backend_name(b: Backend) -> &'static str {
-    match b {
-        Backend::Jit => "jit",
-        Backend::Interp => "interp",
     }
 }
 

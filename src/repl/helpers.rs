@@ -173,7 +173,7 @@ fn filled(
     mut value: impl FnMut(usize) -> Num,
 ) -> Result<Tensor, Fail> {
     let bytes = Tensor::byte_size(dtype, shape).map_or(u64::MAX, |b| b as u64);
-    crate::limits::check_output(bytes, max, Some(span)).map_err(Fail::from)?;
+    crate::exec::check_output(bytes, max, Some(span)).map_err(Fail::from)?;
     let mut t = Tensor::zeros(dtype, shape).map_err(|e| {
         Fail::runtime(
             Diagnostic::error("E0505", format!("cannot make the tensor: {e}")).label(span, "in this call"),

@@ -20,16 +20,16 @@ pub(crate) use helpers::HELPERS;
 
 pub use complete::{Completion, is_complete};
 
-use crate::backend::jit::{self, KernelCache};
-use crate::backend::{RuntimeError, interp};
+use crate::backend::RuntimeError;
+use crate::backend::jit::KernelCache;
 use crate::diag::{Diagnostic, render};
 use crate::error::Error;
+use crate::exec::{self, Executor, RunOptions, Runnable};
 use crate::plan::{Plan, PlanInfo};
 use crate::sema::{self, InputTypes, TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::{self, ast};
 use crate::types::TensorType;
-use crate::{Backend, RunOptions};
 use slc_runtime::{DType, PrintOptions, Tensor, format_tensor};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -213,8 +213,8 @@ impl Repl {
         names
     }
 
-    pub fn backend(&self) -> Backend {
-        self.options.backend
+    pub fn executor(&self) -> Executor {
+        self.options.executor
     }
 
     pub fn options_mut(&mut self) -> &mut RunOptions {
@@ -396,7 +396,7 @@ impl Repl {
                 (name.clone(), TensorType { dtype: t.dtype(), shape })
             })
             .collect();
-        let (checked, _, plan, info) = crate::session::check_and_lower(&program, &types, &self.tensors)?;
+        let (checked, _, plan, info) = crate::pipeline::check_and_lower(&program, &types, &self.tensors)?;
         Ok(Planned { checked, plan, info })
     }
 
@@ -499,30 +499,21 @@ impl Repl {
 
     /// The tensors a plan reads, in its input order.
     pub(crate) fn plan_inputs(&self, plan: &Plan) -> Result<Vec<&Tensor>, Fail> {
-        plan.inputs
-            .iter()
-            .map(|decl| {
-                self.tensors
-                    .get(&decl.name)
-                    .ok_or_else(|| Fail::from(RuntimeError::UnboundInput(decl.name.clone())))
-            })
-            .collect()
+        Ok(exec::plan_inputs(plan, &self.tensors)?)
     }
 
-    /// Runs a plan on the chosen back end, pointing a failed index check at its expression.
+    /// The plan made runnable on the chosen executor (its kernel from the REPL's cache).
+    pub(crate) fn runnable(&self, planned: &Planned) -> Result<Runnable, Fail> {
+        let Planned { plan, info, .. } = planned;
+        Ok(Runnable::prepare_in_plan_order(plan, info, self.options.executor, Some(&self.cache))?)
+    }
+
+    /// Runs a plan on the chosen executor; a failed index check points at its expression.
     pub(crate) fn run(&self, planned: &Planned) -> Result<Tensor, Fail> {
         let Planned { checked, plan, info } = planned;
-        crate::limits::check_output(plan.output_bytes(), self.options.max_output_bytes, Some(checked.span))?;
+        exec::check_output(plan.output_bytes(), self.options.max_output_bytes, Some(checked.span))?;
         let args = self.plan_inputs(plan)?;
-        let result = match self.options.backend {
-            Backend::Interp => interp::run(plan, info, &args),
-            Backend::Jit => self
-                .cache
-                .get_or_compile(plan, info, &jit::plan_order(plan))
-                .map_err(RuntimeError::from)
-                .and_then(|kernel| kernel.run(plan, info, &args, self.options.threads)),
-        };
-        result.map_err(Fail::from)
+        Ok(self.runnable(planned)?.run(plan, info, &args, self.options.threads)?)
     }
 
     /// The completion for `line` at byte `pos`.

@@ -101,9 +101,9 @@ fn unknown_names_in_an_empty_session_suggest_how_to_bind() {
 
 #[test]
 fn index_tensor_values_out_of_range_are_runtime_errors_with_a_span() {
-    for backend in [Backend::Jit, Backend::Interp] {
+    for backend in [Executor::Jit, Executor::Interpreter] {
         let mut r = repl();
-        r.options_mut().backend = backend;
+        r.options_mut().executor = backend;
         ok(&mut r, "let a = arange(2); let i = arange(3, dtype=i64)");
         let err = fails(&mut r, "a[::-1][i]", FailureKind::Runtime);
         assert!(err.contains("index 2 is out of bounds for axis 0 with size 2"), "{err}");

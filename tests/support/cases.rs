@@ -152,7 +152,7 @@ pub fn golden_sample(count: usize, seed: u64) -> Vec<Case> {
 /// The library interpreter's answer: `Ok(tensor)`, or `Err(status)` with the status a kernel
 /// must return for the same failure (1 index out of range, 2 empty axis).
 pub fn oracle(case: &Case) -> Result<Tensor, i32> {
-    let mut s = slc::Session::with_backend(slc::Backend::Interp);
+    let mut s = slc::Session::with_executor(slc::Executor::Interpreter);
     for (name, t) in &case.inputs {
         s.bind(name, t.clone());
     }

@@ -1,0 +1,50 @@
+//! The front half as one call: source text → tokens → AST → checked program → plan → verified
+//! plan ([`Compiled`]). Every entry point (the CLI, the REPL, sessions, kernels, the C ABI)
+//! compiles through here; what runs a compiled plan is [`exec`](crate::exec).
+
+use crate::error::Error;
+use crate::limits;
+use crate::plan::{self, Plan, PlanInfo};
+use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr};
+use crate::syntax::{self, ast};
+
+/// A program taken through every stage up to a verified plan.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub ast: ast::Program,
+    pub checked: TExpr,
+    pub plan: Plan,
+    pub info: PlanInfo,
+    /// The inputs whose types and values checking read: what the plan depends on.
+    pub read: InputsRead,
+}
+
+/// Parses, checks, lowers and verifies `src` for inputs of the given types.
+pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
+    compile_with_values(src, inputs, &InputValues::new())
+}
+
+/// As [`compile`], where some inputs' values are known too: operator parameters (such as
+/// `strided_slice`'s `begin`) may then come from those tensors.
+pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
+    let ast = syntax::parse_program(src)?;
+    let (checked, read, plan, info) = check_and_lower(&ast, inputs, values)?;
+    Ok(Compiled { ast, checked, plan, info, read })
+}
+
+/// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
+/// level of nesting (of the text, then of the checked tree, whose `let`s are substituted), so
+/// each runs where the stack is deep enough for its input ([`limits::with_stack_for`]).
+pub(crate) fn check_and_lower(
+    ast: &ast::Program,
+    inputs: &InputTypes,
+    values: &InputValues,
+) -> Result<(TExpr, InputsRead, Plan, PlanInfo), Error> {
+    let (checked, read) = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
+    let (plan, info) = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
+        let plan = plan::lower(&checked)?;
+        let info = plan::verify(&plan)?;
+        Ok((plan, info))
+    })?;
+    Ok((checked, read, plan, info))
+}
