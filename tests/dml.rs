@@ -9,6 +9,7 @@ use slc::backend::dml::{
 };
 use slc::backend::interp;
 use slc::fuzz::{Case, Outcome, Rng, check_case, fill};
+use slc::plan::OobMode;
 use slc::sema::{InputTypes, TensorType};
 use slc::{DType, Error, Tensor};
 use std::path::Path;
@@ -284,7 +285,7 @@ fn out_of_range_policies_are_honoured_or_refused() {
     // A zero fill DirectML cannot produce.
     let e =
         lower_src("gather(a, [9], axis=1, mode=zero)", &[("a", DType::F32, &[3, 4])], &DmlOptions::default());
-    assert!(matches!(e, Err(DmlError::OobPolicy { mode: "zero", .. })), "{e:?}");
+    assert!(matches!(e, Err(DmlError::OobPolicy { mode: OobMode::Zero, .. })), "{e:?}");
     // Dynamic indices: error mode is checked on the host; the others are refused.
     for mode in ["zero", "clamp", "wrap"] {
         let src = format!("gather(a, idx, axis=0, mode={mode})");
@@ -704,11 +705,12 @@ fn random_programs_agree_with_the_interpreter_bit_for_bit() {
 fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
     let t = types(&[("a", DType::F32, &[3, 4]), ("idx", DType::I64, &[2])]);
     let target = slc::Target::DirectMl(DmlOptions::default());
-    let e = target.compile("gather(a, idx, axis=0)", &t).unwrap_err();
+    let compiled = |src: &str| slc::compile(src, &t).unwrap();
+    let e = target.compile(compiled("gather(a, idx, axis=0)")).unwrap_err();
     assert!(matches!(e, Error::Dml(DmlError::OobPolicy { .. })));
     assert!(e.render("gather(a, idx, axis=0)").contains("E0405"));
-    assert!(matches!(target.compile("a[1:]", &t).unwrap(), slc::Artifact::DirectMl(_)));
-    assert!(matches!(slc::Target::Cpu.compile("a[1:]", &t).unwrap(), slc::Artifact::Cpu(_)));
+    assert!(matches!(target.compile(compiled("a[1:]")).unwrap(), slc::Artifact::DirectMl(_)));
+    assert!(matches!(slc::Target::Cpu.compile(compiled("a[1:]")).unwrap(), slc::Artifact::Cpu(_)));
     let exe = env!("CARGO_BIN_EXE_slc");
     let out = Command::new(exe)
         .args([
@@ -758,4 +760,37 @@ fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_refused_gather_points_at_its_call_and_names_the_modes_that_lower() {
+    let t = types(&[
+        ("a", DType::F32, &[4, 5]),
+        ("e", DType::F32, &[4, 0]),
+        ("i", DType::I64, &[3]),
+        ("k", DType::I64, &[2]),
+    ]);
+    let target = slc::Target::DirectMl(DmlOptions::default());
+    let lowered = |src: &str| target.compile(slc::compile(src, &t).unwrap());
+    let refused = |src: &str| lowered(src).unwrap_err().render(src);
+    // The outer subscript is error-mode (checked on the host); the inner gather is refused.
+    let runtime = "a[::-1][gather(i, k, axis=0)]";
+    let report = [runtime, "a[:, gather(i, [7], axis=0, mode=zero)]", "gather(e, k, axis=1)[::-1]"]
+        .map(refused)
+        .join("\n");
+    insta::assert_snapshot!("refused_gathers", report);
+    // The mode the help names lowers.
+    assert!(lowered("a[::-1][gather(i, k, axis=0, mode=error)]").is_ok());
+    // The command line renders the same report.
+    let out = Command::new(env!("CARGO_BIN_EXE_slc"))
+        .args(["compile", runtime, "--shape", "a=f32[4,5]", "--shape", "i=i64[3]", "--shape", "k=i64[2]"])
+        .args(["--target", "dml"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mode=zero on indices known only at run time"), "{stderr}");
+    assert!(stderr.contains("Help: write mode=error"), "{stderr}");
+    assert!(stderr.contains("1 │ a[::-1][gather(i, k, axis=0)]"), "{stderr}");
 }

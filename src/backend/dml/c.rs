@@ -66,6 +66,18 @@ impl Writer {
     }
 }
 
+impl DmlGraph {
+    /// C source that builds the same descriptors against `directml.h`.
+    pub fn to_c(&self) -> String {
+        emit(self, "slc")
+    }
+
+    /// As [`DmlGraph::to_c`], with every symbol prefixed by `prefix` instead of `slc`.
+    pub fn to_c_named(&self, prefix: &str) -> String {
+        emit(self, prefix)
+    }
+}
+
 /// The C translation unit for `graph`, every symbol prefixed by `prefix`.
 pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
     let prefix: String =
