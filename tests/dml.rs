@@ -941,6 +941,19 @@ fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
         .unwrap();
     assert!(out.status.success());
     assert!(std::fs::read_to_string(&file).unwrap().contains("DML_OPERATOR_SLICE1"));
+    // The C form carries the host's index checks (tested against the emulator above).
+    let out = Command::new(exe)
+        .args(["compile", "a[idx]", "--shape", "a=f32[3,4]", "--shape", "idx=i64[2]"])
+        .args(["--target", "dml", "--format", "c", "--name", "pick"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        c.contains("int pick_check_indices(const void *const *inputs, pick_check_failure *failure)"),
+        "{c}"
+    );
+    assert!(c.contains("HostChecks[0]: plan check 0 (axis 0), shape [2], values in [-3, 3)."), "{c}");
     let out = Command::new(exe)
         .args(["compile", "a[1:]", "--shape", "a=f32[3]", "--target", "dml", "--feature-level", "9.9"])
         .output()

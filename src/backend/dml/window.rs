@@ -1,6 +1,7 @@
 //! Window algebra: how a strided view of a packed buffer becomes the per-dimension windows of a
 //! `DML_OPERATOR_SLICE1` (offset, size, signed stride), and how neighbouring windows merge to fit
-//! the operator's dimension limits.
+//! the operator's dimension limits. Also the two tensor walks the module shares: packed
+//! (row-major) strides and the C-order coordinate walk.
 
 /// One dimension of a SLICE1: the input tensor description's size and (unsigned) stride, and
 /// the walk along it: `count` elements from `start` by `step`.
