@@ -63,10 +63,13 @@ impl DmlError {
     pub fn locate(self, checked: &TExpr) -> DmlError {
         match self {
             DmlError::OobPolicy { mode, refusal, at: None } => {
-                let at = find_gather(checked, &|data, indices, axis, m| {
-                    m == mode && refusal.fits(data, indices, axis)
-                })
-                .or_else(|| find_gather(checked, &|_, _, _, m| m == mode));
+                // The walk recurses once per level, like the stages that built `checked`.
+                let at = crate::limits::with_stack_for(checked.depth, || {
+                    find_gather(checked, &|data, indices, axis, m| {
+                        m == mode && refusal.fits(data, indices, axis)
+                    })
+                    .or_else(|| find_gather(checked, &|_, _, _, m| m == mode))
+                });
                 DmlError::OobPolicy { mode, refusal, at }
             }
             e => e,
@@ -78,8 +81,7 @@ impl OobRefusal {
     /// Whether a gather of `data` by `indices` along `axis` is one this refusal describes.
     fn fits(&self, data: &TExpr, indices: &TExpr, axis: usize) -> bool {
         match self {
-            OobRefusal::RuntimeIndex { tensor: Some(name) } => reads_input(indices, Some(name)),
-            OobRefusal::RuntimeIndex { tensor: None } => reads_input(indices, None),
+            OobRefusal::RuntimeIndex { tensor } => reads_input(indices, tensor.as_ref()),
             OobRefusal::ZeroFill { len, .. } => data.ty.shape.get(axis) == Some(len),
             OobRefusal::EmptyAxis => data.ty.shape.get(axis) == Some(&0),
         }
