@@ -7,8 +7,9 @@ use slc::backend::dml::desc::*;
 use slc::backend::dml::{
     DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel, HostCheckKind, emulate, lower,
 };
-use slc::backend::interp;
-use slc::fuzz::{Case, Outcome, Rng, check_case, fill};
+use slc::backend::{RuntimeError, interp};
+use slc::fuzz::{Case, Draw, Outcome, Rng, check_case, fill};
+use slc::plan::OobMode;
 use slc::sema::{InputTypes, TensorType};
 use slc::{DType, Error, Tensor};
 use std::path::Path;
@@ -284,7 +285,7 @@ fn out_of_range_policies_are_honoured_or_refused() {
     // A zero fill DirectML cannot produce.
     let e =
         lower_src("gather(a, [9], axis=1, mode=zero)", &[("a", DType::F32, &[3, 4])], &DmlOptions::default());
-    assert!(matches!(e, Err(DmlError::OobPolicy { mode: "zero", .. })), "{e:?}");
+    assert!(matches!(e, Err(DmlError::OobPolicy { mode: OobMode::Zero, .. })), "{e:?}");
     // Dynamic indices: error mode is checked on the host; the others are refused.
     for mode in ["zero", "clamp", "wrap"] {
         let src = format!("gather(a, idx, axis=0, mode={mode})");
@@ -589,6 +590,195 @@ fn c_output_compiles_with_gcc_and_describes_the_json_graph() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// What the host checks report, in the line format of the C driver below: the status of
+/// `<prefix>_check_indices`, and for a failed plan check its number, the index, axis and length.
+fn host_check_line(result: &Result<Tensor, EmulateError>) -> String {
+    match result {
+        Ok(_) => "0".into(),
+        Err(EmulateError::Runtime(RuntimeError::IndexOutOfBounds { check, index, axis, len, .. })) => {
+            format!("1 {check} {index} {axis} {len}")
+        }
+        Err(EmulateError::Runtime(RuntimeError::GatherOutOfRange)) => "2".into(),
+        Err(EmulateError::Runtime(RuntimeError::EmptyAxis)) => "3".into(),
+        Err(EmulateError::Runtime(RuntimeError::OutOfBuffer { .. })) => "4".into(),
+        Err(e) => panic!("not a host check's result: {e}"),
+    }
+}
+
+/// `values` in `dtype`, truncated to its width (two's complement), so any bit pattern (a UINT64
+/// of 2^63 or more, a negative INT8) can be drawn.
+fn int_tensor(dtype: DType, shape: &[usize], values: &[i64]) -> Tensor {
+    let w = dtype.width();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()[..w].to_vec()).collect();
+    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
+}
+
+/// A C array of 64-bit words holding `bytes` (little-endian, as slc's tensors and the hosts it
+/// runs on), so that any element type read from it is aligned.
+fn c_words(name: &str, bytes: &[u8]) -> String {
+    let mut words: Vec<String> = bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            format!("{}ULL", u64::from_le_bytes(w))
+        })
+        .collect();
+    if words.is_empty() {
+        words.push("0ULL".into());
+    }
+    format!("static const unsigned long long {name}[{}] = {{{}}};", words.len(), words.join(", "))
+}
+
+#[test]
+fn c_host_checks_agree_with_the_emulator_and_the_interpreter() {
+    type Case<'a> = (&'a str, Vec<(&'a str, DType, &'a [i64])>);
+    let cases: Vec<Case> = vec![
+        // Plan checks over an input, of the index types DirectML gathers take, and of a scalar.
+        ("a[idx]", vec![("a", DType::F32, &[3, 4]), ("idx", DType::I64, &[2])]),
+        ("a[idx]", vec![("a", DType::F32, &[3, 4]), ("idx", DType::U64, &[2, 2])]),
+        ("a[1:, idx][:, ::-1]", vec![("a", DType::F16, &[3, 4]), ("idx", DType::U32, &[3])]),
+        ("a[idx]", vec![("a", DType::U8, &[5]), ("idx", DType::I32, &[])]),
+        // A guard: gather's error mode checks only the indices it reads.
+        (
+            "gather(a, idx[:1], axis=0, mode=error)",
+            vec![("a", DType::F32, &[3, 4]), ("idx", DType::I64, &[2])],
+        ),
+        // Gathered indices: nested error-mode terms, and constant terms in wrap and clamp mode.
+        (
+            "a[idx[k]]",
+            vec![("a", DType::F32, &[4, 5]), ("idx", DType::I32, &[5]), ("k", DType::U32, &[2, 3])],
+        ),
+        (
+            "a[gather(idx, [0, 9, -1], axis=0, mode=wrap)]",
+            vec![("a", DType::F32, &[6]), ("idx", DType::I32, &[4])],
+        ),
+        (
+            "a[gather(idx, [0, 9, -9], axis=0, mode=clamp)]",
+            vec![("a", DType::I64, &[6]), ("idx", DType::I64, &[4])],
+        ),
+        (
+            "gather(a, idx, axis=1, batch_dims=1, mode=error)",
+            vec![("a", DType::U8, &[2, 3, 4]), ("idx", DType::I32, &[2, 5])],
+        ),
+    ];
+    const TRIALS: i64 = 12;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("slc-dml-checks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut r = Rng::new(0xc0de_c4ec);
+    let mut driver = String::from("#include <stdio.h>\n");
+    let mut body = String::new();
+    let mut want = String::new();
+    // Each graph's label, by its number (the C prefix is `k<number>`).
+    let mut labels: Vec<String> = vec![];
+    for (src, decls) in &cases {
+        let g = lower_src(src, decls, &DmlOptions::default()).unwrap();
+        assert!(!g.host_checks.is_empty(), "{src}: no host checks");
+        // Also the guards alone: plan checks fail first in a whole graph, and the C must agree
+        // with the emulator on any HostChecks list.
+        let mut guards = g.clone();
+        guards.host_checks.retain(|c| c.kind == HostCheckKind::Guard);
+        let mut variants = vec![(src.to_string(), g.clone())];
+        if !guards.host_checks.is_empty() && guards.host_checks.len() < g.host_checks.len() {
+            variants.push((format!("{src} (guards only)"), guards));
+        }
+        let first = labels.len();
+        for (label, g) in &variants {
+            let prefix = format!("k{}", labels.len());
+            let c = g.to_c_named(&prefix);
+            assert!(c.contains(&format!("int {prefix}_check_indices(")), "{label}");
+            std::fs::write(dir.join(format!("{prefix}.c")), &c).unwrap();
+            driver += &format!("#include \"{prefix}.c\"\n");
+            labels.push(label.clone());
+        }
+        let compiled = slc::compile(src, &types(decls)).unwrap();
+        for trial in 0..TRIALS {
+            // Trial 0 in range everywhere, then ever wider values, then each type's extremes.
+            let draw = |r: &mut Rng| match trial {
+                0 => r.range(0, 3),
+                t if t == TRIALS - 1 => *r.pick(&[i64::MIN, i64::MAX, -1]),
+                t => r.range(-t, t + 1),
+            };
+            let tensors: Vec<Tensor> = compiled
+                .plan
+                .inputs
+                .iter()
+                .map(|d| {
+                    let shape: Vec<usize> = d.shape.iter().map(|&n| n as usize).collect();
+                    if d.dtype.is_integer() {
+                        let n: usize = shape.iter().product();
+                        int_tensor(d.dtype, &shape, &(0..n).map(|_| draw(&mut r)).collect::<Vec<_>>())
+                    } else {
+                        arange(d.dtype, &shape)
+                    }
+                })
+                .collect();
+            let args: Vec<&Tensor> = tensors.iter().collect();
+            let want_interp = interp::run(&compiled.plan, &compiled.info, &args);
+            for (v, (_, g)) in variants.iter().enumerate() {
+                let n = first + v;
+                let emulated = emulate(g, &args);
+                if v == 0 {
+                    match (&want_interp, &emulated) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "{src}"),
+                        (Err(a), Err(EmulateError::Runtime(b))) => assert_eq!(a, b, "{src}"),
+                        (a, b) => panic!("{src}: interpreter {a:?}, emulator {b:?}"),
+                    }
+                }
+                want += &format!("{n} {trial} {}\n", host_check_line(&emulated));
+                body += "    {\n";
+                let mut names = vec![];
+                for (k, t) in tensors.iter().enumerate() {
+                    body += &format!("        {}\n", c_words(&format!("in{k}"), t.bytes()));
+                    names.push(format!("in{k}"));
+                }
+                body += &format!(
+                    "        const void *inputs[] = {{{}}};\n        k{n}_check_failure f;\n        \
+                     int s = k{n}_check_indices(inputs, &f);\n        report({n}, {trial}, s, f.plan_check, \
+                     f.index, f.index_is_unsigned, f.axis, f.len);\n    }}\n",
+                    names.join(", ")
+                );
+            }
+        }
+    }
+    driver += "static void report(int c, int t, int s, int check, long long index, int is_unsigned, unsigned axis, long long len) {\n\
+        \x20   printf(\"%d %d %d\", c, t, s);\n\
+        \x20   if (s == 1) {\n\
+        \x20       if (is_unsigned) printf(\" %d %llu\", check, (unsigned long long)index);\n\
+        \x20       else printf(\" %d %lld\", check, index);\n\
+        \x20       printf(\" %u %lld\", axis, len);\n\
+        \x20   }\n\
+        \x20   printf(\"\\n\");\n\
+        }\n\nint main(void) {\n";
+    driver += &body;
+    driver += "    return 0;\n}\n";
+    std::fs::write(dir.join("main.c"), &driver).unwrap();
+    let out = Command::new("gcc")
+        .current_dir(&dir)
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
+        .arg(root.join("tests/dml/include"))
+        .args(["main.c", "-o", "main"])
+        .output()
+        .expect("gcc runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = Command::new(dir.join("main")).output().unwrap();
+    assert!(run.status.success());
+    let got = String::from_utf8_lossy(&run.stdout);
+    for (g, w) in got.lines().zip(want.lines()) {
+        let n: usize = w.split(' ').next().unwrap().parse().unwrap();
+        assert_eq!(g, w, "{}", labels[n]);
+    }
+    assert_eq!(got.lines().count(), want.lines().count());
+    // Both outcomes, and both kinds of check, were exercised.
+    let statuses: std::collections::BTreeSet<&str> =
+        want.lines().map(|l| l.split(' ').nth(2).unwrap()).collect();
+    assert!(["0", "1", "2"].iter().all(|s| statuses.contains(s)), "{statuses:?}");
+    // A UINT64 index of 2^63 or more, which a C `long long` cannot hold, was reported.
+    assert!(want.contains(&format!(" {} ", u64::MAX)) || want.contains(&format!(" {} ", 1u64 << 63)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Seed 002: the DML_SLICE1 examples, from their descriptors
 
@@ -704,11 +894,12 @@ fn random_programs_agree_with_the_interpreter_bit_for_bit() {
 fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
     let t = types(&[("a", DType::F32, &[3, 4]), ("idx", DType::I64, &[2])]);
     let target = slc::Target::DirectMl(DmlOptions::default());
-    let e = target.compile("gather(a, idx, axis=0)", &t).unwrap_err();
+    let compiled = |src: &str| slc::compile(src, &t).unwrap();
+    let e = target.compile(compiled("gather(a, idx, axis=0)")).unwrap_err();
     assert!(matches!(e, Error::Dml(DmlError::OobPolicy { .. })));
     assert!(e.render("gather(a, idx, axis=0)").contains("E0405"));
-    assert!(matches!(target.compile("a[1:]", &t).unwrap(), slc::Artifact::DirectMl(_)));
-    assert!(matches!(slc::Target::Cpu.compile("a[1:]", &t).unwrap(), slc::Artifact::Cpu(_)));
+    assert!(matches!(target.compile(compiled("a[1:]")).unwrap(), slc::Artifact::DirectMl(_)));
+    assert!(matches!(slc::Target::Cpu.compile(compiled("a[1:]")).unwrap(), slc::Artifact::Cpu(_)));
     let exe = env!("CARGO_BIN_EXE_slc");
     let out = Command::new(exe)
         .args([
@@ -752,10 +943,56 @@ fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
         .unwrap();
     assert!(out.status.success());
     assert!(std::fs::read_to_string(&file).unwrap().contains("DML_OPERATOR_SLICE1"));
+    // The C form carries the host's index checks (tested against the emulator above).
+    let out = Command::new(exe)
+        .args(["compile", "a[idx]", "--shape", "a=f32[3,4]", "--shape", "idx=i64[2]"])
+        .args(["--target", "dml", "--format", "c", "--name", "pick"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        c.contains("int pick_check_indices(const void *const *inputs, pick_check_failure *failure)"),
+        "{c}"
+    );
+    assert!(c.contains("HostChecks[0]: plan check 0 (axis 0), shape [2], values in [-3, 3)."), "{c}");
     let out = Command::new(exe)
         .args(["compile", "a[1:]", "--shape", "a=f32[3]", "--target", "dml", "--feature-level", "9.9"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_refused_gather_points_at_its_call_and_names_the_modes_that_lower() {
+    let t = types(&[
+        ("a", DType::F32, &[4, 5]),
+        ("e", DType::F32, &[4, 0]),
+        ("i", DType::I64, &[3]),
+        ("k", DType::I64, &[2]),
+    ]);
+    let target = slc::Target::DirectMl(DmlOptions::default());
+    let lowered = |src: &str| target.compile(slc::compile(src, &t).unwrap());
+    let refused = |src: &str| lowered(src).unwrap_err().render(src);
+    // The outer subscript is error-mode (checked on the host); the inner gather is refused.
+    let runtime = "a[::-1][gather(i, k, axis=0)]";
+    let report = [runtime, "a[:, gather(i, [7], axis=0, mode=zero)]", "gather(e, k, axis=1)[::-1]"]
+        .map(refused)
+        .join("\n");
+    insta::assert_snapshot!("refused_gathers", report);
+    // The mode the help names lowers.
+    assert!(lowered("a[::-1][gather(i, k, axis=0, mode=error)]").is_ok());
+    // The command line renders the same report.
+    let out = Command::new(env!("CARGO_BIN_EXE_slc"))
+        .args(["compile", runtime, "--shape", "a=f32[4,5]", "--shape", "i=i64[3]", "--shape", "k=i64[2]"])
+        .args(["--target", "dml"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mode=zero on indices known only at run time"), "{stderr}");
+    assert!(stderr.contains("Help: write mode=error"), "{stderr}");
+    assert!(stderr.contains("1 │ a[::-1][gather(i, k, axis=0)]"), "{stderr}");
 }

@@ -8,6 +8,8 @@
 //! `<prefix>_graph`. The output is C99; `tests/dml.rs` compiles it with gcc against a minimal
 //! header (`tests/dml/include/DirectML.h`).
 
+mod checks;
+
 use super::desc::*;
 use super::graph::*;
 use std::fmt::Write;
@@ -66,6 +68,18 @@ impl Writer {
     }
 }
 
+impl DmlGraph {
+    /// C source that builds the same descriptors against `directml.h`.
+    pub fn to_c(&self) -> String {
+        emit(self, "slc")
+    }
+
+    /// As [`DmlGraph::to_c`], with every symbol prefixed by `prefix` instead of `slc`.
+    pub fn to_c_named(&self, prefix: &str) -> String {
+        emit(self, prefix)
+    }
+}
+
 /// The C translation unit for `graph`, every symbol prefixed by `prefix`.
 pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
     let prefix: String =
@@ -91,10 +105,16 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
         graph.output.shape,
         if graph.dispatch { "" } else { " (empty: nothing to dispatch)" }
     );
+    let _ = writeln!(
+        w.out,
+        "/* Before dispatch the host runs {prefix}_check_indices (at the end): the {} index checks of\n \
+         * the JSON's HostChecks, which DirectML cannot make itself. */",
+        graph.host_checks.len()
+    );
     for note in &graph.notes {
         let _ = writeln!(w.out, "/* Note: {} */", note.replace("*/", "* /"));
     }
-    let _ = writeln!(w.out, "#include <stddef.h>\n#include <DirectML.h>\n");
+    let _ = writeln!(w.out, "#include <stddef.h>\n#include <stdint.h>\n#include <DirectML.h>\n");
     let _ =
         writeln!(w.out, "const DML_FEATURE_LEVEL {prefix}_feature_level = {};", graph.feature_level.name());
     let _ = writeln!(w.out, "const int {prefix}_dispatch = {};\n", i32::from(graph.dispatch));
@@ -320,5 +340,6 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
             or0(vals)
         );
     }
+    checks::emit(&mut w.out, graph, &prefix);
     w.out
 }

@@ -5,8 +5,8 @@
 //! for a field.
 //!
 //! IMPORTANT: keep the enum values in sync with `tests/dml/include/DirectML.h` (the minimal
-//! header the generated C is compiled against) and with spec §5.2 (values from the Win32
-//! metadata).
+//! header the generated C is compiled against) and with the Win32 metadata's `directml.h`
+//! (docs/semantics.md, section "DirectML").
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

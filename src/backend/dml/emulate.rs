@@ -6,9 +6,10 @@
 //! or negative where it is not supported) is an error here, so a lowering that relies on one
 //! fails its tests instead of passing by luck.
 
-use super::Op;
+use super::caps::Op;
 use super::desc::*;
 use super::graph::*;
+use super::window::each_coord;
 use crate::backend::RuntimeError;
 use crate::plan::{IndexOutOfRange, OobMode};
 use slc_runtime::{DType, Tensor};
@@ -253,18 +254,23 @@ fn check_type(op: Op, level: FeatureLevel, t: &TensorDesc, name: &str) -> Result
     Ok(())
 }
 
-/// Element offset (in elements) of `coord` in a description.
-fn offset(t: &TensorDesc, coord: &[u64]) -> u64 {
-    t.desc.effective_strides().iter().zip(coord).map(|(s, c)| s * c).sum()
+/// Element offset (in elements) of `coord` (never negative) in a description.
+fn offset(t: &TensorDesc, coord: &[i64]) -> u64 {
+    t.desc.effective_strides().iter().zip(coord).map(|(s, &c)| s * c as u64).sum()
 }
 
-fn element<'b>(t: &TensorDesc, bytes: &'b [u8], coord: &[u64]) -> Result<&'b [u8], EmulateError> {
+fn element<'b>(t: &TensorDesc, bytes: &'b [u8], coord: &[i64]) -> Result<&'b [u8], EmulateError> {
     let w = t.desc.data_type.size();
     let at = offset(t, coord) * w;
     if at + w > t.desc.total_tensor_size_in_bytes || at + w > bytes.len() as u64 {
         return invalid(format!("element {coord:?} lies outside the tensor's bytes"));
     }
     Ok(&bytes[at as usize..(at + w) as usize])
+}
+
+/// An output description's sizes, as the coordinates walked over it.
+fn sizes(t: &TensorDesc) -> Vec<i64> {
+    t.desc.sizes.iter().map(|&s| s as i64).collect()
 }
 
 fn int_value(t: DataType, b: &[u8]) -> i128 {
@@ -280,32 +286,12 @@ fn int_value(t: DataType, b: &[u8]) -> i128 {
     }
 }
 
-/// Every coordinate of `sizes`, C order.
-fn each(sizes: &[u32], mut f: impl FnMut(&[u64]) -> Result<(), EmulateError>) -> Result<(), EmulateError> {
-    let mut c = vec![0u64; sizes.len()];
-    loop {
-        f(&c)?;
-        let mut d = sizes.len();
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            c[d] += 1;
-            if c[d] < sizes[d] as u64 {
-                break;
-            }
-            c[d] = 0;
-        }
-    }
-}
-
 /// A gathered index read as DirectML documents it: negative values count from the end only
 /// from feature level 3.0 with a signed type; anything else out of range is undefined.
-fn resolve(level: FeatureLevel, t: DataType, raw: i128, n: u32) -> Result<u64, EmulateError> {
+fn resolve(level: FeatureLevel, t: DataType, raw: i128, n: u32) -> Result<i64, EmulateError> {
     let j = if raw < 0 && t.is_signed_int() && level >= FeatureLevel::L3_0 { raw + n as i128 } else { raw };
     if (0..n as i128).contains(&j) {
-        Ok(j as u64)
+        Ok(j as i64)
     } else {
         Err(EmulateError::Undefined(format!("index {raw} on a dimension of {n}")))
     }
@@ -322,7 +308,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
     }
     let mut out = vec![0u8; out_desc.desc.total_tensor_size_in_bytes as usize];
     let w = out_desc.desc.data_type.size() as usize;
-    let mut write = |coord: &[u64], src: &[u8]| -> Result<(), EmulateError> {
+    let mut write = |coord: &[i64], src: &[u8]| -> Result<(), EmulateError> {
         let at = offset(out_desc, coord) as usize * w;
         out.get_mut(at..at + w)
             .ok_or(EmulateError::Invalid("output element out of bounds".into()))?
@@ -365,10 +351,9 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
                 *first = off as i64 + if stride < 0 { size as i64 - 1 } else { 0 };
             }
             let input = &args[0];
-            each(&o.desc.sizes, |c| {
-                let ic: Vec<u64> = (0..n)
-                    .map(|k| (start[k] + d.input_window_strides[k] as i64 * c[k] as i64) as u64)
-                    .collect();
+            each_coord(&sizes(o), |c| {
+                let ic: Vec<i64> =
+                    (0..n).map(|k| start[k] + d.input_window_strides[k] as i64 * c[k]).collect();
                 write(c, element(i, input, &ic)?)
             })?;
         }
@@ -405,10 +390,10 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
                 ));
             }
             let (input, indices) = (&args[0], &args[1]);
-            each(&o.desc.sizes, |c| {
-                let mut full = vec![0u64; crop];
+            each_coord(&sizes(o), |c| {
+                let mut full = vec![0i64; crop];
                 full.extend_from_slice(c);
-                let mut xc = vec![0u64; dn - q];
+                let mut xc = vec![0i64; dn - q];
                 xc.extend_from_slice(&full[axis..axis + q]);
                 let raw = int_value(x.desc.data_type, element(x, indices, &xc)?);
                 let j = resolve(level, x.desc.data_type, raw, i.desc.sizes[axis])?;
@@ -468,14 +453,14 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
                 ));
             }
             let (input, indices) = (&args[0], &args[1]);
-            each(&o.desc.sizes, |c| {
+            each_coord(&sizes(o), |c| {
                 let rc = &c[dn - r..];
-                let mut ic = vec![0u64; dn - ni];
+                let mut ic = vec![0i64; dn - ni];
                 ic.extend_from_slice(&rc[..b]);
                 for t in 0..tuple {
-                    let mut xc = vec![0u64; dn - nq];
+                    let mut xc = vec![0i64; dn - nq];
                     xc.extend_from_slice(&rc[..nq - 1]);
-                    xc.push(t as u64);
+                    xc.push(t as i64);
                     let raw = int_value(x.desc.data_type, element(x, indices, &xc)?);
                     ic.push(resolve(level, x.desc.data_type, raw, real_in[b + t])?);
                 }
@@ -489,39 +474,22 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
 
 /// Runs one host check on the plan inputs, as the interpreter runs plan checks.
 fn host_check(graph: &DmlGraph, check: &HostCheck, inputs: &[&Tensor]) -> Result<(), EmulateError> {
-    let shape = &check.shape;
-    if shape.iter().any(|&d| d <= 0) {
-        return Ok(());
-    }
-    let mut coords = vec![0i64; shape.len()];
-    loop {
-        let j = load(graph, &check.index, &coords, inputs)?;
-        if OobMode::Error.normalize(j, check.len).is_err() {
-            return Err(EmulateError::Runtime(match check.kind {
-                HostCheckKind::PlanCheck(i) => RuntimeError::IndexOutOfBounds {
-                    check: i,
-                    index: j,
-                    axis: check.axis,
-                    len: check.len,
-                    span: None,
-                },
-                HostCheckKind::Guard => RuntimeError::GatherOutOfRange,
-            }));
+    each_coord(&check.shape, |coords| {
+        let j = load(graph, &check.index, coords, inputs)?;
+        if OobMode::Error.normalize(j, check.len).is_ok() {
+            return Ok(());
         }
-        // Next coordinate in C order; done after the last.
-        let mut d = shape.len();
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            coords[d] += 1;
-            if coords[d] < shape[d] {
-                break;
-            }
-            coords[d] = 0;
-        }
-    }
+        Err(EmulateError::Runtime(match check.kind {
+            HostCheckKind::PlanCheck(i) => RuntimeError::IndexOutOfBounds {
+                check: i,
+                index: j,
+                axis: check.axis,
+                len: check.len,
+                span: None,
+            },
+            HostCheckKind::Guard => RuntimeError::GatherOutOfRange,
+        }))
+    })
 }
 
 /// The integer a host access reads at `coords` (0 where a `zero`-mode term misses), following
@@ -531,14 +499,11 @@ fn load(graph: &DmlGraph, a: &HostAccess, coords: &[i64], inputs: &[&Tensor]) ->
         a.base as i128 + coords.iter().zip(&a.strides).map(|(&o, &s)| o as i128 * s as i128).sum::<i128>();
     for term in &a.terms {
         let j = load(graph, &term.index, coords, inputs)?;
-        let Some(mode) = OobMode::from_name(&term.mode) else {
-            return invalid(format!("unknown mode {}", term.mode));
-        };
-        match mode.normalize(j, term.len) {
+        match term.mode.normalize(j, term.len) {
             Ok(Some(j)) => address += j as i128 * term.stride as i128,
             Ok(None) => return Ok(0),
             // As the interpreter: an error-mode miss that no check covered.
-            Err(IndexOutOfRange) if mode == OobMode::Error => {
+            Err(IndexOutOfRange) if term.mode == OobMode::Error => {
                 return Err(RuntimeError::GatherOutOfRange.into());
             }
             Err(IndexOutOfRange) => return Err(RuntimeError::EmptyAxis.into()),

@@ -4,6 +4,7 @@
 //! logical output type.
 
 use super::desc::{DataType, FeatureLevel, GraphDesc};
+use crate::plan::OobMode;
 use serde::{Deserialize, Serialize};
 
 /// Where a graph input's bytes come from.
@@ -69,8 +70,25 @@ pub struct HostTerm {
     pub index: HostAccess,
     pub len: i64,
     pub stride: i64,
-    /// `error`, `zero`, `clamp` or `wrap`.
-    pub mode: String,
+    /// Written by name: `error`, `zero`, `clamp` or `wrap`.
+    #[serde(with = "mode_name")]
+    pub mode: OobMode,
+}
+
+/// An [`OobMode`] in the JSON: its name, checked when the graph is read.
+mod mode_name {
+    use crate::plan::OobMode;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(mode: &OobMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(mode.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OobMode, D::Error> {
+        let name = String::deserialize(d)?;
+        OobMode::from_name(&name).ok_or_else(|| D::Error::custom(format!("unknown mode `{name}`")))
+    }
 }
 
 /// What a failed host check reports.
@@ -130,15 +148,5 @@ impl DmlGraph {
     /// Reads the JSON form back (checking each enum's name against its value).
     pub fn from_json(text: &str) -> Result<DmlGraph, serde_json::Error> {
         serde_json::from_str(text)
-    }
-
-    /// C source that builds the same descriptors against `directml.h` (see [`super::c`]).
-    pub fn to_c(&self) -> String {
-        super::c::emit(self, "slc")
-    }
-
-    /// As [`DmlGraph::to_c`], with every symbol prefixed by `prefix` instead of `slc`.
-    pub fn to_c_named(&self, prefix: &str) -> String {
-        super::c::emit(self, prefix)
     }
 }

@@ -1,8 +1,7 @@
 //! The library's choice of compilation target: the plan for slc's CPU back ends, or DirectML
 //! descriptors.
 
-use super::{DmlGraph, DmlOptions, lower};
-use crate::sema::InputTypes;
+use super::{DmlGraph, DmlOptions, lower_program};
 use crate::{Compiled, Error};
 
 /// Where a compiled program runs.
@@ -25,22 +24,23 @@ pub enum Artifact {
 }
 
 impl Target {
-    /// Compiles `src` for inputs of the given types to this target.
+    /// Takes a program [`crate::compile`] parsed, checked, lowered and verified to this target.
+    /// A DirectML refusal points into the program's text.
     ///
     /// ```
     /// use slc::sema::{InputTypes, TensorType};
     /// use slc::{Artifact, DType, Target};
     /// let mut types = InputTypes::new();
     /// types.insert("a".into(), TensorType { dtype: DType::F32, shape: vec![3, 4] });
-    /// let Artifact::DirectMl(graph) = Target::DirectMl(Default::default()).compile("a[1:, ::-1]", &types).unwrap()
+    /// let compiled = slc::compile("a[1:, ::-1]", &types).unwrap();
+    /// let Artifact::DirectMl(graph) = Target::DirectMl(Default::default()).compile(compiled).unwrap()
     /// else { unreachable!() };
     /// assert!(graph.to_json().contains("DML_OPERATOR_SLICE1"));
     /// ```
-    pub fn compile(&self, src: &str, inputs: &InputTypes) -> Result<Artifact, Error> {
-        let compiled = crate::compile(src, inputs)?;
+    pub fn compile(&self, compiled: Compiled) -> Result<Artifact, Error> {
         match self {
             Target::Cpu => Ok(Artifact::Cpu(Box::new(compiled))),
-            Target::DirectMl(opts) => Ok(Artifact::DirectMl(Box::new(lower(&compiled.plan, opts)?))),
+            Target::DirectMl(opts) => Ok(Artifact::DirectMl(Box::new(lower_program(&compiled, opts)?))),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{CompileArgs, FormatArg};
 use crate::Compiled;
-use crate::backend::dml::{DmlOptions, FeatureLevel, lower};
+use crate::backend::dml::{DmlOptions, FeatureLevel, lower_program};
 use crate::cli::{Failure, report};
 
 pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
@@ -19,7 +19,7 @@ pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
         };
         opts.feature_level = level;
     }
-    let graph = lower(&compiled.plan, &opts).map_err(|e| report(&e.into(), &args.expr))?;
+    let graph = lower_program(compiled, &opts).map_err(|e| report(&e.into(), &args.expr))?;
     let mut text = match args.format {
         FormatArg::Json => graph.to_json(),
         FormatArg::C => graph.to_c_named(args.name.as_deref().unwrap_or("slc")),

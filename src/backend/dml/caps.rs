@@ -1,0 +1,129 @@
+//! What DirectML offers at each feature level: the operators slc emits, when each was
+//! introduced, and the data types and dimension counts their descriptors accept (the
+//! "Availability" and "Tensor support" sections of each operator's documentation).
+
+use super::desc::{DataType, FeatureLevel, OperatorType};
+use super::error::DmlError;
+use slc_runtime::DType;
+
+/// The operators slc emits, with their `directml.h` availability and tensor support tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Slice1,
+    Gather,
+    GatherNd1,
+}
+
+const SMALL_TYPES: [DataType; 8] = [
+    DataType::Float32,
+    DataType::Float16,
+    DataType::Int32,
+    DataType::Int16,
+    DataType::Int8,
+    DataType::Uint32,
+    DataType::Uint16,
+    DataType::Uint8,
+];
+const WIDE_TYPES: [DataType; 3] = [DataType::Float64, DataType::Int64, DataType::Uint64];
+
+impl Op {
+    pub(crate) fn of(t: OperatorType) -> Op {
+        match t {
+            OperatorType::Slice1 => Op::Slice1,
+            OperatorType::Gather => Op::Gather,
+            OperatorType::GatherNd1 => Op::GatherNd1,
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Op::Slice1 => "DML_OPERATOR_SLICE1",
+            Op::Gather => "DML_OPERATOR_GATHER",
+            Op::GatherNd1 => "DML_OPERATOR_GATHER_ND1",
+        }
+    }
+
+    pub(crate) fn introduced(self) -> FeatureLevel {
+        match self {
+            Op::Slice1 => FeatureLevel::L2_1,
+            Op::Gather => FeatureLevel::L1_0,
+            Op::GatherNd1 => FeatureLevel::L3_0,
+        }
+    }
+
+    /// Data types of the input/output tensors at `level` (the docs' "Tensor support" tables).
+    pub(crate) fn supports(self, level: FeatureLevel, t: DataType) -> bool {
+        let small = SMALL_TYPES.contains(&t);
+        let wide = WIDE_TYPES.contains(&t);
+        match self {
+            Op::Slice1 => (level >= FeatureLevel::L2_1 && small) || (level >= FeatureLevel::L4_1 && wide),
+            Op::Gather => {
+                (matches!(t, DataType::Float32 | DataType::Float16))
+                    || (level >= FeatureLevel::L2_1 && small)
+                    || (level >= FeatureLevel::L4_1 && wide)
+            }
+            Op::GatherNd1 => level >= FeatureLevel::L3_0 && small,
+        }
+    }
+
+    /// Index types (gathers only).
+    pub(crate) fn index_supports(self, level: FeatureLevel, t: DataType) -> bool {
+        if level >= FeatureLevel::L3_0 {
+            matches!(t, DataType::Int32 | DataType::Int64 | DataType::Uint32 | DataType::Uint64)
+        } else {
+            t == DataType::Uint32
+        }
+    }
+
+    /// The allowed `DimensionCount`s.
+    pub(crate) fn dims(self, level: FeatureLevel) -> (usize, usize) {
+        match (self, level >= FeatureLevel::L3_0) {
+            (_, true) | (Op::GatherNd1, _) => (1, 8),
+            (Op::Slice1, false) => (4, 5),
+            (Op::Gather, false) => (4, 4),
+        }
+    }
+}
+
+impl PartialOrd for FeatureLevel {
+    fn partial_cmp(&self, other: &FeatureLevel) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for FeatureLevel {
+    fn cmp(&self, other: &FeatureLevel) -> std::cmp::Ordering {
+        self.value().cmp(&other.value())
+    }
+}
+
+/// The DirectML type that holds `dtype`'s bytes: bool is UINT8 and bf16 UINT16 (slicing only
+/// moves bits, so the bit pattern is all that matters).
+pub fn natural_type(dtype: DType) -> DataType {
+    match dtype {
+        DType::Bool | DType::U8 => DataType::Uint8,
+        DType::I8 => DataType::Int8,
+        DType::I16 => DataType::Int16,
+        DType::I32 => DataType::Int32,
+        DType::I64 => DataType::Int64,
+        DType::U16 | DType::BF16 => DataType::Uint16,
+        DType::U32 => DataType::Uint32,
+        DType::U64 => DataType::Uint64,
+        DType::F16 => DataType::Float16,
+        DType::F32 => DataType::Float32,
+        DType::F64 => DataType::Float64,
+    }
+}
+
+/// The element type of a tensor an operator moves: `(type, pairs)`, where `pairs` means a
+/// 64-bit type moved as two UINT32 (an extra trailing dimension of 2, strides doubled).
+pub(crate) fn storage(op: Op, level: FeatureLevel, dtype: DType) -> Result<(DataType, bool), DmlError> {
+    let t = natural_type(dtype);
+    if op.supports(level, t) {
+        Ok((t, false))
+    } else if t.size() == 8 && op.supports(level, DataType::Uint32) {
+        Ok((DataType::Uint32, true))
+    } else {
+        Err(DmlError::DataType { op: op.name(), dtype, level })
+    }
+}

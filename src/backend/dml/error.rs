@@ -1,0 +1,162 @@
+//! [`DmlError`]: why a plan has no DirectML form, and its diagnostic.
+//!
+//! The plan keeps no span per gathered term (only its checks have spans), so a refused gather
+//! is found again in the checked program ([`DmlError::locate`]) to point at its call.
+
+use super::desc::FeatureLevel;
+use crate::diag::{Diagnostic, IntoDiagnostic};
+use crate::plan::OobMode;
+use crate::sema::{TExpr, TExprKind};
+use crate::source::Span;
+use slc_runtime::DType;
+
+/// Why a plan cannot be expressed in DirectML at the requested feature level.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DmlError {
+    /// The operator does not exist at this feature level.
+    #[error("{op} needs DirectML feature level {needs}; the target is {level}")]
+    FeatureLevel { op: &'static str, needs: FeatureLevel, level: FeatureLevel },
+    /// Too many dimensions after merging all that can be merged.
+    #[error("{op} needs {dims} dimensions after merging; DirectML allows {allowed} at feature level {level}")]
+    Rank { op: &'static str, dims: usize, allowed: String, level: FeatureLevel, detail: String },
+    /// The element type has no DirectML form for this operator at this level.
+    #[error("{op} does not support {dtype} data at DirectML feature level {level}")]
+    DataType { op: &'static str, dtype: DType, level: FeatureLevel },
+    /// The index tensor's type is not one DirectML gathers accept.
+    #[error("DirectML gathers cannot read {dtype} indices at feature level {level}")]
+    IndexType { dtype: DType, level: FeatureLevel },
+    /// The out-of-range policy of a gather cannot be honoured: DirectML leaves out-of-range
+    /// indices undefined. `at` is the gather's span in the program, once [located](Self::locate).
+    #[error("mode={} cannot be honoured by DirectML for {refusal}", mode.name())]
+    OobPolicy { mode: OobMode, refusal: OobRefusal, at: Option<Span> },
+    /// A size, stride or offset does not fit the 32-bit fields of `directml.h`.
+    #[error("{0} does not fit DirectML's 32-bit tensor fields")]
+    TooLarge(String),
+    /// A plan shape slc's DirectML lowering does not handle.
+    #[error("unsupported by the DirectML target: {0}")]
+    Unsupported(String),
+}
+
+/// What about a gather's indices keeps its mode from lowering.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OobRefusal {
+    /// The values are known only at run time: read from the named tensor, or (`None`) computed
+    /// by another gather.
+    #[error("{}", match tensor {
+        Some(name) => format!("the index tensor `{name}`, whose values are known only at run time"),
+        None => "a computed index".to_string(),
+    })]
+    RuntimeIndex { tensor: Option<String> },
+    /// A constant index out of range under `mode=zero`: DirectML gathers have no zero fill.
+    #[error("the constant index {index} on an axis of {len}: DirectML gathers have no zero fill")]
+    ZeroFill { index: i128, len: i64 },
+    /// A gather from an axis of size 0 into a non-empty result: no index is valid, and
+    /// DirectML tensors cannot describe the axis at all.
+    #[error("an axis of size 0, where every index is out of range")]
+    EmptyAxis,
+}
+
+impl DmlError {
+    /// Points a refused gather at its place in `checked`, the program the plan was lowered
+    /// from: the first gather, in evaluation order, with the refused mode and the refused kind
+    /// of indices. Other errors are returned unchanged.
+    pub fn locate(self, checked: &TExpr) -> DmlError {
+        match self {
+            DmlError::OobPolicy { mode, refusal, at: None } => {
+                // The walk recurses once per level, like the stages that built `checked`.
+                let at = crate::limits::with_stack_for(checked.depth, || {
+                    find_gather(checked, &|data, indices, axis, m| {
+                        m == mode && refusal.fits(data, indices, axis)
+                    })
+                    .or_else(|| find_gather(checked, &|_, _, _, m| m == mode))
+                });
+                DmlError::OobPolicy { mode, refusal, at }
+            }
+            e => e,
+        }
+    }
+}
+
+impl OobRefusal {
+    /// Whether a gather of `data` by `indices` along `axis` is one this refusal describes.
+    fn fits(&self, data: &TExpr, indices: &TExpr, axis: usize) -> bool {
+        match self {
+            OobRefusal::RuntimeIndex { tensor } => reads_input(indices, tensor.as_ref()),
+            OobRefusal::ZeroFill { len, .. } => data.ty.shape.get(axis) == Some(len),
+            OobRefusal::EmptyAxis => data.ty.shape.get(axis) == Some(&0),
+        }
+    }
+}
+
+/// Whether `e`'s values depend on an input (the one named `name`, when given) or on a gather.
+fn reads_input(e: &TExpr, name: Option<&String>) -> bool {
+    match (&e.kind, name) {
+        (TExprKind::Input(n), Some(name)) => n == name,
+        (TExprKind::Input(_) | TExprKind::Gather { .. }, None) => true,
+        _ => e.kind.children().any(|c| reads_input(c, name)),
+    }
+}
+
+type GatherTest<'a> = dyn Fn(&TExpr, &TExpr, usize, OobMode) -> bool + 'a;
+
+/// The first gather under `e` (operands before the gather itself) that `test` accepts.
+fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
+    if let Some(span) = e.kind.children().find_map(|c| find_gather(c, test)) {
+        return Some(span);
+    }
+    match &e.kind {
+        TExprKind::Gather { data, indices, axis, mode, .. } if test(data, indices, *axis, *mode) => {
+            Some(e.span)
+        }
+        _ => None,
+    }
+}
+
+impl IntoDiagnostic for DmlError {
+    fn into_diagnostic(self) -> Diagnostic {
+        let message = self.to_string();
+        match self {
+            DmlError::FeatureLevel { needs, .. } => Diagnostic::error("E0401", message)
+                .help(format!("choose --feature-level {needs} or higher")),
+            DmlError::Rank { detail, .. } => Diagnostic::error("E0402", message)
+                .note(detail)
+                .help("dimensions merge only where the window leaves them whole or they coalesce"),
+            DmlError::DataType { .. } => Diagnostic::error("E0403", message)
+                .help("64-bit types are native from feature level 4.1 (below, they move as pairs of UINT32)"),
+            DmlError::IndexType { .. } => Diagnostic::error("E0404", message)
+                .help("DirectML gathers take INT32/INT64/UINT32/UINT64 indices (UINT32 only below 3.0); cast the index tensor"),
+            DmlError::OobPolicy { mode, refusal, at } => oob_policy(message, mode, &refusal, at),
+            DmlError::TooLarge(_) => Diagnostic::error("E0406", message),
+            DmlError::Unsupported(_) => Diagnostic::error("E0407", message),
+        }
+    }
+}
+
+/// E0405: the refused gather underlined, and the modes that do lower for its indices.
+fn oob_policy(message: String, mode: OobMode, refusal: &OobRefusal, at: Option<Span>) -> Diagnostic {
+    let mode = mode.name();
+    let (label, help) = match refusal {
+        OobRefusal::RuntimeIndex { .. } => (
+            format!("mode={mode} on indices known only at run time"),
+            "write mode=error: DirectML leaves out-of-range indices undefined, so run-time indices \
+             lower only in mode=error, which the host checks before dispatch; mode=zero, clamp and \
+             wrap lower only with constant indices, which slc normalizes when it compiles",
+        ),
+        OobRefusal::ZeroFill { index, .. } => (
+            format!("mode=zero with the out-of-range constant index {index}"),
+            "write mode=clamp or mode=wrap (slc normalizes constant indices when it compiles), or keep \
+             the constant indices in range",
+        ),
+        OobRefusal::EmptyAxis => (
+            "a gather from an axis of size 0".to_string(),
+            "no mode lowers a gather from an empty axis into a non-empty result: DirectML tensors \
+             have no size-0 dimensions",
+        ),
+    };
+    let d = Diagnostic::error("E0405", message);
+    let d = match at {
+        Some(span) => d.label(span, label),
+        None => d,
+    };
+    d.help(help)
+}
