@@ -303,7 +303,7 @@ pub fn check_case(case: &Case) -> Outcome {
             false
         }
         (Err(x), Err(EmulateError::Runtime(y))) => {
-            assert_eq!(x, y, "{src} at {}", case.level);
+            assert_eq!(x, &y.clone().located(&compiled.plan), "{src} at {}", case.level);
             true
         }
         _ => panic!("{src} at {}: interpreter {want:?}, emulator {got:?}\n{}", case.level, graph.to_json()),

@@ -73,7 +73,7 @@ fn agree(src: &str, tensors: &[(&str, Tensor)], opts: &DmlOptions) -> DmlGraph {
     let got = emulate(&g, &args);
     match (want, got) {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "{src}"),
-        (Err(a), Err(EmulateError::Runtime(b))) => assert_eq!(a, b, "{src}"),
+        (Err(a), Err(EmulateError::Runtime(b))) => assert_eq!(a, b.located(&compiled.plan), "{src}"),
         (a, b) => panic!("{src}: interpreter {a:?}, emulator {b:?}\n{}", g.to_json()),
     }
     g
@@ -722,7 +722,9 @@ fn c_host_checks_agree_with_the_emulator_and_the_interpreter() {
                 if v == 0 {
                     match (&want_interp, &emulated) {
                         (Ok(a), Ok(b)) => assert_eq!(a, b, "{src}"),
-                        (Err(a), Err(EmulateError::Runtime(b))) => assert_eq!(a, b, "{src}"),
+                        (Err(a), Err(EmulateError::Runtime(b))) => {
+                            assert_eq!(a, &b.clone().located(&compiled.plan), "{src}")
+                        }
                         (a, b) => panic!("{src}: interpreter {a:?}, emulator {b:?}"),
                     }
                 }

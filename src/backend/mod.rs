@@ -51,6 +51,20 @@ pub enum RuntimeError {
     OutOfBuffer { address: i128, len: usize },
 }
 
+impl RuntimeError {
+    /// A failed check of `plan` that names its check but not its place (the DirectML emulator
+    /// sees only the graph) points at the check's index expression.
+    pub fn located(self, plan: &crate::plan::Plan) -> RuntimeError {
+        match self {
+            RuntimeError::IndexOutOfBounds { check, index, axis, len, span: None } => {
+                let span = plan.checks.get(check).and_then(|c| c.origin.0);
+                RuntimeError::IndexOutOfBounds { check, index, axis, len, span }
+            }
+            e => e,
+        }
+    }
+}
+
 impl IntoDiagnostic for RuntimeError {
     fn into_diagnostic(self) -> Diagnostic {
         let message = self.to_string();
