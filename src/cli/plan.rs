@@ -74,7 +74,7 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
     }
     text += &compiled.plan.to_string();
     if let Some(which) = &args.dump_after {
-        loopnest::schedule(&compiled.plan, |pass, nest| {
+        loopnest::schedule(&compiled.plan, crate::backend::jit::host_target(), |pass, nest| {
             if which == "all" || which == pass {
                 text += &format!("== after {pass}\n{nest}");
             }

@@ -1,12 +1,19 @@
 //! Plan → LoopNest: the schedule a compiled kernel follows, in bytes. The plan says *what*
 //! each output element is; the loop nest says *how* to walk them: which loops, which pointer
-//! strides, where a contiguous run becomes one block copy. Shared by the JIT and AOT back ends.
+//! strides, and how each loop runs (its [`Strategy`]: a block copy, a vector shuffle, a table of
+//! gathered offsets, ...). The code generator translates the nest and decides nothing itself,
+//! so `slc plan --dump-after all` shows every choice. Shared by the JIT and AOT back ends.
 //!
 //! Loops run in output order (the output is dense and C-ordered, so the innermost loop is always
-//! the output's contiguous axis). The passes, each a pure rewrite with a name for `--dump-after`:
-//! `drop-unit-axes`, `merge-contiguous-axes`, `block-copy`.
+//! the output's contiguous axis). A nest is either a plan's output or one of its index checks
+//! ([`NestKind`]); both come from the same [`passes`], each a pure rewrite with a name for
+//! `--dump-after`.
 
-use crate::plan::{Access, BufferId, OobMode, Plan};
+mod passes;
+
+pub use passes::{INLINE_COPY_BYTES, PASSES, Pass};
+
+use crate::plan::{Access, BufferId, Check, OobMode, Plan};
 use slc_runtime::DType;
 use std::fmt;
 
@@ -30,8 +37,79 @@ pub struct Term {
     pub mode: OobMode,
 }
 
+/// What a nest computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NestKind {
+    /// The plan's output.
+    Output,
+    /// One of the plan's index checks: every value of an index tensor is loaded through an
+    /// `error`-mode term, so the kernel returns `STATUS_INDEX_OUT_OF_RANGE` at the first value
+    /// outside `[-len, len)`, as NumPy raises even for values a later slice drops. Every element
+    /// goes to the same 8-byte scratch slot (output strides 0).
+    Check,
+}
+
+/// How one loop runs. Strategies that take two loops sit on the outer one and mark the inner
+/// one [`Strategy::Joined`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// A counted loop around the loops inside it; innermost, one element per iteration with
+    /// every gather normalized by its mode.
+    Serial,
+    /// Innermost: one contiguous run in both output and data, copied as a block.
+    Block(Copy),
+    /// Innermost, every gather fixed along it: a copy by a constant stride, unrolled, with 16
+    /// bytes shuffled at a time where `Some`.
+    Strided(Option<Shuffle>),
+    /// Innermost, its gathers moving along it and reading index tensors directly (no gather of a
+    /// gather): pointers walk the index tensors, and each unrolled trip tests its indices at
+    /// once, running element by element with the mode's handling only when one is outside.
+    GuardedGather,
+    /// Over the rows of a short block (at most [`INLINE_COPY_BYTES`]), every gather fixed and
+    /// none able to miss: several rows per trip, each copied inline.
+    BlockRows,
+    /// Over rows whose inner loop's gathers do not depend on the row: those are normalized once
+    /// into a table of byte offsets on the stack, then every row copies through it.
+    IndexTable,
+    /// Over dense tiles of at most 8 bytes whose elements the inner loop reverses
+    /// (`img[..., ::-1]` on pixels): 16 bytes of tiles shuffled at a time.
+    ReversedTiles,
+    /// Run by the strategy of the loop outside it.
+    Joined,
+}
+
+/// How a block is copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Copy {
+    /// At most [`INLINE_COPY_BYTES`]: a few overlapping loads and stores.
+    Inline,
+    /// A loop of 64-byte moves (runs without gathers, up to 256 KiB).
+    Loop,
+    /// A call to memcpy (long runs, and the outermost loop's run, whose length the caller's
+    /// range sets).
+    Memcpy,
+}
+
+/// A 16-byte shuffle that makes a strided run contiguous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shuffle {
+    /// Source stride −width: elements reversed.
+    Reverse,
+    /// Source stride 2·width: every other element kept.
+    Evens,
+}
+
+/// What the code generator can do on the machine a nest is scheduled for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Target {
+    /// One instruction shuffles the bytes of a 128-bit vector by a constant mask (x86 SSSE3
+    /// `pshufb`, AArch64 `tbl`).
+    pub byte_shuffles: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LoopNest {
+    pub kind: NestKind,
     /// Element width in bytes (1, 2, 4 or 8): kernels move bytes, dtypes do not matter.
     pub width: u8,
     /// Loop extents, outermost first. Empty for a single element (0-d output).
@@ -39,8 +117,8 @@ pub struct LoopNest {
     /// Output byte strides per loop.
     pub out: Vec<i64>,
     pub data: Stream,
-    /// The innermost loop is one contiguous run in both output and data: copy it as a block.
-    pub block: bool,
+    /// How each loop runs, outermost first.
+    pub strategies: Vec<Strategy>,
     /// The output has no elements: nothing runs.
     pub empty: bool,
     /// The byte size of each buffer in the kernel's table (a zero-mode miss may read a
@@ -48,35 +126,68 @@ pub struct LoopNest {
     pub buffer_bytes: Vec<i64>,
 }
 
+impl Stream {
+    /// Whether loop `level` leaves the stream (and every index stream nested in it) where it is.
+    pub fn invariant_at(&self, level: usize) -> bool {
+        self.strides[level] == 0 && self.terms.iter().all(|t| t.index.invariant_at(level))
+    }
+}
+
+impl Term {
+    /// The loop depth from which the term's index no longer changes: one past the deepest loop
+    /// its index stream (or any nested one) moves along. Code generation evaluates the term
+    /// there, once for all the loops inside.
+    pub fn hoist_level(&self) -> usize {
+        fn deepest(s: &Stream) -> usize {
+            let own = s.strides.iter().rposition(|&x| x != 0).map_or(0, |d| d + 1);
+            s.terms.iter().map(Term::hoist_level).fold(own, usize::max)
+        }
+        deepest(&self.index)
+    }
+}
+
+/// The read stream of `a` (elements of `w` bytes) in bytes, its buffers numbered as in the
+/// kernel's table.
+fn stream(plan: &Plan, a: &Access, w: i64) -> Stream {
+    let buffer = match a.buffer {
+        BufferId::Input(i) => i,
+        BufferId::Const(i) => plan.inputs.len() + i,
+    };
+    let term = |t: &crate::plan::Indirect| {
+        let index_dtype = plan.buffer_dtype(t.index.buffer).unwrap_or(DType::I64);
+        Term {
+            index: stream(plan, &t.index, index_dtype.width() as i64),
+            index_dtype,
+            len: t.len,
+            stride: t.stride * w,
+            mode: t.mode,
+        }
+    };
+    Stream {
+        buffer,
+        base: a.base * w,
+        strides: a.strides.iter().map(|s| s * w).collect(),
+        terms: a.terms.iter().map(term).collect(),
+    }
+}
+
+/// The byte size of every buffer of `plan`'s kernel table.
+fn buffer_bytes(plan: &Plan) -> Vec<i64> {
+    (0..plan.inputs.len())
+        .map(BufferId::Input)
+        .chain((0..plan.consts.len()).map(BufferId::Const))
+        .map(|id| {
+            let width = plan.buffer_dtype(id).map_or(0, |d| d.width() as i64);
+            let shape = plan.buffer_shape(id).unwrap_or_default();
+            crate::sema::shape::checked_numel(&shape).and_then(|n| n.checked_mul(width)).unwrap_or(0)
+        })
+        .collect()
+}
+
 impl LoopNest {
     /// The loop nest that walks `plan`'s output in C order, before any pass.
     pub fn from_plan(plan: &Plan) -> LoopNest {
         let width = plan.dtype.width() as u8;
-        let buffer = |id: BufferId| match id {
-            BufferId::Input(i) => i,
-            BufferId::Const(i) => plan.inputs.len() + i,
-        };
-        fn stream(plan: &Plan, a: &Access, w: i64, buffer: &dyn Fn(BufferId) -> usize) -> Stream {
-            Stream {
-                buffer: buffer(a.buffer),
-                base: a.base * w,
-                strides: a.strides.iter().map(|s| s * w).collect(),
-                terms: a
-                    .terms
-                    .iter()
-                    .map(|t| {
-                        let index_dtype = plan.buffer_dtype(t.index.buffer).unwrap_or(DType::I64);
-                        Term {
-                            index: stream(plan, &t.index, index_dtype.width() as i64, buffer),
-                            index_dtype,
-                            len: t.len,
-                            stride: t.stride * w,
-                            mode: t.mode,
-                        }
-                    })
-                    .collect(),
-            }
-        }
         let w = width as i64;
         let mut out = vec![0; plan.shape.len()];
         let mut acc = w;
@@ -84,24 +195,45 @@ impl LoopNest {
             *o = acc;
             acc = acc.saturating_mul(d);
         }
-        let empty = plan.shape.contains(&0);
-        let buffer_bytes = (0..plan.inputs.len())
-            .map(BufferId::Input)
-            .chain((0..plan.consts.len()).map(BufferId::Const))
-            .map(|id| {
-                let width = plan.buffer_dtype(id).map_or(0, |d| d.width() as i64);
-                let shape = plan.buffer_shape(id).unwrap_or_default();
-                crate::sema::shape::checked_numel(&shape).and_then(|n| n.checked_mul(width)).unwrap_or(0)
-            })
-            .collect();
         LoopNest {
+            kind: NestKind::Output,
             width,
             extents: plan.shape.clone(),
             out,
-            data: stream(plan, &plan.output, w, &buffer),
-            block: false,
-            empty,
-            buffer_bytes,
+            data: stream(plan, &plan.output, w),
+            strategies: vec![Strategy::Serial; plan.shape.len()],
+            empty: plan.shape.contains(&0),
+            buffer_bytes: buffer_bytes(plan),
+        }
+    }
+
+    /// The loop nest of `check` of `plan`, before any pass: over the check's shape, it reads
+    /// element 0 of the index buffer (which holds at least the values checked) plus 0 × the
+    /// normalized index, so only the term's bound check matters.
+    pub fn from_check(plan: &Plan, check: &Check) -> LoopNest {
+        let dtype = plan.buffer_dtype(check.index.buffer).unwrap_or(DType::I64);
+        let rank = check.shape.len();
+        let checked = stream(plan, &check.index, dtype.width() as i64);
+        LoopNest {
+            kind: NestKind::Check,
+            width: dtype.width() as u8,
+            extents: check.shape.clone(),
+            out: vec![0; rank],
+            data: Stream {
+                buffer: checked.buffer,
+                base: 0,
+                strides: vec![0; rank],
+                terms: vec![Term {
+                    index: checked,
+                    index_dtype: dtype,
+                    len: check.len,
+                    stride: 0,
+                    mode: OobMode::Error,
+                }],
+            },
+            strategies: vec![Strategy::Serial; rank],
+            empty: check.shape.contains(&0),
+            buffer_bytes: buffer_bytes(plan),
         }
     }
 
@@ -124,6 +256,12 @@ impl LoopNest {
         all
     }
 
+    /// The data stream's gathers that loop `depth` (or one inside it) moves: those evaluated
+    /// inside the loop rather than once before it.
+    pub fn pending_terms(&self, depth: usize) -> impl Iterator<Item = &Term> {
+        self.data.terms.iter().filter(move |t| t.hoist_level() > depth)
+    }
+
     /// The number of elements of the outermost loop (the range a caller may split), or 1 for a
     /// 0-d output.
     pub fn outer_extent(&self) -> i64 {
@@ -131,85 +269,16 @@ impl LoopNest {
     }
 }
 
-/// A named rewrite of the loop nest.
-pub struct Pass {
-    pub name: &'static str,
-    pub run: fn(&mut LoopNest) -> bool,
+/// The loop nest of `plan`'s output for `target`; `dump` sees it before the passes and after
+/// each pass that changed it.
+pub fn schedule(plan: &Plan, target: Target, dump: impl FnMut(&str, &LoopNest)) -> LoopNest {
+    passes::run(LoopNest::from_plan(plan), target, dump)
 }
 
-/// The passes, in order.
-pub const PASSES: &[Pass] = &[
-    Pass { name: "drop-unit-axes", run: drop_unit_axes },
-    Pass { name: "merge-contiguous-axes", run: merge_contiguous_axes },
-    Pass { name: "block-copy", run: block_copy },
-];
-
-/// Runs every pass; `dump` sees the nest after each pass that changed it.
-pub fn schedule(plan: &Plan, mut dump: impl FnMut(&str, &LoopNest)) -> LoopNest {
-    let mut nest = LoopNest::from_plan(plan);
-    dump("initial", &nest);
-    if nest.empty {
-        return nest;
-    }
-    for pass in PASSES {
-        if (pass.run)(&mut nest) {
-            dump(pass.name, &nest);
-        }
-    }
-    nest
-}
-
-/// A loop of one iteration only moves no pointer: remove it.
-fn drop_unit_axes(nest: &mut LoopNest) -> bool {
-    let keep: Vec<bool> = nest.extents.iter().map(|&e| e != 1).collect();
-    if keep.iter().all(|&k| k) {
-        return false;
-    }
-    nest.for_each_strides(&mut |s| {
-        let mut i = 0;
-        s.retain(|_| {
-            i += 1;
-            keep[i - 1]
-        })
-    });
-    nest.extents.retain(|&e| e != 1);
-    true
-}
-
-/// Loops d and d+1 are one loop when every stream steps over d exactly as a full run of d+1.
-fn merge_contiguous_axes(nest: &mut LoopNest) -> bool {
-    let mut changed = false;
-    let mut d = nest.extents.len();
-    while d >= 2 {
-        d -= 1;
-        let inner = nest.extents[d];
-        let mergeable = nest.all_strides().iter().all(|s| s[d - 1] == s[d].saturating_mul(inner));
-        if mergeable {
-            nest.extents[d - 1] *= inner;
-            nest.extents.remove(d);
-            nest.for_each_strides(&mut |s| {
-                s.remove(d - 1);
-            });
-            changed = true;
-        }
-    }
-    changed
-}
-
-/// An innermost loop that reads one contiguous run (and gathers nothing that varies along it)
-/// is a block copy.
-fn block_copy(nest: &mut LoopNest) -> bool {
-    let Some(last) = nest.extents.len().checked_sub(1) else { return false };
-    let w = nest.width as i64;
-    fn invariant(s: &Stream, d: usize) -> bool {
-        s.terms.iter().all(|t| t.index.strides[d] == 0 && invariant(&t.index, d))
-    }
-    let contiguous = nest.out[last] == w && nest.data.strides[last] == w && invariant(&nest.data, last);
-    if contiguous && !nest.block {
-        nest.block = true;
-        return true;
-    }
-    false
+/// The loop nest of `check` of `plan` for `target`, or `None` when it checks no value.
+pub fn schedule_check(plan: &Plan, check: &Check, target: Target) -> Option<LoopNest> {
+    let nest = passes::run(LoopNest::from_check(plan, check), target, |_, _| {});
+    (!nest.empty).then_some(nest)
 }
 
 impl fmt::Display for Stream {
@@ -222,18 +291,45 @@ impl fmt::Display for Stream {
     }
 }
 
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Strategy::Serial => write!(f, "serial"),
+            Strategy::Block(copy) => write!(f, "block {copy}"),
+            Strategy::Strided(None) => write!(f, "strided"),
+            Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
+            Strategy::Strided(Some(Shuffle::Evens)) => write!(f, "strided evens"),
+            Strategy::GuardedGather => write!(f, "guarded-gather"),
+            Strategy::BlockRows => write!(f, "block-rows"),
+            Strategy::IndexTable => write!(f, "index-table"),
+            Strategy::ReversedTiles => write!(f, "reversed-tiles"),
+            Strategy::Joined => write!(f, "joined"),
+        }
+    }
+}
+
+impl fmt::Display for Copy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Copy::Inline => "inline",
+            Copy::Loop => "loop",
+            Copy::Memcpy => "memcpy",
+        })
+    }
+}
+
 impl fmt::Display for LoopNest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            NestKind::Output => "loopnest",
+            NestKind::Check => "checknest",
+        };
         if self.empty {
-            return writeln!(f, "loopnest w{} empty", self.width);
+            return writeln!(f, "{kind} w{} empty", self.width);
         }
-        writeln!(
-            f,
-            "loopnest w{} loops {:?}{}",
-            self.width,
-            self.extents,
-            if self.block { " (innermost: block copy)" } else { "" }
-        )?;
+        writeln!(f, "{kind} w{} loops {:?}", self.width, self.extents)?;
+        let strategies: Vec<String> = self.strategies.iter().map(Strategy::to_string).collect();
+        writeln!(f, "  run [{}]", strategies.join(", "))?;
         writeln!(f, "  out {:?}", self.out)?;
         writeln!(f, "  data {}", self.data)
     }
