@@ -13,7 +13,8 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub types: TypeArgs,
     /// Print the loop nest after each scheduling pass that changes it (`all`), or after one
-    /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy).
+    /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy, block-rows, index-table,
+    /// reversed-tiles, strided-copy, shuffle-vectors, guarded-gather).
     #[arg(long, value_name = "PASS|all")]
     pub dump_after: Option<String>,
     /// Also print the JIT kernel's Cranelift IR.

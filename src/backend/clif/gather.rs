@@ -5,21 +5,16 @@
 use super::index::StreamState;
 use super::loops::Iteration;
 use super::{Gen, NO_ARGS};
+use crate::backend::loopnest::{CACHE_LINE, ReadAhead};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types};
-
-/// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
-/// next row ahead, a line or more per loop trip ([`Gen::row_ahead`]).
-const TOUCH_MIN_BYTES: i64 = 1 << 10;
-const TOUCH_MAX_BYTES: i64 = 1 << 18;
-const CACHE_LINE: i64 = 64;
 
 /// A table entry for a zero-mode miss; no real contribution (|index · stride| < buffer size)
 /// can equal it.
 const TABLE_MISS: i64 = i64::MIN;
 
-/// A loop's reads of the next row ahead ([`Gen::row_ahead`]): a pointer from `next` advancing
-/// `per_element` bytes per element.
+/// A loop's reads of the next row ahead ([`ReadAhead`], [`Gen::row_ahead`]): a pointer from
+/// `next` advancing `per_element` bytes per element.
 struct RowAhead {
     next: Value,
     per_element: i64,
@@ -153,6 +148,7 @@ impl Gen<'_, '_> {
     pub(super) fn emit_guarded_gather(
         &mut self,
         depth: usize,
+        ahead: Option<ReadAhead>,
         out: Value,
         out_off: Value,
         data: &StreamState,
@@ -176,8 +172,7 @@ impl Gen<'_, '_> {
             st.terms[j].value = Some((zero, None));
         }
         let (src, row_miss) = self.address(&nest.data, &st);
-        // Under a loop over rows (depth > 0, so no caller's range), this loop is a whole row.
-        let ahead = depth.checked_sub(1).and_then(|row| self.row_ahead(src, row, nest.extents[depth]));
+        let ahead = ahead.map(|a| self.row_ahead(src, a, nest.extents[depth]));
         if let Some(a) = &ahead {
             starts.push(a.next);
             strides.push(a.per_element);
@@ -196,6 +191,7 @@ impl Gen<'_, '_> {
     pub(super) fn emit_index_table(
         &mut self,
         depth: usize,
+        ahead: Option<ReadAhead>,
         out: Value,
         out_off: Value,
         data: &StreamState,
@@ -258,7 +254,7 @@ impl Gen<'_, '_> {
                 st.terms[t].value = Some((zero, None));
             }
             let (src, row_miss) = g.address(&nest.data, &st);
-            let ahead = g.row_ahead(src, depth, columns);
+            let ahead = ahead.map(|a| g.row_ahead(src, a, columns));
             let dst = g.b.ins().iadd(out, row_out);
             let mut starts = vec![dst, src, table];
             let mut strides = vec![nest.out[inner], nest.data.strides[inner], 8];
@@ -282,34 +278,22 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
-    /// Random reads within a row wait on memory one cache line at a time; so, where the data's
-    /// only gather reaches a span of a row that fits in cache, the loop over the row's
-    /// `elements` also reads the same span of the next row (loop `row` one step on), a line every
-    /// few elements, in order: the hardware streams it in while this row is gathered from cache,
-    /// and the misses overlap the gathers instead of stalling ahead of them. `src`: this row's
-    /// address of gathered index 0. The span is clamped into the buffer, so the last row touches
-    /// itself; the pointer advances by the span's bytes per element rounded down, so the touches
-    /// stay inside it without a test each ([`Gen::touch_ahead`]) and may leave its last few
-    /// bytes (fewer than `elements`) unread.
-    fn row_ahead(&mut self, src: Value, row: usize, elements: i64) -> Option<RowAhead> {
+    /// The pointer into the next row of a loop over a row's `elements` that reads it ahead:
+    /// from `src`, this row's address of gathered index 0, clamped into the buffer (the last row
+    /// touches itself). It advances by the span's bytes per element rounded down, so the
+    /// touches stay inside the span without a test each ([`Gen::touch_ahead`]) and may leave
+    /// its last few bytes (fewer than `elements`) unread.
+    fn row_ahead(&mut self, src: Value, ahead: ReadAhead, elements: i64) -> RowAhead {
         let nest = self.nest;
-        let [t] = nest.data.terms.as_slice() else { return None };
-        let (reach, step) = ((t.len - 1).saturating_mul(t.stride), nest.data.strides[row]);
-        let span = reach.saturating_abs().saturating_add(nest.width as i64);
+        let ReadAhead { step, reach, span } = ahead;
         let bytes = nest.buffer_bytes[nest.data.buffer];
-        if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 || elements < 1 || span < elements {
-            return None;
-        }
-        if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {
-            return None;
-        }
         let base = self.base(nest.data.buffer);
         let next = self.b.ins().iadd_imm_s(src, step + reach.min(0));
         let first = self.b.ins().iadd_imm_s(base, 0);
         let last = self.b.ins().iadd_imm_s(base, bytes - span);
         let next = self.b.ins().umax(next, first);
         let next = self.b.ins().umin(next, last);
-        Some(RowAhead { next, per_element: span / elements })
+        RowAhead { next, per_element: span / elements }
     }
 
     /// Stores iteration `k`'s `value` at `out + off`, then reads ahead through `ahead` (the

@@ -199,9 +199,11 @@ impl<'a, 'n> Gen<'a, 'n> {
             Strategy::Serial => self.emit_serial(depth, out, out_off, data, range),
             Strategy::Block(copy) => self.emit_block(depth, copy, out, out_off, &data, range),
             Strategy::Strided(shuffle) => self.emit_strided(depth, shuffle, out, out_off, &data, range),
-            Strategy::GuardedGather => self.emit_guarded_gather(depth, out, out_off, &data, range),
+            Strategy::GuardedGather(ahead) => {
+                self.emit_guarded_gather(depth, ahead, out, out_off, &data, range)
+            }
             Strategy::BlockRows => self.emit_block_rows(depth, out, out_off, &data, range),
-            Strategy::IndexTable => self.emit_index_table(depth, out, out_off, &data, range),
+            Strategy::IndexTable(ahead) => self.emit_index_table(depth, ahead, out, out_off, &data, range),
             Strategy::ReversedTiles => self.emit_reversed_tiles(depth, out, out_off, &data, range),
             Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
         }

@@ -11,7 +11,7 @@
 
 mod passes;
 
-pub use passes::{INLINE_COPY_BYTES, PASSES, Pass};
+pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, PASSES, Pass};
 
 use crate::plan::{Access, BufferId, Check, OobMode, Plan};
 use slc_runtime::DType;
@@ -64,18 +64,33 @@ pub enum Strategy {
     /// Innermost, its gathers moving along it and reading index tensors directly (no gather of a
     /// gather): pointers walk the index tensors, and each unrolled trip tests its indices at
     /// once, running element by element with the mode's handling only when one is outside.
-    GuardedGather,
+    /// Under a loop over rows, it may read the next row ahead.
+    GuardedGather(Option<ReadAhead>),
     /// Over the rows of a short block (at most [`INLINE_COPY_BYTES`]), every gather fixed and
     /// none able to miss: several rows per trip, each copied inline.
     BlockRows,
     /// Over rows whose inner loop's gathers do not depend on the row: those are normalized once
-    /// into a table of byte offsets on the stack, then every row copies through it.
-    IndexTable,
+    /// into a table of byte offsets on the stack, then every row copies through it, maybe
+    /// reading the next row ahead.
+    IndexTable(Option<ReadAhead>),
     /// Over dense tiles of at most 8 bytes whose elements the inner loop reverses
     /// (`img[..., ::-1]` on pixels): 16 bytes of tiles shuffled at a time.
     ReversedTiles,
     /// Run by the strategy of the loop outside it.
     Joined,
+}
+
+/// A loop over a row's gathered elements that also reads the same span of the next row, a
+/// line every few elements, in order (the `read-ahead` pass says why). The span starts
+/// `step + min(reach, 0)` bytes past the row's gathered index 0, clamped into the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReadAhead {
+    /// Bytes from one row to the next.
+    pub step: i64,
+    /// Bytes from the row's gathered index 0 to its last index (negative when reversed).
+    pub reach: i64,
+    /// Bytes of a row the gather reaches.
+    pub span: i64,
 }
 
 /// How a block is copied.
@@ -299,11 +314,23 @@ impl fmt::Display for Strategy {
             Strategy::Strided(None) => write!(f, "strided"),
             Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
             Strategy::Strided(Some(Shuffle::Evens)) => write!(f, "strided evens"),
-            Strategy::GuardedGather => write!(f, "guarded-gather"),
+            Strategy::GuardedGather(ahead) => write!(f, "guarded-gather{}", Ahead(ahead)),
             Strategy::BlockRows => write!(f, "block-rows"),
-            Strategy::IndexTable => write!(f, "index-table"),
+            Strategy::IndexTable(ahead) => write!(f, "index-table{}", Ahead(ahead)),
             Strategy::ReversedTiles => write!(f, "reversed-tiles"),
             Strategy::Joined => write!(f, "joined"),
+        }
+    }
+}
+
+/// A strategy's read-ahead, if any, as ` ahead SPAN`.
+struct Ahead<'a>(&'a Option<ReadAhead>);
+
+impl fmt::Display for Ahead<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(a) => write!(f, " ahead {}", a.span),
+            None => Ok(()),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
 //! of preference.
 
-use super::{Copy, LoopNest, Shuffle, Strategy, Target};
+use super::{Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target};
 use crate::plan::OobMode;
 
 /// Runs of at most this many bytes are copied with inline loads and stores ([`Copy::Inline`]),
@@ -23,6 +23,11 @@ const LOOP_COPY_BYTES: i64 = 1 << 18;
 /// every column: filled in chunks, it would walk every row once per chunk and lose the cache
 /// locality of a row's random reads.
 const TABLE_ENTRIES: i64 = 2048;
+/// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
+/// next row ahead ([`read_ahead`]).
+const TOUCH_MIN_BYTES: i64 = 1 << 10;
+const TOUCH_MAX_BYTES: i64 = 1 << 18;
+pub const CACHE_LINE: i64 = 64;
 
 /// A named rewrite of the loop nest; `run` says whether it changed anything.
 pub struct Pass {
@@ -41,6 +46,7 @@ pub const PASSES: &[Pass] = &[
     Pass { name: "strided-copy", run: strided_copy },
     Pass { name: "shuffle-vectors", run: shuffle_vectors },
     Pass { name: "guarded-gather", run: guarded_gather },
+    Pass { name: "read-ahead", run: read_ahead },
 ];
 
 /// Runs every pass on `nest`; `dump` sees it first and after each pass that changed it.
@@ -155,7 +161,7 @@ fn index_table(nest: &mut LoopNest, _: Target) -> bool {
         && !pending.is_empty()
         && (pending.len() as i64).saturating_mul(columns) <= TABLE_ENTRIES
         && pending.iter().all(|t| t.index.invariant_at(rows));
-    pays && set(nest, rows, Strategy::IndexTable)
+    pays && set(nest, rows, Strategy::IndexTable(None))
 }
 
 /// Dense tiles of at most 8 bytes whose elements are read in reverse (`img[..., ::-1]` on
@@ -202,5 +208,40 @@ fn guarded_gather(nest: &mut LoopNest, _: Target) -> bool {
         let mut pending = nest.pending_terms(last).peekable();
         pending.peek().is_some() && pending.all(|t| t.index.terms.is_empty())
     };
-    flat && set(nest, last, Strategy::GuardedGather)
+    flat && set(nest, last, Strategy::GuardedGather(None))
+}
+
+/// Random reads within a row wait on memory one cache line at a time; so, where the data's
+/// only gather reaches a span of a row that fits in cache, the loop over the row's elements
+/// also reads the same span of the next row (the row loop one step on), a line every few
+/// elements, in order: the hardware streams it in while this row is gathered from cache, and
+/// the misses overlap the gathers instead of stalling ahead of them. The span must hold a byte
+/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer.
+fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(last) = nest.extents.len().checked_sub(1) else { return false };
+    // The row loop, and the loop over a row's elements.
+    let (row, elements) = match nest.strategies[last] {
+        Strategy::GuardedGather(None) if last > 0 => (last - 1, last),
+        Strategy::Joined if last > 0 && nest.strategies[last - 1] == Strategy::IndexTable(None) => {
+            (last - 1, last)
+        }
+        _ => return false,
+    };
+    let [t] = nest.data.terms.as_slice() else { return false };
+    let (reach, step) = ((t.len - 1).saturating_mul(t.stride), nest.data.strides[row]);
+    let span = reach.saturating_abs().saturating_add(nest.width as i64);
+    let elements = nest.extents[elements];
+    let bytes = nest.buffer_bytes[nest.data.buffer];
+    if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 || elements < 1 || span < elements {
+        return false;
+    }
+    if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {
+        return false;
+    }
+    let ahead = Some(ReadAhead { step, reach, span });
+    match &mut nest.strategies[row] {
+        Strategy::IndexTable(a) => *a = ahead,
+        _ => nest.strategies[last] = Strategy::GuardedGather(ahead),
+    }
+    true
 }
