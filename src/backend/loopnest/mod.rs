@@ -361,3 +361,6 @@ impl fmt::Display for LoopNest {
         writeln!(f, "  data {}", self.data)
     }
 }
+
+#[cfg(test)]
+mod tests;
