@@ -1,7 +1,7 @@
 //! The scheduling passes, in order: the first two reshape the loops, the others each choose a
 //! [`Strategy`] for the loops whose shape suits it. A strategy is chosen once: a pass leaves a
 //! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
-//! of preference.
+//! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
 
 use super::{Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target};
 use crate::plan::OobMode;
