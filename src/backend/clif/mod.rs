@@ -13,7 +13,7 @@
 //! plan's checks normally catch those first). Addresses are not checked here: the plan verifier
 //! has proven them in range, and every gathered index is normalized into `[0, len)` before use.
 //!
-//! The loop nest has chosen a [`Strategy`] for every loop; [`Gen::emit`] translates each, one
+//! The loop nest has chosen a [`Strategy`] for every loop; `Gen::emit` translates each, one
 //! file per concern: index arithmetic (`index.rs`), copies (`copy.rs`), vector shuffles
 //! (`vector.rs`), gathers (`gather.rs`), and the loops they share (`loops.rs`).
 

@@ -6,7 +6,7 @@
 //!
 //! Loops run in output order (the output is dense and C-ordered, so the innermost loop is always
 //! the output's contiguous axis). A nest is either a plan's output or one of its index checks
-//! ([`NestKind`]); both come from the same [`passes`], each a pure rewrite with a name for
+//! ([`NestKind`]); both come from the same [`PASSES`], each a pure rewrite with a name for
 //! `--dump-after`.
 
 mod passes;
