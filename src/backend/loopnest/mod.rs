@@ -1,8 +1,10 @@
 //! Plan → LoopNest: the schedule a compiled kernel follows, in bytes. The plan says *what*
 //! each output element is; the loop nest says *how* to walk them: which loops, which pointer
 //! strides, and how each loop runs (its [`Strategy`]: a block copy, a vector shuffle, a table of
-//! gathered offsets, ...). The code generator translates the nest and decides nothing itself,
-//! so `slc plan --dump-after all` shows every choice. Shared by the JIT and AOT back ends.
+//! gathered offsets, ...). The code generator translates each strategy as it is written and
+//! chooses none itself, so `slc plan --dump-after all` shows how every loop runs (what remains
+//! in the code generator is instruction-level: move widths, unrolling, branch-free loads).
+//! Shared by the JIT and AOT back ends.
 //!
 //! Loops run in output order (the output is dense and C-ordered, so the innermost loop is always
 //! the output's contiguous axis). A nest is either a plan's output or one of its index checks
