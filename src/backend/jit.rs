@@ -1,18 +1,17 @@
-//! The Cranelift JIT: a verified plan's entry ([`aot::define_entry`]: the range and index
+//! The Cranelift JIT: a verified plan's entry ([`clif::define_entry`]: the range and index
 //! checks, then the kernel, specialized to the plan's shapes, strides and element width) compiled
 //! into a `JITModule`, cached by plan and input order, and run on one or more threads (each a
 //! slice of the outermost loop). Sessions, prepared kernels, the REPL and `slc bench` all run
 //! machine code through here, so the Rust API, the C ABI and AOT objects share one code path.
 
-use super::aot;
-use super::clif::{self, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
+use super::clif::{self, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
 use super::loopnest::{self, LoopNest};
 use super::{RuntimeError, check_inputs, interp};
 use crate::plan::{Plan, PlanInfo};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, default_libcall_names};
+use cranelift_module::{Linkage, Module, default_libcall_names};
 use slc_runtime::Tensor;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -49,11 +48,18 @@ pub fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     .clone()
 }
 
+/// What the JIT's code generator can do on this machine, for the scheduler (`slc plan
+/// --dump-after`, `:plan -v` show the nests the JIT compiles); a machine the JIT does not
+/// support gets the most conservative target.
+pub fn host_target() -> loopnest::Target {
+    host_isa().map(|isa| clif::target(&*isa)).unwrap_or_default()
+}
+
 /// The plan's loop nest and the Cranelift IR of its kernel (`slc plan --clif`, `:clif`).
 pub fn kernel_ir(plan: &Plan) -> Result<(LoopNest, String), JitError> {
     let isa = host_isa()?;
     crate::limits::with_stack_for(plan.nesting(), || {
-        let nest = loopnest::schedule(plan, |_, _| {});
+        let nest = loopnest::schedule(plan, clif::target(&*isa), |_, _| {});
         let ir = clif::kernel_ir(&*isa, &nest);
         Ok((nest, ir))
     })
@@ -107,12 +113,12 @@ fn compile_in_place(plan: &Plan, _proof: &PlanInfo, order: &[usize]) -> Result<J
     let defined = if pass_through {
         // The entry would only check the range, which `call` always passes valid: the kernel
         // itself is the entry (a function less to compile, a third of a cold compile).
-        let nest = loopnest::schedule(plan, |_, _| {});
+        let nest = loopnest::schedule(plan, clif::target(module.isa()), |_, _| {});
         clif::define_kernel(&mut module, "slc_entry", Linkage::Local, &nest)
             .map(|id| (id, nest.outer_extent()))
             .map_err(|e| codegen(&e))
     } else {
-        aot::define_entry(&mut module, "slc_entry", Linkage::Local, plan, order)
+        clif::define_entry(&mut module, "slc_entry", Linkage::Local, plan, order)
             .map(|entry| (entry.id, entry.outer))
             .map_err(|e| codegen(&e))
     };
@@ -222,7 +228,7 @@ pub fn status_error(status: i32) -> RuntimeError {
     match status {
         STATUS_EMPTY_AXIS => RuntimeError::EmptyAxis,
         STATUS_INDEX_OUT_OF_RANGE => RuntimeError::GatherOutOfRange,
-        aot::STATUS_BAD_RANGE => RuntimeError::OutOfBuffer { address: -1, len: 0 },
+        STATUS_BAD_RANGE => RuntimeError::OutOfBuffer { address: -1, len: 0 },
         _ => RuntimeError::GatherOutOfRange,
     }
 }

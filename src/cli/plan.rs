@@ -14,7 +14,8 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub types: TypeArgs,
     /// Print the loop nest after each scheduling pass that changes it (`all`), or after one
-    /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy).
+    /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy, block-rows, index-table,
+    /// reversed-tiles, strided-copy, shuffle-vectors, guarded-gather).
     #[arg(long, value_name = "PASS|all")]
     pub dump_after: Option<String>,
     /// Also print the JIT kernel's Cranelift IR.
@@ -75,7 +76,7 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
     }
     text += &compiled.plan.to_string();
     if let Some(which) = &args.dump_after {
-        loopnest::schedule(&compiled.plan, |pass, nest| {
+        loopnest::schedule(&compiled.plan, crate::backend::jit::host_target(), |pass, nest| {
             if which == "all" || which == pass {
                 text += &format!("== after {pass}\n{nest}");
             }

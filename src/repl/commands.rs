@@ -336,7 +336,7 @@ fn show_plan(planned: &Planned, verbose: bool, reply: &mut Reply) {
     }
     let _ = write!(reply.out, "== checked\n{}\n== plan\n{}", planned.checked, planned.plan);
     let mut changed = vec![];
-    loopnest::schedule(&planned.plan, |pass, nest| {
+    loopnest::schedule(&planned.plan, jit::host_target(), |pass, nest| {
         changed.push(pass.to_string());
         let title =
             if pass == "initial" { "loop nest (initial)".to_string() } else { format!("after {pass}") };

@@ -1,0 +1,179 @@
+//! Copies: single elements, block copies of contiguous runs (inline moves, a loop of 64-byte
+//! moves, or memcpy, as the nest's [`Copy`] says), and rows of short blocks.
+
+use super::index::StreamState;
+use super::{Gen, NO_ARGS, vector_flags};
+use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
+
+impl Gen<'_, '_> {
+    pub(super) fn copy_element(&mut self, out: Value, out_off: Value, data: &StreamState) {
+        let nest = self.nest;
+        let ty = self.element_type();
+        let (src, miss) = self.address(&nest.data, data);
+        let value = self.load_unless(ty, src, miss, nest.data.buffer);
+        let dst = self.b.ins().iadd(out, out_off);
+        self.b.ins().store(MemFlagsData::trusted(), value, dst, 0);
+    }
+
+    /// The innermost loop `depth` as one block of bytes. Under an outer loop, the block is the
+    /// whole run; alone (everything merged into one loop), the caller's range selects elements
+    /// of it, and `copy` is memcpy.
+    pub(super) fn emit_block(
+        &mut self,
+        depth: usize,
+        copy: Copy,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let w = nest.width as i64;
+        let (start, count) = match range {
+            Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
+            None => {
+                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
+            }
+        };
+        let skip = self.b.ins().imul_imm_s(start, w);
+        let out_off = self.b.ins().iadd(out_off, skip);
+        let data = self.advance(&nest.data, data, depth, start);
+        let bytes = self.b.ins().imul_imm_s(count, w);
+        let (src, miss) = self.address(&nest.data, &data);
+        let dst = self.b.ins().iadd(out, out_off);
+        let (copy_block, done) = (self.b.create_block(), self.b.create_block());
+        if let Some(m) = miss {
+            let zero_fill = self.b.create_block();
+            self.b.ins().brif(m, zero_fill, NO_ARGS, copy_block, NO_ARGS);
+            self.b.switch_to_block(zero_fill);
+            let zero = self.b.ins().iconst(types::I8, 0);
+            self.b.call_memset(self.config, dst, zero, bytes);
+            self.b.ins().jump(done, NO_ARGS);
+        } else {
+            self.b.ins().jump(copy_block, NO_ARGS);
+        }
+        self.b.switch_to_block(copy_block);
+        let static_bytes = nest.extents[depth] * w;
+        match copy {
+            Copy::Inline => self.copy_inline((dst, 0), (src, 0), static_bytes),
+            Copy::Loop => self.copy_loop(dst, src, static_bytes),
+            Copy::Memcpy => self.b.call_memcpy(self.config, dst, src, bytes),
+        }
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
+    /// Copies `n` (≤ [`INLINE_COPY_BYTES`]) bytes from `src` to `dst` (each a pointer and a
+    /// byte offset) with as few moves as possible: 16-byte vectors, the last one overlapping
+    /// the one before, or for shorter runs two overlapping scalars.
+    fn copy_inline(&mut self, dst: (Value, i64), src: (Value, i64), n: i64) {
+        let mut moves: Vec<(Type, i64)> = vec![];
+        let widest = [(16, types::I8X16), (8, types::I64), (4, types::I32), (2, types::I16), (1, types::I8)];
+        if let Some(&(size, ty)) = widest.iter().find(|(size, _)| *size <= n) {
+            let mut at = 0;
+            while at + size <= n {
+                moves.push((ty, at));
+                at += size;
+            }
+            if at < n {
+                moves.push((ty, n - size));
+            }
+        }
+        // Load everything first: the moves may overlap each other, never the two buffers.
+        let values: Vec<Value> = moves
+            .iter()
+            .map(|&(ty, at)| {
+                let (p, off) = self.split_offset(src.0, src.1 + at);
+                self.b.ins().load(ty, vector_flags(), p, off)
+            })
+            .collect();
+        for (&(_, at), v) in moves.iter().zip(values) {
+            let (p, off) = self.split_offset(dst.0, dst.1 + at);
+            self.b.ins().store(vector_flags(), v, p, off);
+        }
+    }
+
+    /// Copies `n` (> [`INLINE_COPY_BYTES`]) bytes from `src` to `dst`: 64 bytes per loop trip,
+    /// then the last 64 bytes again, overlapping what the loop copied (the buffers never overlap
+    /// each other), for the part the loop left. Its own loop rather than [`Gen::strided_loop`]:
+    /// at least one trip is known to run, and unrolled trips (256 bytes each) made `a[:, 1:-1]`
+    /// compile half again as long for no measurable gain.
+    fn copy_loop(&mut self, dst: Value, src: Value, n: i64) {
+        let chunk = INLINE_COPY_BYTES;
+        let trip = self.b.create_block();
+        for ty in [self.ptr, self.ptr, types::I64] {
+            self.b.append_block_param(trip, ty);
+        }
+        let trips = self.b.ins().iconst(types::I64, n / chunk);
+        self.b.ins().jump(trip, &[BlockArg::Value(dst), BlockArg::Value(src), BlockArg::Value(trips)]);
+        self.b.switch_to_block(trip);
+        let p = self.b.block_params(trip).to_vec();
+        self.copy_inline((p[0], 0), (p[1], 0), chunk);
+        let d = self.b.ins().iadd_imm_s(p[0], chunk);
+        let s = self.b.ins().iadd_imm_s(p[1], chunk);
+        let left = self.b.ins().iadd_imm_s(p[2], -1);
+        let (more, done) =
+            (self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, left, 0), self.b.create_block());
+        self.b.ins().brif(
+            more,
+            trip,
+            &[BlockArg::Value(d), BlockArg::Value(s), BlockArg::Value(left)],
+            done,
+            NO_ARGS,
+        );
+        self.b.switch_to_block(done);
+        if n % chunk != 0 {
+            self.copy_inline((dst, n - chunk), (src, n - chunk), chunk);
+        }
+    }
+
+    /// Loops `depth` (rows) and `depth + 1` (a block short enough to copy inline) when every
+    /// gather is fixed along the rows and none can miss (`a[2:, ..., :10]`: 40 bytes of every
+    /// row of 256): pointers walk the rows, several per trip, so that more rows' reads are in
+    /// flight at once (a row per trip left a third of the time on the table).
+    pub(super) fn emit_block_rows(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let (lo, hi) = self.bounds(depth, range);
+        let count = self.b.ins().isub(hi, lo);
+        let data = self.advance(&nest.data, data, depth, lo);
+        let (src, _) = self.address(&nest.data, &data);
+        let skip = self.b.ins().imul_imm_s(lo, nest.out[depth]);
+        let dst = self.b.ins().iadd(out, out_off);
+        let dst = self.b.ins().iadd(dst, skip);
+        let (out_step, step) = (nest.out[depth], nest.data.strides[depth]);
+        let bytes = nest.extents[depth + 1] * nest.width as i64;
+        self.strided_loop(&[dst, src], &[out_step, step], count, |g, p, k, _| {
+            g.copy_inline((p[0], k * out_step), (p[1], k * step), bytes);
+        });
+    }
+
+    /// On a zero-mode `miss`, fills `count` units of `unit` bytes at `dst` with zeros and jumps
+    /// to `done`; code emitted after this call runs on a hit.
+    pub(super) fn zero_fill_on(
+        &mut self,
+        miss: Option<Value>,
+        done: Block,
+        dst: Value,
+        count: Value,
+        unit: i64,
+    ) {
+        let Some(m) = miss else { return };
+        let (zero_fill, copy) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(m, zero_fill, NO_ARGS, copy, NO_ARGS);
+        self.b.switch_to_block(zero_fill);
+        let zero = self.b.ins().iconst(types::I8, 0);
+        let bytes = self.b.ins().imul_imm_s(count, unit);
+        self.b.call_memset(self.config, dst, zero, bytes);
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(copy);
+    }
+}

@@ -1,0 +1,165 @@
+//! A plan's *entry*: the function JIT kernels and AOT objects export. It has the kernel
+//! signature and wraps the plan's kernel, which takes the plan's inputs *and its constants* in
+//! one buffer table and leaves the plan's index checks to its caller:
+//!
+//! - `buffers` holds one pointer per input of the caller, in its order (`order` maps them to
+//!   the plan's); the constants are data objects of the module;
+//! - every call first runs the plan's checks, each a check nest compiled as a kernel of its own,
+//!   then the kernel over `[begin, end)` of the outermost loop;
+//! - a range outside `0 <= begin <= end <= OUTER` returns [`STATUS_BAD_RANGE`] and touches
+//!   nothing.
+
+use super::{CodegenError, NO_ARGS, STATUS_BAD_RANGE, define_kernel, signature, target, verify};
+use crate::backend::loopnest::{self, LoopNest};
+use crate::plan::Plan;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    BlockArg, GlobalValueData, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, types,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{DataDescription, FuncId, Linkage, Module};
+
+/// What [`define_entry`] produced.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub id: FuncId,
+    /// The main kernel's schedule.
+    pub nest: LoopNest,
+    /// The range callers split: `[0, outer)`.
+    pub outer: i64,
+    /// The schedules of the plan's checks (empty index tensors have none).
+    pub checks: Vec<LoopNest>,
+}
+
+/// Defines `name` in `module`: the entry of `plan` described in the module doc. `order[p]` is
+/// the caller's slot for plan input `p`. Helper symbols are local, named `NAME.main`,
+/// `NAME.checkK`, `NAME.constK` (dots keep them apart from C identifiers).
+pub fn define_entry<M: Module>(
+    module: &mut M,
+    name: &str,
+    linkage: Linkage,
+    plan: &Plan,
+    order: &[usize],
+) -> Result<Entry, CodegenError> {
+    let target = target(module.isa());
+    let nest = loopnest::schedule(plan, target, |_, _| {});
+    let outer = nest.outer_extent();
+    let main_id = define_kernel(module, &format!("{name}.main"), Linkage::Local, &nest)?;
+    let mut checks = vec![];
+    let mut check_ids = vec![];
+    for (k, c) in plan.checks.iter().enumerate() {
+        if let Some(n) = loopnest::schedule_check(plan, c, target) {
+            let id = define_kernel(module, &format!("{name}.check{k}"), Linkage::Local, &n)?;
+            check_ids.push((id, n.outer_extent()));
+            checks.push(n);
+        }
+    }
+    let mut const_ids = vec![];
+    for (k, c) in plan.consts.iter().enumerate() {
+        let id = module.declare_data(&format!("{name}.const{k}"), Linkage::Local, false, false)?;
+        let mut data = DataDescription::new();
+        // Never empty (an empty object has no address to take), aligned for any element.
+        let mut bytes = c.tensor.bytes().to_vec();
+        bytes.resize(bytes.len().max(8), 0);
+        data.define(bytes.into_boxed_slice());
+        data.set_align(16);
+        module.define_data(id, &data)?;
+        const_ids.push(id);
+    }
+
+    let sig = signature(module.isa());
+    let id = module.declare_function(name, linkage, &sig)?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    // A JIT (code that is not position-independent) places functions and data in mappings that
+    // may lie more than 2 GiB apart, out of reach of PC-relative addressing: there, refer to
+    // them by absolute address. Object files keep the linker's near references.
+    let far = !module.isa().flags().is_pic();
+    let mut func_ref = |id: FuncId, func: &mut cranelift_codegen::ir::Function| {
+        let f = module.declare_func_in_func(id, func);
+        func.dfg.ext_funcs[f].colocated &= !far;
+        f
+    };
+    let main_ref = func_ref(main_id, &mut ctx.func);
+    let check_refs: Vec<_> = check_ids.iter().map(|&(id, n)| (func_ref(id, &mut ctx.func), n)).collect();
+    let const_gvs: Vec<_> = const_ids
+        .iter()
+        .map(|&id| {
+            let gv = module.declare_data_in_func(id, &mut ctx.func);
+            if let GlobalValueData::Symbol { colocated, .. } = &mut ctx.func.global_values[gv] {
+                *colocated &= !far;
+            }
+            gv
+        })
+        .collect();
+    let config = module.target_config();
+    let ptr = config.pointer_type();
+    let pw = ptr.bytes() as i32;
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let (inputs, out, begin, end) = (p[0], p[1], p[2], p[3]);
+        let fail = b.create_block();
+        b.append_block_param(fail, types::I32);
+        let run = b.create_block();
+        let below = b.ins().icmp_imm_s(IntCC::SignedLessThan, begin, 0);
+        let crossed = b.ins().icmp(IntCC::SignedGreaterThan, begin, end);
+        let beyond = b.ins().icmp_imm_s(IntCC::SignedGreaterThan, end, outer);
+        let bad = b.ins().bor(below, crossed);
+        let bad = b.ins().bor(bad, beyond);
+        let bad_range = b.ins().iconst(types::I32, STATUS_BAD_RANGE as i64);
+        b.ins().brif(bad, fail, &[BlockArg::Value(bad_range)], run, NO_ARGS);
+        b.switch_to_block(run);
+        // The caller's table serves as is when it already is the kernel's (plan order, no
+        // constants); otherwise build the kernel's table on the stack.
+        let identity = order.iter().enumerate().all(|(p, &o)| p == o);
+        let table = if identity && const_gvs.is_empty() {
+            inputs
+        } else {
+            let slots = (order.len() + const_gvs.len()).max(1) as u32;
+            let ss = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                slots * pw as u32,
+                4,
+            ));
+            for (p, &o) in order.iter().enumerate() {
+                let v = b.ins().load(ptr, MemFlagsData::trusted(), inputs, o as i32 * pw);
+                b.ins().stack_store(ptr, v, ss, p as i32 * pw);
+            }
+            for (k, &gv) in const_gvs.iter().enumerate() {
+                let v = b.ins().symbol_value(ptr, gv);
+                b.ins().stack_store(ptr, v, ss, (order.len() + k) as i32 * pw);
+            }
+            b.ins().stack_addr(ptr, ss, 0)
+        };
+        if !check_refs.is_empty() {
+            let scratch = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+            let scratch = b.ins().stack_addr(ptr, scratch, 0);
+            let zero = b.ins().iconst(types::I64, 0);
+            for &(f, n) in &check_refs {
+                let n = b.ins().iconst(types::I64, n);
+                let call = b.ins().call(f, &[table, scratch, zero, n]);
+                let status = b.inst_results(call)[0];
+                let next = b.create_block();
+                b.ins().brif(status, fail, &[BlockArg::Value(status)], next, NO_ARGS);
+                b.switch_to_block(next);
+            }
+        }
+        let call = b.ins().call(main_ref, &[table, out, begin, end]);
+        let status = b.inst_results(call)[0];
+        b.ins().return_(&[status]);
+        b.switch_to_block(fail);
+        let s = b.block_params(fail)[0];
+        b.ins().return_(&[s]);
+        b.seal_all_blocks();
+        b.finalize(config);
+    }
+    verify(&ctx.func, module.isa())?;
+    module.define_function(id, &mut ctx)?;
+    module.clear_context(&mut ctx);
+    Ok(Entry { id, nest, outer, checks })
+}

@@ -1,0 +1,289 @@
+//! LoopNest → Cranelift IR, into any `cranelift_module::Module`: the JIT and AOT object files
+//! share this code generator, down to the entry function ([`define_entry`]).
+//!
+//! Every kernel has one signature:
+//!
+//! ```c
+//! int32_t kernel(const uint8_t *const *buffers, uint8_t *out, int64_t begin, int64_t end);
+//! ```
+//!
+//! `buffers` holds the plan's inputs then its constants; `[begin, end)` is the range of the
+//! outermost loop to run, so callers can split the work across threads. The result is a status:
+//! [`STATUS_OK`], or [`STATUS_INDEX_OUT_OF_RANGE`] when an `error`-mode index misses (the
+//! plan's checks normally catch those first). Addresses are not checked here: the plan verifier
+//! has proven them in range, and every gathered index is normalized into `[0, len)` before use.
+//!
+//! The loop nest has chosen a [`Strategy`] for every loop; `Gen::emit` translates each, one
+//! file per concern: index arithmetic (`index.rs`), copies (`copy.rs`), vector shuffles
+//! (`vector.rs`), gathers (`gather.rs`), and the loops they share (`loops.rs`).
+
+mod copy;
+mod entry;
+mod gather;
+mod index;
+mod loops;
+mod vector;
+
+pub use entry::{Entry, define_entry};
+
+use super::loopnest::{self, LoopNest, Strategy};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    AbiParam, BlockArg, Function, InstBuilder, MemFlagsData, Signature, Type, Value, types,
+};
+use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module, ModuleError};
+use index::StreamState;
+
+pub const STATUS_OK: i32 = 0;
+pub const STATUS_INDEX_OUT_OF_RANGE: i32 = 1;
+/// Clamp or wrap on an axis with no elements.
+pub const STATUS_EMPTY_AXIS: i32 = 2;
+/// An entry's `begin`/`end` outside `0 <= begin <= end <= OUTER`: nothing ran.
+pub const STATUS_BAD_RANGE: i32 = 3;
+
+const NO_ARGS: &[BlockArg] = &[];
+
+pub fn signature(isa: &dyn TargetIsa) -> Signature {
+    let ptr = isa.pointer_type();
+    let mut sig = Signature::new(isa.default_call_conv());
+    sig.params.extend([
+        AbiParam::new(ptr),
+        AbiParam::new(ptr),
+        AbiParam::new(types::I64),
+        AbiParam::new(types::I64),
+    ]);
+    sig.returns.push(AbiParam::new(types::I32));
+    sig
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodegenError {
+    #[error("the generated function is invalid:\n{0}")]
+    Verifier(String),
+    #[error("{0}")]
+    Module(String),
+}
+
+impl From<ModuleError> for CodegenError {
+    fn from(e: ModuleError) -> CodegenError {
+        CodegenError::Module(e.to_string())
+    }
+}
+
+/// What the code generator can do on `isa`, for the scheduler: whether it shuffles bytes of a
+/// 128-bit vector by a constant mask in one instruction (x86 SSSE3 `pshufb`, AArch64 `tbl`).
+pub fn target(isa: &dyn TargetIsa) -> loopnest::Target {
+    let byte_shuffles = match isa.name() {
+        "aarch64" => true,
+        "x64" => isa.isa_flags().iter().any(|f| f.name == "has_ssse3" && f.as_bool() == Some(true)),
+        _ => false,
+    };
+    loopnest::Target { byte_shuffles }
+}
+
+/// Defines `name` in `module` as the kernel for `nest`, after `verify_function` accepts it.
+pub fn define_kernel<M: Module>(
+    module: &mut M,
+    name: &str,
+    linkage: Linkage,
+    nest: &LoopNest,
+) -> Result<FuncId, CodegenError> {
+    let id = module.declare_function(name, linkage, &signature(module.isa()))?;
+    let mut ctx = module.make_context();
+    build_function(module.isa(), &mut ctx.func, nest);
+    verify(&ctx.func, module.isa())?;
+    module.define_function(id, &mut ctx)?;
+    module.clear_context(&mut ctx);
+    Ok(id)
+}
+
+/// Cranelift's verifier on a generated function, its errors printed with the function.
+fn verify(func: &Function, isa: &dyn TargetIsa) -> Result<(), CodegenError> {
+    cranelift_codegen::verify_function(func, isa).map_err(|e| {
+        CodegenError::Verifier(cranelift_codegen::print_errors::pretty_verifier_error(func, None, e))
+    })
+}
+
+/// The Cranelift IR [`define_kernel`] compiles for `nest` on `isa` (`slc plan --clif`).
+pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
+    let mut func = Function::new();
+    build_function(isa, &mut func, nest);
+    func.display().to_string()
+}
+
+fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest) {
+    func.signature = signature(isa);
+    let mut fctx = FunctionBuilderContext::new();
+    let b = FunctionBuilder::new(func, &mut fctx);
+    Gen::new(b, nest, isa.frontend_config()).emit_function();
+}
+
+/// The translator of one loop nest into one function.
+struct Gen<'a, 'n> {
+    b: FunctionBuilder<'a>,
+    nest: &'n LoopNest,
+    config: TargetFrontendConfig,
+    ptr: Type,
+    buffers: Value,
+    /// Base pointers of the buffers, loaded once at entry.
+    bases: Vec<Option<Value>>,
+    fail_index: cranelift_codegen::ir::Block,
+    fail_empty: cranelift_codegen::ir::Block,
+}
+
+impl<'a, 'n> Gen<'a, 'n> {
+    fn new(mut b: FunctionBuilder<'a>, nest: &'n LoopNest, config: TargetFrontendConfig) -> Gen<'a, 'n> {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let buffers = b.block_params(entry)[0];
+        let fail_index = b.create_block();
+        let fail_empty = b.create_block();
+        let ptr = config.pointer_type();
+        Gen { b, nest, config, ptr, buffers, bases: vec![], fail_index, fail_empty }
+    }
+
+    fn emit_function(mut self) {
+        let entry = self.b.current_block().expect("in the entry block");
+        let params = self.b.block_params(entry).to_vec();
+        let (out, begin, end) = (params[1], params[2], params[3]);
+        if !self.nest.empty {
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let data = self.initial_state(&self.nest.data.clone());
+            if self.nest.extents.is_empty() {
+                // One element: run it if the range is not empty.
+                let run = self.b.create_block();
+                let done = self.b.create_block();
+                let c = self.b.ins().icmp(IntCC::SignedLessThan, begin, end);
+                self.b.ins().brif(c, run, NO_ARGS, done, NO_ARGS);
+                self.b.switch_to_block(run);
+                self.emit(0, out, zero, data, Some((begin, end)));
+                self.b.ins().jump(done, NO_ARGS);
+                self.b.switch_to_block(done);
+            } else {
+                self.emit(0, out, zero, data, Some((begin, end)));
+            }
+        }
+        let ok = self.b.ins().iconst(types::I32, STATUS_OK as i64);
+        self.b.ins().return_(&[ok]);
+        for (block, status) in
+            [(self.fail_index, STATUS_INDEX_OUT_OF_RANGE), (self.fail_empty, STATUS_EMPTY_AXIS)]
+        {
+            self.b.switch_to_block(block);
+            let s = self.b.ins().iconst(types::I32, status as i64);
+            self.b.ins().return_(&[s]);
+        }
+        self.b.seal_all_blocks();
+        let config = self.config;
+        self.b.finalize(config);
+    }
+
+    /// Emits loop `depth` and everything inside it, as its strategy says. `range` overrides the
+    /// loop bounds (the caller's outer range). Past the last loop: one element.
+    fn emit(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        mut data: StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        self.evaluate_terms(&nest.data, &mut data, depth);
+        let Some(&strategy) = nest.strategies.get(depth) else {
+            return self.copy_element(out, out_off, &data);
+        };
+        match strategy {
+            Strategy::Serial => self.emit_serial(depth, out, out_off, data, range),
+            Strategy::Block(copy) => self.emit_block(depth, copy, out, out_off, &data, range),
+            Strategy::Strided(shuffle) => self.emit_strided(depth, shuffle, out, out_off, &data, range),
+            Strategy::GuardedGather(ahead) => {
+                self.emit_guarded_gather(depth, ahead, out, out_off, &data, range)
+            }
+            Strategy::BlockRows => self.emit_block_rows(depth, out, out_off, &data, range),
+            Strategy::IndexTable(ahead) => self.emit_index_table(depth, ahead, out, out_off, &data, range),
+            Strategy::ReversedTiles => self.emit_reversed_tiles(depth, out, out_off, &data, range),
+            Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
+        }
+    }
+
+    /// A counted loop over `depth`, the loops inside emitted in its body.
+    fn emit_serial(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let (lo, hi) = self.bounds(depth, range);
+        self.counted_loop(lo, hi, |g, i| {
+            let step = g.b.ins().imul_imm_s(i, nest.out[depth]);
+            let inner_out = g.b.ins().iadd(out_off, step);
+            let inner_data = g.advance(&nest.data, &data, depth, i);
+            g.emit(depth + 1, out, inner_out, inner_data, None);
+        });
+    }
+
+    fn base(&mut self, buffer: usize) -> Value {
+        if self.bases.len() <= buffer {
+            self.bases.resize(buffer + 1, None);
+        }
+        if let Some(v) = self.bases[buffer] {
+            return v;
+        }
+        // Loaded where first needed; the entry block dominates everything, so load there.
+        let v = self.b.ins().load(self.ptr, MemFlagsData::trusted(), self.buffers, (buffer * 8) as i32);
+        self.bases[buffer] = Some(v);
+        v
+    }
+
+    /// The bounds of loop `depth`: the caller's range, or the whole extent.
+    fn bounds(&mut self, depth: usize, range: Option<(Value, Value)>) -> (Value, Value) {
+        match range {
+            Some(r) => r,
+            None => (
+                self.b.ins().iconst(types::I64, 0),
+                self.b.ins().iconst(types::I64, self.nest.extents[depth]),
+            ),
+        }
+    }
+
+    /// Whether either flag holds (`None`: a flag known to be clear).
+    fn either(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// `p + off`.
+    fn advanced(&mut self, p: Value, off: i64) -> Value {
+        match off {
+            0 => p,
+            off => self.b.ins().iadd_imm_s(p, off),
+        }
+    }
+
+    /// `p + off` as a base and an immediate offset, adding first when `off` needs more than 32
+    /// bits.
+    fn split_offset(&mut self, p: Value, off: i64) -> (Value, i32) {
+        match i32::try_from(off) {
+            Ok(off) => (p, off),
+            Err(_) => (self.b.ins().iadd_imm_s(p, off), 0),
+        }
+    }
+
+    /// The integer type of the nest's elements (moved as bits).
+    fn element_type(&self) -> Type {
+        Type::int_with_byte_size(self.nest.width as u16).expect("1, 2, 4 or 8 bytes")
+    }
+}
+
+/// Unaligned, non-trapping (proven in bounds) vector accesses.
+fn vector_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}

@@ -1,0 +1,368 @@
+//! Plan → LoopNest: the schedule a compiled kernel follows, in bytes. The plan says *what*
+//! each output element is; the loop nest says *how* to walk them: which loops, which pointer
+//! strides, and how each loop runs (its [`Strategy`]: a block copy, a vector shuffle, a table of
+//! gathered offsets, ...). The code generator translates each strategy as it is written and
+//! chooses none itself, so `slc plan --dump-after all` shows how every loop runs (what remains
+//! in the code generator is instruction-level: move widths, unrolling, branch-free loads).
+//! Shared by the JIT and AOT back ends.
+//!
+//! Loops run in output order (the output is dense and C-ordered, so the innermost loop is always
+//! the output's contiguous axis). A nest is either a plan's output or one of its index checks
+//! ([`NestKind`]); both come from the same [`PASSES`], each a pure rewrite with a name for
+//! `--dump-after`.
+
+mod passes;
+
+pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, PASSES, Pass};
+
+use crate::plan::{Access, BufferId, Check, OobMode, Plan};
+use slc_runtime::DType;
+use std::fmt;
+
+/// One read stream over the loop coordinates, in bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Stream {
+    /// Index into the kernel's buffer table: the plan's inputs, then its constants.
+    pub buffer: usize,
+    pub base: i64,
+    pub strides: Vec<i64>,
+    pub terms: Vec<Term>,
+}
+
+/// A gathered coordinate: `stride · norm(index value)` bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Term {
+    pub index: Stream,
+    pub index_dtype: DType,
+    pub len: i64,
+    pub stride: i64,
+    pub mode: OobMode,
+}
+
+/// What a nest computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NestKind {
+    /// The plan's output.
+    Output,
+    /// One of the plan's index checks: every value of an index tensor is loaded through an
+    /// `error`-mode term, so the kernel returns `STATUS_INDEX_OUT_OF_RANGE` at the first value
+    /// outside `[-len, len)`, as NumPy raises even for values a later slice drops. Every element
+    /// goes to the same 8-byte scratch slot (output strides 0).
+    Check,
+}
+
+/// How one loop runs. Strategies that take two loops sit on the outer one and mark the inner
+/// one [`Strategy::Joined`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// A counted loop around the loops inside it; innermost, one element per iteration with
+    /// every gather normalized by its mode.
+    Serial,
+    /// Innermost: one contiguous run in both output and data, copied as a block.
+    Block(Copy),
+    /// Innermost, every gather fixed along it: a copy by a constant stride, unrolled, with 16
+    /// bytes shuffled at a time where `Some`.
+    Strided(Option<Shuffle>),
+    /// Innermost, its gathers moving along it and reading index tensors directly (no gather of a
+    /// gather): pointers walk the index tensors, and each unrolled trip tests its indices at
+    /// once, running element by element with the mode's handling only when one is outside.
+    /// Under a loop over rows, it may read the next row ahead.
+    GuardedGather(Option<ReadAhead>),
+    /// Over the rows of a short block (at most [`INLINE_COPY_BYTES`]), every gather fixed and
+    /// none able to miss: several rows per trip, each copied inline.
+    BlockRows,
+    /// Over rows whose inner loop's gathers do not depend on the row: those are normalized once
+    /// into a table of byte offsets on the stack, then every row copies through it, maybe
+    /// reading the next row ahead.
+    IndexTable(Option<ReadAhead>),
+    /// Over dense tiles of at most 8 bytes whose elements the inner loop reverses
+    /// (`img[..., ::-1]` on pixels): 16 bytes of tiles shuffled at a time.
+    ReversedTiles,
+    /// Run by the strategy of the loop outside it.
+    Joined,
+}
+
+/// A loop over a row's gathered elements that also reads the same span of the next row, a
+/// line every few elements, in order (the `read-ahead` pass says why). The span starts
+/// `step + min(reach, 0)` bytes past the row's gathered index 0, clamped into the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReadAhead {
+    /// Bytes from one row to the next.
+    pub step: i64,
+    /// Bytes from the row's gathered index 0 to its last index (negative when reversed).
+    pub reach: i64,
+    /// Bytes of a row the gather reaches.
+    pub span: i64,
+}
+
+/// How a block is copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Copy {
+    /// At most [`INLINE_COPY_BYTES`]: a few overlapping loads and stores.
+    Inline,
+    /// A loop of 64-byte moves (runs without gathers, up to 256 KiB).
+    Loop,
+    /// A call to memcpy (long runs, and the outermost loop's run, whose length the caller's
+    /// range sets).
+    Memcpy,
+}
+
+/// A 16-byte shuffle that makes a strided run contiguous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shuffle {
+    /// Source stride −width: elements reversed.
+    Reverse,
+    /// Source stride 2·width: every other element kept.
+    Evens,
+}
+
+/// What the code generator can do on the machine a nest is scheduled for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Target {
+    /// One instruction shuffles the bytes of a 128-bit vector by a constant mask (x86 SSSE3
+    /// `pshufb`, AArch64 `tbl`).
+    pub byte_shuffles: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LoopNest {
+    pub kind: NestKind,
+    /// Element width in bytes (1, 2, 4 or 8): kernels move bytes, dtypes do not matter.
+    pub width: u8,
+    /// Loop extents, outermost first. Empty for a single element (0-d output).
+    pub extents: Vec<i64>,
+    /// Output byte strides per loop.
+    pub out: Vec<i64>,
+    pub data: Stream,
+    /// How each loop runs, outermost first.
+    pub strategies: Vec<Strategy>,
+    /// The output has no elements: nothing runs.
+    pub empty: bool,
+    /// The byte size of each buffer in the kernel's table (a zero-mode miss may read a
+    /// non-empty buffer's first element instead of branching around the load).
+    pub buffer_bytes: Vec<i64>,
+}
+
+impl Stream {
+    /// Whether loop `level` leaves the stream (and every index stream nested in it) where it is.
+    pub fn invariant_at(&self, level: usize) -> bool {
+        self.strides[level] == 0 && self.terms.iter().all(|t| t.index.invariant_at(level))
+    }
+}
+
+impl Term {
+    /// The loop depth from which the term's index no longer changes: one past the deepest loop
+    /// its index stream (or any nested one) moves along. Code generation evaluates the term
+    /// there, once for all the loops inside.
+    pub fn hoist_level(&self) -> usize {
+        fn deepest(s: &Stream) -> usize {
+            let own = s.strides.iter().rposition(|&x| x != 0).map_or(0, |d| d + 1);
+            s.terms.iter().map(Term::hoist_level).fold(own, usize::max)
+        }
+        deepest(&self.index)
+    }
+}
+
+/// The read stream of `a` (elements of `w` bytes) in bytes, its buffers numbered as in the
+/// kernel's table.
+fn stream(plan: &Plan, a: &Access, w: i64) -> Stream {
+    let buffer = match a.buffer {
+        BufferId::Input(i) => i,
+        BufferId::Const(i) => plan.inputs.len() + i,
+    };
+    let term = |t: &crate::plan::Indirect| {
+        let index_dtype = plan.buffer_dtype(t.index.buffer).unwrap_or(DType::I64);
+        Term {
+            index: stream(plan, &t.index, index_dtype.width() as i64),
+            index_dtype,
+            len: t.len,
+            stride: t.stride * w,
+            mode: t.mode,
+        }
+    };
+    Stream {
+        buffer,
+        base: a.base * w,
+        strides: a.strides.iter().map(|s| s * w).collect(),
+        terms: a.terms.iter().map(term).collect(),
+    }
+}
+
+/// The byte size of every buffer of `plan`'s kernel table.
+fn buffer_bytes(plan: &Plan) -> Vec<i64> {
+    (0..plan.inputs.len())
+        .map(BufferId::Input)
+        .chain((0..plan.consts.len()).map(BufferId::Const))
+        .map(|id| {
+            let width = plan.buffer_dtype(id).map_or(0, |d| d.width() as i64);
+            let shape = plan.buffer_shape(id).unwrap_or_default();
+            crate::sema::shape::checked_numel(&shape).and_then(|n| n.checked_mul(width)).unwrap_or(0)
+        })
+        .collect()
+}
+
+impl LoopNest {
+    /// The loop nest that walks `plan`'s output in C order, before any pass.
+    pub fn from_plan(plan: &Plan) -> LoopNest {
+        let width = plan.dtype.width() as u8;
+        let w = width as i64;
+        let mut out = vec![0; plan.shape.len()];
+        let mut acc = w;
+        for (o, &d) in out.iter_mut().zip(&plan.shape).rev() {
+            *o = acc;
+            acc = acc.saturating_mul(d);
+        }
+        LoopNest {
+            kind: NestKind::Output,
+            width,
+            extents: plan.shape.clone(),
+            out,
+            data: stream(plan, &plan.output, w),
+            strategies: vec![Strategy::Serial; plan.shape.len()],
+            empty: plan.shape.contains(&0),
+            buffer_bytes: buffer_bytes(plan),
+        }
+    }
+
+    /// The loop nest of `check` of `plan`, before any pass: over the check's shape, it reads
+    /// element 0 of the index buffer (which holds at least the values checked) plus 0 × the
+    /// normalized index, so only the term's bound check matters.
+    pub fn from_check(plan: &Plan, check: &Check) -> LoopNest {
+        let dtype = plan.buffer_dtype(check.index.buffer).unwrap_or(DType::I64);
+        let rank = check.shape.len();
+        let checked = stream(plan, &check.index, dtype.width() as i64);
+        LoopNest {
+            kind: NestKind::Check,
+            width: dtype.width() as u8,
+            extents: check.shape.clone(),
+            out: vec![0; rank],
+            data: Stream {
+                buffer: checked.buffer,
+                base: 0,
+                strides: vec![0; rank],
+                terms: vec![Term {
+                    index: checked,
+                    index_dtype: dtype,
+                    len: check.len,
+                    stride: 0,
+                    mode: OobMode::Error,
+                }],
+            },
+            strategies: vec![Strategy::Serial; rank],
+            empty: check.shape.contains(&0),
+            buffer_bytes: buffer_bytes(plan),
+        }
+    }
+
+    /// Every stride vector of the nest (output, data, index streams at any depth).
+    fn for_each_strides(&mut self, f: &mut dyn FnMut(&mut Vec<i64>)) {
+        fn walk(s: &mut Stream, f: &mut dyn FnMut(&mut Vec<i64>)) {
+            f(&mut s.strides);
+            for t in &mut s.terms {
+                walk(&mut t.index, f);
+            }
+        }
+        f(&mut self.out);
+        walk(&mut self.data, f);
+    }
+
+    fn all_strides(&self) -> Vec<Vec<i64>> {
+        let mut copy = self.clone();
+        let mut all = vec![];
+        copy.for_each_strides(&mut |s| all.push(s.clone()));
+        all
+    }
+
+    /// The data stream's gathers that loop `depth` (or one inside it) moves: those evaluated
+    /// inside the loop rather than once before it.
+    pub fn pending_terms(&self, depth: usize) -> impl Iterator<Item = &Term> {
+        self.data.terms.iter().filter(move |t| t.hoist_level() > depth)
+    }
+
+    /// The number of elements of the outermost loop (the range a caller may split), or 1 for a
+    /// 0-d output.
+    pub fn outer_extent(&self) -> i64 {
+        self.extents.first().copied().unwrap_or(1)
+    }
+}
+
+/// The loop nest of `plan`'s output for `target`; `dump` sees it before the passes and after
+/// each pass that changed it.
+pub fn schedule(plan: &Plan, target: Target, dump: impl FnMut(&str, &LoopNest)) -> LoopNest {
+    passes::run(LoopNest::from_plan(plan), target, dump)
+}
+
+/// The loop nest of `check` of `plan` for `target`, or `None` when it checks no value.
+pub fn schedule_check(plan: &Plan, check: &Check, target: Target) -> Option<LoopNest> {
+    let nest = passes::run(LoopNest::from_check(plan, check), target, |_, _| {});
+    (!nest.empty).then_some(nest)
+}
+
+impl fmt::Display for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "buf{}+{} {:?}", self.buffer, self.base, self.strides)?;
+        for t in &self.terms {
+            write!(f, " + {}*{}<{}>({} {})", t.stride, t.mode.name(), t.len, t.index_dtype, t.index)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Strategy::Serial => write!(f, "serial"),
+            Strategy::Block(copy) => write!(f, "block {copy}"),
+            Strategy::Strided(None) => write!(f, "strided"),
+            Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
+            Strategy::Strided(Some(Shuffle::Evens)) => write!(f, "strided evens"),
+            Strategy::GuardedGather(ahead) => write!(f, "guarded-gather{}", Ahead(ahead)),
+            Strategy::BlockRows => write!(f, "block-rows"),
+            Strategy::IndexTable(ahead) => write!(f, "index-table{}", Ahead(ahead)),
+            Strategy::ReversedTiles => write!(f, "reversed-tiles"),
+            Strategy::Joined => write!(f, "joined"),
+        }
+    }
+}
+
+/// A strategy's read-ahead, if any, as ` ahead SPAN`.
+struct Ahead<'a>(&'a Option<ReadAhead>);
+
+impl fmt::Display for Ahead<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(a) => write!(f, " ahead {}", a.span),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Copy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Copy::Inline => "inline",
+            Copy::Loop => "loop",
+            Copy::Memcpy => "memcpy",
+        })
+    }
+}
+
+impl fmt::Display for LoopNest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            NestKind::Output => "loopnest",
+            NestKind::Check => "checknest",
+        };
+        if self.empty {
+            return writeln!(f, "{kind} w{} empty", self.width);
+        }
+        writeln!(f, "{kind} w{} loops {:?}", self.width, self.extents)?;
+        let strategies: Vec<String> = self.strategies.iter().map(Strategy::to_string).collect();
+        writeln!(f, "  run [{}]", strategies.join(", "))?;
+        writeln!(f, "  out {:?}", self.out)?;
+        writeln!(f, "  data {}", self.data)
+    }
+}
+
+#[cfg(test)]
+mod tests;

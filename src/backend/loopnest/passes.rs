@@ -1,0 +1,247 @@
+//! The scheduling passes, in order: the first two reshape the loops, the others each choose a
+//! [`Strategy`] for the loops whose shape suits it. A strategy is chosen once: a pass leaves a
+//! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
+//! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
+
+use super::{Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target};
+use crate::plan::OobMode;
+
+/// Runs of at most this many bytes are copied with inline loads and stores ([`Copy::Inline`]),
+/// longer ones by a loop of vector moves up to [`LOOP_COPY_BYTES`], then by memcpy.
+pub const INLINE_COPY_BYTES: i64 = 64;
+/// The longest run of a stream without gathers copied by an inline loop. Rows that follow each
+/// other through memory stream in ahead of a loop of 16-byte moves, which copied `a[:, 1:-1]`
+/// at 0.84-0.88x a memcpy of the whole output for rows of 1 KiB to 64 KiB, where a memcpy call
+/// per row took 1.13-1.44x (measured on an AMD EPYC, whose libc copies rows over 8 KiB with
+/// `rep movsb`). Gathered rows each start with cache misses, and libc's wider moves have more
+/// of a row's lines in flight at once (`gather(a, idx, axis=0)` on rows of 1 KiB: 2.3x memcpy
+/// by call, 2.5x by loop). Past this length the call costs nothing and libc picks its best
+/// strategy for long copies (non-temporal stores).
+const LOOP_COPY_BYTES: i64 = 1 << 18;
+/// The most gathered contributions (8 bytes each, all pending terms together) a kernel
+/// normalizes ahead of the rows that reuse them, in a table on its stack. The table must hold
+/// every column: filled in chunks, it would walk every row once per chunk and lose the cache
+/// locality of a row's random reads.
+const TABLE_ENTRIES: i64 = 2048;
+/// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
+/// next row ahead ([`read_ahead`]).
+const TOUCH_MIN_BYTES: i64 = 1 << 10;
+const TOUCH_MAX_BYTES: i64 = 1 << 18;
+pub const CACHE_LINE: i64 = 64;
+
+/// A named rewrite of the loop nest; `run` says whether it changed anything.
+pub struct Pass {
+    pub name: &'static str,
+    pub run: fn(&mut LoopNest, Target) -> bool,
+}
+
+/// The passes, in order.
+pub const PASSES: &[Pass] = &[
+    Pass { name: "drop-unit-axes", run: drop_unit_axes },
+    Pass { name: "merge-contiguous-axes", run: merge_contiguous_axes },
+    Pass { name: "block-copy", run: block_copy },
+    Pass { name: "block-rows", run: block_rows },
+    Pass { name: "index-table", run: index_table },
+    Pass { name: "reversed-tiles", run: reversed_tiles },
+    Pass { name: "strided-copy", run: strided_copy },
+    Pass { name: "shuffle-vectors", run: shuffle_vectors },
+    Pass { name: "guarded-gather", run: guarded_gather },
+    Pass { name: "read-ahead", run: read_ahead },
+];
+
+/// Runs every pass on `nest`; `dump` sees it first and after each pass that changed it.
+pub(super) fn run(mut nest: LoopNest, target: Target, mut dump: impl FnMut(&str, &LoopNest)) -> LoopNest {
+    dump("initial", &nest);
+    if nest.empty {
+        return nest;
+    }
+    for pass in PASSES {
+        if (pass.run)(&mut nest, target) {
+            dump(pass.name, &nest);
+        }
+    }
+    nest
+}
+
+/// A loop of one iteration only moves no pointer: remove it.
+fn drop_unit_axes(nest: &mut LoopNest, _: Target) -> bool {
+    let keep: Vec<bool> = nest.extents.iter().map(|&e| e != 1).collect();
+    if keep.iter().all(|&k| k) {
+        return false;
+    }
+    let retain = |i: &mut usize| {
+        *i += 1;
+        keep[*i - 1]
+    };
+    nest.for_each_strides(&mut |s| {
+        let mut i = 0;
+        s.retain(|_| retain(&mut i))
+    });
+    let mut i = 0;
+    nest.strategies.retain(|_| retain(&mut i));
+    nest.extents.retain(|&e| e != 1);
+    true
+}
+
+/// Loops d and d+1 are one loop when every stream steps over d exactly as a full run of d+1.
+fn merge_contiguous_axes(nest: &mut LoopNest, _: Target) -> bool {
+    let mut changed = false;
+    let mut d = nest.extents.len();
+    while d >= 2 {
+        d -= 1;
+        let inner = nest.extents[d];
+        let mergeable = nest.all_strides().iter().all(|s| s[d - 1] == s[d].saturating_mul(inner));
+        if mergeable {
+            nest.extents[d - 1] *= inner;
+            nest.extents.remove(d);
+            nest.strategies.remove(d);
+            nest.for_each_strides(&mut |s| {
+                s.remove(d - 1);
+            });
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The innermost loop and, for the strategies of two loops, the one outside it, when the nest
+/// has that many loops and neither has a strategy yet.
+fn unscheduled(nest: &LoopNest, loops: usize) -> Option<usize> {
+    let first = nest.extents.len().checked_sub(loops)?;
+    nest.strategies[first..].iter().all(|&s| s == Strategy::Serial).then_some(first)
+}
+
+/// Gives loops `first..` the strategy of the first: the loop inside it is `Joined`.
+fn set(nest: &mut LoopNest, first: usize, strategy: Strategy) -> bool {
+    nest.strategies[first] = strategy;
+    nest.strategies[first + 1..].fill(Strategy::Joined);
+    true
+}
+
+/// An innermost loop that reads one contiguous run (and gathers nothing that varies along it)
+/// is a block copy.
+fn block_copy(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(last) = unscheduled(nest, 1) else { return false };
+    let w = nest.width as i64;
+    let contiguous = nest.out[last] == w
+        && nest.data.strides[last] == w
+        && nest.data.terms.iter().all(|t| t.index.invariant_at(last));
+    if !contiguous {
+        return false;
+    }
+    let copy = match nest.extents[last].saturating_mul(w) {
+        // The caller's range sets how much of the outermost loop's run to copy.
+        _ if last == 0 => Copy::Memcpy,
+        n if n <= INLINE_COPY_BYTES => Copy::Inline,
+        n if n <= LOOP_COPY_BYTES && nest.data.terms.is_empty() => Copy::Loop,
+        _ => Copy::Memcpy,
+    };
+    set(nest, last, Strategy::Block(copy))
+}
+
+/// Rows of a block short enough to copy inline, when every gather is fixed along the rows and
+/// none can miss (`a[2:, ..., :10]`: 40 bytes of every row of 256): pointers walk the rows,
+/// several per trip, so that more rows' reads are in flight at once (a row per trip left a third
+/// of the time on the table).
+fn block_rows(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(rows) = nest.extents.len().checked_sub(2) else { return false };
+    let shape = nest.strategies[rows..] == [Strategy::Serial, Strategy::Block(Copy::Inline)];
+    let fixed = nest.pending_terms(rows).next().is_none();
+    let no_miss = nest.data.terms.iter().all(|t| t.mode != OobMode::Zero);
+    shape && fixed && no_miss && set(nest, rows, Strategy::BlockRows)
+}
+
+/// Rows whose columns' gathers stay put along the rows (`a[:, idx]`: the same columns in every
+/// row), few enough to fit the table: normalizing each index once for all rows pays.
+fn index_table(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(rows) = unscheduled(nest, 2) else { return false };
+    let columns = nest.extents[rows + 1];
+    let pending: Vec<_> = nest.pending_terms(rows).collect();
+    let pays = nest.extents[rows] > 1
+        && !pending.is_empty()
+        && (pending.len() as i64).saturating_mul(columns) <= TABLE_ENTRIES
+        && pending.iter().all(|t| t.index.invariant_at(rows));
+    pays && set(nest, rows, Strategy::IndexTable(None))
+}
+
+/// Dense tiles of at most 8 bytes whose elements are read in reverse (`img[..., ::-1]` on
+/// pixels), every gather fixed along them: worth a shuffle where the target has one.
+fn reversed_tiles(nest: &mut LoopNest, target: Target) -> bool {
+    let Some(tiles) = unscheduled(nest, 2) else { return false };
+    let (w, elems) = (nest.width as i64, nest.extents[tiles + 1]);
+    let tile = elems.saturating_mul(w);
+    let dense = nest.out[tiles + 1] == w && nest.out[tiles] == tile && nest.data.strides[tiles] == tile;
+    let reversed = nest.data.strides[tiles + 1] == -w;
+    let fixed = nest.pending_terms(tiles).next().is_none();
+    let fits = target.byte_shuffles && elems >= 2 && tile <= 8;
+    fits && dense && reversed && fixed && set(nest, tiles, Strategy::ReversedTiles)
+}
+
+/// An innermost loop along which every gather is fixed is an affine copy by a constant stride.
+fn strided_copy(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(last) = unscheduled(nest, 1) else { return false };
+    nest.pending_terms(last).next().is_none() && set(nest, last, Strategy::Strided(None))
+}
+
+/// A strided copy into consecutive output elements that reads its run backwards or every other
+/// element: 16 bytes at a time, shuffled, where the target has byte shuffles.
+fn shuffle_vectors(nest: &mut LoopNest, target: Target) -> bool {
+    let Some(last) = nest.extents.len().checked_sub(1) else { return false };
+    let w = nest.width as i64;
+    if !target.byte_shuffles || nest.strategies[last] != Strategy::Strided(None) || nest.out[last] != w {
+        return false;
+    }
+    let shuffle = match nest.data.strides[last] {
+        s if s == -w => Shuffle::Reverse,
+        s if s == 2 * w => Shuffle::Evens,
+        _ => return false,
+    };
+    set(nest, last, Strategy::Strided(Some(shuffle)))
+}
+
+/// An innermost loop whose gathers move along it and read their indices straight from index
+/// tensors (no gather of a gather, `a[idx]` with 2-D `idx`, batched gathers): pointers walk the
+/// index tensors, and in-range indices are tested a trip at a time.
+fn guarded_gather(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(last) = unscheduled(nest, 1) else { return false };
+    let flat = {
+        let mut pending = nest.pending_terms(last).peekable();
+        pending.peek().is_some() && pending.all(|t| t.index.terms.is_empty())
+    };
+    flat && set(nest, last, Strategy::GuardedGather(None))
+}
+
+/// Random reads within a row wait on memory one cache line at a time; so, where the data's
+/// only gather reaches a span of a row that fits in cache, the loop over the row's elements
+/// also reads the same span of the next row (the row loop one step on), a line every few
+/// elements, in order: the hardware streams it in while this row is gathered from cache, and
+/// the misses overlap the gathers instead of stalling ahead of them. The span must hold a byte
+/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer.
+fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(last) = nest.extents.len().checked_sub(1) else { return false };
+    // The row loop, and the loop over a row's elements.
+    let (row, elements) = match nest.strategies[last] {
+        Strategy::GuardedGather(None) if last > 0 => (last - 1, last),
+        Strategy::Joined if last > 0 && nest.strategies[last - 1] == Strategy::IndexTable(None) => {
+            (last - 1, last)
+        }
+        _ => return false,
+    };
+    let [t] = nest.data.terms.as_slice() else { return false };
+    let (reach, step) = ((t.len - 1).saturating_mul(t.stride), nest.data.strides[row]);
+    let span = reach.saturating_abs().saturating_add(nest.width as i64);
+    let elements = nest.extents[elements];
+    let bytes = nest.buffer_bytes[nest.data.buffer];
+    if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 || elements < 1 || span < elements {
+        return false;
+    }
+    if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {
+        return false;
+    }
+    let ahead = Some(ReadAhead { step, reach, span });
+    match &mut nest.strategies[row] {
+        Strategy::IndexTable(a) => *a = ahead,
+        _ => nest.strategies[last] = Strategy::GuardedGather(ahead),
+    }
+    true
+}
