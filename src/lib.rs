@@ -22,12 +22,13 @@ pub mod sema;
 mod session;
 pub mod source;
 pub mod syntax;
+pub mod target;
 pub mod types;
 
-pub use backend::dml::{Artifact, Target};
 pub use embed::{Kernel, TensorView};
 pub use error::Error;
 pub use exec::{Executor, RunOptions};
 pub use pipeline::{Compiled, compile, compile_with_values};
 pub use session::{EvalTimes, Session};
 pub use slc_runtime::{DType, Tensor};
+pub use target::{Artifact, Target};

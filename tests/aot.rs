@@ -272,7 +272,7 @@ int main(void) {
 /// is the call order even when the program uses the inputs in another order.
 #[test]
 fn declared_order_and_unused_inputs() {
-    let types: Vec<(String, slc::sema::TensorType)> = vec![
+    let types: Vec<(String, slc::types::TensorType)> = vec![
         ("unused".into(), "f64[1000]".parse().unwrap()),
         ("i".into(), "i32[2]".parse().unwrap()),
         ("x".into(), "u8[4]".parse().unwrap()),

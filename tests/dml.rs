@@ -9,8 +9,8 @@ use slc::backend::dml::{
 };
 use slc::backend::{RuntimeError, interp};
 use slc::fuzz::{Case, Draw, Outcome, Rng, check_case, fill};
-use slc::plan::OobMode;
-use slc::sema::{InputTypes, TensorType};
+use slc::sema::InputTypes;
+use slc::types::{OobMode, TensorType};
 use slc::{DType, Error, Tensor};
 use std::path::Path;
 use std::process::Command;

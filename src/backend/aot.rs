@@ -18,8 +18,7 @@
 
 use super::clif::{self, Entry, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
 use crate::plan::Plan;
-use crate::sema::TensorType;
-use crate::sema::typed::ShapeDisplay;
+use crate::types::{ShapeDisplay, TensorType};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_module::{Linkage, default_libcall_names};

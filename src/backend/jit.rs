@@ -206,8 +206,8 @@ impl JitKernel {
         if out.dtype() != plan.dtype || shape != plan.shape {
             return Err(RuntimeError::InputMismatch {
                 name: "the output".into(),
-                expected: format!("{}{}", plan.dtype, crate::sema::typed::ShapeDisplay(&plan.shape)),
-                found: format!("{}{}", out.dtype(), crate::sema::typed::ShapeDisplay(&shape)),
+                expected: format!("{}{}", plan.dtype, crate::types::ShapeDisplay(&plan.shape)),
+                found: format!("{}{}", out.dtype(), crate::types::ShapeDisplay(&shape)),
             });
         }
         let table: Vec<*const u8> = inputs.iter().map(|t| t.as_ptr()).collect();

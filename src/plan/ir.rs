@@ -22,9 +22,8 @@
 //! value in an index array, even when a later slice drops the element that holds it
 //! (`a[idx][1:]`), so `error`-mode gathers check their whole index tensor before the kernel runs.
 
-// Until the back ends import them from `types` themselves.
 use crate::source::Span;
-pub use crate::types::{IndexOutOfRange, OobMode};
+use crate::types::OobMode;
 use slc_runtime::{DType, Tensor};
 
 /// A buffer the plan reads: an input bound by name, or a constant carried in the plan.

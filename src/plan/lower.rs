@@ -8,6 +8,7 @@ use super::verify::PlanError;
 use crate::limits::MAX_PLAN_ACCESSES;
 use crate::sema::{TExpr, TExprKind, ViewDim};
 use crate::source::Span;
+use crate::types::OobMode;
 use std::collections::HashMap;
 
 pub fn lower(expr: &TExpr) -> Result<Plan, PlanError> {

@@ -5,6 +5,7 @@ pub mod ir;
 pub mod lower;
 pub mod parse;
 pub mod print;
+mod token;
 pub mod verify;
 
 pub use ir::*;

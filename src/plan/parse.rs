@@ -1,13 +1,14 @@
 //! Reads the text form written by `plan/print.rs` back into a [`Plan`]. A small recursive
-//! descent parser over the language's own tokens; `verify` is the caller's next step.
+//! descent parser over the tokens of `plan/token.rs`; `verify` is the caller's next step.
 
 use super::ir::*;
+use super::token::Token;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::limits::MAX_NESTING;
 use crate::source::Span;
-use crate::syntax::lexer::Lexer;
-use crate::syntax::token::Token;
+use crate::types::OobMode;
 use crate::types::TensorType;
+use logos::Logos;
 use slc_runtime::Tensor;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,12 +31,11 @@ pub fn parse(text: &str) -> Result<Plan> {
 
 fn parse_in_place(text: &str) -> Result<Plan> {
     let mut tokens = Vec::new();
-    for t in Lexer::new(text) {
+    for (t, at) in Token::lexer(text).spanned() {
+        let span = Span::new(at.start, at.end);
         match t {
-            Ok((l, tok, r)) => tokens.push((tok, Span::new(l, r))),
-            Err(e) => {
-                return Err(PlanParseError { message: "unexpected character".into(), span: e.span });
-            }
+            Ok(tok) => tokens.push((tok, span)),
+            Err(()) => return Err(PlanParseError { message: "unexpected character".into(), span }),
         }
     }
     let mut p = Parser { tokens, pos: 0, end: text.len(), inputs: vec![] };

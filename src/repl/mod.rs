@@ -533,7 +533,7 @@ impl Repl {
 /// `f32[2, 3]`.
 pub(crate) fn type_of(t: &Tensor) -> String {
     let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
-    format!("{}{}", t.dtype(), sema::typed::ShapeDisplay(&shape))
+    format!("{}{}", t.dtype(), crate::types::ShapeDisplay(&shape))
 }
 
 pub(crate) fn is_identifier(s: &str) -> bool {

@@ -12,4 +12,4 @@ pub use check::{InputTypes, InputValues, InputsRead, check_program};
 pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.
 pub use ops::FUNCTIONS as OPERATOR_FUNCTIONS;
-pub use typed::{TExpr, TExprKind, TensorType, ViewDim};
+pub use typed::{TExpr, TExprKind, ViewDim};

@@ -75,9 +75,6 @@ pub fn floor_mod(a: i64, b: i64) -> Option<i64> {
     Some(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
 }
 
-// Until the back ends import it from `types` themselves.
-pub use crate::types::checked_numel;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,10 +3,8 @@
 //! are resolved into [`ViewDim`]s; an index array is a [`TExprKind::Gather`] (plus a
 //! [`TExprKind::Transpose`] when NumPy's placement rule moves its dimensions to the front).
 
-use crate::types::OobMode;
-// Until the back ends import them from `types` themselves.
 use crate::source::Span;
-pub use crate::types::{ShapeDisplay, TensorType};
+use crate::types::{OobMode, ShapeDisplay, TensorType};
 use slc_runtime::Tensor;
 use std::fmt;
 

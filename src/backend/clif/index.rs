@@ -3,7 +3,7 @@
 
 use super::{Gen, NO_ARGS};
 use crate::backend::loopnest::{Stream, Term};
-use crate::plan::OobMode;
+use crate::types::OobMode;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
 

@@ -11,7 +11,7 @@ use super::desc::*;
 use super::graph::*;
 use super::window::each_coord;
 use crate::backend::RuntimeError;
-use crate::plan::{IndexOutOfRange, OobMode};
+use crate::types::{IndexOutOfRange, OobMode};
 use slc_runtime::{DType, Tensor};
 
 /// Why emulation failed.

@@ -1,13 +1,12 @@
 //! [`DmlError`]: why a plan has no DirectML form, and its diagnostic.
 //!
-//! The plan keeps no span per gathered term (only its checks have spans), so a refused gather
-//! is found again in the checked program ([`DmlError::locate`]) to point at its call.
+//! The plan keeps no span per gathered term (only its checks have origins), so a refused gather
+//! is found again in the checked program to point at its call ([`crate::target::lower_program`]).
 
 use super::desc::FeatureLevel;
 use crate::diag::{Diagnostic, IntoDiagnostic};
-use crate::plan::OobMode;
-use crate::sema::{TExpr, TExprKind};
 use crate::source::Span;
+use crate::types::OobMode;
 use slc_runtime::DType;
 
 /// Why a plan cannot be expressed in DirectML at the requested feature level.
@@ -26,7 +25,8 @@ pub enum DmlError {
     #[error("DirectML gathers cannot read {dtype} indices at feature level {level}")]
     IndexType { dtype: DType, level: FeatureLevel },
     /// The out-of-range policy of a gather cannot be honoured: DirectML leaves out-of-range
-    /// indices undefined. `at` is the gather's span in the program, once [located](Self::locate).
+    /// indices undefined. `at` is the gather's span in the program, once located
+    /// ([`crate::target::lower_program`]).
     #[error("mode={} cannot be honoured by DirectML for {refusal}", mode.name())]
     OobPolicy { mode: OobMode, refusal: OobRefusal, at: Option<Span> },
     /// A size, stride or offset does not fit the 32-bit fields of `directml.h`.
@@ -54,62 +54,6 @@ pub enum OobRefusal {
     /// DirectML tensors cannot describe the axis at all.
     #[error("an axis of size 0, where every index is out of range")]
     EmptyAxis,
-}
-
-impl DmlError {
-    /// Points a refused gather at its place in `checked`, the program the plan was lowered
-    /// from: the first gather, in evaluation order, with the refused mode and the refused kind
-    /// of indices. Other errors are returned unchanged.
-    pub fn locate(self, checked: &TExpr) -> DmlError {
-        match self {
-            DmlError::OobPolicy { mode, refusal, at: None } => {
-                // The walk recurses once per level, like the stages that built `checked`.
-                let at = crate::limits::with_stack_for(checked.depth, || {
-                    find_gather(checked, &|data, indices, axis, m| {
-                        m == mode && refusal.fits(data, indices, axis)
-                    })
-                    .or_else(|| find_gather(checked, &|_, _, _, m| m == mode))
-                });
-                DmlError::OobPolicy { mode, refusal, at }
-            }
-            e => e,
-        }
-    }
-}
-
-impl OobRefusal {
-    /// Whether a gather of `data` by `indices` along `axis` is one this refusal describes.
-    fn fits(&self, data: &TExpr, indices: &TExpr, axis: usize) -> bool {
-        match self {
-            OobRefusal::RuntimeIndex { tensor } => reads_input(indices, tensor.as_ref()),
-            OobRefusal::ZeroFill { len, .. } => data.ty.shape.get(axis) == Some(len),
-            OobRefusal::EmptyAxis => data.ty.shape.get(axis) == Some(&0),
-        }
-    }
-}
-
-/// Whether `e`'s values depend on an input (the one named `name`, when given) or on a gather.
-fn reads_input(e: &TExpr, name: Option<&String>) -> bool {
-    match (&e.kind, name) {
-        (TExprKind::Input(n), Some(name)) => n == name,
-        (TExprKind::Input(_) | TExprKind::Gather { .. }, None) => true,
-        _ => e.kind.children().any(|c| reads_input(c, name)),
-    }
-}
-
-type GatherTest<'a> = dyn Fn(&TExpr, &TExpr, usize, OobMode) -> bool + 'a;
-
-/// The first gather under `e` (operands before the gather itself) that `test` accepts.
-fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
-    if let Some(span) = e.kind.children().find_map(|c| find_gather(c, test)) {
-        return Some(span);
-    }
-    match &e.kind {
-        TExprKind::Gather { data, indices, axis, mode, .. } if test(data, indices, *axis, *mode) => {
-            Some(e.span)
-        }
-        _ => None,
-    }
 }
 
 impl IntoDiagnostic for DmlError {

@@ -4,7 +4,7 @@
 //! logical output type.
 
 use super::desc::{DataType, FeatureLevel, GraphDesc};
-use crate::plan::OobMode;
+use crate::types::OobMode;
 use serde::{Deserialize, Serialize};
 
 /// Where a graph input's bytes come from.
@@ -77,7 +77,7 @@ pub struct HostTerm {
 
 /// An [`OobMode`] in the JSON: its name, checked when the graph is read.
 mod mode_name {
-    use crate::plan::OobMode;
+    use crate::types::OobMode;
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
 

@@ -20,11 +20,11 @@
 //! constant indices are normalized on the host (per mode), `error`-mode dynamic indices are
 //! validated by the host before dispatch ([`DmlGraph::host_checks`]; in the C form,
 //! `<prefix>_check_indices`), and the other modes on dynamic indices are refused with a
-//! diagnostic that points at the gather ([`lower_program`]).
+//! diagnostic that points at the gather ([`crate::target::lower_program`]).
 //!
 //! Files: `caps` (what each feature level offers), `window` (views as SLICE1 windows), `lower`
 //! (the rules above), `graph` and [`desc`] (the output model), [`c`] (its C form), `emulate`
-//! (the CPU emulator), `target` (the library's choice of target) and `error` (refusals).
+//! (the CPU emulator) and `error` (refusals).
 
 pub mod c;
 mod caps;
@@ -33,7 +33,6 @@ mod emulate;
 mod error;
 mod graph;
 mod lower;
-mod target;
 mod window;
 
 pub use caps::natural_type;
@@ -41,8 +40,7 @@ pub use desc::{DataType, FeatureLevel, OperatorType};
 pub use emulate::{EmulateError, emulate};
 pub use error::{DmlError, OobRefusal};
 pub use graph::*;
-pub use lower::{lower, lower_program};
-pub use target::{Artifact, Target};
+pub use lower::lower;
 
 /// Options of the DirectML lowering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,8 @@ mod passes;
 
 pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, PASSES, Pass};
 
-use crate::plan::{Access, BufferId, Check, OobMode, Plan};
+use crate::plan::{Access, BufferId, Check, Plan};
+use crate::types::OobMode;
 use slc_runtime::DType;
 use std::fmt;
 
@@ -196,7 +197,7 @@ fn buffer_bytes(plan: &Plan) -> Vec<i64> {
         .map(|id| {
             let width = plan.buffer_dtype(id).map_or(0, |d| d.width() as i64);
             let shape = plan.buffer_shape(id).unwrap_or_default();
-            crate::sema::shape::checked_numel(&shape).and_then(|n| n.checked_mul(width)).unwrap_or(0)
+            crate::types::checked_numel(&shape).and_then(|n| n.checked_mul(width)).unwrap_or(0)
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 //! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
 
 use super::{Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target};
-use crate::plan::OobMode;
+use crate::types::OobMode;
 
 /// Runs of at most this many bytes are copied with inline loads and stores ([`Copy::Inline`]),
 /// longer ones by a loop of vector moves up to [`LOOP_COPY_BYTES`], then by memcpy.

@@ -2,8 +2,9 @@
 
 use super::{CompileArgs, FormatArg};
 use crate::Compiled;
-use crate::backend::dml::{DmlOptions, FeatureLevel, lower_program};
+use crate::backend::dml::{DmlOptions, FeatureLevel};
 use crate::cli::{Failure, report};
+use crate::target::lower_program;
 
 pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
     if args.header.is_some() {

@@ -8,7 +8,7 @@
 //! bounded by its verifier.
 
 use super::super::graph::{BindingSource, DmlGraph, HostAccess, HostCheck, HostCheckKind};
-use crate::plan::OobMode;
+use crate::types::OobMode;
 use slc_runtime::DType;
 use std::fmt::Write;
 

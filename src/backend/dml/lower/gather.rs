@@ -2,7 +2,7 @@
 //! index operand normalized on the host when constant; several terms are peeled one at a time.
 
 use super::*;
-use crate::plan::IndexOutOfRange;
+use crate::types::IndexOutOfRange;
 
 impl Lowering<'_> {
     /// The index operand of a gather term over `shape`: source, base, per-dimension strides and

@@ -11,8 +11,8 @@ use super::desc::*;
 use super::error::{DmlError, OobRefusal};
 use super::graph::*;
 use super::window::{Win, each_coord, fit, generic_view, map_view, packed_strides};
-use crate::Compiled;
-use crate::plan::{Access, BufferId, OobMode, Plan};
+use crate::plan::{Access, BufferId, Plan};
+use crate::types::OobMode;
 use slc_runtime::DType;
 
 /// The binding offset granularity: `DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT`.
@@ -38,11 +38,6 @@ pub fn lower(plan: &Plan, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
     }
     let output_size_in_bytes = round4(numel.max(0) as u64 * plan.dtype.width() as u64);
     Ok(cx.finish(dispatch, notes, output_size_in_bytes))
-}
-
-/// As [`lower`], for a compiled program: a refused gather points at its place in the text.
-pub fn lower_program(compiled: &Compiled, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
-    lower(&compiled.plan, opts).map_err(|e| e.locate(&compiled.checked))
 }
 
 /// A gather from an axis of size 0 into a non-empty result: no index is valid, so the CPU
