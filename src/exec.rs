@@ -9,7 +9,7 @@ use crate::backend::interp;
 use crate::backend::jit::{self, JitKernel, KernelCache};
 use crate::error::Error;
 use crate::pipeline::Compiled;
-use crate::plan::{Plan, PlanInfo};
+use crate::plan::{Plan, VerifiedPlan};
 use crate::source::Span;
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
@@ -108,27 +108,25 @@ impl Runnable {
     /// Prepares `plan` for `executor`; a JIT kernel takes its inputs in `order` (for each plan
     /// input, its position among the caller's) and comes from (and goes into) `cache` if given.
     pub fn prepare(
-        plan: &Plan,
-        info: &PlanInfo,
+        plan: &VerifiedPlan,
         order: &[usize],
         executor: Executor,
         cache: Option<&KernelCache>,
     ) -> Result<Runnable, RuntimeError> {
         Ok(match (executor, cache) {
             (Executor::Interpreter, _) => Runnable::Interpreter,
-            (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, info, order)?),
-            (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, info, order)?)),
+            (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
+            (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
         })
     }
 
     /// Prepares `plan` for inputs in plan order.
     pub fn prepare_in_plan_order(
-        plan: &Plan,
-        info: &PlanInfo,
+        plan: &VerifiedPlan,
         executor: Executor,
         cache: Option<&KernelCache>,
     ) -> Result<Runnable, RuntimeError> {
-        Runnable::prepare(plan, info, &jit::plan_order(plan), executor, cache)
+        Runnable::prepare(plan, &jit::plan_order(plan), executor, cache)
     }
 
     pub fn executor(&self) -> Executor {
@@ -141,33 +139,31 @@ impl Runnable {
     /// Runs on `inputs` (dense tensors in plan order) into a new tensor.
     pub fn run(
         &self,
-        plan: &Plan,
-        info: &PlanInfo,
+        plan: &VerifiedPlan,
         inputs: &[&Tensor],
         threads: usize,
     ) -> Result<Tensor, RuntimeError> {
         match self {
-            Runnable::Interpreter => interp::run(plan, info, inputs),
-            Runnable::Jit(kernel) => kernel.run(plan, info, inputs, threads),
+            Runnable::Interpreter => interp::run(plan, inputs),
+            Runnable::Jit(kernel) => kernel.run(plan, inputs, threads),
         }
     }
 
     /// Runs into `out`, which must have the plan's dtype and shape.
     pub fn run_into(
         &self,
-        plan: &Plan,
-        info: &PlanInfo,
+        plan: &VerifiedPlan,
         inputs: &[&Tensor],
         out: &mut Tensor,
         threads: usize,
     ) -> Result<(), RuntimeError> {
         match self {
             Runnable::Interpreter => {
-                let result = interp::run(plan, info, inputs)?;
+                let result = interp::run(plan, inputs)?;
                 out.bytes_mut().copy_from_slice(result.bytes());
                 Ok(())
             }
-            Runnable::Jit(kernel) => kernel.run_into(plan, info, inputs, out, threads),
+            Runnable::Jit(kernel) => kernel.run_into(plan, inputs, out, threads),
         }
     }
 }
@@ -200,9 +196,8 @@ impl Compiled {
     ) -> Result<Tensor, Error> {
         let args = self.plan_inputs(tensors)?;
         self.check_output_size(options)?;
-        let runnable =
-            Runnable::prepare_in_plan_order(&self.plan, &self.info, options.executor, Some(cache))?;
-        Ok(runnable.run(&self.plan, &self.info, &args, options.threads)?)
+        let runnable = Runnable::prepare_in_plan_order(&self.plan, options.executor, Some(cache))?;
+        Ok(runnable.run(&self.plan, &args, options.threads)?)
     }
 }
 

@@ -21,7 +21,7 @@ use crate::backend::dml::{self, DmlError, DmlGraph, DmlOptions, EmulateError, Fe
 use crate::backend::jit::KernelCache;
 use crate::error::Error;
 use crate::exec::{Executor, Runnable};
-use crate::plan::{self, Plan, PlanInfo};
+use crate::plan::{self, Plan, VerifiedPlan};
 use crate::sema::{InputTypes, InputValues};
 use crate::session::Session;
 use crate::types::TensorType;
@@ -282,7 +282,7 @@ pub fn check_case(case: &Case) -> Outcome {
         .iter()
         .map(|d| &case.inputs.iter().find(|(n, _)| *n == d.name).expect("a declared input").1)
         .collect();
-    let want = jit_equals_interp(&compiled.plan, &compiled.info, &args, src);
+    let want = jit_equals_interp(&compiled.plan, &args, src);
     session_agrees(case, &want);
     let opts = DmlOptions { feature_level: case.level };
     let graph = match dml::lower(&compiled.plan, &opts) {
@@ -324,17 +324,12 @@ fn kernel_cache() -> Arc<KernelCache> {
 
 /// Runs a verified plan on the interpreter and the JIT; panics unless both give the same tensor
 /// or the same error, and on an address outside a buffer (which verification rules out).
-fn jit_equals_interp(
-    plan: &Plan,
-    info: &PlanInfo,
-    args: &[&Tensor],
-    what: &str,
-) -> Result<Tensor, RuntimeError> {
-    let want = Runnable::Interpreter.run(plan, info, args, 1);
+fn jit_equals_interp(plan: &VerifiedPlan, args: &[&Tensor], what: &str) -> Result<Tensor, RuntimeError> {
+    let want = Runnable::Interpreter.run(plan, args, 1);
     assert!(!matches!(want, Err(RuntimeError::OutOfBuffer { .. })), "{what}: verified, yet {want:?}\n{plan}");
-    let kernel = Runnable::prepare_in_plan_order(plan, info, Executor::Jit, Some(&kernel_cache()))
+    let kernel = Runnable::prepare_in_plan_order(plan, Executor::Jit, Some(&kernel_cache()))
         .unwrap_or_else(|e| panic!("{what}: {e}\n{plan}"));
-    let got = kernel.run(plan, info, args, 1);
+    let got = kernel.run(plan, args, 1);
     match (&want, &got) {
         (Ok(x), Ok(y)) => assert!(x == y, "{what}: interpreter {x:?}, JIT {y:?}\n{plan}"),
         (Err(x), Err(y)) => assert_eq!(x, y, "{what}\n{plan}"),
@@ -368,7 +363,7 @@ fn plan_round_trip(p: &Plan) {
     let text = p.to_string();
     let parsed = plan::parse::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(&parsed, p, "{text}");
-    assert!(plan::verify(&parsed).is_ok(), "{text}");
+    assert!(plan::verify(parsed).is_ok(), "{text}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -453,7 +448,7 @@ pub fn plan_text(data: &[u8]) {
     let again = plan::parse::parse(&printed).unwrap_or_else(|e| panic!("{e}\n{printed}"));
     assert_eq!(again, p, "{printed}");
     assert_eq!(again.to_string(), printed);
-    let Ok(info) = plan::verify(&p) else { return };
+    let Ok(p) = plan::verify(p) else { return };
     let small = |shape: &[i64]| {
         shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d)).is_some_and(|n| n <= RUN_MAX_ELEMENTS)
     };
@@ -477,7 +472,7 @@ pub fn plan_text(data: &[u8]) {
         })
         .collect();
     let args: Vec<&Tensor> = inputs.iter().collect();
-    let _ = jit_equals_interp(&p, &info, &args, &printed);
+    let _ = jit_equals_interp(&p, &args, &printed);
 }
 
 /// The `.npy` reader on arbitrary bytes: an error, or a tensor whose buffer holds exactly its

@@ -1,9 +1,12 @@
 //! slc: a slicing language and compiler.
 //!
-//! The pipeline, one module per stage:
+//! The pipeline, one module per stage (docs/architecture.md):
 //! source text → [`syntax`] (tokens, spanned AST) → [`sema`] (checked program: dtypes and
 //! shapes) → [`plan`] (the normalized plan IR, verified) → [`backend`] (the reference
-//! interpreter). Errors from every stage become [`diag::Diagnostic`]s, rendered only at the edge.
+//! interpreter, loop nests and Cranelift code for the JIT and AOT objects, DirectML). [`pipeline`]
+//! runs the front half in one call, [`exec`] runs verified plans, [`embed`] and [`Session`] are
+//! the embedding API, [`target`] is what `slc compile` emits; [`types`] is the vocabulary all
+//! stages share. Errors from every stage become [`diag::Diagnostic`]s, rendered only at the edge.
 
 pub mod backend;
 pub mod cli;

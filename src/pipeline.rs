@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::limits;
-use crate::plan::{self, Plan, PlanInfo};
+use crate::plan::{self, VerifiedPlan};
 use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr};
 use crate::syntax::{self, ast};
 
@@ -13,8 +13,7 @@ use crate::syntax::{self, ast};
 pub struct Compiled {
     pub ast: ast::Program,
     pub checked: TExpr,
-    pub plan: Plan,
-    pub info: PlanInfo,
+    pub plan: VerifiedPlan,
     /// The inputs whose types and values checking read: what the plan depends on.
     pub read: InputsRead,
 }
@@ -28,8 +27,8 @@ pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
 /// `strided_slice`'s `begin`) may then come from those tensors.
 pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let (checked, read, plan, info) = check_and_lower(&ast, inputs, values)?;
-    Ok(Compiled { ast, checked, plan, info, read })
+    let (checked, read, plan) = check_and_lower(&ast, inputs, values)?;
+    Ok(Compiled { ast, checked, plan, read })
 }
 
 /// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
@@ -39,12 +38,10 @@ pub(crate) fn check_and_lower(
     ast: &ast::Program,
     inputs: &InputTypes,
     values: &InputValues,
-) -> Result<(TExpr, InputsRead, Plan, PlanInfo), Error> {
+) -> Result<(TExpr, InputsRead, VerifiedPlan), Error> {
     let (checked, read) = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
-    let (plan, info) = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
-        let plan = plan::lower(&checked)?;
-        let info = plan::verify(&plan)?;
-        Ok((plan, info))
+    let plan = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
+        Ok(plan::verify(plan::lower(&checked)?)?)
     })?;
-    Ok((checked, read, plan, info))
+    Ok((checked, read, plan))
 }

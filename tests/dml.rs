@@ -68,7 +68,7 @@ fn agree(src: &str, tensors: &[(&str, Tensor)], opts: &DmlOptions) -> DmlGraph {
     let compiled = slc::compile(src, &decls).unwrap_or_else(|e| panic!("{src}: {e}"));
     let args: Vec<&Tensor> =
         compiled.plan.inputs.iter().map(|d| &tensors.iter().find(|(n, _)| *n == d.name).unwrap().1).collect();
-    let want = interp::run(&compiled.plan, &compiled.info, &args);
+    let want = interp::run(&compiled.plan, &args);
     let g = lower(&compiled.plan, opts).unwrap_or_else(|e| panic!("{src}: {e}"));
     let got = emulate(&g, &args);
     match (want, got) {
@@ -715,7 +715,7 @@ fn c_host_checks_agree_with_the_emulator_and_the_interpreter() {
                 })
                 .collect();
             let args: Vec<&Tensor> = tensors.iter().collect();
-            let want_interp = interp::run(&compiled.plan, &compiled.info, &args);
+            let want_interp = interp::run(&compiled.plan, &args);
             for (v, (_, g)) in variants.iter().enumerate() {
                 let n = first + v;
                 let emulated = emulate(g, &args);

@@ -1,7 +1,7 @@
 //! Each operator form against the NumPy indexing that means the same thing, both through the
-//! reference interpreter. The generators stay where the two sources agree (shared/spec §2.4 and
-//! §4: OpenVINO and ONNX clamp a reverse start below `-n` to 0, NumPy to "before 0"); those
-//! differences have their own unit tests in src/sema/ops.rs.
+//! reference interpreter. The generators stay where the two sources agree (docs/semantics.md,
+//! strided_slice and slice: OpenVINO and ONNX clamp a reverse start below `-n` to 0, NumPy to
+//! "before 0"); those differences have their own unit tests in src/sema/ops/.
 
 use proptest::prelude::*;
 use slc::{DType, Session, Tensor};

@@ -17,7 +17,7 @@
 //! other strategies than the JIT's for the same plan (no byte shuffles on x86-64 without SSSE3).
 
 use super::clif::{self, Entry, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
-use crate::plan::Plan;
+use crate::plan::{Plan, VerifiedPlan};
 use crate::types::{ShapeDisplay, TensorType};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -103,7 +103,7 @@ pub fn valid_name(name: &str) -> bool {
 /// Compiles `plan` (the program `src` checked for `declared` inputs, in this order) into an
 /// object file exporting exactly `name`, and writes its header.
 pub fn compile(
-    plan: &Plan,
+    plan: &VerifiedPlan,
     src: &str,
     declared: &[(String, TensorType)],
     name: &str,

@@ -3,12 +3,12 @@
 //! correct; it is the oracle for the JIT, AOT and DirectML back ends.
 
 use super::{RuntimeError, check_inputs};
-use crate::plan::{Access, BufferId, Plan, PlanInfo};
+use crate::plan::{Access, BufferId, Plan, VerifiedPlan};
 use crate::types::{Coords, IndexOutOfRange, OobMode};
 use slc_runtime::Tensor;
 
 /// Runs a verified plan on `inputs` (in the order of `plan.inputs`).
-pub fn run(plan: &Plan, _proof: &PlanInfo, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
+pub fn run(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
     crate::limits::with_stack_for(plan.nesting(), || run_elementwise(plan, inputs))
 }
 

@@ -7,7 +7,7 @@
 use super::clif::{self, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
 use super::loopnest::{self, LoopNest};
 use super::{RuntimeError, check_inputs, interp};
-use crate::plan::{Plan, PlanInfo};
+use crate::plan::{Plan, VerifiedPlan};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
@@ -56,7 +56,7 @@ pub fn host_target() -> loopnest::Target {
 }
 
 /// The plan's loop nest and the Cranelift IR of its kernel (`slc plan --clif`, `:clif`).
-pub fn kernel_ir(plan: &Plan) -> Result<(LoopNest, String), JitError> {
+pub fn kernel_ir(plan: &VerifiedPlan) -> Result<(LoopNest, String), JitError> {
     let isa = host_isa()?;
     crate::limits::with_stack_for(plan.nesting(), || {
         let nest = loopnest::schedule(plan, clif::target(&*isa), |_, _| {});
@@ -97,15 +97,15 @@ pub fn plan_order(plan: &Plan) -> Vec<usize> {
     (0..plan.inputs.len()).collect()
 }
 
-/// Compiles a verified plan (`_proof` shows it was: kernels do not check addresses) for inputs
+/// Compiles a verified plan (kernels do not check addresses: verification proved them) for inputs
 /// passed in `order` (for each plan input, its position among the caller's).
-pub fn compile(plan: &Plan, proof: &PlanInfo, order: &[usize]) -> Result<JitKernel, JitError> {
+pub fn compile(plan: &VerifiedPlan, order: &[usize]) -> Result<JitKernel, JitError> {
     // Cranelift's passes take a deep stack in unoptimized builds; code generation recurses once
     // per nested index access.
-    crate::limits::with_stack_for(plan.nesting(), || compile_in_place(plan, proof, order))
+    crate::limits::with_stack_for(plan.nesting(), || compile_in_place(plan, order))
 }
 
-fn compile_in_place(plan: &Plan, _proof: &PlanInfo, order: &[usize]) -> Result<JitKernel, JitError> {
+fn compile_in_place(plan: &VerifiedPlan, order: &[usize]) -> Result<JitKernel, JitError> {
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
     let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
     let pass_through =
@@ -180,14 +180,13 @@ impl JitKernel {
     /// Runs the kernel (compiled for [`plan_order`]) into a fresh output tensor.
     pub fn run(
         &self,
-        plan: &Plan,
-        info: &PlanInfo,
+        plan: &VerifiedPlan,
         inputs: &[&Tensor],
         threads: usize,
     ) -> Result<Tensor, RuntimeError> {
         let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
         let mut out = Tensor::for_overwrite(plan.dtype, &dims)?;
-        self.run_into(plan, info, inputs, &mut out, threads)?;
+        self.run_into(plan, inputs, &mut out, threads)?;
         Ok(out)
     }
 
@@ -195,8 +194,7 @@ impl JitKernel {
     /// must have the plan's dtype and shape.
     pub fn run_into(
         &self,
-        plan: &Plan,
-        info: &PlanInfo,
+        plan: &VerifiedPlan,
         inputs: &[&Tensor],
         out: &mut Tensor,
         threads: usize,
@@ -217,7 +215,7 @@ impl JitKernel {
         match unsafe { self.call(&table, out.as_mut_ptr(), nbytes, threads) } {
             STATUS_OK => Ok(()),
             // The interpreter names the offending value and its check.
-            status => Err(interp::run(plan, info, inputs).err().unwrap_or_else(|| status_error(status))),
+            status => Err(interp::run(plan, inputs).err().unwrap_or_else(|| status_error(status))),
         }
     }
 }
@@ -241,19 +239,14 @@ pub struct KernelCache {
 }
 
 impl KernelCache {
-    pub fn get_or_compile(
-        &self,
-        plan: &Plan,
-        proof: &PlanInfo,
-        order: &[usize],
-    ) -> Result<Arc<JitKernel>, JitError> {
+    pub fn get_or_compile(&self, plan: &VerifiedPlan, order: &[usize]) -> Result<Arc<JitKernel>, JitError> {
         let key = format!("{plan}{order:?}");
         if let Some(k) = self.kernels.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(k.clone());
         }
         // Compiled outside the lock, so that other plans need not wait; a race compiles twice
         // and keeps the first.
-        let kernel = Arc::new(compile(plan, proof, order)?);
+        let kernel = Arc::new(compile(plan, order)?);
         Ok(self.kernels.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(kernel).clone())
     }
 

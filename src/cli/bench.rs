@@ -57,7 +57,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     // ISA, detected once per process, is not part of it.
     let compile = || {
         let started = Instant::now();
-        let runnable = Runnable::prepare_in_plan_order(plan, &compiled.info, args.backend, None)?;
+        let runnable = Runnable::prepare_in_plan_order(plan, args.backend, None)?;
         Ok::<_, RuntimeError>((runnable, started.elapsed().as_nanos()))
     };
     let compiles = jit::host_isa()
@@ -81,9 +81,9 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let moved = measure::moved_bytes(plan, &refs, out_bytes);
     let once = || -> Result<(), RuntimeError> {
         if args.into {
-            runnable.run_into(plan, &compiled.info, &refs, &mut out, threads)
+            runnable.run_into(plan, &refs, &mut out, threads)
         } else {
-            runnable.run(plan, &compiled.info, &refs, threads).map(drop)
+            runnable.run(plan, &refs, threads).map(drop)
         }
     };
     let budget = Duration::from_secs_f64(args.seconds.max(0.0));

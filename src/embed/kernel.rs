@@ -86,7 +86,7 @@ impl Kernel {
     /// use slc::{Executor, RunOptions, embed::Kernel};
     /// let options = RunOptions { executor: Executor::Interpreter, ..RunOptions::default() };
     /// let k = Kernel::prepare_with("a[::-1]", &[("a", "u8[3]".parse()?)], &options)?;
-    /// assert_eq!(k.backend(), Executor::Interpreter);
+    /// assert_eq!(k.executor(), Executor::Interpreter);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn prepare_with(
@@ -124,8 +124,8 @@ impl Kernel {
                 bytes: None,
             })
         })?;
-        let (plan, info) = (&compiled.plan, &compiled.info);
-        let runnable = Runnable::prepare(plan, info, &order, options.executor, cache)?;
+        let plan = &compiled.plan;
+        let runnable = Runnable::prepare(plan, &order, options.executor, cache)?;
         Ok(Kernel {
             src: src.to_string(),
             dtypes: inputs.iter().map(|(_, t)| t.dtype).collect(),

@@ -10,4 +10,4 @@ pub mod verify;
 
 pub use ir::*;
 pub use lower::lower;
-pub use verify::{PlanError, PlanInfo, verify};
+pub use verify::{PlanError, VerifiedPlan, verify};

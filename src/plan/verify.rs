@@ -1,6 +1,12 @@
 //! The verifier: proves that a plan is well formed and that every address it can form lies
-//! inside its buffer. Back ends take the returned [`PlanInfo`], so an unverified plan cannot
-//! reach code generation or execution.
+//! inside its buffer. Back ends take the returned [`VerifiedPlan`], which nothing else can make,
+//! so an unverified plan cannot reach code generation or execution:
+//!
+//! ```compile_fail
+//! // Only `verify` makes a VerifiedPlan: its fields are private.
+//! let plan = slc::plan::parse::parse("plan(a: f32[2]) -> f32[2]\n  out a{0; 1}\n").unwrap();
+//! let proof = slc::plan::VerifiedPlan { plan, footprints: vec![] };
+//! ```
 
 use super::ir::*;
 use crate::diag::{Diagnostic, IntoDiagnostic};
@@ -35,12 +41,46 @@ impl IntoDiagnostic for PlanError {
     }
 }
 
-/// What verification established.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanInfo {
-    pub output_numel: i64,
+/// A plan that [`verify`] accepted: every address it can form lies inside its buffer, and every
+/// offset fits i64 in bytes. Only `verify` makes one and nothing changes it afterwards, so the
+/// back ends — the interpreter, the scheduler and code generators, AOT, DirectML — take this
+/// and nothing else: no back end runs a plan that was not proven. It reads as the plan it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedPlan {
+    plan: Plan,
     /// The element range `[lo, hi]` each access may touch, per buffer, when it touches any.
-    pub footprints: Vec<(BufferId, i64, i64)>,
+    footprints: Vec<(BufferId, i64, i64)>,
+}
+
+impl std::ops::Deref for VerifiedPlan {
+    type Target = Plan;
+
+    fn deref(&self) -> &Plan {
+        &self.plan
+    }
+}
+
+impl std::fmt::Display for VerifiedPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.plan.fmt(f)
+    }
+}
+
+impl VerifiedPlan {
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The plan, to change it (it must be verified again to run).
+    pub fn into_plan(self) -> Plan {
+        self.plan
+    }
+
+    /// What verification established: for each access that reads anything, its buffer and the
+    /// element range `[lo, hi]` it may touch.
+    pub fn footprints(&self) -> &[(BufferId, i64, i64)] {
+        &self.footprints
+    }
 }
 
 /// A shape of at most [`MAX_RANK`] non-negative dimensions whose bytes fit in i64.
@@ -54,11 +94,13 @@ fn invalid<T>(msg: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError::Invalid(msg.into()))
 }
 
-pub fn verify(plan: &Plan) -> Result<PlanInfo, PlanError> {
-    crate::limits::with_stack_for(plan.nesting(), || verify_in_place(plan))
+/// Proves every address `plan` can form inside its buffer.
+pub fn verify(plan: Plan) -> Result<VerifiedPlan, PlanError> {
+    let footprints = crate::limits::with_stack_for(plan.nesting(), || verify_in_place(&plan))?;
+    Ok(VerifiedPlan { plan, footprints })
 }
 
-fn verify_in_place(plan: &Plan) -> Result<PlanInfo, PlanError> {
+fn verify_in_place(plan: &Plan) -> Result<Vec<(BufferId, i64, i64)>, PlanError> {
     for input in &plan.inputs {
         if !addressable(input.dtype, &input.shape) {
             return invalid(format!("input `{}` has an invalid shape", input.name));
@@ -96,7 +138,7 @@ fn verify_in_place(plan: &Plan) -> Result<PlanInfo, PlanError> {
     } else if !plan.output.terms.is_empty() || plan.output.strides.len() != plan.shape.len() {
         return invalid("an empty output must have the canonical empty access");
     }
-    Ok(PlanInfo { output_numel, footprints: v.footprints })
+    Ok(v.footprints)
 }
 
 struct Verifier<'p> {

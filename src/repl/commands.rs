@@ -299,11 +299,11 @@ impl Repl {
     fn time(&self, planned: &Planned, reply: &mut Reply) -> Result<(), Fail> {
         // One ordinary run first: its errors get their spans, and the kernel gets compiled.
         let out = self.run(planned)?;
-        let Planned { plan, info, .. } = planned;
+        let Planned { plan, .. } = planned;
         let args = self.plan_inputs(plan)?;
         let threads = self.options.threads;
         let runnable = self.runnable(planned)?;
-        let once = || runnable.run(plan, info, &args, threads).map(drop);
+        let once = || runnable.run(plan, &args, threads).map(drop);
         let out_bytes = out.nbytes();
         let moved = measure::moved_bytes(plan, &args, out_bytes);
         let t = measure::time_against_memcpy(once, out_bytes, moved, self.time_budget)?;

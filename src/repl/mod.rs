@@ -25,7 +25,7 @@ use crate::backend::jit::KernelCache;
 use crate::diag::{Diagnostic, render};
 use crate::error::Error;
 use crate::exec::{self, Executor, RunOptions, Runnable};
-use crate::plan::{Plan, PlanInfo};
+use crate::plan::{Plan, VerifiedPlan};
 use crate::sema::{self, InputTypes, TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::{self, ast};
@@ -115,8 +115,7 @@ pub(crate) enum Val {
 /// A program taken to a verified plan.
 pub(crate) struct Planned {
     pub checked: TExpr,
-    pub plan: Plan,
-    pub info: PlanInfo,
+    pub plan: VerifiedPlan,
 }
 
 /// The REPL's state: bindings that persist from entry to entry, and how plans run.
@@ -396,8 +395,8 @@ impl Repl {
                 (name.clone(), TensorType { dtype: t.dtype(), shape })
             })
             .collect();
-        let (checked, _, plan, info) = crate::pipeline::check_and_lower(&program, &types, &self.tensors)?;
-        Ok(Planned { checked, plan, info })
+        let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors)?;
+        Ok(Planned { checked, plan })
     }
 
     /// The integer bindings as `let` statements the checker sees before the entry's own: so
@@ -504,16 +503,16 @@ impl Repl {
 
     /// The plan made runnable on the chosen executor (its kernel from the REPL's cache).
     pub(crate) fn runnable(&self, planned: &Planned) -> Result<Runnable, Fail> {
-        let Planned { plan, info, .. } = planned;
-        Ok(Runnable::prepare_in_plan_order(plan, info, self.options.executor, Some(&self.cache))?)
+        let Planned { plan, .. } = planned;
+        Ok(Runnable::prepare_in_plan_order(plan, self.options.executor, Some(&self.cache))?)
     }
 
     /// Runs a plan on the chosen executor; a failed index check points at its expression.
     pub(crate) fn run(&self, planned: &Planned) -> Result<Tensor, Fail> {
-        let Planned { checked, plan, info } = planned;
+        let Planned { checked, plan } = planned;
         exec::check_output(plan.output_bytes(), self.options.max_output_bytes, Some(checked.span))?;
         let args = self.plan_inputs(plan)?;
-        Ok(self.runnable(planned)?.run(plan, info, &args, self.options.threads)?)
+        Ok(self.runnable(planned)?.run(plan, &args, self.options.threads)?)
     }
 
     /// The completion for `line` at byte `pos`.

@@ -369,7 +369,7 @@ impl Checker<'_> {
         }
     }
 
-    /// NumPy indexing `base[items]` (shared/spec §1).
+    /// NumPy indexing `base[items]` (docs/semantics.md, NumPy indexing).
     fn index(&mut self, base: TExpr, items: &[ast::Item], span: Span) -> Result<TExpr, SemaError> {
         let mut entries = Vec::with_capacity(items.len());
         let mut ellipsis: Option<Span> = None;
@@ -426,7 +426,7 @@ impl Checker<'_> {
                 }
                 Entry::Slice { start, stop, step } => {
                     let r = normalize_numpy(shape[axis], start, stop, step);
-                    dims.push(ViewDim::Range { start: r.first, step: r.step, len: r.len });
+                    dims.push(r.into());
                     axis += 1;
                     out_pos += 1;
                 }

@@ -1,12 +1,20 @@
-//! Pure index arithmetic shared by every surface form: slice normalization and the
-//! checked integer helpers. Each form's normalization produces a `(first, step, count)` triple.
+//! Index arithmetic of NumPy indexing and of the program's integer expressions: CPython's slice
+//! normalization and Python's floor division. The operator forms normalize by their own
+//! sources' rules, in their files under `sema/ops/`.
 
-/// A normalized slice of one dimension: elements `first + j*step` for `j < len`.
+/// A normalized slice of one dimension: elements `first + j*step` for `j < len`. Every form's
+/// normalization (NumPy's here, the operators' in `sema/ops/`) produces one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
     pub first: i64,
     pub step: i64,
     pub len: i64,
+}
+
+impl From<Range> for super::typed::ViewDim {
+    fn from(r: Range) -> Self {
+        super::typed::ViewDim::Range { start: r.first, step: r.step, len: r.len }
+    }
 }
 
 /// NumPy / CPython slice normalization (`PySlice_Unpack` + `PySlice_AdjustIndices`), exactly:
@@ -84,7 +92,7 @@ mod tests {
         (0..r.len).map(|j| r.first + j * r.step).collect()
     }
 
-    /// The table of shared/spec §1.3 (checked there against NumPy).
+    /// Worked examples of NumPy's slice normalization (docs/semantics.md, NumPy indexing).
     #[test]
     fn spec_table() {
         assert_eq!(elements(4, Some(2), Some(2), None), Vec::<i64>::new());

@@ -11,7 +11,7 @@
 
 use super::{CodegenError, NO_ARGS, STATUS_BAD_RANGE, define_kernel, signature, target, verify};
 use crate::backend::loopnest::{self, LoopNest};
-use crate::plan::Plan;
+use crate::plan::VerifiedPlan;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     BlockArg, GlobalValueData, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, types,
@@ -38,7 +38,7 @@ pub fn define_entry<M: Module>(
     module: &mut M,
     name: &str,
     linkage: Linkage,
-    plan: &Plan,
+    plan: &VerifiedPlan,
     order: &[usize],
 ) -> Result<Entry, CodegenError> {
     let target = target(module.isa());

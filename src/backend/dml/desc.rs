@@ -6,7 +6,7 @@
 //!
 //! IMPORTANT: keep the enum values in sync with `tests/dml/include/DirectML.h` (the minimal
 //! header the generated C is compiled against) and with the Win32 metadata's `directml.h`
-//! (docs/semantics.md, section "DirectML").
+//! (README.md, "DirectML target").
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -3,7 +3,7 @@
 //! ([`DmlGraph::to_c`]), and executed on the CPU by an emulator of DirectML's documented
 //! semantics ([`emulate`]), which is how it is tested: DirectML itself runs only on Windows.
 //!
-//! Lowering (docs/semantics.md, sections "DirectML" and "Plan IR"):
+//! Lowering (README.md, "DirectML target"; the plan IR is plan/ir.rs):
 //! * an access without gathered terms (a view) is one `DML_OPERATOR_SLICE1`: each output
 //!   dimension is matched to the input dimension it walks, giving per input dimension a window
 //!   offset, size and signed stride; shrunk dimensions get a size-1 window and newaxis costs

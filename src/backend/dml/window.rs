@@ -38,7 +38,7 @@ pub(super) fn packed_strides(shape: &[i64]) -> Vec<i64> {
 }
 
 /// Matches each output dimension `(count, stride)` of a view at `base` over a packed buffer of
-/// `shape` to the buffer dimension it walks (docs/semantics.md, "Plan IR"): one window per
+/// `shape` to the buffer dimension it walks (plan/ir.rs): one window per
 /// buffer dimension, plus a stride-0 dimension for a broadcast. Windows come in output order, so
 /// the SLICE1's packed output is the view's. `None` when the view is not a product of
 /// per-dimension slices.

@@ -15,7 +15,7 @@ mod passes;
 
 pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, PASSES, Pass};
 
-use crate::plan::{Access, BufferId, Check, Plan};
+use crate::plan::{Access, BufferId, Check, Plan, VerifiedPlan};
 use crate::types::OobMode;
 use slc_runtime::DType;
 use std::fmt;
@@ -289,12 +289,12 @@ impl LoopNest {
 
 /// The loop nest of `plan`'s output for `target`; `dump` sees it before the passes and after
 /// each pass that changed it.
-pub fn schedule(plan: &Plan, target: Target, dump: impl FnMut(&str, &LoopNest)) -> LoopNest {
+pub fn schedule(plan: &VerifiedPlan, target: Target, dump: impl FnMut(&str, &LoopNest)) -> LoopNest {
     passes::run(LoopNest::from_plan(plan), target, dump)
 }
 
 /// The loop nest of `check` of `plan` for `target`, or `None` when it checks no value.
-pub fn schedule_check(plan: &Plan, check: &Check, target: Target) -> Option<LoopNest> {
+pub fn schedule_check(plan: &VerifiedPlan, check: &Check, target: Target) -> Option<LoopNest> {
     let nest = passes::run(LoopNest::from_check(plan, check), target, |_, _| {});
     (!nest.empty).then_some(nest)
 }

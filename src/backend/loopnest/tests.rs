@@ -6,7 +6,7 @@ use crate::sema::InputTypes;
 const SHUFFLES: Target = Target { byte_shuffles: true };
 const NO_SHUFFLES: Target = Target { byte_shuffles: false };
 
-fn plan(src: &str, inputs: &[&str]) -> crate::plan::Plan {
+fn plan(src: &str, inputs: &[&str]) -> crate::plan::VerifiedPlan {
     let types: InputTypes = inputs
         .iter()
         .map(|d| {

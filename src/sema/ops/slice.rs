@@ -3,6 +3,7 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
+use crate::sema::shape::Range;
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
@@ -85,17 +86,16 @@ impl Checker<'_> {
             if std::mem::replace(&mut seen[a], true) {
                 return invalid(format!("axis {a} is repeated"), "repeated axis", axes_span);
             }
-            let (first, len) = normalize_onnx(shape[a], starts[i], ends[i], steps[i]);
-            dims[a] = ViewDim::Range { start: first, step: steps[i], len };
+            dims[a] = normalize_onnx(shape[a], starts[i], ends[i], steps[i]).into();
         }
         view(data, dims, span)
     }
 }
 
-/// ONNX Slice-13's per-axis normalization (docs/semantics.md, slice): returns (first, count).
-fn normalize_onnx(n: i64, start: i64, end: i64, step: i64) -> (i64, i64) {
+/// ONNX Slice-13's per-axis normalization (docs/semantics.md, slice).
+fn normalize_onnx(n: i64, start: i64, end: i64, step: i64) -> Range {
     if n == 0 {
-        return (0, 0);
+        return Range { first: 0, step, len: 0 };
     }
     let (n, s, e, k) = (n as i128, start as i128, end as i128, step as i128);
     let adjust = |v: i128| if v < 0 { v + n } else { v };
@@ -107,23 +107,23 @@ fn normalize_onnx(n: i64, start: i64, end: i64, step: i64) -> (i64, i64) {
     // ceil((e - s) / k) for either sign of k, at least 0.
     let c = if k > 0 { (e - s + k - 1).div_euclid(k) } else { (s - e + (-k) - 1).div_euclid(-k) };
     let c = c.max(0);
-    if c == 0 { (0, 0) } else { (s as i64, c as i64) }
+    if c == 0 { Range { first: 0, step, len: 0 } } else { Range { first: s as i64, step, len: c as i64 } }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn elems((f, c): (i64, i64), k: i64) -> Vec<i64> {
-        (0..c).map(|j| f + j * k).collect()
+    fn elems(r: Range) -> Vec<i64> {
+        (0..r.len).map(|j| r.first + j * r.step).collect()
     }
 
     #[test]
     fn onnx_clamping() {
         // docs/semantics.md, slice: starts [-10], ends [INT64_MIN], steps [-1] on length 4 gives [0].
-        assert_eq!(elems(normalize_onnx(4, -10, i64::MIN, -1), -1), vec![0]);
-        assert_eq!(elems(normalize_onnx(4, 3, i64::MAX, -1), -1), Vec::<i64>::new());
-        assert_eq!(elems(normalize_onnx(4, 0, i64::MAX, 1), 1), vec![0, 1, 2, 3]);
-        assert_eq!(elems(normalize_onnx(4, -1, i64::MIN, -2), -2), vec![3, 1]);
+        assert_eq!(elems(normalize_onnx(4, -10, i64::MIN, -1)), vec![0]);
+        assert_eq!(elems(normalize_onnx(4, 3, i64::MAX, -1)), Vec::<i64>::new());
+        assert_eq!(elems(normalize_onnx(4, 0, i64::MAX, 1)), vec![0, 1, 2, 3]);
+        assert_eq!(elems(normalize_onnx(4, -1, i64::MIN, -2)), vec![3, 1]);
     }
 }

@@ -4,6 +4,7 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
+use crate::sema::shape::Range;
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
@@ -138,7 +139,7 @@ impl Checker<'_> {
             } else {
                 let r =
                     normalize_openvino(shape[axis], begin[i], end[i], stride[i], begin_mask[i], end_mask[i]);
-                dims.push(ViewDim::Range { start: r.0, step: stride[i], len: r.1 });
+                dims.push(r.into());
                 axis += 1;
             }
         }
@@ -152,11 +153,12 @@ impl Checker<'_> {
 }
 
 /// OpenVINO's per-axis normalization for an ordinary StridedSlice entry (docs/semantics.md, strided_slice):
-/// returns (first, count). A reverse begin still below 0 after adjustment clamps to 0 (unlike
-/// NumPy, which clamps to -1 and yields nothing).
-fn normalize_openvino(n: i64, begin: i64, end: i64, k: i64, begin_mask: bool, end_mask: bool) -> (i64, i64) {
+/// a reverse begin still below 0 after adjustment clamps to 0 (unlike NumPy, which clamps to -1
+/// and yields nothing).
+fn normalize_openvino(n: i64, begin: i64, end: i64, k: i64, begin_mask: bool, end_mask: bool) -> Range {
+    let step = k;
     if n == 0 {
-        return (0, 0);
+        return Range { first: 0, step, len: 0 };
     }
     let (n, begin, end, k) = (n as i128, begin as i128, end as i128, k as i128);
     let adjust = |v: i128| if v < 0 { v + n } else { v };
@@ -169,24 +171,24 @@ fn normalize_openvino(n: i64, begin: i64, end: i64, k: i64, begin_mask: bool, en
         let e = if end_mask { -1 } else { adjust(end).clamp(-1, n) };
         (f, if f > e { (f - e + (-k) - 1) / (-k) } else { 0 })
     };
-    if c == 0 { (0, 0) } else { (f as i64, c as i64) }
+    if c == 0 { Range { first: 0, step, len: 0 } } else { Range { first: f as i64, step, len: c as i64 } }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn elems((f, c): (i64, i64), k: i64) -> Vec<i64> {
-        (0..c).map(|j| f + j * k).collect()
+    fn elems(r: Range) -> Vec<i64> {
+        (0..r.len).map(|j| r.first + j * r.step).collect()
     }
 
     #[test]
     fn openvino_reverse_begin_clamps_to_zero() {
         // docs/semantics.md, strided_slice: strided_slice(a, [-5], [0], [-1], end_mask=[1]) on n = 4 gives [0].
-        assert_eq!(elems(normalize_openvino(4, -5, 0, -1, false, true), -1), vec![0]);
-        assert_eq!(elems(normalize_openvino(4, 3, 0, -1, false, false), -1), vec![3, 2, 1]);
-        assert_eq!(elems(normalize_openvino(4, 0, 0, -1, true, true), -1), vec![3, 2, 1, 0]);
-        assert_eq!(elems(normalize_openvino(4, 1, 1, 1, false, false), 1), Vec::<i64>::new());
-        assert_eq!(elems(normalize_openvino(2, 1234, 4321, -1, false, false), -1), Vec::<i64>::new());
+        assert_eq!(elems(normalize_openvino(4, -5, 0, -1, false, true)), vec![0]);
+        assert_eq!(elems(normalize_openvino(4, 3, 0, -1, false, false)), vec![3, 2, 1]);
+        assert_eq!(elems(normalize_openvino(4, 0, 0, -1, true, true)), vec![3, 2, 1, 0]);
+        assert_eq!(elems(normalize_openvino(4, 1, 1, 1, false, false)), Vec::<i64>::new());
+        assert_eq!(elems(normalize_openvino(2, 1234, 4321, -1, false, false)), Vec::<i64>::new());
     }
 }

@@ -11,7 +11,7 @@ use super::desc::*;
 use super::error::{DmlError, OobRefusal};
 use super::graph::*;
 use super::window::{Win, each_coord, fit, generic_view, map_view, packed_strides};
-use crate::plan::{Access, BufferId, Plan};
+use crate::plan::{Access, BufferId, Plan, VerifiedPlan};
 use crate::types::OobMode;
 use slc_runtime::DType;
 
@@ -19,7 +19,7 @@ use slc_runtime::DType;
 const BINDING_ALIGNMENT: i64 = 16;
 
 /// Lowers a verified plan to a DirectML graph valid at `opts.feature_level`.
-pub fn lower(plan: &Plan, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
+pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
     let mut cx = Lowering { plan, level: opts.feature_level, parts: Parts::default() };
     cx.host_checks()?;
     let numel: i64 = plan.shape.iter().product();
