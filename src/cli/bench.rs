@@ -20,7 +20,7 @@ pub struct BenchArgs {
     /// with random in-range indices).
     #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape, required = true)]
     pub shapes: Vec<(String, TensorType)>,
-    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = |s: &str| Executor::from_name(s).ok_or(format!("`{s}` is not jit or interp")))]
+    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = super::parse_backend)]
     pub backend: Executor,
     /// Worker threads (default 1: single-thread numbers are the comparable ones).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]

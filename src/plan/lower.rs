@@ -8,7 +8,7 @@ use super::verify::PlanError;
 use crate::limits::MAX_PLAN_ACCESSES;
 use crate::sema::{TExpr, TExprKind, ViewDim};
 use crate::source::Span;
-use crate::types::OobMode;
+use crate::types::{OobMode, row_major_strides};
 use std::collections::HashMap;
 
 pub fn lower(expr: &TExpr) -> Result<Plan, PlanError> {
@@ -90,12 +90,14 @@ fn substitute(
     Ok(Access { buffer: access.buffer, base, strides, terms })
 }
 
+/// Row-major element strides, with 0 along unit axes (the plan's canonical form: a unit axis
+/// moves nowhere).
 fn row_major(shape: &[i64], span: Span) -> Result<Vec<i64>, PlanError> {
-    let mut strides = vec![0; shape.len()];
-    let mut acc = 1i64;
-    for (s, &d) in strides.iter_mut().zip(shape).rev() {
-        *s = if d == 1 { 0 } else { acc };
-        acc = acc.checked_mul(d).ok_or(overflow(span))?;
+    let mut strides = row_major_strides(shape, 1).ok_or(overflow(span))?;
+    for (s, &d) in strides.iter_mut().zip(shape) {
+        if d == 1 {
+            *s = 0;
+        }
     }
     Ok(strides)
 }

@@ -3,6 +3,8 @@
 //! the operator's dimension limits. Also the two tensor walks the module shares: packed
 //! (row-major) strides and the C-order coordinate walk.
 
+use crate::types::Coords;
+
 /// One dimension of a SLICE1: the input tensor description's size and (unsigned) stride, and
 /// the walk along it: `count` elements from `start` by `step`.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,7 +28,9 @@ impl Win {
     }
 }
 
-/// Row-major strides of a shape.
+/// Row-major strides of a shape, in elements. Unlike `types::row_major_strides`, an empty
+/// dimension counts as 1 and the product saturates: DirectML describes even an empty tensor's
+/// buffer, and its 32-bit fields refuse what does not fit, with a diagnostic.
 pub(super) fn packed_strides(shape: &[i64]) -> Vec<i64> {
     let mut out = vec![0; shape.len()];
     let mut acc = 1i64;
@@ -171,23 +175,5 @@ pub(super) fn fit(mut wins: Vec<Win>, min: usize, max: usize) -> Result<Vec<Win>
 /// fails: never when a dimension is empty, once (with no coordinates) for a scalar. The lowering,
 /// the host checks and the emulator all walk tensors this way.
 pub(super) fn each_coord<E>(shape: &[i64], mut f: impl FnMut(&[i64]) -> Result<(), E>) -> Result<(), E> {
-    if shape.iter().any(|&d| d <= 0) {
-        return Ok(());
-    }
-    let mut c = vec![0i64; shape.len()];
-    loop {
-        f(&c)?;
-        let mut d = shape.len();
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            c[d] += 1;
-            if c[d] < shape[d] {
-                break;
-            }
-            c[d] = 0;
-        }
-    }
+    Coords::new(shape).try_for_each(|c: Vec<i64>| f(&c))
 }
