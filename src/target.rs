@@ -5,6 +5,7 @@
 use crate::backend::dml::{DmlError, DmlGraph, DmlOptions, OobRefusal, lower};
 use crate::error::Error;
 use crate::pipeline::Compiled;
+use crate::plan::VerifiedPlan;
 use crate::sema::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::types::OobMode;
@@ -52,7 +53,12 @@ impl Target {
 
 /// Lowers a compiled program to DirectML; a refused gather points at its call in the text.
 pub fn lower_program(compiled: &Compiled, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
-    lower(&compiled.plan, opts).map_err(|e| locate(e, &compiled.checked))
+    lower_located(&compiled.plan, &compiled.checked, opts)
+}
+
+/// Lowers `plan`, lowered from `checked`, to DirectML; a refused gather points at its call.
+pub fn lower_located(plan: &VerifiedPlan, checked: &TExpr, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
+    lower(plan, opts).map_err(|e| locate(e, checked))
 }
 
 /// Points a refused gather at its place in `checked`, the program the plan was lowered from:

@@ -474,4 +474,6 @@ fn dml_shows_the_directml_graph() {
     // What DirectML cannot honour is reported, not crashed on.
     let err = fails(&mut r, ":dml gather(a, i, axis=1, mode=clamp)", FailureKind::Program);
     assert!(err.contains("E0405") && err.contains("mode=clamp"), "{err}");
+    // ... pointing at the gather, with the modes that would lower.
+    assert!(err.contains("on indices known only at run time") && err.contains("mode=error"), "{err}");
 }
