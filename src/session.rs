@@ -56,7 +56,7 @@ impl<'a> Session<'a> {
         Session::default()
     }
 
-    /// A session that runs plans on `backend`.
+    /// A session that runs plans on `executor`.
     pub fn with_executor(executor: Executor) -> Session<'a> {
         let mut s = Session::default();
         s.options.executor = executor;
@@ -104,7 +104,7 @@ impl<'a> Session<'a> {
     }
 
     /// Compiles `src` for inputs of the given names and types (in the order the kernel takes
-    /// them), for this session's back end and threads. Bound tensors play no part.
+    /// them), for this session's executor and threads. Bound tensors play no part.
     ///
     /// ```
     /// use slc::{Session, Tensor, DType};

@@ -80,7 +80,7 @@ impl Kernel {
         Kernel::prepare_with(src, inputs, &RunOptions::default())
     }
 
-    /// As [`prepare`](Self::prepare), on the back end and with the threads of `options`.
+    /// As [`prepare`](Self::prepare), on the executor and with the threads of `options`.
     ///
     /// ```
     /// use slc::{Executor, RunOptions, embed::Kernel};
@@ -150,7 +150,7 @@ impl Kernel {
         &self.compiled
     }
 
-    /// The back end that runs the kernel.
+    /// The executor that runs the kernel.
     pub fn executor(&self) -> Executor {
         self.runnable.executor()
     }

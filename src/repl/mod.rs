@@ -148,7 +148,7 @@ impl Default for Repl {
 const INPUT_NAME: &str = "input";
 
 impl Repl {
-    /// An empty session on the JIT back end, without colours, echoing `let`s.
+    /// An empty session on the JIT, without colours, echoing `let`s.
     pub fn new() -> Repl {
         Repl {
             tensors: BTreeMap::new(),
