@@ -1,0 +1,41 @@
+//! `slc show`: draw what a program selects from its input, in the terminal or as SVG (`-o`).
+
+use super::output::print;
+use super::plan::TypeArgs;
+use super::{Failure, report};
+use crate::sema::InputTypes;
+use crate::show::{Selection, svg, terminal};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// The program, e.g. 'a[1:, ::-1]'.
+    pub expr: String,
+    #[command(flatten)]
+    pub types: TypeArgs,
+    /// Write the picture as SVG to this file instead of drawing it in the terminal.
+    #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(args: ShowArgs) -> Result<(), Failure> {
+    let (declared, values) = args.types.resolve()?;
+    let types: InputTypes = declared.into_iter().collect();
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
+    let selection = Selection::of(&compiled.plan, &values).map_err(|e| {
+        eprintln!("error: {e}");
+        Failure::Runtime
+    })?;
+    match &args.output {
+        None => {
+            let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+            print(&terminal::render(&selection, &args.expr, colour))
+        }
+        Some(path) => std::fs::write(path, svg::render(&selection, &args.expr)).map_err(|e| {
+            eprintln!("error: cannot write '{}': {e}", path.display());
+            Failure::Runtime
+        }),
+    }
+}
