@@ -203,12 +203,18 @@ pub fn summary(sel: &Selection) -> String {
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     };
     let kind = if sel.contiguous || sel.numel == 0 { kind } else { format!("{kind}, not contiguous") };
+    let repeats = match sel.distinct {
+        Some(n) if n + sel.misses < sel.numel => {
+            format!(" {} output elements re-read an input element that an earlier one read.", sel.numel - sel.misses - n)
+        }
+        _ => String::new(),
+    };
     let misses = match sel.misses {
         0 => String::new(),
         n => format!(" {n} output elements read nothing (an index out of range in `zero` mode) and are 0."),
     };
     format!(
-        "Output {}{} ({} elements, {} B) from {}: {}{}.{map} {read}; the copy is {kind}.{misses}",
+        "Output {}{} ({} elements, {} B) from {}: {}{}.{map} {read}; the copy is {kind}.{repeats}{misses}",
         sel.output_dtype,
         ShapeDisplay(&sel.output_shape),
         sel.numel,

@@ -264,7 +264,9 @@ impl<'a> Walk<'a> {
                 Mark::Maybe => {}
             }
         }
+        // An empty output reads nothing, so none of its axes is new.
         let new_axes = (0..plan.shape.len())
+            .filter(|_| numel > 0)
             .filter(|&k| {
                 let from_input =
                     axes.iter().any(|a| matches!(a, AxisUse::Range { out_axis, .. } if *out_axis == k));
