@@ -121,19 +121,28 @@ fn svg_marks_each_read_cell_once_with_the_interpreters_output_order() {
         let read: BTreeMap<String, usize> = doc
             .descendants()
             .filter(|n| n.attribute("class") == Some("cell read"))
-            .map(|n| (n.attribute("data-coords").unwrap().to_string(), n.attribute("data-order").unwrap().parse().unwrap()))
+            .map(|n| {
+                (
+                    n.attribute("data-coords").unwrap().to_string(),
+                    n.attribute("data-order").unwrap().parse().unwrap(),
+                )
+            })
             .collect();
         let marked = doc.descendants().filter(|n| n.attribute("class") == Some("cell read")).count();
         assert_eq!(marked, read.len(), "{name}: a cell marked twice");
         assert_eq!(read, first, "{name}: the marked cells and their order");
-        let labels: Vec<usize> =
-            doc.descendants().filter(|n| n.attribute("class") == Some("order")).map(|n| n.text().unwrap().parse().unwrap()).collect();
+        let labels: Vec<usize> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("order"))
+            .map(|n| n.text().unwrap().parse().unwrap())
+            .collect();
         let mut orders: Vec<usize> = first.values().copied().collect();
         let mut sorted = labels.clone();
         sorted.sort();
         orders.sort();
         assert_eq!(sorted, orders, "{name}: the order labels");
-        let cells = doc.descendants().filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("cell"))).count();
+        let cells =
+            doc.descendants().filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("cell"))).count();
         let input_numel: i64 = sel.input_shape.iter().product();
         assert_eq!(cells as i64, input_numel, "{name}: every input cell drawn");
     }
@@ -144,8 +153,11 @@ fn svg_arrows_follow_the_steps_and_gathered_rows_name_their_index_values() {
     let (_, sel) = selection("a[::-1, ::2]", "f32[4, 6]", &index_values());
     let text = svg::render(&sel, "a[::-1, ::2]");
     let doc = roxmltree::Document::parse(&text).unwrap();
-    let mut steps: Vec<&str> =
-        doc.descendants().filter(|n| n.attribute("class") == Some("arrow")).map(|n| n.attribute("data-step").unwrap()).collect();
+    let mut steps: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("arrow"))
+        .map(|n| n.attribute("data-step").unwrap())
+        .collect();
     steps.sort();
     assert_eq!(steps, ["-1", "2"]);
     let (_, sel) = selection("a[i]", "f32[4, 6]", &index_values());
@@ -157,11 +169,15 @@ fn svg_arrows_follow_the_steps_and_gathered_rows_name_their_index_values() {
         .map(|n| (n.attribute("data-coord").unwrap(), n.text().unwrap()))
         .collect();
     assert_eq!(labels, [("0", "i=0"), ("2", "i=2"), ("3", "i=-1")]);
-    let notes: Vec<&str> = doc.descendants().filter(|n| n.attribute("class") == Some("note")).filter_map(|n| n.text()).collect();
+    let notes: Vec<&str> =
+        doc.descendants().filter(|n| n.attribute("class") == Some("note")).filter_map(|n| n.text()).collect();
     let (_, sel) = selection("a[None, 1]", "f32[4, 6]", &index_values());
     let newaxis = svg::render(&sel, "a[None, 1]");
     assert!(notes.iter().any(|n| n.contains("chosen by i")), "{notes:?}");
-    assert!(newaxis.contains("output axis 0: length 1") && newaxis.contains("only index 1 of 4"), "{newaxis}");
+    assert!(
+        newaxis.contains("output axis 0: length 1") && newaxis.contains("only index 1 of 4"),
+        "{newaxis}"
+    );
 }
 
 #[test]
@@ -183,7 +199,12 @@ fn rendered_svg_shows_read_cells_in_their_order_colour_and_others_grey() {
         let seen = [p.red(), p.green(), p.blue()];
         match rect.attribute("data-order") {
             Some(order) => {
-                assert_eq!(seen, order_colour(order.parse().unwrap(), sel.numel), "cell {:?}", rect.attribute("data-coords"));
+                assert_eq!(
+                    seen,
+                    order_colour(order.parse().unwrap(), sel.numel),
+                    "cell {:?}",
+                    rect.attribute("data-coords")
+                );
                 read += 1;
             }
             None => {

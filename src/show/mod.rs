@@ -20,8 +20,13 @@ pub const NUMBERED_OUTPUT: u64 = 1000;
 /// The colour of output element `order` of `numel`, on a sequential scale (viridis: dark purple
 /// for the first element, yellow for the last), as RGB.
 pub fn order_colour(order: u64, numel: u64) -> [u8; 3] {
-    const STOPS: [[f64; 3]; 5] =
-        [[68.0, 1.0, 84.0], [59.0, 82.0, 139.0], [33.0, 145.0, 140.0], [94.0, 201.0, 98.0], [253.0, 231.0, 37.0]];
+    const STOPS: [[f64; 3]; 5] = [
+        [68.0, 1.0, 84.0],
+        [59.0, 82.0, 139.0],
+        [33.0, 145.0, 140.0],
+        [94.0, 201.0, 98.0],
+        [253.0, 231.0, 37.0],
+    ];
     let t = if numel > 1 { order as f64 / (numel - 1) as f64 } else { 0.0 };
     let at = t.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
     let i = (at.floor() as usize).min(STOPS.len() - 2);
@@ -117,17 +122,21 @@ pub fn axis_notes(sel: &Selection) -> Vec<String> {
                         .collect();
                     format!("index ← {by} value: {}", shorten(&pairs, 8))
                 };
-                format!("chosen by {by} (along output axes [{along}]): {which}")
+                let by = if by.starts_with('$') { format!("the index list {by}") } else { by.clone() };
+                if out_axes.is_empty() {
+                    format!("chosen by {by} (one value for the whole output): {which}")
+                } else {
+                    format!("chosen by {by} (along output axes [{along}]): {which}")
+                }
             }
             AxisUse::Other => "read along several output axes at once".to_string(),
             AxisUse::Unread => "nothing read".to_string(),
         };
         lines.push(format!("{}: {what}", axis_name(d, rank)));
     }
-    let fixed = sel.axes.iter().any(|a| matches!(a, AxisUse::Fixed(_)));
     for &k in &sel.new_axes {
         let len = sel.output_shape[k];
-        let what = match (len, fixed) {
+        let what = match (len, one_index_axes(sel)) {
             (1, false) => "a newaxis (length 1)".to_string(),
             (1, true) => "length 1, reads no input axis: a newaxis, or a kept axis of one index".to_string(),
             (n, _) => format!("length {n}, reads no input axis: broadcast"),
@@ -135,6 +144,17 @@ pub fn axis_notes(sel: &Selection) -> Vec<String> {
         lines.push(format!("output axis {k}: {what}"));
     }
     lines
+}
+
+/// Whether some input axis is read at one index only. A length-1 output axis reads no input
+/// axis in the plan (its stride is 0) whether it is a newaxis or such an axis kept, so then the
+/// two cannot be told apart.
+fn one_index_axes(sel: &Selection) -> bool {
+    sel.axes.iter().any(|a| match a {
+        AxisUse::Fixed(_) => true,
+        AxisUse::Gathered { out_axes, .. } => out_axes.is_empty(),
+        _ => false,
+    })
 }
 
 /// `items` joined, the middle elided beyond `max`.
@@ -159,12 +179,16 @@ pub fn summary(sel: &Selection) -> String {
                 let axes: Vec<String> = out_axes.iter().map(|k| k.to_string()).collect();
                 map.push(format!("input axis {d} → output axes [{}] (gathered)", axes.join(", ")))
             }
-            AxisUse::Gathered { .. } | AxisUse::Fixed(_) => map.push(format!("input axis {d} removed")),
+            AxisUse::Fixed(i) => map.push(format!("input axis {d} at index {i} only")),
+            AxisUse::Gathered { .. } => map.push(format!("input axis {d} at one gathered index")),
             AxisUse::Other | AxisUse::Unread => {}
         }
     }
     for &k in &sel.new_axes {
-        map.push(format!("output axis {k} new"));
+        map.push(match sel.output_shape[k] == 1 && one_index_axes(sel) {
+            true => format!("output axis {k} new or kept with length 1"),
+            false => format!("output axis {k} new"),
+        });
     }
     let map = if map.is_empty() { String::new() } else { format!(" Axes: {}.", map.join(", ")) };
     let fraction = |n: u64| if input_numel == 0 { 0.0 } else { 100.0 * n as f64 / input_numel as f64 };
@@ -205,7 +229,10 @@ pub fn summary(sel: &Selection) -> String {
     let kind = if sel.contiguous || sel.numel == 0 { kind } else { format!("{kind}, not contiguous") };
     let repeats = match sel.distinct {
         Some(n) if n + sel.misses < sel.numel => {
-            format!(" {} output elements re-read an input element that an earlier one read.", sel.numel - sel.misses - n)
+            format!(
+                " {} output elements re-read an input element that an earlier one read.",
+                sel.numel - sel.misses - n
+            )
         }
         _ => String::new(),
     };
@@ -249,6 +276,9 @@ mod tests {
         assert_eq!(order_colour(0, 10), [68, 1, 84]);
         assert_eq!(order_colour(9, 10), [253, 231, 37]);
         assert_eq!(order_colour(0, 1), [68, 1, 84]);
-        assert_eq!(slots(&[0, 1, 5, 9]), [Slot::Index(0), Slot::Index(1), Slot::Gap, Slot::Index(5), Slot::Gap, Slot::Index(9)]);
+        assert_eq!(
+            slots(&[0, 1, 5, 9]),
+            [Slot::Index(0), Slot::Index(1), Slot::Gap, Slot::Index(5), Slot::Gap, Slot::Index(9)]
+        );
     }
 }

@@ -108,7 +108,7 @@ impl Selection {
                 _ => Tensor::zeros(decl.dtype, &[0]),
             })
             .collect::<Result<_, _>>()
-            .map_err(|e| RuntimeError::from(e))?;
+            .map_err(RuntimeError::from)?;
         let refs: Vec<&Tensor> = stand_ins.iter().collect();
         let walk = Walk::new(plan, data, &refs);
         walk.select(numel, values_unknown)
@@ -208,7 +208,8 @@ impl<'a> Walk<'a> {
         let plan = self.plan;
         let rank = self.shape.len();
         let input_numel = self.shape.iter().map(|&d| d as u64).product::<u64>();
-        let mut counted = (input_numel <= MAX_COUNTED_INPUT).then(|| vec![0u64; input_numel.div_ceil(64) as usize]);
+        let mut counted =
+            (input_numel <= MAX_COUNTED_INPUT).then(|| vec![0u64; input_numel.div_ceil(64) as usize]);
         let mut distinct = 0u64;
         let mut selected: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); rank];
         let mut chosen: Vec<BTreeMap<i64, BTreeSet<i128>>> = vec![BTreeMap::new(); rank];
@@ -329,9 +330,13 @@ impl<'a> Walk<'a> {
                     continue;
                 }
                 uses[d] = match uses[d] {
-                    AxisUse::Fixed(_) => {
-                        AxisUse::Range { first: first[d], last: first[d] + step * (len - 1), step, count: len, out_axis: k }
-                    }
+                    AxisUse::Fixed(_) => AxisUse::Range {
+                        first: first[d],
+                        last: first[d] + step * (len - 1),
+                        step,
+                        count: len,
+                        out_axis: k,
+                    },
                     _ => AxisUse::Other,
                 };
             }

@@ -35,12 +35,13 @@ pub fn render(sel: &Selection, title: &str) -> String {
     let grid_h = ys.last().map_or(0.0, |(_, y, h)| y + h);
     let mut body = String::new();
     let mut y = MARGIN + LINE;
-    text(&mut body, MARGIN, y, "title", &format!(
-        "{title}  on  {}: {}{}",
-        sel.input,
-        sel.input_dtype,
-        ShapeDisplay(&sel.input_shape)
-    ));
+    text(
+        &mut body,
+        MARGIN,
+        y,
+        "title",
+        &format!("{title}  on  {}: {}{}", sel.input, sel.input_dtype, ShapeDisplay(&sel.input_shape)),
+    );
     y += LINE;
     for panel in panels(sel) {
         let Some(outer) = panel else {
@@ -78,7 +79,13 @@ pub fn render(sel: &Selection, title: &str) -> String {
                     Slot::Index(i) => i.to_string(),
                     Slot::Gap => "…".to_string(),
                 };
-                text_at(&mut body, (MARGIN + ROW_LABELS - 6.0, top + ry + h / 2.0 + 4.0), "end", "row-label", &label);
+                text_at(
+                    &mut body,
+                    (MARGIN + ROW_LABELS - 6.0, top + ry + h / 2.0 + 4.0),
+                    "end",
+                    "row-label",
+                    &label,
+                );
             }
             for (c, cx, w) in &xs {
                 let (Slot::Index(r), Slot::Index(c)) = (r, c) else {
@@ -94,7 +101,9 @@ pub fn render(sel: &Selection, title: &str) -> String {
             }
         }
         if rank >= 2 {
-            chosen_labels(&mut body, &sel.axes[rank - 2], &ys, |at| (MARGIN + ROW_LABELS + grid_w + 6.0, top + at + 4.0));
+            chosen_labels(&mut body, &sel.axes[rank - 2], &ys, |at| {
+                (MARGIN + ROW_LABELS + grid_w + 6.0, top + at + 4.0)
+            });
         }
         y = top + grid_h;
         if rank >= 1 && chosen_labels(&mut body, &sel.axes[rank - 1], &xs, |at| (at - 10.0, y + 14.0)) {

@@ -14,7 +14,8 @@ const GAP: &str = "…";
 
 /// The picture of `sel`, headed by `title` (the program), with the notes and the summary.
 pub fn render(sel: &Selection, title: &str, colour: bool) -> String {
-    let mut out = format!("{title}  on  {}: {}{}\n", sel.input, sel.input_dtype, ShapeDisplay(&sel.input_shape));
+    let mut out =
+        format!("{title}  on  {}: {}{}\n", sel.input, sel.input_dtype, ShapeDisplay(&sel.input_shape));
     let painter = Painter { sel, colour, numbered: sel.numel <= NUMBERED_OUTPUT };
     for panel in panels(sel) {
         match panel {
@@ -56,7 +57,8 @@ impl Painter<'_> {
         } else {
             1
         });
-        let row_width = if rank >= 2 { rows.iter().map(|s| label(s).chars().count()).max().unwrap_or(1) } else { 0 };
+        let row_width =
+            if rank >= 2 { rows.iter().map(|s| label(s).chars().count()).max().unwrap_or(1) } else { 0 };
         // Column header.
         let _ = write!(out, "{:row_width$} ", "");
         for c in &cols {
