@@ -162,7 +162,7 @@ struct Walk<'a> {
     term_axes: Vec<usize>,
 }
 
-/// Where one output element reads: input coordinates and the raw index values of the terms.
+/// Where one output element reads: the element's address in the input, and its coordinates.
 struct Read {
     address: i128,
     coords: Vec<i64>,

@@ -27,6 +27,7 @@ const MAYBE_FILL: &str = "#fff1a8";
 /// The SVG of `sel`, titled `title` (the program).
 pub fn render(sel: &Selection, title: &str) -> String {
     let rank = sel.rank();
+    let notes = axis_notes(sel);
     let cols = if rank >= 1 { slots(&sel.shown[rank - 1]) } else { vec![] };
     let rows = if rank >= 2 { slots(&sel.shown[rank - 2]) } else { vec![Slot::Index(0)] };
     let xs = positions(&cols, MARGIN + ROW_LABELS);
@@ -102,18 +103,19 @@ pub fn render(sel: &Selection, title: &str) -> String {
         }
         if rank >= 2 {
             chosen_labels(&mut body, &sel.axes[rank - 2], &ys, |at| {
-                (MARGIN + ROW_LABELS + grid_w + 6.0, top + at + 4.0)
+                (MARGIN + ROW_LABELS + grid_w + 6.0, top + at + 4.0, 0.0)
             });
         }
         y = top + grid_h;
-        if rank >= 1 && chosen_labels(&mut body, &sel.axes[rank - 1], &xs, |at| (at - 10.0, y + 14.0)) {
-            y += LINE;
+        // Column labels run downwards, so that neighbours do not overlap.
+        if rank >= 1 && chosen_labels(&mut body, &sel.axes[rank - 1], &xs, |at| (at - 4.0, y + 6.0, 90.0)) {
+            y += LINE * 4.0;
         }
     }
     y += LINE;
-    for note in axis_notes(sel) {
+    for note in &notes {
         y += LINE;
-        text(&mut body, MARGIN, y, "note", &note);
+        text(&mut body, MARGIN, y, "note", note);
     }
     y += LINE;
     legend(&mut body, sel, y);
@@ -122,7 +124,11 @@ pub fn render(sel: &Selection, title: &str) -> String {
         y += LINE;
         text(&mut body, MARGIN, y, "summary", &line);
     }
-    let width = (MARGIN * 2.0 + ROW_LABELS + grid_w + ROW_CHOSEN).max(860.0);
+    // Wide enough for the grid and for the longest line of text (monospace, 12px: about 7.3px
+    // a character).
+    let longest = notes.iter().chain([&title.to_string()]).map(|l| l.chars().count()).max().unwrap_or(0);
+    let width =
+        (MARGIN * 2.0 + ROW_LABELS + grid_w + ROW_CHOSEN).max(longest as f64 * 7.3 + 2.0 * MARGIN).max(860.0);
     let height = y + MARGIN;
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"monospace\" font-size=\"12\">\n"
@@ -219,22 +225,23 @@ fn arrow_for(
 }
 
 /// Labels each gathered coordinate of `usage` with the index values that chose it; `place`
-/// maps a coordinate's position to the label's. Whether any label was drawn.
+/// maps a coordinate's position to the label's, and its rotation in degrees. Whether any label
+/// was drawn.
 fn chosen_labels(
     body: &mut String,
     usage: &AxisUse,
     positions: &[(Slot, f64, f64)],
-    place: impl Fn(f64) -> (f64, f64),
+    place: impl Fn(f64) -> (f64, f64, f64),
 ) -> bool {
     let AxisUse::Gathered { by, chosen, .. } = usage else { return false };
     let mut any = false;
     for (c, values) in chosen {
         let Some(at) = centre(positions, *c) else { continue };
         let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-        let (x, y) = place(at);
+        let (x, y, angle) = place(at);
         let _ = writeln!(
             body,
-            "<text class=\"chosen-by\" data-coord=\"{c}\" x=\"{x}\" y=\"{y}\" fill=\"#444\">{}={}</text>",
+            "<text class=\"chosen-by\" data-coord=\"{c}\" x=\"{x}\" y=\"{y}\" transform=\"rotate({angle} {x} {y})\" fill=\"#444\">{}={}</text>",
             escape(by),
             values.join("|")
         );
