@@ -131,7 +131,7 @@ pub fn render(sel: &Selection, title: &str) -> String {
         (MARGIN * 2.0 + ROW_LABELS + grid_w + ROW_CHOSEN).max(longest as f64 * 7.3 + 2.0 * MARGIN).max(860.0);
     let height = y + MARGIN;
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"monospace\" font-size=\"12\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"12\">\n"
     );
     svg += "<defs>\n<marker id=\"head\" markerWidth=\"8\" markerHeight=\"8\" refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#333\"/></marker>\n";
     svg += "<linearGradient id=\"order-scale\">";
