@@ -69,6 +69,17 @@ fn plain_pictures_have_no_escapes_and_colour_ones_colour_each_read_cell() {
     }
 }
 
+#[test]
+fn a_scalar_is_summarized_without_a_grid() {
+    let (_, sel) = selection("a", "f32[]", &InputValues::new());
+    let text = terminal::render(&sel, "a", false);
+    assert!(text.starts_with("a  on  a: f32[]\n\nOutput f32[] (1 elements"), "{text}");
+    let doc = svg::render(&sel, "a");
+    assert!(
+        roxmltree::Document::parse(&doc).unwrap().descendants().all(|n| n.attribute("class") != Some("cell"))
+    );
+}
+
 /// The output of the program on `a = arange` (each element its own linear index): which input
 /// element each output element reads, as the interpreter computes it.
 fn interpreted_reads(compiled: &slc::Compiled, values: &InputValues) -> Vec<i64> {
@@ -244,6 +255,10 @@ fn the_command_draws_plain_text_through_a_pipe_and_writes_svg() {
     let svg = std::fs::read_to_string(&file).unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     assert!(doc.descendants().any(|n| n.attribute("class") == Some("chosen-by")));
+    // A program that reads no input has nothing to draw: a usage error.
+    let out = std::process::Command::new(bin).args(["show", "[1, 2][::-1]"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reads no input tensor"));
     // A program that does not compile is a usage error, reported as a diagnostic.
     let out = std::process::Command::new(bin).args(["show", "a[1:", "--shape", "a=f32[4]"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

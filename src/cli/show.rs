@@ -4,7 +4,7 @@ use super::output::print;
 use super::plan::TypeArgs;
 use super::{Failure, report};
 use crate::sema::InputTypes;
-use crate::show::{Selection, svg, terminal};
+use crate::show::{SelectError, Selection, svg, terminal};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -26,7 +26,8 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
     let selection = Selection::of(&compiled.plan, &values).map_err(|e| {
         eprintln!("error: {e}");
-        Failure::Runtime
+        // Reading the index values can fail at run time; the rest is about the program asked.
+        if matches!(e, SelectError::Runtime(_)) { Failure::Runtime } else { Failure::Usage }
     })?;
     match &args.output {
         None => {

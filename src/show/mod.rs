@@ -58,8 +58,13 @@ pub fn slots(shown: &[i64]) -> Vec<Slot> {
 const MAX_PANELS: usize = 8;
 
 /// The panels of a drawing: the outer coordinates (all but the last two axes) of each grid,
-/// `None` where panels are skipped. A 1-D or 2-D input has one panel, with no outer coordinates.
+/// `None` where panels are skipped. A 1-D or 2-D input has one panel, with no outer coordinates;
+/// a scalar none.
 pub fn panels(sel: &Selection) -> Vec<Option<Vec<i64>>> {
+    // A scalar has no grid: the summary says it all.
+    if sel.rank() == 0 {
+        return vec![];
+    }
     let outer = sel.rank().saturating_sub(2);
     let mut all: Vec<Vec<i64>> = vec![vec![]];
     for shown in &sel.shown[..outer] {
