@@ -5,7 +5,7 @@
 
 use slc::backend::interp;
 use slc::sema::{InputTypes, InputValues};
-use slc::show::{Selection, order_colour, svg, terminal};
+use slc::show::{Selection, order_colour, stages, svg, terminal};
 use slc::types::TensorType;
 use slc::{DType, Tensor};
 use std::collections::BTreeMap;
@@ -189,6 +189,43 @@ fn svg_arrows_follow_the_steps_and_gathered_rows_name_their_index_values() {
         newaxis.contains("output axis 0: length 1") && newaxis.contains("only index 1 of 4"),
         "{newaxis}"
     );
+}
+
+#[test]
+fn a_chain_is_drawn_stage_by_stage_ending_with_the_whole() {
+    let values = index_values();
+    let expr = "a[1:][::-1, ::2][i]";
+    let (compiled, whole) = selection(expr, "f32[4, 6]", &values);
+    let stages = stages::chain_selections(expr, whole.clone(), &types("f32[4, 6]"), &values);
+    let titles: Vec<&str> = stages.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    assert_eq!(titles[2], expr);
+    // Each stage reads fewer cells of `a` than the one before: 18, then 9, then 6 distinct.
+    let read: Vec<Option<u64>> = stages.iter().map(|(_, s)| s.distinct).collect();
+    assert_eq!(read, [Some(18), Some(9), Some(6)]);
+    let text = svg::render_stages(&stages);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let groups: Vec<_> = doc.descendants().filter(|n| n.attribute("class") == Some("stage")).collect();
+    assert_eq!(groups.len(), 3);
+    // The last stage is the program's own drawing: the interpreter's order, cell by cell.
+    let last: BTreeMap<String, usize> = groups[2]
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("cell read"))
+        .map(|n| {
+            (
+                n.attribute("data-coords").unwrap().to_string(),
+                n.attribute("data-order").unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    let mut first = BTreeMap::new();
+    for (order, &linear) in interpreted_reads(&compiled, &values).iter().enumerate() {
+        first.entry(unravel(linear, &whole.input_shape)).or_insert(order);
+    }
+    assert_eq!(last, first);
+    // Not a chain: one stage.
+    let (_, sel) = selection("a[1:]", "f32[4, 6]", &values);
+    assert_eq!(stages::chain_selections("a[1:]", sel, &types("f32[4, 6]"), &values).len(), 1);
 }
 
 #[test]

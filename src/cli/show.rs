@@ -4,9 +4,9 @@ use super::output::print;
 use super::plan::TypeArgs;
 use super::{Failure, report};
 use crate::sema::InputTypes;
-use crate::show::{SelectError, Selection, svg, terminal};
+use crate::show::{SelectError, Selection, stages, svg, terminal};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
@@ -14,7 +14,8 @@ pub struct ShowArgs {
     pub expr: String,
     #[command(flatten)]
     pub types: TypeArgs,
-    /// Write the picture as SVG to this file instead of drawing it in the terminal.
+    /// Write the picture as SVG to this file instead of drawing it in the terminal (a chain
+    /// of indexings and operators is drawn stage by stage).
     #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
     pub output: Option<PathBuf>,
 }
@@ -34,9 +35,17 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
             let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
             print(&terminal::render(&selection, &args.expr, colour))
         }
-        Some(path) => std::fs::write(path, svg::render(&selection, &args.expr)).map_err(|e| {
-            eprintln!("error: cannot write '{}': {e}", path.display());
-            Failure::Runtime
-        }),
+        Some(path) => {
+            // A chain is drawn stage by stage, each stage on the same input.
+            let stages = stages::chain_selections(&args.expr, selection, &types, &values);
+            write_svg(path, &svg::render_stages(&stages))
+        }
     }
+}
+
+fn write_svg(path: &Path, svg: &str) -> Result<(), Failure> {
+    std::fs::write(path, svg).map_err(|e| {
+        eprintln!("error: cannot write '{}': {e}", path.display());
+        Failure::Runtime
+    })
 }

@@ -7,6 +7,7 @@
 //! axis, the summary paragraph, the colour scale and the layout of panels and gaps) lives here.
 
 pub mod selection;
+pub mod stages;
 pub mod svg;
 pub mod terminal;
 

@@ -26,6 +26,57 @@ const MAYBE_FILL: &str = "#fff1a8";
 
 /// The SVG of `sel`, titled `title` (the program).
 pub fn render(sel: &Selection, title: &str) -> String {
+    document(&[drawing(sel, title)])
+}
+
+/// The SVG of a chain: one drawing per stage, in a row, each titled with its program.
+pub fn render_stages(stages: &[(String, Selection)]) -> String {
+    let n = stages.len();
+    let drawings: Vec<Drawing> = stages
+        .iter()
+        .enumerate()
+        .map(|(k, (title, sel))| {
+            let title = if n > 1 { format!("stage {} of {n}: {title}", k + 1) } else { title.clone() };
+            drawing(sel, &title)
+        })
+        .collect();
+    document(&drawings)
+}
+
+/// One selection drawn: SVG elements from the origin, and their extent.
+struct Drawing {
+    body: String,
+    width: f64,
+    height: f64,
+}
+
+/// The drawings side by side, in one document with the definitions they share.
+fn document(drawings: &[Drawing]) -> String {
+    let width: f64 = drawings.iter().map(|d| d.width).sum();
+    let height = drawings.iter().map(|d| d.height).fold(0.0, f64::max);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"12\">\n"
+    );
+    svg += "<defs>\n<marker id=\"head\" markerWidth=\"8\" markerHeight=\"8\" refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#333\"/></marker>\n";
+    svg += "<linearGradient id=\"order-scale\">";
+    for i in 0..5u64 {
+        let [r, g, b] = order_colour(i, 5);
+        let _ = write!(svg, "<stop offset=\"{}\" stop-color=\"rgb({r},{g},{b})\"/>", i as f64 / 4.0);
+    }
+    svg += "</linearGradient>\n</defs>\n";
+    let _ = writeln!(svg, "<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>");
+    let mut x = 0.0;
+    for (k, d) in drawings.iter().enumerate() {
+        let _ = writeln!(svg, "<g class=\"stage\" data-stage=\"{k}\" transform=\"translate({x} 0)\">");
+        svg += &d.body;
+        svg += "</g>\n";
+        x += d.width;
+    }
+    svg += "</svg>\n";
+    svg
+}
+
+fn drawing(sel: &Selection, title: &str) -> Drawing {
     let rank = sel.rank();
     let notes = axis_notes(sel);
     let cols = if rank >= 1 { slots(&sel.shown[rank - 1]) } else { vec![] };
@@ -129,21 +180,7 @@ pub fn render(sel: &Selection, title: &str) -> String {
     let longest = notes.iter().chain([&title.to_string()]).map(|l| l.chars().count()).max().unwrap_or(0);
     let width =
         (MARGIN * 2.0 + ROW_LABELS + grid_w + ROW_CHOSEN).max(longest as f64 * 7.3 + 2.0 * MARGIN).max(860.0);
-    let height = y + MARGIN;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"12\">\n"
-    );
-    svg += "<defs>\n<marker id=\"head\" markerWidth=\"8\" markerHeight=\"8\" refX=\"7\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#333\"/></marker>\n";
-    svg += "<linearGradient id=\"order-scale\">";
-    for i in 0..5u64 {
-        let [r, g, b] = order_colour(i, 5);
-        let _ = write!(svg, "<stop offset=\"{}\" stop-color=\"rgb({r},{g},{b})\"/>", i as f64 / 4.0);
-    }
-    svg += "</linearGradient>\n</defs>\n";
-    let _ = writeln!(svg, "<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>");
-    svg += &body;
-    svg += "</svg>\n";
-    svg
+    Drawing { body, width, height: y + MARGIN }
 }
 
 /// Each slot's offset and extent along an axis, from `start`.
