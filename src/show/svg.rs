@@ -257,7 +257,8 @@ fn arrow_for(
         body,
         "<line class=\"arrow\" data-step=\"{step}\" x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" stroke=\"#333\" stroke-width=\"1.5\" marker-end=\"url(#head)\"/>"
     );
-    let (lx, ly) = ((x1 + x2) / 2.0 + 4.0, (y1 + y2) / 2.0 - 3.0);
+    // Above a horizontal arrow, clear of its head; beside a vertical one.
+    let (lx, ly) = if y1 == y2 { (x1.min(x2), y1 - 7.0) } else { (x1 + 4.0, (y1 + y2) / 2.0 + 4.0) };
     text(body, lx, ly, "step", &format!("step {step}"));
 }
 
