@@ -23,6 +23,8 @@ pub mod plan;
 pub mod repl;
 pub mod sema;
 mod session;
+/// Pictures of what a program selects (`slc show`).
+pub mod show;
 pub mod source;
 pub mod syntax;
 pub mod target;

@@ -34,7 +34,7 @@ const STAGES: &[(&str, &[&str], &[&str])] = &[
         &["repl", "fuzz"],
         &[
             "types", "source", "limits", "diag", "syntax", "sema", "plan", "backend", "pipeline", "error",
-            "exec", "embed", "session", "measure", "target",
+            "exec", "embed", "session", "measure", "target", "show",
         ],
     ),
     (
@@ -42,13 +42,13 @@ const STAGES: &[(&str, &[&str], &[&str])] = &[
         &["cli"],
         &[
             "types", "source", "limits", "diag", "syntax", "sema", "plan", "backend", "pipeline", "error",
-            "exec", "embed", "session", "measure", "target", "repl",
+            "exec", "embed", "session", "measure", "target", "show", "repl",
         ],
     ),
 ];
 
 const VOCABULARY: &[&str] = &["types", "source", "limits"];
-const UPPER: &[&str] = &["pipeline", "error", "exec", "embed", "session", "measure", "target"];
+const UPPER: &[&str] = &["pipeline", "error", "exec", "embed", "session", "measure", "target", "show"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

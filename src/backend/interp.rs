@@ -15,7 +15,7 @@ pub fn run(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeErr
 fn run_elementwise(plan: &Plan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
     check_inputs(plan, inputs)?;
     run_checks(plan, inputs)?;
-    let machine = Machine { plan, inputs };
+    let machine = Machine::new(plan, inputs);
     let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
     let mut out = Tensor::zeros(plan.dtype, &dims)?;
     let width = plan.dtype.width();
@@ -31,7 +31,7 @@ fn run_elementwise(plan: &Plan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeErr
 /// Evaluates the plan's index checks (every back end runs these before its kernel). Inputs must
 /// already match the plan.
 fn run_checks(plan: &Plan, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
-    let machine = Machine { plan, inputs };
+    let machine = Machine::new(plan, inputs);
     for (i, check) in plan.checks.iter().enumerate() {
         let fail = |j: i128| RuntimeError::IndexOutOfBounds {
             check: i,
@@ -103,12 +103,21 @@ impl Iterator for Offsets {
     }
 }
 
-struct Machine<'a> {
+/// Evaluates the accesses of a plan one coordinate at a time. Public so that tools which must
+/// know where each output element is read from (`slc show`) ask the oracle rather than
+/// re-deriving the semantics.
+pub struct Machine<'a> {
     plan: &'a Plan,
     inputs: &'a [&'a Tensor],
 }
 
-impl Machine<'_> {
+impl<'a> Machine<'a> {
+    /// `inputs` in the order of `plan.inputs`; only buffers that index accesses read are
+    /// touched, so the others may be placeholders.
+    pub fn new(plan: &'a Plan, inputs: &'a [&'a Tensor]) -> Machine<'a> {
+        Machine { plan, inputs }
+    }
+
     fn buffer(&self, id: BufferId) -> &Tensor {
         match id {
             BufferId::Input(i) => self.inputs[i],
@@ -129,7 +138,7 @@ impl Machine<'_> {
 
     /// The element address `access` reads at `coords`, or `None` where a `zero`-mode index
     /// misses (the element is 0).
-    fn address(&self, access: &Access, coords: &[i64]) -> Result<Option<i128>, RuntimeError> {
+    pub fn address(&self, access: &Access, coords: &[i64]) -> Result<Option<i128>, RuntimeError> {
         let mut address = access.base as i128;
         for (&o, &s) in coords.iter().zip(&access.strides) {
             address += o as i128 * s as i128;
@@ -151,7 +160,7 @@ impl Machine<'_> {
     }
 
     /// The integer value `access` reads at `coords` (0 where a `zero`-mode index misses).
-    fn load(&self, access: &Access, coords: &[i64]) -> Result<i128, RuntimeError> {
+    pub fn load(&self, access: &Access, coords: &[i64]) -> Result<i128, RuntimeError> {
         match self.address(access, coords)? {
             None => Ok(0),
             Some(address) => {

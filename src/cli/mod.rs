@@ -12,6 +12,7 @@ mod output;
 mod plan;
 mod repl;
 mod run;
+mod show;
 
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -41,6 +42,8 @@ enum Command {
     Repl(repl::ReplArgs),
     /// Run a file of statements as the REPL would; the first error stops it.
     Run(run::RunArgs),
+    /// Draw what a program selects from its input: in the terminal, or as SVG with -o.
+    Show(show::ShowArgs),
 }
 
 /// How a command failed; decides the exit code.
@@ -69,6 +72,7 @@ pub fn main() -> ExitCode {
         Some(Command::Explain(args)) => plan::run(args, true),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Compile(args)) => compile::run(args),
+        Some(Command::Show(args)) => show::run(args),
     };
     match result {
         Ok(()) | Err(Failure::ClosedOutput) => ExitCode::SUCCESS,

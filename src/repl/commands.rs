@@ -1,4 +1,4 @@
-//! The `:` commands: inspection (`:vars`, `:plan`, `:clif`, `:dml`, `:time`), settings
+//! The `:` commands: inspection (`:vars`, `:plan`, `:show`, `:clif`, `:dml`, `:time`), settings
 //! (`:backend`), files (`:load`, `:save`), `:help` and `:quit`.
 
 use super::helpers::{edit_distance, expand_home};
@@ -7,6 +7,7 @@ use crate::Executor;
 use crate::backend::{RuntimeError, dml, jit, loopnest};
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::measure;
+use crate::show::{SelectError, Selection, terminal};
 use crate::source::Span;
 use slc_runtime::{Tensor, read_npy, write_npy};
 use std::fmt::Write as _;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 /// Every command, for completion and "did you mean".
 pub const NAMES: &[&str] =
-    &[":help", ":vars", ":plan", ":clif", ":dml", ":time", ":backend", ":load", ":save", ":quit"];
+    &[":help", ":vars", ":plan", ":show", ":clif", ":dml", ":time", ":backend", ":load", ":save", ":quit"];
 
 const HELP: &str = "\
 Statements (one or more per line, separated by `;`):
@@ -27,6 +28,7 @@ Helpers (they make data; dtype defaults to f32):
 Commands:
   :vars                  bound names with dtype, shape and bytes
   :plan [-v] EXPR        the normalized plan (-v: checked program and every scheduling pass)
+  :show EXPR             a picture of what EXPR selects from its input, numbered in output order
   :clif EXPR             the JIT kernel's Cranelift IR
   :dml EXPR              the DirectML operator graph, as JSON
   :time EXPR             median kernel time, GB/s, and the ratio to memcpy of the same bytes
@@ -119,6 +121,21 @@ impl Repl {
                 self.with_temps(|repl, temps| {
                     let planned = repl.plan_text(text, start, temps)?;
                     show_plan(&planned, verbose, reply);
+                    Ok(())
+                })?;
+            }
+            "show" => {
+                needs_expr("after this")?;
+                self.with_temps(|repl, temps| {
+                    let planned = repl.plan_text(text, cmd.rest_start, temps)?;
+                    let selection = Selection::of(&planned.plan, &repl.tensors).map_err(|e| match e {
+                        SelectError::Runtime(e) => Fail::from(e),
+                        other => {
+                            let span = Span::new(cmd.rest_start, cmd.rest_start + cmd.rest.len());
+                            usage(other.to_string(), span, "cannot be drawn")
+                        }
+                    })?;
+                    reply.out.push_str(&terminal::render(&selection, cmd.rest, repl.color));
                     Ok(())
                 })?;
             }

@@ -477,3 +477,22 @@ fn dml_shows_the_directml_graph() {
     // ... pointing at the gather, with the modes that would lower.
     assert!(err.contains("on indices known only at run time") && err.contains("mode=error"), "{err}");
 }
+
+#[test]
+fn show_draws_what_an_expression_selects_from_the_bindings() {
+    let mut r = repl();
+    ok(&mut r, "let a = arange(12, shape=[3, 4])");
+    let picture = ok(&mut r, ":show a[::-1, 1:3]");
+    assert!(picture.starts_with("a[::-1, 1:3]  on  a: f32[3, 4]\n"), "{picture}");
+    // Output element 0 reads row 2, column 1: the last row comes first.
+    assert!(picture.contains("\n2  · 0 1 ·\n"), "{picture}");
+    assert!(picture.contains("2 → 0, step -1"), "{picture}");
+    // Helper calls and index lists work as in `:plan`, and their temporaries are gone after.
+    let picture = ok(&mut r, ":show arange(5)[[4, 0]]");
+    assert!(picture.contains("chosen by the index list $0"), "{picture}");
+    assert_eq!(r.names(), vec!["a"]);
+    let err = fails(&mut r, ":show", FailureKind::Program);
+    assert!(err.contains("`:show` needs an expression"), "{err}");
+    let err = fails(&mut r, ":show [1, 2][::-1]", FailureKind::Program);
+    assert!(err.contains("reads no input tensor"), "{err}");
+}

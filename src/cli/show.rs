@@ -1,0 +1,51 @@
+//! `slc show`: draw what a program selects from its input, in the terminal or as SVG (`-o`).
+
+use super::output::print;
+use super::plan::TypeArgs;
+use super::{Failure, report};
+use crate::sema::InputTypes;
+use crate::show::{SelectError, Selection, stages, svg, terminal};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// The program, e.g. 'a[1:, ::-1]'.
+    pub expr: String,
+    #[command(flatten)]
+    pub types: TypeArgs,
+    /// Write the picture as SVG to this file instead of drawing it in the terminal (a chain
+    /// of indexings and operators is drawn stage by stage).
+    #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(args: ShowArgs) -> Result<(), Failure> {
+    let (declared, values) = args.types.resolve()?;
+    let types: InputTypes = declared.into_iter().collect();
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
+    let selection = Selection::of(&compiled.plan, &values).map_err(|e| {
+        eprintln!("error: {e}");
+        // Reading the index values can fail at run time; the rest is about the program asked.
+        if matches!(e, SelectError::Runtime(_)) { Failure::Runtime } else { Failure::Usage }
+    })?;
+    match &args.output {
+        None => {
+            let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+            print(&terminal::render(&selection, &args.expr, colour))
+        }
+        Some(path) => {
+            // A chain is drawn stage by stage, each stage on the same input.
+            let stages = stages::chain_selections(&args.expr, selection, &types, &values);
+            write_svg(path, &svg::render_stages(&stages))
+        }
+    }
+}
+
+fn write_svg(path: &Path, svg: &str) -> Result<(), Failure> {
+    std::fs::write(path, svg).map_err(|e| {
+        eprintln!("error: cannot write '{}': {e}", path.display());
+        Failure::Runtime
+    })
+}
