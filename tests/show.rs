@@ -97,13 +97,14 @@ fn interpreted_reads(compiled: &slc::Compiled, values: &InputValues) -> Vec<i64>
         })
         .collect();
     let refs: Vec<&Tensor> = inputs.iter().collect();
-    let mut plan = plan.clone();
+    let mut plan = plan.plan().clone();
     // Read element numbers, whatever the declared dtype.
     for decl in plan.inputs.iter_mut().filter(|d| d.name == "a") {
         decl.dtype = DType::I64;
     }
     plan.dtype = DType::I64;
-    let out = interp::run(&plan, &compiled.info, &refs).unwrap();
+    let plan = slc::plan::verify(plan).unwrap();
+    let out = interp::run(&plan, &refs).unwrap();
     (0..out.numel()).map(|k| out.int_at(k).unwrap() as i64).collect()
 }
 

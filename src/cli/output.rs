@@ -100,3 +100,11 @@ pub fn write_result(out: &OutputArg, result: &Tensor) -> Result<(), Failure> {
         }
     }
 }
+
+/// Writes a whole file or nothing, through symbolic links ([`slc_runtime::write_output`]).
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    slc_runtime::write_output(path, |f| f.write_all(bytes)).map_err(|e| {
+        eprintln!("error: cannot write '{}': {e}", path.display());
+        Failure::Runtime
+    })
+}

@@ -1,12 +1,12 @@
 //! `slc show`: draw what a program selects from its input, in the terminal or as SVG (`-o`).
 
-use super::output::print;
+use super::output::{OutputArg, check_output, print, write_file};
 use super::plan::TypeArgs;
 use super::{Failure, report};
 use crate::sema::InputTypes;
 use crate::show::{SelectError, Selection, stages, svg, terminal};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
@@ -21,6 +21,9 @@ pub struct ShowArgs {
 }
 
 pub fn run(args: ShowArgs) -> Result<(), Failure> {
+    if let Some(path) = &args.output {
+        check_output(&OutputArg::File(path.clone()), &args.types.inputs)?;
+    }
     let (declared, values) = args.types.resolve()?;
     let types: InputTypes = declared.into_iter().collect();
     let compiled =
@@ -38,14 +41,7 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
         Some(path) => {
             // A chain is drawn stage by stage, each stage on the same input.
             let stages = stages::chain_selections(&args.expr, selection, &types, &values);
-            write_svg(path, &svg::render_stages(&stages))
+            write_file(path, svg::render_stages(&stages).as_bytes())
         }
     }
-}
-
-fn write_svg(path: &Path, svg: &str) -> Result<(), Failure> {
-    std::fs::write(path, svg).map_err(|e| {
-        eprintln!("error: cannot write '{}': {e}", path.display());
-        Failure::Runtime
-    })
 }

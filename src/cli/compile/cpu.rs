@@ -1,10 +1,10 @@
 //! `slc compile --target cpu`: an object file exporting one kernel, and its C header.
 
 use super::CompileArgs;
-use super::write_file;
 use crate::Compiled;
 use crate::backend::aot::{self, AotError};
 use crate::cli::Failure;
+use crate::cli::output::write_file;
 use crate::types::TensorType;
 
 pub fn run(

@@ -30,6 +30,6 @@ pub fn run(args: &CompileArgs, compiled: &Compiled) -> Result<(), Failure> {
     }
     match &args.output {
         None => crate::cli::output::print(&text),
-        Some(path) => super::write_file(path, text.as_bytes()),
+        Some(path) => crate::cli::output::write_file(path, text.as_bytes()),
     }
 }

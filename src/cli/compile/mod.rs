@@ -8,7 +8,7 @@ mod dml;
 use super::plan::TypeArgs;
 use super::{Failure, report};
 use crate::sema::InputTypes;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetArg {
@@ -62,12 +62,4 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
         TargetArg::Cpu => cpu::run(&args, &declared, &compiled),
         TargetArg::Dml => dml::run(&args, &compiled),
     }
-}
-
-/// Writes a whole file or nothing, through symbolic links ([`slc_runtime::write_output`]).
-pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    slc_runtime::write_output(path, |f| f.write_all(bytes)).map_err(|e| {
-        eprintln!("error: cannot write '{}': {e}", path.display());
-        Failure::Runtime
-    })
 }
