@@ -495,6 +495,11 @@ pub fn npy(data: &[u8]) {
     std::fs::write(&path, data).expect("a scratch file");
     let from_file = read_npy(&path);
     let _ = std::fs::remove_file(&path);
+    // A file that starts as a zip archive is read as `.npz` (its one array), which bytes in
+    // memory are not: reading it must only not crash.
+    if data.starts_with(b"PK\x03\x04") {
+        return;
+    }
     match (&parsed, &from_file) {
         (Ok(a), Ok(b)) => assert_eq!(a, b),
         (Err(a), Err(b)) => {
