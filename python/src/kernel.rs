@@ -21,11 +21,22 @@ pub struct PyKernel {
     /// Copies of the kernel set to other thread counts (`threads=`), made on first use: the
     /// machine code is shared, only the setting differs.
     by_threads: Mutex<Vec<(usize, Arc<slc::Kernel>)>>,
+    /// The inputs whose values the program read while compiling (operator parameters such as
+    /// `slice`'s starts), by position, with those values' bytes: calls must pass the same.
+    parameters: Vec<(usize, Vec<u8>)>,
 }
 
 impl PyKernel {
-    pub fn new(kernel: slc::Kernel) -> PyKernel {
-        PyKernel { kernel: Arc::new(kernel), by_threads: Mutex::new(Vec::new()) }
+    /// `values`: the example values it was compiled with (those of small integer inputs).
+    pub fn new(kernel: slc::Kernel, values: &slc::sema::InputValues) -> PyKernel {
+        let read = &kernel.compiled().read.values;
+        let parameters = kernel
+            .inputs()
+            .enumerate()
+            .filter(|(_, (name, _, _))| read.contains(*name))
+            .filter_map(|(i, (name, _, _))| values.get(name).map(|t| (i, t.bytes().to_vec())))
+            .collect();
+        PyKernel { kernel: Arc::new(kernel), by_threads: Mutex::new(Vec::new()), parameters }
     }
 
     fn with_threads(&self, threads: usize) -> Arc<slc::Kernel> {
@@ -145,6 +156,15 @@ impl PyKernel {
                         input_list(&kernel)
                     )));
                 }
+            }
+        }
+        for (i, bytes) in &self.parameters {
+            let value = held[*i].view(names[*i])?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            if value.bytes() != bytes.as_slice() {
+                return Err(PyValueError::new_err(format!(
+                    "input '{}' is an operator parameter, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",
+                    names[*i]
+                )));
             }
         }
         run_kernel(py, &kernel, &names, &held, out.as_ref())

@@ -44,7 +44,7 @@ fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyRe
         }
         signatures.push((name, ty));
     }
-    Ok(PyKernel::new(prepare(py, expr, &signatures, &values)?))
+    Ok(PyKernel::new(prepare(py, expr, &signatures, &values)?, &values))
 }
 
 /// A small integer example's values, which operator parameters may read while checking.
