@@ -191,3 +191,23 @@ def test_operator_parameters_from_inputs():
     with pytest.raises(ValueError, match="input 'b' is an operator parameter"):
         k(x=x, b=np.array([2]), e=np.array([9]))
     assert slc.eval("slice(x, [-5], [-9223372036854775808], steps=[-1])", x=np.arange(4)).tolist() == [0]
+
+
+def test_odd_memory_layouts():
+    # Strides that are not a multiple of the element size: refused, not misread.
+    raw = np.zeros(64, np.uint8)
+    odd = np.ndarray((5,), dtype=np.int32, buffer=raw, offset=0, strides=(3,))
+    with pytest.raises(ValueError, match="'a'"):
+        slc.eval("a[::-1]", a=odd)
+    # A misaligned start: read correctly.
+    values = np.arange(8, dtype=np.float64)
+    shifted = np.frombuffer(b"\0" + values.tobytes(), dtype=np.float64, offset=1)
+    assert not shifted.flags.aligned
+    assert slc.eval("a[::-1]", a=shifted).tolist() == values[::-1].tolist()
+    # Broadcast views (stride 0).
+    b = np.broadcast_to(np.arange(3, dtype=np.int16), (4, 3))
+    assert np.array_equal(slc.eval("a[::-1, 1:]", a=b), b[::-1, 1:])
+    # dtypes slc does not have.
+    for bad in (np.zeros(3, "M8[s]"), np.zeros(3, [("x", "i4")]), np.zeros(3, "U2")):
+        with pytest.raises(TypeError, match="'a'"):
+            slc.eval("a", a=bad)
