@@ -33,8 +33,29 @@ pub fn dtype_of_descr(descr: &Bound<'_, PyArrayDescr>) -> Option<DType> {
         (b'f', 2) => DType::F16,
         (b'f', 4) => DType::F32,
         (b'f', 8) => DType::F64,
+        // ml_dtypes' bfloat16 (a NumPy user dtype: kind 'V', named by its type).
+        (b'V', 2) if is_bfloat16(descr) => DType::BF16,
         _ => return None,
     })
+}
+
+fn is_bfloat16(descr: &Bound<'_, PyArrayDescr>) -> bool {
+    descr.getattr("name").and_then(|n| n.extract::<String>()).is_ok_and(|n| n == "bfloat16")
+}
+
+static BFLOAT16: PyOnceLock<Py<PyArrayDescr>> = PyOnceLock::new();
+
+/// `numpy.dtype(ml_dtypes.bfloat16)`; bfloat16 needs the optional `ml_dtypes` package.
+fn bfloat16(py: Python<'_>) -> PyResult<Bound<'_, PyArrayDescr>> {
+    BFLOAT16
+        .get_or_try_init(py, || {
+            let scalar = PyModule::import(py, "ml_dtypes")
+                .and_then(|m| m.getattr("bfloat16"))
+                .map_err(|_| PyTypeError::new_err("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)"))?;
+            let descr = numpy(py)?.getattr("dtype")?.call1((scalar,))?;
+            Ok::<_, PyErr>(descr.cast_into::<PyArrayDescr>().map_err(PyErr::from)?.unbind())
+        })
+        .map(|d| d.bind(py).clone())
 }
 
 /// NumPy's name for an slc dtype (`float32`), as messages and `numpy.dtype` spell it.
@@ -71,7 +92,7 @@ pub fn descr_of(py: Python<'_>, dtype: DType) -> PyResult<Bound<'_, PyArrayDescr
         DType::F16 => numpy::dtype::<half::f16>(py),
         DType::F32 => numpy::dtype::<f32>(py),
         DType::F64 => numpy::dtype::<f64>(py),
-        DType::BF16 => return Err(PyTypeError::new_err("bfloat16 results have no NumPy dtype")),
+        DType::BF16 => bfloat16(py)?,
     })
 }
 
@@ -86,13 +107,18 @@ pub fn show_shape(shape: &[usize]) -> String {
 /// `numpy.dtype(spec)` for any spelling NumPy takes (`"f4"`, `np.float32`, `"float32"`...).
 pub fn dtype_from_spec(spec: &Bound<'_, PyAny>, what: &str) -> PyResult<DType> {
     let py = spec.py();
+    // NumPy knows the name only as ml_dtypes' type, not as a string.
+    if spec.extract::<&str>().is_ok_and(|s| s == "bfloat16") {
+        bfloat16(py)?;
+        return Ok(DType::BF16);
+    }
     let descr = numpy(py)?
         .getattr("dtype")?
         .call1((spec,))
         .map_err(|e| PyTypeError::new_err(format!("{what}: {spec} is not a NumPy dtype ({e})")))?;
-    let descr = descr.cast_into::<PyArrayDescr>().map_err(|e| PyErr::from(e))?;
+    let descr = descr.cast_into::<PyArrayDescr>().map_err(PyErr::from)?;
     dtype_of_descr(&descr).ok_or_else(|| {
-        PyTypeError::new_err(format!("{what}: slc has no dtype {} (it has bool, int8..uint64, float16, float32, float64)", descr))
+        PyTypeError::new_err(format!("{what}: slc has no dtype {} (it has bool, int8..uint64, float16, float32, float64, and bfloat16 with ml_dtypes)", descr))
     })
 }
 
@@ -180,7 +206,7 @@ pub fn hold<'py>(value: &Bound<'py, PyAny>, name: &str, int_dtype: DType) -> PyR
         .getattr("asarray")?
         .call1((value,))
         .map_err(|e| PyTypeError::new_err(format!("input '{name}' is not an array or buffer: {e}")))?;
-    let array = array.cast_into::<PyUntypedArray>().map_err(|e| PyErr::from(e))?;
+    let array = array.cast_into::<PyUntypedArray>().map_err(PyErr::from)?;
     held_array(array, name)
 }
 
@@ -188,12 +214,12 @@ fn held_array<'py>(array: Bound<'py, PyUntypedArray>, name: &str) -> PyResult<He
     let descr = array.dtype();
     let Some(dtype) = dtype_of_descr(&descr) else {
         return Err(PyTypeError::new_err(format!(
-            "input '{name}' has dtype {descr}, which slc does not have (it has bool, int8..uint64, float16, float32, float64)"
+            "input '{name}' has dtype {descr}, which slc does not have (it has bool, int8..uint64, float16, float32, float64, and bfloat16 with ml_dtypes)"
         )));
     };
     if descr.is_native_byteorder() == Some(false) {
         let native = descr.call_method1("newbyteorder", ("=",))?;
-        let swapped = array.call_method1("astype", (native,))?.cast_into::<PyUntypedArray>().map_err(|e| PyErr::from(e))?;
+        let swapped = array.call_method1("astype", (native,))?.cast_into::<PyUntypedArray>().map_err(PyErr::from)?;
         return Ok(Held::Array { array: swapped, dtype });
     }
     Ok(Held::Array { array, dtype })
@@ -229,12 +255,16 @@ fn int_bytes(value: &Bound<'_, PyAny>, name: &str, dtype: DType) -> PyResult<[u8
 /// path would panic.
 const DIRECT_ALLOCATION_BYTES: usize = 1 << 20;
 
+fn numpy_empty<'py>(py: Python<'py>, dtype: DType, shape: &[usize]) -> PyResult<Bound<'py, PyUntypedArray>> {
+    let shape = PyTuple::new(py, shape)?;
+    let array = numpy(py)?.getattr("empty")?.call1((shape, descr_of(py, dtype)?))?;
+    array.cast_into::<PyUntypedArray>().map_err(PyErr::from)
+}
+
 /// A new, uninitialized, C-ordered array for a kernel to fill.
 pub fn empty_array<'py>(py: Python<'py>, dtype: DType, shape: &[usize], nbytes: usize) -> PyResult<Bound<'py, PyUntypedArray>> {
     if nbytes > DIRECT_ALLOCATION_BYTES {
-        let shape = PyTuple::new(py, shape)?;
-        let array = numpy(py)?.getattr("empty")?.call1((shape, descr_of(py, dtype)?))?;
-        return array.cast_into::<PyUntypedArray>().map_err(|e| PyErr::from(e));
+        return numpy_empty(py, dtype, shape);
     }
     fn direct<'py, T: Element>(py: Python<'py>, shape: &[usize]) -> Bound<'py, PyUntypedArray> {
         // SAFETY: the array is uninitialized; the caller's kernel writes every element before
@@ -255,7 +285,8 @@ pub fn empty_array<'py>(py: Python<'py>, dtype: DType, shape: &[usize], nbytes: 
         DType::F16 => direct::<half::f16>(py, shape),
         DType::F32 => direct::<f32>(py, shape),
         DType::F64 => direct::<f64>(py, shape),
-        DType::BF16 => return Err(PyTypeError::new_err("bfloat16 results have no NumPy dtype")),
+        // ml_dtypes' type has no rust-numpy Element.
+        DType::BF16 => numpy_empty(py, dtype, shape)?,
     })
 }
 

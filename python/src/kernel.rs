@@ -100,8 +100,6 @@ pub fn check_input(name: &str, held: &Held<'_>, dtype: DType, shape: &[usize]) -
 
 #[pymethods]
 impl PyKernel {
-    /// kernel(*, out=None, threads=None, **inputs) -> numpy.ndarray
-    ///
     /// Runs the kernel. Each input is passed by name: a ``numpy.ndarray`` (any strides; read in
     /// place when C-contiguous, packed into a dense copy first otherwise), any object NumPy
     /// reads without copying (``memoryview``, ``array.array``, ``__array_interface__``), or a
@@ -228,8 +226,6 @@ impl PyKernel {
         })
     }
 
-    /// dml(feature_level=None) -> dict
-    ///
     /// The program as DirectML operator descriptors (the JSON of ``slc compile --target dml``,
     /// parsed). ``feature_level``: ``"MAJOR.MINOR"`` such as ``"4.1"`` (default: the newest
     /// slc knows). A program DirectML cannot express raises ``slc.DmlError``.

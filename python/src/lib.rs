@@ -19,10 +19,8 @@ use slc::types::TensorType;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// compile(expr, /, **types) -> Kernel
-///
 /// Compiles the slice program ``expr`` (e.g. ``"a[1:3, ::-1]"``, ``"x[i, ..., None]"``,
-/// ``"slice(a, [1], [3], [1], axes=[0])"``) for inputs of the given types, once, into a
+/// ``"slice(a, [1], [3], axes=[0])"``) for inputs of the given types, once, into a
 /// ``Kernel`` to call many times. Each type is an example array (its dtype and shape), a
 /// ``(dtype, shape)`` pair in any NumPy dtype spelling (``("float32", (4, 5))``,
 /// ``(np.int64, ())``), or a Python ``int`` (a 0-d int64). The GIL is released while compiling.
@@ -121,8 +119,6 @@ fn values_match(entry: &EvalEntry, held: &[Held<'_>], names: &[String]) -> bool 
     })
 }
 
-/// eval(expr, /, **inputs) -> numpy.ndarray
-///
 /// Evaluates the slice program ``expr`` over the named inputs and returns a new array, as
 /// NumPy would: ``slc.eval("a[2:, ..., None, :10]", a=x)``. Inputs are arrays (or buffers), or
 /// Python ``int``s for integer scalars (int64). The compiled kernel is kept, keyed by the text

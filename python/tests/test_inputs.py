@@ -211,3 +211,16 @@ def test_odd_memory_layouts():
     for bad in (np.zeros(3, "M8[s]"), np.zeros(3, [("x", "i4")]), np.zeros(3, "U2")):
         with pytest.raises(TypeError, match="'a'"):
             slc.eval("a", a=bad)
+
+
+def test_bfloat16_with_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.arange(12, dtype=np.float32).reshape(3, 4).astype(ml_dtypes.bfloat16)
+    r = slc.eval("a[::-1, 1:3]", a=x)
+    assert r.dtype == x.dtype
+    assert r.tobytes() == np.ascontiguousarray(x[::-1, 1:3]).tobytes()
+    k = slc.compile("a[1]", a=("bfloat16", (3, 4)))
+    assert k.dtype == x.dtype
+    assert k(a=x).tobytes() == x[1].tobytes()
+    big = np.zeros((600, 1000), ml_dtypes.bfloat16)
+    assert slc.eval("a[::2]", a=big).shape == (300, 1000)
