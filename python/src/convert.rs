@@ -261,6 +261,44 @@ fn numpy_empty<'py>(py: Python<'py>, dtype: DType, shape: &[usize]) -> PyResult<
     array.cast_into::<PyUntypedArray>().map_err(PyErr::from)
 }
 
+/// The owner of a result's memory when it lives in an slc tensor: the NumPy array's `base`,
+/// dropped (returning large buffers to slc's pool of mapped pages) when the array goes.
+#[pyclass(frozen, weakref, module = "slc._slc", name = "_TensorMemory")]
+pub struct TensorMemory {
+    #[allow(dead_code)] // held for its memory, read only through the array's data pointer
+    tensor: slc::Tensor,
+}
+
+/// A NumPy array over `tensor`'s elements, owning it (through a [`TensorMemory`] base).
+pub fn array_of_tensor(py: Python<'_>, mut tensor: slc::Tensor) -> PyResult<Bound<'_, PyUntypedArray>> {
+    use numpy::npyffi::{NpyTypes, PY_ARRAY_API, get_type_object, npy_intp};
+    let descr = descr_of(py, tensor.dtype())?;
+    let mut dims: Vec<npy_intp> = tensor.shape().iter().map(|&d| d as npy_intp).collect();
+    let data = tensor.as_mut_ptr();
+    let owner = Bound::new(py, TensorMemory { tensor })?;
+    // SAFETY: `data` holds the tensor's elements, dense and C-ordered, for as long as `owner`
+    // lives; the array keeps `owner` alive as its base (SetBaseObject steals the reference
+    // handed to it, NewFromDescr the descriptor's).
+    unsafe {
+        let array = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            get_type_object(py, NpyTypes::PyArray_Type),
+            descr.into_dtype_ptr(),
+            dims.len() as std::ffi::c_int,
+            dims.as_mut_ptr(),
+            std::ptr::null_mut(),
+            data.cast(),
+            NPY_ARRAY_WRITEABLE,
+            std::ptr::null_mut(),
+        );
+        let array = Bound::from_owned_ptr_or_err(py, array)?;
+        if PY_ARRAY_API.PyArray_SetBaseObject(py, array.as_ptr().cast(), owner.into_ptr()) < 0 {
+            return Err(PyErr::fetch(py));
+        }
+        array.cast_into::<PyUntypedArray>().map_err(PyErr::from)
+    }
+}
+
 /// A new, uninitialized, C-ordered array for a kernel to fill.
 pub fn empty_array<'py>(py: Python<'py>, dtype: DType, shape: &[usize], nbytes: usize) -> PyResult<Bound<'py, PyUntypedArray>> {
     if nbytes > DIRECT_ALLOCATION_BYTES {

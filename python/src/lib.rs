@@ -210,6 +210,7 @@ fn cache_size() -> usize {
 #[pymodule]
 fn _slc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKernel>()?;
+    m.add_class::<convert::TensorMemory>()?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(eval, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;

@@ -1,8 +1,9 @@
 //! Running a prepared slc kernel on held NumPy inputs, into a new array or `out=`.
 
-use crate::convert::{Held, array_byte_range, data_ptr, empty_array, output_bytes};
+use crate::convert::{Held, array_byte_range, array_of_tensor, data_ptr, empty_array, output_bytes};
 use crate::errors;
 use numpy::PyUntypedArray;
+use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use slc::TensorView;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -11,6 +12,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 /// than releasing and retaking the GIL costs (about 0.2 µs), and other threads would gain
 /// nothing from the gap.
 const KEEP_GIL_BELOW_BYTES: usize = 16 << 10;
+
+/// Results from this size on live in slc tensors (see `run_kernel`): slc's runtime maps and
+/// pools buffers from 2 MiB on.
+const POOLED_RESULT_BYTES: usize = 2 << 20;
 
 /// Runs `kernel` with `held` (in the kernel's input order) into `out` (checked here) or a new
 /// array, and returns the array written. Errors, panics included, become Python exceptions.
@@ -42,6 +47,15 @@ pub fn run_kernel<'py>(
                 return Ok(array.into_any());
             }
             (array, data)
+        }
+        // Large results go into an slc tensor: its buffer comes from slc's pool of mapped,
+        // huge-page-backed memory, already faulted in when the previous result of the same
+        // size was dropped, where a fresh NumPy allocation pays a page fault per page.
+        None if nbytes >= POOLED_RESULT_BYTES => {
+            let mut tensor = slc::Tensor::for_overwrite(dtype, shape)
+                .map_err(|e| PyMemoryError::new_err(format!("the result: {e}")))?;
+            execute(py, kernel, &views, tensor.bytes_mut())?;
+            return Ok(array_of_tensor(py, tensor)?.into_any());
         }
         None => {
             let array = empty_array(py, dtype, shape, nbytes)?;

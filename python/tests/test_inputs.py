@@ -224,3 +224,31 @@ def test_bfloat16_with_ml_dtypes():
     assert k(a=x).tobytes() == x[1].tobytes()
     big = np.zeros((600, 1000), ml_dtypes.bfloat16)
     assert slc.eval("a[::2]", a=big).shape == (300, 1000)
+
+
+def test_large_results_live_in_slc_buffers():
+    """Results from 2 MiB on are slc tensors handed to NumPy (its pool of mapped pages): they
+    behave as any array and free their memory with the array."""
+    import gc
+    import weakref
+
+    x = np.arange(1 << 20, dtype=np.float64).reshape(1024, 1024)
+    k = slc.compile("a[::-1, ::-1]", a=x)
+    r = k(a=x)
+    assert np.array_equal(r, x[::-1, ::-1])
+    assert r.flags.c_contiguous and r.flags.writeable and r.flags.aligned
+    assert r.base is not None and not np.shares_memory(r, x)
+    r[0, 0] = -1.0  # writable memory
+    owner = weakref.ref(r.base)
+    view = r[1:]
+    del r
+    gc.collect()
+    assert owner() is not None, "a view keeps the memory alive"
+    assert view[0, 0] == x[-2, -1]
+    del view
+    gc.collect()
+    assert owner() is None
+    for dtype in (np.bool_, np.uint8, np.float16, np.int64):
+        big = np.ones((3 << 20,), dtype=dtype)
+        same = slc.eval("a[::-1]", a=big)
+        assert same.dtype == big.dtype and np.array_equal(same, big[::-1])
