@@ -5,7 +5,7 @@ use crate::errors;
 use crate::run::run_kernel;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use slc::DType;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
@@ -24,11 +24,14 @@ pub struct PyKernel {
     /// The inputs whose values the program read while compiling (operator parameters such as
     /// `slice`'s starts), by position, with those values' bytes: calls must pass the same.
     parameters: Vec<(usize, Vec<u8>)>,
+    /// The input names as interned Python strings: a dict lookup by one of them reuses its
+    /// cached hash instead of building a string per call.
+    keys: Vec<Py<PyString>>,
 }
 
 impl PyKernel {
     /// `values`: the example values it was compiled with (those of small integer inputs).
-    pub fn new(kernel: slc::Kernel, values: &slc::sema::InputValues) -> PyKernel {
+    pub fn new(py: Python<'_>, kernel: slc::Kernel, values: &slc::sema::InputValues) -> PyKernel {
         let read = &kernel.compiled().read.values;
         let parameters = kernel
             .inputs()
@@ -36,7 +39,8 @@ impl PyKernel {
             .filter(|(_, (name, _, _))| read.contains(*name))
             .filter_map(|(i, (name, _, _))| values.get(name).map(|t| (i, t.bytes().to_vec())))
             .collect();
-        PyKernel { kernel: Arc::new(kernel), by_threads: Mutex::new(Vec::new()), parameters }
+        let keys = kernel.inputs().map(|(name, _, _)| PyString::intern(py, name).unbind()).collect();
+        PyKernel { kernel: Arc::new(kernel), by_threads: Mutex::new(Vec::new()), parameters, keys }
     }
 
     fn with_threads(&self, threads: usize) -> Arc<slc::Kernel> {
@@ -125,9 +129,9 @@ impl PyKernel {
         let given = inputs.as_ref().map_or(0, |d| d.len());
         let mut names = Vec::with_capacity(given);
         let mut held = Vec::with_capacity(given);
-        for (name, dtype, shape) in kernel.inputs() {
+        for ((name, dtype, shape), key) in kernel.inputs().zip(&self.keys) {
             let value = match &inputs {
-                Some(d) => d.get_item(name)?,
+                Some(d) => d.get_item(key.bind(py))?,
                 None => None,
             };
             let Some(value) = value else {

@@ -8,11 +8,11 @@ mod kernel;
 mod run;
 
 use convert::{Held, dtype_from_spec, hold};
-use kernel::{PyKernel, check_input, prepare};
+use kernel::{PyKernel, prepare};
 use numpy::{PyArrayDescr, PyUntypedArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyString, PyTuple};
 use slc::DType;
 use slc::sema::InputValues;
 use slc::types::TensorType;
@@ -42,7 +42,7 @@ fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyRe
         }
         signatures.push((name, ty));
     }
-    Ok(PyKernel::new(prepare(py, expr, &signatures, &values)?, &values))
+    Ok(PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values))
 }
 
 /// A small integer example's values, which operator parameters may read while checking.
@@ -90,34 +90,50 @@ fn parameter_value(held: &Held<'_>, name: &str) -> PyResult<Option<slc::Tensor>>
     Ok(Some(tensor))
 }
 
-/// What a compiled program for `eval` depends on: its text and the inputs' names and types.
-#[derive(PartialEq, Eq, Hash)]
-struct EvalKey {
+/// A kernel `eval` built: what it depends on (the text, the inputs' names, dtypes and shapes,
+/// and the values of the inputs its checker read, i.e. operator parameters), and the kernel.
+struct EvalEntry {
     expr: String,
     inputs: Vec<(String, DType, Vec<usize>)>,
-}
-
-/// A kernel `eval` built, with the values of the inputs its checker read (operator
-/// parameters): it fits a later call only when those are the same.
-struct EvalEntry {
-    kernel: Arc<slc::Kernel>,
     values: Vec<(usize, Vec<u8>)>,
+    kernel: Arc<slc::Kernel>,
 }
 
-/// Texts (with input types) `eval` keeps kernels for before it starts afresh: far above a
-/// program's working set, a bound on memory for one that generates texts.
+impl EvalEntry {
+    /// Whether the entry was built for this text over these inputs, compared in place (a
+    /// cache hit allocates nothing).
+    fn fits(&self, expr: &str, names: &[&str], held: &[Held<'_>]) -> bool {
+        self.expr == expr
+            && self.inputs.len() == held.len()
+            && self.inputs.iter().zip(names).zip(held).all(|(((n, d, s), name), h)| {
+                n == name && *d == h.dtype() && s.as_slice() == h.shape()
+            })
+            && self.values.iter().all(|(i, bytes)| {
+                held[*i].view(names[*i]).ok().and_then(|v| v.to_tensor().ok()).is_some_and(|t| t.bytes() == bytes.as_slice())
+            })
+    }
+}
+
+/// The cache key's hash: the text and each input's name, dtype and shape.
+fn eval_hash(expr: &str, names: &[&str], held: &[Held<'_>]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    expr.hash(&mut hasher);
+    for (name, h) in names.iter().zip(held) {
+        name.hash(&mut hasher);
+        h.dtype().hash(&mut hasher);
+        h.shape().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// Hashes `eval` keeps kernels for before it starts afresh: far above a program's working
+/// set, a bound on memory for one that generates texts.
 const MAX_EVAL_KEYS: usize = 1024;
-/// Kernels kept per key (programs whose parameters come from inputs; one per value set).
+/// Kernels kept per hash (one per set of operator-parameter values, or per colliding key).
 const MAX_EVAL_VARIANTS: usize = 8;
 
-static EVAL_CACHE: Mutex<Option<HashMap<EvalKey, Vec<EvalEntry>>>> = Mutex::new(None);
-
-/// Whether the inputs hold the values an entry was built for.
-fn values_match(entry: &EvalEntry, held: &[Held<'_>], names: &[String]) -> bool {
-    entry.values.iter().all(|(i, bytes)| {
-        held[*i].view(&names[*i]).ok().and_then(|v| v.to_tensor().ok()).is_some_and(|t| t.bytes() == bytes.as_slice())
-    })
-}
+static EVAL_CACHE: Mutex<Option<HashMap<u64, Vec<EvalEntry>>>> = Mutex::new(None);
 
 /// Evaluates the slice program ``expr`` over the named inputs and returns a new array, as
 /// NumPy would: ``slc.eval("a[2:, ..., None, :10]", a=x)``. Inputs are arrays (or buffers), or
@@ -129,25 +145,22 @@ fn values_match(entry: &EvalEntry, held: &[Held<'_>], names: &[String]) -> bool 
 #[pyfunction]
 #[pyo3(signature = (expr, /, **inputs))]
 fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
-    let mut names: Vec<String> = Vec::new();
-    let mut held: Vec<Held<'py>> = Vec::new();
+    let count = inputs.as_ref().map_or(0, |d| d.len());
+    let mut keys: Vec<Bound<'py, PyString>> = Vec::with_capacity(count);
+    let mut held: Vec<Held<'py>> = Vec::with_capacity(count);
     for (key, value) in inputs.iter().flat_map(|d| d.iter()) {
-        let name: String = key.extract()?;
-        // `hold` borrows nothing from `value` beyond its lifetime 'py.
-        let h = hold(&value, &name, DType::I64)?;
-        names.push(name);
-        held.push(h);
+        let key = key.cast_into::<PyString>().map_err(PyErr::from)?;
+        held.push(hold(&value, key.to_str()?, DType::I64)?);
+        keys.push(key);
     }
-    let key = EvalKey {
-        expr: expr.to_string(),
-        inputs: names.iter().zip(&held).map(|(n, h)| (n.clone(), h.dtype(), h.shape().to_vec())).collect(),
-    };
+    let names = keys.iter().map(|k| k.to_str()).collect::<PyResult<Vec<&str>>>()?;
+    let hash = eval_hash(expr, &names, &held);
     let found = {
         let cache = EVAL_CACHE.lock().unwrap_or_else(|e| e.into_inner());
         cache
             .as_ref()
-            .and_then(|c| c.get(&key))
-            .and_then(|entries| entries.iter().find(|e| values_match(e, &held, &names)))
+            .and_then(|c| c.get(&hash))
+            .and_then(|entries| entries.iter().find(|e| e.fits(expr, &names, &held)))
             .map(|e| e.kernel.clone())
     };
     let kernel = match found {
@@ -158,38 +171,40 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
             let values = names
                 .iter()
                 .enumerate()
-                .filter(|(_, n)| read.contains(*n))
+                .filter(|(_, n)| read.contains(**n))
                 .map(|(i, n)| Ok((i, parameter_value(&held[i], n)?.map(|t| t.bytes().to_vec()).unwrap_or_default())))
                 .collect::<PyResult<Vec<_>>>()?;
+            let entry = EvalEntry {
+                expr: expr.to_string(),
+                inputs: names.iter().zip(&held).map(|(n, h)| (n.to_string(), h.dtype(), h.shape().to_vec())).collect(),
+                values,
+                kernel: kernel.clone(),
+            };
             let mut cache = EVAL_CACHE.lock().unwrap_or_else(|e| e.into_inner());
             let cache = cache.get_or_insert_with(HashMap::new);
-            if cache.len() >= MAX_EVAL_KEYS && !cache.contains_key(&key) {
+            if cache.len() >= MAX_EVAL_KEYS && !cache.contains_key(&hash) {
                 cache.clear();
             }
-            let entries = cache.entry(key).or_default();
+            let entries = cache.entry(hash).or_default();
             if entries.len() >= MAX_EVAL_VARIANTS {
                 entries.remove(0);
             }
-            entries.push(EvalEntry { kernel: kernel.clone(), values });
+            entries.push(entry);
             kernel
         }
     };
-    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    for ((name, h), (_, dtype, shape)) in name_refs.iter().zip(&held).zip(kernel.inputs()) {
-        debug_assert!(check_input(name, h, dtype, shape).is_ok());
-    }
-    run::run_kernel(py, &kernel, &name_refs, &held, None)
+    run::run_kernel(py, &kernel, &names, &held, None)
 }
 
 /// Compiles `expr` for the held inputs, passing small integer inputs' values for operator
 /// parameters.
-fn build(py: Python<'_>, expr: &str, names: &[String], held: &[Held<'_>]) -> PyResult<slc::Kernel> {
+fn build(py: Python<'_>, expr: &str, names: &[&str], held: &[Held<'_>]) -> PyResult<slc::Kernel> {
     let mut signatures = Vec::with_capacity(names.len());
     let mut values = InputValues::new();
     for (name, h) in names.iter().zip(held) {
-        signatures.push((name.clone(), TensorType::of(h.dtype(), h.shape())));
+        signatures.push((name.to_string(), TensorType::of(h.dtype(), h.shape())));
         if let Some(value) = parameter_value(h, name)? {
-            values.insert(name.clone(), value);
+            values.insert(name.to_string(), value);
         }
     }
     prepare(py, expr, &signatures, &values)
