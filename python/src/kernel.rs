@@ -263,9 +263,9 @@ impl PyKernel {
             .map(|(n, d, s)| format!("{n}=({:?}, {})", numpy_name(d), show_shape(s)))
             .collect();
         format!(
-            "slc.compile({:?}, {}) -> {}",
+            "slc.compile({:?}{}) -> {}",
             self.kernel.source(),
-            inputs.join(", "),
+            inputs.iter().map(|i| format!(", {i}")).collect::<String>(),
             show_type(self.kernel.output_dtype(), self.kernel.output_shape())
         )
     }

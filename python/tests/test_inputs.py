@@ -252,3 +252,15 @@ def test_large_results_live_in_slc_buffers():
         big = np.ones((3 << 20,), dtype=dtype)
         same = slc.eval("a[::-1]", a=big)
         assert same.dtype == big.dtype and np.array_equal(same, big[::-1])
+
+
+def test_programs_without_inputs_and_awkward_names():
+    assert slc.eval("[1, 2, 3][::-1]").tolist() == [3, 2, 1]
+    k = slc.compile("[1, 2][1:]")
+    assert k.input_names == () and k().tolist() == [2]
+    assert repr(k) == 'slc.compile("[1, 2][1:]") -> int64 (1,)'
+    # `expr` is positional-only: an input may be called so.
+    assert slc.eval("expr[1:]", expr=np.arange(3)).tolist() == [1, 2]
+    assert slc.compile("expr[1:]", expr=np.arange(3))(expr=np.arange(3)).tolist() == [1, 2]
+    x = np.zeros((3, 4))
+    assert slc.eval("a[a.shape[0] - 1]", a=x).shape == (4,)
