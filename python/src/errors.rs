@@ -33,7 +33,8 @@ fn class_for(code: &str) -> &'static str {
 /// diagnostic's spans point into.
 pub fn to_py(py: Python<'_>, err: &slc::Error, src: &str) -> PyErr {
     let diagnostic = err.diagnostic();
-    let rendered = err.render(src);
+    // Named as the CLI names the program (`slc eval`), so that the text is the same.
+    let rendered = slc::diag::render(&diagnostic, "expr", src, false);
     let span = diagnostic.span().map(|s| (s.start, s.end));
     make(py, class_for(diagnostic.code), rendered, Some(diagnostic.code), span, &diagnostic.message)
 }
