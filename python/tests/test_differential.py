@@ -103,3 +103,28 @@ def test_chains_and_lets():
     x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
     same(slc.eval("let b = a[::-1]; b[1:, None, ..., 2]", a=x), x[::-1][1:, None, ..., 2])
     same(slc.eval("a[1:][::2, 0]", a=x), x[1:][::2, 0])
+
+
+@SETTINGS
+@given(array_and_integer_index(), layouts)
+def test_gather_matches_numpy_take(case, layout):
+    x, axis, index = case
+    expected = np.take(x, index.astype(np.int64), axis=axis)
+    same(slc.eval(f"gather(a, i, axis={axis})", a=in_layout(x, layout), i=index), expected)
+
+
+@SETTINGS
+@given(
+    arrays(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6)),
+    st.data(),
+)
+def test_slice_operator_matches_python_slicing(x, data):
+    """ONNX Slice with in-range starts and ends agrees with a Python slice on that axis."""
+    axis = data.draw(st.integers(0, x.ndim - 1))
+    n = x.shape[axis]
+    start = data.draw(st.integers(-n, n - 1))
+    end = data.draw(st.integers(-n, n))
+    step = data.draw(st.sampled_from([1, 2, 3, -1, -2]))
+    source = f"slice(a, [{start}], [{end}], axes=[{axis}], steps=[{step}])"
+    expected = x[(slice(None),) * axis + (slice(start, end, step),)]
+    same(slc.eval(source, a=x), expected)
