@@ -27,6 +27,8 @@ pub struct PyKernel {
     /// The input names as interned Python strings: a dict lookup by one of them reuses its
     /// cached hash instead of building a string per call.
     keys: Vec<Py<PyString>>,
+    /// The threads the kernel was prepared with (one per core).
+    default_threads: usize,
 }
 
 impl PyKernel {
@@ -40,7 +42,8 @@ impl PyKernel {
             .filter_map(|(i, (name, _, _))| values.get(name).map(|t| (i, t.bytes().to_vec())))
             .collect();
         let keys = kernel.inputs().map(|(name, _, _)| PyString::intern(py, name).unbind()).collect();
-        PyKernel { kernel: Arc::new(kernel), by_threads: Mutex::new(Vec::new()), parameters, keys }
+        let default_threads = slc::RunOptions::default().threads;
+        PyKernel { kernel: Arc::new(kernel), by_threads: Mutex::new(Vec::new()), parameters, keys, default_threads }
     }
 
     fn with_threads(&self, threads: usize) -> Arc<slc::Kernel> {
@@ -124,6 +127,9 @@ impl PyKernel {
         let kernel = match threads {
             None => self.kernel.clone(),
             Some(0) => return Err(PyValueError::new_err("threads= must be at least 1")),
+            // An output too small to split runs on the calling thread whatever `threads` says
+            // (the default is one per core): no copy of the kernel to find.
+            Some(n) if n <= self.default_threads && self.kernel.threads_used() == 1 => self.kernel.clone(),
             Some(n) => self.with_threads(n),
         };
         let given = inputs.as_ref().map_or(0, |d| d.len());
