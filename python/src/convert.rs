@@ -1,7 +1,10 @@
 //! NumPy arrays and dtypes ↔ slc views and dtypes, without copying the elements.
 
 use numpy::npyffi::flags::NPY_ARRAY_WRITEABLE;
-use numpy::{Element, IxDyn, PyArray, PyArrayMethods, PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    Element, IxDyn, PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -49,9 +52,10 @@ static BFLOAT16: PyOnceLock<Py<PyArrayDescr>> = PyOnceLock::new();
 fn bfloat16(py: Python<'_>) -> PyResult<Bound<'_, PyArrayDescr>> {
     BFLOAT16
         .get_or_try_init(py, || {
-            let scalar = PyModule::import(py, "ml_dtypes")
-                .and_then(|m| m.getattr("bfloat16"))
-                .map_err(|_| PyTypeError::new_err("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)"))?;
+            let scalar =
+                PyModule::import(py, "ml_dtypes").and_then(|m| m.getattr("bfloat16")).map_err(|_| {
+                    PyTypeError::new_err("bfloat16 needs the ml_dtypes package (pip install ml_dtypes)")
+                })?;
             let descr = numpy(py)?.getattr("dtype")?.call1((scalar,))?;
             Ok::<_, PyErr>(descr.cast_into::<PyArrayDescr>().map_err(PyErr::from)?.unbind())
         })
@@ -125,9 +129,15 @@ pub fn dtype_from_spec(spec: &Bound<'_, PyAny>, what: &str) -> PyResult<DType> {
 /// One input as the kernel reads it: a NumPy array (the caller's, or one NumPy made from a
 /// buffer without copying), or a Python integer stored here.
 pub enum Held<'py> {
-    Array { array: Bound<'py, PyUntypedArray>, dtype: DType },
+    Array {
+        array: Bound<'py, PyUntypedArray>,
+        dtype: DType,
+    },
     /// Little-endian bytes of a 0-d integer of `dtype` (only the first `width` are read).
-    Scalar { bytes: [u8; 8], dtype: DType },
+    Scalar {
+        bytes: [u8; 8],
+        dtype: DType,
+    },
 }
 
 impl<'py> Held<'py> {
@@ -219,7 +229,8 @@ fn held_array<'py>(array: Bound<'py, PyUntypedArray>, name: &str) -> PyResult<He
     };
     if descr.is_native_byteorder() == Some(false) {
         let native = descr.call_method1("newbyteorder", ("=",))?;
-        let swapped = array.call_method1("astype", (native,))?.cast_into::<PyUntypedArray>().map_err(PyErr::from)?;
+        let swapped =
+            array.call_method1("astype", (native,))?.cast_into::<PyUntypedArray>().map_err(PyErr::from)?;
         return Ok(Held::Array { array: swapped, dtype });
     }
     Ok(Held::Array { array, dtype })
@@ -227,7 +238,8 @@ fn held_array<'py>(array: Bound<'py, PyUntypedArray>, name: &str) -> PyResult<He
 
 /// A Python integer as the little-endian bytes of `dtype`, or OverflowError.
 fn int_bytes(value: &Bound<'_, PyAny>, name: &str, dtype: DType) -> PyResult<[u8; 8]> {
-    let overflow = || PyOverflowError::new_err(format!("input '{name}': {value} does not fit in {}", numpy_name(dtype)));
+    let overflow =
+        || PyOverflowError::new_err(format!("input '{name}': {value} does not fit in {}", numpy_name(dtype)));
     let mut bytes = [0u8; 8];
     macro_rules! put {
         ($t:ty) => {{
@@ -245,7 +257,12 @@ fn int_bytes(value: &Bound<'_, PyAny>, name: &str, dtype: DType) -> PyResult<[u8
         DType::U16 => put!(u16),
         DType::U32 => put!(u32),
         DType::U64 => put!(u64),
-        _ => return Err(PyTypeError::new_err(format!("input '{name}': an integer where {} is needed", numpy_name(dtype)))),
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "input '{name}': an integer where {} is needed",
+                numpy_name(dtype)
+            )));
+        }
     }
     Ok(bytes)
 }
@@ -300,7 +317,12 @@ pub fn array_of_tensor(py: Python<'_>, mut tensor: slc::Tensor) -> PyResult<Boun
 }
 
 /// A new, uninitialized, C-ordered array for a kernel to fill.
-pub fn empty_array<'py>(py: Python<'py>, dtype: DType, shape: &[usize], nbytes: usize) -> PyResult<Bound<'py, PyUntypedArray>> {
+pub fn empty_array<'py>(
+    py: Python<'py>,
+    dtype: DType,
+    shape: &[usize],
+    nbytes: usize,
+) -> PyResult<Bound<'py, PyUntypedArray>> {
     if nbytes > DIRECT_ALLOCATION_BYTES {
         return numpy_empty(py, dtype, shape);
     }
@@ -330,13 +352,24 @@ pub fn empty_array<'py>(py: Python<'py>, dtype: DType, shape: &[usize], nbytes: 
 
 /// The writable bytes of `out=`, after checking it is a writable, C-contiguous NumPy array of
 /// `dtype` and `shape` (a clear TypeError or ValueError otherwise).
-pub fn output_bytes<'py>(out: &Bound<'py, PyAny>, dtype: DType, shape: &[usize], nbytes: usize) -> PyResult<(Bound<'py, PyUntypedArray>, *mut u8)> {
+pub fn output_bytes<'py>(
+    out: &Bound<'py, PyAny>,
+    dtype: DType,
+    shape: &[usize],
+    nbytes: usize,
+) -> PyResult<(Bound<'py, PyUntypedArray>, *mut u8)> {
     let array = out.cast::<PyUntypedArray>().map_err(|_| {
-        PyTypeError::new_err(format!("out= must be a numpy.ndarray, not {}", out.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
+        PyTypeError::new_err(format!(
+            "out= must be a numpy.ndarray, not {}",
+            out.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
     })?;
     let descr = array.dtype();
     if dtype_of_descr(&descr) != Some(dtype) || descr.is_native_byteorder() == Some(false) {
-        return Err(PyTypeError::new_err(format!("out= has dtype {descr}, but the result is {}", numpy_name(dtype))));
+        return Err(PyTypeError::new_err(format!(
+            "out= has dtype {descr}, but the result is {}",
+            numpy_name(dtype)
+        )));
     }
     if array.shape() != shape {
         return Err(PyValueError::new_err(format!(

@@ -10,7 +10,9 @@ use pyo3::types::PyModule;
 static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
-    ERRORS_MODULE.get_or_try_init(py, || Ok(PyModule::import(py, "slc._errors")?.unbind())).map(|m| m.bind(py))
+    ERRORS_MODULE
+        .get_or_try_init(py, || Ok(PyModule::import(py, "slc._errors")?.unbind()))
+        .map(|m| m.bind(py))
 }
 
 /// The exception class (a name in `slc._errors`) for a diagnostic code: the first two digits

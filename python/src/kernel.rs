@@ -43,7 +43,13 @@ impl PyKernel {
             .collect();
         let keys = kernel.inputs().map(|(name, _, _)| PyString::intern(py, name).unbind()).collect();
         let default_threads = slc::RunOptions::default().threads;
-        PyKernel { kernel: Arc::new(kernel), by_threads: Mutex::new(Vec::new()), parameters, keys, default_threads }
+        PyKernel {
+            kernel: Arc::new(kernel),
+            by_threads: Mutex::new(Vec::new()),
+            parameters,
+            keys,
+            default_threads,
+        }
     }
 
     fn with_threads(&self, threads: usize) -> Arc<slc::Kernel> {
@@ -167,7 +173,8 @@ impl PyKernel {
             }
         }
         for (i, bytes) in &self.parameters {
-            let value = held[*i].view(names[*i])?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let value =
+                held[*i].view(names[*i])?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
             if value.bytes() != bytes.as_slice() {
                 return Err(PyValueError::new_err(format!(
                     "input '{}' is an operator parameter, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",

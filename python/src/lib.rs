@@ -61,7 +61,9 @@ fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(TensorType, Op
             vec![shape_spec.extract()?]
         } else {
             shape_spec.extract().map_err(|_| {
-                PyTypeError::new_err(format!("input '{name}': the shape must be a tuple of ints, not {shape_spec}"))
+                PyTypeError::new_err(format!(
+                    "input '{name}': the shape must be a tuple of ints, not {shape_spec}"
+                ))
             })?
         };
         if let Some(d) = shape.iter().find(|&&d| d < 0) {
@@ -69,7 +71,10 @@ fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(TensorType, Op
         }
         return Ok((TensorType { dtype, shape }, None));
     }
-    if spec.is_instance_of::<PyArrayDescr>() || spec.is_instance_of::<pyo3::types::PyType>() || spec.is_instance_of::<pyo3::types::PyString>() {
+    if spec.is_instance_of::<PyArrayDescr>()
+        || spec.is_instance_of::<pyo3::types::PyType>()
+        || spec.is_instance_of::<pyo3::types::PyString>()
+    {
         return Err(PyTypeError::new_err(format!(
             "input '{name}': give a (dtype, shape) pair or an example array, not just a dtype ({spec})"
         )));
@@ -86,7 +91,8 @@ fn parameter_value(held: &Held<'_>, name: &str) -> PyResult<Option<slc::Tensor>>
     if !held.dtype().is_integer() || numel > PARAMETER_VALUE_ELEMENTS {
         return Ok(None);
     }
-    let tensor = held.view(name)?.to_tensor().map_err(|e| PyValueError::new_err(format!("input '{name}': {e}")))?;
+    let tensor =
+        held.view(name)?.to_tensor().map_err(|e| PyValueError::new_err(format!("input '{name}': {e}")))?;
     Ok(Some(tensor))
 }
 
@@ -105,11 +111,18 @@ impl EvalEntry {
     fn fits(&self, expr: &str, names: &[&str], held: &[Held<'_>]) -> bool {
         self.expr == expr
             && self.inputs.len() == held.len()
-            && self.inputs.iter().zip(names).zip(held).all(|(((n, d, s), name), h)| {
-                n == name && *d == h.dtype() && s.as_slice() == h.shape()
-            })
+            && self
+                .inputs
+                .iter()
+                .zip(names)
+                .zip(held)
+                .all(|(((n, d, s), name), h)| n == name && *d == h.dtype() && s.as_slice() == h.shape())
             && self.values.iter().all(|(i, bytes)| {
-                held[*i].view(names[*i]).ok().and_then(|v| v.to_tensor().ok()).is_some_and(|t| t.bytes() == bytes.as_slice())
+                held[*i]
+                    .view(names[*i])
+                    .ok()
+                    .and_then(|v| v.to_tensor().ok())
+                    .is_some_and(|t| t.bytes() == bytes.as_slice())
             })
     }
 }
@@ -172,11 +185,17 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
                 .iter()
                 .enumerate()
                 .filter(|(_, n)| read.contains(**n))
-                .map(|(i, n)| Ok((i, parameter_value(&held[i], n)?.map(|t| t.bytes().to_vec()).unwrap_or_default())))
+                .map(|(i, n)| {
+                    Ok((i, parameter_value(&held[i], n)?.map(|t| t.bytes().to_vec()).unwrap_or_default()))
+                })
                 .collect::<PyResult<Vec<_>>>()?;
             let entry = EvalEntry {
                 expr: expr.to_string(),
-                inputs: names.iter().zip(&held).map(|(n, h)| (n.to_string(), h.dtype(), h.shape().to_vec())).collect(),
+                inputs: names
+                    .iter()
+                    .zip(&held)
+                    .map(|(n, h)| (n.to_string(), h.dtype(), h.shape().to_vec()))
+                    .collect(),
                 values,
                 kernel: kernel.clone(),
             };
@@ -219,7 +238,11 @@ fn clear_cache() {
 /// The number of kernels ``eval`` keeps.
 #[pyfunction]
 fn cache_size() -> usize {
-    EVAL_CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, |c| c.values().map(Vec::len).sum())
+    EVAL_CACHE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map_or(0, |c| c.values().map(Vec::len).sum())
 }
 
 #[pymodule]

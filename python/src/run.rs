@@ -26,11 +26,8 @@ pub fn run_kernel<'py>(
     held: &[Held<'_>],
     out: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let views = held
-        .iter()
-        .zip(names)
-        .map(|(h, name)| h.view(name))
-        .collect::<PyResult<Vec<TensorView<'_>>>>()?;
+    let views =
+        held.iter().zip(names).map(|(h, name)| h.view(name)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
     let (dtype, shape, nbytes) = (kernel.output_dtype(), kernel.output_shape(), kernel.output_nbytes());
     let (array, data): (Bound<'py, PyUntypedArray>, *mut u8) = match out {
         Some(out) => {
@@ -65,7 +62,8 @@ pub fn run_kernel<'py>(
     };
     // SAFETY: `data` is the start of `nbytes` writable bytes, C-ordered, owned by `array`, which
     // lives (and nothing else writes) until this function returns.
-    let bytes = if nbytes == 0 { &mut [][..] } else { unsafe { std::slice::from_raw_parts_mut(data, nbytes) } };
+    let bytes =
+        if nbytes == 0 { &mut [][..] } else { unsafe { std::slice::from_raw_parts_mut(data, nbytes) } };
     execute(py, kernel, &views, bytes)?;
     Ok(array.into_any())
 }
