@@ -65,25 +65,49 @@ def test_errors_from_many_threads():
 
 
 def test_gil_is_released_while_a_large_kernel_runs():
-    """While one thread runs large kernels, another thread keeps making progress."""
+    """Another Python thread runs *during* a large kernel call. The switch interval is raised so
+    that the interpreter never takes the GIL from the calling thread by itself: the other thread
+    can only run while the call has released it (it yields the GIL back after every step)."""
+    import sys
+    import time
+
     k = slc.compile("a[::-1]", a=("uint8", (64 << 20,)))
     x = np.zeros(64 << 20, np.uint8)
     out = np.empty_like(x)
-    running = threading.Event()
-    done = threading.Event()
+    k(a=x, out=out)
     ticks = 0
+    stop = False
 
     def count():
         nonlocal ticks
-        running.wait()
-        while not done.is_set():
+        while not stop:
             ticks += 1
+            time.sleep(0)  # hand the GIL back at once
 
-    t = threading.Thread(target=count)
-    t.start()
-    running.set()
-    for _ in range(10):
-        k(a=x, out=out, threads=1)
-    done.set()
-    t.join()
-    assert ticks > 0
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    try:
+        t = threading.Thread(target=count)
+        t.start()
+        time.sleep(0.05)
+        during = []
+        for _ in range(5):
+            before = ticks
+            k(a=x, out=out, threads=1)
+            during.append(ticks - before)
+        stop = True
+        t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert max(during) > 0, during
+
+
+def test_small_calls_keep_the_gil_and_stay_correct_under_switching():
+    import sys
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch as often as possible
+    try:
+        test_one_kernel_from_many_threads()
+    finally:
+        sys.setswitchinterval(interval)
