@@ -8,7 +8,7 @@ use crate::backend::jit::{self, JitKernel, KernelCache};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions, Runnable};
 use crate::pipeline::Compiled;
-use crate::sema::InputTypes;
+use crate::sema::{InputTypes, InputValues};
 use crate::types::{ShapeDisplay, TensorType};
 use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
@@ -33,6 +33,7 @@ const INLINE_INPUTS: usize = 8;
 /// assert_eq!(out.bytes()[..4], 9.0f32.to_le_bytes());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[derive(Clone)]
 pub struct Kernel {
     compiled: Compiled,
     src: String,
@@ -94,8 +95,20 @@ impl Kernel {
         inputs: &[(&str, TensorType)],
         options: &RunOptions,
     ) -> Result<Kernel, Error> {
+        Kernel::prepare_with_values(src, inputs, &InputValues::new(), options)
+    }
+
+    /// As [`prepare_with`](Self::prepare_with), where some inputs' values are known too
+    /// (operator parameters such as `slice`'s starts, which shape the output). The kernel is
+    /// only valid for those values: [`Compiled::read`] names the inputs whose values it read.
+    pub fn prepare_with_values(
+        src: &str,
+        inputs: &[(&str, TensorType)],
+        values: &InputValues,
+        options: &RunOptions,
+    ) -> Result<Kernel, Error> {
         let types: InputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
-        let compiled = crate::compile(src, &types)?;
+        let compiled = crate::compile_with_values(src, &types, values)?;
         let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
         let order = aot::input_order(&compiled.plan, &names).map_err(|e| match e {
             aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),

@@ -1,0 +1,54 @@
+"""slc: NumPy-style slice programs, compiled to machine code and run over NumPy arrays.
+
+A program is a slice expression over named inputs, as NumPy writes it::
+
+    >>> import numpy as np, slc
+    >>> a = np.arange(20, dtype=np.float32).reshape(4, 5)
+    >>> slc.eval("a[1:3, ::-1]", a=a)
+    array([[ 9.,  8.,  7.,  6.,  5.],
+           [14., 13., 12., 11., 10.]], dtype=float32)
+
+The language in brief: basic indices (``a[2:, ..., None, :10]``, negative steps, integers),
+integer-array indices (``x[i]``, ``x[:, i]``), ``let`` statements (``let b = a[::2]; b[1:]``),
+and the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
+``strided_slice``, ...). See the project's docs/ for the full reference.
+
+- :func:`eval` compiles (once per program text and input types) and runs;
+- :func:`compile` gives a :class:`Kernel` for fixed input types, to call many times,
+  from many threads, into ``out=`` arrays;
+- errors are :class:`Error` subclasses with ``.code``, ``.span`` and ``.message``.
+
+C-contiguous inputs are read in place; other layouts (``x[::2]``, ``x.T``) are packed into a
+dense temporary first in this version. The GIL is released while compiling and while running
+kernels whose results are at least 16 KiB.
+"""
+
+from ._errors import (
+    CompileError,
+    DmlError,
+    Error,
+    IndexError,
+    InternalError,
+    MemoryError,
+    ParseError,
+    RunError,
+)
+from ._slc import Kernel, cache_size, clear_cache, compile, eval
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "eval",
+    "compile",
+    "Kernel",
+    "clear_cache",
+    "cache_size",
+    "Error",
+    "ParseError",
+    "CompileError",
+    "IndexError",
+    "RunError",
+    "MemoryError",
+    "DmlError",
+    "InternalError",
+]

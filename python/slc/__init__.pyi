@@ -1,0 +1,112 @@
+"""Type stub for slc: NumPy-style slice programs, compiled and run over NumPy arrays.
+
+The language in brief (a program is one expression, or `let` statements then one):
+    a[2:, ..., None, :10]       basic indices: slices, steps (negative too), ints, None, ...
+    x[i], x[:, i]               one integer-array index per indexing (NumPy's placement rule)
+    let b = a[::2]; b[1:]       names for intermediate results
+    a[1:][::2, 0]               chains of indexings
+    slice(x, [1], [5], steps=[2]), strided_slice(...), gather(x, idx, axis=1), ...
+                                the ONNX/OpenVINO slicing operators
+"""
+
+import builtins
+from typing import Any, Mapping, Sequence, SupportsIndex, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+#: Anything NumPy reads as an array without copying: ndarray, memoryview, array.array, an
+#: object with __array_interface__ (a list works too, copied); or an int for an integer scalar.
+ArrayInput = Union[npt.ArrayLike, int]
+#: An example array, a (dtype, shape) pair in any NumPy dtype spelling, or an int (int64 scalar).
+TypeSpec = Union[npt.ArrayLike, Tuple[npt.DTypeLike, Union[SupportsIndex, Sequence[SupportsIndex]]], int]
+
+def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray:
+    """Evaluate the slice program `expr` over the named inputs into a new array, as NumPy would.
+
+    The compiled kernel is kept, keyed by the text and the inputs' names, dtypes and shapes (and
+    the values of operator parameters read from inputs), so evaluating the text again skips
+    compiling. Raises slc.Error subclasses; an index out of range raises slc.IndexError.
+    """
+
+def compile(expr: str, /, **types: TypeSpec) -> Kernel:
+    """Compile `expr` once for inputs of the given types into a Kernel to call many times.
+
+    Each type is an example array, a `(dtype, shape)` pair such as `("float32", (4, 5))`, or an
+    int (a 0-d int64). Operator parameters read from inputs (`slice(x, s, e)`) take their values
+    from the example arrays. The GIL is released while compiling.
+    """
+
+def clear_cache() -> None:
+    """Forget every kernel `eval` kept."""
+
+def cache_size() -> int:
+    """The number of kernels `eval` keeps."""
+
+class Kernel:
+    """A slice program compiled for fixed input dtypes and shapes; thread-safe."""
+
+    def __call__(
+        self, *, out: np.ndarray | None = None, threads: int | None = None, **inputs: ArrayInput
+    ) -> np.ndarray:
+        """Run on the named inputs (checked against the compiled types: TypeError for a wrong
+        dtype, ValueError for a wrong shape, both naming the input). `out`: a writable,
+        C-contiguous array of the result's dtype and shape to write into and return.
+        `threads`: worker threads for large results (default: one per core)."""
+    @property
+    def input_names(self) -> Tuple[str, ...]:
+        """The input names, in the order given to slc.compile."""
+    @property
+    def input_types(self) -> dict[str, Tuple[np.dtype[Any], Tuple[int, ...]]]:
+        """Each input's (dtype, shape)."""
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The result's dtype."""
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The result's shape."""
+    @property
+    def source(self) -> str:
+        """The program text."""
+    @property
+    def plan(self) -> str:
+        """The verified plan IR, as text."""
+    def loop_nest(self) -> str:
+        """The scheduled loop nest the JIT generates code from."""
+    def clif(self) -> str:
+        """The JIT kernel's Cranelift IR."""
+    def dml(self, feature_level: str | None = None) -> dict[str, Any]:
+        """The program as DirectML operator descriptors (parsed JSON); feature_level "MAJOR.MINOR"."""
+
+class Error(Exception):
+    """An error from slc; str() is the rendered diagnostic, without colour."""
+
+    code: str | None
+    span: Tuple[int, int] | None
+    message: str
+    def __init__(
+        self, rendered: str, code: str | None = ..., span: Tuple[int, int] | None = ..., message: str | None = ...
+    ) -> None: ...
+
+class CompileError(Error):
+    """The program is not valid for the given inputs (E01xx, E03xx)."""
+
+class ParseError(CompileError):
+    """The program text does not parse (E00xx)."""
+
+class IndexError(Error, builtins.IndexError):
+    """An index out of range (E0102 while compiling; E0201, E0202 while running)."""
+
+class RunError(Error):
+    """Running the kernel failed (other E02xx)."""
+
+class MemoryError(Error, builtins.MemoryError):
+    """The result is too large (E0204, E0207)."""
+
+class DmlError(Error):
+    """The program cannot be expressed as DirectML operators (E04xx)."""
+
+class InternalError(Error):
+    """A bug in slc, caught before it could crash the interpreter."""

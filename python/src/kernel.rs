@@ -1,0 +1,300 @@
+//! `slc.Kernel`: a program compiled once for fixed input types, called many times.
+
+use crate::convert::{Held, descr_of, hold, numpy_name, show_shape};
+use crate::errors;
+use crate::run::run_kernel;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+use slc::DType;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
+
+/// A slice program compiled for fixed input dtypes and shapes (see ``slc.compile``).
+///
+/// Call it with the inputs by name: ``kernel(a=x)``; it checks each against the type it was
+/// compiled for and returns a new ``numpy.ndarray`` (or writes into ``out=``). One kernel may
+/// be called from many threads at once; large calls release the GIL.
+#[pyclass(name = "Kernel", module = "slc", frozen)]
+pub struct PyKernel {
+    kernel: Arc<slc::Kernel>,
+    /// Copies of the kernel set to other thread counts (`threads=`), made on first use: the
+    /// machine code is shared, only the setting differs.
+    by_threads: Mutex<Vec<(usize, Arc<slc::Kernel>)>>,
+    /// The inputs whose values the program read while compiling (operator parameters such as
+    /// `slice`'s starts), by position, with those values' bytes: calls must pass the same.
+    parameters: Vec<(usize, Vec<u8>)>,
+    /// The input names as interned Python strings: a dict lookup by one of them reuses its
+    /// cached hash instead of building a string per call.
+    keys: Vec<Py<PyString>>,
+    /// The threads the kernel was prepared with (one per core).
+    default_threads: usize,
+}
+
+impl PyKernel {
+    /// `values`: the example values it was compiled with (those of small integer inputs).
+    pub fn new(py: Python<'_>, kernel: slc::Kernel, values: &slc::sema::InputValues) -> PyKernel {
+        let read = &kernel.compiled().read.values;
+        let parameters = kernel
+            .inputs()
+            .enumerate()
+            .filter(|(_, (name, _, _))| read.contains(*name))
+            .filter_map(|(i, (name, _, _))| values.get(name).map(|t| (i, t.bytes().to_vec())))
+            .collect();
+        let keys = kernel.inputs().map(|(name, _, _)| PyString::intern(py, name).unbind()).collect();
+        let default_threads = slc::RunOptions::default().threads;
+        PyKernel {
+            kernel: Arc::new(kernel),
+            by_threads: Mutex::new(Vec::new()),
+            parameters,
+            keys,
+            default_threads,
+        }
+    }
+
+    fn with_threads(&self, threads: usize) -> Arc<slc::Kernel> {
+        let mut copies = self.by_threads.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, k)) = copies.iter().find(|(t, _)| *t == threads) {
+            return k.clone();
+        }
+        let mut copy = (*self.kernel).clone();
+        copy.set_threads(threads);
+        let copy = Arc::new(copy);
+        copies.push((threads, copy.clone()));
+        copy
+    }
+}
+
+/// Compiles `src` for `inputs` (names and types, in call order) with the GIL released;
+/// `values`: integer inputs whose values operator parameters may read.
+pub fn prepare(
+    py: Python<'_>,
+    src: &str,
+    inputs: &[(String, slc::types::TensorType)],
+    values: &slc::sema::InputValues,
+) -> PyResult<slc::Kernel> {
+    let result = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let signatures: Vec<(&str, slc::types::TensorType)> =
+                inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+            slc::Kernel::prepare_with_values(src, &signatures, values, &slc::RunOptions::default())
+        }))
+    });
+    match result {
+        Ok(Ok(kernel)) => Ok(kernel),
+        Ok(Err(e)) => Err(errors::to_py(py, &e, src)),
+        Err(panic) => Err(errors::internal(py, "compiling", panic)),
+    }
+}
+
+/// `dtype[d0, d1]` as a NumPy user reads it: `float32 (4, 5)`.
+fn show_type(dtype: DType, shape: &[usize]) -> String {
+    format!("{} {}", numpy_name(dtype), show_shape(shape))
+}
+
+/// Checks that `held` fits the type `name` was compiled for.
+pub fn check_input(name: &str, held: &Held<'_>, dtype: DType, shape: &[usize]) -> PyResult<()> {
+    if held.dtype() != dtype {
+        return Err(PyTypeError::new_err(format!(
+            "input '{name}' has dtype {}, but the kernel was compiled for {}",
+            numpy_name(held.dtype()),
+            show_type(dtype, shape)
+        )));
+    }
+    if held.shape() != shape {
+        return Err(PyValueError::new_err(format!(
+            "input '{name}' has shape {}, but the kernel was compiled for {}",
+            show_shape(held.shape()),
+            show_type(dtype, shape)
+        )));
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl PyKernel {
+    /// Runs the kernel. Each input is passed by name: a ``numpy.ndarray`` (any strides; read in
+    /// place when C-contiguous, packed into a dense copy first otherwise), any object NumPy
+    /// reads without copying (``memoryview``, ``array.array``, ``__array_interface__``), or a
+    /// Python ``int`` for a 0-d integer input. A wrong dtype raises ``TypeError``, a wrong shape
+    /// ``ValueError``, both naming the input.
+    ///
+    /// ``out``: a writable, C-contiguous array of the result's dtype and shape to write into
+    /// (it is returned). ``threads``: worker threads for large results (default: one per core;
+    /// 1 runs on the calling thread only). An index out of range raises ``slc.IndexError``.
+    #[pyo3(signature = (*, out=None, threads=None, **inputs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        out: Option<Bound<'py, PyAny>>,
+        threads: Option<usize>,
+        inputs: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kernel = match threads {
+            None => self.kernel.clone(),
+            Some(0) => return Err(PyValueError::new_err("threads= must be at least 1")),
+            // An output too small to split runs on the calling thread whatever `threads` says
+            // (the default is one per core): no copy of the kernel to find.
+            Some(n) if n <= self.default_threads && self.kernel.threads_used() == 1 => self.kernel.clone(),
+            Some(n) => self.with_threads(n),
+        };
+        let given = inputs.as_ref().map_or(0, |d| d.len());
+        let mut names = Vec::with_capacity(given);
+        let mut held = Vec::with_capacity(given);
+        for ((name, dtype, shape), key) in kernel.inputs().zip(&self.keys) {
+            let value = match &inputs {
+                Some(d) => d.get_item(key.bind(py))?,
+                None => None,
+            };
+            let Some(value) = value else {
+                return Err(PyTypeError::new_err(format!(
+                    "missing input '{name}' (the kernel takes {})",
+                    input_list(&kernel)
+                )));
+            };
+            // A Python int fills a 0-d integer input of whichever width it was compiled for.
+            let int_dtype = if shape.is_empty() && dtype.is_integer() { dtype } else { DType::I64 };
+            let h = hold(&value, name, int_dtype)?;
+            check_input(name, &h, dtype, shape)?;
+            names.push(name);
+            held.push(h);
+        }
+        if given != names.len()
+            && let Some(d) = &inputs
+        {
+            for key in d.keys() {
+                let key: String = key.extract()?;
+                if !names.contains(&key.as_str()) {
+                    return Err(PyTypeError::new_err(format!(
+                        "unexpected input '{key}' (the kernel takes {})",
+                        input_list(&kernel)
+                    )));
+                }
+            }
+        }
+        for (i, bytes) in &self.parameters {
+            let value =
+                held[*i].view(names[*i])?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            if value.bytes() != bytes.as_slice() {
+                return Err(PyValueError::new_err(format!(
+                    "input '{}' is an operator parameter, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",
+                    names[*i]
+                )));
+            }
+        }
+        run_kernel(py, &kernel, &names, &held, out.as_ref())
+    }
+
+    /// The input names, in the order they were given to ``slc.compile``.
+    #[getter]
+    fn input_names<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.kernel.inputs().map(|(n, _, _)| n).collect::<Vec<_>>())
+    }
+
+    /// The input types: a dict from name to ``(numpy.dtype, shape)``.
+    #[getter]
+    fn input_types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let types = PyDict::new(py);
+        for (name, dtype, shape) in self.kernel.inputs() {
+            types.set_item(name, (descr_of(py, dtype)?, PyTuple::new(py, shape)?))?;
+        }
+        Ok(types)
+    }
+
+    /// The result's ``numpy.dtype``.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(descr_of(py, self.kernel.output_dtype())?.into_any())
+    }
+
+    /// The result's shape, a tuple of ints.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.kernel.output_shape())
+    }
+
+    /// The program text the kernel was compiled from.
+    #[getter]
+    fn source(&self) -> &str {
+        self.kernel.source()
+    }
+
+    /// The verified plan IR, as text (what ``slc plan`` prints).
+    #[getter]
+    fn plan(&self) -> String {
+        self.kernel.compiled().plan.to_string()
+    }
+
+    /// The loop nest the JIT generates code from, after the scheduling passes (text).
+    fn loop_nest(&self, py: Python<'_>) -> PyResult<String> {
+        let plan = &self.kernel.compiled().plan;
+        guarded(py, "scheduling the loop nest", || {
+            let (nest, _) = slc::backend::jit::kernel_ir(plan).map_err(|e| e.to_string())?;
+            Ok(nest.to_string())
+        })
+    }
+
+    /// The JIT kernel's Cranelift IR (text), as ``slc plan --clif`` prints it.
+    fn clif(&self, py: Python<'_>) -> PyResult<String> {
+        let plan = &self.kernel.compiled().plan;
+        guarded(py, "generating Cranelift IR", || {
+            let (_, ir) = slc::backend::jit::kernel_ir(plan).map_err(|e| e.to_string())?;
+            Ok(ir)
+        })
+    }
+
+    /// The program as DirectML operator descriptors (the JSON of ``slc compile --target dml``,
+    /// parsed). ``feature_level``: ``"MAJOR.MINOR"`` such as ``"4.1"`` (default: the newest
+    /// slc knows). A program DirectML cannot express raises ``slc.DmlError``.
+    #[pyo3(signature = (feature_level=None))]
+    fn dml<'py>(&self, py: Python<'py>, feature_level: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+        use slc::backend::dml::{DmlOptions, FeatureLevel};
+        let mut options = DmlOptions::default();
+        if let Some(level) = feature_level {
+            options.feature_level = FeatureLevel::parse(level).ok_or_else(|| {
+                let known: Vec<String> = FeatureLevel::ALL.iter().map(|l| l.version()).collect();
+                PyValueError::new_err(format!(
+                    "unknown DirectML feature level '{level}' (known: {})",
+                    known.join(", ")
+                ))
+            })?;
+        }
+        let compiled = self.kernel.compiled();
+        let lowered = catch_unwind(AssertUnwindSafe(|| slc::target::lower_program(compiled, &options)));
+        let json = match lowered {
+            Ok(Ok(graph)) => graph.to_json(),
+            Ok(Err(e)) => return Err(errors::to_py(py, &e.into(), self.kernel.source())),
+            Err(panic) => return Err(errors::internal(py, "lowering to DirectML", panic)),
+        };
+        PyModule::import(py, "json")?.getattr("loads")?.call1((json,))
+    }
+
+    fn __repr__(&self) -> String {
+        let inputs: Vec<String> = self
+            .kernel
+            .inputs()
+            .map(|(n, d, s)| format!("{n}=({:?}, {})", numpy_name(d), show_shape(s)))
+            .collect();
+        format!(
+            "slc.compile({:?}{}) -> {}",
+            self.kernel.source(),
+            inputs.iter().map(|i| format!(", {i}")).collect::<String>(),
+            show_type(self.kernel.output_dtype(), self.kernel.output_shape())
+        )
+    }
+}
+
+/// The kernel's inputs, for messages: `a, b` or `no inputs`.
+fn input_list(kernel: &slc::Kernel) -> String {
+    let names: Vec<&str> = kernel.inputs().map(|(n, _, _)| n).collect();
+    if names.is_empty() { "no inputs".into() } else { names.join(", ") }
+}
+
+/// Runs `f` with the GIL released; its error or panic becomes `slc.InternalError`.
+fn guarded<T: Send>(py: Python<'_>, what: &str, f: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
+    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(message)) => Err(errors::internal(py, what, Box::new(message))),
+        Err(panic) => Err(errors::internal(py, what, panic)),
+    }
+}

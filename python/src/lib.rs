@@ -1,0 +1,257 @@
+//! `slc._slc`, the extension module behind `import slc`: compile slice programs into kernels
+//! and run them over NumPy arrays in place. The Python package (`slc/__init__.py`) re-exports
+//! it with the exception classes (`slc/_errors.py`) and the type stub.
+
+mod convert;
+mod errors;
+mod kernel;
+mod run;
+
+use convert::{Held, dtype_from_spec, hold};
+use kernel::{PyKernel, prepare};
+use numpy::{PyArrayDescr, PyUntypedArray};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyInt, PyString, PyTuple};
+use slc::DType;
+use slc::sema::InputValues;
+use slc::types::TensorType;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Compiles the slice program ``expr`` (e.g. ``"a[1:3, ::-1]"``, ``"x[i, ..., None]"``,
+/// ``"slice(a, [1], [3], axes=[0])"``) for inputs of the given types, once, into a
+/// ``Kernel`` to call many times. Each type is an example array (its dtype and shape), a
+/// ``(dtype, shape)`` pair in any NumPy dtype spelling (``("float32", (4, 5))``,
+/// ``(np.int64, ())``), or a Python ``int`` (a 0-d int64). The GIL is released while compiling.
+///
+/// Errors in the program raise ``slc.Error`` subclasses (``slc.ParseError``,
+/// ``slc.CompileError``, ``slc.IndexError``) with ``.code``, ``.span`` and ``.message``.
+/// Operator parameters read from inputs (``slice(a, s, e)``) need the values: pass example
+/// arrays for those, and call the kernel with the same values.
+#[pyfunction]
+#[pyo3(signature = (expr, /, **types))]
+fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyResult<PyKernel> {
+    let mut signatures = Vec::new();
+    let mut values = InputValues::new();
+    for (key, spec) in types.iter().flat_map(|d| d.iter()) {
+        let name: String = key.extract()?;
+        let (ty, value) = type_of_spec(&spec, &name)?;
+        if let Some(value) = value {
+            values.insert(name.clone(), value);
+        }
+        signatures.push((name, ty));
+    }
+    Ok(PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values))
+}
+
+/// A small integer example's values, which operator parameters may read while checking.
+const PARAMETER_VALUE_ELEMENTS: usize = 1 << 12;
+
+/// The type an argument of `compile` declares, and its value when it is an example of a small
+/// integer array (operator parameters may read it).
+fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(TensorType, Option<slc::Tensor>)> {
+    if let Ok(pair) = spec.cast::<PyTuple>()
+        && pair.len() == 2
+        && !spec.is_instance_of::<PyUntypedArray>()
+    {
+        let dtype = dtype_from_spec(&pair.get_item(0)?, &format!("input '{name}'"))?;
+        let shape_spec = pair.get_item(1)?;
+        let shape: Vec<i64> = if shape_spec.is_instance_of::<PyInt>() {
+            vec![shape_spec.extract()?]
+        } else {
+            shape_spec.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "input '{name}': the shape must be a tuple of ints, not {shape_spec}"
+                ))
+            })?
+        };
+        if let Some(d) = shape.iter().find(|&&d| d < 0) {
+            return Err(PyValueError::new_err(format!("input '{name}': negative dimension {d}")));
+        }
+        return Ok((TensorType { dtype, shape }, None));
+    }
+    if spec.is_instance_of::<PyArrayDescr>()
+        || spec.is_instance_of::<pyo3::types::PyType>()
+        || spec.is_instance_of::<pyo3::types::PyString>()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "input '{name}': give a (dtype, shape) pair or an example array, not just a dtype ({spec})"
+        )));
+    }
+    let held = hold(spec, name, DType::I64)?;
+    let shape: Vec<i64> = held.shape().iter().map(|&d| d as i64).collect();
+    let value = parameter_value(&held, name)?;
+    Ok((TensorType { dtype: held.dtype(), shape }, value))
+}
+
+/// `held`'s elements as a tensor when they may be operator parameters (a small integer array).
+fn parameter_value(held: &Held<'_>, name: &str) -> PyResult<Option<slc::Tensor>> {
+    let numel: usize = held.shape().iter().product();
+    if !held.dtype().is_integer() || numel > PARAMETER_VALUE_ELEMENTS {
+        return Ok(None);
+    }
+    let tensor =
+        held.view(name)?.to_tensor().map_err(|e| PyValueError::new_err(format!("input '{name}': {e}")))?;
+    Ok(Some(tensor))
+}
+
+/// A kernel `eval` built: what it depends on (the text, the inputs' names, dtypes and shapes,
+/// and the values of the inputs its checker read, i.e. operator parameters), and the kernel.
+struct EvalEntry {
+    expr: String,
+    inputs: Vec<(String, DType, Vec<usize>)>,
+    values: Vec<(usize, Vec<u8>)>,
+    kernel: Arc<slc::Kernel>,
+}
+
+impl EvalEntry {
+    /// Whether the entry was built for this text over these inputs, compared in place (a
+    /// cache hit allocates nothing).
+    fn fits(&self, expr: &str, names: &[&str], held: &[Held<'_>]) -> bool {
+        self.expr == expr
+            && self.inputs.len() == held.len()
+            && self
+                .inputs
+                .iter()
+                .zip(names)
+                .zip(held)
+                .all(|(((n, d, s), name), h)| n == name && *d == h.dtype() && s.as_slice() == h.shape())
+            && self.values.iter().all(|(i, bytes)| {
+                held[*i]
+                    .view(names[*i])
+                    .ok()
+                    .and_then(|v| v.to_tensor().ok())
+                    .is_some_and(|t| t.bytes() == bytes.as_slice())
+            })
+    }
+}
+
+/// The cache key's hash: the text and each input's name, dtype and shape.
+fn eval_hash(expr: &str, names: &[&str], held: &[Held<'_>]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    expr.hash(&mut hasher);
+    for (name, h) in names.iter().zip(held) {
+        name.hash(&mut hasher);
+        h.dtype().hash(&mut hasher);
+        h.shape().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// Hashes `eval` keeps kernels for before it starts afresh: far above a program's working
+/// set, a bound on memory for one that generates texts.
+const MAX_EVAL_KEYS: usize = 1024;
+/// Kernels kept per hash (one per set of operator-parameter values, or per colliding key).
+const MAX_EVAL_VARIANTS: usize = 8;
+
+static EVAL_CACHE: Mutex<Option<HashMap<u64, Vec<EvalEntry>>>> = Mutex::new(None);
+
+/// Evaluates the slice program ``expr`` over the named inputs and returns a new array, as
+/// NumPy would: ``slc.eval("a[2:, ..., None, :10]", a=x)``. Inputs are arrays (or buffers), or
+/// Python ``int``s for integer scalars (int64). The compiled kernel is kept, keyed by the text
+/// and the inputs' names, dtypes and shapes, so evaluating the same text again skips compiling.
+///
+/// Errors raise ``slc.Error`` subclasses; an index out of range raises ``slc.IndexError``
+/// (also a Python ``IndexError``).
+#[pyfunction]
+#[pyo3(signature = (expr, /, **inputs))]
+fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+    let count = inputs.as_ref().map_or(0, |d| d.len());
+    let mut keys: Vec<Bound<'py, PyString>> = Vec::with_capacity(count);
+    let mut held: Vec<Held<'py>> = Vec::with_capacity(count);
+    for (key, value) in inputs.iter().flat_map(|d| d.iter()) {
+        let key = key.cast_into::<PyString>().map_err(PyErr::from)?;
+        held.push(hold(&value, key.to_str()?, DType::I64)?);
+        keys.push(key);
+    }
+    let names = keys.iter().map(|k| k.to_str()).collect::<PyResult<Vec<&str>>>()?;
+    let hash = eval_hash(expr, &names, &held);
+    let found = {
+        let cache = EVAL_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .as_ref()
+            .and_then(|c| c.get(&hash))
+            .and_then(|entries| entries.iter().find(|e| e.fits(expr, &names, &held)))
+            .map(|e| e.kernel.clone())
+    };
+    let kernel = match found {
+        Some(kernel) => kernel,
+        None => {
+            let kernel = Arc::new(build(py, expr, &names, &held)?);
+            let read = &kernel.compiled().read.values;
+            let values = names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| read.contains(**n))
+                .map(|(i, n)| {
+                    Ok((i, parameter_value(&held[i], n)?.map(|t| t.bytes().to_vec()).unwrap_or_default()))
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            let entry = EvalEntry {
+                expr: expr.to_string(),
+                inputs: names
+                    .iter()
+                    .zip(&held)
+                    .map(|(n, h)| (n.to_string(), h.dtype(), h.shape().to_vec()))
+                    .collect(),
+                values,
+                kernel: kernel.clone(),
+            };
+            let mut cache = EVAL_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            let cache = cache.get_or_insert_with(HashMap::new);
+            if cache.len() >= MAX_EVAL_KEYS && !cache.contains_key(&hash) {
+                cache.clear();
+            }
+            let entries = cache.entry(hash).or_default();
+            if entries.len() >= MAX_EVAL_VARIANTS {
+                entries.remove(0);
+            }
+            entries.push(entry);
+            kernel
+        }
+    };
+    run::run_kernel(py, &kernel, &names, &held, None)
+}
+
+/// Compiles `expr` for the held inputs, passing small integer inputs' values for operator
+/// parameters.
+fn build(py: Python<'_>, expr: &str, names: &[&str], held: &[Held<'_>]) -> PyResult<slc::Kernel> {
+    let mut signatures = Vec::with_capacity(names.len());
+    let mut values = InputValues::new();
+    for (name, h) in names.iter().zip(held) {
+        signatures.push((name.to_string(), TensorType::of(h.dtype(), h.shape())));
+        if let Some(value) = parameter_value(h, name)? {
+            values.insert(name.to_string(), value);
+        }
+    }
+    prepare(py, expr, &signatures, &values)
+}
+
+/// Forgets every kernel ``eval`` kept (for tests and long-running processes).
+#[pyfunction]
+fn clear_cache() {
+    *EVAL_CACHE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// The number of kernels ``eval`` keeps.
+#[pyfunction]
+fn cache_size() -> usize {
+    EVAL_CACHE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map_or(0, |c| c.values().map(Vec::len).sum())
+}
+
+#[pymodule]
+fn _slc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyKernel>()?;
+    m.add_class::<convert::TensorMemory>()?;
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(eval, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_size, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Running a prepared slc kernel on held NumPy inputs, into a new array or `out=`.
+
+use crate::convert::{Held, array_byte_range, array_of_tensor, data_ptr, empty_array, output_bytes};
+use crate::errors;
+use numpy::PyUntypedArray;
+use pyo3::exceptions::PyMemoryError;
+use pyo3::prelude::*;
+use slc::TensorView;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Outputs smaller than this run without releasing the GIL: such a kernel finishes in less time
+/// than releasing and retaking the GIL costs (about 0.2 µs), and other threads would gain
+/// nothing from the gap.
+const KEEP_GIL_BELOW_BYTES: usize = 16 << 10;
+
+/// Results from this size on live in slc tensors (see `run_kernel`): slc's runtime maps and
+/// pools buffers from 2 MiB on.
+const POOLED_RESULT_BYTES: usize = 2 << 20;
+
+/// Runs `kernel` with `held` (in the kernel's input order) into `out` (checked here) or a new
+/// array, and returns the array written. Errors, panics included, become Python exceptions.
+pub fn run_kernel<'py>(
+    py: Python<'py>,
+    kernel: &slc::Kernel,
+    names: &[&str],
+    held: &[Held<'_>],
+    out: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let views =
+        held.iter().zip(names).map(|(h, name)| h.view(name)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
+    let (dtype, shape, nbytes) = (kernel.output_dtype(), kernel.output_shape(), kernel.output_nbytes());
+    let (array, data): (Bound<'py, PyUntypedArray>, *mut u8) = match out {
+        Some(out) => {
+            let (array, data) = output_bytes(out, dtype, shape, nbytes)?;
+            // An input overlapping `out=` would be read while it is written: run into a
+            // temporary first, as NumPy does for overlapping operands.
+            if let Some(target) = array_byte_range(&array)
+                && held.iter().filter_map(|h| h.byte_range()).any(|r| r.0 < target.1 && target.0 < r.1)
+            {
+                let mut temporary = vec![0u8; nbytes];
+                execute(py, kernel, &views, &mut temporary)?;
+                // SAFETY: `out=` was checked writable, C-contiguous and `nbytes` long.
+                unsafe { std::ptr::copy_nonoverlapping(temporary.as_ptr(), data, nbytes) };
+                return Ok(array.into_any());
+            }
+            (array, data)
+        }
+        // Large results go into an slc tensor: its buffer comes from slc's pool of mapped,
+        // huge-page-backed memory, already faulted in when the previous result of the same
+        // size was dropped, where a fresh NumPy allocation pays a page fault per page.
+        None if nbytes >= POOLED_RESULT_BYTES => {
+            let mut tensor = slc::Tensor::for_overwrite(dtype, shape)
+                .map_err(|e| PyMemoryError::new_err(format!("the result: {e}")))?;
+            execute(py, kernel, &views, tensor.bytes_mut())?;
+            return Ok(array_of_tensor(py, tensor)?.into_any());
+        }
+        None => {
+            let array = empty_array(py, dtype, shape, nbytes)?;
+            let data = data_ptr(&array);
+            (array, data)
+        }
+    };
+    // SAFETY: `data` is the start of `nbytes` writable bytes, C-ordered, owned by `array`, which
+    // lives (and nothing else writes) until this function returns.
+    let bytes =
+        if nbytes == 0 { &mut [][..] } else { unsafe { std::slice::from_raw_parts_mut(data, nbytes) } };
+    execute(py, kernel, &views, bytes)?;
+    Ok(array.into_any())
+}
+
+/// The kernel call proper; large ones release the GIL. A panic is caught and reported.
+fn execute(py: Python<'_>, kernel: &slc::Kernel, views: &[TensorView<'_>], out: &mut [u8]) -> PyResult<()> {
+    let keep_gil = out.len() < KEEP_GIL_BELOW_BYTES;
+    let mut call = move || catch_unwind(AssertUnwindSafe(|| kernel.run_into_bytes(views, out)));
+    let result = if keep_gil { call() } else { py.detach(call) };
+    match result {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(errors::to_py(py, &e, kernel.source())),
+        Err(panic) => Err(errors::internal(py, "running a kernel", panic)),
+    }
+}
