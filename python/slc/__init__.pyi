@@ -79,6 +79,10 @@ class Kernel:
         """The JIT kernel's Cranelift IR."""
     def dml(self, feature_level: str | None = None) -> dict[str, Any]:
         """The program as DirectML operator descriptors (parsed JSON); feature_level "MAJOR.MINOR"."""
+    def show(self) -> str:
+        """What the program selects from its input, drawn as SVG (what `slc show -o` writes)."""
+    def _repr_svg_(self) -> str:
+        """The selection as SVG, for Jupyter."""
 
 class Error(Exception):
     """An error from slc; str() is the rendered diagnostic, without colour."""

@@ -269,6 +269,46 @@ impl PyKernel {
         PyModule::import(py, "json")?.getattr("loads")?.call1((json,))
     }
 
+    /// What the program selects from its input, drawn as SVG — the picture ``slc show -o``
+    /// writes: the input as a grid, the selected cells coloured and numbered in output order,
+    /// arrows for each axis's direction, a chain drawn stage by stage, and a summary of the copy.
+    /// A kernel knows its input types, not its index values: a gathered axis is drawn as chosen
+    /// by its index. Jupyter shows it for a kernel at the end of a cell (``_repr_svg_``).
+    fn show(&self, py: Python<'_>) -> PyResult<String> {
+        let compiled = self.kernel.compiled();
+        let types: slc::sema::InputTypes = self
+            .kernel
+            .inputs()
+            .map(|(name, dtype, shape)| (name.to_string(), slc::types::TensorType::of(dtype, shape)))
+            .collect();
+        // The operator parameters it was compiled with: each stage of a chain compiles again.
+        let mut values = slc::sema::InputValues::new();
+        for (i, bytes) in &self.parameters {
+            let (name, dtype, shape) = self.kernel.inputs().nth(*i).expect("a parameter is an input");
+            if let Ok(t) = slc::Tensor::from_bytes(dtype, shape, bytes) {
+                values.insert(name.to_string(), t);
+            }
+        }
+        let source = self.kernel.source().to_string();
+        let drawn = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let selection = slc::show::Selection::of(&compiled.plan, &values)?;
+                let stages = slc::show::stages::chain_selections(&source, selection, &types, &values);
+                Ok::<_, slc::show::SelectError>(slc::show::svg::render_stages(&stages))
+            }))
+        });
+        match drawn {
+            Ok(Ok(svg)) => Ok(svg),
+            Ok(Err(e)) => Err(PyValueError::new_err(format!("cannot draw `{source}`: {e}"))),
+            Err(panic) => Err(errors::internal(py, "drawing the selection", panic)),
+        }
+    }
+
+    /// The selection as SVG, for Jupyter (see ``show``).
+    fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
+        self.show(py)
+    }
+
     fn __repr__(&self) -> String {
         let inputs: Vec<String> = self
             .kernel

@@ -12,7 +12,7 @@ pub fn run(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeErr
     crate::limits::with_stack_for(plan.nesting(), || run_elementwise(plan, inputs))
 }
 
-fn run_elementwise(plan: &Plan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
+fn run_elementwise(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
     check_inputs(plan, inputs)?;
     run_checks(plan, inputs)?;
     let machine = Machine::new(plan, inputs);
@@ -30,7 +30,7 @@ fn run_elementwise(plan: &Plan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeErr
 
 /// Evaluates the plan's index checks (every back end runs these before its kernel). Inputs must
 /// already match the plan.
-fn run_checks(plan: &Plan, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
+fn run_checks(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
     let machine = Machine::new(plan, inputs);
     for (i, check) in plan.checks.iter().enumerate() {
         let fail = |j: i128| RuntimeError::IndexOutOfBounds {
@@ -114,8 +114,8 @@ pub struct Machine<'a> {
 impl<'a> Machine<'a> {
     /// `inputs` in the order of `plan.inputs`; only buffers that index accesses read are
     /// touched, so the others may be placeholders.
-    pub fn new(plan: &'a Plan, inputs: &'a [&'a Tensor]) -> Machine<'a> {
-        Machine { plan, inputs }
+    pub fn new(plan: &'a VerifiedPlan, inputs: &'a [&'a Tensor]) -> Machine<'a> {
+        Machine { plan: plan.plan(), inputs }
     }
 
     fn buffer(&self, id: BufferId) -> &Tensor {

@@ -6,7 +6,7 @@
 
 use crate::backend::RuntimeError;
 use crate::backend::interp::Machine;
-use crate::plan::{Access, BufferId, Plan};
+use crate::plan::{Access, BufferId, Plan, VerifiedPlan};
 use crate::types::{Coords, row_major_strides};
 use slc_runtime::{DType, Tensor};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -84,7 +84,7 @@ pub enum SelectError {
 impl Selection {
     /// The selection of `plan` on the input its output reads. `values` holds the tensors whose
     /// values are known (by input name); index tensors missing from it are drawn as unknown.
-    pub fn of(plan: &Plan, values: &BTreeMap<String, Tensor>) -> Result<Selection, SelectError> {
+    pub fn of(plan: &VerifiedPlan, values: &BTreeMap<String, Tensor>) -> Result<Selection, SelectError> {
         let BufferId::Input(data) = plan.output.buffer else { return Err(SelectError::NoInput) };
         let numel = plan.shape.iter().map(|&d| d.max(0) as u64).product::<u64>();
         if numel > MAX_OUTPUT_ELEMENTS {
@@ -169,7 +169,7 @@ struct Read {
 }
 
 impl<'a> Walk<'a> {
-    fn new(plan: &'a Plan, data: usize, inputs: &'a [&'a Tensor]) -> Walk<'a> {
+    fn new(plan: &'a VerifiedPlan, data: usize, inputs: &'a [&'a Tensor]) -> Walk<'a> {
         let shape = plan.inputs[data].shape.clone();
         let strides = row_major_strides(&shape, 1).unwrap_or_else(|| vec![0; shape.len()]);
         // A term moves the address by a multiple of its stride: it selects along the outermost
