@@ -55,3 +55,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+
+/// `cargo test` runs the tour too (Cargo.toml: `test = true`), so it cannot rot.
+#[test]
+fn the_tour_runs() {
+    main().expect("the embedding tour runs");
+}
