@@ -1,26 +1,14 @@
 //! The `slc` binary's contract: outputs, exit codes, and no partial files.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn slc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slc")).args(args).env("NO_COLOR", "1").output().expect("slc runs")
-}
+#[path = "support/command.rs"]
+mod command;
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use command::{slc, stderr, stdout};
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh scratch directory per test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    command::scratch("cli", name)
 }
 
 fn write_input(dir: &Path, name: &str, t: &slc::Tensor) -> String {

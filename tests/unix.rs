@@ -11,19 +11,13 @@ use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_slc");
 
-fn slc(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).env("NO_COLOR", "1").output().expect("slc runs")
-}
+#[path = "support/command.rs"]
+mod command;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use command::{slc, stderr};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-unix-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    command::scratch("unix", name)
 }
 
 fn s(p: &Path) -> &str {
