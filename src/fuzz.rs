@@ -452,7 +452,7 @@ pub fn plan_text(data: &[u8]) {
     let small = |shape: &[i64]| {
         shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d)).is_some_and(|n| n <= RUN_MAX_ELEMENTS)
     };
-    if !small(&p.shape) || !p.inputs.iter().all(|d| small(&d.shape)) {
+    if !small(&p.shape) || !p.inputs.iter().all(|d| small(&d.tensor_shape())) {
         return;
     }
     // Integer inputs hold small values, so that index checks pass as often as they fail.
@@ -460,7 +460,7 @@ pub fn plan_text(data: &[u8]) {
         .inputs
         .iter()
         .map(|d| {
-            let shape: Vec<usize> = d.shape.iter().map(|&v| v as usize).collect();
+            let shape: Vec<usize> = d.tensor_shape().iter().map(|&v| v as usize).collect();
             if d.dtype.is_integer() {
                 let n: usize = shape.iter().product();
                 let values: Vec<i64> =

@@ -51,6 +51,9 @@ pub enum AotError {
     DuplicateInput(String),
     #[error("the plan reads `{0}`, which is not a declared input")]
     UndeclaredInput(String),
+    /// AOT kernels take dense inputs (their header says so); strided views are a JIT feature.
+    #[error("input `{0}` is a strided view; ahead-of-time kernels read dense, C-ordered inputs")]
+    StridedInput(String),
 }
 
 /// For each plan input, its position among `declared` (by name).
@@ -110,6 +113,9 @@ pub fn compile(
 ) -> Result<AotKernel, AotError> {
     if !valid_name(name) {
         return Err(AotError::BadName(name.to_string()));
+    }
+    if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
+        return Err(AotError::StridedInput(strided.name.clone()));
     }
     let names: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
     let order = input_order(plan, &names)?;

@@ -43,12 +43,8 @@ fn run_checks(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<(), RuntimeErro
         if check.index.terms.is_empty() {
             // The common case, a plain view of an index tensor: walk it without per-element
             // allocation (this runs before every kernel, on the whole index tensor).
-            let t = machine.buffer(check.index.buffer);
             for at in Offsets::new(&check.shape, check.index.base, &check.index.strides) {
-                let j = usize::try_from(at)
-                    .ok()
-                    .and_then(|a| t.int_at(a))
-                    .ok_or(RuntimeError::OutOfBuffer { address: at as i128, len: t.numel() })?;
+                let j = machine.int_at(check.index.buffer, at as i128)?;
                 if OobMode::Error.normalize(j, check.len).is_err() {
                     return Err(fail(j));
                 }
@@ -125,15 +121,27 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// The bytes of element `address` of buffer `id`.
-    fn element(&self, id: BufferId, address: i128) -> Result<&[u8], RuntimeError> {
+    /// The position in buffer `id`'s tensor of the element at plan address `address`: the
+    /// tensor of a strided input holds its window, which starts at the lowest element.
+    fn slot(&self, id: BufferId, address: i128) -> Result<usize, RuntimeError> {
         let t = self.buffer(id);
-        let w = t.dtype().width();
-        usize::try_from(address)
+        let first = self.plan.buffer_window(id).map_or(0, |w| w.0);
+        usize::try_from(address - first as i128)
             .ok()
             .filter(|&a| a < t.numel())
-            .map(|a| &t.bytes()[a * w..(a + 1) * w])
             .ok_or(RuntimeError::OutOfBuffer { address, len: t.numel() })
+    }
+
+    /// The bytes of element `address` of buffer `id`.
+    fn element(&self, id: BufferId, address: i128) -> Result<&[u8], RuntimeError> {
+        let (t, slot) = (self.buffer(id), self.slot(id, address)?);
+        let w = t.dtype().width();
+        Ok(&t.bytes()[slot * w..(slot + 1) * w])
+    }
+
+    /// The integer at plan address `address` of buffer `id`.
+    fn int_at(&self, id: BufferId, address: i128) -> Result<i128, RuntimeError> {
+        Ok(self.buffer(id).int_at(self.slot(id, address)?).unwrap_or_default())
     }
 
     /// The element address `access` reads at `coords`, or `None` where a `zero`-mode index
@@ -163,11 +171,7 @@ impl<'a> Machine<'a> {
     pub fn load(&self, access: &Access, coords: &[i64]) -> Result<i128, RuntimeError> {
         match self.address(access, coords)? {
             None => Ok(0),
-            Some(address) => {
-                let t = self.buffer(access.buffer);
-                self.element(access.buffer, address)?;
-                Ok(t.int_at(address as usize).unwrap_or_default())
-            }
+            Some(address) => self.int_at(access.buffer, address),
         }
     }
 }

@@ -152,8 +152,9 @@ impl JitKernel {
     /// workers for large outputs, and returns its status.
     ///
     /// # Safety
-    /// `table` holds one readable, dense input per plan input, in the order the kernel was
-    /// compiled for, of the declared dtype and shape; `out` has `out_nbytes` writable bytes, the
+    /// `table` holds, per plan input in the order the kernel was compiled for, a pointer to
+    /// element `[0, ..., 0]` of a readable input of the declared dtype, shape and strides (every
+    /// element of its window readable); `out` has `out_nbytes` writable bytes, the
     /// plan's output size.
     #[inline]
     pub unsafe fn call(&self, table: &[*const u8], out: *mut u8, out_nbytes: usize, threads: usize) -> i32 {
@@ -208,10 +209,16 @@ impl JitKernel {
                 found: format!("{}{}", out.dtype(), crate::types::ShapeDisplay(&shape)),
             });
         }
-        let table: Vec<*const u8> = inputs.iter().map(|t| t.as_ptr()).collect();
+        // Kernels address a strided input from its element [0, ..., 0], inside its window.
+        let table: Vec<*const u8> = (plan.inputs.iter().zip(inputs))
+            .map(|(decl, t)| {
+                let first = if decl.strides.is_some() { decl.window().map_or(0, |w| w.0) } else { 0 };
+                t.as_ptr().wrapping_offset((-first * decl.dtype.width() as i64) as isize)
+            })
+            .collect();
         let nbytes = out.nbytes();
-        // SAFETY: the inputs match the plan's declarations (check_inputs) and are dense tensors
-        // in plan order; `out` is a tensor of the plan's output type.
+        // SAFETY: the inputs match the plan's declarations (check_inputs): dense tensors, or the
+        // windows of strided inputs, in plan order; `out` is a tensor of the plan's output type.
         match unsafe { self.call(&table, out.as_mut_ptr(), nbytes, threads) } {
             STATUS_OK => Ok(()),
             // The interpreter names the offending value and its check.

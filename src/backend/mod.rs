@@ -129,18 +129,21 @@ pub(crate) fn split_across_threads(
     })
 }
 
-/// Checks that `tensors` match the inputs a plan was compiled for.
+/// Checks that `tensors` match the inputs a plan was compiled for: each input's own shape, or
+/// for a strided view its window ([`InputDecl::tensor_shape`](crate::plan::InputDecl::tensor_shape)).
 pub fn check_inputs(plan: &crate::plan::Plan, tensors: &[&slc_runtime::Tensor]) -> Result<(), RuntimeError> {
     if plan.inputs.len() != tensors.len() {
         return Err(RuntimeError::InputCount { expected: plan.inputs.len(), found: tensors.len() });
     }
     for (decl, t) in plan.inputs.iter().zip(tensors) {
         let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
-        if decl.dtype != t.dtype() || decl.shape != shape {
+        let expected = decl.tensor_shape();
+        if decl.dtype != t.dtype() || expected != shape {
             let show = |d: DType, s: &[i64]| format!("{d}{}", crate::types::ShapeDisplay(s));
+            let strided = if decl.strides.is_some() { " (the window of a strided view)" } else { "" };
             return Err(RuntimeError::InputMismatch {
                 name: decl.name.clone(),
-                expected: show(decl.dtype, &decl.shape),
+                expected: format!("{}{strided}", show(decl.dtype, &expected)),
                 found: show(t.dtype(), &shape),
             });
         }

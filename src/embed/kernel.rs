@@ -1,5 +1,6 @@
 //! Prepared kernels: a program compiled once for fixed input signatures, run many times.
 
+use super::strided::{Layout, StridedKernels};
 use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
 use crate::backend::aot;
@@ -12,6 +13,7 @@ use crate::sema::{InputTypes, InputValues};
 use crate::types::{ShapeDisplay, TensorType};
 use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Input tables up to this long live on the stack.
 const INLINE_INPUTS: usize = 8;
@@ -46,6 +48,8 @@ pub struct Kernel {
     out_nbytes: usize,
     threads: usize,
     runnable: Runnable,
+    /// Kernels compiled for strided views (JIT only), by layout.
+    strided: Arc<StridedKernels>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -149,6 +153,7 @@ impl Kernel {
             out_nbytes,
             threads: options.threads.max(1),
             runnable,
+            strided: Arc::default(),
             compiled,
         })
     }
@@ -295,17 +300,53 @@ impl Kernel {
             }
             table[i] = v.as_ptr();
         }
-        self.call(native, &table[..n], out)
+        self.call(native, &table[..n], out, inputs)
     }
 
-    /// Any number of inputs, strided views, and every input error.
+    /// Any number of inputs, strided views, and every input error. A strided view is read in
+    /// place by a kernel compiled for its layout ([`StridedKernels`]), or packed into a dense
+    /// copy when the kernel keeps too many layouts already.
     #[cold]
     fn run_general<V: AsView>(&self, native: &JitKernel, inputs: &[V], out: *mut u8) -> Result<(), Error> {
         let views = self.check_inputs(inputs)?;
+        if views.iter().any(|v| !v.is_contiguous()) {
+            let layout: Layout = views
+                .iter()
+                .map(|v| (!v.is_contiguous()).then(|| v.strides().iter().map(|&s| s as i64).collect()))
+                .collect();
+            if let Some(strided) =
+                self.strided.get_or_compile(&self.compiled, &self.names, &self.order, &layout)?
+            {
+                let table: Vec<*const u8> = views.iter().map(|v| v.as_ptr()).collect();
+                // SAFETY: each view reaches only readable elements from its element
+                // [0, ..., 0] (TensorView's contract), the layout the kernel was compiled for.
+                return match unsafe { strided.native.call(&table, out, self.out_nbytes, self.threads) } {
+                    STATUS_OK => Ok(()),
+                    s => Err(self.failure(s, &views)),
+                };
+            }
+        }
         let packed = pack(&views)?;
         let table: Vec<*const u8> =
             views.iter().zip(&packed).map(|(v, p)| p.as_ref().map_or(v.as_ptr(), |t| t.as_ptr())).collect();
-        self.call(native, &table, out)
+        self.call(native, &table, out, &views)
+    }
+
+    /// The plans compiled for strided views so far ([`Kernel::run`] on a view that is not dense
+    /// reads it in place through a plan that declares its strides).
+    ///
+    /// ```
+    /// use slc::{DType, embed::{Kernel, TensorView}};
+    /// let k = Kernel::prepare("a[1:]", &[("a", "u8[3]".parse()?)])?;
+    /// let bytes = [1u8, 2, 3, 4, 5, 6];
+    /// // Every other byte: 1, 3, 5, read where they are.
+    /// let v = TensorView::strided(DType::U8, &[3], &[2], &bytes, 0)?;
+    /// assert_eq!(k.run(&[v])?.bytes(), &[3, 5]);
+    /// assert!(k.strided_plans()[0].to_string().starts_with("plan(a: u8[3] strides [2])"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn strided_plans(&self) -> Vec<crate::plan::VerifiedPlan> {
+        self.strided.plans()
     }
 
     fn check_inputs<'v, V: AsView>(&self, inputs: &'v [V]) -> Result<Vec<TensorView<'v>>, Error> {
@@ -331,27 +372,31 @@ impl Kernel {
     }
 
     #[inline]
-    fn call(&self, native: &JitKernel, table: &[*const u8], out: *mut u8) -> Result<(), Error> {
+    fn call<V: AsView>(
+        &self,
+        native: &JitKernel,
+        table: &[*const u8],
+        out: *mut u8,
+        inputs: &[V],
+    ) -> Result<(), Error> {
         // SAFETY: the table holds one readable input of the declared dtype and shape per slot
         // (checked by the callers), and `out` has `out_nbytes` writable bytes.
         match unsafe { native.call(table, out, self.out_nbytes, self.threads) } {
             STATUS_OK => Ok(()),
-            s => Err(self.failure(s, table)),
+            s => Err(self.failure(s, inputs)),
         }
     }
 
     /// A kernel status other than OK, as the error the interpreter reports for the same inputs
     /// (it names the offending value and points at the index expression).
     #[cold]
-    fn failure(&self, status: i32, table: &[*const u8]) -> Error {
+    fn failure<V: AsView>(&self, status: i32, inputs: &[V]) -> Error {
         let fallback = jit::status_error(status);
         let mut tensors = BTreeMap::new();
-        for (i, &p) in table.iter().enumerate() {
-            // SAFETY: the table's entries are dense inputs of these dtypes and shapes.
-            let view = unsafe { TensorView::from_raw(self.dtypes[i], &self.shapes[i], None, p) };
-            match view.map(|v| v.to_tensor()) {
-                Ok(Ok(t)) => tensors.insert(self.names[i].clone(), t),
-                _ => return fallback.into(),
+        for (name, input) in self.names.iter().zip(inputs) {
+            match input.as_view().to_tensor() {
+                Ok(t) => tensors.insert(name.clone(), t),
+                Err(_) => return fallback.into(),
             };
         }
         match self.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default()) {

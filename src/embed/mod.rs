@@ -5,7 +5,8 @@
 //!   ([`bind`](crate::Session::bind)) or borrowed [`TensorView`]s
 //!   ([`bind_view`](crate::Session::bind_view)) and evaluates program text;
 //! - [`Kernel::prepare`] compiles a program for input signatures; [`Kernel::run`] and
-//!   [`Kernel::run_into`] run it on tensors or views (dense views are read in place);
+//!   [`Kernel::run_into`] run it on tensors or views, read in place (strided ones through a
+//!   kernel compiled for their strides);
 //! - errors are [`Error`](crate::Error) values: structured ([`Error::diagnostic`](crate::Error::diagnostic),
 //!   the enum's variants) and renderable ([`Error::render`](crate::Error::render));
 //! - with the cargo feature `ndarray`, [`TensorView::from_ndarray`] and [`Kernel::run_array`]
@@ -30,6 +31,7 @@ mod kernel;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 pub(crate) mod programs;
+mod strided;
 mod view;
 
 pub use kernel::Kernel;

@@ -65,9 +65,11 @@ impl IntoDiagnostic for ViewError {
 
 /// A read-only tensor over borrowed memory: no copy is made when it is created or bound.
 ///
-/// A view whose layout is dense and C-ordered (the common case: a `Tensor`, a slice, a standard
-/// ndarray) is read in place by kernels. Any other layout (transposed, reversed, sliced with a
-/// step) is accepted too; kernels then first pack it into a temporary dense buffer.
+/// Kernels read views in place: one whose layout is dense and C-ordered (the common case: a
+/// `Tensor`, a slice, a standard ndarray) directly, any other layout (transposed, reversed,
+/// sliced with a step, broadcast) through a JIT kernel compiled once for its strides
+/// ([`Kernel::strided_plans`](super::Kernel::strided_plans)). The interpreter packs such a view
+/// into a dense copy first.
 ///
 /// ```
 /// use slc::embed::TensorView;

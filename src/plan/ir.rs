@@ -33,12 +33,52 @@ pub enum BufferId {
     Const(usize),
 }
 
-/// A tensor argument of the plan. Inputs are dense and C-ordered.
+/// A tensor argument of the plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputDecl {
     pub name: String,
     pub dtype: DType,
     pub shape: Vec<i64>,
+    /// Element strides of a strided view (NumPy's `x[::2]`, `x.T`, negative steps), read in
+    /// place: accesses address elements relative to element `[0, ..., 0]`, which need not be
+    /// the lowest one. `None`: dense and C-ordered. Never the strides of a dense layout, and 0
+    /// along unit axes, so that equal layouts make equal plans.
+    pub strides: Option<Vec<i64>>,
+}
+
+impl InputDecl {
+    /// A dense, C-ordered input.
+    pub fn dense(name: impl Into<String>, dtype: DType, shape: Vec<i64>) -> InputDecl {
+        InputDecl { name: name.into(), dtype, shape, strides: None }
+    }
+
+    /// The offsets of the lowest and the highest element relative to element `[0, ..., 0]`
+    /// (in elements), or `None` when there is no element; `None` too when they overflow i64
+    /// (verification rejects such a plan).
+    pub fn window(&self) -> Option<(i64, i64)> {
+        if self.shape.contains(&0) {
+            return None;
+        }
+        let Some(strides) = &self.strides else {
+            return crate::types::checked_numel(&self.shape).map(|n| (0, n - 1));
+        };
+        let (mut lo, mut hi) = (0i128, 0i128);
+        for (&d, &s) in self.shape.iter().zip(strides) {
+            let reach = (d as i128 - 1) * s as i128;
+            if reach < 0 { lo += reach } else { hi += reach }
+        }
+        Some((i64::try_from(lo).ok()?, i64::try_from(hi).ok()?))
+    }
+
+    /// The shape of the tensor that carries this input to an executor: its own when dense; for
+    /// a strided view, its window (every element from the lowest to the highest) as one axis.
+    pub fn tensor_shape(&self) -> Vec<i64> {
+        match (&self.strides, self.window()) {
+            (None, _) => self.shape.clone(),
+            (Some(_), Some((lo, hi))) => vec![hi - lo + 1],
+            (Some(_), None) => vec![0],
+        }
+    }
 }
 
 /// A constant tensor (index list literals), stored in the plan.
@@ -128,11 +168,24 @@ impl Plan {
         }
     }
 
+    /// The shape of the tensor behind a buffer (an input's [`InputDecl::tensor_shape`]).
     pub fn buffer_shape(&self, id: BufferId) -> Option<Vec<i64>> {
         match id {
-            BufferId::Input(i) => self.inputs.get(i).map(|d| d.shape.clone()),
+            BufferId::Input(i) => self.inputs.get(i).map(InputDecl::tensor_shape),
             BufferId::Const(i) => {
                 self.consts.get(i).map(|c| c.tensor.shape().iter().map(|&d| d as i64).collect())
+            }
+        }
+    }
+
+    /// The element offsets, relative to where accesses count from, that a buffer holds: its
+    /// lowest and highest; `None` for an empty (or undeclared) buffer.
+    pub fn buffer_window(&self, id: BufferId) -> Option<(i64, i64)> {
+        match id {
+            BufferId::Input(i) => self.inputs.get(i)?.window(),
+            BufferId::Const(i) => {
+                let n = self.consts.get(i)?.tensor.numel() as i64;
+                (n > 0).then_some((0, n - 1))
             }
         }
     }

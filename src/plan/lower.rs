@@ -11,8 +11,20 @@ use crate::source::Span;
 use crate::types::{OobMode, row_major_strides};
 use std::collections::HashMap;
 
+/// Element strides of inputs that are strided views, by name (see [`InputDecl::strides`]).
+pub type InputStrides = HashMap<String, Vec<i64>>;
+
+/// Lowers a checked program over dense inputs.
 pub fn lower(expr: &TExpr) -> Result<Plan, PlanError> {
+    lower_with_strides(expr, &InputStrides::new())
+}
+
+/// Lowers a checked program whose inputs named in `strides` are views with those element
+/// strides, read in place: a view's strides simply replace the row-major ones in every access
+/// to it.
+pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, PlanError> {
     let mut b = Builder {
+        strides,
         inputs: vec![],
         input_ids: HashMap::new(),
         consts: vec![],
@@ -102,7 +114,23 @@ fn row_major(shape: &[i64], span: Span) -> Result<Vec<i64>, PlanError> {
     Ok(strides)
 }
 
-struct Builder {
+/// The canonical layout of an input of `shape` with element `strides`: `None` when it is dense
+/// (or empty), else the strides with 0 along unit axes.
+fn canonical_strides(shape: &[i64], strides: &[i64], span: Span) -> Result<Option<Vec<i64>>, PlanError> {
+    if strides.len() != shape.len() {
+        return Err(PlanError::Invalid(format!(
+            "{} strides for an input of rank {}",
+            strides.len(),
+            shape.len()
+        )));
+    }
+    let dense = row_major(shape, span)?;
+    let canonical: Vec<i64> = strides.iter().zip(shape).map(|(&s, &d)| if d == 1 { 0 } else { s }).collect();
+    Ok((!shape.contains(&0) && canonical != dense).then_some(canonical))
+}
+
+struct Builder<'s> {
+    strides: &'s InputStrides,
     inputs: Vec<InputDecl>,
     input_ids: HashMap<String, usize>,
     consts: Vec<ConstDecl>,
@@ -110,7 +138,7 @@ struct Builder {
     budget: Budget,
 }
 
-impl Builder {
+impl Builder<'_> {
     fn expr(&mut self, e: &TExpr) -> Result<(Access, Vec<i64>), PlanError> {
         let shape = e.ty.shape.clone();
         let access = match &e.kind {
@@ -118,21 +146,21 @@ impl Builder {
                 let id = match self.input_ids.get(name) {
                     Some(&id) => id,
                     None => {
-                        self.inputs.push(InputDecl {
-                            name: name.clone(),
-                            dtype: e.ty.dtype,
-                            shape: shape.clone(),
-                        });
+                        let strides = match self.strides.get(name) {
+                            Some(s) => canonical_strides(&shape, s, e.span)?,
+                            None => None,
+                        };
+                        self.inputs
+                            .push(InputDecl { strides, ..InputDecl::dense(name, e.ty.dtype, shape.clone()) });
                         self.input_ids.insert(name.clone(), self.inputs.len() - 1);
                         self.inputs.len() - 1
                     }
                 };
-                Access {
-                    buffer: BufferId::Input(id),
-                    base: 0,
-                    strides: row_major(&shape, e.span)?,
-                    terms: vec![],
-                }
+                let strides = match &self.inputs[id].strides {
+                    Some(s) => s.clone(),
+                    None => row_major(&shape, e.span)?,
+                };
+                Access { buffer: BufferId::Input(id), base: 0, strides, terms: vec![] }
             }
             TExprKind::Const(t) => {
                 self.consts.push(ConstDecl { tensor: t.clone() });

@@ -159,7 +159,8 @@ impl<'s> Parser<'s> {
             let name = self.ident()?.to_string();
             self.expect(Token::Colon)?;
             let ty = self.tensor_type()?;
-            self.inputs.push(InputDecl { name, dtype: ty.dtype, shape: ty.shape });
+            let strides = if self.eat(Token::Ident("strides")) { Some(self.int_list()?) } else { None };
+            self.inputs.push(InputDecl { strides, ..InputDecl::dense(name, ty.dtype, ty.shape) });
         }
         self.expect(Token::Arrow)?;
         let out_ty = self.tensor_type()?;

@@ -6,6 +6,8 @@
 //!   check idx{0; 1} over [3] len 4 axis 0
 //!   out a{5; 0, -1} + 5*error<4>(idx{0; 1, 0})
 //! ```
+//! An input read in place through a strided view says so: `a: f32[4, 5] strides [-5, 2]` (its
+//! accesses count elements from `a[0, 0]`).
 //! An access is `BUFFER{BASE; STRIDES...}` followed by its indirect terms
 //! `+ STRIDE*MODE<LEN>(INDEX ACCESS)`. Inputs are named, constants are `$N`.
 
@@ -27,6 +29,9 @@ impl Plan {
                 write!(f, ", ")?;
             }
             write!(f, "{}: {}{}", input.name, input.dtype, ShapeDisplay(&input.shape))?;
+            if let Some(strides) = &input.strides {
+                write!(f, " strides {}", ShapeDisplay(strides))?;
+            }
         }
         writeln!(f, ") -> {}{}", self.dtype, ShapeDisplay(&self.shape))?;
         for (i, c) in self.consts.iter().enumerate() {

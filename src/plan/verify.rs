@@ -90,6 +90,30 @@ fn addressable(dtype: slc_runtime::DType, shape: &[i64]) -> bool {
         && checked_numel(shape).and_then(|n| n.checked_mul(dtype.width() as i64)).is_some()
 }
 
+/// A strided input's layout is one stride per axis, 0 along unit axes, and its window's byte
+/// offsets (from element `[0, ..., 0]`, both ways) fit i64.
+fn strided_layout(input: &InputDecl, strides: &[i64]) -> Result<(), PlanError> {
+    let name = &input.name;
+    if strides.len() != input.shape.len() {
+        return invalid(format!(
+            "input `{name}` has {} strides for rank {}",
+            strides.len(),
+            input.shape.len()
+        ));
+    }
+    if input.shape.iter().zip(strides).any(|(&d, &s)| d == 1 && s != 0) {
+        return invalid(format!("input `{name}` has a non-zero stride along a unit axis"));
+    }
+    let width = input.dtype.width() as i64;
+    let fits =
+        |(lo, hi): (i64, i64)| lo.checked_mul(width).is_some() && (hi + 1).checked_mul(width).is_some();
+    match input.window() {
+        Some(window) if fits(window) => Ok(()),
+        None if input.shape.contains(&0) => invalid(format!("input `{name}` is empty and has strides")),
+        _ => invalid(format!("input `{name}`'s strides reach beyond i64 bytes")),
+    }
+}
+
 fn invalid<T>(msg: impl Into<String>) -> Result<T, PlanError> {
     Err(PlanError::Invalid(msg.into()))
 }
@@ -104,6 +128,9 @@ fn verify_in_place(plan: &Plan) -> Result<Vec<(BufferId, i64, i64)>, PlanError> 
     for input in &plan.inputs {
         if !addressable(input.dtype, &input.shape) {
             return invalid(format!("input `{}` has an invalid shape", input.name));
+        }
+        if let Some(strides) = &input.strides {
+            strided_layout(input, strides)?;
         }
     }
     for (i, c) in plan.consts.iter().enumerate() {
@@ -150,9 +177,7 @@ impl Verifier<'_> {
     /// Proves `access` over `shape` stays inside its buffer; `is_index` requires an integer buffer.
     fn access(&mut self, access: &Access, shape: &[i64], is_index: bool) -> Result<(), PlanError> {
         let name = self.plan.buffer_name(access.buffer);
-        let (Some(dtype), Some(buf_shape)) =
-            (self.plan.buffer_dtype(access.buffer), self.plan.buffer_shape(access.buffer))
-        else {
+        let Some(dtype) = self.plan.buffer_dtype(access.buffer) else {
             return invalid(format!("access to an undeclared buffer `{name}`"));
         };
         if is_index && !dtype.is_integer() {
@@ -196,10 +221,14 @@ impl Verifier<'_> {
             let reach = extent as i128 * stride as i128;
             if reach < 0 { lo += reach } else { hi += reach }
         }
-        let numel = checked_numel(&buf_shape).unwrap_or(0) as i128;
-        if lo < 0 || hi >= numel {
+        let fits = |(first, last): (i64, i64)| first as i128 <= lo && hi <= last as i128;
+        if !self.plan.buffer_window(access.buffer).is_some_and(fits) {
+            let holds = match self.plan.buffer_window(access.buffer) {
+                Some((first, last)) => format!("elements {first}..={last}"),
+                None => "no element".into(),
+            };
             return invalid(format!(
-                "access to `{name}` reaches elements {lo}..={hi} of a buffer of {numel}"
+                "access to `{name}` reaches elements {lo}..={hi} of a buffer that holds {holds}"
             ));
         }
         self.footprints.push((access.buffer, lo as i64, hi as i64));

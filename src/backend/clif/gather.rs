@@ -5,7 +5,7 @@
 use super::index::StreamState;
 use super::loops::Iteration;
 use super::{Gen, NO_ARGS};
-use crate::backend::loopnest::{CACHE_LINE, ReadAhead};
+use crate::backend::loopnest::{ByteWindow, CACHE_LINE, ReadAhead};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types};
 
@@ -286,11 +286,12 @@ impl Gen<'_, '_> {
     fn row_ahead(&mut self, src: Value, ahead: ReadAhead, elements: i64) -> RowAhead {
         let nest = self.nest;
         let ReadAhead { step, reach, span } = ahead;
-        let bytes = nest.buffer_bytes[nest.data.buffer];
+        // Read ahead only runs over a buffer that holds the span (loopnest::passes::read_ahead).
+        let window = nest.buffer_windows[nest.data.buffer].unwrap_or(ByteWindow { first: 0, end: span });
         let base = self.base(nest.data.buffer);
         let next = self.b.ins().iadd_imm_s(src, step + reach.min(0));
-        let first = self.b.ins().iadd_imm_s(base, 0);
-        let last = self.b.ins().iadd_imm_s(base, bytes - span);
+        let first = self.b.ins().iadd_imm_s(base, window.first);
+        let last = self.b.ins().iadd_imm_s(base, window.end - span);
         let next = self.b.ins().umax(next, first);
         let next = self.b.ins().umin(next, last);
         RowAhead { next, per_element: span / elements }

@@ -163,13 +163,13 @@ impl Gen<'_, '_> {
     }
 
     /// Loads `ty` at `addr` of `buffer`, or yields 0 when `miss` is set: after a zero-mode miss
-    /// the address is meaningless. A buffer that holds an element is read at its start instead
+    /// the address is meaningless. A buffer that holds an element is read at element `[0, ..., 0]` instead
     /// (branch-free); an empty one is not touched at all.
     pub(super) fn load_unless(&mut self, ty: Type, addr: Value, miss: Option<Value>, buffer: usize) -> Value {
         let Some(miss) = miss else {
             return self.b.ins().load(ty, MemFlagsData::trusted(), addr, 0);
         };
-        if self.nest.buffer_bytes.get(buffer).is_some_and(|&n| n >= ty.bytes() as i64) {
+        if self.nest.buffer_windows.get(buffer).is_some_and(Option::is_some) {
             let base = self.base(buffer);
             let safe = self.b.ins().select(miss, base, addr);
             let v = self.b.ins().load(ty, MemFlagsData::trusted(), safe, 0);

@@ -139,9 +139,10 @@ pub struct LoopNest {
     pub strategies: Vec<Strategy>,
     /// The output has no elements: nothing runs.
     pub empty: bool,
-    /// The byte size of each buffer in the kernel's table (a zero-mode miss may read a
-    /// non-empty buffer's first element instead of branching around the load).
-    pub buffer_bytes: Vec<i64>,
+    /// The bytes each buffer in the kernel's table holds, relative to its table pointer (a
+    /// zero-mode miss may read a non-empty buffer's element `[0, ..., 0]` instead of branching
+    /// around the load; read-ahead stays inside them); `None` for an empty buffer.
+    pub buffer_windows: Vec<Option<ByteWindow>>,
 }
 
 impl Stream {
@@ -189,15 +190,28 @@ fn stream(plan: &Plan, a: &Access, w: i64) -> Stream {
     }
 }
 
-/// The byte size of every buffer of `plan`'s kernel table.
-fn buffer_bytes(plan: &Plan) -> Vec<i64> {
+/// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):
+/// `first` is negative for a view with negative strides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ByteWindow {
+    pub first: i64,
+    pub end: i64,
+}
+
+impl ByteWindow {
+    pub fn bytes(self) -> i64 {
+        self.end - self.first
+    }
+}
+
+/// The byte window of every buffer of `plan`'s kernel table (verification proved them i64).
+fn buffer_windows(plan: &Plan) -> Vec<Option<ByteWindow>> {
     (0..plan.inputs.len())
         .map(BufferId::Input)
         .chain((0..plan.consts.len()).map(BufferId::Const))
         .map(|id| {
             let width = plan.buffer_dtype(id).map_or(0, |d| d.width() as i64);
-            let shape = plan.buffer_shape(id).unwrap_or_default();
-            crate::types::checked_numel(&shape).and_then(|n| n.checked_mul(width)).unwrap_or(0)
+            plan.buffer_window(id).map(|(lo, hi)| ByteWindow { first: lo * width, end: (hi + 1) * width })
         })
         .collect()
 }
@@ -221,7 +235,7 @@ impl LoopNest {
             data: stream(plan, &plan.output, w),
             strategies: vec![Strategy::Serial; plan.shape.len()],
             empty: plan.shape.contains(&0),
-            buffer_bytes: buffer_bytes(plan),
+            buffer_windows: buffer_windows(plan),
         }
     }
 
@@ -251,7 +265,7 @@ impl LoopNest {
             },
             strategies: vec![Strategy::Serial; rank],
             empty: check.shape.contains(&0),
-            buffer_bytes: buffer_bytes(plan),
+            buffer_windows: buffer_windows(plan),
         }
     }
 

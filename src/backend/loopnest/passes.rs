@@ -3,7 +3,7 @@
 //! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
 //! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
 
-use super::{Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target};
+use super::{ByteWindow, Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target};
 use crate::types::OobMode;
 
 /// Runs of at most this many bytes are copied with inline loads and stores ([`Copy::Inline`]),
@@ -231,7 +231,7 @@ fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     let (reach, step) = ((t.len - 1).saturating_mul(t.stride), nest.data.strides[row]);
     let span = reach.saturating_abs().saturating_add(nest.width as i64);
     let elements = nest.extents[elements];
-    let bytes = nest.buffer_bytes[nest.data.buffer];
+    let bytes = nest.buffer_windows[nest.data.buffer].map_or(0, ByteWindow::bytes);
     if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 || elements < 1 || span < elements {
         return false;
     }

@@ -20,6 +20,12 @@ const BINDING_ALIGNMENT: i64 = 16;
 
 /// Lowers a verified plan to a DirectML graph valid at `opts.feature_level`.
 pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
+    if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
+        return Err(DmlError::Unsupported(format!(
+            "input `{}` is a strided view (bindings are dense)",
+            strided.name
+        )));
+    }
     let mut cx = Lowering { plan, level: opts.feature_level, parts: Parts::default() };
     cx.host_checks()?;
     let numel: i64 = plan.shape.iter().product();
