@@ -220,3 +220,31 @@ fn strided_views_are_not_copied() {
         assert_eq!(&out.bytes()[..8], &data[..8], "x[::-1][0] is the view's last element, data[0..8]");
     }
 }
+
+/// Verification bounds an access to a strided input by the view's window (from its lowest
+/// element to its highest, relative to element [0, 0]) and rejects malformed layouts.
+#[test]
+fn verification_bounds_strided_inputs_by_their_window() {
+    let verify = |text: &str| {
+        let plan = slc::plan::parse::parse(text).unwrap_or_else(|e| panic!("{text}: {}", e.message));
+        slc::plan::verify(plan).map(|_| ()).map_err(|e| e.to_string())
+    };
+    // a: 3x4 with strides [-8, 2]: elements -16..=6 around a[0, 0].
+    let plan = |out: &str| format!("plan(a: u8[3, 4] strides [-8, 2]) -> u8[3, 4]\n  out a{{{out}}}\n");
+    assert_eq!(verify(&plan("0; -8, 2")), Ok(()));
+    // The rows reversed: from a[2, 0] (-16) up to a[0, 3] (6).
+    assert_eq!(verify(&plan("-16; 8, 2")), Ok(()));
+    let below = verify(&plan("-17; 8, 2")).unwrap_err();
+    assert!(below.contains("reaches elements -17..=5 of a buffer that holds elements -16..=6"), "{below}");
+    assert!(verify(&plan("0; -8, 3")).unwrap_err().contains("reaches elements -16..=9"));
+    let malformed = [
+        ("plan(a: u8[3, 4] strides [2]) -> u8[3]\n  out a{0; 2}\n", "1 strides for rank 2"),
+        ("plan(a: u8[1, 4] strides [5, 1]) -> u8[4]\n  out a{0; 1}\n", "unit axis"),
+        ("plan(a: u8[0, 4] strides [4, 2]) -> u8[4]\n  out a{0; 0}\n", "empty and has strides"),
+        ("plan(a: u8[3, 4] strides [4611686018427387904, 1]) -> u8[4]\n  out a{0; 1}\n", "beyond i64 bytes"),
+    ];
+    for (text, why) in malformed {
+        let err = verify(text).unwrap_err();
+        assert!(err.contains(why), "{text}: {err}");
+    }
+}

@@ -73,6 +73,9 @@ class Kernel:
     @property
     def plan(self) -> str:
         """The verified plan IR, as text."""
+    @property
+    def strided_plans(self) -> list[str]:
+        """The plans compiled so far for non-contiguous inputs, read in place (one per layout)."""
     def loop_nest(self) -> str:
         """The scheduled loop nest the JIT generates code from."""
     def clif(self) -> str:

@@ -225,6 +225,14 @@ impl PyKernel {
         self.kernel.compiled().plan.to_string()
     }
 
+    /// The plans compiled so far for non-contiguous inputs (``x[::2]``, ``x.T``, negative
+    /// strides): such an input is read in place by a kernel whose plan declares its strides,
+    /// compiled once per layout.
+    #[getter]
+    fn strided_plans(&self) -> Vec<String> {
+        self.kernel.strided_plans().iter().map(|p| p.to_string()).collect()
+    }
+
     /// The loop nest the JIT generates code from, after the scheduling passes (text).
     fn loop_nest(&self, py: Python<'_>) -> PyResult<String> {
         let plan = &self.kernel.compiled().plan;

@@ -1,6 +1,7 @@
 """Inputs and outputs that do not fit get exceptions, never a crash; buffers are accepted."""
 
 import array
+import subprocess
 import sys
 
 import numpy as np
@@ -264,3 +265,36 @@ def test_programs_without_inputs_and_awkward_names():
     assert slc.compile("expr[1:]", expr=np.arange(3))(expr=np.arange(3)).tolist() == [1, 2]
     x = np.zeros((3, 4))
     assert slc.eval("a[a.shape[0] - 1]", a=x).shape == (4,)
+
+
+def test_strided_inputs_are_read_in_place():
+    x = np.arange(120, dtype=np.float32).reshape(6, 20)
+    k = slc.compile("a[1:, ::-1]", a=("float32", (3, 5)))
+    views = [x[::2, ::4], x[::-2, 1::3][:, :5], x.T[:3, :5], x[::-1, ::-1][:3, :5], np.broadcast_to(x[0, :5], (3, 5))]
+    for view in views:
+        assert not view.flags.c_contiguous
+        np.testing.assert_array_equal(k(a=view), view[1:, ::-1])
+        np.testing.assert_array_equal(slc.eval("a[1:, ::-1]", a=view), view[1:, ::-1])
+    assert len(k.strided_plans) == len(views)
+    for plan, view in zip(k.strided_plans, views):
+        elements = [s // 4 if n > 1 else 0 for s, n in zip(view.strides, view.shape)]
+        assert plan.startswith(f"plan(a: f32[3, 5] strides [{elements[0]}, {elements[1]}])"), plan
+
+
+def test_strided_inputs_are_not_copied():
+    # Peak memory of a fresh process: a copy of the 64 MB view would raise it by 64 MB.
+    script = """
+import resource, numpy as np, slc
+x = np.ones(2 * 8 << 20, dtype=np.float64)
+view = x[::2]
+k = slc.compile("a[::4096]", a=view)
+k(a=x[: 8 << 20])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(3):
+    r = k(a=view)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+assert r.shape == (2048,) and k.strided_plans, k.strided_plans
+print(after - before)
+"""
+    grown_kib = int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
+    assert grown_kib < 16 << 10, f"peak memory grew by {grown_kib} KiB"
