@@ -115,8 +115,13 @@ fn one_case(seed: u64) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Cases of the random comparison: 600, or `SLC_STRIDED_CASES` (.ci/valgrind runs fewer).
+fn cases() -> u32 {
+    std::env::var("SLC_STRIDED_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(600)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(600))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
     #[test]
     fn strided_views_agree_with_dense_copies(seed in any::<u64>()) {
         one_case(seed)?;
