@@ -1,5 +1,6 @@
 //! B11: the cost of one prepared-kernel call on a tiny tensor (`a[1:3, ::-1]` on f32[4,5]):
-//! validation, the pointer table, the call into machine code.
+//! validation, the pointer table, the call into machine code; for a dense input, and for a
+//! strided view (its layout's kernel looked up).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use slc::embed::{Kernel, TensorView};
@@ -22,6 +23,12 @@ fn kernel_call(c: &mut Criterion) {
     let view = TensorView::from_slice(&[4, 5], &data).unwrap();
     c.bench_function("B11 run_into view a[1:3, ::-1] f32[4,5]", |b| {
         b.iter(|| k.run_into(black_box(&[&view]), black_box(&mut out)).unwrap())
+    });
+    // The transpose of a 5x4 array: read in place by the kernel compiled for its strides.
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let transposed = TensorView::strided(DType::F32, &[4, 5], &[4, 16], &bytes, 0).unwrap();
+    c.bench_function("B11 run_into strided view (a transpose) a[1:3, ::-1] f32[4,5]", |b| {
+        b.iter(|| k.run_into(black_box(&[&transposed]), black_box(&mut out)).unwrap())
     });
     let g = Kernel::prepare("a[[2, 0]][:, ::2]", &[("a", "f32[4,5]".parse().unwrap())]).unwrap();
     let mut gout = g.output_tensor().unwrap();

@@ -253,3 +253,29 @@ fn verification_bounds_strided_inputs_by_their_window() {
         assert!(err.contains(why), "{text}: {err}");
     }
 }
+
+/// Threads meeting new layouts at once each get a correct result, and each layout is kept once.
+#[test]
+fn threads_share_strided_kernels() {
+    let data: Vec<u8> = (0..=255).collect();
+    let k = Kernel::prepare("a[::-1, 1:]", &[("a", "u8[3, 4]".parse().unwrap())]).unwrap();
+    // Four layouts of a 3x4 view of `data`, each met by four threads.
+    let layouts: [([isize; 2], usize); 4] = [([8, 1], 0), ([1, 3], 0), ([-16, 2], 40), ([20, -5], 15)];
+    std::thread::scope(|s| {
+        for t in 0..16 {
+            let (k, data) = (&k, &data);
+            s.spawn(move || {
+                let (strides, origin) = layouts[t % 4];
+                let v = TensorView::strided(DType::U8, &[3, 4], &strides, data, origin).unwrap();
+                let dense = v.to_tensor().unwrap();
+                for _ in 0..50 {
+                    assert_eq!(k.run(&[&v]).unwrap().bytes(), k.run(&[&dense]).unwrap().bytes());
+                }
+            });
+        }
+    });
+    let mut plans: Vec<String> = k.strided_plans().iter().map(|p| p.to_string()).collect();
+    plans.sort();
+    plans.dedup();
+    assert_eq!((k.strided_plans().len(), plans.len()), (4, 4), "{plans:?}");
+}

@@ -1,6 +1,6 @@
 //! Prepared kernels: a program compiled once for fixed input signatures, run many times.
 
-use super::strided::{Layout, StridedKernels};
+use super::strided::StridedKernels;
 use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
 use crate::backend::aot;
@@ -293,12 +293,20 @@ impl Kernel {
             return self.run_general(native, inputs, out);
         }
         let mut table = [std::ptr::null::<u8>(); INLINE_INPUTS];
+        let mut strided = false;
         for (i, input) in inputs.iter().enumerate() {
             let v = input.as_view();
-            if v.dtype() != self.dtypes[i] || v.shape() != self.shapes[i].as_slice() || !v.is_contiguous() {
+            if v.dtype() != self.dtypes[i] || v.shape() != self.shapes[i].as_slice() {
                 return self.run_general(native, inputs, out);
             }
+            strided |= !v.is_contiguous();
             table[i] = v.as_ptr();
+        }
+        if strided {
+            return match self.strided.find(inputs) {
+                Some(kernel) => self.call(&kernel.native, &table[..n], out, inputs),
+                None => self.run_general(native, inputs, out),
+            };
         }
         self.call(native, &table[..n], out, inputs)
     }
@@ -309,22 +317,12 @@ impl Kernel {
     #[cold]
     fn run_general<V: AsView>(&self, native: &JitKernel, inputs: &[V], out: *mut u8) -> Result<(), Error> {
         let views = self.check_inputs(inputs)?;
-        if views.iter().any(|v| !v.is_contiguous()) {
-            let layout: Layout = views
-                .iter()
-                .map(|v| (!v.is_contiguous()).then(|| v.strides().iter().map(|&s| s as i64).collect()))
-                .collect();
-            if let Some(strided) =
-                self.strided.get_or_compile(&self.compiled, &self.names, &self.order, &layout)?
-            {
-                let table: Vec<*const u8> = views.iter().map(|v| v.as_ptr()).collect();
-                // SAFETY: each view reaches only readable elements from its element
-                // [0, ..., 0] (TensorView's contract), the layout the kernel was compiled for.
-                return match unsafe { strided.native.call(&table, out, self.out_nbytes, self.threads) } {
-                    STATUS_OK => Ok(()),
-                    s => Err(self.failure(s, &views)),
-                };
-            }
+        if views.iter().any(|v| !v.is_contiguous())
+            && let Some(strided) =
+                self.strided.get_or_compile(&self.compiled, &self.names, &self.order, &views)?
+        {
+            let table: Vec<*const u8> = views.iter().map(|v| v.as_ptr()).collect();
+            return self.call(&strided.native, &table, out, &views);
         }
         let packed = pack(&views)?;
         let table: Vec<*const u8> =
@@ -371,6 +369,8 @@ impl Kernel {
         Ok(views)
     }
 
+    /// Calls `native` (this kernel's, or the one compiled for the inputs' layout) on `table`,
+    /// which holds element `[0, ..., 0]` of each of `inputs`.
     #[inline]
     fn call<V: AsView>(
         &self,
@@ -379,8 +379,9 @@ impl Kernel {
         out: *mut u8,
         inputs: &[V],
     ) -> Result<(), Error> {
-        // SAFETY: the table holds one readable input of the declared dtype and shape per slot
-        // (checked by the callers), and `out` has `out_nbytes` writable bytes.
+        // SAFETY: the table holds one readable input of the declared dtype, shape and layout per
+        // slot (checked by the callers; a view reaches only readable elements), and `out` has
+        // `out_nbytes` writable bytes.
         match unsafe { native.call(table, out, self.out_nbytes, self.threads) } {
             STATUS_OK => Ok(()),
             s => Err(self.failure(s, inputs)),

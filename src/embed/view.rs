@@ -334,7 +334,13 @@ impl<'a> TensorView<'a> {
         }
     }
 
-    /// Element `[0, ..., 0]`, for kernels (dense views only make sense to them).
+    /// Element strides when the view is not dense (without allocating, unlike
+    /// [`strides`](Self::strides)).
+    pub(crate) fn layout(&self) -> Option<&[isize]> {
+        self.strides.as_deref()
+    }
+
+    /// Element `[0, ..., 0]`, for kernels (which address every element from it).
     pub(crate) fn as_ptr(&self) -> *const u8 {
         self.ptr
     }
