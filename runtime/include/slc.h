@@ -15,7 +15,8 @@
  *   errors. No panic or exception crosses this boundary (SLC_ERR_INTERNAL reports a bug).
  * - Tensors are described by slc_tensor: element type, shape, optional byte strides (NULL:
  *   dense, C order), data pointer. Elements are little-endian (the host's order). Kernels read
- *   dense inputs in place; strided ones are packed into a temporary first. Byte strides must be
+ *   inputs in place, strided ones through a kernel compiled once for their strides (up to 16
+ *   layouts per kernel; further ones are packed into a temporary). Byte strides must be
  *   multiples of the element size.
  * - Sessions and kernels may be used from several threads; a kernel can run concurrently.
  */
