@@ -45,3 +45,8 @@ fn npy() {
 fn differential() {
     replay("differential", slc::fuzz::differential);
 }
+
+#[test]
+fn strided() {
+    replay("strided", slc::fuzz::strided);
+}
