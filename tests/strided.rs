@@ -179,3 +179,16 @@ fn threads_share_strided_kernels() {
     plans.dedup();
     assert_eq!((k.strided_plans().len(), plans.len()), (4, 4), "{plans:?}");
 }
+
+/// Views that differ only in the strides of unit axes (NumPy leaves any value there) share one
+/// layout and so one kernel.
+#[test]
+fn unit_axis_strides_share_a_kernel() {
+    let bytes: Vec<u8> = (0..64).collect();
+    let k = Kernel::prepare("a[0, ::-1]", &[("a", "u8[1, 4]".parse().unwrap())]).unwrap();
+    for unit in [0, 7, -3, 100] {
+        let v = TensorView::strided(DType::U8, &[1, 4], &[unit, 2], &bytes, 10).unwrap();
+        assert_eq!(k.run(&[v]).unwrap().bytes(), &[16, 14, 12, 10]);
+    }
+    assert_eq!(k.strided_plans().len(), 1);
+}

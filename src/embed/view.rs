@@ -269,6 +269,10 @@ impl<'a> TensorView<'a> {
         strides: Vec<isize>,
         ptr: *const u8,
     ) -> TensorView<'a> {
+        // A unit axis never moves: its stride is 0, so that views differing only there (NumPy
+        // leaves any stride on them) share a layout and its kernel.
+        let strides: Vec<isize> =
+            strides.iter().zip(shape.iter()).map(|(&s, &d)| if d == 1 { 0 } else { s }).collect();
         let strides = (!is_dense(&shape, &strides)).then_some(Cow::Owned(strides));
         TensorView { dtype, shape, strides, ptr, life: PhantomData }
     }
