@@ -79,7 +79,7 @@ fn bad_inputs_are_errors_naming_the_file() {
         ),
         ("negative.npy", npy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (-1,), }", &[])),
         ("object.npy", npy_file("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", &[0; 8])),
-        ("fortran.npy", npy_file("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }", &[0; 48])),
+        ("fortran.npy", npy_file("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }", &[0; 40])),
         ("bool.npy", npy_file("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", &[2])),
     ];
     let dims = vec!["1"; slc::limits::MAX_RANK + 1].join(", ");

@@ -1,5 +1,6 @@
-//! NumPy `.npy` files, versions 1.0, 2.0 and 3.0, C order, any byte order on reading
-//! (little-endian on writing, byte for byte what `np.save` writes). Sizes are checked against
+//! NumPy `.npy` files, versions 1.0, 2.0 and 3.0, C or Fortran order and any byte order on
+//! reading (into C order, little-endian), C order and little-endian on writing (byte for byte what
+//! `np.save` writes). Sizes are checked against
 //! the file before anything is allocated, so a header that lies cannot exhaust memory, and
 //! writes go to a temporary file that is renamed into place: a failed write leaves nothing.
 
@@ -31,8 +32,6 @@ pub enum NpyError {
     NpzKey { path: PathBuf, key: Option<String>, keys: Vec<String> },
     #[error("{} has a malformed header: {reason}", show(path))]
     BadHeader { path: Option<PathBuf>, reason: String },
-    #[error("{} is Fortran-ordered; slc reads C-ordered arrays (save np.ascontiguousarray(x))", show(path))]
-    FortranOrder { path: Option<PathBuf> },
     #[error(
         "{} has dtype '{descr}', which slc does not support (bool, int8..int64, uint8..uint64, float16/32/64)",
         show(path)
@@ -77,10 +76,19 @@ fn show(path: &Option<PathBuf>) -> String {
     }
 }
 
-/// A parsed header: dtype, whether to byte-swap, shape, and where the data starts.
+/// How a file's elements differ from a tensor's (C order, little-endian).
+#[derive(Debug, Clone, Copy)]
+struct Encoding {
+    /// Big-endian elements.
+    swap: bool,
+    /// Fortran order (`np.save` of a transposed array) with more than one axis longer than 1.
+    fortran: bool,
+}
+
+/// A parsed header: dtype, encoding, shape, and where the data starts.
 struct Header {
     dtype: DType,
-    swap: bool,
+    encoding: Encoding,
     shape: Vec<usize>,
     data_offset: usize,
     data_bytes: u64,
@@ -147,11 +155,9 @@ fn parse_header(bytes: &[u8], path: &Option<PathBuf>) -> Result<Result<Header, u
     }
     let (dtype, swap) = DType::from_npy_descr(&descr)
         .ok_or_else(|| NpyError::UnsupportedDtype { path: path.clone(), descr: descr.clone() })?;
-    // A 1-element or empty array has the same layout in both orders; NumPy writes it as C order.
     let elements = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
-    if fortran && shape.iter().filter(|&&d| d > 1).count() > 1 {
-        return Err(NpyError::FortranOrder { path: path.clone() });
-    }
+    // A 1-element, empty or 1-D array has the same layout in both orders.
+    let fortran = fortran && shape.iter().filter(|&&d| d > 1).count() > 1;
     let too_large = || NpyError::TooLarge { path: path.clone(), shape: shape.clone() };
     let data_bytes = elements.and_then(|n| n.checked_mul(dtype.width() as u64)).ok_or_else(too_large)?;
     let dims =
@@ -159,7 +165,7 @@ fn parse_header(bytes: &[u8], path: &Option<PathBuf>) -> Result<Result<Header, u
     if Tensor::byte_size(dtype, &dims).is_none() {
         return Err(too_large());
     }
-    Ok(Ok(Header { dtype, swap, shape: dims, data_offset: end, data_bytes }))
+    Ok(Ok(Header { dtype, encoding: Encoding { swap, fortran }, shape: dims, data_offset: end, data_bytes }))
 }
 
 enum Value {
@@ -307,16 +313,51 @@ impl Lit<'_> {
     }
 }
 
-/// Byte-swaps to little-endian where needed and validates bools.
-fn finish(mut t: Tensor, swap: bool, path: &Option<PathBuf>) -> Result<Tensor, NpyError> {
+/// Brings the elements read into C order and little-endian where needed, and validates bools.
+fn finish(mut t: Tensor, encoding: Encoding, path: &Option<PathBuf>) -> Result<Tensor, NpyError> {
     let w = t.dtype().width();
-    if swap {
+    if encoding.swap {
         t.bytes_mut().chunks_exact_mut(w).for_each(|c| c.reverse());
     }
     if t.dtype() == DType::Bool && t.bytes().iter().any(|&b| b > 1) {
         return Err(NpyError::InvalidBool { path: path.clone() });
     }
+    if encoding.fortran {
+        t = c_order(&t).map_err(|_| NpyError::TooLarge {
+            path: path.clone(),
+            shape: t.shape().iter().map(|&d| d as u64).collect(),
+        })?;
+    }
     Ok(t)
+}
+
+/// The C-order tensor of `t`'s shape whose elements `t` holds in Fortran order (the first axis
+/// varying fastest).
+fn c_order(t: &Tensor) -> Result<Tensor, crate::TensorError> {
+    let (shape, w) = (t.shape(), t.dtype().width());
+    let mut out = Tensor::for_overwrite(t.dtype(), shape)?;
+    // Fortran strides in bytes; the output is walked in C order, an odometer over `coords`.
+    let mut strides = vec![0usize; shape.len()];
+    let mut acc = w;
+    for (s, &d) in strides.iter_mut().zip(shape) {
+        *s = acc;
+        acc *= d;
+    }
+    let mut coords = vec![0usize; shape.len()];
+    let mut from = 0usize;
+    for chunk in out.bytes_mut().chunks_exact_mut(w) {
+        chunk.copy_from_slice(&t.bytes()[from..from + w]);
+        for d in (0..shape.len()).rev() {
+            coords[d] += 1;
+            from += strides[d];
+            if coords[d] < shape[d] {
+                break;
+            }
+            from -= strides[d] * shape[d];
+            coords[d] = 0;
+        }
+    }
+    Ok(out)
 }
 
 /// Reads a tensor from the bytes of a `.npy` file.
@@ -331,7 +372,7 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Tensor, NpyError> {
     let t = Tensor::from_bytes(h.dtype, &h.shape, &bytes[h.data_offset..]).map_err(|_| {
         NpyError::TooLarge { path: path.clone(), shape: h.shape.iter().map(|&d| d as u64).collect() }
     })?;
-    finish(t, h.swap, &path)
+    finish(t, h.encoding, &path)
 }
 
 fn check_length(expected: u64, actual: u64, path: &Option<PathBuf>) -> Result<(), NpyError> {
@@ -356,7 +397,7 @@ pub fn read_npy(path: &Path) -> Result<Tensor, NpyError> {
 pub struct PendingNpy {
     dtype: DType,
     shape: Vec<usize>,
-    swap: bool,
+    encoding: Encoding,
     data_bytes: u64,
     /// Names the source in errors: the file, `FILE.npz:KEY`, or `<stdin>`.
     label: Option<PathBuf>,
@@ -415,7 +456,7 @@ impl PendingNpy {
             let extra = std::io::copy(&mut self.body, &mut std::io::sink()).map_err(read_err)?;
             check_length(self.data_bytes, self.data_bytes + extra, &label)?;
         }
-        finish(t, self.swap, &label)
+        finish(t, self.encoding, &label)
     }
 }
 
@@ -551,7 +592,7 @@ fn open_body(
     Ok(PendingNpy {
         dtype: h.dtype,
         shape: h.shape,
-        swap: h.swap,
+        encoding: h.encoding,
         data_bytes: h.data_bytes,
         label,
         body,

@@ -116,8 +116,8 @@ fn bad_files_are_clear_errors() {
     let mut long = good.clone();
     long.push(0);
     assert!(matches!(parse_npy(&long), Err(NpyError::TrailingData { extra: 1, .. })));
-    let fortran = npy_file(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", &[0; 24]);
-    assert!(matches!(parse_npy(&fortran), Err(NpyError::FortranOrder { .. })));
+    let short_fortran = npy_file(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", &[0; 20]);
+    assert!(matches!(parse_npy(&short_fortran), Err(NpyError::Truncated { .. })));
     for descr in ["<c8", "|O", "<U3", "<M8[ns]"] {
         let f =
             npy_file(1, &format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (1,), }}"), &[0; 8]);
@@ -185,4 +185,58 @@ fn failed_writes_leave_the_target_and_no_temporary() {
     // A successful write replaces the target whole.
     write_npy(&target, &pattern(DType::U8, &[4])).unwrap();
     assert_eq!(read_npy(&target).unwrap(), pattern(DType::U8, &[4]));
+}
+
+/// Fortran-ordered arrays (`np.save` of a transposed array) read into C order: the file's bytes
+/// are the C-order bytes of the transpose. 2-D to 4-D, every width, big-endian too, bools, from
+/// memory and from a file.
+#[test]
+fn fortran_order_reads_into_c_order() {
+    let dir = scratch("fortran");
+    for (dtype, shape) in [
+        (DType::I32, vec![2, 3]),
+        (DType::U8, vec![3, 1, 4]),
+        (DType::F64, vec![2, 3, 4, 5]),
+        (DType::Bool, vec![5, 7]),
+        (DType::I16, vec![1, 6, 1, 2]),
+    ] {
+        let t = pattern(dtype, &shape);
+        // The file's elements: t's, first axis fastest.
+        let w = dtype.width();
+        let mut data = vec![];
+        let dims: Vec<usize> = shape.iter().rev().copied().collect();
+        let count: usize = shape.iter().product();
+        for k in 0..count {
+            // k in C order over the reversed shape = Fortran order over `shape`.
+            let mut rem = k;
+            let mut coords = vec![0; shape.len()];
+            for (d, &n) in dims.iter().enumerate().rev() {
+                coords[shape.len() - 1 - d] = rem % n;
+                rem /= n;
+            }
+            let linear = coords.iter().zip(&shape).fold(0, |acc, (&c, &n)| acc * n + c);
+            data.extend(&t.bytes()[linear * w..(linear + 1) * w]);
+        }
+        let tuple = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+        let descr = dtype.npy_descr().unwrap();
+        let file = npy_file(
+            1,
+            &format!("{{'descr': '{descr}', 'fortran_order': True, 'shape': ({tuple}), }}"),
+            &data,
+        );
+        assert_eq!(parse_npy(&file).unwrap(), t, "{dtype} {shape:?}");
+        let path = dir.join(format!("{dtype}.npy"));
+        std::fs::write(&path, &file).unwrap();
+        assert_eq!(read_npy(&path).unwrap(), t, "{dtype} {shape:?} from a file");
+        if w > 1 {
+            let swapped: Vec<u8> = data.chunks(w).flat_map(|c| c.iter().rev().copied()).collect();
+            let big = descr.replace('<', ">");
+            let file = npy_file(
+                2,
+                &format!("{{'descr': '{big}', 'fortran_order': True, 'shape': ({tuple}), }}"),
+                &swapped,
+            );
+            assert_eq!(parse_npy(&file).unwrap(), t, "{dtype} {shape:?} big-endian");
+        }
+    }
 }
