@@ -469,6 +469,8 @@ fn below_feature_level_2_1_a_program_is_one_operator_without_a_graph() {
         stderr.contains("E0401") && stderr.contains("which DirectML has from feature level 2.1"),
         "{stderr}"
     );
+    assert!(stderr.contains("Help: choose --feature-level 2.1 or higher"), "{stderr}");
+    assert!(stderr.contains("Note: one operator is not enough: gathers along several axes"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
