@@ -359,7 +359,7 @@ fn run_time_chains_keep_a_small_graph_and_say_why() {
     assert_eq!(inner.output_tensor.desc.sizes.iter().product::<u32>(), 1);
     assert_eq!(g.graph_desc.intermediate_edge_count, 1);
     assert!(
-        g.notes[0].contains("a graph of 2 operators: the indices of a gather are themselves gathered"),
+        g.notes[0].contains("a graph of 2 operators: the indices of a gather are gathered themselves"),
         "{:?}",
         g.notes
     );

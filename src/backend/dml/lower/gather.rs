@@ -21,8 +21,8 @@ impl Lowering<'_> {
             (t.index.src, t.index.base, t.index.strides.clone())
         } else {
             self.graph_because(
-                "the indices of a gather are themselves gathered with indices known only at run time, \
-                 so a gather computes them first",
+                "the indices of a gather are gathered themselves, through values known only at run \
+                 time, so a gather computes them first",
             );
             // Computed over the dimensions the indices vary along only, not the whole output.
             let used = fold::varying_dims(&t.index, shape);
