@@ -177,7 +177,7 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
     let arr = |n: usize| n.max(1);
     let _ = writeln!(
         w.out,
-        "/* Create each with IDMLDevice::CreateOperator, then call {prefix}_set_operators. */"
+        "/* Create each with IDMLDevice::CreateOperator; for the graph, pass them to {prefix}_set_operators. */"
     );
     let _ = writeln!(
         w.out,
