@@ -5,8 +5,11 @@
 //! `DML_OPERATOR_GRAPH_NODE_DESC::Operator` is an `IDMLOperator*` that exists only at run time:
 //! the caller creates each operator from `<prefix>_operators[i]` with
 //! `IDMLDevice::CreateOperator` and passes them to `<prefix>_set_operators` before compiling
-//! `<prefix>_graph`. The output is C99; `tests/dml.rs` compiles it with gcc against a minimal
-//! header (`tests/dml/include/DirectML.h`).
+//! `<prefix>_graph`. The graph part, and the feature-level constant, are guarded by
+//! `DML_TARGET_VERSION` as `directml.h` guards their declarations (0x2100 and 0x2000), so that
+//! a program of one operator compiles against the headers of every level it is valid at; below
+//! 2.1 the lowering makes nothing else. The output is C99; `tests/dml.rs` compiles it with gcc
+//! against a minimal header with the same guards (`tests/dml/include/DirectML.h`).
 
 mod checks;
 
