@@ -267,6 +267,214 @@ fn several_gathered_axes_form_a_graph() {
 }
 
 #[test]
+fn constant_chains_of_gathers_are_one_operator() {
+    // a[[3, 1, 4]][[2, 0]] is a[[4, 3]]: the composite index is computed when slc compiles.
+    let a = arange(DType::F32, &[20, 12]);
+    for fl in ["1.0", "5.0"] {
+        let g = agree("a[[3, 1, 4]][[2, 0]]", &[("a", a.clone())], &level(fl));
+        let [OperatorFields::Gather(d)] = ops(&g)[..] else { panic!("{fl}: {:?}", ops(&g)) };
+        assert_eq!(g.constants[0].values, [4, 3], "{fl}");
+        assert_eq!(d.output_tensor.desc.sizes.iter().product::<u32>(), 24, "{fl}");
+        assert!(g.notes.is_empty(), "{fl}: {:?}", g.notes);
+        // Gathers along two axes: one GATHER of element offsets, whatever the level.
+        let g = agree("a[[3, 1, 4]][:, [2, 0]]", &[("a", a.clone())], &level(fl));
+        assert!(matches!(ops(&g)[..], [OperatorFields::Gather(_)]), "{fl}: {:?}", ops(&g));
+        assert_eq!(g.constants[0].values, [38, 36, 14, 12, 50, 48], "{fl}");
+        assert_eq!(g.graph_desc.intermediate_edge_count, 0);
+    }
+    // A view no tensor description can express (reversed, unaligned) costs no SLICE1 either.
+    for src in [
+        "a[::-1][[0, 2]]",
+        "a[:, 1:][[0, 2]]",
+        "a[:, ::-1][[3, 1], 1:][:, [2, 0]]",
+        "a[[1, 2]][[-1]][:, 3:5]",
+    ] {
+        let g = agree(src, &[("a", a.clone())], &DmlOptions::default());
+        assert_eq!(g.graph_desc.node_count, 1, "{src}: {:?}", ops(&g));
+    }
+    // Indices out of range are refused as before: zero fill has no DirectML form.
+    let e = lower_src(
+        "a[[3, 1]][gather([0, 1], [5], axis=0, mode=zero)]",
+        &[("a", DType::F32, &[20, 12])],
+        &level("5.0"),
+    );
+    assert!(matches!(e, Err(DmlError::OobPolicy { mode: OobMode::Zero, .. })), "{e:?}");
+}
+
+#[test]
+fn random_constant_chains_are_one_operator_at_every_level() {
+    // Chains of constant gathers and views over f32[d0, d1, d2]: lowered at 1.0, 3.0 and 5.0,
+    // each is one operator (a view alone is a SLICE1, which 1.0 lacks), equal to the interpreter.
+    let mut state = 0x5eed_c0de_u64;
+    let mut next = |n: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let mut gathered = 0;
+    for _ in 0..600 {
+        let dims: Vec<usize> = (0..3).map(|_| 1 + next(4) as usize).collect();
+        let mut src = "a".to_string();
+        for _ in 0..1 + next(3) {
+            let item = match next(5) {
+                0 => "::-1".to_string(),
+                1 => "1:".to_string(),
+                2 => "::2".to_string(),
+                _ => {
+                    let values: Vec<String> =
+                        (0..1 + next(3)).map(|_| (next(5) as i64 - 2).to_string()).collect();
+                    format!("[{}]", values.join(", "))
+                }
+            };
+            src += &if next(2) == 0 { format!("[{item}]") } else { format!("[:, {item}]") };
+        }
+        let a = arange(DType::F32, &dims);
+        let shape: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        let Ok(compiled) = slc::compile(&src, &types(&[("a", DType::F32, &shape)])) else { continue };
+        if compiled.plan.shape.iter().product::<i64>() == 0 {
+            continue;
+        }
+        let gathers = !compiled.plan.output.terms.is_empty();
+        gathered += usize::from(gathers);
+        for fl in ["1.0", "3.0", "5.0"] {
+            if fl == "1.0" && !gathers {
+                continue; // SLICE1 starts at 2.1
+            }
+            let g = agree(&src, &[("a", a.clone())], &level(fl));
+            assert_eq!(g.graph_desc.node_count, 1, "{src} at {fl}: {:?}", ops(&g));
+        }
+    }
+    assert!(gathered >= 150, "only {gathered} chains gather");
+}
+
+#[test]
+fn run_time_chains_keep_a_small_graph_and_say_why() {
+    let a = arange(DType::F32, &[20, 12]);
+    let i = Tensor::from_i64s(DType::I64, &[20], &(0..20).map(|v| (v * 7) % 20).collect::<Vec<_>>()).unwrap();
+    let j = Tensor::from_i64s(DType::I64, &[1], &[-3]).unwrap();
+    // a[i][j] is a[i[j]]: i[j] first (one element), then one gather of a; no 240-element
+    // intermediate keeps a's gathered axis whole.
+    let g = agree("a[i][j]", &[("a", a.clone()), ("i", i.clone()), ("j", j.clone())], &level("5.0"));
+    assert!(matches!(ops(&g)[..], [OperatorFields::Gather(_), OperatorFields::Gather(_)]), "{:?}", ops(&g));
+    let OperatorFields::Gather(inner) = ops(&g)[0] else { panic!() };
+    assert_eq!(inner.output_tensor.desc.sizes.iter().product::<u32>(), 1);
+    assert_eq!(g.graph_desc.intermediate_edge_count, 1);
+    assert!(
+        g.notes[0].contains("a graph of 2 operators: the indices of a gather are gathered themselves"),
+        "{:?}",
+        g.notes
+    );
+    // A bad index still fails as on the CPU.
+    let bad = Tensor::from_i64s(DType::I64, &[1], &[20]).unwrap();
+    agree("a[i][j]", &[("a", a.clone()), ("i", i.clone()), ("j", bad)], &level("5.0"));
+    // Two gathered axes with run-time indices: one operator each.
+    let k = Tensor::from_i64s(DType::I64, &[3], &[11, 0, -1]).unwrap();
+    let g = agree("a[j][:, k]", &[("a", a.clone()), ("j", j), ("k", k)], &level("5.0"));
+    assert_eq!(g.graph_desc.node_count, 2);
+    assert!(g.notes[0].contains("several axes"), "{:?}", g.notes);
+    let g = agree("a[::-1][i]", &[("a", a), ("i", i)], &level("5.0"));
+    assert!(g.notes[0].contains("a SLICE1 copies it first"), "{:?}", g.notes);
+    // The command line's output says it too, in the JSON and in the C.
+    let out = Command::new(env!("CARGO_BIN_EXE_slc"))
+        .args([
+            "compile",
+            "a[i][j]",
+            "--shape",
+            "a=f32[20,12]",
+            "--shape",
+            "i=i64[20]",
+            "--shape",
+            "j=i64[1]",
+        ])
+        .args(["--target", "dml", "--format", "c"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(c.contains("/* Note: a graph of 2 operators: the indices of a gather"), "{c}");
+}
+
+#[test]
+fn below_feature_level_2_1_a_program_is_one_operator_without_a_graph() {
+    // DirectML has no graph API before 2.1 (directml.h: DML_TARGET_VERSION >= 0x2100).
+    let i = Tensor::from_i64s(DType::U32, &[3], &[19, 0, 7]).unwrap();
+    let g = agree(
+        "gather(a, i, axis=1, mode=error)",
+        &[("a", arange(DType::F32, &[2, 20])), ("i", i)],
+        &level("1.0"),
+    );
+    assert_eq!(g.graph_desc.node_count, 1);
+    // Its C compiles against the header at the version of its level: no graph, no feature level.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("slc-dml-levels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let compile_c = |name: &str, c: &str, version: &str| {
+        let file = dir.join(format!("{name}.c"));
+        std::fs::write(&file, c).unwrap();
+        Command::new("gcc")
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c"])
+            .arg(format!("-DDML_TARGET_VERSION={version}"))
+            .arg("-I")
+            .arg(root.join("tests/dml/include"))
+            .arg(&file)
+            .arg("-o")
+            .arg(dir.join(format!("{name}.o")))
+            .output()
+            .expect("gcc runs")
+    };
+    for version in ["0x1000", "0x2000", "0x2100", "0x5000"] {
+        let out = compile_c("gather", &g.to_c(), version);
+        assert!(out.status.success(), "{version}: {}\n{}", String::from_utf8_lossy(&out.stderr), g.to_c());
+    }
+    // The header's guards catch C that uses the graph below 0x2100.
+    let out = compile_c("graph", "#include <DirectML.h>\nDML_GRAPH_DESC g;\n", "0x1000");
+    assert!(!out.status.success());
+    // A program that needs two operators is refused below 2.1, naming the level that has graphs.
+    let decls = [("a", DType::F32, &[4, 5][..]), ("i", DType::U32, &[2][..]), ("j", DType::U32, &[3][..])];
+    for fl in ["1.0", "2.0"] {
+        let e = lower_src("a[i][:, j]", &decls, &level(fl)).unwrap_err();
+        assert!(matches!(e, DmlError::Graph { nodes: 2, needs: FeatureLevel::L2_1, .. }), "{fl}: {e:?}");
+        let d = slc::diag::IntoDiagnostic::into_diagnostic(e);
+        assert_eq!(d.code, "E0401");
+        assert!(d.message.contains("from feature level 2.1"), "{}", d.message);
+        assert_eq!(d.help.as_deref(), Some("choose --feature-level 2.1 or higher"));
+        assert!(d.notes[0].contains("several axes"), "{:?}", d.notes);
+    }
+    let g = lower_src("a[i][:, j]", &decls, &level("2.1")).unwrap();
+    assert_eq!(g.graph_desc.node_count, 2);
+    // The graph of a 2.1 program is there from 0x2100 on, and left out below as directml.h leaves
+    // out what it would need.
+    assert!(g.to_c().contains("#if DML_TARGET_VERSION >= 0x2100"));
+    for version in ["0x1000", "0x2100"] {
+        let out = compile_c("graph21", &g.to_c(), version);
+        assert!(out.status.success(), "{version}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_slc"))
+        .args([
+            "compile",
+            "a[i][:, j]",
+            "--shape",
+            "a=f32[4,5]",
+            "--shape",
+            "i=u32[2]",
+            "--shape",
+            "j=u32[3]",
+        ])
+        .args(["--target", "dml", "--feature-level", "1.0"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("E0401") && stderr.contains("which DirectML has from feature level 2.1"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Help: choose --feature-level 2.1 or higher"), "{stderr}");
+    assert!(stderr.contains("Note: one operator is not enough: gathers along several axes"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn out_of_range_policies_are_honoured_or_refused() {
     let a = arange(DType::F32, &[3, 4]);
     // Constant indices are normalized on the host, whatever the mode.

@@ -82,7 +82,10 @@ proptest! {
             } else if e.new_axis {
                 items.push("newaxis".into());
             } else if e.shrink {
-                items.push(e.begin.to_string());
+                // OpenVINO checks a shrink entry's begin even under begin_mask, then takes element 0.
+                let n = shape.get(axis).copied().unwrap_or(0) as i64;
+                let masked = e.begin_mask && (-n..n).contains(&e.begin);
+                items.push(if masked { "0".to_string() } else { e.begin.to_string() });
                 axis += 1;
             } else {
                 let n = shape.get(axis).copied().unwrap_or(0) as i64;

@@ -58,7 +58,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0302", "an invalid plan (malformed, or addressing outside a buffer)"),
     ("E0303", "plan text that does not parse"),
     ("E0304", "the fused plan needs more than 65 536 buffer accesses"),
-    ("E0401", "an operator not available at the DirectML feature level"),
+    ("E0401", "an operator or a graph not available at the DirectML feature level"),
     ("E0402", "too many dimensions for DirectML"),
     ("E0403", "a data type DirectML cannot move"),
     ("E0404", "an index type DirectML does not accept"),

@@ -36,5 +36,19 @@ pub fn render(diag: &Diagnostic, name: &str, src: &str, color: bool) -> String {
     if report.finish().write((name, Source::from(src)), &mut out).is_err() {
         return format!("error[{}]: {}\n", diag.code, diag.message);
     }
-    String::from_utf8_lossy(&out).into_owned()
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    if diag.labels.is_empty() {
+        // ariadne prints help and notes only under a source snippet, which a diagnostic without
+        // labels (a DirectML refusal, say) does not get: write them after the header instead.
+        for line in diag
+            .help
+            .iter()
+            .map(|h| format!("Help: {h}"))
+            .chain(diag.notes.iter().map(|n| format!("Note: {n}")))
+        {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    text
 }

@@ -5,8 +5,11 @@
 //! `DML_OPERATOR_GRAPH_NODE_DESC::Operator` is an `IDMLOperator*` that exists only at run time:
 //! the caller creates each operator from `<prefix>_operators[i]` with
 //! `IDMLDevice::CreateOperator` and passes them to `<prefix>_set_operators` before compiling
-//! `<prefix>_graph`. The output is C99; `tests/dml.rs` compiles it with gcc against a minimal
-//! header (`tests/dml/include/DirectML.h`).
+//! `<prefix>_graph`. The graph part, and the feature-level constant, are guarded by
+//! `DML_TARGET_VERSION` as `directml.h` guards their declarations (0x2100 and 0x2000), so that
+//! a program of one operator compiles against the headers of every level it is valid at; below
+//! 2.1 the lowering makes nothing else. The output is C99; `tests/dml.rs` compiles it with gcc
+//! against a minimal header with the same guards (`tests/dml/include/DirectML.h`).
 
 mod checks;
 
@@ -115,8 +118,12 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
         let _ = writeln!(w.out, "/* Note: {} */", note.replace("*/", "* /"));
     }
     let _ = writeln!(w.out, "#include <stddef.h>\n#include <stdint.h>\n#include <DirectML.h>\n");
-    let _ =
-        writeln!(w.out, "const DML_FEATURE_LEVEL {prefix}_feature_level = {};", graph.feature_level.name());
+    // directml.h declares DML_FEATURE_LEVEL from DML_TARGET_VERSION 0x2000 on.
+    let _ = writeln!(
+        w.out,
+        "#if DML_TARGET_VERSION >= 0x2000\nconst DML_FEATURE_LEVEL {prefix}_feature_level = {};\n#endif",
+        graph.feature_level.name()
+    );
     let _ = writeln!(w.out, "const int {prefix}_dispatch = {};\n", i32::from(graph.dispatch));
     let mut ops = vec![];
     for (n, node) in g.nodes.iter().enumerate() {
@@ -173,7 +180,7 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
     let arr = |n: usize| n.max(1);
     let _ = writeln!(
         w.out,
-        "/* Create each with IDMLDevice::CreateOperator, then call {prefix}_set_operators. */"
+        "/* Create each with IDMLDevice::CreateOperator; for the graph, pass them to {prefix}_set_operators. */"
     );
     let _ = writeln!(
         w.out,
@@ -182,6 +189,19 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
         if ops.is_empty() { "NULL".to_string() } else { ops.join(", ") }
     );
     let _ = writeln!(w.out, "const UINT {prefix}_operator_count = {count};\n");
+    if count == 1 {
+        let _ = writeln!(
+            w.out,
+            "/* One operator needs no graph: compile {prefix}_operators[0] with IDMLDevice::CompileOperator and\n \
+             * bind its inputs in the order of {prefix}_input_sources. */"
+        );
+    }
+    // The graph API exists from DML_TARGET_VERSION 0x2100 on, and is guarded as directml.h guards it.
+    let _ = writeln!(
+        w.out,
+        "/* The graph: directml.h declares DML_GRAPH_DESC and IDMLDevice1::CompileGraph from\n \
+         * DML_TARGET_VERSION 0x2100 (feature level 2.1) on. */\n#if DML_TARGET_VERSION >= 0x2100"
+    );
     if count > 0 {
         let names: Vec<String> =
             g.nodes.iter().map(|n| format!("{{NULL, {}}}", cstr(&n.desc.name))).collect();
@@ -290,6 +310,7 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
         g.output_edge_count,
         g.intermediate_edge_count,
     );
+    let _ = writeln!(w.out, "#endif /* DML_TARGET_VERSION >= 0x2100 */\n");
     let b = &graph.input_bindings;
     let _ =
         writeln!(w.out, "/* DML_BUFFER_BINDING of each graph input: the source, Offset and SizeInBytes. */");

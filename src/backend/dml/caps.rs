@@ -85,6 +85,11 @@ impl Op {
     }
 }
 
+/// The first level with DirectML's graph API: `directml.h` declares `DML_GRAPH_DESC` and
+/// `IDMLDevice1::CompileGraph` only for `DML_TARGET_VERSION >= 0x2100`. Below it, a program must
+/// be one operator, which the host compiles with `IDMLDevice::CompileOperator`.
+pub(crate) const GRAPHS: FeatureLevel = FeatureLevel::L2_1;
+
 impl PartialOrd for FeatureLevel {
     fn partial_cmp(&self, other: &FeatureLevel) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))

@@ -15,6 +15,13 @@ pub enum DmlError {
     /// The operator does not exist at this feature level.
     #[error("{op} needs DirectML feature level {needs}; the target is {level}")]
     FeatureLevel { op: &'static str, needs: FeatureLevel, level: FeatureLevel },
+    /// Several operators joined by intermediate tensors need DirectML's graph API
+    /// (`DML_GRAPH_DESC`, `IDMLDevice1::CompileGraph`), which levels below `needs` lack; `why`
+    /// says what made one operator not enough.
+    #[error(
+        "this program needs a graph of {nodes} DirectML operators (DML_GRAPH_DESC), which DirectML has from feature level {needs}; the target is {level}"
+    )]
+    Graph { nodes: usize, why: String, needs: FeatureLevel, level: FeatureLevel },
     /// Too many dimensions after merging all that can be merged.
     #[error("{op} needs {dims} dimensions after merging; DirectML allows {allowed} at feature level {level}")]
     Rank { op: &'static str, dims: usize, allowed: String, level: FeatureLevel, detail: String },
@@ -61,6 +68,9 @@ impl IntoDiagnostic for DmlError {
         let message = self.to_string();
         match self {
             DmlError::FeatureLevel { needs, .. } => Diagnostic::error("E0401", message)
+                .help(format!("choose --feature-level {needs} or higher")),
+            DmlError::Graph { why, needs, .. } => Diagnostic::error("E0401", message)
+                .note(format!("one operator is not enough: {why}"))
                 .help(format!("choose --feature-level {needs} or higher")),
             DmlError::Rank { detail, .. } => Diagnostic::error("E0402", message)
                 .note(detail)

@@ -13,8 +13,12 @@
 //!   leading dimensions (batch dimensions); the data view is folded into the input tensor
 //!   description (strides, binding offset) when it can be, else materialized by a SLICE1 into an
 //!   intermediate;
-//! * several terms, or a gather of a gather, become a graph of such operators joined by
-//!   intermediate edges.
+//! * with constant indices, several terms, a gather of a gather, or a data view no tensor
+//!   description can express become one `DML_OPERATOR_GATHER` of element offsets computed on the
+//!   host (`lower/fold.rs`), and a term of stride 0 is only validated;
+//! * otherwise several terms, or a gather of a gather, become a graph of such operators joined
+//!   by intermediate edges, each holding only the dimensions it varies along; the graph's note
+//!   says why. Below feature level 2.1, which has no graph API, such a program is refused.
 //!
 //! Out-of-range indices are undefined in DirectML, so the lowering never relies on them:
 //! constant indices are normalized on the host (per mode), `error`-mode dynamic indices are

@@ -182,9 +182,10 @@ impl Checker<'_> {
         })
     }
 
-    /// A 0/1 mask list; bits beyond `m` are ignored, missing bits are 0.
-    fn mask(&mut self, arg: Option<&ast::Arg>, m: usize) -> Result<Vec<bool>, SemaError> {
-        let Some(arg) = arg else { return Ok(vec![false; m]) };
+    /// A 0/1 mask list, as long as it was given (empty when it was not). The caller decides what
+    /// bits past its entries mean.
+    fn mask(&mut self, arg: Option<&ast::Arg>) -> Result<Vec<bool>, SemaError> {
+        let Some(arg) = arg else { return Ok(vec![]) };
         let values = self.int_list(arg)?;
         if let Some(bad) = values.iter().find(|v| !matches!(v, 0 | 1)) {
             return invalid(
@@ -193,7 +194,7 @@ impl Checker<'_> {
                 arg.value.span,
             );
         }
-        Ok((0..m).map(|i| values.get(i) == Some(&1)).collect())
+        Ok(values.iter().map(|&v| v == 1).collect())
     }
 }
 

@@ -76,35 +76,40 @@ impl Checker<'_> {
                         arg.value.span,
                     );
                 }
-                if s.contains(&0) {
-                    return err(K::ZeroStep, arg.value.span);
-                }
                 s
             }
         };
-        let begin_mask = self.mask(args.begin_mask, m)?;
-        let end_mask = self.mask(args.end_mask, m)?;
-        let new_axis = self.mask(args.new_axis_mask, m)?;
-        let shrink = self.mask(args.shrink_axis_mask, m)?;
-        let ellipsis = self.mask(args.ellipsis_mask, m)?;
-        let ellipsis_span = args.ellipsis_mask.map_or(span, |a| a.value.span);
+        let stride_span = args.stride.map_or(span, |a| a.value.span);
+        let begin_mask = self.mask(args.begin_mask)?;
+        let end_mask = self.mask(args.end_mask)?;
+        let new_axis = self.mask(args.new_axis_mask)?;
+        let shrink = self.mask(args.shrink_axis_mask)?;
+        let ellipsis = self.mask(args.ellipsis_mask)?;
+        let bit = |mask: &[bool], i: usize| mask.get(i) == Some(&true);
 
-        let ellipses: Vec<usize> = (0..m).filter(|&i| ellipsis[i]).collect();
-        if ellipses.len() > 1 {
+        // OpenVINO counts ellipsis bits over the whole mask, past the last entry too
+        // (docs/semantics.md, Where the sources disagree).
+        if ellipsis.iter().filter(|&&b| b).count() > 1 {
+            let ellipsis_span = args.ellipsis_mask.map_or(span, |a| a.value.span);
             return invalid("at most one ellipsis bit may be set", "two ellipsis bits", ellipsis_span);
         }
-        if let Some(&i) = ellipses.first()
-            && (new_axis[i] || shrink[i])
-        {
-            return invalid(
-                format!("entry {i} sets the ellipsis bit together with new_axis or shrink_axis"),
-                "conflicting bits",
-                ellipsis_span,
-            );
-        }
-        let rank = data.ty.shape.len();
-        // Entries that consume an input dimension (shrink entries do).
-        let real = (0..m).filter(|&i| !ellipsis[i] && !new_axis[i]).count();
+        // One kind per entry, by OpenVINO's precedence; bits past the last entry mean nothing.
+        let kinds: Vec<Entry> = (0..m)
+            .map(|i| {
+                if bit(&ellipsis, i) {
+                    Entry::Ellipsis
+                } else if bit(&new_axis, i) {
+                    Entry::NewAxis
+                } else if bit(&shrink, i) {
+                    Entry::Shrink
+                } else {
+                    Entry::Ordinary
+                }
+            })
+            .collect();
+        let shape = data.ty.shape.clone();
+        let rank = shape.len();
+        let real = kinds.iter().filter(|k| matches!(k, Entry::Shrink | Entry::Ordinary)).count();
         if real > rank {
             return invalid(
                 format!("{real} entries consume an axis, but the data has only {rank}"),
@@ -113,43 +118,73 @@ impl Checker<'_> {
             );
         }
         let covered = rank - real; // by the (possibly implicit) ellipsis
-        let shape = data.ty.shape.clone();
+        // A shrink entry's begin must index its axis, whatever its begin_mask says.
+        let shrink_index = |i: usize, axis: usize| -> Result<i64, SemaError> {
+            let n = shape[axis];
+            match OobMode::Error.normalize(begin[i] as i128, n) {
+                Ok(Some(j)) => Ok(j),
+                _ => err(K::IndexOutOfRange { index: begin[i], axis, size: n }, begin_arg.value.span),
+            }
+        };
         let mut dims = Vec::with_capacity(m + rank);
         let mut axis = 0;
-        for i in 0..m {
-            if ellipsis[i] {
-                for _ in 0..covered {
-                    dims.push(ViewDim::Range { start: 0, step: 1, len: shape[axis] });
-                    axis += 1;
-                }
-            } else if new_axis[i] {
-                dims.push(ViewDim::NewAxis);
-            } else if shrink[i] {
-                let n = shape[axis];
-                match OobMode::Error.normalize(begin[i] as i128, n) {
-                    Ok(Some(j)) => dims.push(ViewDim::Pick(j)),
-                    _ => {
-                        return err(
-                            K::IndexOutOfRange { index: begin[i], axis, size: n },
-                            begin_arg.value.span,
-                        );
+        for (i, kind) in kinds.iter().enumerate() {
+            match kind {
+                Entry::Ellipsis => {
+                    // OpenVINO also checks the begin of an ellipsis entry that carries the shrink
+                    // bit (and not the new-axis bit) against the first axis the ellipsis covers,
+                    // and then ignores it (docs/semantics.md, Where the sources disagree).
+                    if bit(&shrink, i) && !bit(&new_axis, i) {
+                        if axis == rank {
+                            return invalid(
+                                format!(
+                                    "entry {i} sets the ellipsis and shrink bits, but no axis is left to check its begin against"
+                                ),
+                                "ellipsis and shrink after the last axis",
+                                begin_arg.value.span,
+                            );
+                        }
+                        shrink_index(i, axis)?;
+                    }
+                    for _ in 0..covered {
+                        dims.push(ViewDim::Range { start: 0, step: 1, len: shape[axis] });
+                        axis += 1;
                     }
                 }
-                axis += 1;
-            } else {
-                let r =
-                    normalize_openvino(shape[axis], begin[i], end[i], stride[i], begin_mask[i], end_mask[i]);
-                dims.push(r.into());
-                axis += 1;
+                Entry::NewAxis => dims.push(ViewDim::NewAxis),
+                Entry::Shrink => {
+                    let j = shrink_index(i, axis)?;
+                    // With its begin_mask bit, a shrink entry takes element 0 (the CPU plugin).
+                    dims.push(ViewDim::Pick(if bit(&begin_mask, i) { 0 } else { j }));
+                    axis += 1;
+                }
+                Entry::Ordinary => {
+                    // Only ordinary entries read their stride; OpenVINO accepts 0 elsewhere.
+                    if stride[i] == 0 {
+                        return err(K::ZeroStep, stride_span);
+                    }
+                    let (b, e) = (bit(&begin_mask, i), bit(&end_mask, i));
+                    dims.push(normalize_openvino(shape[axis], begin[i], end[i], stride[i], b, e).into());
+                    axis += 1;
+                }
             }
         }
-        if ellipses.is_empty() {
+        if !kinds.contains(&Entry::Ellipsis) {
             for &n in &shape[axis..] {
                 dims.push(ViewDim::Range { start: 0, step: 1, len: n });
             }
         }
         view(data, dims, span)
     }
+}
+
+/// What one entry of `begin` is: its first bit in the order ellipsis, new-axis, shrink.
+#[derive(Clone, Copy, PartialEq)]
+enum Entry {
+    Ellipsis,
+    NewAxis,
+    Shrink,
+    Ordinary,
 }
 
 /// OpenVINO's per-axis normalization for an ordinary StridedSlice entry (docs/semantics.md, strided_slice):

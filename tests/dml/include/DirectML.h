@@ -1,8 +1,14 @@
 /* A minimal stand-in for directml.h: only the declarations slc's generated C uses, with the
- * field order and enum values of the Windows SDK header. IMPORTANT: keep in sync with
- * src/backend/dml/desc.rs. */
+ * field order and enum values of the Windows SDK header, and its DML_TARGET_VERSION guards, so
+ * that generated C which uses a declaration its feature level lacks fails to compile here too.
+ * IMPORTANT: keep in sync with src/backend/dml/desc.rs. */
 #ifndef SLC_MINIMAL_DIRECTML_H
 #define SLC_MINIMAL_DIRECTML_H
+
+/* As directml.h when no Windows target is set (the redistributable): the newest version. */
+#ifndef DML_TARGET_VERSION
+#define DML_TARGET_VERSION 0x6400
+#endif
 
 typedef unsigned int UINT;
 typedef int INT;
@@ -38,10 +44,15 @@ typedef enum DML_TENSOR_FLAGS { DML_TENSOR_FLAG_NONE = 0x0, DML_TENSOR_FLAG_OWNE
 typedef enum DML_OPERATOR_TYPE {
     DML_OPERATOR_INVALID = 0,
     DML_OPERATOR_GATHER = 67,
+#if DML_TARGET_VERSION >= 0x2100
     DML_OPERATOR_SLICE1 = 111,
-    DML_OPERATOR_GATHER_ND1 = 140
+#endif
+#if DML_TARGET_VERSION >= 0x3000
+    DML_OPERATOR_GATHER_ND1 = 140,
+#endif
 } DML_OPERATOR_TYPE;
 
+#if DML_TARGET_VERSION >= 0x2000
 typedef enum DML_FEATURE_LEVEL {
     DML_FEATURE_LEVEL_1_0 = 0x1000,
     DML_FEATURE_LEVEL_2_0 = 0x2000,
@@ -52,7 +63,9 @@ typedef enum DML_FEATURE_LEVEL {
     DML_FEATURE_LEVEL_4_1 = 0x4100,
     DML_FEATURE_LEVEL_5_0 = 0x5000
 } DML_FEATURE_LEVEL;
+#endif /* DML_TARGET_VERSION >= 0x2000 */
 
+#if DML_TARGET_VERSION >= 0x2100
 typedef enum DML_GRAPH_NODE_TYPE { DML_GRAPH_NODE_TYPE_INVALID = 0, DML_GRAPH_NODE_TYPE_OPERATOR = 1 } DML_GRAPH_NODE_TYPE;
 
 typedef enum DML_GRAPH_EDGE_TYPE {
@@ -61,6 +74,7 @@ typedef enum DML_GRAPH_EDGE_TYPE {
     DML_GRAPH_EDGE_TYPE_OUTPUT = 2,
     DML_GRAPH_EDGE_TYPE_INTERMEDIATE = 3
 } DML_GRAPH_EDGE_TYPE;
+#endif /* DML_TARGET_VERSION >= 0x2100 */
 
 typedef struct DML_BUFFER_TENSOR_DESC {
     DML_TENSOR_DATA_TYPE DataType;
@@ -82,6 +96,7 @@ typedef struct DML_OPERATOR_DESC {
     const void *Desc;
 } DML_OPERATOR_DESC;
 
+#if DML_TARGET_VERSION >= 0x2100
 typedef struct DML_SLICE1_OPERATOR_DESC {
     const DML_TENSOR_DESC *InputTensor;
     const DML_TENSOR_DESC *OutputTensor;
@@ -90,6 +105,7 @@ typedef struct DML_SLICE1_OPERATOR_DESC {
     const UINT *InputWindowSizes;
     const INT *InputWindowStrides;
 } DML_SLICE1_OPERATOR_DESC;
+#endif /* DML_TARGET_VERSION >= 0x2100 */
 
 typedef struct DML_GATHER_OPERATOR_DESC {
     const DML_TENSOR_DESC *InputTensor;
@@ -99,6 +115,7 @@ typedef struct DML_GATHER_OPERATOR_DESC {
     UINT IndexDimensions;
 } DML_GATHER_OPERATOR_DESC;
 
+#if DML_TARGET_VERSION >= 0x3000
 typedef struct DML_GATHER_ND1_OPERATOR_DESC {
     const DML_TENSOR_DESC *InputTensor;
     const DML_TENSOR_DESC *IndicesTensor;
@@ -107,6 +124,10 @@ typedef struct DML_GATHER_ND1_OPERATOR_DESC {
     UINT IndicesDimensionCount;
     UINT BatchDimensionCount;
 } DML_GATHER_ND1_OPERATOR_DESC;
+#endif /* DML_TARGET_VERSION >= 0x3000 */
+
+/* The graph API: DirectML 1.1, declared from DML_TARGET_VERSION 0x2100 on. */
+#if DML_TARGET_VERSION >= 0x2100
 
 typedef struct DML_OPERATOR_GRAPH_NODE_DESC {
     IDMLOperator *Operator;
@@ -157,5 +178,6 @@ typedef struct DML_GRAPH_DESC {
     UINT IntermediateEdgeCount;
     const DML_GRAPH_EDGE_DESC *IntermediateEdges;
 } DML_GRAPH_DESC;
+#endif /* DML_TARGET_VERSION >= 0x2100 */
 
 #endif

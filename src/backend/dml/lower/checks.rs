@@ -4,18 +4,15 @@
 use super::*;
 
 impl Lowering<'_> {
-    /// The plan's checks, run by the host before dispatch. Checks of constant indices are
-    /// decided now.
+    /// The plan's checks, run by the host before dispatch. Checks of constant indices, gathered
+    /// through other constants or not, are decided now.
     pub(super) fn host_checks(&mut self) -> Result<(), DmlError> {
         for (i, check) in self.plan.checks.iter().enumerate() {
-            if let BufferId::Const(k) = check.index.buffer {
-                if !check.index.terms.is_empty() {
-                    return Err(DmlError::Unsupported("a check of a gathered constant index".into()));
-                }
+            let index = Acc::from_plan(&check.index);
+            if let (BufferId::Const(k), true) = (check.index.buffer, self.host_known(&index)) {
                 let t = &self.plan.consts[k].tensor;
                 each_coord(&check.shape, |c| {
-                    let at = check.index.base
-                        + c.iter().zip(&check.index.strides).map(|(o, s)| o * s).sum::<i64>();
+                    let at = self.host_address(&index, c)?;
                     let v = t.int_at(at as usize).unwrap_or_default();
                     if OobMode::Error.normalize(v, check.len).is_err() {
                         return Err(DmlError::Unsupported(format!(
@@ -27,7 +24,7 @@ impl Lowering<'_> {
                 })?;
                 continue;
             }
-            let index = self.host_access(&Acc::from_plan(&check.index))?;
+            let index = self.host_access(&index)?;
             let shape = check.shape.clone();
             let kind = HostCheckKind::PlanCheck(i);
             self.parts.checks.push(HostCheck { kind, index, shape, len: check.len, axis: check.axis });

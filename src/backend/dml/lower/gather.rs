@@ -1,8 +1,8 @@
 //! The gather rules: one gathered term is a GATHER or a GATHER_ND1 (batch dimensions), its
-//! index operand normalized on the host when constant; several terms are peeled one at a time.
+//! index operand normalized on the host when constant ([`super::fold`]); several terms with
+//! run-time indices are peeled one at a time.
 
 use super::*;
-use crate::types::IndexOutOfRange;
 
 impl Lowering<'_> {
     /// The index operand of a gather term over `shape`: source, base, per-dimension strides and
@@ -13,53 +13,21 @@ impl Lowering<'_> {
         t: &Term,
         shape: &[i64],
     ) -> Result<(Src, i64, Vec<i64>, DataType), DmlError> {
-        if let (Src::Plan(BufferId::Const(k)), true) = (t.index.src, t.index.terms.is_empty()) {
-            let used: Vec<usize> =
-                (0..shape.len()).filter(|&d| shape[d] >= 2 && t.index.strides[d] != 0).collect();
-            let sub: Vec<i64> = used.iter().map(|&d| shape[d]).collect();
-            let tensor = &self.plan.consts[k].tensor;
-            let mut values = Vec::with_capacity(sub.iter().product::<i64>() as usize);
-            each_coord(&sub, |c| {
-                let at =
-                    t.index.base + c.iter().zip(&used).map(|(o, &d)| o * t.index.strides[d]).sum::<i64>();
-                let v = tensor.int_at(at as usize).unwrap_or_default();
-                match t.mode.normalize(v, t.len) {
-                    Ok(Some(j)) => values.push(j),
-                    Ok(None) => {
-                        let refusal = OobRefusal::ZeroFill { index: v, len: t.len };
-                        return Err(DmlError::OobPolicy { mode: t.mode, refusal, at: None });
-                    }
-                    Err(IndexOutOfRange) => {
-                        return Err(DmlError::Unsupported(format!(
-                            "the constant index {v} is out of range for an axis of {}",
-                            t.len
-                        )));
-                    }
-                }
-                Ok(())
-            })?;
-            let data_type = if t.len <= u32::MAX as i64 { DataType::Uint32 } else { DataType::Uint64 };
-            self.parts.constants.push(Constant { data_type, values });
-            let packed = packed_strides(&sub);
-            let mut strides = vec![0; shape.len()];
-            for (i, &d) in used.iter().enumerate() {
-                strides[d] = packed[i];
-            }
-            return Ok((Src::Made(self.parts.constants.len() - 1), 0, strides, data_type));
+        if self.host_known(&t.index) {
+            return self.constant_operand(t, shape);
         }
-        if t.mode != OobMode::Error {
-            let tensor = match t.index.src {
-                Src::Plan(b) => Some(self.plan.buffer_name(b)),
-                _ => None,
-            };
-            let refusal = OobRefusal::RuntimeIndex { tensor };
-            return Err(DmlError::OobPolicy { mode: t.mode, refusal, at: None });
-        }
-        self.guard(t, shape)?;
+        self.runtime_index(t, shape)?;
         let (mut src, mut base, mut strides) = if t.index.terms.is_empty() {
             (t.index.src, t.index.base, t.index.strides.clone())
         } else {
-            (Src::Node(self.emit(&t.index, shape)?), 0, packed_strides(shape))
+            self.graph_because(
+                "the indices of a gather are gathered themselves, through values known only at run \
+                 time, so a gather computes them first",
+            );
+            // Computed over the dimensions the indices vary along only, not the whole output.
+            let used = fold::varying_dims(&t.index, shape);
+            let sub: Vec<i64> = used.iter().map(|&d| shape[d]).collect();
+            (Src::Node(self.emit(&t.index.projected(&used), &sub)?), 0, fold::spread_packed(shape, &used))
         };
         let dtype = self.dtype_of(src);
         let used_negative = (0..shape.len()).any(|d| shape[d] >= 2 && strides[d] < 0);
@@ -71,6 +39,35 @@ impl Lowering<'_> {
         Ok((src, base, strides, natural_type(dtype)))
     }
 
+    /// Refuses a term whose run-time indices its mode cannot honour on the device; under
+    /// `error`, makes sure the host validates them before dispatch.
+    pub(super) fn runtime_index(&mut self, t: &Term, shape: &[i64]) -> Result<(), DmlError> {
+        if t.mode != OobMode::Error {
+            let tensor = match t.index.src {
+                Src::Plan(b) => Some(self.plan.buffer_name(b)),
+                _ => None,
+            };
+            let refusal = OobRefusal::RuntimeIndex { tensor };
+            return Err(DmlError::OobPolicy { mode: t.mode, refusal, at: None });
+        }
+        self.guard(t, shape)
+    }
+
+    /// The data view of a single-term access over `shape`, gathered axis last.
+    fn data_dims(acc: &Acc, shape: &[i64]) -> Vec<(i64, i64)> {
+        let t = &acc.terms[0];
+        let mut ddims: Vec<(i64, i64)> = shape.iter().copied().zip(acc.strides.iter().copied()).collect();
+        ddims.push((t.len, t.stride));
+        ddims
+    }
+
+    /// Whether a gather's input tensor description can express the data view of a single-term
+    /// access: strides are unsigned, binding offsets multiples of 16 bytes.
+    pub(super) fn data_describable(&self, acc: &Acc, shape: &[i64]) -> bool {
+        let negative = Self::data_dims(acc, shape).iter().any(|&(c, s)| c >= 2 && s < 0);
+        !negative && self.bindable(acc.src, acc.base)
+    }
+
     /// A single-term access: GATHER, or GATHER_ND1 with batch dimensions.
     pub(super) fn gather(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
         let t = &acc.terms[0];
@@ -80,19 +77,32 @@ impl Lowering<'_> {
         let m = shape.len();
         let (isrc, ibase, istrides, itype) = self.index_operand(t, shape)?;
         let dtype = self.dtype_of(acc.src);
-        let mut ddims: Vec<(i64, i64)> = shape.iter().copied().zip(acc.strides.iter().copied()).collect();
-        ddims.push((t.len, t.stride));
+        let ddims = Self::data_dims(acc, shape);
         let (mut dsrc, mut dbase) = (acc.src, acc.base);
         let mut dstrides: Vec<i64> = ddims.iter().map(|d| d.1).collect();
-        let negative = ddims.iter().any(|&(c, s)| c >= 2 && s < 0);
-        if negative || !self.bindable(dsrc, dbase) {
+        if !self.data_describable(acc, shape) {
             let (node, s) = self.materialize(dsrc, dbase, &ddims)?;
             (dsrc, dbase, dstrides) = (Src::Node(node), 0, s);
         }
         // The output dimensions that matter: (count, data stride, index stride).
-        let mut k: Vec<(i64, i64, i64)> =
+        let k: Vec<(i64, i64, i64)> =
             (0..m).filter(|&d| shape[d] >= 2).map(|d| (shape[d], dstrides[d], istrides[d])).collect();
         let axis = (t.len, dstrides[m]);
+        self.place_gather(k, axis, dtype, (dsrc, dbase), (isrc, ibase, itype), shape)
+    }
+
+    /// Emits the gather over output dimensions `k` and the gathered `axis` (count, data stride),
+    /// reading the data at `(source, element offset)` and the indices at `(source, element
+    /// offset, type)`; neighbours are coalesced while DirectML's dimension limit is exceeded.
+    pub(super) fn place_gather(
+        &mut self,
+        mut k: Vec<(i64, i64, i64)>,
+        axis: (i64, i64),
+        dtype: DType,
+        (dsrc, dbase): (Src, i64),
+        (isrc, ibase, itype): (Src, i64, DataType),
+        shape: &[i64],
+    ) -> Result<usize, DmlError> {
         loop {
             match self.gather_node(&k, axis, dtype, itype) {
                 Ok((fields, ins)) => {
@@ -211,34 +221,48 @@ impl Lowering<'_> {
     }
 
     /// Several gathered terms: the first is gathered into an intermediate that keeps the other
-    /// terms' axes whole, which the rest then gather from.
+    /// terms' axes whole (and only the output dimensions it varies along), which the rest then
+    /// gather from.
     pub(super) fn peel(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
         let m = shape.len();
         let rest = &acc.terms[1..];
         if let Some(t) = rest.iter().find(|t| t.len <= 0) {
             return Err(empty_axis(t.mode));
         }
-        let mut ext_shape = shape.to_vec();
-        ext_shape.extend(rest.iter().map(|t| t.len));
+        self.graph_because(
+            "gathers along several axes with indices known only at run time take one operator each, \
+             joined by intermediates that keep the axes still to gather whole",
+        );
         let first = &acc.terms[0];
-        let mut strides = acc.strides.clone();
+        // The intermediate keeps the output dimensions the first gather's address varies
+        // along, and the axes the other terms still gather from.
+        let kept: Vec<usize> = (0..m)
+            .filter(|&d| shape[d] >= 2 && (acc.strides[d] != 0 || fold::varies(&first.index, d)))
+            .collect();
+        let mut ext_shape: Vec<i64> = kept.iter().map(|&d| shape[d]).collect();
+        ext_shape.extend(rest.iter().map(|t| t.len));
+        let mut strides: Vec<i64> = kept.iter().map(|&d| acc.strides[d]).collect();
         strides.extend(rest.iter().map(|t| t.stride));
         let inner = Acc {
             src: acc.src,
             base: acc.base,
             strides,
-            terms: vec![Term { index: first.index.extended(rest.len()), ..first.clone() }],
+            terms: vec![Term { index: first.index.projected(&kept).extended(rest.len()), ..first.clone() }],
         };
-        let node = self.gather(&inner, &ext_shape)?;
+        let node = self.emit(&inner, &ext_shape)?;
         let packed = packed_strides(&ext_shape);
+        let mut outer_strides = vec![0; m];
+        for (&d, &p) in kept.iter().zip(&packed) {
+            outer_strides[d] = p;
+        }
         let outer = Acc {
             src: Src::Node(node),
             base: 0,
-            strides: packed[..m].to_vec(),
+            strides: outer_strides,
             terms: rest
                 .iter()
                 .enumerate()
-                .map(|(i, t)| Term { stride: packed[m + i], ..t.clone() })
+                .map(|(i, t)| Term { stride: packed[kept.len() + i], ..t.clone() })
                 .collect(),
         };
         self.emit(&outer, shape)

@@ -1,12 +1,14 @@
 //! Plan → [`DmlGraph`]: the lowering rules of the module documentation. This file holds the
 //! walk over the plan's output access, the SLICE1 rule and the graph under construction;
-//! [`gather`] holds the gather rules and [`checks`] the host's index checks.
+//! [`gather`] holds the gather rules, [`fold`] what the host computes from constant indices so
+//! that one operator suffices, and [`checks`] the host's index checks.
 
 mod checks;
+mod fold;
 mod gather;
 
 use super::DmlOptions;
-use super::caps::{Op, natural_type, storage};
+use super::caps::{GRAPHS, Op, natural_type, storage};
 use super::desc::*;
 use super::error::{DmlError, OobRefusal};
 use super::graph::*;
@@ -35,6 +37,14 @@ pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlErro
         let acc = Acc::from_plan(&plan.output);
         let node = cx.emit(&acc, &plan.shape)?;
         cx.output_edge(node);
+        let nodes = cx.parts.nodes.len();
+        if nodes > 1 {
+            let why = cx.parts.graph_reasons.join("; ");
+            if cx.level < GRAPHS {
+                return Err(DmlError::Graph { nodes, why, needs: GRAPHS, level: cx.level });
+            }
+            notes.push(format!("a graph of {nodes} operators: {why}"));
+        }
     } else {
         notes.push(
             "the result is empty: DirectML tensors cannot have a size-0 dimension, so no operator is \
@@ -96,6 +106,16 @@ impl Acc {
         }
     }
 
+    /// The same access over the output dimensions `dims` only (the others held at 0).
+    fn projected(&self, dims: &[usize]) -> Acc {
+        Acc {
+            src: self.src,
+            base: self.base,
+            strides: dims.iter().map(|&d| self.strides[d]).collect(),
+            terms: self.terms.iter().map(|t| Term { index: t.index.projected(dims), ..t.clone() }).collect(),
+        }
+    }
+
     /// The same access over `extra` more trailing coordinates that it ignores.
     fn extended(&self, extra: usize) -> Acc {
         let mut a = self.clone();
@@ -145,6 +165,9 @@ struct Parts {
     inter_edges: Vec<GraphEdgeDesc<IntermediateGraphEdgeDesc>>,
     output_edges: Vec<GraphEdgeDesc<OutputGraphEdgeDesc>>,
     checks: Vec<HostCheck>,
+    /// Why one operator did not suffice, each reason once (the graph's note, or the refusal
+    /// below the level that has graphs).
+    graph_reasons: Vec<String>,
 }
 
 struct Lowering<'p> {
@@ -167,6 +190,13 @@ impl Lowering<'_> {
             Src::Plan(b) => self.plan.buffer_shape(b).unwrap_or_default(),
             Src::Node(n) => self.parts.node_out[n].1.clone(),
             Src::Made(k) => vec![self.parts.constants[k].values.len() as i64],
+        }
+    }
+
+    /// Records why the lowering adds a node feeding another one.
+    fn graph_because(&mut self, why: &str) {
+        if !self.parts.graph_reasons.iter().any(|r| r == why) {
+            self.parts.graph_reasons.push(why.to_string());
         }
     }
 
@@ -235,11 +265,13 @@ impl Lowering<'_> {
 
     /// Emits operators whose output is `acc` over `shape`, packed in C order.
     fn emit(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
+        let acc = &self.without_unused_terms(acc, shape)?;
         match acc.terms.len() {
             0 => {
                 let dims: Vec<(i64, i64)> = shape.iter().copied().zip(acc.strides.iter().copied()).collect();
                 self.slice1(acc.src, acc.base, &dims)
             }
+            _ if self.composite_fits(acc, shape) => self.composite(acc, shape),
             1 => self.gather(acc, shape),
             _ => self.peel(acc, shape),
         }
@@ -310,6 +342,10 @@ impl Lowering<'_> {
         base: i64,
         dims: &[(i64, i64)],
     ) -> Result<(usize, Vec<i64>), DmlError> {
+        self.graph_because(
+            "a view with a negative step, or at an offset that is not a multiple of 16 bytes, cannot \
+             be a gather's tensor description, so a SLICE1 copies it first",
+        );
         let used: Vec<usize> = (0..dims.len()).filter(|&d| dims[d].0 >= 2 && dims[d].1 != 0).collect();
         let sub: Vec<(i64, i64)> = used.iter().map(|&d| dims[d]).collect();
         let node = self.slice1(src, base, &sub)?;

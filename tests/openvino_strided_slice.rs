@@ -1,0 +1,128 @@
+//! OpenVINO's own StridedSlice-1 answers (tests/conformance/strided_slice_openvino.jsonl, made by
+//! tests/conformance/strided_slice_openvino.py from the CPU plugin): random mask and stride
+//! combinations — masks shorter and longer than `begin`, several bits on one entry, zero strides
+//! on entries that do not use them, bounds anywhere in i64 — each run through the interpreter and
+//! the JIT. slc must give OpenVINO's shape and f32 bytes, or refuse where OpenVINO refuses.
+
+use serde_json::Value;
+use slc::{DType, Executor, Session, Tensor};
+
+const MASKS: [&str; 5] = ["begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"];
+
+fn ints(v: &Value) -> Vec<i64> {
+    v.as_array().expect("a list").iter().map(|x| x.as_i64().expect("an i64")).collect()
+}
+
+fn list(values: &[i64]) -> String {
+    let items: Vec<String> = values.iter().map(i64::to_string).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The slc program for a case: every mask given, as OpenVINO requires (all of one length); a
+/// length of 0 means OpenVINO got none, which slc spells by leaving them out.
+fn source(case: &Value) -> String {
+    let [begin, end, stride] = ["begin", "end", "stride"].map(|k| list(&ints(&case[k])));
+    let mut src = format!("strided_slice(x, {begin}, {end}, {stride}");
+    for name in MASKS {
+        let mask = ints(&case["masks"][name]);
+        if !mask.is_empty() {
+            src += &format!(", {name}={}", list(&mask));
+        }
+    }
+    src + ")"
+}
+
+/// f32 0, 1, 2, ... in C order: the input every case reads.
+fn arange(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let bytes: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    Tensor::from_bytes(DType::F32, shape, &bytes).expect("a small tensor")
+}
+
+fn run_cases(backend: Executor) {
+    let text = include_str!("conformance/strided_slice_openvino.jsonl");
+    let cases: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON case")).collect();
+    assert!(cases.len() >= 500, "the file has {} cases", cases.len());
+    let refused = cases.iter().filter(|c| c["expect"].get("error").is_some()).count();
+    assert!(refused * 4 < cases.len() * 3, "{refused} of {} cases are refusals", cases.len());
+    let mut failures = vec![];
+    let mut session = Session::with_executor(backend);
+    for case in &cases {
+        let shape: Vec<usize> = ints(&case["shape"]).into_iter().map(|d| d as usize).collect();
+        session.bind("x", arange(&shape));
+        let src = source(case);
+        let expect = &case["expect"];
+        let problem = match (expect.get("error"), session.eval(&src)) {
+            (Some(e), Ok(t)) => Some(format!("OpenVINO refuses ({e}), slc gives {:?}", t.shape())),
+            (Some(_), Err(_)) => None,
+            (None, Err(e)) => Some(format!("slc refuses:\n{}", e.render(&src))),
+            (None, Ok(t)) => {
+                let want_shape: Vec<usize> = ints(&expect["shape"]).into_iter().map(|d| d as usize).collect();
+                let want: Vec<u8> =
+                    ints(&expect["values"]).into_iter().flat_map(|v| (v as f32).to_le_bytes()).collect();
+                (t.dtype() != DType::F32
+                    || t.shape() != want_shape.as_slice()
+                    || t.bytes() != want.as_slice())
+                .then(|| format!("expected {want_shape:?} {:?}, got {t:?}", ints(&expect["values"])))
+            }
+        };
+        if let Some(p) = problem {
+            failures.push(format!("case {} on x: f32{shape:?}: `{src}`: {p}", case["id"]));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} OpenVINO cases fail ({backend:?}):\n{}",
+        failures.len(),
+        cases.len(),
+        failures[..failures.len().min(30)].join("\n")
+    );
+}
+
+#[test]
+fn openvino_strided_slice_on_the_interpreter() {
+    run_cases(Executor::Interpreter);
+}
+
+#[test]
+fn openvino_strided_slice_on_the_jit() {
+    run_cases(Executor::Jit);
+}
+
+/// The corners docs/semantics.md ("Where the sources disagree") shows, on `a: f32[4, 5]`: each
+/// program is quoted there, and gives what OpenVINO gives (the NumPy spelling), or fails.
+#[test]
+fn the_documented_corners_run() {
+    let doc = include_str!("../docs/semantics.md");
+    let corners: [(&str, Option<&str>); 9] = [
+        ("strided_slice(a, [0, 0], [1, 1], [1, 0], new_axis_mask=[0, 1])", Some("a[0:1, newaxis]")),
+        (
+            "strided_slice(a, [0, 1], [1, 2], [0, 1], new_axis_mask=[1, 0], shrink_axis_mask=[1, 0])",
+            Some("a[newaxis, 1:2]"),
+        ),
+        ("strided_slice(a, [0, 1], [1, 2], ellipsis_mask=[1, 0], new_axis_mask=[1, 0])", Some("a[..., 1:2]")),
+        ("strided_slice(a, [5, 0], [0, 1], ellipsis_mask=[1, 0], shrink_axis_mask=[1, 0])", None),
+        (
+            "strided_slice(a, [-1, 0], [0, 1], ellipsis_mask=[1, 0], shrink_axis_mask=[1, 0])",
+            Some("a[..., 0:1]"),
+        ),
+        ("strided_slice(a, [0, 0, 0], [1, 1, 1], ellipsis_mask=[0, 0, 1], shrink_axis_mask=[0, 0, 1])", None),
+        ("strided_slice(a, [0, 0], [1, 1], ellipsis_mask=[1, 0, 1])", None),
+        ("strided_slice(a, [2], [0], begin_mask=[1], shrink_axis_mask=[1])", Some("a[0]")),
+        ("strided_slice(a, [7], [0], begin_mask=[1], shrink_axis_mask=[1])", None),
+    ];
+    for backend in [Executor::Interpreter, Executor::Jit] {
+        let mut session = Session::with_executor(backend);
+        session.bind("a", arange(&[4, 5]));
+        for (src, numpy) in corners {
+            assert!(doc.contains(&format!("`{src}`")), "docs/semantics.md does not show `{src}`");
+            let got = session.eval(src);
+            match numpy {
+                Some(numpy) => {
+                    assert_eq!(got.unwrap(), session.eval(numpy).unwrap(), "`{src}` ({backend:?})")
+                }
+                None => assert!(got.is_err(), "`{src}` ({backend:?}) must fail"),
+            }
+        }
+    }
+}
