@@ -149,7 +149,7 @@ fn bits(r: &mut impl Draw, n: usize) -> Vec<u8> {
 /// NumPy indexing chains and every operator form. Most are valid; the generator does not track
 /// ranks, so some are rejected by the checker.
 pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
-    match r.below(12) {
+    match r.below(14) {
         0..=4 => format!("a{}{}", index(r), chain(r, 2)),
         5 => {
             let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
@@ -165,6 +165,26 @@ pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
             format!("gather(a, idx2, axis={}, batch_dims=1, mode={mode}){}", 1 + r.below(2), chain(r, 1))
         }
         7 => format!("a[idx[::-1]][..., idx]{}", chain(r, 1)),
+        12 => {
+            // idx2 has a's leading dimension: a valid index for a 2-D `a` along either axis
+            // (its width 2 bounds the other axis), for a 1-D `a` as `idx`.
+            let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
+            let index = *r.pick(&["idx2", "idx2[::-1]", "idx2[:, :1]", "idx2[:, ::-1]", "idx"]);
+            format!("gather_elements(a, {index}, axis={}, mode={mode}){}", r.range(-2, 2), chain(r, 1))
+        }
+        13 => {
+            // Tuples of one or two entries from idx2, or of a literal; batch_dims 0 or 1.
+            let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
+            let index = *r.pick(&[
+                "idx2",
+                "idx2[::-1, :1]",
+                "idx2[:, ::-1]",
+                "idx2[idx2[:, 0]]",
+                "[[1, -1], [0, 2]]",
+            ]);
+            let source = *r.pick(&["a", "a[::-1]", "a[..., 1:]"]);
+            format!("gather_nd({source}, {index}, batch_dims={}, mode={mode}){}", r.below(2), chain(r, 1))
+        }
         8 => format!("a{}[idx]{}", index(r), chain(r, 1)),
         9 => {
             let n = 1 + r.below(2) as i64;

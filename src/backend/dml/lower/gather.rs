@@ -1,5 +1,7 @@
-//! The gather rules: one gathered term is a GATHER or a GATHER_ND1 (batch dimensions), its
-//! index operand normalized on the host when constant; several terms are peeled one at a time.
+//! The gather rules: one gathered term is a GATHER, a GATHER_ELEMENTS (its index walks every
+//! output dimension; `gather_elements.rs`) or a GATHER_ND1 (batch dimensions), its index operand
+//! normalized on the host when constant; several terms that read one index tuple are one
+//! GATHER_ND1 (`gather_nd.rs`); other sets of terms are peeled one at a time.
 
 use super::*;
 use crate::types::IndexOutOfRange;
@@ -56,11 +58,24 @@ impl Lowering<'_> {
             return Err(DmlError::OobPolicy { mode: t.mode, refusal, at: None });
         }
         self.guard(t, shape)?;
-        let (mut src, mut base, mut strides) = if t.index.terms.is_empty() {
-            (t.index.src, t.index.base, t.index.strides.clone())
+        if t.index.terms.is_empty() {
+            self.operand_view(t.index.src, t.index.base, t.index.strides.clone(), shape)
         } else {
-            (Src::Node(self.emit(&t.index, shape)?), 0, packed_strides(shape))
-        };
+            let node = self.emit(&t.index, shape)?;
+            self.operand_view(Src::Node(node), 0, packed_strides(shape), shape)
+        }
+    }
+
+    /// An index operand read from `src` at `base + Σ o_d·strides[d]` over `shape`, as a tensor
+    /// description can say it: materialized when a used stride is negative or the base cannot
+    /// be bound.
+    pub(super) fn operand_view(
+        &mut self,
+        mut src: Src,
+        mut base: i64,
+        mut strides: Vec<i64>,
+        shape: &[i64],
+    ) -> Result<(Src, i64, Vec<i64>, DataType), DmlError> {
         let dtype = self.dtype_of(src);
         let used_negative = (0..shape.len()).any(|d| shape[d] >= 2 && strides[d] < 0);
         if used_negative || !self.bindable(src, base) {
@@ -71,17 +86,20 @@ impl Lowering<'_> {
         Ok((src, base, strides, natural_type(dtype)))
     }
 
-    /// A single-term access: GATHER, or GATHER_ND1 with batch dimensions.
+    /// A gathering access: one term (GATHER, GATHER_ELEMENTS, or GATHER_ND1 with batch
+    /// dimensions), or several that form one index tuple (GATHER_ND1; see `tuple_operand`).
     pub(super) fn gather(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
-        let t = &acc.terms[0];
-        if t.len <= 0 {
+        if let Some(t) = acc.terms.iter().find(|t| t.len <= 0) {
             return Err(empty_axis(t.mode));
         }
         let m = shape.len();
-        let (isrc, ibase, istrides, itype) = self.index_operand(t, shape)?;
+        let (isrc, ibase, istrides, itype) = match &acc.terms[..] {
+            [t] => self.index_operand(t, shape)?,
+            terms => self.tuple_operand(terms, shape)?,
+        };
         let dtype = self.dtype_of(acc.src);
         let mut ddims: Vec<(i64, i64)> = shape.iter().copied().zip(acc.strides.iter().copied()).collect();
-        ddims.push((t.len, t.stride));
+        ddims.extend(acc.terms.iter().map(|t| (t.len, t.stride)));
         let (mut dsrc, mut dbase) = (acc.src, acc.base);
         let mut dstrides: Vec<i64> = ddims.iter().map(|d| d.1).collect();
         let negative = ddims.iter().any(|&(c, s)| c >= 2 && s < 0);
@@ -92,9 +110,11 @@ impl Lowering<'_> {
         // The output dimensions that matter: (count, data stride, index stride).
         let mut k: Vec<(i64, i64, i64)> =
             (0..m).filter(|&d| shape[d] >= 2).map(|d| (shape[d], dstrides[d], istrides[d])).collect();
-        let axis = (t.len, dstrides[m]);
+        let axes: Vec<(i64, i64)> = acc.terms.iter().zip(&dstrides[m..]).map(|(t, &s)| (t.len, s)).collect();
+        // The stride between a tuple's entries (index operands have one more dimension then).
+        let tuple_stride = istrides.get(m).copied().unwrap_or(0);
         loop {
-            match self.gather_node(&k, axis, dtype, itype) {
+            match self.gather_node(&k, &axes, tuple_stride, dtype, itype) {
                 Ok((fields, ins)) => {
                     let node = self.push_node(fields, (dtype, shape.to_vec()));
                     let width = dtype.width() as u64;
@@ -118,11 +138,13 @@ impl Lowering<'_> {
     }
 
     /// The descriptor of a gather over output dimensions `k` (in output order) and the gathered
-    /// `axis` (count, data stride); returns it with its input and index tensor descriptions.
+    /// `axes` (count, data stride; several for an index tuple whose entries lie `tuple_stride`
+    /// apart); returns it with its input and index tensor descriptions.
     pub(super) fn gather_node(
         &self,
         k: &[(i64, i64, i64)],
-        axis: (i64, i64),
+        axes: &[(i64, i64)],
+        tuple_stride: i64,
         dtype: DType,
         itype: DataType,
     ) -> Result<(OperatorFields, [TensorDesc; 2]), DmlError> {
@@ -131,7 +153,12 @@ impl Lowering<'_> {
         let s_start = k.len() - k.iter().rev().take_while(|d| d.2 == 0).count();
         let i_start = s_start - k[..s_start].iter().rev().take_while(|d| d.1 == 0).count();
         let (p, i, s) = (&k[..i_start], &k[i_start..s_start], &k[s_start..]);
-        let op = if p.iter().any(|d| d.2 != 0) { Op::GatherNd1 } else { Op::Gather };
+        let op = match (axes, p.iter().any(|d| d.2 != 0)) {
+            ([_], false) => Op::Gather,
+            // The index walks every output dimension: ONNX GatherElements' shape.
+            ([_], true) if k.iter().all(|d| d.2 != 0) => Op::GatherElements,
+            _ => Op::GatherNd1,
+        };
         self.require(op)?;
         let (data_type, pairs) = storage(op, self.level, dtype)?;
         if !op.index_supports(self.level, itype) {
@@ -147,14 +174,19 @@ impl Lowering<'_> {
             };
             return Err(DmlError::IndexType { dtype, level: self.level });
         }
+        if op == Op::GatherElements {
+            return self.gather_elements_node(k, axes[0], data_type, pairs, itype);
+        }
         let scale = if pairs { 2 } else { 1 };
         let data = |d: &(i64, i64, i64)| (d.0, d.1 * scale);
         let mut input: Vec<(i64, i64)> = p.iter().map(data).collect();
-        input.push((axis.0, axis.1 * scale));
+        input.extend(axes.iter().map(|a| (a.0, a.1 * scale)));
         input.extend(s.iter().map(data));
         let mut out: Vec<(i64, i64)> = k.iter().map(|d| (d.0, 0)).collect();
         let mut index: Vec<(i64, i64)> = match op {
-            Op::GatherNd1 => p.iter().chain(i).map(|d| (d.0, d.2)).chain([(1, 0)]).collect(),
+            Op::GatherNd1 => {
+                p.iter().chain(i).map(|d| (d.0, d.2)).chain([(axes.len() as i64, tuple_stride)]).collect()
+            }
             _ if i.is_empty() => {
                 out.insert(p.len(), (1, 0));
                 vec![(1, 0)]

@@ -1,9 +1,12 @@
 //! Plan → [`DmlGraph`]: the lowering rules of the module documentation. This file holds the
 //! walk over the plan's output access, the SLICE1 rule and the graph under construction;
-//! [`gather`] holds the gather rules and [`checks`] the host's index checks.
+//! [`gather`] holds the gather rules ([`gather_elements`] and [`gather_nd`] the ONNX-shaped
+//! ones) and [`checks`] the host's index checks.
 
 mod checks;
 mod gather;
+mod gather_elements;
+mod gather_nd;
 
 use super::DmlOptions;
 use super::caps::{Op, natural_type, storage};
@@ -235,6 +238,7 @@ impl Lowering<'_> {
                 self.slice1(acc.src, acc.base, &dims)
             }
             1 => self.gather(acc, shape),
+            _ if gather_nd::is_tuple(&acc.terms) => self.gather(acc, shape),
             _ => self.peel(acc, shape),
         }
     }
