@@ -1138,3 +1138,24 @@ fn emulator_reads_gather_elements_as_documented() {
     d.input_tensor.desc.sizes[1] = 2;
     assert!(matches!(emulate(&bad, &[&data, &idx]), Err(EmulateError::Invalid(_))));
 }
+
+#[test]
+fn a_refused_onnx_gather_points_at_its_call() {
+    let t = types(&[("a", DType::F32, &[2, 3, 4]), ("nd", DType::I64, &[3, 2])]);
+    let target = slc::Target::DirectMl(DmlOptions::default());
+    for (src, call) in [
+        ("gather_nd(a, nd, mode=zero)[1:]", "gather_nd(a, nd, mode=zero)"),
+        (
+            "gather_elements(a[0], nd, axis=1, mode=clamp)[::-1]",
+            "gather_elements(a[0], nd, axis=1, mode=clamp)",
+        ),
+        ("gather_elements(a, [[[9]]], mode=zero)", "gather_elements(a, [[[9]]], mode=zero)"),
+    ] {
+        let e = target.compile(slc::compile(src, &t).unwrap()).unwrap_err();
+        let d = e.diagnostic();
+        assert_eq!(d.code, "E0405", "{src}");
+        let span = d.labels.first().map(|l| l.span).unwrap_or_else(|| panic!("{src}: no label"));
+        let at = src.find(call).unwrap();
+        assert_eq!((span.start, span.end), (at, at + call.len()), "{src}");
+    }
+}
