@@ -158,7 +158,7 @@ impl IntoDiagnostic for SemaError {
                 "unknown function".into(),
                 Some(match suggestion {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => "functions: strided_slice, slice, gather, slice1".into(),
+                    None => format!("functions: {}", super::OPERATOR_FUNCTIONS.join(", ")),
                 }),
             ),
             K::PositionalAfterKeyword => ("E0120", "positional argument".into(), None),
