@@ -1111,6 +1111,17 @@ fn gather_nd_is_one_gather_nd1_over_the_index_tuples() {
     ] {
         agree(src, &[("a", a.clone()), ("idx", i.clone())], &level("5.0"));
     }
+    // Next to another gather: the tuple is still one operator, peeled first.
+    let i = Tensor::from_i64s(DType::I64, &[2], &[3, -1]).unwrap();
+    for src in [
+        "gather(gather_nd(a, idx), i, axis=1, mode=error)",
+        "gather_nd(gather(a, i, axis=2, mode=error), idx)",
+    ] {
+        let g = agree(src, &[("a", a.clone()), ("idx", idx.clone()), ("i", i.clone())], &level("5.0"));
+        let kinds: Vec<OperatorType> = ops(&g).iter().map(|o| o.operator_type()).collect();
+        assert_eq!(kinds.len(), 2, "{src}: {kinds:?}");
+        assert!(kinds.contains(&OperatorType::GatherNd1), "{src}: {kinds:?}");
+    }
     // GATHER_ND1 starts at 3.0.
     let e = lower_src(
         "gather_nd(a, idx)",

@@ -1,7 +1,8 @@
 //! The gather rules: one gathered term is a GATHER, a GATHER_ELEMENTS (its index walks every
 //! output dimension; `gather_elements.rs`) or a GATHER_ND1 (batch dimensions), its index operand
 //! normalized on the host when constant; several terms that read one index tuple are one
-//! GATHER_ND1 (`gather_nd.rs`); other sets of terms are peeled one at a time.
+//! GATHER_ND1 (`gather_nd.rs`); other sets of terms are peeled one at a time (a leading tuple
+//! at once).
 
 use super::*;
 use crate::types::IndexOutOfRange;
@@ -242,24 +243,24 @@ impl Lowering<'_> {
         Ok((fields, ins))
     }
 
-    /// Several gathered terms: the first is gathered into an intermediate that keeps the other
-    /// terms' axes whole, which the rest then gather from.
+    /// Several gathered terms: the first (or a leading index tuple) is gathered into an
+    /// intermediate that keeps the other terms' axes whole, which the rest then gather from.
     pub(super) fn peel(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
         let m = shape.len();
-        let rest = &acc.terms[1..];
+        let lead = (2..acc.terms.len()).rev().find(|&g| gather_nd::is_tuple(&acc.terms[..g])).unwrap_or(1);
+        let (first, rest) = acc.terms.split_at(lead);
         if let Some(t) = rest.iter().find(|t| t.len <= 0) {
             return Err(empty_axis(t.mode));
         }
         let mut ext_shape = shape.to_vec();
         ext_shape.extend(rest.iter().map(|t| t.len));
-        let first = &acc.terms[0];
         let mut strides = acc.strides.clone();
         strides.extend(rest.iter().map(|t| t.stride));
         let inner = Acc {
             src: acc.src,
             base: acc.base,
             strides,
-            terms: vec![Term { index: first.index.extended(rest.len()), ..first.clone() }],
+            terms: first.iter().map(|t| Term { index: t.index.extended(rest.len()), ..t.clone() }).collect(),
         };
         let node = self.gather(&inner, &ext_shape)?;
         let packed = packed_strides(&ext_shape);
