@@ -93,27 +93,18 @@ fn element<'v>(
             // out = data[:axis] + indices[batch_dims:] + data[axis+1:]; the batch coordinates
             // lead both the data's and the indices'.
             let (axis, batch) = (*axis, *batch_dims);
-            let gathered = indices.ty.shape.len() - batch;
-            let index_at: Vec<i64> = c[..batch].iter().chain(&c[axis..axis + gathered]).copied().collect();
-            let j = element(indices, &index_at, value_of)?;
-            let len = data.ty.shape[axis];
-            match mode.normalize(j, len) {
-                Ok(Some(j)) => {
-                    let mut at = c[..axis].to_vec();
-                    at.push(j);
-                    at.extend_from_slice(&c[axis + gathered..]);
-                    element(data, &at, value_of)
-                }
-                Ok(None) => Ok(0),
-                Err(IndexOutOfRange) => Err(ConstEvalError::IndexOutOfRange { index: j, axis, len }),
-            }
+            let taken = indices.ty.shape.len() - batch;
+            let index_at: Vec<i64> = c[..batch].iter().chain(&c[axis..axis + taken]).copied().collect();
+            let Some(j) = gathered(data, indices, &index_at, axis, *mode, value_of)? else { return Ok(0) };
+            let mut at = c[..axis].to_vec();
+            at.push(j);
+            at.extend_from_slice(&c[axis + taken..]);
+            element(data, &at, value_of)
         }
         TExprKind::GatherElements { data, indices, axis, mode } => {
             let mut at = c.to_vec();
-            at[*axis] = match gathered(data, indices, c, *axis, *mode, value_of)? {
-                Some(j) => j,
-                None => return Ok(0),
-            };
+            let Some(j) = gathered(data, indices, c, *axis, *mode, value_of)? else { return Ok(0) };
+            at[*axis] = j;
             element(data, &at, value_of)
         }
         TExprKind::GatherNd { data, indices, batch_dims, mode } => {
@@ -126,10 +117,10 @@ fn element<'v>(
             let mut at = c[..*batch_dims].to_vec();
             for j in 0..m {
                 index_at[tuple] = j as i64;
-                match gathered(data, indices, &index_at, batch_dims + j, *mode, value_of)? {
-                    Some(v) => at.push(v),
-                    None => return Ok(0),
-                }
+                let Some(v) = gathered(data, indices, &index_at, batch_dims + j, *mode, value_of)? else {
+                    return Ok(0);
+                };
+                at.push(v);
             }
             at.extend_from_slice(&c[tuple..]);
             element(data, &at, value_of)
