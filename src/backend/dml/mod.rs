@@ -13,7 +13,11 @@
 //!   leading dimensions (batch dimensions); the data view is folded into the input tensor
 //!   description (strides, binding offset) when it can be, else materialized by a SLICE1 into an
 //!   intermediate;
-//! * several terms, or a gather of a gather, become a graph of such operators joined by
+//! * one gathered term whose index walks every output dimension (ONNX GatherElements' shape)
+//!   is a `DML_OPERATOR_GATHER_ELEMENTS`;
+//! * terms that read consecutive entries of one index dimension (ONNX GatherND's tuples) are one
+//!   `DML_OPERATOR_GATHER_ND1` whose indices have that dimension last;
+//! * other sets of terms, or a gather of a gather, become a graph of such operators joined by
 //!   intermediate edges.
 //!
 //! Out-of-range indices are undefined in DirectML, so the lowering never relies on them:
