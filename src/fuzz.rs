@@ -152,7 +152,7 @@ fn bits(r: &mut impl Draw, n: usize) -> Vec<u8> {
 /// NumPy indexing chains and every operator form. Most are valid; the generator does not track
 /// ranks, so some are rejected by the checker.
 pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
-    match r.below(12) {
+    match r.below(14) {
         0..=4 => format!("a{}{}", index(r), chain(r, 2)),
         5 => {
             let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
@@ -168,6 +168,32 @@ pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
             format!("gather(a, idx2, axis={}, batch_dims=1, mode={mode}){}", 1 + r.below(2), chain(r, 1))
         }
         7 => format!("a[idx[::-1]][..., idx]{}", chain(r, 1)),
+        12 => {
+            // idx2 has a's leading dimension: a valid index for a 2-D `a` along either axis
+            // (its width 2 bounds the other axis), for a 1-D `a` as `idx`; a literal fits any
+            // rank.
+            let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
+            let rank = shape.len() as i64;
+            let axis = if rank == 0 { 0 } else { r.range(-rank, rank) };
+            let index = match r.below(6) {
+                0..=2 => elements_literal(r, shape, axis.rem_euclid(rank.max(1)) as usize),
+                n => ["idx2", "idx2[::-1, :1]", "idx"][n as usize - 3].to_string(),
+            };
+            format!("gather_elements(a, {index}, axis={axis}, mode={mode}){}", chain(r, 1))
+        }
+        13 => {
+            // Tuples of one or two entries from idx2, or of a literal; batch_dims 0 or 1.
+            let mode = r.pick(&["error", "error", "zero", "clamp", "wrap"]);
+            let index = *r.pick(&[
+                "idx2",
+                "idx2[::-1, :1]",
+                "idx2[:, ::-1]",
+                "idx2[idx2[:, 0]]",
+                "[[1, -1], [0, 2]]",
+            ]);
+            let source = *r.pick(&["a", "a[::-1]", "a[..., 1:]"]);
+            format!("gather_nd({source}, {index}, batch_dims={}, mode={mode}){}", r.below(2), chain(r, 1))
+        }
         8 => format!("a{}[idx]{}", index(r), chain(r, 1)),
         9 => {
             let n = 1 + r.below(2) as i64;
@@ -204,6 +230,28 @@ pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
             format!("slice1(a, {offsets:?}, {sizes:?}, {strides:?}){}", chain(r, 1))
         }
     }
+}
+
+/// A list literal of `shape`'s rank that gather_elements accepts along `axis`: at most the data
+/// off the axis (mostly 1, to stay small at high ranks), 1 to 3 along it; values mostly in range.
+fn elements_literal(r: &mut impl Draw, shape: &[usize], axis: usize) -> String {
+    fn nest(r: &mut impl Draw, dims: &[i64], n: i64) -> String {
+        match dims.split_first() {
+            None if r.below(8) == 0 => n.to_string(),
+            None => r.range(-n, n.max(1)).to_string(),
+            Some((&d, rest)) => {
+                format!("[{}]", (0..d).map(|_| nest(r, rest, n)).collect::<Vec<_>>().join(", "))
+            }
+        }
+    }
+    let dims: Vec<i64> = (0..shape.len())
+        .map(|k| match (k == axis, r.below(4)) {
+            (true, _) => r.range(1, 4),
+            (false, 0) => shape[k].min(2) as i64,
+            (false, _) => shape[k].min(1) as i64,
+        })
+        .collect();
+    nest(r, &dims, shape.get(axis).map_or(1, |&n| n as i64))
 }
 
 /// Pseudo-random bytes from `seed` (any bit pattern, NaNs included: comparisons are on bits).

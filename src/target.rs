@@ -93,7 +93,13 @@ fn fits(refusal: &OobRefusal, data: &TExpr, indices: &TExpr, axis: usize) -> boo
 fn reads_input(e: &TExpr, name: Option<&String>) -> bool {
     match (&e.kind, name) {
         (TExprKind::Input(n), Some(name)) => n == name,
-        (TExprKind::Input(_) | TExprKind::Gather { .. }, None) => true,
+        (
+            TExprKind::Input(_)
+            | TExprKind::Gather { .. }
+            | TExprKind::GatherElements { .. }
+            | TExprKind::GatherNd { .. },
+            None,
+        ) => true,
         _ => e.kind.children().any(|c| reads_input(c, name)),
     }
 }
@@ -105,10 +111,15 @@ fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
     if let Some(span) = e.kind.children().find_map(|c| find_gather(c, test)) {
         return Some(span);
     }
-    match &e.kind {
-        TExprKind::Gather { data, indices, axis, mode, .. } if test(data, indices, *axis, *mode) => {
-            Some(e.span)
+    let found = match &e.kind {
+        TExprKind::Gather { data, indices, axis, mode, .. }
+        | TExprKind::GatherElements { data, indices, axis, mode } => test(data, indices, *axis, *mode),
+        // Entry j of each index tuple gathers along axis batch_dims + j.
+        TExprKind::GatherNd { data, indices, batch_dims, mode } => {
+            let entries = indices.ty.shape.last().copied().unwrap_or(0) as usize;
+            (0..entries).any(|j| test(data, indices, batch_dims + j, *mode))
         }
-        _ => None,
-    }
+        _ => false,
+    };
+    found.then_some(e.span)
 }

@@ -186,6 +186,14 @@ fn seed_examples_as_linked_kernels() {
 }
 
 #[test]
+fn onnx_runtime_gathers_as_linked_kernels() {
+    let cases = cases::onnx_gathers();
+    let (ran, skipped) = check_batch(&cases, "onnx-gathers");
+    // Skipped: the programs ONNX Runtime and slc reject.
+    assert!(ran >= 250, "{ran} gather kernels ran, {skipped} skipped");
+}
+
+#[test]
 fn golden_sample_as_linked_kernels() {
     let sample = cases::golden_sample(400, 0x05ee_da07);
     let (ran, skipped) = check_batch(&sample, "golden");

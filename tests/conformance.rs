@@ -1,6 +1,7 @@
-//! The seed documents' worked examples (tests/conformance/seeds.txt), run on the interpreter and
-//! the JIT. See the data file for the format and for each contradiction between a seed and what
-//! slc does.
+//! The seed documents' worked examples (tests/conformance/seeds.txt), and ONNX Runtime's results
+//! on random Gather, GatherElements and GatherND models (tests/conformance/onnx_gathers.txt,
+//! written by onnx_gathers.py next to it), run on the interpreter and the JIT. See the data files
+//! for the format and for each contradiction between a source and what slc does.
 
 use slc::sema::InputTypes;
 use slc::types::TensorType;
@@ -48,9 +49,9 @@ fn parse_typed(text: &str) -> (TensorType, Option<Values>) {
     (ty, values)
 }
 
-fn load() -> Vec<Case> {
+fn load(text: &str) -> Vec<Case> {
     let mut cases: Vec<Case> = vec![];
-    for line in include_str!("conformance/seeds.txt").lines() {
+    for line in text.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -155,10 +156,15 @@ fn check(case: &Case, backend: Executor) -> Result<(), String> {
 }
 
 fn run_seed(prefix: &str, expected_cases: usize) {
-    let cases: Vec<Case> = load().into_iter().filter(|c| c.id.starts_with(prefix)).collect();
+    let cases = load(include_str!("conformance/seeds.txt"));
+    let cases: Vec<Case> = cases.into_iter().filter(|c| c.id.starts_with(prefix)).collect();
     assert_eq!(cases.len(), expected_cases, "cases for seed {prefix}");
+    run_cases(&cases);
+}
+
+fn run_cases(cases: &[Case]) {
     let mut failures = vec![];
-    for case in &cases {
+    for case in cases {
         for backend in [Executor::Interpreter, Executor::Jit] {
             if let Err(why) = check(case, backend) {
                 failures.push(format!("{} ({backend:?}) `{}`: {why}", case.id, case.src));
@@ -191,4 +197,14 @@ fn seed_003_strided_slice_english() {
 #[test]
 fn seed_004_onnx_slice() {
     run_seed("004-", 16);
+}
+
+#[test]
+fn onnx_runtime_gathers() {
+    let cases = load(include_str!("conformance/onnx_gathers.txt"));
+    for (op, count) in [("ort-gather-", 120), ("ort-gather-elements-", 120), ("ort-gather-nd-", 120)] {
+        let n = cases.iter().filter(|c| c.id.starts_with(op) && !c.id[op.len()..].contains('-')).count();
+        assert_eq!(n, count, "cases {op}*");
+    }
+    run_cases(&cases);
 }

@@ -58,6 +58,13 @@ fn placements_and_modes_equal_the_interpreter() {
         "gather(a, b, axis=1, batch_dims=1, mode=zero)",
         "gather(a, b, axis=2, batch_dims=-1, mode=clamp)",
         "a[0, :, i]",
+        "gather_elements(a[0, 0], b, axis=1, mode=wrap)",
+        "gather_elements(a[1, :, 0], b[::-1], axis=-1, mode=clamp)[1:]",
+        "gather_elements(a[0, 0], b, axis=0)",
+        "gather_nd(a, b[:, :2], batch_dims=1, mode=clamp)",
+        "gather_nd(a[::-1], i, mode=zero)[1:]",
+        "gather_nd(a, i[:, :1])",
+        "gather_nd(a, i)",
     ];
     let types = inputs
         .iter()

@@ -190,3 +190,32 @@ proptest! {
         same(&shape, &op, &format!("a[{}]", items.join(", ")))?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// One index tuple of `m` entries is NumPy indexing by `m` integers (a new axis in front for
+    /// the tuple grid), after `b` batch dimensions of one element each.
+    #[test]
+    fn gather_nd_of_one_tuple_is_numpy_indexing(
+        shape in proptest::collection::vec(1usize..5, 1..5),
+        tuple in proptest::collection::vec(-4i64..4, 0..5),
+        mode in prop_oneof![Just("error"), Just("zero")],
+    ) {
+        let tuple: Vec<i64> =
+            tuple.iter().zip(&shape).map(|(&j, &n)| j.rem_euclid(2 * n as i64) - n as i64).collect();
+        let op = format!("gather_nd(a, [{}], mode={mode})", list(&tuple));
+        let items: Vec<String> = tuple.iter().map(|j| j.to_string()).collect();
+        same(&shape, &op, &format!("a[{}][newaxis]", if items.is_empty() { "...".into() } else { items.join(", ") }))?;
+    }
+
+    /// Along a 1-D tensor, gather_elements is NumPy's integer-array indexing.
+    #[test]
+    fn gather_elements_in_one_dimension_is_numpy_indexing(
+        n in 1usize..6,
+        indices in proptest::collection::vec(-6i64..6, 0..6),
+    ) {
+        let indices: Vec<i64> = indices.into_iter().filter(|&j| -(n as i64) <= j && j < n as i64).collect();
+        same(&[n], &format!("gather_elements(a, {})", list(&indices)), &format!("a[{}]", list(&indices)))?;
+    }
+}

@@ -10,7 +10,7 @@
 //! out[o]     = buffer[address(o)]          (or 0 when a `zero`-mode index is out of range)
 //! ```
 //!
-//! All surface forms (NumPy indexing, strided_slice, slice, gather, slice1) lower to
+//! All surface forms (NumPy indexing, strided_slice, slice, the gathers, slice1) lower to
 //! this one shape, and compose inside it: a slice of a slice is a new affine map, a slice of a
 //! gather rewrites the strides of the gather's data *and* index accesses, a gather of a gather
 //! nests an indirect term inside an index access. Nothing is ever materialized in between.

@@ -192,14 +192,7 @@ impl Builder<'_> {
                 let (axis, b, q) = (*axis, *batch_dims, index_shape.len());
                 let len = data_shape[axis];
                 if *mode == OobMode::Error {
-                    self.budget.take(index_access.accesses(), e.span)?;
-                    self.checks.push(Check {
-                        index: index_access.clone(),
-                        shape: index_shape.clone(),
-                        len,
-                        axis,
-                        origin: Origin(Some(indices.span)),
-                    });
+                    self.check(&index_access, &index_shape, len, axis, indices.span, e.span)?;
                 }
                 let rank = shape.len();
                 let index_coords: Vec<Coord> = (0..q)
@@ -222,6 +215,58 @@ impl Builder<'_> {
                     .collect();
                 substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
             }
+            TExprKind::GatherElements { data, indices, axis, mode } => {
+                let (data_access, data_shape) = self.expr(data)?;
+                let (index, _) = self.expr(indices)?;
+                let (axis, len) = (*axis, data_shape[*axis]);
+                if *mode == OobMode::Error {
+                    self.check(&index, &shape, len, axis, indices.span, e.span)?;
+                }
+                // The output has the indices' shape, so the index is read at the output
+                // coordinates themselves; so are the data's other axes (a corner of them when
+                // the indices are smaller: a unit output axis then moves nowhere).
+                let data_coords: Vec<Coord> = (0..shape.len())
+                    .map(|d| match d == axis {
+                        true => Coord::Gathered { index: index.clone(), len, mode: *mode },
+                        false => Coord::Affine { dim: Some(d), offset: 0, scale: i64::from(shape[d] > 1) },
+                    })
+                    .collect();
+                substitute(&data_access, &data_coords, shape.len(), true, e.span, &mut self.budget)?
+            }
+            TExprKind::GatherNd { data, indices, batch_dims, mode } => {
+                let (data_access, data_shape) = self.expr(data)?;
+                let (index_access, index_shape) = self.expr(indices)?;
+                let (b, tuple, rank) = (*batch_dims, index_shape.len() - 1, shape.len());
+                let m = index_shape[tuple] as usize;
+                let mut data_coords: Vec<Coord> =
+                    (0..b).map(|d| Coord::Affine { dim: Some(d), offset: 0, scale: 1 }).collect();
+                for j in 0..m {
+                    // Entry j of each tuple: the index with its last coordinate fixed, read at
+                    // the output's leading `tuple` coordinates.
+                    let entry = |rank, budget: &mut Budget| {
+                        let mut coords: Vec<Coord> =
+                            (0..tuple).map(|k| Coord::Affine { dim: Some(k), offset: 0, scale: 1 }).collect();
+                        coords.push(Coord::Affine { dim: None, offset: j as i64, scale: 0 });
+                        substitute(&index_access, &coords, rank, false, e.span, budget)
+                    };
+                    let (axis, len) = (b + j, data_shape[b + j]);
+                    if *mode == OobMode::Error {
+                        let whole = entry(tuple, &mut self.budget)?;
+                        self.check(&whole, &index_shape[..tuple], len, axis, indices.span, e.span)?;
+                    }
+                    data_coords.push(Coord::Gathered {
+                        index: entry(rank, &mut self.budget)?,
+                        len,
+                        mode: *mode,
+                    });
+                }
+                data_coords.extend((b + m..data_shape.len()).map(|d| Coord::Affine {
+                    dim: Some(d - b - m + tuple),
+                    offset: 0,
+                    scale: 1,
+                }));
+                substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
+            }
             TExprKind::Transpose { base, perm } => {
                 let (access, _) = self.expr(base)?;
                 let mut coords = vec![Coord::Affine { dim: None, offset: 0, scale: 0 }; perm.len()];
@@ -232,5 +277,22 @@ impl Builder<'_> {
             }
         };
         Ok((access, shape))
+    }
+
+    /// An `error`-mode gather's index, checked as a whole over `shape` before the kernel runs
+    /// (NumPy and ONNX raise on any value, also one a later slice drops).
+    fn check(
+        &mut self,
+        index: &Access,
+        shape: &[i64],
+        len: i64,
+        axis: usize,
+        origin: Span,
+        span: Span,
+    ) -> Result<(), PlanError> {
+        self.budget.take(index.accesses(), span)?;
+        let origin = Origin(Some(origin));
+        self.checks.push(Check { index: index.clone(), shape: shape.to_vec(), len, axis, origin });
+        Ok(())
     }
 }

@@ -364,7 +364,7 @@ fn completion_knows_names_helpers_and_commands() {
     };
     assert_eq!(words(&r, "al"), vec!["albedo", "alpha"]);
     assert_eq!(words(&r, "ar"), vec!["arange("]);
-    assert_eq!(words(&r, "x = ga"), vec!["gather("]);
+    assert_eq!(words(&r, "x = ga"), vec!["gather(", "gather_elements(", "gather_nd("]);
     assert_eq!(words(&r, ":ti"), vec![":time"]);
     assert_eq!(words(&r, "zeros(2, dtype=bf"), vec!["bf16"]);
     assert_eq!(words(&r, "load(\"sr"), vec!["<path>"]);

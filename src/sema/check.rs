@@ -486,7 +486,7 @@ pub(super) fn const_tensor(t: Tensor, span: Span) -> TExpr {
 }
 
 /// A node of the checked tree, within the limits on rank and nesting.
-fn node(kind: TExprKind, ty: TensorType, span: Span) -> Result<TExpr, SemaError> {
+pub(super) fn node(kind: TExprKind, ty: TensorType, span: Span) -> Result<TExpr, SemaError> {
     if ty.shape.len() > MAX_RANK {
         return err(K::TooManyDims { rank: ty.shape.len() }, span);
     }

@@ -158,7 +158,9 @@ impl IntoDiagnostic for SemaError {
                 "unknown function".into(),
                 Some(match suggestion {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => "functions: strided_slice, slice, gather, slice1".into(),
+                    None => {
+                        "functions: strided_slice, slice, gather, gather_elements, gather_nd, slice1".into()
+                    }
                 }),
             ),
             K::PositionalAfterKeyword => ("E0120", "positional argument".into(), None),

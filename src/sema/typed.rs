@@ -31,6 +31,13 @@ pub enum TExprKind {
     Gather { data: Box<TExpr>, indices: Box<TExpr>, axis: usize, batch_dims: usize, mode: OobMode },
     /// Output dimension `i` is input dimension `perm[i]`.
     Transpose { base: Box<TExpr>, perm: Vec<usize> },
+    /// ONNX GatherElements: `out` has the indices' shape, and `out[i] = data[i]` with `i[axis]`
+    /// replaced by `indices[i]`.
+    GatherElements { data: Box<TExpr>, indices: Box<TExpr>, axis: usize, mode: OobMode },
+    /// ONNX GatherND: the indices' last dimension (`m` entries) selects a slice of `data` after
+    /// the `batch_dims` leading dimensions the two share;
+    /// `out = indices.shape[:-1] + data.shape[batch_dims+m:]`.
+    GatherNd { data: Box<TExpr>, indices: Box<TExpr>, batch_dims: usize, mode: OobMode },
 }
 
 impl TExpr {
@@ -48,7 +55,9 @@ impl TExprKind {
         let (first, second) = match self {
             TExprKind::Input(_) | TExprKind::Const(_) => (None, None),
             TExprKind::View { base, .. } | TExprKind::Transpose { base, .. } => (Some(&**base), None),
-            TExprKind::Gather { data, indices, .. } => (Some(&**data), Some(&**indices)),
+            TExprKind::Gather { data, indices, .. }
+            | TExprKind::GatherElements { data, indices, .. }
+            | TExprKind::GatherNd { data, indices, .. } => (Some(&**data), Some(&**indices)),
         };
         first.into_iter().chain(second)
     }
@@ -95,6 +104,12 @@ impl fmt::Display for TExpr {
             TExprKind::Transpose { base, perm } => {
                 let perm: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
                 write!(f, "transpose({base}, {})", ShapeDisplay(&perm))?
+            }
+            TExprKind::GatherElements { data, indices, axis, mode } => {
+                write!(f, "gather_elements({data}, {indices}, axis={axis}, mode={})", mode.name())?
+            }
+            TExprKind::GatherNd { data, indices, batch_dims, mode } => {
+                write!(f, "gather_nd({data}, {indices}, batch_dims={batch_dims}, mode={})", mode.name())?
             }
         }
         write!(f, ": {}", self.ty)

@@ -47,6 +47,12 @@ int main(void) {
             tensor("IndicesTensor", d->IndicesTensor);
             tensor("OutputTensor", d->OutputTensor);
             printf("  axis %u indexdims %u\n", d->Axis, d->IndexDimensions);
+        } else if (op->Type == DML_OPERATOR_GATHER_ELEMENTS) {
+            const DML_GATHER_ELEMENTS_OPERATOR_DESC *d = (const DML_GATHER_ELEMENTS_OPERATOR_DESC *)op->Desc;
+            tensor("InputTensor", d->InputTensor);
+            tensor("IndicesTensor", d->IndicesTensor);
+            tensor("OutputTensor", d->OutputTensor);
+            printf("  axis %u\n", d->Axis);
         } else if (op->Type == DML_OPERATOR_GATHER_ND1) {
             const DML_GATHER_ND1_OPERATOR_DESC *d = (const DML_GATHER_ND1_OPERATOR_DESC *)op->Desc;
             tensor("InputTensor", d->InputTensor);

@@ -1,6 +1,6 @@
-//! Test cases shared by the AOT and C ABI tests: every runnable seed conformance example and a
-//! deterministic random sample of the NumPy golden corpus, with their inputs built exactly as
-//! tests/conformance.rs and tests/golden.rs build them.
+//! Test cases shared by the AOT and C ABI tests: every runnable seed conformance example, the
+//! ONNX Runtime gather cases, and a deterministic random sample of the NumPy golden corpus, with
+//! their inputs built exactly as tests/conformance.rs and tests/golden.rs build them.
 
 #![allow(dead_code)]
 
@@ -34,6 +34,16 @@ fn element(dtype: DType, v: i64) -> Vec<u8> {
 
 /// The seed examples whose inputs all have values (`in NAME: TYPE = ...`, `arange`, `arange1`).
 pub fn seeds() -> Vec<Case> {
+    conformance(include_str!("../conformance/seeds.txt"))
+}
+
+/// The ONNX Runtime gather cases (tests/conformance/onnx_gathers.txt), all runnable.
+pub fn onnx_gathers() -> Vec<Case> {
+    conformance(include_str!("../conformance/onnx_gathers.txt"))
+}
+
+/// The cases of a conformance file whose inputs all have values.
+fn conformance(text: &str) -> Vec<Case> {
     let mut cases: Vec<Case> = vec![];
     let mut runnable = true;
     let finish = |cases: &mut Vec<Case>, runnable: bool| {
@@ -41,7 +51,7 @@ pub fn seeds() -> Vec<Case> {
             cases.pop();
         }
     };
-    for line in include_str!("../conformance/seeds.txt").lines() {
+    for line in text.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;

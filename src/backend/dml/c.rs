@@ -158,6 +158,12 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
                 let o = w.tensor(&format!("n{n}_out"), &d.output_tensor);
                 ("DML_GATHER_OPERATOR_DESC", format!("&{i}, &{x}, &{o}, {}, {}", d.axis, d.index_dimensions))
             }
+            OperatorFields::GatherElements(d) => {
+                let i = w.tensor(&format!("n{n}_in"), &d.input_tensor);
+                let x = w.tensor(&format!("n{n}_idx"), &d.indices_tensor);
+                let o = w.tensor(&format!("n{n}_out"), &d.output_tensor);
+                ("DML_GATHER_ELEMENTS_OPERATOR_DESC", format!("&{i}, &{x}, &{o}, {}", d.axis))
+            }
             OperatorFields::GatherNd1(d) => {
                 let i = w.tensor(&format!("n{n}_in"), &d.input_tensor);
                 let x = w.tensor(&format!("n{n}_idx"), &d.indices_tensor);

@@ -12,6 +12,7 @@ pub(crate) enum Op {
     Slice1,
     Gather,
     GatherNd1,
+    GatherElements,
 }
 
 const SMALL_TYPES: [DataType; 8] = [
@@ -32,6 +33,7 @@ impl Op {
             OperatorType::Slice1 => Op::Slice1,
             OperatorType::Gather => Op::Gather,
             OperatorType::GatherNd1 => Op::GatherNd1,
+            OperatorType::GatherElements => Op::GatherElements,
         }
     }
 
@@ -40,6 +42,7 @@ impl Op {
             Op::Slice1 => "DML_OPERATOR_SLICE1",
             Op::Gather => "DML_OPERATOR_GATHER",
             Op::GatherNd1 => "DML_OPERATOR_GATHER_ND1",
+            Op::GatherElements => "DML_OPERATOR_GATHER_ELEMENTS",
         }
     }
 
@@ -48,6 +51,7 @@ impl Op {
             Op::Slice1 => FeatureLevel::L2_1,
             Op::Gather => FeatureLevel::L1_0,
             Op::GatherNd1 => FeatureLevel::L3_0,
+            Op::GatherElements => FeatureLevel::L2_1,
         }
     }
 
@@ -56,7 +60,9 @@ impl Op {
         let small = SMALL_TYPES.contains(&t);
         let wide = WIDE_TYPES.contains(&t);
         match self {
-            Op::Slice1 => (level >= FeatureLevel::L2_1 && small) || (level >= FeatureLevel::L4_1 && wide),
+            Op::Slice1 | Op::GatherElements => {
+                (level >= FeatureLevel::L2_1 && small) || (level >= FeatureLevel::L4_1 && wide)
+            }
             Op::Gather => {
                 (matches!(t, DataType::Float32 | DataType::Float16))
                     || (level >= FeatureLevel::L2_1 && small)
@@ -80,7 +86,7 @@ impl Op {
         match (self, level >= FeatureLevel::L3_0) {
             (_, true) | (Op::GatherNd1, _) => (1, 8),
             (Op::Slice1, false) => (4, 5),
-            (Op::Gather, false) => (4, 4),
+            (Op::Gather | Op::GatherElements, false) => (4, 4),
         }
     }
 }

@@ -112,6 +112,7 @@ dml_enum! {
     /// `DML_OPERATOR_TYPE` (the operators slc emits).
     OperatorType {
         Gather = "DML_OPERATOR_GATHER", 67;
+        GatherElements = "DML_OPERATOR_GATHER_ELEMENTS", 107;
         Slice1 = "DML_OPERATOR_SLICE1", 111;
         GatherNd1 = "DML_OPERATOR_GATHER_ND1", 140;
     }
@@ -301,6 +302,16 @@ pub struct GatherNd1Desc {
     pub batch_dimension_count: u32,
 }
 
+/// `DML_GATHER_ELEMENTS_OPERATOR_DESC`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct GatherElementsDesc {
+    pub input_tensor: TensorDesc,
+    pub indices_tensor: TensorDesc,
+    pub output_tensor: TensorDesc,
+    pub axis: u32,
+}
+
 /// The operator-specific half of a `DML_OPERATOR_DESC`. Untagged: each struct's field set is
 /// distinct, and [`OperatorDesc`]'s `Type` must agree with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -309,6 +320,8 @@ pub enum OperatorFields {
     Slice1(Slice1Desc),
     Gather(GatherDesc),
     GatherNd1(GatherNd1Desc),
+    /// After `Gather`: its fields are a subset of GATHER's, which untagged parsing tries first.
+    GatherElements(GatherElementsDesc),
 }
 
 impl OperatorFields {
@@ -317,6 +330,7 @@ impl OperatorFields {
             OperatorFields::Slice1(_) => OperatorType::Slice1,
             OperatorFields::Gather(_) => OperatorType::Gather,
             OperatorFields::GatherNd1(_) => OperatorType::GatherNd1,
+            OperatorFields::GatherElements(_) => OperatorType::GatherElements,
         }
     }
 
@@ -326,6 +340,7 @@ impl OperatorFields {
             OperatorFields::Slice1(d) => vec![&d.input_tensor],
             OperatorFields::Gather(d) => vec![&d.input_tensor, &d.indices_tensor],
             OperatorFields::GatherNd1(d) => vec![&d.input_tensor, &d.indices_tensor],
+            OperatorFields::GatherElements(d) => vec![&d.input_tensor, &d.indices_tensor],
         }
     }
 
@@ -334,6 +349,7 @@ impl OperatorFields {
             OperatorFields::Slice1(d) => &d.output_tensor,
             OperatorFields::Gather(d) => &d.output_tensor,
             OperatorFields::GatherNd1(d) => &d.output_tensor,
+            OperatorFields::GatherElements(d) => &d.output_tensor,
         }
     }
 }

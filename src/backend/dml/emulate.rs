@@ -403,6 +403,40 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
                 write(c, element(i, input, &ic)?)
             })?;
         }
+        OperatorFields::GatherElements(d) => {
+            // output[c] = input[c with c[Axis] replaced by indices[c]]; all three tensors have
+            // the same DimensionCount, the indices' Sizes are the input's except along Axis, and
+            // the output's are the indices'.
+            let (i, x, o) = (&d.input_tensor, &d.indices_tensor, &d.output_tensor);
+            check_dims(kind, level, &[(i, "InputTensor"), (x, "IndicesTensor"), (o, "OutputTensor")])?;
+            check_type(kind, level, i, "InputTensor")?;
+            if !kind.index_supports(level, x.desc.data_type) {
+                return invalid(format!(
+                    "IndicesTensor: {} at feature level {level}",
+                    x.desc.data_type.name()
+                ));
+            }
+            let (dn, axis) = (i.desc.dimension_count as usize, d.axis as usize);
+            if x.desc.dimension_count as usize != dn || o.desc.dimension_count as usize != dn {
+                return invalid("InputTensor, IndicesTensor and OutputTensor differ in DimensionCount");
+            }
+            if i.desc.data_type != o.desc.data_type || axis >= dn {
+                return invalid("DataType or Axis out of range");
+            }
+            if (0..dn).any(|k| k != axis && x.desc.sizes[k] != i.desc.sizes[k]) {
+                return invalid("IndicesTensor.Sizes differ from InputTensor.Sizes off the Axis");
+            }
+            if o.desc.sizes != x.desc.sizes {
+                return invalid("OutputTensor.Sizes differ from IndicesTensor.Sizes");
+            }
+            let (input, indices) = (&args[0], &args[1]);
+            each_coord(&sizes(o), |c| {
+                let raw = int_value(x.desc.data_type, element(x, indices, c)?);
+                let mut ic = c.to_vec();
+                ic[axis] = resolve(level, x.desc.data_type, raw, i.desc.sizes[axis])?;
+                write(c, element(i, input, &ic)?)
+            })?;
+        }
         OperatorFields::GatherNd1(d) => {
             let (i, x, o) = (&d.input_tensor, &d.indices_tensor, &d.output_tensor);
             check_dims(kind, level, &[(i, "InputTensor"), (x, "IndicesTensor"), (o, "OutputTensor")])?;

@@ -13,12 +13,19 @@
 //!   leading dimensions (batch dimensions); the data view is folded into the input tensor
 //!   description (strides, binding offset) when it can be, else materialized by a SLICE1 into an
 //!   intermediate;
-//! * with constant indices, several terms, a gather of a gather, or a data view no tensor
+//! * one gathered term whose index walks every output dimension (ONNX GatherElements' shape)
+//!   is a `DML_OPERATOR_GATHER_ELEMENTS`;
+//! * terms that read consecutive entries of one index dimension (ONNX GatherND's tuples) are one
+//!   `DML_OPERATOR_GATHER_ND1` whose indices have that dimension last (constant ones too, where
+//!   the feature level has GATHER_ND1 and a tensor description can express the data view);
+//! * with constant indices, other sets of terms, a gather of a gather, or a data view no tensor
 //!   description can express become one `DML_OPERATOR_GATHER` of element offsets computed on the
 //!   host (`lower/fold.rs`), and a term of stride 0 is only validated;
 //! * otherwise several terms, or a gather of a gather, become a graph of such operators joined
-//!   by intermediate edges, each holding only the dimensions it varies along; the graph's note
-//!   says why. Below feature level 2.1, which has no graph API, such a program is refused.
+//!   by intermediate edges (a leading index tuple peeled as one GATHER_ND1), each holding only
+//!   the dimensions it varies along; the graph's note says why. Below feature level 2.1, which
+//!   has no graph API, such a program is refused; a single GATHER_ELEMENTS or GATHER_ND1 needs
+//!   no graph and only its own feature level.
 //!
 //! Out-of-range indices are undefined in DirectML, so the lowering never relies on them:
 //! constant indices are normalized on the host (per mode), `error`-mode dynamic indices are

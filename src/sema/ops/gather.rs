@@ -32,26 +32,10 @@ impl Checker<'_> {
     pub(super) fn gather_call(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
         let data = self.tensor_arg(args.data)?;
         let indices_arg = args.indices;
-        let indices = match self.expr(&indices_arg.value)? {
-            Value::Int(v) => const_tensor(Tensor::scalar_i64(v), indices_arg.value.span),
-            Value::Tensor(t) if t.ty.dtype.is_integer() => t,
-            other => {
-                return invalid(
-                    format!("indices must be an integer tensor, found {}", other.describe()),
-                    "not integer indices",
-                    indices_arg.value.span,
-                );
-            }
-        };
+        let indices = self.indices_arg(indices_arg)?;
         let rank = data.ty.shape.len() as i64;
         let q = indices.ty.shape.len() as i64;
-        let axis_arg = args.axis;
-        let axis = self.int_scalar(axis_arg)?;
-        if !(-rank..rank).contains(&axis) {
-            let msg = format!("axis {axis} is out of range for data of rank {rank}");
-            return invalid(msg, "axis out of range", axis_arg.value.span);
-        }
-        let axis = if axis < 0 { axis + rank } else { axis };
+        let axis = self.axis_arg(args.axis, rank)? as i64;
         let batch_dims = match args.batch_dims {
             None => 0,
             Some(arg) => {
@@ -81,37 +65,69 @@ impl Checker<'_> {
                 indices_arg.value.span,
             );
         }
-        let mode = match args.mode {
-            None => OobMode::Zero,
-            Some(arg) => {
-                let word = match &arg.value.kind {
-                    ExprKind::Name(w) | ExprKind::Str(w) => Some(w.as_str()),
-                    _ => None,
-                };
-                match word.and_then(OobMode::from_name) {
-                    Some(m) => m,
-                    None => {
-                        return invalid(
-                            "mode must be one of zero, error, clamp, wrap",
-                            "unknown mode",
-                            arg.value.span,
-                        );
-                    }
-                }
-            }
-        };
+        let mode = oob_mode(args.mode, OobMode::Zero)?;
         let n = data.ty.shape[axis];
-        if matches!(mode, OobMode::Clamp | OobMode::Wrap) && n == 0 && indices.ty.shape.iter().all(|&d| d > 0)
-        {
-            return invalid(
-                format!("cannot {} indices into an empty axis {axis}", mode.name()),
-                "axis is empty",
-                span,
-            );
-        }
+        check_empty_axis(mode, n, &indices.ty.shape, axis, span)?;
         if mode == OobMode::Error {
             check_const_indices(&indices, axis, n)?;
         }
         gather(data, indices, axis, batch_dims, mode, span)
     }
+
+    /// An `axis=` argument in `[-rank, rank-1]`, negative values counted from the end.
+    pub(super) fn axis_arg(&mut self, arg: &Arg, rank: i64) -> Result<usize, SemaError> {
+        let axis = self.int_scalar(arg)?;
+        if !(-rank..rank).contains(&axis) {
+            let msg = format!("axis {axis} is out of range for data of rank {rank}");
+            return invalid(msg, "axis out of range", arg.value.span);
+        }
+        Ok(if axis < 0 { axis + rank } else { axis } as usize)
+    }
+
+    /// The index operand of a gather form: an integer tensor, a list literal, or an integer
+    /// expression (a 0-d index).
+    pub(super) fn indices_arg(&mut self, arg: &Arg) -> Result<TExpr, SemaError> {
+        match self.expr(&arg.value)? {
+            Value::Int(v) => Ok(const_tensor(Tensor::scalar_i64(v), arg.value.span)),
+            Value::Tensor(t) if t.ty.dtype.is_integer() => Ok(t),
+            other => invalid(
+                format!("indices must be an integer tensor, found {}", other.describe()),
+                "not integer indices",
+                arg.value.span,
+            ),
+        }
+    }
+}
+
+/// The `mode=` argument of a gather form: a policy name, bare or as a string.
+pub(super) fn oob_mode(arg: Option<&Arg>, default: OobMode) -> Result<OobMode, SemaError> {
+    let Some(arg) = arg else { return Ok(default) };
+    let word = match &arg.value.kind {
+        ExprKind::Name(w) | ExprKind::Str(w) => Some(w.as_str()),
+        _ => None,
+    };
+    match word.and_then(OobMode::from_name) {
+        Some(m) => Ok(m),
+        None => invalid("mode must be one of zero, error, clamp, wrap", "unknown mode", arg.value.span),
+    }
+}
+
+/// `clamp` and `wrap` have nothing to map an index to on an empty axis: with at least one
+/// index (`indices_shape` has no 0), that is an error now (docs/semantics.md, Out-of-range
+/// policies).
+pub(super) fn check_empty_axis(
+    mode: OobMode,
+    n: i64,
+    indices_shape: &[i64],
+    axis: usize,
+    span: Span,
+) -> Result<(), SemaError> {
+    if matches!(mode, OobMode::Clamp | OobMode::Wrap) && n == 0 && indices_shape.iter().all(|&d| d > 0) {
+        return invalid(
+            format!("cannot {} indices into an empty axis {axis}", mode.name()),
+            "axis is empty",
+            span,
+        );
+    }
+    Ok(())
 }

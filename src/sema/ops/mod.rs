@@ -1,5 +1,6 @@
 //! The operator call forms: `strided_slice` (OpenVINO StridedSlice-1), `slice` (ONNX Slice-13),
-//! `gather` (OpenVINO Gather-8, with a `mode=` for the out-of-range policy) and `slice1`
+//! `gather` (OpenVINO Gather-8, with a `mode=` for the out-of-range policy), `gather_elements`
+//! and `gather_nd` (ONNX GatherElements-13 and GatherND-13, with the same `mode=`) and `slice1`
 //! (DirectML DML_SLICE1), one file each. A form binds its arguments (positional in the listed
 //! order, or by keyword) into a struct of its own, validates them with diagnostics that point at
 //! the argument, normalizes with its own source's rules (docs/semantics.md), and produces the
@@ -7,6 +8,8 @@
 //! node came from. This file holds what the forms share: binding and argument values.
 
 mod gather;
+mod gather_elements;
+mod gather_nd;
 mod slice;
 mod slice1;
 mod strided_slice;
@@ -18,7 +21,8 @@ use super::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast;
 
-pub const FUNCTIONS: &[&str] = &["strided_slice", "slice", "gather", "slice1"];
+pub const FUNCTIONS: &[&str] =
+    &["strided_slice", "slice", "gather", "gather_elements", "gather_nd", "slice1"];
 
 /// Matches `args` to a form's parameters: `REQUIRED` first (positional or keyword), then
 /// `OPTIONAL`. The arrays come back in the order of the names.
@@ -95,6 +99,8 @@ impl Checker<'_> {
             "slice" => self.onnx_slice(slice::Args::bind(args, span)?, span),
             "gather" => self.gather_call(gather::Args::bind(args, span)?, span),
             "slice1" => self.slice1(slice1::Args::bind(args, span)?, span),
+            "gather_elements" => self.gather_elements_call(gather_elements::Args::bind(args, span)?, span),
+            "gather_nd" => self.gather_nd_call(gather_nd::Args::bind(args, span)?, span),
             name => {
                 let suggestion = FUNCTIONS
                     .iter()

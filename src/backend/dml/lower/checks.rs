@@ -62,6 +62,8 @@ impl Lowering<'_> {
                         .zip(c.index.strides.iter().zip(packed_strides(&c.shape)))
                         .all(|(&n, (&s, p))| n == 1 || s == p)
             });
+        let covered =
+            covered || self.plan.checks.iter().any(|c| gather_nd::covers(c, &t.index, t.len, shape));
         if !covered {
             let index = self.host_access(&t.index)?;
             let kind = HostCheckKind::Guard;

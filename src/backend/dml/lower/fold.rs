@@ -6,7 +6,10 @@
 //!   constant tensor;
 //! * several constant gathers, or one over a view that no tensor description can express
 //!   (a negative step, an offset not a multiple of 16 bytes), become one GATHER of precomputed
-//!   element offsets into the data buffer seen as one axis.
+//!   element offsets into the data buffer seen as one axis — except an index tuple that a
+//!   GATHER_ND1 of the feature level reads over a describable view (`gather_nd.rs`, whose
+//!   constant tuples interleave one normalized constant per entry); a constant tuple below
+//!   GATHER_ND1's level, or over such a view, is folded here like any other set of terms.
 
 use super::*;
 use crate::types::IndexOutOfRange;
@@ -121,13 +124,18 @@ impl Lowering<'_> {
     }
 
     /// Whether [`Lowering::composite`] should lower `acc`: its data is a plan buffer, every index
-    /// is host-known, and the access would otherwise need a graph — several gathered terms, or
-    /// one whose data view must first be copied by a SLICE1.
+    /// is host-known, and the access would otherwise need a graph (or an operator the feature
+    /// level lacks) — several gathered terms other than one index tuple a GATHER_ND1 of this
+    /// level reads as they stand, or one term whose data view must first be copied by a SLICE1.
     pub(super) fn composite_fits(&self, acc: &Acc, shape: &[i64]) -> bool {
+        let one_operator = match acc.terms.len() {
+            1 => true,
+            _ => gather_nd::is_tuple(&acc.terms) && self.level >= Op::GatherNd1.introduced(),
+        };
         matches!(acc.src, Src::Plan(_))
             && !acc.terms.is_empty()
             && acc.terms.iter().all(|t| self.host_known(&t.index))
-            && (acc.terms.len() > 1 || !self.data_describable(acc, shape))
+            && !(one_operator && self.data_describable(acc, shape))
     }
 
     /// One GATHER for an access whose indices are all host-known: the output dimensions any
@@ -169,6 +177,6 @@ impl Lowering<'_> {
         let mut k: Vec<(i64, i64, i64)> = folded.iter().zip(packed).map(|(&d, p)| (shape[d], 0, p)).collect();
         k.extend((s_start..m).filter(|&d| shape[d] >= 2).map(|d| (shape[d], acc.strides[d], 0)));
         let dtype = self.dtype_of(acc.src);
-        self.place_gather(k, (len, 1), dtype, (acc.src, 0), (index, 0, itype), shape)
+        self.place_gather(k, (&[(len, 1)], 0), dtype, (acc.src, 0), (index, 0, itype), shape)
     }
 }

@@ -1,11 +1,14 @@
 //! Plan → [`DmlGraph`]: the lowering rules of the module documentation. This file holds the
 //! walk over the plan's output access, the SLICE1 rule and the graph under construction;
-//! [`gather`] holds the gather rules, [`fold`] what the host computes from constant indices so
-//! that one operator suffices, and [`checks`] the host's index checks.
+//! [`gather`] holds the gather rules ([`gather_elements`] and [`gather_nd`] the ONNX-shaped
+//! ones), [`fold`] what the host computes from constant indices so that one operator suffices,
+//! and [`checks`] the host's index checks.
 
 mod checks;
 mod fold;
 mod gather;
+mod gather_elements;
+mod gather_nd;
 
 use super::DmlOptions;
 use super::caps::{GRAPHS, Op, natural_type, storage};
@@ -273,6 +276,7 @@ impl Lowering<'_> {
             }
             _ if self.composite_fits(acc, shape) => self.composite(acc, shape),
             1 => self.gather(acc, shape),
+            _ if gather_nd::is_tuple(&acc.terms) => self.gather(acc, shape),
             _ => self.peel(acc, shape),
         }
     }

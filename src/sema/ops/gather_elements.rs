@@ -1,0 +1,70 @@
+//! `gather_elements(data, indices, axis=0, mode=error)`: ONNX GatherElements-13 (NumPy's
+//! `take_along_axis`), with a choice of out-of-range policy.
+
+use super::gather::{check_empty_axis, oob_mode};
+use super::{Checker, bind, invalid};
+use crate::sema::check::{check_const_indices, node};
+use crate::sema::error::SemaError;
+use crate::sema::typed::{TExpr, TExprKind};
+use crate::source::Span;
+use crate::syntax::ast::Arg;
+use crate::types::{OobMode, ShapeDisplay, TensorType};
+
+/// The arguments of a `gather_elements` call.
+pub(super) struct Args<'a> {
+    data: &'a Arg,
+    indices: &'a Arg,
+    axis: Option<&'a Arg>,
+    mode: Option<&'a Arg>,
+}
+
+impl<'a> Args<'a> {
+    pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
+        let ([data, indices], [axis, mode]) =
+            bind("gather_elements", ["data", "indices"], ["axis", "mode"], args, span)?;
+        Ok(Args { data, indices, axis, mode })
+    }
+}
+
+impl Checker<'_> {
+    /// ONNX GatherElements-13 (docs/semantics.md, gather_elements).
+    pub(super) fn gather_elements_call(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
+        let data = self.tensor_arg(args.data)?;
+        let indices = self.indices_arg(args.indices)?;
+        let rank = data.ty.shape.len();
+        let axis = match args.axis {
+            Some(arg) => self.axis_arg(arg, rank as i64)?,
+            // ONNX's default axis 0 does not exist in a 0-d tensor.
+            None if rank == 0 => {
+                return invalid("data of rank 0 has no axis 0", "0-d data", args.data.value.span);
+            }
+            None => 0,
+        };
+        let (d, i) = (&data.ty.shape, &indices.ty.shape);
+        let index_span = args.indices.value.span;
+        if i.len() != rank {
+            let msg = format!("indices {} must have the rank of data {}", indices.ty, data.ty);
+            return invalid(msg, "rank differs from the data's", index_span);
+        }
+        // Off the axis, ONNX Runtime accepts indices smaller than the data (a corner of it is
+        // read), not larger; along the axis any length is fine.
+        if let Some(k) = (0..rank).find(|&k| k != axis && i[k] > d[k]) {
+            let msg = format!(
+                "indices {} must not exceed data {} off the axis {axis}: dimension {k} is {} > {}",
+                ShapeDisplay(i),
+                ShapeDisplay(d),
+                i[k],
+                d[k]
+            );
+            return invalid(msg, "larger than the data", index_span);
+        }
+        let mode = oob_mode(args.mode, OobMode::Error)?;
+        check_empty_axis(mode, d[axis], i, axis, span)?;
+        if mode == OobMode::Error {
+            check_const_indices(&indices, axis, d[axis])?;
+        }
+        let ty = TensorType { dtype: data.ty.dtype, shape: i.clone() };
+        let kind = TExprKind::GatherElements { data: Box::new(data), indices: Box::new(indices), axis, mode };
+        node(kind, ty, span)
+    }
+}

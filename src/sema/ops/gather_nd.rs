@@ -1,0 +1,101 @@
+//! `gather_nd(data, indices, batch_dims=0, mode=error)`: ONNX GatherND-13, with a choice of
+//! out-of-range policy.
+
+use super::gather::{check_empty_axis, oob_mode};
+use super::{Checker, bind, invalid};
+use crate::sema::check::{err, node};
+use crate::sema::error::{SemaError, SemaErrorKind as K};
+use crate::sema::typed::{TExpr, TExprKind};
+use crate::source::Span;
+use crate::syntax::ast::Arg;
+use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
+
+/// The arguments of a `gather_nd` call.
+pub(super) struct Args<'a> {
+    data: &'a Arg,
+    indices: &'a Arg,
+    batch_dims: Option<&'a Arg>,
+    mode: Option<&'a Arg>,
+}
+
+impl<'a> Args<'a> {
+    pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
+        let ([data, indices], [batch_dims, mode]) =
+            bind("gather_nd", ["data", "indices"], ["batch_dims", "mode"], args, span)?;
+        Ok(Args { data, indices, batch_dims, mode })
+    }
+}
+
+impl Checker<'_> {
+    /// ONNX GatherND-13 (docs/semantics.md, gather_nd).
+    pub(super) fn gather_nd_call(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
+        let data = self.tensor_arg(args.data)?;
+        let indices = self.indices_arg(args.indices)?;
+        let (d, i) = (&data.ty.shape, &indices.ty.shape);
+        let (r, q) = (d.len(), i.len());
+        let index_span = args.indices.value.span;
+        if r == 0 {
+            return invalid("gather_nd needs data of rank at least 1", "0-d data", args.data.value.span);
+        }
+        let Some(&m) = i.last() else {
+            return invalid("gather_nd needs indices of rank at least 1", "0-d indices", index_span);
+        };
+        let b = match args.batch_dims {
+            None => 0,
+            Some(arg) => {
+                let raw = self.int_scalar(arg)?;
+                if !(0..q as i64).contains(&raw) {
+                    let msg = format!("batch_dims {raw} must lie in 0..{q} (below the rank of the indices)");
+                    return invalid(msg, "batch_dims out of range", arg.value.span);
+                }
+                raw as usize
+            }
+        };
+        // The index tuples select among the data's dimensions after the batch ones.
+        if b > r || m > (r - b) as i64 {
+            let msg = format!(
+                "the indices' last dimension ({m}) must be at most the data's rank after {b} batch dimensions ({})",
+                r.saturating_sub(b)
+            );
+            return invalid(msg, "index tuples too long", index_span);
+        }
+        let m = m as usize;
+        if d[..b] != i[..b] {
+            let msg =
+                format!("the first {b} dimensions of data {} and indices {} must match", data.ty, indices.ty);
+            return invalid(msg, "batch dimensions differ", index_span);
+        }
+        let mode = oob_mode(args.mode, OobMode::Error)?;
+        let tuples = &i[..q - 1];
+        for j in 0..m {
+            check_empty_axis(mode, d[b + j], tuples, b + j, span)?;
+        }
+        if mode == OobMode::Error && m > 0 {
+            check_const_tuples(&indices, &d[b..b + m], b)?;
+        }
+        let shape: Vec<i64> = tuples.iter().chain(&d[b + m..]).copied().collect();
+        if checked_numel(&shape).is_none() {
+            return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
+        }
+        let ty = TensorType { dtype: data.ty.dtype, shape };
+        let kind =
+            TExprKind::GatherNd { data: Box::new(data), indices: Box::new(indices), batch_dims: b, mode };
+        node(kind, ty, span)
+    }
+}
+
+/// Literal index tuples are checked now, pointing at the literal: entry `j` of each tuple
+/// indexes data axis `first_axis + j`, of size `sizes[j]` (not empty).
+fn check_const_tuples(indices: &TExpr, sizes: &[i64], first_axis: usize) -> Result<(), SemaError> {
+    if let TExprKind::Const(t) = &indices.kind {
+        for at in 0..t.numel() {
+            let j = at % sizes.len();
+            let v = t.int_at(at).unwrap_or_default();
+            if OobMode::Error.normalize(v, sizes[j]).is_err() {
+                let kind = K::IndexOutOfRange { index: v as i64, axis: first_axis + j, size: sizes[j] };
+                return err(kind, indices.span);
+            }
+        }
+    }
+    Ok(())
+}
