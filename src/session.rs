@@ -137,8 +137,11 @@ impl<'a> Session<'a> {
             return compile_with_values(src, &self.input_types(), &self.tensors);
         }
         // Operator parameters may come from bound integer tensors, views included: copy the
-        // small integer ones (parameters are short lists) into the values the checker reads.
-        let small = |dtype: slc_runtime::DType, numel: usize| dtype.is_integer() && numel <= 1 << 12;
+        // small integer ones (parameters are short lists) into the values the checker reads,
+        // and the bool ones (a boolean mask's value decides the result's shape).
+        let small = |dtype: slc_runtime::DType, numel: usize| {
+            dtype == slc_runtime::DType::Bool || (dtype.is_integer() && numel <= 1 << 12)
+        };
         let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
         for (name, t) in &self.tensors {
             if small(t.dtype(), t.numel()) {

@@ -10,7 +10,7 @@ use super::{Failure, report};
 use crate::sema::{InputTypes, InputValues};
 use crate::types::{ShapeDisplay, TensorType};
 use crate::{Executor, Session};
-use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
+use slc_runtime::{DType, PendingNpy, PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
@@ -42,8 +42,9 @@ pub struct EvalArgs {
 }
 
 /// Integer inputs of at most this many elements are read with their headers: their values may
-/// be operator parameters (`strided_slice(a, b, ...)`), which checking needs. Larger inputs are
-/// read once the program has checked.
+/// be operator parameters (`strided_slice(a, b, ...)`), which checking needs. So are bool inputs
+/// of any size: a boolean mask's value decides the result's shape. Larger inputs are read once
+/// the program has checked.
 const EAGER_VALUE_ELEMENTS: usize = 1 << 12;
 
 pub fn run(args: EvalArgs) -> Result<(), Failure> {
@@ -63,7 +64,8 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         let npy = input.open()?;
         read_bytes += npy.data_bytes();
         types.insert(input.name.clone(), TensorType::of(npy.dtype(), npy.shape()));
-        if npy.dtype().is_integer() && npy.shape().iter().product::<usize>() <= EAGER_VALUE_ELEMENTS {
+        let small = npy.shape().iter().product::<usize>() <= EAGER_VALUE_ELEMENTS;
+        if npy.dtype() == DType::Bool || (npy.dtype().is_integer() && small) {
             values.insert(input.name.clone(), npy.read().map_err(|e| input_error(&input.name, e))?);
         } else {
             pending.push((input.name.clone(), npy));

@@ -7,7 +7,7 @@
 
 use super::typed::{TExpr, TExprKind, ViewDim};
 use crate::types::{Coords, IndexOutOfRange, OobMode};
-use slc_runtime::Tensor;
+use slc_runtime::{DType, Tensor};
 
 /// Why an expression has no value now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,12 +20,12 @@ pub enum ConstEvalError {
     NotInteger,
 }
 
-/// The elements of `t` in C order, as integers. `value_of` gives the tensors bound with values.
+/// The elements of `t` in C order, as integers (a bool is 0 or 1: boolean masks are read so). `value_of` gives the tensors bound with values.
 pub fn evaluate<'v>(
     t: &TExpr,
     value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
 ) -> Result<Vec<i128>, ConstEvalError> {
-    if !t.ty.dtype.is_integer() {
+    if !t.ty.dtype.is_integer() && t.ty.dtype != DType::Bool {
         return Err(ConstEvalError::NotInteger);
     }
     check_indices(t, value_of)?;
@@ -38,13 +38,29 @@ fn check_indices<'v>(t: &TExpr, value_of: &dyn Fn(&str) -> Option<&'v Tensor>) -
     for child in t.kind.children() {
         check_indices(child, value_of)?;
     }
-    if let TExprKind::Gather { data, indices, axis, mode: OobMode::Error, .. } = &t.kind {
-        let len = data.ty.shape[*axis];
-        for c in Coords::new(&indices.ty.shape) {
-            let index = element(indices, &c, value_of)?;
-            if OobMode::Error.normalize(index, len).is_err() {
-                return Err(ConstEvalError::IndexOutOfRange { index, axis: *axis, len });
-            }
+    match &t.kind {
+        TExprKind::Gather { data, indices, axis, mode: OobMode::Error, .. } => {
+            check_all(indices, data.ty.shape[*axis], *axis, value_of)
+        }
+        TExprKind::AdvancedIndex { data, arrays, .. } => arrays
+            .iter()
+            .filter(|a| a.checked)
+            .try_for_each(|a| check_all(&a.indices, data.ty.shape[a.axis], a.axis, value_of)),
+        _ => Ok(()),
+    }
+}
+
+/// Every value of `indices` must be an index into an axis of `len`.
+fn check_all<'v>(
+    indices: &TExpr,
+    len: i64,
+    axis: usize,
+    value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
+) -> Result<(), ConstEvalError> {
+    for c in Coords::new(&indices.ty.shape) {
+        let index = element(indices, &c, value_of)?;
+        if OobMode::Error.normalize(index, len).is_err() {
+            return Err(ConstEvalError::IndexOutOfRange { index, axis, len });
         }
     }
     Ok(())
@@ -97,18 +113,43 @@ fn element<'v>(
                 Err(IndexOutOfRange) => Err(ConstEvalError::IndexOutOfRange { index: j, axis, len }),
             }
         }
-        TExprKind::Transpose { base, perm } => {
-            let mut at = vec![0; perm.len()];
-            for (i, &p) in perm.iter().enumerate() {
-                at[p] = c[i];
+        TExprKind::AdvancedIndex { data, arrays, at } => {
+            // The broadcast coordinates sit at `at`; the data's other axes keep their order
+            // around them.
+            let broadcast = &c[*at..*at + t.kind.broadcast_shape(&t.ty).len()];
+            let mut kept = c[..*at].iter().chain(&c[*at + broadcast.len()..]);
+            let mut data_at = vec![0; data.ty.shape.len()];
+            for (axis, slot) in data_at.iter_mut().enumerate() {
+                *slot = match arrays.iter().find(|a| a.axis == axis) {
+                    Some(a) => {
+                        let j =
+                            element(&a.indices, &broadcast_coords(&a.indices.ty.shape, broadcast), value_of)?;
+                        let len = data.ty.shape[axis];
+                        match OobMode::Error.normalize(j, len) {
+                            Ok(Some(j)) => j,
+                            _ => return Err(ConstEvalError::IndexOutOfRange { index: j, axis, len }),
+                        }
+                    }
+                    None => kept.next().copied().unwrap_or(0),
+                };
             }
-            element(base, &at, value_of)
+            element(data, &data_at, value_of)
         }
     }
+}
+
+/// The coordinates in an array of `shape` that broadcasting reads at `broadcast`: NumPy aligns
+/// shapes at their last dimension, and a dimension of 1 repeats its one element.
+pub fn broadcast_coords(shape: &[i64], broadcast: &[i64]) -> Vec<i64> {
+    let skip = broadcast.len() - shape.len();
+    shape.iter().zip(&broadcast[skip..]).map(|(&n, &b)| if n == 1 { 0 } else { b }).collect()
 }
 
 /// The element of a stored tensor at coordinate `c`.
 fn stored(t: &Tensor, c: &[i64]) -> Result<i128, ConstEvalError> {
     let linear = c.iter().zip(t.shape()).fold(0usize, |acc, (&i, &d)| acc * d + i as usize);
+    if t.dtype() == DType::Bool {
+        return t.bytes().get(linear).map(|&b| i128::from(b != 0)).ok_or(ConstEvalError::NotInteger);
+    }
     t.int_at(linear).ok_or(ConstEvalError::NotInteger)
 }
