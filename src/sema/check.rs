@@ -23,6 +23,14 @@ pub type InputTypes = BTreeMap<String, TensorType>;
 /// `begin` may come from a bound tensor, and must then be known when the program is checked.
 pub type InputValues = BTreeMap<String, Tensor>;
 
+/// Whether checking a program may read the value of an input of this dtype and size: a small
+/// integer tensor may be an operator parameter (parameters are short lists), and a bool tensor of
+/// any size a boolean mask, whose value decides the result's shape. Callers that read inputs
+/// lazily read these with their headers.
+pub fn value_may_be_read(dtype: DType, numel: usize) -> bool {
+    dtype == DType::Bool || (dtype.is_integer() && numel <= 1 << 12)
+}
+
 /// The bound names a checked program depends on: the inputs whose types it read, and those
 /// whose values it read (operator parameters). Checking again with these unchanged gives the
 /// same result, whatever else is bound.

@@ -9,7 +9,7 @@ mod ops;
 pub mod shape;
 pub mod typed;
 
-pub use check::{InputTypes, InputValues, InputsRead, check_program};
+pub use check::{InputTypes, InputValues, InputsRead, check_program, value_may_be_read};
 pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.
 pub use ops::FUNCTIONS as OPERATOR_FUNCTIONS;
