@@ -93,14 +93,15 @@ fn fits(refusal: &OobRefusal, data: &TExpr, indices: &TExpr, axis: usize) -> boo
 fn reads_input(e: &TExpr, name: Option<&String>) -> bool {
     match (&e.kind, name) {
         (TExprKind::Input(n), Some(name)) => n == name,
-        (TExprKind::Input(_) | TExprKind::Gather { .. }, None) => true,
+        (TExprKind::Input(_) | TExprKind::Gather { .. } | TExprKind::AdvancedIndex { .. }, None) => true,
         _ => e.kind.children().any(|c| reads_input(c, name)),
     }
 }
 
 type GatherTest<'a> = dyn Fn(&TExpr, &TExpr, usize, OobMode) -> bool + 'a;
 
-/// The first gather under `e` (operands before the gather itself) that `test` accepts.
+/// The first gather under `e` (operands before the gather itself) that `test` accepts: the
+/// call, or the index array of a subscript (NumPy's indexing gathers in `error` mode).
 fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
     if let Some(span) = e.kind.children().find_map(|c| find_gather(c, test)) {
         return Some(span);
@@ -108,6 +109,10 @@ fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
     match &e.kind {
         TExprKind::Gather { data, indices, axis, mode, .. } if test(data, indices, *axis, *mode) => {
             Some(e.span)
+        }
+        TExprKind::AdvancedIndex { data, arrays, .. } => {
+            let found = arrays.iter().find(|a| test(data, &a.indices, a.axis, OobMode::Error));
+            found.map(|a| a.indices.span)
         }
         _ => None,
     }
