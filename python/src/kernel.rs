@@ -32,7 +32,8 @@ pub struct PyKernel {
 }
 
 impl PyKernel {
-    /// `values`: the example values it was compiled with (those of small integer inputs).
+    /// `values`: the example values it was compiled with (those checking may read: small integer
+    /// inputs, masks).
     pub fn new(py: Python<'_>, kernel: slc::Kernel, values: &slc::sema::InputValues) -> PyKernel {
         let read = &kernel.compiled().read.values;
         let parameters = kernel

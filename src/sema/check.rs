@@ -261,7 +261,7 @@ impl Checker<'_> {
         }
         let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
         let too_large = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, e.span);
-        if !values.is_empty() && values.iter().all(|(_, bool)| *bool) {
+        if !values.is_empty() && values.iter().all(|&(_, is_bool)| is_bool) {
             let bits: Vec<bool> = values.iter().map(|&(v, _)| v == 1).collect();
             if checked_numel(&shape).is_none() {
                 return Err(too_large());
