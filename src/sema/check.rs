@@ -5,14 +5,13 @@
 //! `let` bindings are substituted where they are used, so a chain written over several
 //! statements still fuses into one plan.
 
-use super::advanced::{Selector, advanced_index};
 use super::error::{SemaError, SemaErrorKind as K};
 use super::shape::{floor_div, floor_mod, normalize_numpy};
 use super::typed::{TExpr, TExprKind, ViewDim};
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
-use crate::types::{Coords, OobMode, ShapeDisplay, TensorType, checked_numel};
+use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
 use slc_runtime::{DType, Tensor};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -97,6 +96,15 @@ pub(super) struct Checker<'a> {
     locals: HashMap<String, Value>,
     /// Nodes copied by uses of `let` names so far, bounded by [`MAX_PROGRAM_NODES`].
     copied: usize,
+}
+
+/// An index array of a subscript, and the axis it selects on (sema/advanced.rs uses them).
+pub(super) struct Selector {
+    pub indices: TExpr,
+    /// The axis of the viewed data (the subscript's slices, integers and new axes applied).
+    pub view_axis: usize,
+    /// The axis of the indexed tensor, as NumPy's messages count it.
+    pub axis: usize,
 }
 
 /// One index item after classification.
@@ -502,31 +510,7 @@ impl Checker<'_> {
         // NumPy's placement rule: when the advanced items are adjacent, the broadcast dimensions
         // replace them in place; otherwise they go first.
         let adjacent = advanced.windows(2).all(|w| w[1] == w[0] + 1);
-        advanced_index(viewed, selectors, adjacent, span)
-    }
-
-    /// A mask's `nonzero()`: one i64 array of the `True` positions per dimension, read from the
-    /// mask's value now, since the result's shape depends on it. A 0-d mask is `[0]` or `[]`.
-    fn nonzero(&mut self, mask: &TExpr) -> Result<Vec<TExpr>, SemaError> {
-        let bits = self.value_of(mask).map_err(|e| match e.kind {
-            K::ValueUnknown { name } => SemaError::new(K::MaskValueUnknown { name }, e.span),
-            _ => e,
-        })?;
-        let shape = &mask.ty.shape;
-        let mut coords: Vec<Vec<i64>> = vec![vec![]; shape.len().max(1)];
-        for (c, bit) in Coords::new(shape).zip(bits) {
-            if bit != 0 {
-                for (out, &i) in coords.iter_mut().zip(c.iter().chain([&0])) {
-                    out.push(i);
-                }
-            }
-        }
-        let arrays = coords.into_iter().map(|values| {
-            let t =
-                Tensor::from_i64s(DType::I64, &[values.len()], &values).expect("i64 values of a 1-d tensor");
-            const_tensor(t, mask.span)
-        });
-        Ok(arrays.collect())
+        self.advanced_index(viewed, selectors, adjacent, span)
     }
 }
 

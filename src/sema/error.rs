@@ -33,7 +33,7 @@ pub enum SemaErrorKind {
     MaskMismatch { axis: usize, size: i64, mask_size: i64 },
     #[error("shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}")]
     BroadcastMismatch { shapes: String, first: Span },
-    #[error("the value of the boolean mask `{name}` must be known when the program is checked")]
+    #[error("a boolean mask needs the value of `{name}` when the program is checked")]
     MaskValueUnknown { name: String },
     #[error("integer overflow in `{expr}`")]
     Overflow { expr: String },
