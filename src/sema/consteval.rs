@@ -20,7 +20,8 @@ pub enum ConstEvalError {
     NotInteger,
 }
 
-/// The elements of `t` in C order, as integers (a bool is 0 or 1: boolean masks are read so). `value_of` gives the tensors bound with values.
+/// The elements of `t` in C order, as integers (a bool as 0 or 1: boolean masks are read so).
+/// `value_of` gives the tensors bound with values.
 pub fn evaluate<'v>(
     t: &TExpr,
     value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
@@ -138,11 +139,12 @@ fn element<'v>(
     }
 }
 
-/// The coordinates in an array of `shape` that broadcasting reads at `broadcast`: NumPy aligns
-/// shapes at their last dimension, and a dimension of 1 repeats its one element.
-pub fn broadcast_coords(shape: &[i64], broadcast: &[i64]) -> Vec<i64> {
-    let skip = broadcast.len() - shape.len();
-    shape.iter().zip(&broadcast[skip..]).map(|(&n, &b)| if n == 1 { 0 } else { b }).collect()
+/// The coordinates in an array of `shape` that broadcasting reads at the broadcast coordinates
+/// `at`: NumPy aligns shapes at their last dimension, and a dimension of 1 repeats its one
+/// element.
+fn broadcast_coords(shape: &[i64], at: &[i64]) -> Vec<i64> {
+    let skip = at.len() - shape.len();
+    shape.iter().zip(&at[skip..]).map(|(&n, &i)| if n == 1 { 0 } else { i }).collect()
 }
 
 /// The element of a stored tensor at coordinate `c`.

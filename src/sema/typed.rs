@@ -29,11 +29,11 @@ pub enum TExprKind {
     View { base: Box<TExpr>, dims: Vec<ViewDim> },
     /// `out = data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`.
     Gather { data: Box<TExpr>, indices: Box<TExpr>, axis: usize, batch_dims: usize, mode: OobMode },
-    /// NumPy's advanced indexing by index arrays broadcast together (docs/semantics.md, Several
-    /// index arrays): each of `arrays` selects on its own axis of `data` (distinct axes), with
-    /// NumPy's rule for values (negative ones count from the end, out-of-range ones are errors:
-    /// `error` mode). The output is `data`'s other axes in
-    /// order, with the broadcast shape of the arrays inserted at output position `at`.
+    /// NumPy's advanced indexing by index arrays broadcast together (docs/semantics.md, NumPy
+    /// indexing): each of `arrays` selects on its own axis of `data` (distinct axes), with NumPy's
+    /// rule for values (negative ones count from the end, out-of-range ones are errors: `error`
+    /// mode). The output is `data`'s other axes in order, with the broadcast shape of the arrays
+    /// inserted at output position `at`.
     AdvancedIndex { data: Box<TExpr>, arrays: Vec<IndexArray>, at: usize },
 }
 
