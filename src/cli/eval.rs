@@ -49,7 +49,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     let started = Instant::now();
     crate::syntax::parse_program(&args.expr).map_err(|e| report(&e.into(), &args.expr))?;
 
-    // Headers, and the values of small integer inputs.
+    // Headers, and the values checking may read (operator parameters, masks).
     let mut types = InputTypes::new();
     let mut values = InputValues::new();
     let mut pending: Vec<(String, PendingNpy)> = vec![];
