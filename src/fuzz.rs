@@ -126,8 +126,15 @@ fn item(r: &mut impl Draw) -> String {
         4 | 5 => r.range(-2, 2).to_string(),
         6 => "...".into(),
         7 => "newaxis".into(),
-        8 => format!("{:?}", (0..r.below(4)).map(|_| r.range(-3, 3)).collect::<Vec<_>>()),
-        _ => "idx".into(),
+        8 => match r.below(3) {
+            0 => {
+                let bits: Vec<&str> = (0..r.below(3)).map(|_| *r.pick(&["True", "False"])).collect();
+                format!("[{}]", bits.join(", "))
+            }
+            _ => format!("{:?}", (0..r.below(4)).map(|_| r.range(-3, 3)).collect::<Vec<_>>()),
+        },
+        // Index arrays (several in one index broadcast together) and masks.
+        _ => (*r.pick(&["idx", "idx", "idx2", "m", "True", "False"])).into(),
     }
 }
 
@@ -148,7 +155,8 @@ fn bits(r: &mut impl Draw, n: usize) -> Vec<u8> {
     (0..n).map(|_| (r.below(4) == 0) as u8).collect()
 }
 
-/// A program over `a` (of `shape`), the index vector `idx` and the batch indices `idx2`:
+/// A program over `a` (of `shape`), the index vector `idx`, the batch indices `idx2` and the
+/// mask `m` (over `a`'s leading axes):
 /// NumPy indexing chains and every operator form. Most are valid; the generator does not track
 /// ranks, so some are rejected by the checker.
 pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
@@ -268,7 +276,7 @@ pub fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
     Tensor::from_bytes(dtype, shape, &bytes).expect("a small tensor")
 }
 
-/// One differential case: a program, its tensors `a`, `idx` and `idx2`, and the DirectML
+/// One differential case: a program, its tensors `a`, `idx`, `idx2` and `m`, and the DirectML
 /// feature level to lower it at.
 pub struct Case {
     pub src: String,
@@ -296,14 +304,21 @@ impl Case {
         let idx2 =
             Tensor::from_i64s(DType::I32, &[b, 2], &(0..2 * b as i64).map(|v| v % 3 - 1).collect::<Vec<_>>())
                 .expect("values that fit");
+        let covered = (r.below(3) as usize).min(rank);
+        let m = fill(DType::Bool, &shape[..covered], r.bits());
         let src = program(r, &shape);
         let levels = [FeatureLevel::L2_1, FeatureLevel::L3_0, FeatureLevel::L4_1, FeatureLevel::L5_0];
         let level = *r.pick(&levels);
-        Case { src, inputs: vec![("a", a), ("idx", idx), ("idx2", idx2)], level }
+        Case { src, inputs: vec![("a", a), ("idx", idx), ("idx2", idx2), ("m", m)], level }
     }
 
     pub fn types(&self) -> InputTypes {
         self.inputs.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect()
+    }
+
+    /// Every input's value, as `slc eval` gives the checker those it may read (a mask's, here).
+    pub fn values(&self) -> InputValues {
+        self.inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect()
     }
 }
 
@@ -323,7 +338,7 @@ pub enum Outcome {
 /// the same result, bit for bit, or the same error.
 pub fn check_case(case: &Case) -> Outcome {
     let src = &case.src;
-    let Ok(compiled) = crate::compile(src, &case.types()) else {
+    let Ok(compiled) = crate::compile_with_values(src, &case.types(), &case.values()) else {
         return Outcome::Rejected;
     };
     plan_round_trip(&compiled.plan);
@@ -446,6 +461,7 @@ fn front_end_inputs() -> &'static [(InputTypes, InputValues); 2] {
             ("i2", value(DType::U16, &[2, 1], &[0, 2])),
             ("idx", value(DType::I32, &[2, 2], &[0, 1, -1, 2])),
             ("k", value(DType::I64, &[], &[1])),
+            ("b", Tensor::from_bytes(DType::Bool, &[3], &[1, 0, 1]).expect("a mask")),
         ]
         .into_iter()
         .map(|(n, t)| (n.to_string(), t))
@@ -636,7 +652,8 @@ pub fn check_strided(case: &Case, r: &mut impl Draw) {
     let types: Vec<(&str, TensorType)> =
         case.inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()))).collect();
     let one_thread = RunOptions { threads: 1, ..RunOptions::default() };
-    let Ok(kernel) = Kernel::prepare_with(src, &types, &one_thread) else { return };
+    // With the values, as `slc eval` checks: a mask's value shapes the result.
+    let Ok(kernel) = Kernel::prepare_with_values(src, &types, &case.values(), &one_thread) else { return };
     let copies: Vec<StridedCopy> = case.inputs.iter().map(|(_, t)| StridedCopy::draw(t, r)).collect();
     let views: Vec<TensorView<'_>> = copies.iter().zip(&case.inputs).map(|(c, (_, t))| c.view(t)).collect();
     let dense: BTreeMap<String, Tensor> =

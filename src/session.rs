@@ -7,7 +7,7 @@ use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
 use crate::pipeline::{Compiled, compile_with_values};
-use crate::sema::InputTypes;
+use crate::sema::{InputTypes, value_may_be_read};
 use crate::types::TensorType;
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
@@ -136,17 +136,16 @@ impl<'a> Session<'a> {
         if self.views.is_empty() {
             return compile_with_values(src, &self.input_types(), &self.tensors);
         }
-        // Operator parameters may come from bound integer tensors, views included: copy the
-        // small integer ones (parameters are short lists) into the values the checker reads.
-        let small = |dtype: slc_runtime::DType, numel: usize| dtype.is_integer() && numel <= 1 << 12;
+        // Operator parameters and masks may come from bound tensors, views included: copy the
+        // ones the checker may read into its values.
         let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
         for (name, t) in &self.tensors {
-            if small(t.dtype(), t.numel()) {
+            if value_may_be_read(t.dtype(), t.numel()) {
                 values.insert(name.clone(), t.clone());
             }
         }
         for (name, v) in &self.views {
-            if small(v.dtype(), v.numel()) {
+            if value_may_be_read(v.dtype(), v.numel()) {
                 values.insert(name.clone(), v.to_tensor().map_err(RuntimeError::from)?);
             }
         }

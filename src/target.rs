@@ -97,7 +97,8 @@ fn reads_input(e: &TExpr, name: Option<&String>) -> bool {
             TExprKind::Input(_)
             | TExprKind::Gather { .. }
             | TExprKind::GatherElements { .. }
-            | TExprKind::GatherNd { .. },
+            | TExprKind::GatherNd { .. }
+            | TExprKind::AdvancedIndex { .. },
             None,
         ) => true,
         _ => e.kind.children().any(|c| reads_input(c, name)),
@@ -106,7 +107,8 @@ fn reads_input(e: &TExpr, name: Option<&String>) -> bool {
 
 type GatherTest<'a> = dyn Fn(&TExpr, &TExpr, usize, OobMode) -> bool + 'a;
 
-/// The first gather under `e` (operands before the gather itself) that `test` accepts.
+/// The first gather under `e` (operands before the gather itself) that `test` accepts: the
+/// call, or the index array of a subscript (NumPy's indexing gathers in `error` mode).
 fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
     if let Some(span) = e.kind.children().find_map(|c| find_gather(c, test)) {
         return Some(span);
@@ -118,6 +120,10 @@ fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
         TExprKind::GatherNd { data, indices, batch_dims, mode } => {
             let entries = indices.ty.shape.last().copied().unwrap_or(0) as usize;
             (0..entries).any(|j| test(data, indices, batch_dims + j, *mode))
+        }
+        TExprKind::AdvancedIndex { data, arrays, .. } => {
+            let found = arrays.iter().find(|a| test(data, &a.indices, a.axis, OobMode::Error));
+            return found.map(|a| a.indices.span);
         }
         _ => false,
     };

@@ -76,6 +76,11 @@ fn row_gathers_agree_with_the_interpreter() {
         ("fine", Tensor::from_i64s(DType::I64, &[512, 600], &sprinkled(300)).unwrap()),
         ("fine32", Tensor::from_i64s(DType::I32, &[512, 600], &sprinkled(256)).unwrap()),
         ("c", ramp(&[512, 256])),
+        // A mask over `a`: a row in 3 true, and each true row's columns in a pattern.
+        ("m", {
+            let bits: Vec<u8> = (0..512 * 300).map(|k| u8::from((k / 300) % 3 == 0 && k % 7 != 3)).collect();
+            Tensor::from_bytes(DType::Bool, &[512, 300], &bits).unwrap()
+        }),
     ];
     let programs = [
         "gather(a, idx, axis=1)",
@@ -115,6 +120,14 @@ fn row_gathers_agree_with_the_interpreter() {
         // Rows of 1200 bytes read ahead, forwards and backwards.
         "gather(a[:, ::-1], idx, axis=1)",
         "gather(a[::-1, ::-1], rows, axis=1, batch_dims=1, mode=wrap)",
+        // Several index arrays broadcast together: one term fixed along the row (its dimension
+        // of 1), one walking it; or both walking it; masks as constant index arrays.
+        "a[perm[:, newaxis], ok]",
+        "a[rows16, ok][::-1]",
+        "a[idx[:512, newaxis], perm[::7]]",
+        "b[[[0], [2]], 1:, ok]",
+        "a[m][::-1]",
+        "a[m[::-1, 0], 1:][:, ::-1]",
     ];
     for src in programs {
         let mut results = vec![];

@@ -42,7 +42,7 @@ fn consteval_equals_the_interpreter() {
 }
 
 /// Forms the random programs seldom reach: NumPy's placement rule moving gathered dimensions
-/// in front (a transpose that is not its own inverse), batch dimensions, every mode.
+/// in front, several index arrays broadcast together, batch dimensions, every mode.
 #[test]
 fn placements_and_modes_equal_the_interpreter() {
     let a = slc::fuzz::fill(slc::DType::I32, &[2, 3, 4, 5], 7);
@@ -65,6 +65,12 @@ fn placements_and_modes_equal_the_interpreter() {
         "gather_nd(a[::-1], i, mode=zero)[1:]",
         "gather_nd(a, i[:, :1])",
         "gather_nd(a, i)",
+        // Several index arrays broadcast together, integers and masks among them.
+        "a[i[:1, :1], :, [[0], [3]], b[0]]",
+        "a[..., b[:1, :2], [[1], [-2]]][::-1]",
+        "a[[True, False], :, [0, -1], 1]",
+        "a[:, [True, False, True], i[0]]",
+        "a[i[:, :1], 2, b[:, 1:3]]",
     ];
     let types = inputs
         .iter()

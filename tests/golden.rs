@@ -33,10 +33,15 @@ fn input(spec: &Value) -> Tensor {
     let dtype = DType::from_name(spec["dtype"].as_str().expect("dtype")).expect("a known dtype");
     let shape = shape_of(&spec["shape"]);
     match spec.get("values") {
-        // u64 values above i64::MAX do not occur: gen.py keeps index values small.
+        // u64 values above i64::MAX do not occur: gen.py keeps index values small. A mask's
+        // values are 0 and 1.
         Some(values) => {
             let values: Vec<i64> =
                 values.as_array().unwrap().iter().map(|v| v.as_i64().expect("an i64")).collect();
+            if dtype == DType::Bool {
+                let bytes: Vec<u8> = values.iter().map(|&v| v as u8).collect();
+                return Tensor::from_bytes(dtype, &shape, &bytes).unwrap();
+            }
             Tensor::from_i64s(dtype, &shape, &values).unwrap()
         }
         None => fill(dtype, &shape, spec["seed"].as_u64().expect("a seed")),

@@ -27,7 +27,7 @@ def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray:
     """Evaluate the slice program `expr` over the named inputs into a new array, as NumPy would.
 
     The compiled kernel is kept, keyed by the text and the inputs' names, dtypes and shapes (and
-    the values of operator parameters read from inputs), so evaluating the text again skips
+    the values of operator parameters and boolean masks read from inputs), so evaluating the text again skips
     compiling. Raises slc.Error subclasses; an index out of range raises slc.IndexError.
     """
 
@@ -35,8 +35,8 @@ def compile(expr: str, /, **types: TypeSpec) -> Kernel:
     """Compile `expr` once for inputs of the given types into a Kernel to call many times.
 
     Each type is an example array, a `(dtype, shape)` pair such as `("float32", (4, 5))`, or an
-    int (a 0-d int64). Operator parameters read from inputs (`slice(x, s, e)`) take their values
-    from the example arrays. The GIL is released while compiling.
+    int (a 0-d int64). Operator parameters read from inputs (`slice(x, s, e)`) and boolean masks
+    (`x[m]`) take their values from the example arrays. The GIL is released while compiling.
     """
 
 def clear_cache() -> None:

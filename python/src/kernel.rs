@@ -32,7 +32,8 @@ pub struct PyKernel {
 }
 
 impl PyKernel {
-    /// `values`: the example values it was compiled with (those of small integer inputs).
+    /// `values`: the example values it was compiled with (those checking may read: small integer
+    /// inputs, masks).
     pub fn new(py: Python<'_>, kernel: slc::Kernel, values: &slc::sema::InputValues) -> PyKernel {
         let read = &kernel.compiled().read.values;
         let parameters = kernel
@@ -177,7 +178,7 @@ impl PyKernel {
                 held[*i].view(names[*i])?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
             if value.bytes() != bytes.as_slice() {
                 return Err(PyValueError::new_err(format!(
-                    "input '{}' is an operator parameter, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",
+                    "input '{}' is an operator parameter or a boolean mask, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",
                     names[*i]
                 )));
             }

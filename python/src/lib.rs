@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 ///
 /// Errors in the program raise ``slc.Error`` subclasses (``slc.ParseError``,
 /// ``slc.CompileError``, ``slc.IndexError``) with ``.code``, ``.span`` and ``.message``.
-/// Operator parameters read from inputs (``slice(a, s, e)``) need the values: pass example
-/// arrays for those, and call the kernel with the same values.
+/// Operator parameters read from inputs (``slice(a, s, e)``) and boolean masks (``a[m]``) need
+/// the values: pass example arrays for those, and call the kernel with the same values.
 #[pyfunction]
 #[pyo3(signature = (expr, /, **types))]
 fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyResult<PyKernel> {
@@ -44,9 +44,6 @@ fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyRe
     }
     Ok(PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values))
 }
-
-/// A small integer example's values, which operator parameters may read while checking.
-const PARAMETER_VALUE_ELEMENTS: usize = 1 << 12;
 
 /// The type an argument of `compile` declares, and its value when it is an example of a small
 /// integer array (operator parameters may read it).
@@ -85,10 +82,10 @@ fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(TensorType, Op
     Ok((TensorType { dtype: held.dtype(), shape }, value))
 }
 
-/// `held`'s elements as a tensor when they may be operator parameters (a small integer array).
+/// `held`'s elements as a tensor when checking may read them: an operator parameter (a small
+/// integer array) or a boolean mask.
 fn parameter_value(held: &Held<'_>, name: &str) -> PyResult<Option<slc::Tensor>> {
-    let numel: usize = held.shape().iter().product();
-    if !held.dtype().is_integer() || numel > PARAMETER_VALUE_ELEMENTS {
+    if !slc::sema::value_may_be_read(held.dtype(), held.shape().iter().product()) {
         return Ok(None);
     }
     let tensor =
@@ -215,8 +212,8 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
     run::run_kernel(py, &kernel, &names, &held, None)
 }
 
-/// Compiles `expr` for the held inputs, passing small integer inputs' values for operator
-/// parameters.
+/// Compiles `expr` for the held inputs, passing the values checking may read (operator
+/// parameters, masks).
 fn build(py: Python<'_>, expr: &str, names: &[&str], held: &[Held<'_>]) -> PyResult<slc::Kernel> {
     let mut signatures = Vec::with_capacity(names.len());
     let mut values = InputValues::new();

@@ -1,4 +1,4 @@
-"""The project's NumPy golden corpus (tests/golden/cases.jsonl: 3000 programs with NumPy's
+"""The project's NumPy golden corpus (tests/golden/cases.jsonl: 4500 programs with NumPy's
 answers) evaluated through `slc.eval`: results bit for bit, errors where NumPy raised."""
 
 import json

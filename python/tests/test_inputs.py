@@ -194,6 +194,23 @@ def test_operator_parameters_from_inputs():
     assert slc.eval("slice(x, [-5], [-9223372036854775808], steps=[-1])", x=np.arange(4)).tolist() == [0]
 
 
+def test_boolean_masks_from_inputs():
+    """A mask's True positions decide the result's shape: eval keys its cache on the mask's
+    value, compile() takes it from the example, and a mask given only by type is an error."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    m = np.array([[True, False, True], [False, True, True]])
+    assert slc.eval("a[m]", a=a, m=m).tolist() == a[m].tolist()
+    assert slc.eval("a[m]", a=a, m=~m).tolist() == a[~m].tolist()
+    assert slc.eval("a[::-1, m[0]][:, [0, -1]]", a=a, m=m).tolist() == a[::-1, m[0]][:, [0, -1]].tolist()
+    k = slc.compile("a[m][::-1]", a=a, m=m)
+    assert k(a=a, m=m).tolist() == a[m][::-1].tolist()
+    with pytest.raises(ValueError, match="input 'm' is an operator parameter or a boolean mask"):
+        k(a=a, m=~m)
+    with pytest.raises(slc.CompileError) as e:
+        slc.compile("a[m]", a=a, m=("bool", (2, 3)))
+    assert e.value.code == "E0126"
+
+
 def test_odd_memory_layouts():
     # Strides that are not a multiple of the element size: refused, not misread.
     raw = np.zeros(64, np.uint8)

@@ -7,7 +7,7 @@
 use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
 use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
-use crate::sema::{InputTypes, InputValues};
+use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
 use crate::{Executor, Session};
 use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
@@ -41,11 +41,6 @@ pub struct EvalArgs {
     pub time: bool,
 }
 
-/// Integer inputs of at most this many elements are read with their headers: their values may
-/// be operator parameters (`strided_slice(a, b, ...)`), which checking needs. Larger inputs are
-/// read once the program has checked.
-const EAGER_VALUE_ELEMENTS: usize = 1 << 12;
-
 pub fn run(args: EvalArgs) -> Result<(), Failure> {
     check_bindings(&args.inputs, &[])?;
     if let Some(out) = &args.output {
@@ -54,7 +49,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     let started = Instant::now();
     crate::syntax::parse_program(&args.expr).map_err(|e| report(&e.into(), &args.expr))?;
 
-    // Headers, and the values of small integer inputs.
+    // Headers, and the values checking may read (operator parameters, masks).
     let mut types = InputTypes::new();
     let mut values = InputValues::new();
     let mut pending: Vec<(String, PendingNpy)> = vec![];
@@ -63,7 +58,9 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         let npy = input.open()?;
         read_bytes += npy.data_bytes();
         types.insert(input.name.clone(), TensorType::of(npy.dtype(), npy.shape()));
-        if npy.dtype().is_integer() && npy.shape().iter().product::<usize>() <= EAGER_VALUE_ELEMENTS {
+        // Values checking may read (operator parameters, masks) are read with their headers;
+        // the others once the program has checked.
+        if value_may_be_read(npy.dtype(), npy.shape().iter().product()) {
             values.insert(input.name.clone(), npy.read().map_err(|e| input_error(&input.name, e))?);
         } else {
             pending.push((input.name.clone(), npy));

@@ -4,7 +4,7 @@ use super::args::{InputArg, check_bindings, input_error, parse_input, parse_shap
 use super::output::print;
 use super::{Failure, report};
 use crate::backend::loopnest;
-use crate::sema::{InputTypes, InputValues};
+use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::TensorType;
 
 #[derive(clap::Args, Debug)]
@@ -30,18 +30,14 @@ pub struct TypeArgs {
     #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape)]
     pub shapes: Vec<(String, TensorType)>,
     /// Declare an input by example: NAME=FILE.npy (its dtype and shape; its values too when it
-    /// is a small integer tensor, which operator parameters may need).
+    /// is a small integer tensor, which operator parameters may need, or a bool mask).
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
 }
 
-/// Integer examples of at most this many elements are read whole: their values may be operator
-/// parameters. Of the others only the header is read.
-const EXAMPLE_VALUE_ELEMENTS: usize = 1 << 12;
-
 impl TypeArgs {
     /// The declared inputs in the order given (`--shape`s first), with the values read from
-    /// small integer examples.
+    /// the examples checking may read (small integer tensors, masks).
     pub fn resolve(&self) -> Result<(Vec<(String, TensorType)>, InputValues), Failure> {
         check_bindings(&self.inputs, &self.shapes)?;
         let mut declared = self.shapes.clone();
@@ -49,7 +45,8 @@ impl TypeArgs {
         for input in &self.inputs {
             let npy = input.open()?;
             declared.push((input.name.clone(), TensorType::of(npy.dtype(), npy.shape())));
-            if npy.dtype().is_integer() && npy.shape().iter().product::<usize>() <= EXAMPLE_VALUE_ELEMENTS {
+            // Of the others only the header is read.
+            if value_may_be_read(npy.dtype(), npy.shape().iter().product()) {
                 values.insert(input.name.clone(), npy.read().map_err(|e| input_error(&input.name, e))?);
             }
         }

@@ -1,12 +1,13 @@
 //! Lowering: the checked program becomes one [`Plan`]. Each checked node is a substitution of
 //! coordinates into the accesses built so far (docs/semantics.md, Chains and fusion): a view maps old coordinates
-//! affinely onto new ones, a gather replaces one coordinate by a loaded index, a transpose
-//! renames coordinates. So chains fuse by construction: nothing is materialized.
+//! affinely onto new ones, a gather replaces one coordinate by a loaded index, NumPy's advanced
+//! indexing replaces several coordinates by indices loaded at shared broadcast coordinates. So
+//! chains fuse by construction: nothing is materialized.
 
 use super::ir::*;
 use super::verify::PlanError;
 use crate::limits::MAX_PLAN_ACCESSES;
-use crate::sema::{TExpr, TExprKind, ViewDim};
+use crate::sema::{IndexArray, TExpr, TExprKind, ViewDim};
 use crate::source::Span;
 use crate::types::{OobMode, row_major_strides};
 use std::collections::HashMap;
@@ -267,14 +268,7 @@ impl Builder<'_> {
                 }));
                 substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
             }
-            TExprKind::Transpose { base, perm } => {
-                let (access, _) = self.expr(base)?;
-                let mut coords = vec![Coord::Affine { dim: None, offset: 0, scale: 0 }; perm.len()];
-                for (new, &old) in perm.iter().enumerate() {
-                    coords[old] = Coord::Affine { dim: Some(new), offset: 0, scale: 1 };
-                }
-                substitute(&access, &coords, perm.len(), true, e.span, &mut self.budget)?
-            }
+            TExprKind::AdvancedIndex { data, arrays, at } => self.advanced_index(e, data, arrays, *at)?,
         };
         Ok((access, shape))
     }
@@ -294,5 +288,47 @@ impl Builder<'_> {
         let origin = Origin(Some(origin));
         self.checks.push(Check { index: index.clone(), shape: shape.to_vec(), len, axis, origin });
         Ok(())
+    }
+
+    /// `data` indexed by `arrays` broadcast together, their dimensions at output position `at`:
+    /// one access whose indirect terms all load at the shared broadcast coordinates. An array
+    /// aligns at the last broadcast dimension, and its dimensions of 1 stay at 0 (NumPy's
+    /// broadcasting). Each array NumPy checks is checked whole, over its own shape.
+    fn advanced_index(
+        &mut self,
+        e: &TExpr,
+        data: &TExpr,
+        arrays: &[IndexArray],
+        at: usize,
+    ) -> Result<Access, PlanError> {
+        let (data_access, data_shape) = self.expr(data)?;
+        let rank = e.ty.shape.len();
+        let broadcast = e.kind.broadcast_shape(&e.ty).len();
+        let mut data_coords: Vec<Option<Coord>> = vec![None; data_shape.len()];
+        for a in arrays {
+            let (index_access, index_shape) = self.expr(&a.indices)?;
+            let len = data_shape[a.axis];
+            if a.checked {
+                self.check(&index_access, &index_shape, len, a.axis, a.indices.span, e.span)?;
+            }
+            let skip = broadcast - index_shape.len();
+            let index_coords: Vec<Coord> = index_shape
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| {
+                    let dim = (n != 1).then_some(at + skip + d);
+                    Coord::Affine { dim, offset: 0, scale: 1 }
+                })
+                .collect();
+            let index = substitute(&index_access, &index_coords, rank, false, e.span, &mut self.budget)?;
+            data_coords[a.axis] = Some(Coord::Gathered { index, len, mode: OobMode::Error });
+        }
+        // The other axes of the data keep their order around the broadcast dimensions.
+        let mut kept = (0..at).chain(at + broadcast..rank);
+        let coords: Vec<Coord> = data_coords
+            .into_iter()
+            .map(|c| c.unwrap_or_else(|| Coord::Affine { dim: kept.next(), offset: 0, scale: 1 }))
+            .collect();
+        substitute(&data_access, &coords, rank, true, e.span, &mut self.budget)
     }
 }

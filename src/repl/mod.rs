@@ -448,7 +448,7 @@ impl Repl {
                     .collect::<Result<_, Fail>>()?;
                 E::Call { callee: callee.clone(), args }
             }
-            E::Name(_) | E::Int(_) | E::Float(_) | E::Str(_) => e.kind.clone(),
+            E::Name(_) | E::Int(_) | E::Bool(_) | E::Float(_) | E::Str(_) => e.kind.clone(),
             E::List(items) => {
                 E::List(items.iter().map(|i| self.rewrite(i, temps)).collect::<Result<_, _>>()?)
             }

@@ -22,6 +22,14 @@ pub type InputTypes = BTreeMap<String, TensorType>;
 /// `begin` may come from a bound tensor, and must then be known when the program is checked.
 pub type InputValues = BTreeMap<String, Tensor>;
 
+/// Whether checking a program may read the value of an input of this dtype and size: a small
+/// integer tensor may be an operator parameter (parameters are short lists), and a bool tensor of
+/// any size a boolean mask, whose value decides the result's shape. Callers that read inputs
+/// lazily read these with their headers.
+pub fn value_may_be_read(dtype: DType, numel: usize) -> bool {
+    dtype == DType::Bool || (dtype.is_integer() && numel <= 1 << 12)
+}
+
 /// The bound names a checked program depends on: the inputs whose types it read, and those
 /// whose values it read (operator parameters). Checking again with these unchanged gives the
 /// same result, whatever else is bound.
@@ -90,6 +98,15 @@ pub(super) struct Checker<'a> {
     copied: usize,
 }
 
+/// An index array of a subscript, and the axis it selects on (sema/advanced.rs uses them).
+pub(super) struct Selector {
+    pub indices: TExpr,
+    /// The axis of the viewed data (the subscript's slices, integers and new axes applied).
+    pub view_axis: usize,
+    /// The axis of the indexed tensor, as NumPy's messages count it.
+    pub axis: usize,
+}
+
 /// One index item after classification.
 enum Entry {
     Slice {
@@ -100,13 +117,20 @@ enum Entry {
     Int(i64),
     /// An integer tensor: 0-d behaves as an integer whose value is known only at run time.
     Array(TExpr),
+    /// A bool tensor: its `nonzero()` arrays, over as many axes as it has dimensions.
+    Mask(TExpr),
     Ellipsis,
     NewAxis,
 }
 
 impl Entry {
-    fn consumes_axis(&self) -> bool {
-        matches!(self, Entry::Slice { .. } | Entry::Int(_) | Entry::Array(_))
+    /// The input axes the item consumes.
+    fn axes(&self) -> usize {
+        match self {
+            Entry::Slice { .. } | Entry::Int(_) | Entry::Array(_) => 1,
+            Entry::Mask(m) => m.ty.shape.len(),
+            Entry::Ellipsis | Entry::NewAxis => 0,
+        }
     }
 }
 
@@ -122,6 +146,7 @@ impl Checker<'_> {
                 Ok(v) => Ok(Value::Int(v)),
                 Err(_) => err(K::LiteralOutOfRange { value: *v }, e.span),
             },
+            ExprKind::Bool(b) => Ok(Value::Tensor(const_tensor(bool_tensor(&[], &[*b]), e.span))),
             ExprKind::Float(text) => err(K::Float { text: text.clone() }, e.span),
             ExprKind::Str(s) => Ok(Value::Str(s.clone())),
             ExprKind::List(_) => self.list(e).map(Value::Tensor),
@@ -232,7 +257,8 @@ impl Checker<'_> {
         }
     }
 
-    /// A (nested) integer list literal as an i64 constant.
+    /// A (nested) list literal as a constant: bool when every element is `True` or `False`
+    /// (a mask), otherwise i64, with `True` and `False` as 1 and 0 (as NumPy converts the list).
     fn list(&mut self, e: &ast::Expr) -> Result<TExpr, SemaError> {
         let mut shape: Option<Vec<i64>> = None;
         let mut values = vec![];
@@ -242,9 +268,16 @@ impl Checker<'_> {
             return err(K::TooManyDims { rank: shape.len() }, e.span);
         }
         let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let t = Tensor::from_i64s(DType::I64, &dims, &values).map_err(|_| {
-            SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, e.span)
-        })?;
+        let too_large = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, e.span);
+        if !values.is_empty() && values.iter().all(|&(_, is_bool)| is_bool) {
+            let bits: Vec<bool> = values.iter().map(|&(v, _)| v == 1).collect();
+            if checked_numel(&shape).is_none() {
+                return Err(too_large());
+            }
+            return Ok(const_tensor(bool_tensor(&dims, &bits), e.span));
+        }
+        let values: Vec<i64> = values.into_iter().map(|(v, _)| v).collect();
+        let t = Tensor::from_i64s(DType::I64, &dims, &values).map_err(|_| too_large())?;
         Ok(const_tensor(t, e.span))
     }
 
@@ -256,7 +289,7 @@ impl Checker<'_> {
         depth: usize,
         path: &mut Vec<i64>,
         shape: &mut Option<Vec<i64>>,
-        values: &mut Vec<i64>,
+        values: &mut Vec<(i64, bool)>,
     ) -> Result<(), SemaError> {
         let describe = |s: &[i64]| {
             if s.is_empty() {
@@ -278,9 +311,14 @@ impl Checker<'_> {
                 path.pop();
                 Ok(())
             }
+            ExprKind::Bool(b) => {
+                self.leaf_shape(path, depth, shape, e.span, describe)?;
+                values.push((i64::from(*b), true));
+                Ok(())
+            }
             _ => {
                 self.leaf_shape(path, depth, shape, e.span, describe)?;
-                values.push(self.int(e, "a list element")?);
+                values.push((self.int(e, "a list element")?, false));
                 Ok(())
             }
         }
@@ -359,7 +397,7 @@ impl Checker<'_> {
             }
             ItemKind::Expr(e) => match self.expr(e)? {
                 Value::Int(v) => Ok(Entry::Int(v)),
-                Value::Tensor(t) if t.ty.dtype == DType::Bool => err(K::BoolMask, e.span),
+                Value::Tensor(t) if t.ty.dtype == DType::Bool => Ok(Entry::Mask(t)),
                 Value::Tensor(t) if !t.ty.dtype.is_integer() => {
                     err(K::NonIntegerIndexTensor { dtype: t.ty.dtype.to_string() }, e.span)
                 }
@@ -373,31 +411,24 @@ impl Checker<'_> {
     fn index(&mut self, base: TExpr, items: &[ast::Item], span: Span) -> Result<TExpr, SemaError> {
         let mut entries = Vec::with_capacity(items.len());
         let mut ellipsis: Option<Span> = None;
-        let mut array: Option<Span> = None;
         let rank = base.ty.shape.len();
         let mut consumed = 0;
         for item in items {
             let entry = self.entry(item)?;
-            match &entry {
-                Entry::Ellipsis => match ellipsis {
+            if let Entry::Ellipsis = entry {
+                match ellipsis {
                     Some(first) => return err(K::TwoEllipses { first }, item.span),
                     None => ellipsis = Some(item.span),
-                },
-                Entry::Array(t) if !t.ty.shape.is_empty() => match array {
-                    Some(first) => return err(K::SecondIndexArray { first }, item.span),
-                    None => array = Some(item.span),
-                },
-                _ => {}
+                }
             }
-            if entry.consumes_axis() {
-                consumed += 1;
-                if consumed > rank {
-                    let count = items
+            consumed += entry.axes();
+            if consumed > rank {
+                let count = consumed
+                    + items[entries.len() + 1..]
                         .iter()
                         .filter(|i| !matches!(i.kind, ItemKind::Ellipsis | ItemKind::NewAxis))
                         .count();
-                    return err(K::TooManyIndices { rank, count }, item.span);
-                }
+                return err(K::TooManyIndices { rank, count }, item.span);
             }
             entries.push((entry, item.span));
         }
@@ -405,17 +436,20 @@ impl Checker<'_> {
             entries.push((Entry::Ellipsis, span));
         }
 
-        // Walk the entries with an input-axis cursor, building the view and noting gathers.
+        // Walk the entries with an input-axis cursor, building the view and noting the index
+        // arrays with the view axes they select on. A mask's axes stay whole in the view and
+        // its `nonzero()` arrays select on them; a 0-d mask selects on a new axis of 1.
         let shape = &base.ty.shape;
         let mut dims = Vec::with_capacity(entries.len());
-        let mut gathers: Vec<(usize, TExpr, usize)> = vec![]; // (view output position, indices, input axis)
-        let mut advanced = vec![]; // entry positions of integers and index tensors
+        let mut selectors: Vec<Selector> = vec![];
+        let mut advanced = vec![]; // entry positions of integers, index tensors and masks
         let (mut axis, mut out_pos) = (0usize, 0usize);
+        let whole = |n: i64| ViewDim::Range { start: 0, step: 1, len: n };
         for (pos, (entry, item_span)) in entries.into_iter().enumerate() {
             match entry {
                 Entry::Ellipsis => {
                     for _ in 0..rank - consumed {
-                        dims.push(ViewDim::Range { start: 0, step: 1, len: shape[axis] });
+                        dims.push(whole(shape[axis]));
                         axis += 1;
                         out_pos += 1;
                     }
@@ -441,43 +475,49 @@ impl Checker<'_> {
                     advanced.push(pos);
                     axis += 1;
                 }
-                Entry::Array(t) => {
-                    check_const_indices(&t, axis, shape[axis])?;
-                    dims.push(ViewDim::Range { start: 0, step: 1, len: shape[axis] });
-                    gathers.push((out_pos, t, axis));
+                Entry::Array(indices) => {
+                    dims.push(whole(shape[axis]));
+                    selectors.push(Selector { indices, view_axis: out_pos, axis });
                     advanced.push(pos);
                     axis += 1;
                     out_pos += 1;
                 }
+                Entry::Mask(mask) => {
+                    let covered = mask.ty.shape.len();
+                    for (d, (&size, &mask_size)) in shape[axis..].iter().zip(&mask.ty.shape).enumerate() {
+                        if size != mask_size {
+                            return err(K::MaskMismatch { axis: axis + d, size, mask_size }, item_span);
+                        }
+                    }
+                    if covered == 0 {
+                        dims.push(ViewDim::NewAxis);
+                    }
+                    dims.extend(shape[axis..axis + covered].iter().map(|&n| whole(n)));
+                    for (d, indices) in self.nonzero(&mask)?.into_iter().enumerate() {
+                        selectors.push(Selector { indices, view_axis: out_pos + d, axis: axis + d });
+                    }
+                    advanced.push(pos);
+                    axis += covered;
+                    out_pos += covered.max(1);
+                }
             }
         }
 
-        let mut result = view(base, dims, span)?;
-
-        // Gathers from the last position back, so earlier positions stay valid. A 0-d tensor
-        // removes its axis (like an integer); at most one gather has dimensions.
-        let mut array_dims = None;
-        for (pos, indices, _) in gathers.iter().rev() {
-            let removed_before = gathers.iter().filter(|(p, t, _)| p < pos && t.ty.shape.is_empty()).count();
-            if !indices.ty.shape.is_empty() {
-                array_dims = Some((pos - removed_before, indices.ty.shape.len()));
-            }
-            result = gather(result, indices.clone(), *pos, 0, OobMode::Error, span)?;
+        let viewed = view(base, dims, span)?;
+        if selectors.is_empty() {
+            return Ok(viewed);
         }
-
-        // NumPy's placement rule: integers and the index array are "advanced"; when they are not
-        // adjacent in the item list, the array's dimensions go first.
+        // NumPy's placement rule: when the advanced items are adjacent, the broadcast dimensions
+        // replace them in place; otherwise they go first.
         let adjacent = advanced.windows(2).all(|w| w[1] == w[0] + 1);
-        if let Some((at, count)) = array_dims
-            && !adjacent
-            && at > 0
-        {
-            let rank = result.ty.shape.len();
-            let perm: Vec<usize> = (at..at + count).chain(0..at).chain(at + count..rank).collect();
-            result = transpose(result, perm, span)?;
-        }
-        Ok(result)
+        self.advanced_index(viewed, selectors, adjacent, span)
     }
+}
+
+/// A bool tensor of `shape` (its size checked by the caller).
+fn bool_tensor(shape: &[usize], bits: &[bool]) -> Tensor {
+    let bytes: Vec<u8> = bits.iter().map(|&b| u8::from(b)).collect();
+    Tensor::from_bytes(DType::Bool, shape, &bytes).expect("one byte per element")
 }
 
 pub(super) fn const_tensor(t: Tensor, span: Span) -> TExpr {
@@ -566,12 +606,6 @@ pub(super) fn gather(
     let ty = TensorType { dtype: data.ty.dtype, shape };
     let kind = TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
     node(kind, ty, span)
-}
-
-fn transpose(base: TExpr, perm: Vec<usize>, span: Span) -> Result<TExpr, SemaError> {
-    let shape = perm.iter().map(|&p| base.ty.shape[p]).collect();
-    let ty = TensorType { dtype: base.ty.dtype, shape };
-    node(TExprKind::Transpose { base: Box::new(base), perm }, ty, span)
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.

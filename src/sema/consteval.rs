@@ -7,7 +7,7 @@
 
 use super::typed::{TExpr, TExprKind, ViewDim};
 use crate::types::{Coords, IndexOutOfRange, OobMode};
-use slc_runtime::Tensor;
+use slc_runtime::{DType, Tensor};
 
 /// Why an expression has no value now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,12 +20,13 @@ pub enum ConstEvalError {
     NotInteger,
 }
 
-/// The elements of `t` in C order, as integers. `value_of` gives the tensors bound with values.
+/// The elements of `t` in C order, as integers (a bool as 0 or 1: boolean masks are read so).
+/// `value_of` gives the tensors bound with values.
 pub fn evaluate<'v>(
     t: &TExpr,
     value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
 ) -> Result<Vec<i128>, ConstEvalError> {
-    if !t.ty.dtype.is_integer() {
+    if !t.ty.dtype.is_integer() && t.ty.dtype != DType::Bool {
         return Err(ConstEvalError::NotInteger);
     }
     check_indices(t, value_of)?;
@@ -38,21 +39,34 @@ fn check_indices<'v>(t: &TExpr, value_of: &dyn Fn(&str) -> Option<&'v Tensor>) -
     for child in t.kind.children() {
         check_indices(child, value_of)?;
     }
-    // The data axis an index element selects on: `axis`, or for an index tuple's entry `j`
-    // (its last coordinate), `axis + j`.
-    let (data, indices, axis, tuples) = match &t.kind {
+    match &t.kind {
         TExprKind::Gather { data, indices, axis, mode: OobMode::Error, .. }
         | TExprKind::GatherElements { data, indices, axis, mode: OobMode::Error } => {
-            (data, indices, *axis, false)
+            check_all(indices, data, |_| *axis, value_of)
         }
+        // An index tuple's entry `j` (its last coordinate) selects on axis `batch_dims + j`.
         TExprKind::GatherNd { data, indices, batch_dims, mode: OobMode::Error } => {
-            (data, indices, *batch_dims, true)
+            check_all(indices, data, |c| batch_dims + c[c.len() - 1] as usize, value_of)
         }
-        _ => return Ok(()),
-    };
+        TExprKind::AdvancedIndex { data, arrays, .. } => arrays
+            .iter()
+            .filter(|a| a.checked)
+            .try_for_each(|a| check_all(&a.indices, data, |_| a.axis, value_of)),
+        _ => Ok(()),
+    }
+}
+
+/// Every value of `indices` must be an index into the axis of `data` that `axis_of` names for
+/// its coordinate.
+fn check_all<'v>(
+    indices: &TExpr,
+    data: &TExpr,
+    axis_of: impl Fn(&[i64]) -> usize,
+    value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
+) -> Result<(), ConstEvalError> {
     for c in Coords::new(&indices.ty.shape) {
         let index = element(indices, &c, value_of)?;
-        let axis = axis + if tuples { c[c.len() - 1] as usize } else { 0 };
+        let axis = axis_of(&c);
         let len = data.ty.shape[axis];
         if OobMode::Error.normalize(index, len).is_err() {
             return Err(ConstEvalError::IndexOutOfRange { index, axis, len });
@@ -125,12 +139,23 @@ fn element<'v>(
             at.extend_from_slice(&c[tuple..]);
             element(data, &at, value_of)
         }
-        TExprKind::Transpose { base, perm } => {
-            let mut at = vec![0; perm.len()];
-            for (i, &p) in perm.iter().enumerate() {
-                at[p] = c[i];
+        TExprKind::AdvancedIndex { data, arrays, at } => {
+            // The broadcast coordinates sit at `at`; the data's other axes keep their order
+            // around them.
+            let broadcast = &c[*at..*at + t.kind.broadcast_shape(&t.ty).len()];
+            let mut kept = c[..*at].iter().chain(&c[*at + broadcast.len()..]);
+            let mut data_at = vec![0; data.ty.shape.len()];
+            for (axis, slot) in data_at.iter_mut().enumerate() {
+                *slot = match arrays.iter().find(|a| a.axis == axis) {
+                    Some(a) => {
+                        let index_at = broadcast_coords(&a.indices.ty.shape, broadcast);
+                        // `error` mode never misses: a value out of range is an error.
+                        gathered(data, &a.indices, &index_at, axis, OobMode::Error, value_of)?.unwrap_or(0)
+                    }
+                    None => kept.next().copied().unwrap_or(0),
+                };
             }
-            element(base, &at, value_of)
+            element(data, &data_at, value_of)
         }
     }
 }
@@ -150,8 +175,19 @@ fn gathered<'v>(
     mode.normalize(j, len).map_err(|IndexOutOfRange| ConstEvalError::IndexOutOfRange { index: j, axis, len })
 }
 
+/// The coordinates in an array of `shape` that broadcasting reads at the broadcast coordinates
+/// `at`: NumPy aligns shapes at their last dimension, and a dimension of 1 repeats its one
+/// element.
+fn broadcast_coords(shape: &[i64], at: &[i64]) -> Vec<i64> {
+    let skip = at.len() - shape.len();
+    shape.iter().zip(&at[skip..]).map(|(&n, &i)| if n == 1 { 0 } else { i }).collect()
+}
+
 /// The element of a stored tensor at coordinate `c`.
 fn stored(t: &Tensor, c: &[i64]) -> Result<i128, ConstEvalError> {
     let linear = c.iter().zip(t.shape()).fold(0usize, |acc, (&i, &d)| acc * d + i as usize);
+    if t.dtype() == DType::Bool {
+        return t.bytes().get(linear).map(|&b| i128::from(b != 0)).ok_or(ConstEvalError::NotInteger);
+    }
     t.int_at(linear).ok_or(ConstEvalError::NotInteger)
 }

@@ -27,10 +27,14 @@ pub enum SemaErrorKind {
     NotAnInteger { what: &'static str, found: String },
     #[error("index tensors must have an integer dtype, found {dtype}")]
     NonIntegerIndexTensor { dtype: String },
-    #[error("boolean mask indexing is not supported")]
-    BoolMask,
-    #[error("only one index array is supported per indexing")]
-    SecondIndexArray { first: Span },
+    #[error(
+        "boolean index did not match indexed array along axis {axis}; size of axis is {size} but size of corresponding boolean axis is {mask_size}"
+    )]
+    MaskMismatch { axis: usize, size: i64, mask_size: i64 },
+    #[error("shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}")]
+    BroadcastMismatch { shapes: String, first: Span },
+    #[error("a boolean mask needs the value of `{name}` when the program is checked")]
+    MaskValueUnknown { name: String },
     #[error("integer overflow in `{expr}`")]
     Overflow { expr: String },
     #[error("floating-point numbers are not supported: `{text}`")]
@@ -128,17 +132,22 @@ impl IntoDiagnostic for SemaError {
                 "not an integer tensor".into(),
                 Some("index tensors may be i8, i16, i32, i64, u8, u16, u32 or u64".into()),
             ),
-            K::BoolMask => (
+            K::MaskMismatch { axis, .. } => (
                 "E0107",
-                "a bool tensor".into(),
-                Some("slc indexes with integers; boolean masks are not supported".into()),
+                format!("does not match axis {axis}"),
+                Some("a mask of k dimensions covers the next k axes and must have their shape".into()),
             ),
-            K::SecondIndexArray { first } => {
+            K::BroadcastMismatch { first, .. } => {
                 return Diagnostic::error("E0108", message)
-                    .label(span, "second index array")
-                    .label(first, "first index array")
-                    .help("index with one array at a time, e.g. `a[i][:, j]` (note: not the same as NumPy's a[i, j])");
+                    .label(span, "does not broadcast with the arrays before it")
+                    .label(first, "the first index array")
+                    .help("index arrays broadcast together as in NumPy: aligned at their last dimension, each pair of sizes equal or one of them 1");
             }
+            K::MaskValueUnknown { .. } => (
+                "E0126",
+                "value not known".into(),
+                Some("the mask's `nonzero()` positions decide the result's shape, so slc reads its value when it checks the program: bind it with its data (`-i NAME=FILE.npy`), not only its type (`--shape`)".into()),
+            ),
             K::Overflow { .. } => ("E0109", "overflows i64".into(), None),
             K::Float { .. } => {
                 ("E0106", "not an integer".into(), Some("indices, bounds and steps are integers".into()))

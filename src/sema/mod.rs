@@ -1,6 +1,7 @@
 //! Semantic checking: the spanned AST becomes the checked program (dtypes and static shapes
 //! known, surface forms resolved), or a [`SemaError`] pointing at the span at fault.
 
+mod advanced;
 mod check;
 pub mod consteval;
 pub mod error;
@@ -8,8 +9,8 @@ mod ops;
 pub mod shape;
 pub mod typed;
 
-pub use check::{InputTypes, InputValues, InputsRead, check_program};
+pub use check::{InputTypes, InputValues, InputsRead, check_program, value_may_be_read};
 pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.
 pub use ops::FUNCTIONS as OPERATOR_FUNCTIONS;
-pub use typed::{TExpr, TExprKind, ViewDim};
+pub use typed::{IndexArray, TExpr, TExprKind, ViewDim};

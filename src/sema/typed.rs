@@ -1,10 +1,10 @@
 //! The checked program: a tree of a few core tensor operations, every node typed (dtype and
 //! static shape) and spanned. Surface syntax is gone: NumPy items, ellipses and negative bounds
-//! are resolved into [`ViewDim`]s; an index array is a [`TExprKind::Gather`] (plus a
-//! [`TExprKind::Transpose`] when NumPy's placement rule moves its dimensions to the front).
+//! are resolved into [`ViewDim`]s; index arrays (and boolean masks, as their `nonzero()`
+//! arrays) are one [`TExprKind::AdvancedIndex`].
 
 use crate::source::Span;
-use crate::types::{OobMode, ShapeDisplay, TensorType};
+use crate::types::{OobMode, TensorType};
 use slc_runtime::Tensor;
 use std::fmt;
 
@@ -29,8 +29,6 @@ pub enum TExprKind {
     View { base: Box<TExpr>, dims: Vec<ViewDim> },
     /// `out = data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`.
     Gather { data: Box<TExpr>, indices: Box<TExpr>, axis: usize, batch_dims: usize, mode: OobMode },
-    /// Output dimension `i` is input dimension `perm[i]`.
-    Transpose { base: Box<TExpr>, perm: Vec<usize> },
     /// ONNX GatherElements: `out` has the indices' shape, and `out[i] = data[i]` with `i[axis]`
     /// replaced by `indices[i]`.
     GatherElements { data: Box<TExpr>, indices: Box<TExpr>, axis: usize, mode: OobMode },
@@ -38,6 +36,36 @@ pub enum TExprKind {
     /// the `batch_dims` leading dimensions the two share;
     /// `out = indices.shape[:-1] + data.shape[batch_dims+m:]`.
     GatherNd { data: Box<TExpr>, indices: Box<TExpr>, batch_dims: usize, mode: OobMode },
+    /// NumPy's advanced indexing by index arrays broadcast together (docs/semantics.md, NumPy
+    /// indexing): each of `arrays` selects on its own axis of `data` (distinct axes), with NumPy's
+    /// rule for values (negative ones count from the end, out-of-range ones are errors: `error`
+    /// mode). The output is `data`'s other axes in order, with the broadcast shape of the arrays
+    /// inserted at output position `at`.
+    AdvancedIndex { data: Box<TExpr>, arrays: Vec<IndexArray>, at: usize },
+}
+
+/// One index array of an [`TExprKind::AdvancedIndex`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexArray {
+    pub indices: TExpr,
+    /// The axis of the data it selects on.
+    pub axis: usize,
+    /// Whether its values are checked against the axis. NumPy checks a 0-d array always (it is
+    /// an integer to NumPy) and the others only when the broadcast shape is not empty.
+    pub checked: bool,
+}
+
+impl TExprKind {
+    /// The broadcast shape of an [`TExprKind::AdvancedIndex`] whose output has type `out`.
+    pub fn broadcast_shape<'a>(&self, out: &'a TensorType) -> &'a [i64] {
+        match self {
+            TExprKind::AdvancedIndex { data, arrays, at } => {
+                let kept = data.ty.shape.len() - arrays.len();
+                &out.shape[*at..*at + out.shape.len() - kept]
+            }
+            _ => &[],
+        }
+    }
 }
 
 impl TExpr {
@@ -52,14 +80,15 @@ impl TExpr {
 impl TExprKind {
     /// The nodes directly below this one.
     pub fn children(&self) -> impl Iterator<Item = &TExpr> {
-        let (first, second) = match self {
-            TExprKind::Input(_) | TExprKind::Const(_) => (None, None),
-            TExprKind::View { base, .. } | TExprKind::Transpose { base, .. } => (Some(&**base), None),
+        let (first, second, rest) = match self {
+            TExprKind::Input(_) | TExprKind::Const(_) => (None, None, &[][..]),
+            TExprKind::View { base, .. } => (Some(&**base), None, &[][..]),
             TExprKind::Gather { data, indices, .. }
             | TExprKind::GatherElements { data, indices, .. }
-            | TExprKind::GatherNd { data, indices, .. } => (Some(&**data), Some(&**indices)),
+            | TExprKind::GatherNd { data, indices, .. } => (Some(&**data), Some(&**indices), &[][..]),
+            TExprKind::AdvancedIndex { data, arrays, .. } => (Some(&**data), None, &arrays[..]),
         };
-        first.into_iter().chain(second)
+        first.into_iter().chain(second).chain(rest.iter().map(|a| &a.indices))
     }
 }
 
@@ -101,9 +130,15 @@ impl fmt::Display for TExpr {
                 "gather({data}, {indices}, axis={axis}, batch_dims={batch_dims}, mode={})",
                 mode.name()
             )?,
-            TExprKind::Transpose { base, perm } => {
-                let perm: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
-                write!(f, "transpose({base}, {})", ShapeDisplay(&perm))?
+            TExprKind::AdvancedIndex { data, arrays, at } => {
+                write!(f, "index({data}")?;
+                for a in arrays {
+                    write!(f, ", axis {}: {}", a.axis, a.indices)?;
+                    if !a.checked {
+                        write!(f, " unchecked")?;
+                    }
+                }
+                write!(f, ", at={at})")?
             }
             TExprKind::GatherElements { data, indices, axis, mode } => {
                 write!(f, "gather_elements({data}, {indices}, axis={axis}, mode={})", mode.name())?

@@ -73,10 +73,12 @@ pub enum ExprKind {
     Name(String),
     /// An integer literal's magnitude; a leading `-` is a separate [`ExprKind::Neg`].
     Int(u64),
+    /// `True` or `False`: a 0-d boolean mask, or an element of a boolean list.
+    Bool(bool),
     /// Kept only to report it: slc has no floating-point values.
     Float(String),
     Str(String),
-    /// `[e0, e1, ...]`: an integer list, nested for higher ranks.
+    /// `[e0, e1, ...]`: an integer (or boolean) list, nested for higher ranks.
     List(Vec<Expr>),
     Neg(Box<Expr>),
     Binary {
@@ -105,7 +107,11 @@ impl ExprKind {
     /// The expressions directly below this node.
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
         let (one, many): (Vec<&Expr>, &[Expr]) = match self {
-            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) => (vec![], &[]),
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_) => (vec![], &[]),
             ExprKind::List(items) => (vec![], items),
             ExprKind::Neg(e) | ExprKind::Attr { base: e, .. } => (vec![e], &[]),
             ExprKind::Binary { lhs, rhs, .. } => (vec![lhs, rhs], &[]),
@@ -184,6 +190,7 @@ impl fmt::Display for Expr {
         match &self.kind {
             ExprKind::Name(n) => write!(f, "{n}"),
             ExprKind::Int(v) => write!(f, "{v}"),
+            ExprKind::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
             ExprKind::Float(s) => write!(f, "{s}"),
             ExprKind::Str(s) => write!(f, "{s:?}"),
             ExprKind::List(items) => {

@@ -15,6 +15,9 @@ pub enum ParseError {
     /// A token where the grammar allows none of it.
     #[error("unexpected {found}")]
     Unexpected { found: String, span: Span, expected: Vec<String> },
+    /// `<` or `>` where an expression goes on: a comparison, as in `a[a > 3]`.
+    #[error("slc has no comparisons")]
+    Comparison { span: Span },
     /// The text ended in the middle of a statement.
     #[error("unexpected end of input")]
     Eof { span: Span, expected: Vec<String> },
@@ -61,6 +64,9 @@ impl ParseError {
                 span: Span::new(location.min(src_len), src_len),
                 expected: tidy_expected(expected),
             },
+            E::UnrecognizedToken { token: (l, Token::Lt | Token::Gt, r), .. } => {
+                ParseError::Comparison { span: Span::new(l, r) }
+            }
             E::UnrecognizedToken { token: (l, tok, r), expected } => ParseError::Unexpected {
                 found: tok.to_string(),
                 span: Span::new(l, r),
@@ -77,6 +83,7 @@ impl ParseError {
             ParseError::Lex(e) => e.span,
             ParseError::Unexpected { span, .. }
             | ParseError::Eof { span, .. }
+            | ParseError::Comparison { span }
             | ParseError::TooDeep { span } => *span,
             // The first byte past the limit.
             ParseError::TooLong { .. } => Span::new(MAX_SOURCE_BYTES, MAX_SOURCE_BYTES + 1),
@@ -128,6 +135,10 @@ impl IntoDiagnostic for ParseError {
                     None => d,
                 }
             }
+            // NumPy's `a[a > 3]` builds its mask from data; slc takes the mask bound instead.
+            ParseError::Comparison { span } => Diagnostic::error("E0002", self.to_string())
+                .label(*span, "a comparison")
+                .help("compute the mask outside and bind it, `-i m=mask.npy`, then index with `a[m]`"),
             // No label: it would print a megabyte of text.
             ParseError::TooLong { .. } => Diagnostic::error("E0003", self.to_string())
                 .help("split the work into several programs, or bind large index lists as tensors"),

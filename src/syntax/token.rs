@@ -37,7 +37,7 @@ fn string_body<'s>(lex: &mut logos::Lexer<'s, Token<'s>>) -> &'s str {
 
 /// The words the lexer reserves (IMPORTANT: keep in sync with the `#[token]`s below): they
 /// cannot name a tensor.
-pub const KEYWORDS: &[&str] = &["let", "newaxis", "None"];
+pub const KEYWORDS: &[&str] = &["let", "newaxis", "None", "True", "False"];
 
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 #[logos(error = LexErrorKind)]
@@ -50,6 +50,10 @@ pub enum Token<'s> {
     NewAxis,
     #[token("None")]
     None,
+    #[token("True")]
+    True,
+    #[token("False")]
+    False,
     #[regex("[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
     Ident(&'s str),
     #[regex("[0-9][0-9_]*", parse_int)]
@@ -114,6 +118,8 @@ impl fmt::Display for Token<'_> {
             Token::Let => write!(f, "`let`"),
             Token::NewAxis => write!(f, "`newaxis`"),
             Token::None => write!(f, "`None`"),
+            Token::True => write!(f, "`True`"),
+            Token::False => write!(f, "`False`"),
             Token::Ident(s) => write!(f, "name `{s}`"),
             Token::Int(v) => write!(f, "integer `{v}`"),
             Token::Float(s) => write!(f, "float `{s}`"),

@@ -24,6 +24,10 @@ import numpy as np
 OUT = Path(__file__).with_name("cases.jsonl")
 SEED = 20261123
 CASES = 3000
+# Advanced indexing (several index arrays, integers among them, masks, chains through gather)
+# draws from a stream of its own, so the first CASES cases stay as they were.
+ADVANCED_SEED = 20261125
+ADVANCED_CASES = 1500
 
 DTYPES = {
     "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
@@ -168,6 +172,145 @@ class Gen:
         return "[" + ", ".join(texts) + "]", tuple(pys)
 
 
+class AdvancedGen(Gen):
+    """Indices with several advanced items: index arrays broadcast together (bound tensors and
+    list literals), integers, boolean masks (bound, list literals, 0-d `True`/`False`), among
+    slices, `...` and new axes."""
+
+    def array(self, n, shape):
+        """An index array of `shape` over an axis of `n`, values mostly in range."""
+        rng = self.rng
+        count = int(np.prod(shape, dtype=np.int64))
+        lo, hi = -max(n, 1), max(n, 1) - 1
+        if rng.random() < 0.04:
+            lo, hi = lo - 3, hi + 3
+        values = [rng.randint(lo, hi) for _ in range(count)]
+        if rng.random() < 0.4 and shape and (count > 0 or len(shape) == 1):
+            lit = np.array(values, dtype=np.int64).reshape(shape)
+            return repr(lit.tolist()), lit
+        dtype = rng.choice(INDEX_DTYPES)
+        info = np.iinfo(DTYPES[dtype])
+        values = [min(max(v, int(info.min)), int(info.max)) for v in values]
+        name = f"i{len(self.inputs)}"
+        self.inputs[name] = {"dtype": dtype, "shape": shape, "values": values}
+        return name, np.array(values, dtype=DTYPES[dtype]).reshape(shape)
+
+    def mask(self, shape):
+        """A boolean mask of `shape`: a bound tensor or a list literal."""
+        rng = self.rng
+        count = int(np.prod(shape, dtype=np.int64))
+        density = rng.choice([0.0, 0.3, 0.6, 1.0])
+        bits = [1 if rng.random() < density else 0 for _ in range(count)]
+        arr = np.array(bits, dtype=np.bool_).reshape(shape)
+        # `[]` is an integer list, and a list cannot spell an empty array of rank > 1.
+        if rng.random() < 0.3 and count > 0:
+            return repr(arr.tolist()), arr
+        name = f"m{len(self.inputs)}"
+        self.inputs[name] = {"dtype": "bool", "shape": shape, "values": bits}
+        return name, arr
+
+    def items(self, shape):
+        rng = self.rng
+        rank = len(shape)
+        # Broadcast-compatible arrays share a target shape; some do not fit it.
+        target = [rng.randint(1, 3) for _ in range(rng.choice([0, 1, 1, 2]))]
+        kinds = []  # (kind, axes consumed)
+        left = rank + (1 if rng.random() < 0.02 else 0)
+        for _ in range(rng.randint(2, 4)):
+            kind = rng.choice(["array", "array", "array", "int", "mask", "bool0", "slice", "new"])
+            if kind == "mask":
+                k = rng.randint(1, 2)
+                if k > left:
+                    kind, k = "bool0", 0
+            else:
+                k = {"array": 1, "int": 1, "slice": 1, "bool0": 0, "new": 0}[kind]
+            if k > left:
+                kind, k = "new", 0
+            kinds.append((kind, k))
+            left -= k
+        if rng.random() < 0.4:
+            kinds.insert(rng.randint(0, len(kinds)), ("...", 0))
+        consumed = sum(k for _, k in kinds)
+        first_ellipsis = next((i for i, (kind, _) in enumerate(kinds) if kind == "..."), len(kinds))
+        after = sum(k for _, k in kinds[first_ellipsis:])
+        texts, pys = [], []
+        pre, post = 0, 0
+        for pos, (kind, k) in enumerate(kinds):
+            if pos < first_ellipsis:
+                axis = pre
+                pre += k
+            else:
+                axis = max(rank, consumed) - after + post
+                post += k
+            n = shape[axis] if 0 <= axis < rank else 2
+            if kind == "slice":
+                a, b, c = bound(rng, n), bound(rng, n), step(rng)
+                f = lambda v: "" if v is None else str(v)
+                texts.append(f"{f(a)}:{f(b)}:{f(c)}")
+                pys.append(slice(a, b, c))
+            elif kind == "int":
+                i = rng.randint(-n, n - 1) if n > 0 and rng.random() < 0.95 else n
+                texts.append(str(i))
+                pys.append(i)
+            elif kind == "array":
+                ashape = target[rng.randint(0, len(target)):] if target else []
+                ashape = [1 if rng.random() < 0.3 else d for d in ashape]
+                if rng.random() < 0.08:
+                    ashape = [rng.randint(0, 4)]  # may not broadcast
+                text, arr = self.array(n, ashape)
+                texts.append(text)
+                pys.append(arr)
+            elif kind == "mask":
+                mshape = list(shape[axis:axis + k]) + [2] * max(0, axis + k - rank)
+                if rng.random() < 0.08:
+                    mshape[rng.randrange(k)] += 1  # does not match
+                text, arr = self.mask(mshape)
+                texts.append(text)
+                pys.append(arr)
+            elif kind == "bool0":
+                b = rng.random() < 0.6
+                texts.append(str(b))
+                pys.append(b)
+            elif kind == "new":
+                texts.append("None")
+                pys.append(None)
+            else:
+                texts.append("...")
+                pys.append(Ellipsis)
+        return "[" + ", ".join(texts) + "]", tuple(pys)
+
+
+def make_advanced_case(rng, cid):
+    g = AdvancedGen(rng)
+    rank = rng.choice([1, 2, 2, 3, 3, 3, 4])
+    shape = [0 if rng.random() < 0.03 else rng.randint(1, 4) for _ in range(rank)]
+    dtype = rng.choice(list(DTYPES))
+    seed = rng.getrandbits(63)
+    g.inputs["a"] = {"dtype": dtype, "shape": shape, "seed": seed}
+    value = fill(dtype, shape, seed)
+    src = "a"
+    error = None
+    for step_no in range(rng.choice([1, 1, 2, 2, 3])):
+        try:
+            if step_no > 0 and value.ndim > 0 and value.size > 0 and rng.random() < 0.2:
+                # A gather of the result so far: np.take raises where mode=error does (np.take
+                # checks nothing when its result is empty, mode=error checks all indices).
+                axis = rng.randrange(value.ndim)
+                text, arr = g.array(value.shape[axis], [rng.randint(0, 3)])
+                src = f"gather({src}, {text}, axis={axis}, mode=error)"
+                value = np.take(value, arr, axis=axis)
+                continue
+            gen = g if step_no == 0 or rng.random() < 0.6 else Gen(rng)
+            gen.inputs = g.inputs
+            text, idx = gen.items(list(value.shape))
+            src += text
+            value = np.asarray(value[idx])
+        except (IndexError, ValueError) as e:
+            error = e
+            break
+    return finish_case(cid, src, g.inputs, dtype, value, error)
+
+
 def make_case(rng, cid):
     g = Gen(rng)
     rank = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6])
@@ -193,8 +336,13 @@ def make_case(rng, cid):
         except (IndexError, ValueError) as e:
             error = e
             break
+    return finish_case(cid, src, g.inputs, dtype, value, error)
+
+
+def finish_case(cid, src, all_inputs, dtype, value, error):
+    """The JSON case: the inputs the source names, and NumPy's result or error."""
     inputs = {}
-    for name, spec in g.inputs.items():
+    for name, spec in all_inputs.items():
         if name == "a" or name in src:
             inputs[name] = spec
     if error is not None:
@@ -211,6 +359,10 @@ def generate():
     lines = []
     for cid in range(CASES):
         case = make_case(rng, cid)
+        lines.append(json.dumps(case, separators=(",", ":")))
+    rng = random.Random(ADVANCED_SEED)
+    for cid in range(CASES, CASES + ADVANCED_CASES):
+        case = make_advanced_case(rng, cid)
         lines.append(json.dumps(case, separators=(",", ":")))
     return "\n".join(lines) + "\n"
 

@@ -119,8 +119,13 @@ fn golden_input(spec: &Value) -> Tensor {
     let shape: Vec<usize> =
         spec["shape"].as_array().expect("a shape").iter().map(|d| d.as_u64().unwrap() as usize).collect();
     match spec.get("values") {
+        // A mask's values are 0 and 1.
         Some(values) => {
             let values: Vec<i64> = values.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+            if dtype == DType::Bool {
+                let bytes: Vec<u8> = values.iter().map(|&v| v as u8).collect();
+                return Tensor::from_bytes(dtype, &shape, &bytes).unwrap();
+            }
             Tensor::from_i64s(dtype, &shape, &values).unwrap()
         }
         None => fill(dtype, &shape, spec["seed"].as_u64().expect("a seed")),

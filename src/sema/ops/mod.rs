@@ -166,7 +166,7 @@ impl Checker<'_> {
 
     /// The elements of an integer tensor expression at compile time: a literal, or an
     /// expression whose inputs are all bound with values.
-    fn value_of(&mut self, t: &TExpr) -> Result<Vec<i128>, SemaError> {
+    pub(super) fn value_of(&mut self, t: &TExpr) -> Result<Vec<i128>, SemaError> {
         let mut inputs = vec![];
         inputs_of(t, &mut inputs);
         for name in inputs {
