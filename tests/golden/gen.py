@@ -280,14 +280,19 @@ class AdvancedGen(Gen):
         return "[" + ", ".join(texts) + "]", tuple(pys)
 
 
+def bind_data(rng, g, shape):
+    """Binds the data tensor `a` of `shape` (a random dtype, filled from a random seed)."""
+    dtype = rng.choice(list(DTYPES))
+    seed = rng.getrandbits(63)
+    g.inputs["a"] = {"dtype": dtype, "shape": shape, "seed": seed}
+    return dtype, fill(dtype, shape, seed)
+
+
 def make_advanced_case(rng, cid):
     g = AdvancedGen(rng)
     rank = rng.choice([1, 2, 2, 3, 3, 3, 4])
     shape = [0 if rng.random() < 0.03 else rng.randint(1, 4) for _ in range(rank)]
-    dtype = rng.choice(list(DTYPES))
-    seed = rng.getrandbits(63)
-    g.inputs["a"] = {"dtype": dtype, "shape": shape, "seed": seed}
-    value = fill(dtype, shape, seed)
+    dtype, value = bind_data(rng, g, shape)
     src = "a"
     error = None
     for step_no in range(rng.choice([1, 1, 2, 2, 3])):
@@ -316,10 +321,7 @@ def make_case(rng, cid):
     rank = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6])
     max_dim = 5 if rank <= 3 else 3
     shape = [0 if rng.random() < 0.03 else rng.randint(1, max_dim) for _ in range(rank)]
-    dtype = rng.choice(list(DTYPES))
-    seed = rng.getrandbits(63)
-    g.inputs["a"] = {"dtype": dtype, "shape": shape, "seed": seed}
-    value = fill(dtype, shape, seed)
+    dtype, value = bind_data(rng, g, shape)
     src = "a"
     error = None
     for _ in range(rng.choice([1, 1, 2, 2, 3])):

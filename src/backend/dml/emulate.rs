@@ -244,6 +244,22 @@ fn check_dims(op: Op, level: FeatureLevel, tensors: &[(&TensorDesc, &str)]) -> R
     Ok(())
 }
 
+/// The checks every gather operator makes of its input, indices and output descriptions.
+fn check_gather(
+    op: Op,
+    level: FeatureLevel,
+    i: &TensorDesc,
+    x: &TensorDesc,
+    o: &TensorDesc,
+) -> Result<(), EmulateError> {
+    check_dims(op, level, &[(i, "InputTensor"), (x, "IndicesTensor"), (o, "OutputTensor")])?;
+    check_type(op, level, i, "InputTensor")?;
+    if !op.index_supports(level, x.desc.data_type) {
+        return invalid(format!("IndicesTensor: {} at feature level {level}", x.desc.data_type.name()));
+    }
+    Ok(())
+}
+
 fn check_type(op: Op, level: FeatureLevel, t: &TensorDesc, name: &str) -> Result<(), EmulateError> {
     if !op.supports(level, t.desc.data_type) {
         return invalid(format!(
@@ -359,14 +375,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
         }
         OperatorFields::Gather(d) => {
             let (i, x, o) = (&d.input_tensor, &d.indices_tensor, &d.output_tensor);
-            check_dims(kind, level, &[(i, "InputTensor"), (x, "IndicesTensor"), (o, "OutputTensor")])?;
-            check_type(kind, level, i, "InputTensor")?;
-            if !kind.index_supports(level, x.desc.data_type) {
-                return invalid(format!(
-                    "IndicesTensor: {} at feature level {level}",
-                    x.desc.data_type.name()
-                ));
-            }
+            check_gather(kind, level, i, x, o)?;
             let dn = i.desc.dimension_count as usize;
             let (axis, q) = (d.axis as usize, d.index_dimensions as usize);
             if x.desc.dimension_count as usize != dn || o.desc.dimension_count as usize != dn {
@@ -408,14 +417,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
             // the same DimensionCount, the indices' Sizes are the input's except along Axis, and
             // the output's are the indices'.
             let (i, x, o) = (&d.input_tensor, &d.indices_tensor, &d.output_tensor);
-            check_dims(kind, level, &[(i, "InputTensor"), (x, "IndicesTensor"), (o, "OutputTensor")])?;
-            check_type(kind, level, i, "InputTensor")?;
-            if !kind.index_supports(level, x.desc.data_type) {
-                return invalid(format!(
-                    "IndicesTensor: {} at feature level {level}",
-                    x.desc.data_type.name()
-                ));
-            }
+            check_gather(kind, level, i, x, o)?;
             let (dn, axis) = (i.desc.dimension_count as usize, d.axis as usize);
             if x.desc.dimension_count as usize != dn || o.desc.dimension_count as usize != dn {
                 return invalid("InputTensor, IndicesTensor and OutputTensor differ in DimensionCount");
@@ -439,14 +441,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
         }
         OperatorFields::GatherNd1(d) => {
             let (i, x, o) = (&d.input_tensor, &d.indices_tensor, &d.output_tensor);
-            check_dims(kind, level, &[(i, "InputTensor"), (x, "IndicesTensor"), (o, "OutputTensor")])?;
-            check_type(kind, level, i, "InputTensor")?;
-            if !kind.index_supports(level, x.desc.data_type) {
-                return invalid(format!(
-                    "IndicesTensor: {} at feature level {level}",
-                    x.desc.data_type.name()
-                ));
-            }
+            check_gather(kind, level, i, x, o)?;
             let dn = i.desc.dimension_count as usize;
             if x.desc.dimension_count as usize != dn || o.desc.dimension_count as usize != dn {
                 return invalid("InputTensor, IndicesTensor and OutputTensor differ in DimensionCount");
