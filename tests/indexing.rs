@@ -164,6 +164,12 @@ fn index_values_are_checked_where_numpy_checks_them() {
         // a[[[2], [-3]], [1, 3]]: rows 2 and 0, columns 1 and 3.
         assert_eq!(s.eval("a[rows, [1, 3]]").unwrap().bytes(), &[9, 11, 1, 3]);
         assert_eq!(s.eval("a[rows, [1, 3]][::-1, ::-1]").unwrap().bytes(), &[3, 1, 11, 9]);
+        // The message names the axis as NumPy does: of `a`, whatever new axes and integers the
+        // subscript has before the array.
+        for src in ["a[:, far]", "a[None, :, far]", "a[1:, far]", "a[..., None, far]", "a[None, 0, far]"] {
+            let message = s.eval(src).err().unwrap().render(src);
+            assert!(message.contains("index 7 is out of bounds for axis 1 with size 4"), "{src}: {message}");
+        }
     }
 }
 

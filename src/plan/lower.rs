@@ -309,7 +309,7 @@ impl Builder<'_> {
             let (index_access, index_shape) = self.expr(&a.indices)?;
             let len = data_shape[a.axis];
             if a.checked {
-                self.check(&index_access, &index_shape, len, a.axis, a.indices.span, e.span)?;
+                self.check(&index_access, &index_shape, len, a.source_axis, a.indices.span, e.span)?;
             }
             let skip = broadcast - index_shape.len();
             let index_coords: Vec<Coord> = index_shape

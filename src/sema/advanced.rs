@@ -30,7 +30,7 @@ impl Checker<'_> {
             if checked {
                 check_const_indices(&s.indices, s.axis, data.ty.shape[s.view_axis])?;
             }
-            arrays.push(IndexArray { indices: s.indices, axis: s.view_axis, checked });
+            arrays.push(IndexArray { indices: s.indices, axis: s.view_axis, source_axis: s.axis, checked });
         }
         let at = if adjacent { arrays[0].axis } else { 0 };
         let kept: Vec<i64> = (data.ty.shape.iter().enumerate())

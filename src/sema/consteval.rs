@@ -42,32 +42,35 @@ fn check_indices<'v>(t: &TExpr, value_of: &dyn Fn(&str) -> Option<&'v Tensor>) -
     match &t.kind {
         TExprKind::Gather { data, indices, axis, mode: OobMode::Error, .. }
         | TExprKind::GatherElements { data, indices, axis, mode: OobMode::Error } => {
-            check_all(indices, data, |_| *axis, value_of)
+            check_all(indices, |_| (data.ty.shape[*axis], *axis), value_of)
         }
         // An index tuple's entry `j` (its last coordinate) selects on axis `batch_dims + j`.
-        TExprKind::GatherNd { data, indices, batch_dims, mode: OobMode::Error } => {
-            check_all(indices, data, |c| batch_dims + c[c.len() - 1] as usize, value_of)
-        }
+        TExprKind::GatherNd { data, indices, batch_dims, mode: OobMode::Error } => check_all(
+            indices,
+            |c| {
+                let axis = batch_dims + c[c.len() - 1] as usize;
+                (data.ty.shape[axis], axis)
+            },
+            value_of,
+        ),
         TExprKind::AdvancedIndex { data, arrays, .. } => arrays
             .iter()
             .filter(|a| a.checked)
-            .try_for_each(|a| check_all(&a.indices, data, |_| a.axis, value_of)),
+            .try_for_each(|a| check_all(&a.indices, |_| (data.ty.shape[a.axis], a.source_axis), value_of)),
         _ => Ok(()),
     }
 }
 
-/// Every value of `indices` must be an index into the axis of `data` that `axis_of` names for
-/// its coordinate.
+/// Every value of `indices` must be an index into the axis `bound_of` gives for its coordinate:
+/// that axis's length, and its number as messages name it.
 fn check_all<'v>(
     indices: &TExpr,
-    data: &TExpr,
-    axis_of: impl Fn(&[i64]) -> usize,
+    bound_of: impl Fn(&[i64]) -> (i64, usize),
     value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
 ) -> Result<(), ConstEvalError> {
     for c in Coords::new(&indices.ty.shape) {
         let index = element(indices, &c, value_of)?;
-        let axis = axis_of(&c);
-        let len = data.ty.shape[axis];
+        let (len, axis) = bound_of(&c);
         if OobMode::Error.normalize(index, len).is_err() {
             return Err(ConstEvalError::IndexOutOfRange { index, axis, len });
         }

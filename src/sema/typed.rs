@@ -50,6 +50,9 @@ pub struct IndexArray {
     pub indices: TExpr,
     /// The axis of the data it selects on.
     pub axis: usize,
+    /// The same axis as NumPy's messages count it: of the tensor the subscript indexes, before
+    /// the subscript's own new axes and integers.
+    pub source_axis: usize,
     /// Whether its values are checked against the axis. NumPy checks a 0-d array always (it is
     /// an integer to NumPy) and the others only when the broadcast shape is not empty.
     pub checked: bool,
