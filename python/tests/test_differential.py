@@ -128,3 +128,81 @@ def test_slice_operator_matches_python_slicing(x, data):
     source = f"slice(a, [{start}], [{end}], axes=[{axis}], steps=[{step}])"
     expected = x[(slice(None),) * axis + (slice(start, end, step),)]
     same(slc.eval(source, a=x), expected)
+
+
+@st.composite
+def array_and_index_arrays(draw):
+    """`x` (rank 1-4), index arrays for some of its axes (broadcastable shapes, values in range,
+    negative included), where they go in the subscript, and whether one is a plain integer."""
+    x = draw(arrays(hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=4)))
+    axes = sorted(draw(st.sets(st.integers(0, x.ndim - 1), min_size=1, max_size=x.ndim)))
+    result = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    arrays_ = []
+    for axis in axes:
+        n = x.shape[axis]
+        # Broadcastable against `result`: drop leading dims, set some to 1.
+        shape = result[draw(st.integers(0, len(result))):]
+        shape = tuple(1 if draw(st.booleans()) else d for d in shape)
+        if draw(st.integers(0, 4)) == 0:
+            arrays_.append(draw(st.integers(-n, n - 1)))
+        else:
+            arrays_.append(draw(hnp.arrays(np.int64, shape, elements=st.integers(-n, n - 1))))
+    return x, axes, arrays_
+
+
+@SETTINGS
+@given(array_and_index_arrays(), layouts)
+def test_several_index_arrays_match_numpy(case, layout):
+    """Arrays broadcast together, integers among them, adjacent or separated by slices: NumPy's
+    values and placement."""
+    x, axes, index_arrays = case
+    items, numpy_index, inputs = [], [], {}
+    for axis in range(x.ndim):
+        if axis in axes:
+            value = index_arrays[axes.index(axis)]
+            if isinstance(value, int):
+                items.append(str(value))
+            else:
+                name = f"i{axis}"
+                items.append(name)
+                inputs[name] = value
+            numpy_index.append(value)
+        else:
+            items.append(":")
+            numpy_index.append(slice(None))
+    source = f"a[{', '.join(items)}]"
+    same(slc.eval(source, a=in_layout(x, layout), **inputs), x[tuple(numpy_index)])
+
+
+@SETTINGS
+@given(arrays(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4)), st.data())
+def test_boolean_masks_match_numpy(x, data):
+    """A mask over some leading (or, after a slice, later) axes, alone or beside a slice."""
+    first = data.draw(st.integers(0, x.ndim - 1))
+    k = data.draw(st.integers(1, x.ndim - first))
+    mask = data.draw(hnp.arrays(np.bool_, x.shape[first : first + k]))
+    prefix = ":, " * first
+    same(slc.eval(f"a[{prefix}m]", a=x, m=mask), x[(slice(None),) * first + (mask,)])
+    if first + k < x.ndim:
+        same(slc.eval(f"a[{prefix}m, ::-1]", a=x, m=mask), x[(slice(None),) * first + (mask, slice(None, None, -1))])
+
+
+@SETTINGS
+@given(array_and_integer_index())
+def test_gather_elements_matches_take_along_axis(case):
+    x, axis, _ = case
+    n = x.shape[axis]
+    shape = tuple(d if k != axis else 3 for k, d in enumerate(x.shape))
+    index = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) % (2 * n) - n
+    expected = np.take_along_axis(x, index, axis=axis)
+    same(slc.eval(f"gather_elements(a, i, axis={axis})", a=x, i=index), expected)
+
+
+@SETTINGS
+@given(arrays(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)), st.data())
+def test_gather_nd_matches_tuple_indexing(x, data):
+    m = data.draw(st.integers(1, x.ndim))
+    count = data.draw(st.integers(0, 4))
+    columns = [data.draw(hnp.arrays(np.int64, (count,), elements=st.integers(-n, n - 1))) for n in x.shape[:m]]
+    tuples = np.stack(columns, axis=-1) if count else np.zeros((0, m), np.int64)
+    same(slc.eval("gather_nd(a, t)", a=x, t=tuples), x[tuple(columns)])
