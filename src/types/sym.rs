@@ -1,0 +1,1374 @@
+//! Symbolic integer expressions: the integers of shape-generic kernels (docs/design/shape-generic.md).
+//!
+//! A [`SymExpr`] is an immutable integer expression over dimension symbols (`N`: a tensor's
+//! dimension, non-negative and at most [`MAX_DIM`]) and run-time scalars (`k[()]`: a 0-d integer
+//! input; `k[2]`: element 2 of a 1-d one; any i64), built from constants, `+ - *`, Python floor
+//! division `//` and modulo `%`, `min`, `max` and `select` (`(a if c else b)`, `c` a comparison
+//! `<`, `<=` or `==` of two expressions). Cloning is an `Arc` clone.
+//!
+//! **Normal form.** The constructors fold and normalize: an expression is a sum of products
+//! (integer coefficients over sorted *atoms*: symbols, and the non-polynomial operations), so
+//! `N-1+1` is `N`, `2*N-N` is `N`, `(N+M)-M` is `N`, and expressions equal by these rules compare
+//! and hash equal. An expression of constants is a constant. Besides, `min`/`max` flatten, sort,
+//! drop duplicates and every argument another one provably bounds; a sum with a single `min` or
+//! `max` term moves into its arguments (`N - min(1, N)` is `max(0, N-1)`); floor division by a
+//! constant takes out the terms it divides (`(2*N+M)//2` is `N + M//2`), keeps the constant
+//! inside (`(N-3)//2 + 1` is `(N-1)//2`), distributes over `min`/`max`, and nests
+//! (`N//2//3` is `N//6`); a `select` whose condition is decided (dimensions are ≥ 0) is its branch,
+//! and `(a if a <= b else b)` is `min(a, b)`. Equality is sound, not complete: expressions that
+//! compare unequal may still always have the same value.
+//!
+//! **Semantics.** [`SymExpr::eval`] gives the exact integer value, or `None` where a divisor is 0,
+//! a binding is missing (or a dimension is bound outside `[0, MAX_DIM]`), or the value or an
+//! intermediate leaves i128; the result must fit in i64. It never wraps. Normalization is a
+//! refinement of evaluating the expression as built, with every step checked in i64: wherever that
+//! is defined, `eval` gives the same value (where it is not — `(N+M)-M` when `N+M` overflows,
+//! `(a//0)*0` — the normal form may have a value). [`SymExpr::eval_i64`] evaluates the normal
+//! form as generated code would, every intermediate checked in i64 (in the order the normal form
+//! is printed, the constant first); it may fail where `eval` does not, never gives another value.
+//! A constant operation that overflows i64 (`9223372036854775807 + 1`) is kept as written, and
+//! evaluates to `None`.
+//!
+//! **Text.** `Display` prints the readable form (`max(0, (N-2)//2)`, `M*N`, `(0 if N <= 1 else 1)`,
+//! `k[()]`); [`SymExpr::parse`] reads it back, and `parse(print(e)) == e`. `//` is Python's floor
+//! division and `%` Python's modulo (the result takes the divisor's sign), as in the language.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// The largest value a dimension symbol takes. Normalization and interval reasoning assume it (a
+/// shape function refuses larger dimensions at call time); no tensor with an element has a
+/// larger dimension.
+pub const MAX_DIM: i64 = 1 << 62;
+
+/// A symbol: a dimension (≥ 0) or a run-time integer scalar (any i64).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sym {
+    /// A named dimension: `N`.
+    Dim(Arc<str>),
+    /// A run-time scalar input: `k[()]` (0-d) or `k[2]` (element 2 of a 1-d tensor).
+    Scalar { name: Arc<str>, index: Option<u32> },
+}
+
+impl fmt::Display for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Sym::Dim(n) => write!(f, "{n}"),
+            Sym::Scalar { name, index: None } => write!(f, "{name}[()]"),
+            Sym::Scalar { name, index: Some(i) } => write!(f, "{name}[{i}]"),
+        }
+    }
+}
+
+const KEYWORDS: &[&str] = &["min", "max", "if", "else"];
+
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&s)
+}
+
+/// A comparison operator of a `select` condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Eq,
+}
+
+impl CmpOp {
+    fn text(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Eq => "==",
+        }
+    }
+
+    fn holds(self, a: i128, b: i128) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Eq => a == b,
+        }
+    }
+}
+
+/// A condition `lhs OP rhs`, normalized: a constant side is moved right where possible
+/// (`N-1 <= 0` is `N <= 1`), `a < c` with a constant `c` is `a <= c-1`, `==` orders its sides.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cond {
+    op: CmpOp,
+    lhs: SymExpr,
+    rhs: SymExpr,
+}
+
+/// An immutable, normalized integer expression (see the module documentation).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymExpr(Arc<Poly>);
+
+/// `constant + Σ coef·Π atoms`. Invariant: terms sorted by monomial, monomials distinct, sorted
+/// and non-empty, coefficients non-zero.
+#[derive(Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Clone)]
+struct Poly {
+    constant: i64,
+    terms: Vec<(Vec<Atom>, i64)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Atom {
+    Sym(Sym),
+    FloorDiv(SymExpr, SymExpr),
+    Mod(SymExpr, SymExpr),
+    Min(Vec<SymExpr>),
+    Max(Vec<SymExpr>),
+    Select(Box<Cond>, SymExpr, SymExpr),
+    /// An operation kept as written because normalizing it overflowed i64 (a coefficient or a
+    /// constant). Commutative ones have their operands sorted.
+    Raw(RawOp, SymExpr, SymExpr),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum RawOp {
+    Add,
+    Sub,
+    Mul,
+}
+
+/// Python's floor division in i128; `None` for a zero divisor or overflow.
+fn py_div(a: i128, b: i128) -> Option<i128> {
+    let q = a.checked_div(b)?;
+    if a % b != 0 && ((a < 0) != (b < 0)) { q.checked_sub(1) } else { Some(q) }
+}
+
+/// Python's `%` in i128; `None` for a zero divisor.
+fn py_mod(a: i128, b: i128) -> Option<i128> {
+    if b == 0 {
+        return None;
+    }
+    let r = a.checked_rem(b).unwrap_or(0);
+    Some(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
+}
+
+fn fits(v: i128) -> Option<i64> {
+    i64::try_from(v).ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction
+
+impl Poly {
+    fn constant(c: i64) -> Poly {
+        Poly { constant: c, terms: vec![] }
+    }
+
+    fn atom(a: Atom) -> Poly {
+        Poly { constant: 0, terms: vec![(vec![a], 1)] }
+    }
+
+    /// `self + sign*other`, or `None` when a coefficient overflows.
+    fn add(&self, other: &Poly, sign: i64) -> Option<Poly> {
+        let scaled = |c: i64| if sign == 1 { Some(c) } else { c.checked_neg() };
+        let constant = self.constant.checked_add(scaled(other.constant)?)?;
+        let mut terms: BTreeMap<&Vec<Atom>, i64> = self.terms.iter().map(|(m, c)| (m, *c)).collect();
+        for (m, c) in &other.terms {
+            let c = scaled(*c)?;
+            let e = terms.entry(m).or_insert(0);
+            *e = e.checked_add(c)?;
+        }
+        let terms = terms.into_iter().filter(|(_, c)| *c != 0).map(|(m, c)| (m.clone(), c)).collect();
+        Some(Poly { constant, terms })
+    }
+
+    fn mul(&self, other: &Poly) -> Option<Poly> {
+        // Each side as a list of (monomial, coefficient) with the constant as the empty monomial.
+        let expand = |p: &Poly| {
+            let mut v: Vec<(Vec<Atom>, i64)> = p.terms.clone();
+            if p.constant != 0 {
+                v.push((vec![], p.constant));
+            }
+            v
+        };
+        let mut acc: BTreeMap<Vec<Atom>, i64> = BTreeMap::new();
+        for (ma, ca) in expand(self) {
+            for (mb, cb) in expand(other) {
+                let mut m = ma.clone();
+                m.extend(mb.iter().cloned());
+                m.sort();
+                let c = ca.checked_mul(cb)?;
+                let e = acc.entry(m).or_insert(0);
+                *e = e.checked_add(c)?;
+            }
+        }
+        let constant = acc.remove(&vec![]).unwrap_or(0);
+        let terms = acc.into_iter().filter(|(_, c)| *c != 0).collect();
+        Some(Poly { constant, terms })
+    }
+
+    /// Splits off the terms whose coefficients `d` divides: `(self - d*q, q)`.
+    fn split_divisible(&self, d: i64) -> (Poly, Poly) {
+        let (mut rest, mut quot) = (Poly::constant(self.constant), Poly::constant(0));
+        for (m, c) in &self.terms {
+            if c % d == 0 {
+                quot.terms.push((m.clone(), c / d));
+            } else {
+                rest.terms.push((m.clone(), *c));
+            }
+        }
+        (rest, quot)
+    }
+}
+
+impl SymExpr {
+    fn raw(p: Poly) -> SymExpr {
+        SymExpr(Arc::new(p))
+    }
+
+    fn of_atom(a: Atom) -> SymExpr {
+        SymExpr::raw(Poly::atom(a))
+    }
+
+    /// A constant.
+    pub fn constant(c: i64) -> SymExpr {
+        SymExpr::raw(Poly::constant(c))
+    }
+
+    /// A dimension symbol. Panics unless `name` is an identifier other than `min`, `max`, `if`,
+    /// `else`.
+    pub fn dim(name: &str) -> SymExpr {
+        assert!(is_name(name), "`{name}` is not a dimension name");
+        SymExpr::of_atom(Atom::Sym(Sym::Dim(name.into())))
+    }
+
+    /// A 0-d run-time scalar input (`k[()]`). Panics on a name as [`SymExpr::dim`] does.
+    pub fn scalar(name: &str) -> SymExpr {
+        assert!(is_name(name), "`{name}` is not a scalar name");
+        SymExpr::of_atom(Atom::Sym(Sym::Scalar { name: name.into(), index: None }))
+    }
+
+    /// Element `index` of a 1-d run-time scalar input (`k[2]`).
+    pub fn scalar_elem(name: &str, index: u32) -> SymExpr {
+        assert!(is_name(name), "`{name}` is not a scalar name");
+        SymExpr::of_atom(Atom::Sym(Sym::Scalar { name: name.into(), index: Some(index) }))
+    }
+
+    /// The expression of one symbol.
+    pub fn sym(s: Sym) -> SymExpr {
+        match &s {
+            Sym::Dim(n) | Sym::Scalar { name: n, .. } => assert!(is_name(n), "`{n}` is not a name"),
+        }
+        SymExpr::of_atom(Atom::Sym(s))
+    }
+
+    /// The value of a constant expression.
+    pub fn as_const(&self) -> Option<i64> {
+        self.0.terms.is_empty().then_some(self.0.constant)
+    }
+
+    /// The symbol, if the expression is exactly one.
+    pub fn as_sym(&self) -> Option<&Sym> {
+        match self.single_atom() {
+            Some(Atom::Sym(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The atom, if the expression is exactly one (coefficient 1, no constant).
+    fn single_atom(&self) -> Option<&Atom> {
+        match (&self.0.terms[..], self.0.constant) {
+            ([(m, 1)], 0) if m.len() == 1 => Some(&m[0]),
+            _ => None,
+        }
+    }
+
+    /// The symbols the expression reads, sorted, each once.
+    pub fn symbols(&self) -> Vec<Sym> {
+        let mut out = vec![];
+        self.collect_symbols(&mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn collect_symbols(&self, out: &mut Vec<Sym>) {
+        for (m, _) in &self.0.terms {
+            for a in m {
+                match a {
+                    Atom::Sym(s) => out.push(s.clone()),
+                    Atom::FloorDiv(x, y) | Atom::Mod(x, y) | Atom::Raw(_, x, y) => {
+                        x.collect_symbols(out);
+                        y.collect_symbols(out);
+                    }
+                    Atom::Min(v) | Atom::Max(v) => v.iter().for_each(|x| x.collect_symbols(out)),
+                    Atom::Select(c, x, y) => {
+                        c.lhs.collect_symbols(out);
+                        c.rhs.collect_symbols(out);
+                        x.collect_symbols(out);
+                        y.collect_symbols(out);
+                    }
+                }
+            }
+        }
+    }
+
+    fn raw_op(op: RawOp, a: &SymExpr, b: &SymExpr) -> SymExpr {
+        let (a, b) = if op != RawOp::Sub && b < a { (b, a) } else { (a, b) };
+        SymExpr::of_atom(Atom::Raw(op, a.clone(), b.clone()))
+    }
+
+    /// `self + other`.
+    pub fn add(&self, other: &SymExpr) -> SymExpr {
+        match self.0.add(&other.0, 1) {
+            Some(p) => finalize(p),
+            None => SymExpr::raw_op(RawOp::Add, self, other),
+        }
+    }
+
+    /// `self - other`.
+    pub fn sub(&self, other: &SymExpr) -> SymExpr {
+        match self.0.add(&other.0, -1) {
+            Some(p) => finalize(p),
+            None => SymExpr::raw_op(RawOp::Sub, self, other),
+        }
+    }
+
+    /// `self * other`.
+    pub fn mul(&self, other: &SymExpr) -> SymExpr {
+        match self.0.mul(&other.0) {
+            Some(p) => finalize(p),
+            None => SymExpr::raw_op(RawOp::Mul, self, other),
+        }
+    }
+
+    /// `-self`.
+    pub fn neg(&self) -> SymExpr {
+        SymExpr::constant(0).sub(self)
+    }
+
+    /// `self + c`.
+    pub fn add_const(&self, c: i64) -> SymExpr {
+        self.add(&SymExpr::constant(c))
+    }
+
+    /// Python's `self // d`.
+    pub fn floor_div(&self, d: &SymExpr) -> SymExpr {
+        let keep = || SymExpr::of_atom(Atom::FloorDiv(self.clone(), d.clone()));
+        let Some(dc) = d.as_const() else { return keep() };
+        if dc == 0 {
+            return keep();
+        }
+        if let Some(a) = self.as_const() {
+            return match py_div(a as i128, dc as i128).and_then(fits) {
+                Some(q) => SymExpr::constant(q),
+                None => keep(),
+            };
+        }
+        if dc == 1 {
+            return self.clone();
+        }
+        if dc == -1 {
+            return self.neg();
+        }
+        // (d*q + r) // d == q + r // d.
+        let (rest, quot) = self.0.split_divisible(dc);
+        if !quot.terms.is_empty() {
+            return finalize(quot).add(&finalize(rest).floor_div(d));
+        }
+        match self.single_atom() {
+            // Floor division by a constant is monotone: it distributes over min and max.
+            Some(Atom::Min(args)) | Some(Atom::Max(args)) => {
+                let parts: Vec<SymExpr> = args.iter().map(|a| a.floor_div(d)).collect();
+                let is_min = matches!(self.single_atom(), Some(Atom::Min(_)));
+                return if is_min == (dc > 0) { SymExpr::min(&parts) } else { SymExpr::max(&parts) };
+            }
+            // x // a // b == x // (a*b) for positive a and b.
+            Some(Atom::FloorDiv(x, a)) if dc > 0 => {
+                if let Some(ab) = a.as_const().filter(|&a| a > 0).and_then(|a| a.checked_mul(dc)) {
+                    return x.floor_div(&SymExpr::constant(ab));
+                }
+            }
+            _ => {}
+        }
+        let (lo, hi) = self.interval_wide(&Assumptions::default());
+        if dc > 0 && lo >= 0 && hi < dc as i128 {
+            return SymExpr::constant(0);
+        }
+        keep()
+    }
+
+    /// Python's `self % d` (the result has the divisor's sign).
+    pub fn modulo(&self, d: &SymExpr) -> SymExpr {
+        let keep = |x: &SymExpr| SymExpr::of_atom(Atom::Mod(x.clone(), d.clone()));
+        let Some(dc) = d.as_const() else { return keep(self) };
+        if dc == 0 {
+            return keep(self);
+        }
+        if let Some(a) = self.as_const() {
+            return SymExpr::constant(py_mod(a as i128, dc as i128).and_then(fits).expect("fits"));
+        }
+        if dc == 1 || dc == -1 {
+            return SymExpr::constant(0);
+        }
+        let (rest, _) = self.0.split_divisible(dc);
+        let x = finalize(rest);
+        if let Some(a) = x.as_const() {
+            return SymExpr::constant(py_mod(a as i128, dc as i128).and_then(fits).expect("fits"));
+        }
+        let (lo, hi) = x.interval_wide(&Assumptions::default());
+        if dc > 0 && lo >= 0 && hi < dc as i128 {
+            return x;
+        }
+        keep(&x)
+    }
+
+    /// `min(args)`; panics on an empty list.
+    pub fn min(args: &[SymExpr]) -> SymExpr {
+        min_max(args, true)
+    }
+
+    /// `max(args)`; panics on an empty list.
+    pub fn max(args: &[SymExpr]) -> SymExpr {
+        min_max(args, false)
+    }
+
+    /// `min(self, other)`.
+    pub fn min2(&self, other: &SymExpr) -> SymExpr {
+        SymExpr::min(&[self.clone(), other.clone()])
+    }
+
+    /// `max(self, other)`.
+    pub fn max2(&self, other: &SymExpr) -> SymExpr {
+        SymExpr::max(&[self.clone(), other.clone()])
+    }
+
+    /// `(then if cond else otherwise)`.
+    pub fn select(cond: Cond, then: &SymExpr, otherwise: &SymExpr) -> SymExpr {
+        if then == otherwise {
+            return then.clone();
+        }
+        match cond.decide(&Assumptions::default()) {
+            Some(true) => return then.clone(),
+            Some(false) => return otherwise.clone(),
+            None => {}
+        }
+        // `(a if a <= b else b)` is min(a, b); `(b if a <= b else a)` is max(a, b).
+        if cond.op != CmpOp::Eq {
+            let (a, b) = (&cond.lhs, &cond.rhs);
+            if then == a && otherwise == b {
+                return then.min2(otherwise);
+            }
+            if then == b && otherwise == a {
+                return then.max2(otherwise);
+            }
+        }
+        SymExpr::of_atom(Atom::Select(Box::new(cond), then.clone(), otherwise.clone()))
+    }
+}
+
+/// Applies the rewrites that look at a whole sum: a single `min`/`max` term takes in the rest,
+/// and a single floor division by a constant takes in the constant.
+fn finalize(p: Poly) -> SymExpr {
+    let is_minmax = |a: &Atom| matches!(a, Atom::Min(_) | Atom::Max(_));
+    let has_minmax = |m: &Vec<Atom>| m.iter().any(is_minmax);
+    if p.terms.len() + usize::from(p.constant != 0) >= 2 {
+        let candidates: Vec<usize> = (0..p.terms.len()).filter(|&i| has_minmax(&p.terms[i].0)).collect();
+        if let [i] = candidates[..] {
+            let (m, c) = &p.terms[i];
+            if m.len() == 1 && (*c == 1 || *c == -1) {
+                let mut rest = p.clone();
+                rest.terms.remove(i);
+                let rest = finalize(rest);
+                let (args, is_min) = match (&m[0], c) {
+                    (Atom::Min(v), 1) => (v.iter().map(|a| rest.add(a)).collect::<Vec<_>>(), true),
+                    (Atom::Max(v), 1) => (v.iter().map(|a| rest.add(a)).collect(), false),
+                    (Atom::Min(v), _) => (v.iter().map(|a| rest.sub(a)).collect(), false),
+                    (Atom::Max(v), _) => (v.iter().map(|a| rest.sub(a)).collect(), true),
+                    _ => unreachable!("a min or max"),
+                };
+                let asm = Assumptions::default();
+                if args.iter().all(|a| a.fits_i64_everywhere(&asm)) {
+                    return min_max(&args, is_min);
+                }
+            }
+        }
+    }
+    if p.constant != 0 {
+        let divs: Vec<usize> = (0..p.terms.len())
+            .filter(|&i| matches!(&p.terms[i].0[..], [Atom::FloorDiv(..)]) && p.terms[i].1 == 1)
+            .collect();
+        if let [i] = divs[..]
+            && let [Atom::FloorDiv(x, d)] = &p.terms[i].0[..]
+            && let Some(dc) = d.as_const()
+            && let Some(shift) = p.constant.checked_mul(dc)
+        {
+            let inner = x.add_const(shift);
+            if inner.fits_i64_everywhere(&Assumptions::default()) {
+                let mut rest = p.clone();
+                rest.terms.remove(i);
+                rest.constant = 0;
+                let div = inner.floor_div(d);
+                if let Some(sum) = rest.add(&div.0, 1) {
+                    return SymExpr::raw(sum);
+                }
+            }
+        }
+    }
+    SymExpr::raw(p)
+}
+
+fn min_max(args: &[SymExpr], is_min: bool) -> SymExpr {
+    assert!(!args.is_empty(), "min/max of nothing");
+    let mut flat: Vec<SymExpr> = vec![];
+    let mut konst: Option<i64> = None;
+    for a in args {
+        let nested = match (a.single_atom(), is_min) {
+            (Some(Atom::Min(v)), true) | (Some(Atom::Max(v)), false) => v.clone(),
+            _ => vec![a.clone()],
+        };
+        for x in nested {
+            match x.as_const() {
+                Some(c) => konst = Some(konst.map_or(c, |k| if is_min { k.min(c) } else { k.max(c) })),
+                None => flat.push(x),
+            }
+        }
+    }
+    if let Some(c) = konst {
+        flat.push(SymExpr::constant(c));
+    }
+    flat.sort();
+    flat.dedup();
+    // Drop every argument another one provably bounds (for min: x with some y <= x).
+    let asm = Assumptions::default();
+    let mut kept: Vec<SymExpr> = vec![];
+    for x in flat {
+        let dominated = |y: &SymExpr, x: &SymExpr| {
+            // min: y <= x makes x redundant; max: y >= x.
+            let diff = if is_min { x.0.add(&y.0, -1) } else { y.0.add(&x.0, -1) };
+            diff.is_some_and(|d| interval_poly(&d, &asm).0 >= 0)
+        };
+        if kept.iter().any(|y| dominated(y, &x)) {
+            continue;
+        }
+        kept.retain(|y| !dominated(&x, y));
+        kept.push(x);
+    }
+    if kept.len() == 1 {
+        return kept.pop().expect("one");
+    }
+    kept.sort();
+    SymExpr::of_atom(if is_min { Atom::Min(kept) } else { Atom::Max(kept) })
+}
+
+impl Cond {
+    /// `a < b`.
+    pub fn lt(a: &SymExpr, b: &SymExpr) -> Cond {
+        Cond::new(CmpOp::Lt, a, b)
+    }
+
+    /// `a <= b`.
+    pub fn le(a: &SymExpr, b: &SymExpr) -> Cond {
+        Cond::new(CmpOp::Le, a, b)
+    }
+
+    /// `a == b`.
+    pub fn eq(a: &SymExpr, b: &SymExpr) -> Cond {
+        Cond::new(CmpOp::Eq, a, b)
+    }
+
+    /// The condition, normalized.
+    pub fn new(op: CmpOp, a: &SymExpr, b: &SymExpr) -> Cond {
+        let (mut op, mut lhs, mut rhs) = (op, a.clone(), b.clone());
+        // Move the constant of the left side to a constant right side, and the other way round.
+        if let Some(c) = rhs.as_const()
+            && lhs.as_const().is_none()
+        {
+            let k = lhs.0.constant;
+            if let Some(c2) = c.checked_sub(k) {
+                lhs = finalize(Poly { constant: 0, terms: lhs.0.terms.clone() });
+                rhs = SymExpr::constant(c2);
+            }
+            let c = rhs.as_const().expect("constant");
+            if op == CmpOp::Lt
+                && let Some(c1) = c.checked_sub(1)
+            {
+                (op, rhs) = (CmpOp::Le, SymExpr::constant(c1));
+            }
+            if op == CmpOp::Le {
+                let c = rhs.as_const().expect("constant");
+                match lhs.single_atom() {
+                    // max(args) <= c: an argument that is a constant at most c says nothing.
+                    Some(Atom::Max(args)) => {
+                        let rest: Vec<SymExpr> =
+                            args.iter().filter(|a| a.as_const().is_none_or(|v| v > c)).cloned().collect();
+                        if rest.len() < args.len() && !rest.is_empty() {
+                            return Cond::new(op, &SymExpr::max(&rest), &rhs);
+                        }
+                    }
+                    // x // d <= c  ⇔  x <= c*d + d - 1 (d > 0).
+                    Some(Atom::FloorDiv(x, d)) => {
+                        if let Some(d) = d.as_const().filter(|&d| d > 0)
+                            && let Some(bound) = c.checked_mul(d).and_then(|v| v.checked_add(d - 1))
+                        {
+                            return Cond::new(op, x, &SymExpr::constant(bound));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else if let Some(c) = lhs.as_const()
+            && rhs.as_const().is_none()
+        {
+            let k = rhs.0.constant;
+            if let Some(c2) = c.checked_sub(k) {
+                rhs = finalize(Poly { constant: 0, terms: rhs.0.terms.clone() });
+                lhs = SymExpr::constant(c2);
+            }
+            // c < x  ⇔  c+1 <= x.
+            if op == CmpOp::Lt
+                && let Some(c1) = lhs.as_const().and_then(|c| c.checked_add(1))
+            {
+                (op, lhs) = (CmpOp::Le, SymExpr::constant(c1));
+            }
+        }
+        if op == CmpOp::Eq && rhs < lhs {
+            std::mem::swap(&mut lhs, &mut rhs);
+        }
+        Cond { op, lhs, rhs }
+    }
+
+    pub fn op(&self) -> CmpOp {
+        self.op
+    }
+
+    pub fn lhs(&self) -> &SymExpr {
+        &self.lhs
+    }
+
+    pub fn rhs(&self) -> &SymExpr {
+        &self.rhs
+    }
+
+    /// Whether the condition holds for every binding the assumptions allow (`Some(true)`), for
+    /// none (`Some(false)`), or unknown.
+    pub fn decide(&self, asm: &Assumptions) -> Option<bool> {
+        let d = self.rhs.0.add(&self.lhs.0, -1)?; // rhs - lhs
+        let (lo, hi) = interval_poly(&d, asm);
+        match self.op {
+            CmpOp::Lt if lo >= 1 => Some(true),
+            CmpOp::Lt if hi <= 0 => Some(false),
+            CmpOp::Le if lo >= 0 => Some(true),
+            CmpOp::Le if hi < 0 => Some(false),
+            CmpOp::Eq if lo == 0 && hi == 0 => Some(true),
+            CmpOp::Eq if lo > 0 || hi < 0 => Some(false),
+            _ => None,
+        }
+    }
+}
+
+macro_rules! binop {
+    ($tr:ident, $f:ident, $method:ident) => {
+        impl std::ops::$tr<&SymExpr> for &SymExpr {
+            type Output = SymExpr;
+            fn $f(self, rhs: &SymExpr) -> SymExpr {
+                self.$method(rhs)
+            }
+        }
+        impl std::ops::$tr<SymExpr> for SymExpr {
+            type Output = SymExpr;
+            fn $f(self, rhs: SymExpr) -> SymExpr {
+                (&self).$method(&rhs)
+            }
+        }
+        impl std::ops::$tr<i64> for &SymExpr {
+            type Output = SymExpr;
+            fn $f(self, rhs: i64) -> SymExpr {
+                self.$method(&SymExpr::constant(rhs))
+            }
+        }
+        impl std::ops::$tr<i64> for SymExpr {
+            type Output = SymExpr;
+            fn $f(self, rhs: i64) -> SymExpr {
+                (&self).$method(&SymExpr::constant(rhs))
+            }
+        }
+    };
+}
+binop!(Add, add, add);
+binop!(Sub, sub, sub);
+binop!(Mul, mul, mul);
+
+impl std::ops::Neg for &SymExpr {
+    type Output = SymExpr;
+    fn neg(self) -> SymExpr {
+        SymExpr::neg(self)
+    }
+}
+
+impl From<i64> for SymExpr {
+    fn from(c: i64) -> SymExpr {
+        SymExpr::constant(c)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+
+/// Values for symbols.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    values: BTreeMap<Sym, i64>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env::default()
+    }
+
+    /// Binds dimension `name`.
+    pub fn dim(mut self, name: &str, v: i64) -> Env {
+        self.values.insert(Sym::Dim(name.into()), v);
+        self
+    }
+
+    /// Binds the 0-d scalar `name`.
+    pub fn scalar(mut self, name: &str, v: i64) -> Env {
+        self.values.insert(Sym::Scalar { name: name.into(), index: None }, v);
+        self
+    }
+
+    /// Binds any symbol.
+    pub fn bind(&mut self, s: Sym, v: i64) {
+        self.values.insert(s, v);
+    }
+
+    pub fn get(&self, s: &Sym) -> Option<i64> {
+        self.values.get(s).copied()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Exact,
+    I64,
+}
+
+impl SymExpr {
+    /// The exact value (see the module documentation), or `None`.
+    pub fn eval(&self, env: &Env) -> Option<i64> {
+        self.eval_with(&|s| env.get(s))
+    }
+
+    /// [`SymExpr::eval`] with a lookup function.
+    pub fn eval_with(&self, env: &dyn Fn(&Sym) -> Option<i64>) -> Option<i64> {
+        fits(self.ev(env, Mode::Exact)?)
+    }
+
+    /// The value with every intermediate of the normal form checked in i64, as generated code
+    /// computes it: the constant first, then each term in printed order, each term its
+    /// coefficient times its atoms left to right. `Some` only with the value of [`SymExpr::eval`].
+    pub fn eval_i64(&self, env: &Env) -> Option<i64> {
+        fits(self.ev(&|s| env.get(s), Mode::I64)?)
+    }
+
+    fn ev(&self, env: &dyn Fn(&Sym) -> Option<i64>, mode: Mode) -> Option<i128> {
+        let fit = |v: i128| if mode == Mode::I64 { fits(v).map(i128::from) } else { Some(v) };
+        let mut acc = self.0.constant as i128;
+        for i in print_order(&self.0) {
+            let (m, c) = &self.0.terms[i];
+            let mut prod = *c as i128;
+            for a in m {
+                prod = fit(prod.checked_mul(eval_atom(a, env, mode)?)?)?;
+            }
+            acc = fit(acc.checked_add(prod)?)?;
+        }
+        Some(acc)
+    }
+}
+
+fn eval_atom(a: &Atom, env: &dyn Fn(&Sym) -> Option<i64>, mode: Mode) -> Option<i128> {
+    let fit = |v: i128| if mode == Mode::I64 { fits(v).map(i128::from) } else { Some(v) };
+    match a {
+        Atom::Sym(s) => {
+            let v = env(s)?;
+            if matches!(s, Sym::Dim(_)) && !(0..=MAX_DIM).contains(&v) {
+                return None;
+            }
+            Some(v as i128)
+        }
+        Atom::FloorDiv(x, d) => fit(py_div(x.ev(env, mode)?, d.ev(env, mode)?)?),
+        Atom::Mod(x, d) => fit(py_mod(x.ev(env, mode)?, d.ev(env, mode)?)?),
+        Atom::Min(v) | Atom::Max(v) => {
+            let vals = v.iter().map(|x| x.ev(env, mode)).collect::<Option<Vec<_>>>()?;
+            if matches!(a, Atom::Min(_)) { vals.into_iter().min() } else { vals.into_iter().max() }
+        }
+        Atom::Select(c, t, e) => {
+            if c.op.holds(c.lhs.ev(env, mode)?, c.rhs.ev(env, mode)?) {
+                t.ev(env, mode)
+            } else {
+                e.ev(env, mode)
+            }
+        }
+        Atom::Raw(op, x, y) => {
+            let (x, y) = (x.ev(env, mode)?, y.ev(env, mode)?);
+            fit(match op {
+                RawOp::Add => x.checked_add(y)?,
+                RawOp::Sub => x.checked_sub(y)?,
+                RawOp::Mul => x.checked_mul(y)?,
+            })
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounds
+
+/// What interval reasoning may assume: dimensions lie in `[0, max_dim]` (at most [`MAX_DIM`]),
+/// scalars in i64, and any symbol in the bounds given for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assumptions {
+    pub max_dim: i64,
+    bounds: BTreeMap<Sym, (i64, i64)>,
+}
+
+impl Default for Assumptions {
+    fn default() -> Assumptions {
+        Assumptions { max_dim: MAX_DIM, bounds: BTreeMap::new() }
+    }
+}
+
+impl Assumptions {
+    /// Assumes `lo <= s <= hi`.
+    pub fn bound(mut self, s: Sym, lo: i64, hi: i64) -> Assumptions {
+        self.bounds.insert(s, (lo, hi));
+        self
+    }
+
+    fn of(&self, s: &Sym) -> (i128, i128) {
+        let (lo, hi) = self.bounds.get(s).copied().unwrap_or((i64::MIN, i64::MAX));
+        match s {
+            Sym::Dim(_) => (lo.max(0) as i128, hi.min(self.max_dim.min(MAX_DIM)) as i128),
+            Sym::Scalar { .. } => (lo as i128, hi as i128),
+        }
+    }
+}
+
+/// Bounds `lo <= v <= hi` on every value [`SymExpr::eval`] gives under the assumptions.
+/// `[i64::MIN, i64::MAX]` is unbounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    pub lo: i64,
+    pub hi: i64,
+}
+
+fn imul(a: (i128, i128), b: (i128, i128)) -> (i128, i128) {
+    let c = [a.0.saturating_mul(b.0), a.0.saturating_mul(b.1), a.1.saturating_mul(b.0), a.1.saturating_mul(b.1)];
+    (*c.iter().min().expect("4"), *c.iter().max().expect("4"))
+}
+
+fn hull(a: Option<(i128, i128)>, b: (i128, i128)) -> Option<(i128, i128)> {
+    Some(a.map_or(b, |a| (a.0.min(b.0), a.1.max(b.1))))
+}
+
+/// Saturating bounds on the exact (i128) values of a polynomial. Saturation at i128's ends is
+/// sound: evaluation fails beyond them.
+fn interval_poly(p: &Poly, asm: &Assumptions) -> (i128, i128) {
+    let mut acc = (p.constant as i128, p.constant as i128);
+    for (m, c) in &p.terms {
+        let mut prod = (*c as i128, *c as i128);
+        for a in m {
+            prod = imul(prod, interval_atom(a, asm));
+        }
+        acc = (acc.0.saturating_add(prod.0), acc.1.saturating_add(prod.1));
+    }
+    acc
+}
+
+fn interval_atom(a: &Atom, asm: &Assumptions) -> (i128, i128) {
+    match a {
+        Atom::Sym(s) => asm.of(s),
+        Atom::FloorDiv(x, d) => {
+            let (x, d) = (x.interval_wide(asm), d.interval_wide(asm));
+            let mut out = None;
+            for (dlo, dhi) in [(d.0, d.1.min(-1)), (d.0.max(1), d.1)] {
+                if dlo > dhi {
+                    continue;
+                }
+                let q = |a: i128, b: i128| py_div(a, b).unwrap_or(i128::MAX);
+                let c = [q(x.0, dlo), q(x.0, dhi), q(x.1, dlo), q(x.1, dhi)];
+                out = hull(out, (*c.iter().min().expect("4"), *c.iter().max().expect("4")));
+            }
+            out.unwrap_or((0, 0))
+        }
+        Atom::Mod(x, d) => {
+            let (x, d) = (x.interval_wide(asm), d.interval_wide(asm));
+            let mut out = None;
+            if d.1 >= 1 {
+                let hi = d.1 - 1;
+                out = hull(out, if x.0 >= 0 { (0, x.1.min(hi)) } else { (0, hi) });
+            }
+            if d.0 <= -1 {
+                let lo = d.0 + 1;
+                out = hull(out, if x.1 <= 0 { (x.0.max(lo), 0) } else { (lo, 0) });
+            }
+            out.unwrap_or((0, 0))
+        }
+        Atom::Min(v) | Atom::Max(v) => {
+            let ivs: Vec<(i128, i128)> = v.iter().map(|x| x.interval_wide(asm)).collect();
+            let (los, his) = (ivs.iter().map(|i| i.0), ivs.iter().map(|i| i.1));
+            if matches!(a, Atom::Min(_)) {
+                (los.min().expect("args"), his.min().expect("args"))
+            } else {
+                (los.max().expect("args"), his.max().expect("args"))
+            }
+        }
+        Atom::Select(c, t, e) => match c.decide(asm) {
+            Some(true) => t.interval_wide(asm),
+            Some(false) => e.interval_wide(asm),
+            None => {
+                let (t, e) = (t.interval_wide(asm), e.interval_wide(asm));
+                (t.0.min(e.0), t.1.max(e.1))
+            }
+        },
+        Atom::Raw(op, x, y) => {
+            let (x, y) = (x.interval_wide(asm), y.interval_wide(asm));
+            match op {
+                RawOp::Add => (x.0.saturating_add(y.0), x.1.saturating_add(y.1)),
+                RawOp::Sub => (x.0.saturating_sub(y.1), x.1.saturating_sub(y.0)),
+                RawOp::Mul => imul(x, y),
+            }
+        }
+    }
+}
+
+impl SymExpr {
+    fn interval_wide(&self, asm: &Assumptions) -> (i128, i128) {
+        interval_poly(&self.0, asm)
+    }
+
+    /// Whether every value of the expression and of its intermediates' sums fits in i64 under
+    /// the assumptions (the guard of the rewrites that move terms).
+    fn fits_i64_everywhere(&self, asm: &Assumptions) -> bool {
+        let (lo, hi) = self.interval_wide(asm);
+        lo >= i64::MIN as i128 && hi <= i64::MAX as i128
+    }
+
+    /// Sound bounds on the expression's value under the assumptions.
+    pub fn interval(&self, asm: &Assumptions) -> Interval {
+        let (lo, hi) = self.interval_wide(asm);
+        let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        Interval { lo: clamp(lo), hi: clamp(hi) }
+    }
+
+    /// `Some(true)` when the value is ≥ 0 for every binding, `Some(false)` when it is < 0 for
+    /// every one, `None` when unknown.
+    pub fn prove_nonnegative(&self, asm: &Assumptions) -> Option<bool> {
+        let (lo, hi) = self.interval_wide(asm);
+        if lo >= 0 {
+            Some(true)
+        } else if hi < 0 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `a <= b` for every binding (`Some(true)`), for none (`Some(false)`), or unknown.
+    pub fn prove_le(a: &SymExpr, b: &SymExpr, asm: &Assumptions) -> Option<bool> {
+        Cond { op: CmpOp::Le, lhs: a.clone(), rhs: b.clone() }.decide(asm)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// NumPy's slice normalization
+
+/// A normalized slice in symbols: elements `first + j*step` for `j < len`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymRange {
+    pub first: SymExpr,
+    pub step: i64,
+    pub len: SymExpr,
+}
+
+/// NumPy / CPython slice normalization (`PySlice_AdjustIndices`) of a dimension `n` with bounds
+/// that are expressions (constants or run-time scalars) and a constant step, exactly as
+/// `sema::shape::normalize_numpy`, `len == 0 ⇒ first == 0` included: for every binding, the
+/// values are that function's. No intermediate of the result leaves i64 (its [`SymExpr::eval_i64`]
+/// is defined wherever `n` is a dimension up to [`MAX_DIM`] and the bounds are i64).
+/// `step` must not be 0.
+pub fn normalize_numpy(n: &SymExpr, start: Option<&SymExpr>, stop: Option<&SymExpr>, step: Option<i64>) -> SymRange {
+    let k = step.unwrap_or(1).max(-i64::MAX);
+    assert!(k != 0, "step 0");
+    let zero = SymExpr::constant(0);
+    let (lo, hi) = if k < 0 { (SymExpr::constant(-1), n - 1) } else { (zero.clone(), n.clone()) };
+    // v < 0: v + n clamped below; else v clamped above. v + n is formed only for v < 0.
+    let adjust = |v: &SymExpr| SymExpr::select(Cond::lt(v, &zero), &lo.max2(&(v + n)), &v.min2(&hi));
+    let first = start.map_or_else(|| if k < 0 { n - 1 } else { zero.clone() }, adjust);
+    let end = stop.map_or_else(|| if k < 0 { SymExpr::constant(-1) } else { n.clone() }, adjust);
+    // The count as CPython computes it when it is positive; ≤ 0 exactly when the slice is empty.
+    let raw = if k > 0 {
+        (&end - &first - 1).floor_div(&SymExpr::constant(k)) + 1
+    } else {
+        (&first - &end - 1).floor_div(&SymExpr::constant(-k)) + 1
+    };
+    let len = zero.max2(&raw);
+    // `first` where the slice is not empty, which the clamps may not reach.
+    let nonempty = match start.and_then(SymExpr::as_const) {
+        // 0 <= s < end <= n.
+        Some(s) if k > 0 && s >= 0 => SymExpr::constant(s),
+        // -1 <= end < first = max(-1, s + n), so s + n >= 0.
+        Some(s) if k < 0 && s < 0 => n.add_const(s),
+        _ => first,
+    };
+    let first = SymExpr::select(Cond::le(&raw, &zero), &zero, &nonempty);
+    SymRange { first, step: k, len }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing
+
+/// Terms in printed order: positive coefficients first, then negative, each in canonical order.
+fn print_order(p: &Poly) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..p.terms.len()).filter(|&i| p.terms[i].1 > 0).collect();
+    v.extend((0..p.terms.len()).filter(|&i| p.terms[i].1 < 0));
+    v
+}
+
+impl SymExpr {
+    /// Whether the printed form is one self-delimiting primary (a name, a non-negative constant,
+    /// a call, a parenthesized form).
+    fn is_primary(&self) -> bool {
+        match self.as_const() {
+            Some(c) => c >= 0,
+            None => matches!(
+                self.single_atom(),
+                Some(Atom::Sym(_) | Atom::Min(_) | Atom::Max(_) | Atom::Select(..) | Atom::Raw(..))
+            ),
+        }
+    }
+
+    fn fmt_primary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_primary() { write!(f, "{self}") } else { write!(f, "({self})") }
+    }
+}
+
+fn fmt_atom(a: &Atom, f: &mut fmt::Formatter<'_>, alone: bool) -> fmt::Result {
+    match a {
+        Atom::Sym(s) => write!(f, "{s}"),
+        Atom::FloorDiv(x, d) | Atom::Mod(x, d) => {
+            if !alone {
+                write!(f, "(")?;
+            }
+            x.fmt_primary(f)?;
+            write!(f, "{}", if matches!(a, Atom::FloorDiv(..)) { "//" } else { "%" })?;
+            d.fmt_primary(f)?;
+            if !alone {
+                write!(f, ")")?;
+            }
+            Ok(())
+        }
+        Atom::Min(v) | Atom::Max(v) => {
+            write!(f, "{}(", if matches!(a, Atom::Min(_)) { "min" } else { "max" })?;
+            // Constants first: `max(0, N-1)`.
+            let order = v.iter().filter(|x| x.as_const().is_some()).chain(v.iter().filter(|x| x.as_const().is_none()));
+            for (i, x) in order.enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write!(f, "{x}")?;
+            }
+            write!(f, ")")
+        }
+        Atom::Select(c, t, e) => write!(f, "({t} if {} {} {} else {e})", c.lhs, c.op.text(), c.rhs),
+        Atom::Raw(op, x, y) => {
+            write!(f, "(")?;
+            x.fmt_primary(f)?;
+            write!(f, "{}", ["+", "-", "*"][*op as usize])?;
+            // Always parenthesized: the parser reads `x-(5)` as a subtraction, `x-5` as x + -5.
+            if y.as_sym().is_some() { write!(f, "{y}")? } else { write!(f, "({y})")? }
+            write!(f, ")")
+        }
+    }
+}
+
+impl fmt::Display for SymExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = &self.0;
+        let order = print_order(p);
+        if order.is_empty() {
+            return write!(f, "{}", p.constant);
+        }
+        for (n, &i) in order.iter().enumerate() {
+            let (m, c) = &p.terms[i];
+            let mag = (*c as i128).abs();
+            if *c < 0 {
+                write!(f, "-")?;
+            } else if n > 0 {
+                write!(f, "+")?;
+            }
+            // A lone atom with coefficient 1 prints bare (`M+N//2`); `-(N//2)` and `2*(N//2)` need parentheses.
+            let alone = mag == 1 && m.len() == 1 && *c > 0;
+            if mag != 1 {
+                write!(f, "{mag}*")?;
+            }
+            for (j, a) in m.iter().enumerate() {
+                if j > 0 {
+                    write!(f, "*")?;
+                }
+                fmt_atom(a, f, alone)?;
+            }
+        }
+        match p.constant {
+            0 => Ok(()),
+            c if c > 0 => write!(f, "+{c}"),
+            c => write!(f, "-{}", (c as i128).abs()),
+        }
+    }
+}
+
+impl fmt::Debug for SymExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SymExpr({self})")
+    }
+}
+
+impl fmt::Display for Cond {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.lhs, self.op.text(), self.rhs)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Int(i128),
+    Name(String),
+    P(&'static str),
+}
+
+fn lex(s: &str) -> Result<Vec<Tok>, String> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut out = vec![];
+    while i < b.len() {
+        let c = b[i] as char;
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let j = (i..b.len()).find(|&j| !b[j].is_ascii_digit()).unwrap_or(b.len());
+            let v: i128 = s[i..j].parse().ok().filter(|&v: &i128| v <= 1 << 63).ok_or("integer too large")?;
+            out.push(Tok::Int(v));
+            i = j;
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let j = (i..b.len()).find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_')).unwrap_or(b.len());
+            out.push(Tok::Name(s[i..j].to_string()));
+            i = j;
+        } else {
+            let two = ["//", "<=", "==", ">="].into_iter().find(|p| s[i..].starts_with(p));
+            let one = ["+", "-", "*", "%", "(", ")", "[", "]", ",", "<", ">"].into_iter().find(|p| s[i..].starts_with(p));
+            match two.or(one) {
+                Some(p) => {
+                    out.push(Tok::P(p));
+                    i += p.len();
+                }
+                None => return Err(format!("unexpected `{c}`")),
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    pos: usize,
+    depth: usize,
+}
+
+/// A factor of a product: a literal (which a minus in front may negate to i64::MIN) or an
+/// expression.
+enum Factor {
+    Lit(i128),
+    Expr(SymExpr),
+}
+
+impl Factor {
+    fn expr(self) -> Result<SymExpr, String> {
+        match self {
+            Factor::Lit(v) => fits(v).map(SymExpr::constant).ok_or_else(|| format!("{v} does not fit in i64")),
+            Factor::Expr(e) => Ok(e),
+        }
+    }
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+
+    fn eat(&mut self, p: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::P(q)) if *q == p) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, p: &str) -> Result<(), String> {
+        if self.eat(p) { Ok(()) } else { Err(format!("expected `{p}` at token {}", self.pos)) }
+    }
+
+    fn sum(&mut self) -> Result<SymExpr, String> {
+        self.depth += 1;
+        if self.depth > 200 {
+            return Err("expression nested too deeply".into());
+        }
+        let negate = self.eat("-");
+        let mut acc = self.term(negate)?;
+        loop {
+            if self.eat("+") {
+                acc = acc.add(&self.term(false)?);
+            } else if self.eat("-") {
+                acc = acc.add(&self.term(true)?);
+            } else {
+                break;
+            }
+        }
+        self.depth -= 1;
+        Ok(acc)
+    }
+
+    /// A product, negated when `negate`: a leading literal of a pure product takes the sign
+    /// (so that `-9223372036854775808` and `N-9223372036854775808*M` read).
+    fn term(&mut self, negate: bool) -> Result<SymExpr, String> {
+        let mut items = vec![("*", self.factor()?)];
+        loop {
+            let op = ["*", "//", "%"].into_iter().find(|p| matches!(self.peek(), Some(Tok::P(q)) if q == p));
+            let Some(op) = op else { break };
+            self.pos += 1;
+            items.push((op, self.factor()?));
+        }
+        let pure = items.iter().all(|(op, _)| *op == "*");
+        let mut negate = negate;
+        if negate && pure && let Factor::Lit(v) = &mut items[0].1 {
+            *v = -*v;
+            negate = false;
+        }
+        let mut it = items.into_iter();
+        let mut acc = it.next().expect("one").1.expr()?;
+        for (op, x) in it {
+            let x = x.expr()?;
+            acc = match op {
+                "*" => acc.mul(&x),
+                "//" => acc.floor_div(&x),
+                _ => acc.modulo(&x),
+            };
+        }
+        Ok(if negate { SymExpr::constant(0).sub(&acc) } else { acc })
+    }
+
+    fn factor(&mut self) -> Result<Factor, String> {
+        match self.peek().cloned() {
+            Some(Tok::Int(v)) => {
+                self.pos += 1;
+                Ok(Factor::Lit(v))
+            }
+            Some(Tok::P("-")) => {
+                self.pos += 1;
+                Ok(match self.factor()? {
+                    Factor::Lit(v) => Factor::Lit(-v),
+                    Factor::Expr(e) => Factor::Expr(e.neg()),
+                })
+            }
+            Some(Tok::P("(")) => {
+                self.pos += 1;
+                let e = self.sum()?;
+                if matches!(self.peek(), Some(Tok::Name(n)) if n == "if") {
+                    self.pos += 1;
+                    let c = self.cond()?;
+                    match self.peek() {
+                        Some(Tok::Name(n)) if n == "else" => self.pos += 1,
+                        _ => return Err("expected `else`".into()),
+                    }
+                    let otherwise = self.sum()?;
+                    self.expect(")")?;
+                    return Ok(Factor::Expr(SymExpr::select(c, &e, &otherwise)));
+                }
+                self.expect(")")?;
+                Ok(Factor::Expr(e))
+            }
+            Some(Tok::Name(n)) if (n == "min" || n == "max") => {
+                self.pos += 1;
+                self.expect("(")?;
+                let mut args = vec![self.sum()?];
+                while self.eat(",") {
+                    args.push(self.sum()?);
+                }
+                self.expect(")")?;
+                Ok(Factor::Expr(if n == "min" { SymExpr::min(&args) } else { SymExpr::max(&args) }))
+            }
+            Some(Tok::Name(n)) if is_name(&n) => {
+                self.pos += 1;
+                if self.eat("[") {
+                    let e = if self.eat("(") {
+                        self.expect(")")?;
+                        SymExpr::scalar(&n)
+                    } else {
+                        match self.peek().cloned() {
+                            Some(Tok::Int(i)) if i <= u32::MAX as i128 => {
+                                self.pos += 1;
+                                SymExpr::scalar_elem(&n, i as u32)
+                            }
+                            _ => return Err("expected `()` or an index after `[`".into()),
+                        }
+                    };
+                    self.expect("]")?;
+                    Ok(Factor::Expr(e))
+                } else {
+                    Ok(Factor::Expr(SymExpr::dim(&n)))
+                }
+            }
+            other => Err(format!("unexpected {other:?}")),
+        }
+    }
+
+    fn cond(&mut self) -> Result<Cond, String> {
+        let a = self.sum()?;
+        let op = match self.peek() {
+            Some(Tok::P(p)) => *p,
+            _ => return Err("expected a comparison".into()),
+        };
+        self.pos += 1;
+        let b = self.sum()?;
+        Ok(match op {
+            "<" => Cond::lt(&a, &b),
+            "<=" => Cond::le(&a, &b),
+            "==" => Cond::eq(&a, &b),
+            ">" => Cond::lt(&b, &a),
+            ">=" => Cond::le(&b, &a),
+            _ => return Err(format!("expected a comparison, found `{op}`")),
+        })
+    }
+}
+
+impl SymExpr {
+    /// Reads the printed form (and Python-like input: `>`/`>=` too). The result is normalized.
+    pub fn parse(s: &str) -> Result<SymExpr, String> {
+        let mut p = Parser { toks: lex(s)?, pos: 0, depth: 0 };
+        let e = p.sum()?;
+        if p.pos != p.toks.len() {
+            return Err(format!("unexpected {:?} after the expression", p.toks[p.pos]));
+        }
+        Ok(e)
+    }
+}
+
+impl std::str::FromStr for SymExpr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SymExpr, String> {
+        SymExpr::parse(s)
+    }
+}
