@@ -170,13 +170,12 @@ impl Poly {
 
     /// `self + sign*other`, or `None` when a coefficient overflows.
     fn add(&self, other: &Poly, sign: i64) -> Option<Poly> {
-        let scaled = |c: i64| if sign == 1 { Some(c) } else { c.checked_neg() };
-        let constant = self.constant.checked_add(scaled(other.constant)?)?;
+        let op = |a: i64, b: i64| if sign == 1 { a.checked_add(b) } else { a.checked_sub(b) };
+        let constant = op(self.constant, other.constant)?;
         let mut terms: BTreeMap<&Vec<Atom>, i64> = self.terms.iter().map(|(m, c)| (m, *c)).collect();
         for (m, c) in &other.terms {
-            let c = scaled(*c)?;
             let e = terms.entry(m).or_insert(0);
-            *e = e.checked_add(c)?;
+            *e = op(*e, *c)?;
         }
         let terms = terms.into_iter().filter(|(_, c)| *c != 0).map(|(m, c)| (m.clone(), c)).collect();
         Some(Poly { constant, terms })
@@ -1227,15 +1226,22 @@ impl Parser {
             return Err("expression nested too deeply".into());
         }
         let negate = self.eat("-");
-        let mut acc = self.term(negate)?;
+        let mut acc = match self.term(negate)? {
+            (t, true) => SymExpr::constant(0).sub(&t),
+            (t, false) => t,
+        };
         loop {
-            if self.eat("+") {
-                acc = acc.add(&self.term(false)?);
+            let negate = if self.eat("+") {
+                false
             } else if self.eat("-") {
-                acc = acc.add(&self.term(true)?);
+                true
             } else {
                 break;
-            }
+            };
+            acc = match self.term(negate)? {
+                (t, true) => acc.sub(&t),
+                (t, false) => acc.add(&t),
+            };
         }
         self.depth -= 1;
         Ok(acc)
@@ -1243,7 +1249,8 @@ impl Parser {
 
     /// A product, negated when `negate`: a leading literal of a pure product takes the sign
     /// (so that `-9223372036854775808` and `N-9223372036854775808*M` read).
-    fn term(&mut self, negate: bool) -> Result<SymExpr, String> {
+    /// Returns the product and whether it is still to be subtracted.
+    fn term(&mut self, negate: bool) -> Result<(SymExpr, bool), String> {
         let mut items = vec![("*", self.factor()?)];
         loop {
             let op = ["*", "//", "%"].into_iter().find(|p| matches!(self.peek(), Some(Tok::P(q)) if q == p));
@@ -1267,7 +1274,7 @@ impl Parser {
                 _ => acc.modulo(&x),
             };
         }
-        Ok(if negate { SymExpr::constant(0).sub(&acc) } else { acc })
+        Ok((acc, negate))
     }
 
     fn factor(&mut self) -> Result<Factor, String> {
@@ -1370,5 +1377,299 @@ impl std::str::FromStr for SymExpr {
     type Err = String;
     fn from_str(s: &str) -> Result<SymExpr, String> {
         SymExpr::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn p(s: &str) -> SymExpr {
+        SymExpr::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn n() -> SymExpr {
+        SymExpr::dim("N")
+    }
+
+    fn m() -> SymExpr {
+        SymExpr::dim("M")
+    }
+
+    #[test]
+    fn linear_terms_collect() {
+        assert_eq!(&n() - 1 + 1, n());
+        assert_eq!(&n() * 2 - n(), n());
+        assert_eq!((n() + m()) - m(), n());
+        assert_eq!(n() * m(), m() * n());
+        assert_eq!(n() * 0, SymExpr::constant(0));
+        assert_eq!(&n() * 1 + 0, n());
+        assert_eq!((SymExpr::constant(3) * 4 - 2).as_const(), Some(10));
+        assert_eq!(SymExpr::min(&[n(), n()]), n());
+        assert_eq!(SymExpr::max(&[SymExpr::constant(0), n()]), n());
+        assert_eq!(SymExpr::constant(7).floor_div(&SymExpr::constant(-2)).as_const(), Some(-4));
+        assert_eq!(SymExpr::constant(7).modulo(&SymExpr::constant(-2)).as_const(), Some(-1));
+        // Equal by normalization hashes equal.
+        use std::hash::{BuildHasher, RandomState};
+        let h = RandomState::new();
+        assert_eq!(h.hash_one(&n() - 1 + 1), h.hash_one(n()));
+        assert_eq!(h.hash_one((n() + m()) - m()), h.hash_one(n()));
+        assert_ne!(n(), m());
+        assert_ne!(n() + 1, n());
+    }
+
+    #[test]
+    fn readable_forms() {
+        assert_eq!((n() - 1).to_string(), "N-1");
+        assert_eq!((m() * n()).to_string(), "M*N");
+        assert_eq!((n() * 2 + m() - 3).to_string(), "M+2*N-3");
+        assert_eq!((m() - n() * 2).to_string(), "M-2*N");
+        assert_eq!((SymExpr::constant(0) - n() - 1).to_string(), "-N-1");
+        assert_eq!(SymExpr::max(&[SymExpr::constant(0), (n() - 3).floor_div(&2.into())]).to_string(), "max(0, (N-3)//2)");
+        assert_eq!((m() + n().floor_div(&2.into())).to_string(), "M+N//2");
+        assert_eq!((m() - n().floor_div(&2.into())).to_string(), "M-(N//2)");
+        assert_eq!((n().floor_div(&2.into()) * 2).to_string(), "2*(N//2)");
+        assert_eq!(SymExpr::scalar("k").to_string(), "k[()]");
+        assert_eq!(SymExpr::scalar_elem("k", 2).to_string(), "k[2]");
+        let s = SymExpr::select(Cond::le(&n(), &m()), &SymExpr::constant(0), &SymExpr::constant(1));
+        assert_eq!(s.to_string(), "(0 if N <= M else 1)");
+        assert_eq!(SymExpr::constant(i64::MIN).to_string(), "-9223372036854775808");
+    }
+
+    #[test]
+    fn rewrites() {
+        assert_eq!(p("N - min(1, N)"), p("max(0, N-1)"));
+        assert_eq!(p("(2*N + M) // 2"), p("N + M//2"));
+        assert_eq!(p("(N-3)//2 + 1"), p("(N-1)//2"));
+        assert_eq!(p("N//2//3"), p("N//6"));
+        assert_eq!(p("max(N-4, -1)//2"), p("max((N-4)//2, -1)"));
+        assert_eq!(p("(N if N <= M else M)"), p("min(M, N)"));
+        assert_eq!(p("(M if N <= M else N)"), p("max(M, N)"));
+        assert_eq!(p("(1 if N < 0 else 2)"), p("2"));
+        assert_eq!(p("(1 if N >= 0 else 2)"), p("1"));
+        assert_eq!(p("(N % 4) // 4"), p("0"));
+        assert_eq!(p("(4*N + 5) % 4"), p("1"));
+        assert_eq!(p("min(N, N+1, 5)").to_string(), "min(5, N)");
+        assert_eq!(p("(0 if N-1 <= 0 else 1)").to_string(), "(0 if N <= 1 else 1)");
+        assert_eq!(p("(0 if (N-2)//2 <= 0 else 3)").to_string(), "(0 if N <= 3 else 3)");
+        assert_eq!(p("(0 if max(0, N-5) <= 0 else 3)").to_string(), "(0 if N <= 5 else 3)");
+    }
+
+    #[test]
+    fn evaluation_is_checked() {
+        let env = Env::new().dim("N", 5).scalar("k", i64::MIN);
+        assert_eq!(p("N*N - 1").eval(&env), Some(24));
+        assert_eq!(p("N // (N - 5)").eval(&env), None);
+        assert_eq!(p("N % (N - 5)").eval(&env), None);
+        assert_eq!(p("k[()] - 1").eval(&env), None);
+        assert_eq!(p("k[()] + N").eval(&env), Some(i64::MIN + 5));
+        assert_eq!(p("k[()] // -1").eval(&env), None);
+        assert_eq!(p("M").eval(&env), None);
+        assert_eq!(p("9223372036854775807 + 1").eval(&env), None);
+        assert_eq!(p("N").eval(&Env::new().dim("N", -1)), None);
+        // Exact where an i64 intermediate overflows, and eval_i64 refuses it.
+        let e = p("2*N - M");
+        let env = Env::new().dim("N", 1 << 62).dim("M", 1 << 62);
+        assert_eq!(e.eval(&env), Some(1 << 62));
+        assert_eq!(e.eval_i64(&env), None);
+    }
+
+    #[test]
+    fn bounds() {
+        let asm = Assumptions::default();
+        assert_eq!(n().interval(&asm), Interval { lo: 0, hi: MAX_DIM });
+        assert_eq!(n().prove_nonnegative(&asm), Some(true));
+        assert_eq!((n() - 1).prove_nonnegative(&asm), None);
+        assert_eq!((SymExpr::constant(-1) - n()).prove_nonnegative(&asm), Some(false));
+        assert_eq!(SymExpr::prove_le(&(n() - 1), &n(), &asm), Some(true));
+        assert_eq!(SymExpr::prove_le(&n(), &m(), &asm), None);
+        let asm = asm.bound(Sym::Dim("N".into()), 2, 10).bound(Sym::Scalar { name: "k".into(), index: None }, -3, 3);
+        assert_eq!(p("N - k[()]").interval(&asm), Interval { lo: -1, hi: 13 });
+        assert_eq!(p("N // 3").interval(&asm), Interval { lo: 0, hi: 3 });
+        assert_eq!(p("k[()] % 4").interval(&asm), Interval { lo: 0, hi: 3 });
+        assert_eq!(SymExpr::prove_le(&p("N*N"), &SymExpr::constant(100), &asm), Some(true));
+    }
+
+    #[test]
+    fn parse_errors() {
+        for bad in ["", "N +", "min()", "(1 if N else 2)", "k[x]", "9223372036854775808", "N $ 2", "if"] {
+            assert!(SymExpr::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(p("-9223372036854775808").as_const(), Some(i64::MIN));
+        assert_eq!(p("N-9223372036854775808*M").to_string(), "N-9223372036854775808*M");
+    }
+
+    // ---- random expression trees -------------------------------------------------------------
+
+    /// An expression as built, evaluated literally with every step checked in i64.
+    #[derive(Debug, Clone)]
+    enum T {
+        C(i64),
+        D(usize),
+        S(usize),
+        Add(Box<T>, Box<T>),
+        Sub(Box<T>, Box<T>),
+        Mul(Box<T>, Box<T>),
+        Div(Box<T>, Box<T>),
+        Mod(Box<T>, Box<T>),
+        Min(Box<T>, Box<T>),
+        Max(Box<T>, Box<T>),
+        Sel(CmpOp, Box<T>, Box<T>, Box<T>, Box<T>),
+    }
+
+    const DIMS: [&str; 3] = ["K", "M", "N"];
+    const SCALARS: [(&str, Option<u32>); 2] = [("a", None), ("b", Some(3))];
+
+    fn leaf() -> impl Strategy<Value = T> {
+        prop_oneof![
+            (-6i64..7).prop_map(T::C),
+            prop::sample::select(vec![i64::MIN, i64::MAX, i64::MIN + 1, 1 << 62, -(1 << 62), 1 << 31]).prop_map(T::C),
+            (0..DIMS.len()).prop_map(T::D),
+            (0..DIMS.len()).prop_map(T::D),
+            (0..SCALARS.len()).prop_map(T::S),
+        ]
+    }
+
+    fn tree() -> impl Strategy<Value = T> {
+        leaf().prop_recursive(4, 24, 4, |inner| {
+            let b = || inner.clone().prop_map(Box::new);
+            prop_oneof![
+                (b(), b()).prop_map(|(x, y)| T::Add(x, y)),
+                (b(), b()).prop_map(|(x, y)| T::Sub(x, y)),
+                (b(), b()).prop_map(|(x, y)| T::Mul(x, y)),
+                (b(), b()).prop_map(|(x, y)| T::Div(x, y)),
+                (b(), (1i64..5).prop_map(|c| Box::new(T::C(c)))).prop_map(|(x, y)| T::Div(x, y)),
+                (b(), b()).prop_map(|(x, y)| T::Mod(x, y)),
+                (b(), b()).prop_map(|(x, y)| T::Min(x, y)),
+                (b(), b()).prop_map(|(x, y)| T::Max(x, y)),
+                (prop::sample::select(vec![CmpOp::Lt, CmpOp::Le, CmpOp::Eq]), b(), b(), b(), b())
+                    .prop_map(|(op, a, c, t, e)| T::Sel(op, a, c, t, e)),
+            ]
+        })
+    }
+
+    fn scalar_sym(i: usize) -> Sym {
+        let (name, index) = SCALARS[i];
+        Sym::Scalar { name: name.into(), index }
+    }
+
+    impl T {
+        fn build(&self) -> SymExpr {
+            match self {
+                T::C(c) => SymExpr::constant(*c),
+                T::D(i) => SymExpr::dim(DIMS[*i]),
+                T::S(i) => SymExpr::sym(scalar_sym(*i)),
+                T::Add(x, y) => x.build().add(&y.build()),
+                T::Sub(x, y) => x.build().sub(&y.build()),
+                T::Mul(x, y) => x.build().mul(&y.build()),
+                T::Div(x, y) => x.build().floor_div(&y.build()),
+                T::Mod(x, y) => x.build().modulo(&y.build()),
+                T::Min(x, y) => x.build().min2(&y.build()),
+                T::Max(x, y) => x.build().max2(&y.build()),
+                T::Sel(op, a, c, t, e) => {
+                    SymExpr::select(Cond::new(*op, &a.build(), &c.build()), &t.build(), &e.build())
+                }
+            }
+        }
+
+        fn eval(&self, env: &Env) -> Option<i64> {
+            let fit = |v: i128| fits(v);
+            Some(match self {
+                T::C(c) => *c,
+                T::D(i) => env.get(&Sym::Dim(DIMS[*i].into()))?,
+                T::S(i) => env.get(&scalar_sym(*i))?,
+                T::Add(x, y) => x.eval(env)?.checked_add(y.eval(env)?)?,
+                T::Sub(x, y) => x.eval(env)?.checked_sub(y.eval(env)?)?,
+                T::Mul(x, y) => x.eval(env)?.checked_mul(y.eval(env)?)?,
+                T::Div(x, y) => fit(py_div(x.eval(env)? as i128, y.eval(env)? as i128)?)?,
+                T::Mod(x, y) => fit(py_mod(x.eval(env)? as i128, y.eval(env)? as i128)?)?,
+                T::Min(x, y) => x.eval(env)?.min(y.eval(env)?),
+                T::Max(x, y) => x.eval(env)?.max(y.eval(env)?),
+                T::Sel(op, a, c, t, e) => {
+                    if op.holds(a.eval(env)? as i128, c.eval(env)? as i128) {
+                        t.eval(env)?
+                    } else {
+                        e.eval(env)?
+                    }
+                }
+            })
+        }
+    }
+
+    fn env() -> impl Strategy<Value = Env> {
+        let dim = prop_oneof![4 => 0i64..12, 1 => prop::sample::select(vec![0, 1, MAX_DIM, MAX_DIM - 1, 1 << 31])];
+        let scalar = prop_oneof![
+            4 => -12i64..12,
+            1 => prop::sample::select(vec![i64::MIN, i64::MAX, i64::MIN + 1, -(1 << 62), 1 << 62]),
+        ];
+        (prop::collection::vec(dim, 3), prop::collection::vec(scalar, 2)).prop_map(|(d, s)| {
+            let mut env = Env::new();
+            for (i, v) in d.into_iter().enumerate() {
+                env.bind(Sym::Dim(DIMS[i].into()), v);
+            }
+            for (i, v) in s.into_iter().enumerate() {
+                env.bind(scalar_sym(i), v);
+            }
+            env
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Wherever the expression as built evaluates, its normal form evaluates to the same value;
+        /// eval_i64 never disagrees with eval; the interval holds the value.
+        #[test]
+        fn normal_form_refines_literal(t in tree(), envs in prop::collection::vec(env(), 8)) {
+            let e = t.build();
+            for env in &envs {
+                let exact = e.eval(env);
+                if let Some(v) = t.eval(env) {
+                    prop_assert_eq!(exact, Some(v), "{} = {:?}, built as {:?}", e, exact, t);
+                }
+                if let Some(v) = e.eval_i64(env) {
+                    prop_assert_eq!(exact, Some(v));
+                }
+                if let Some(v) = exact {
+                    let iv = e.interval(&Assumptions::default());
+                    prop_assert!(iv.lo <= v && v <= iv.hi, "{} = {} outside {:?}", e, v, iv);
+                }
+            }
+        }
+
+        /// Intervals under narrower assumptions hold every value the assumptions allow.
+        #[test]
+        fn intervals_are_sound(t in tree(), n_hi in 0i64..20, a_lo in -20i64..0, a_w in 0i64..30,
+                               envs in prop::collection::vec(env(), 8)) {
+            let e = t.build();
+            let mut asm = Assumptions::default().bound(scalar_sym(0), a_lo, a_lo + a_w);
+            asm.max_dim = n_hi;
+            let iv = e.interval(&asm);
+            for env in envs {
+                let mut env = env;
+                for d in DIMS {
+                    let v = env.get(&Sym::Dim(d.into())).expect("bound");
+                    env.bind(Sym::Dim(d.into()), v.min(n_hi));
+                }
+                let a = env.get(&scalar_sym(0)).expect("bound");
+                env.bind(scalar_sym(0), a.clamp(a_lo, a_lo + a_w));
+                if let Some(v) = e.eval(&env) {
+                    prop_assert!(iv.lo <= v && v <= iv.hi, "{} = {} outside {:?} ({:?})", e, v, iv, env);
+                }
+                if let Some(true) = e.prove_nonnegative(&asm) {
+                    prop_assert!(e.eval(&env).is_none_or(|v| v >= 0));
+                }
+            }
+        }
+
+        /// The printed form reads back to the same expression.
+        #[test]
+        fn print_parse_round_trip(t in tree()) {
+            let e = t.build();
+            let text = e.to_string();
+            let back = SymExpr::parse(&text);
+            prop_assert_eq!(back.as_ref(), Ok(&e), "{}", text);
+        }
     }
 }
