@@ -652,8 +652,14 @@ impl Cond {
     /// Whether the condition holds for every binding the assumptions allow (`Some(true)`), for
     /// none (`Some(false)`), or unknown.
     pub fn decide(&self, asm: &Assumptions) -> Option<bool> {
-        let d = self.rhs.0.add(&self.lhs.0, -1)?; // rhs - lhs
-        let (lo, hi) = interval_poly(&d, asm);
+        // Bounds on rhs - lhs: of the difference when it normalizes, else of the sides apart.
+        let (lo, hi) = match self.rhs.0.add(&self.lhs.0, -1) {
+            Some(d) => interval_poly(&d, asm),
+            None => {
+                let (l, r) = (self.lhs.interval_wide(asm), self.rhs.interval_wide(asm));
+                (r.0.saturating_sub(l.1), r.1.saturating_sub(l.0))
+            }
+        };
         match self.op {
             CmpOp::Lt if lo >= 1 => Some(true),
             CmpOp::Lt if hi <= 0 => Some(false),
