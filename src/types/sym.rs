@@ -1545,7 +1545,10 @@ mod tests {
                 (b(), b()).prop_map(|(x, y)| T::Sub(x, y)),
                 (b(), b()).prop_map(|(x, y)| T::Mul(x, y)),
                 (b(), b()).prop_map(|(x, y)| T::Div(x, y)),
-                (b(), (1i64..5).prop_map(|c| Box::new(T::C(c)))).prop_map(|(x, y)| T::Div(x, y)),
+                (b(), prop::sample::select(vec![-4i64, -3, -2, 2, 3, 4]).prop_map(|c| Box::new(T::C(c))))
+                    .prop_map(|(x, y)| T::Div(x, y)),
+                (b(), prop::sample::select(vec![-4i64, -3, 2, 3]).prop_map(|c| Box::new(T::C(c))))
+                    .prop_map(|(x, y)| T::Mod(x, y)),
                 (b(), b()).prop_map(|(x, y)| T::Mod(x, y)),
                 (b(), b()).prop_map(|(x, y)| T::Min(x, y)),
                 (b(), b()).prop_map(|(x, y)| T::Max(x, y)),
