@@ -20,8 +20,8 @@ fn edge_bound() -> impl Strategy<Value = i64> {
 
 fn step() -> impl Strategy<Value = i64> {
     prop_oneof![
-        4 => (1i64..6),
-        4 => (-6i64..0),
+        4 => 1i64..6,
+        4 => -6i64..0,
         1 => prop::sample::select(vec![i64::MIN, i64::MIN + 1, i64::MAX, i64::MAX - 1, 1 << 40, -(1 << 40)]),
     ]
 }

@@ -868,7 +868,8 @@ pub struct Interval {
 }
 
 fn imul(a: (i128, i128), b: (i128, i128)) -> (i128, i128) {
-    let c = [a.0.saturating_mul(b.0), a.0.saturating_mul(b.1), a.1.saturating_mul(b.0), a.1.saturating_mul(b.1)];
+    let c =
+        [a.0.saturating_mul(b.0), a.0.saturating_mul(b.1), a.1.saturating_mul(b.0), a.1.saturating_mul(b.1)];
     (*c.iter().min().expect("4"), *c.iter().max().expect("4"))
 }
 
@@ -1002,7 +1003,12 @@ pub struct SymRange {
 /// values are that function's. No intermediate of the result leaves i64 (its [`SymExpr::eval_i64`]
 /// is defined wherever `n` is a dimension up to [`MAX_DIM`] and the bounds are i64).
 /// `step` must not be 0.
-pub fn normalize_numpy(n: &SymExpr, start: Option<&SymExpr>, stop: Option<&SymExpr>, step: Option<i64>) -> SymRange {
+pub fn normalize_numpy(
+    n: &SymExpr,
+    start: Option<&SymExpr>,
+    stop: Option<&SymExpr>,
+    step: Option<i64>,
+) -> SymRange {
     let k = step.unwrap_or(1).max(-i64::MAX);
     assert!(k != 0, "step 0");
     let zero = SymExpr::constant(0);
@@ -1076,7 +1082,10 @@ fn fmt_atom(a: &Atom, f: &mut fmt::Formatter<'_>, alone: bool) -> fmt::Result {
         Atom::Min(v) | Atom::Max(v) => {
             write!(f, "{}(", if matches!(a, Atom::Min(_)) { "min" } else { "max" })?;
             // Constants first: `max(0, N-1)`.
-            let order = v.iter().filter(|x| x.as_const().is_some()).chain(v.iter().filter(|x| x.as_const().is_none()));
+            let order = v
+                .iter()
+                .filter(|x| x.as_const().is_some())
+                .chain(v.iter().filter(|x| x.as_const().is_none()));
             for (i, x) in order.enumerate() {
                 if i > 0 {
                     write!(f, ", ")?;
@@ -1091,7 +1100,11 @@ fn fmt_atom(a: &Atom, f: &mut fmt::Formatter<'_>, alone: bool) -> fmt::Result {
             x.fmt_primary(f)?;
             write!(f, "{}", ["+", "-", "*"][*op as usize])?;
             // Always parenthesized: the parser reads `x-(5)` as a subtraction, `x-5` as x + -5.
-            if y.as_sym().is_some() { write!(f, "{y}")? } else { write!(f, "({y})")? }
+            if y.as_sym().is_some() {
+                write!(f, "{y}")?
+            } else {
+                write!(f, "({y})")?
+            }
             write!(f, ")")
         }
     }
@@ -1168,12 +1181,15 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
             out.push(Tok::Int(v));
             i = j;
         } else if c.is_ascii_alphabetic() || c == '_' {
-            let j = (i..b.len()).find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_')).unwrap_or(b.len());
+            let j =
+                (i..b.len()).find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_')).unwrap_or(b.len());
             out.push(Tok::Name(s[i..j].to_string()));
             i = j;
         } else {
             let two = ["//", "<=", "==", ">="].into_iter().find(|p| s[i..].starts_with(p));
-            let one = ["+", "-", "*", "%", "(", ")", "[", "]", ",", "<", ">"].into_iter().find(|p| s[i..].starts_with(p));
+            let one = ["+", "-", "*", "%", "(", ")", "[", "]", ",", "<", ">"]
+                .into_iter()
+                .find(|p| s[i..].starts_with(p));
             match two.or(one) {
                 Some(p) => {
                     out.push(Tok::P(p));
@@ -1202,7 +1218,9 @@ enum Factor {
 impl Factor {
     fn expr(self) -> Result<SymExpr, String> {
         match self {
-            Factor::Lit(v) => fits(v).map(SymExpr::constant).ok_or_else(|| format!("{v} does not fit in i64")),
+            Factor::Lit(v) => {
+                fits(v).map(SymExpr::constant).ok_or_else(|| format!("{v} does not fit in i64"))
+            }
             Factor::Expr(e) => Ok(e),
         }
     }
@@ -1266,7 +1284,10 @@ impl Parser {
         }
         let pure = items.iter().all(|(op, _)| *op == "*");
         let mut negate = negate;
-        if negate && pure && let Factor::Lit(v) = &mut items[0].1 {
+        if negate
+            && pure
+            && let Factor::Lit(v) = &mut items[0].1
+        {
             *v = -*v;
             negate = false;
         }
@@ -1409,8 +1430,8 @@ mod tests {
         assert_eq!(&n() * 2 - n(), n());
         assert_eq!((n() + m()) - m(), n());
         assert_eq!(n() * m(), m() * n());
-        assert_eq!(n() * 0, SymExpr::constant(0));
-        assert_eq!(&n() * 1 + 0, n());
+        assert_eq!(n().mul(&0.into()), SymExpr::constant(0));
+        assert_eq!(n().mul(&1.into()).add(&0.into()), n());
         assert_eq!((SymExpr::constant(3) * 4 - 2).as_const(), Some(10));
         assert_eq!(SymExpr::min(&[n(), n()]), n());
         assert_eq!(SymExpr::max(&[SymExpr::constant(0), n()]), n());
@@ -1432,7 +1453,10 @@ mod tests {
         assert_eq!((n() * 2 + m() - 3).to_string(), "M+2*N-3");
         assert_eq!((m() - n() * 2).to_string(), "M-2*N");
         assert_eq!((SymExpr::constant(0) - n() - 1).to_string(), "-N-1");
-        assert_eq!(SymExpr::max(&[SymExpr::constant(0), (n() - 3).floor_div(&2.into())]).to_string(), "max(0, (N-3)//2)");
+        assert_eq!(
+            SymExpr::max(&[SymExpr::constant(0), (n() - 3).floor_div(&2.into())]).to_string(),
+            "max(0, (N-3)//2)"
+        );
         assert_eq!((m() + n().floor_div(&2.into())).to_string(), "M+N//2");
         assert_eq!((m() - n().floor_div(&2.into())).to_string(), "M-(N//2)");
         assert_eq!((n().floor_div(&2.into()) * 2).to_string(), "2*(N//2)");
@@ -1490,7 +1514,11 @@ mod tests {
         assert_eq!((SymExpr::constant(-1) - n()).prove_nonnegative(&asm), Some(false));
         assert_eq!(SymExpr::prove_le(&(n() - 1), &n(), &asm), Some(true));
         assert_eq!(SymExpr::prove_le(&n(), &m(), &asm), None);
-        let asm = asm.bound(Sym::Dim("N".into()), 2, 10).bound(Sym::Scalar { name: "k".into(), index: None }, -3, 3);
+        let asm = asm.bound(Sym::Dim("N".into()), 2, 10).bound(
+            Sym::Scalar { name: "k".into(), index: None },
+            -3,
+            3,
+        );
         assert_eq!(p("N - k[()]").interval(&asm), Interval { lo: -1, hi: 13 });
         assert_eq!(p("N // 3").interval(&asm), Interval { lo: 0, hi: 3 });
         assert_eq!(p("k[()] % 4").interval(&asm), Interval { lo: 0, hi: 3 });
@@ -1530,7 +1558,8 @@ mod tests {
     fn leaf() -> impl Strategy<Value = T> {
         prop_oneof![
             (-6i64..7).prop_map(T::C),
-            prop::sample::select(vec![i64::MIN, i64::MAX, i64::MIN + 1, 1 << 62, -(1 << 62), 1 << 31]).prop_map(T::C),
+            prop::sample::select(vec![i64::MIN, i64::MAX, i64::MIN + 1, 1 << 62, -(1 << 62), 1 << 31])
+                .prop_map(T::C),
             (0..DIMS.len()).prop_map(T::D),
             (0..DIMS.len()).prop_map(T::D),
             (0..SCALARS.len()).prop_map(T::S),
@@ -1607,7 +1636,8 @@ mod tests {
     }
 
     fn env() -> impl Strategy<Value = Env> {
-        let dim = prop_oneof![4 => 0i64..12, 1 => prop::sample::select(vec![0, 1, MAX_DIM, MAX_DIM - 1, 1 << 31])];
+        let dim =
+            prop_oneof![4 => 0i64..12, 1 => prop::sample::select(vec![0, 1, MAX_DIM, MAX_DIM - 1, 1 << 31])];
         let scalar = prop_oneof![
             4 => -12i64..12,
             1 => prop::sample::select(vec![i64::MIN, i64::MAX, i64::MIN + 1, -(1 << 62), 1 << 62]),
