@@ -117,21 +117,28 @@ struct Poly {
     terms: Vec<(Vec<Atom>, i64)>,
 }
 
+/// A factor of a term of the normal form: what code generation walks (through
+/// [`SymExpr::terms`]). Only this module makes expressions of them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Atom {
+pub enum Atom {
     Sym(Sym),
+    /// Python's `x // d`.
     FloorDiv(SymExpr, SymExpr),
+    /// Python's `x % d`.
     Mod(SymExpr, SymExpr),
+    /// At least two arguments, sorted.
     Min(Vec<SymExpr>),
     Max(Vec<SymExpr>),
+    /// `(then if cond else otherwise)`: only the chosen branch is evaluated.
     Select(Box<Cond>, SymExpr, SymExpr),
     /// An operation kept as written because normalizing it overflowed i64 (a coefficient or a
     /// constant). Commutative ones have their operands sorted.
     Raw(RawOp, SymExpr, SymExpr),
 }
 
+/// The operation of an [`Atom::Raw`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum RawOp {
+pub enum RawOp {
     Add,
     Sub,
     Mul,
@@ -289,6 +296,33 @@ impl SymExpr {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// The constant term of the normal form.
+    pub fn constant_term(&self) -> i64 {
+        self.0.constant
+    }
+
+    /// The non-constant terms `(coefficient, atoms)` in evaluation order (the printed order):
+    /// the value is `constant_term() + Σ coefficient·Π atoms`, and [`SymExpr::eval_i64`]
+    /// computes it in this order.
+    pub fn terms(&self) -> impl Iterator<Item = (i64, &[Atom])> {
+        print_order(&self.0).into_iter().map(|i| (self.0.terms[i].1, &self.0.terms[i].0[..]))
+    }
+
+    /// The expression with symbols replaced (`f` gives `None` to keep one), rebuilt through the
+    /// constructors, so that replacing every symbol by a constant folds to a constant wherever
+    /// [`SymExpr::eval_i64`] is defined with those values.
+    pub fn subst(&self, f: &dyn Fn(&Sym) -> Option<SymExpr>) -> SymExpr {
+        let mut acc = SymExpr::constant(self.0.constant);
+        for (c, atoms) in self.terms() {
+            let mut prod = SymExpr::constant(c);
+            for a in atoms {
+                prod = prod.mul(&subst_atom(a, f));
+            }
+            acc = acc.add(&prod);
+        }
+        acc
     }
 
     fn collect_symbols(&self, out: &mut Vec<Sym>) {
@@ -463,6 +497,27 @@ impl SymExpr {
             }
         }
         SymExpr::of_atom(Atom::Select(Box::new(cond), then.clone(), otherwise.clone()))
+    }
+}
+
+fn subst_atom(a: &Atom, f: &dyn Fn(&Sym) -> Option<SymExpr>) -> SymExpr {
+    match a {
+        Atom::Sym(s) => f(s).unwrap_or_else(|| SymExpr::of_atom(a.clone())),
+        Atom::FloorDiv(x, d) => x.subst(f).floor_div(&d.subst(f)),
+        Atom::Mod(x, d) => x.subst(f).modulo(&d.subst(f)),
+        Atom::Min(v) => SymExpr::min(&v.iter().map(|x| x.subst(f)).collect::<Vec<_>>()),
+        Atom::Max(v) => SymExpr::max(&v.iter().map(|x| x.subst(f)).collect::<Vec<_>>()),
+        Atom::Select(c, t, e) => {
+            SymExpr::select(Cond::new(c.op, &c.lhs.subst(f), &c.rhs.subst(f)), &t.subst(f), &e.subst(f))
+        }
+        Atom::Raw(op, x, y) => {
+            let (x, y) = (x.subst(f), y.subst(f));
+            match op {
+                RawOp::Add => x.add(&y),
+                RawOp::Sub => x.sub(&y),
+                RawOp::Mul => x.mul(&y),
+            }
+        }
     }
 }
 
@@ -953,8 +1008,8 @@ impl SymExpr {
         interval_poly(&self.0, asm)
     }
 
-    /// Whether every value of the expression and of its intermediates' sums fits in i64 under
-    /// the assumptions (the guard of the rewrites that move terms).
+    /// Whether the expression's value provably fits in i64 under the assumptions (the guard of
+    /// the rewrites that move terms into `min`/`max` and floor divisions).
     fn fits_i64_everywhere(&self, asm: &Assumptions) -> bool {
         let (lo, hi) = self.interval_wide(asm);
         lo >= i64::MIN as i128 && hi <= i64::MAX as i128
@@ -1272,8 +1327,8 @@ impl Parser {
     }
 
     /// A product, negated when `negate`: a leading literal of a pure product takes the sign
-    /// (so that `-9223372036854775808` and `N-9223372036854775808*M` read).
-    /// Returns the product and whether it is still to be subtracted.
+    /// (so that `-9223372036854775808` and `N-9223372036854775808*M` read). Returns the product
+    /// and whether it is still to be subtracted.
     fn term(&mut self, negate: bool) -> Result<(SymExpr, bool), String> {
         let mut items = vec![("*", self.factor()?)];
         loop {
@@ -1700,6 +1755,21 @@ mod tests {
                     prop_assert!(e.eval(&env).is_none_or(|v| v >= 0));
                 }
             }
+        }
+
+        /// Replacing every symbol by its value folds to the value.
+        #[test]
+        fn subst_constants_folds(t in tree(), env in env()) {
+            let e = t.build();
+            let c = e.subst(&|s| env.get(s).map(SymExpr::constant));
+            if let Some(v) = e.eval_i64(&env) {
+                prop_assert_eq!(c.as_const(), Some(v), "{} -> {}", e, c);
+            }
+            if let (Some(k), Some(v)) = (c.as_const(), e.eval(&env)) {
+                prop_assert_eq!(k, v);
+            }
+            // Substituting symbols for themselves changes nothing.
+            prop_assert_eq!(e.subst(&|_| None), e.clone());
         }
 
         /// The printed form reads back to the same expression.
