@@ -42,6 +42,13 @@ use std::sync::Arc;
 /// larger dimension.
 pub const MAX_DIM: i64 = 1 << 62;
 
+/// The most terms a product distributes into; a larger product is kept as written, so that
+/// expressions stay small whatever text is parsed.
+const MAX_TERMS: usize = 256;
+
+/// How deeply [`SymExpr::parse`] nests (parentheses, calls, unary minus).
+const MAX_PARSE_DEPTH: usize = 200;
+
 /// A symbol: a dimension (≥ 0) or a run-time integer scalar (any i64).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sym {
@@ -188,7 +195,12 @@ impl Poly {
         Some(Poly { constant, terms })
     }
 
+    /// `self * other`, or `None` when a coefficient overflows or the product would have more
+    /// than [`MAX_TERMS`] terms (then it is kept as written).
     fn mul(&self, other: &Poly) -> Option<Poly> {
+        if (self.terms.len() + 1).saturating_mul(other.terms.len() + 1) > MAX_TERMS {
+            return None;
+        }
         // Each side as a list of (monomial, coefficient) with the constant as the empty monomial.
         let expand = |p: &Poly| {
             let mut v: Vec<(Vec<Atom>, i64)> = p.terms.clone();
@@ -1301,7 +1313,7 @@ impl Parser {
 
     fn sum(&mut self) -> Result<SymExpr, String> {
         self.depth += 1;
-        if self.depth > 200 {
+        if self.depth > MAX_PARSE_DEPTH {
             return Err("expression nested too deeply".into());
         }
         let negate = self.eat("-");
@@ -1367,7 +1379,13 @@ impl Parser {
             }
             Some(Tok::P("-")) => {
                 self.pos += 1;
-                Ok(match self.factor()? {
+                self.depth += 1;
+                if self.depth > MAX_PARSE_DEPTH {
+                    return Err("expression nested too deeply".into());
+                }
+                let f = self.factor()?;
+                self.depth -= 1;
+                Ok(match f {
                     Factor::Lit(v) => Factor::Lit(-v),
                     Factor::Expr(e) => Factor::Expr(e.neg()),
                 })
@@ -1586,6 +1604,16 @@ mod tests {
             assert!(SymExpr::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(p("-9223372036854775808").as_const(), Some(i64::MIN));
+        // Deep input is refused, never a stack overflow; a product of big sums is kept as written
+        // past MAX_TERMS terms instead of distributed.
+        assert!(SymExpr::parse(&format!("{}N", "-".repeat(100_000))).is_err());
+        assert!(SymExpr::parse(&format!("{}N{}", "(".repeat(100_000), ")".repeat(100_000))).is_err());
+        assert!(SymExpr::parse(&format!("{}N{}", "min(".repeat(100_000), ")".repeat(100_000))).is_err());
+        let big = format!("({})", (0..20).map(|i| format!("A{i}")).collect::<Vec<_>>().join("+"));
+        let e = p(&[big.as_str(); 8].join("*"));
+        assert_eq!(p(&e.to_string()), e);
+        let env = (0..20).fold(Env::new(), |env, i| env.dim(&format!("A{i}"), 1));
+        assert_eq!(e.eval(&env), Some(20i64.pow(8)));
         assert_eq!(p("N-9223372036854775808*M").to_string(), "N-9223372036854775808*M");
     }
 
