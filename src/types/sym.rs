@@ -12,8 +12,8 @@
 //! and hash equal. An expression of constants is a constant. Besides, `min`/`max` flatten, sort,
 //! drop duplicates and every argument another one provably bounds; a sum with a single `min` or
 //! `max` term moves into its arguments (`N - min(1, N)` is `max(0, N-1)`); floor division by a
-//! constant takes out the terms it divides (`(2*N+M)//2` is `N + M//2`), keeps the constant
-//! inside (`(N-3)//2 + 1` is `(N-1)//2`), distributes over `min`/`max`, and nests
+//! constant takes out the terms it divides (`(2*N+M)//2` is `N + M//2`), takes in a small
+//! constant (`(N-3)//2 + 1` is `(N-1)//2`), distributes over `min`/`max`, and nests
 //! (`N//2//3` is `N//6`); a `select` whose condition is decided (dimensions are ≥ 0) is its branch,
 //! and `(a if a <= b else b)` is `min(a, b)`. Equality is sound, not complete: expressions that
 //! compare unequal may still always have the same value.
@@ -25,7 +25,7 @@
 //! is defined, `eval` gives the same value (where it is not — `(N+M)-M` when `N+M` overflows,
 //! `(a//0)*0` — the normal form may have a value). [`SymExpr::eval_i64`] evaluates the normal
 //! form as generated code would, every intermediate checked in i64 (in the order the normal form
-//! is printed, the constant first); it may fail where `eval` does not, never gives another value.
+//! is printed, the constant last); it may fail where `eval` does not, never gives another value.
 //! A constant operation that overflows i64 (`9223372036854775807 + 1`) is kept as written, and
 //! evaluates to `None`.
 //!
@@ -316,7 +316,7 @@ impl SymExpr {
     }
 
     /// The non-constant terms `(coefficient, atoms)` in evaluation order (the printed order):
-    /// the value is `constant_term() + Σ coefficient·Π atoms`, and [`SymExpr::eval_i64`]
+    /// the value is `Σ coefficient·Π atoms + constant_term()`, and [`SymExpr::eval_i64`]
     /// computes it in this order.
     pub fn terms(&self) -> impl Iterator<Item = (i64, &[Atom])> {
         print_order(&self.0).into_iter().map(|i| (self.0.terms[i].1, &self.0.terms[i].0[..]))
@@ -326,7 +326,7 @@ impl SymExpr {
     /// constructors, so that replacing every symbol by a constant folds to a constant wherever
     /// [`SymExpr::eval_i64`] is defined with those values.
     pub fn subst(&self, f: &dyn Fn(&Sym) -> Option<SymExpr>) -> SymExpr {
-        let mut acc = SymExpr::constant(self.0.constant);
+        let mut acc = SymExpr::constant(0);
         for (c, atoms) in self.terms() {
             let mut prod = SymExpr::constant(c);
             for a in atoms {
@@ -334,7 +334,7 @@ impl SymExpr {
             }
             acc = acc.add(&prod);
         }
-        acc
+        acc.add_const(self.0.constant)
     }
 
     fn collect_symbols(&self, out: &mut Vec<Sym>) {
@@ -533,8 +533,10 @@ fn subst_atom(a: &Atom, f: &dyn Fn(&Sym) -> Option<SymExpr>) -> SymExpr {
     }
 }
 
-/// Applies the rewrites that look at a whole sum: a single `min`/`max` term takes in the rest,
-/// and a single floor division by a constant takes in the constant.
+/// Applies the rewrite that looks at a whole sum: a single `min`/`max` term (coefficient ±1)
+/// takes in the rest. The result does not depend on the order the sum was built in: a sum is
+/// pushed in whenever it holds one such term, and one with two keeps both (and prints them
+/// first, so that reading it back builds it the same way).
 fn finalize(p: Poly) -> SymExpr {
     let is_minmax = |a: &Atom| matches!(a, Atom::Min(_) | Atom::Max(_));
     let has_minmax = |m: &Vec<Atom>| m.iter().any(is_minmax);
@@ -553,13 +555,13 @@ fn finalize(p: Poly) -> SymExpr {
                     (Atom::Max(v), _) => (v.iter().map(|a| rest.sub(a)).collect(), true),
                     _ => unreachable!("a min or max"),
                 };
-                let asm = Assumptions::default();
-                if args.iter().all(|a| a.fits_i64_everywhere(&asm)) {
-                    return min_max(&args, is_min);
-                }
+                return min_max(&args, is_min);
             }
         }
     }
+    // A single floor division by a constant takes in a small constant: `(N-3)//2 + 1` is
+    // `(N-1)//2`. Small, so that the numerator keeps i64 headroom (dimensions are at most
+    // MAX_DIM). (Sums built in another order may differ near the limit: equality is incomplete.)
     if p.constant != 0 {
         let divs: Vec<usize> = (0..p.terms.len())
             .filter(|&i| matches!(&p.terms[i].0[..], [Atom::FloorDiv(..)]) && p.terms[i].1 == 1)
@@ -567,21 +569,35 @@ fn finalize(p: Poly) -> SymExpr {
         if let [i] = divs[..]
             && let [Atom::FloorDiv(x, d)] = &p.terms[i].0[..]
             && let Some(dc) = d.as_const()
-            && let Some(shift) = p.constant.checked_mul(dc)
+            && let Some(shift) = p.constant.checked_mul(dc).filter(|s| s.unsigned_abs() <= PUSH_LIMIT)
+            && let Some(inner) = x.0.add(&Poly::constant(shift), 1)
         {
-            let inner = x.add_const(shift);
-            if inner.fits_i64_everywhere(&Assumptions::default()) {
-                let mut rest = p.clone();
-                rest.terms.remove(i);
-                rest.constant = 0;
-                let div = inner.floor_div(d);
-                if let Some(sum) = rest.add(&div.0, 1) {
-                    return SymExpr::raw(sum);
-                }
+            let mut rest = p.clone();
+            rest.terms.remove(i);
+            rest.constant = 0;
+            let div = finalize(inner).floor_div(d);
+            if let Some(sum) = rest.add(&div.0, 1) {
+                // No loop: the sum has no constant unless the division folded to one, and then
+                // no single floor division is left to take it.
+                return finalize(sum);
             }
         }
     }
     SymExpr::raw(p)
+}
+
+/// The largest constant (times the divisor) a floor division takes in.
+const PUSH_LIMIT: u64 = 1 << 32;
+
+/// Bounds on `a - b`: of the difference when it normalizes, else of the two apart.
+fn diff_interval(a: &SymExpr, b: &SymExpr, asm: &Assumptions) -> (i128, i128) {
+    match a.0.add(&b.0, -1) {
+        Some(d) => interval_poly(&d, asm),
+        None => {
+            let (a, b) = (a.interval_wide(asm), b.interval_wide(asm));
+            (a.0.saturating_sub(b.1), a.1.saturating_sub(b.0))
+        }
+    }
 }
 
 fn min_max(args: &[SymExpr], is_min: bool) -> SymExpr {
@@ -611,8 +627,8 @@ fn min_max(args: &[SymExpr], is_min: bool) -> SymExpr {
     for x in flat {
         let dominated = |y: &SymExpr, x: &SymExpr| {
             // min: y <= x makes x redundant; max: y >= x.
-            let diff = if is_min { x.0.add(&y.0, -1) } else { y.0.add(&x.0, -1) };
-            diff.is_some_and(|d| interval_poly(&d, &asm).0 >= 0)
+            let (lo, _) = if is_min { diff_interval(x, y, &asm) } else { diff_interval(y, x, &asm) };
+            lo >= 0
         };
         if kept.iter().any(|y| dominated(y, &x)) {
             continue;
@@ -720,13 +736,7 @@ impl Cond {
     /// none (`Some(false)`), or unknown.
     pub fn decide(&self, asm: &Assumptions) -> Option<bool> {
         // Bounds on rhs - lhs: of the difference when it normalizes, else of the sides apart.
-        let (lo, hi) = match self.rhs.0.add(&self.lhs.0, -1) {
-            Some(d) => interval_poly(&d, asm),
-            None => {
-                let (l, r) = (self.lhs.interval_wide(asm), self.rhs.interval_wide(asm));
-                (r.0.saturating_sub(l.1), r.1.saturating_sub(l.0))
-            }
-        };
+        let (lo, hi) = diff_interval(&self.rhs, &self.lhs, asm);
         match self.op {
             CmpOp::Lt if lo >= 1 => Some(true),
             CmpOp::Lt if hi <= 0 => Some(false),
@@ -838,7 +848,7 @@ impl SymExpr {
     }
 
     /// The value with every intermediate of the normal form checked in i64, as generated code
-    /// computes it: the constant first, then each term in printed order, each term its
+    /// computes it: each term in printed order, then the constant, each term its
     /// coefficient times its atoms left to right. `Some` only with the value of [`SymExpr::eval`].
     pub fn eval_i64(&self, env: &Env) -> Option<i64> {
         fits(self.ev(&|s| env.get(s), Mode::I64)?)
@@ -846,7 +856,7 @@ impl SymExpr {
 
     fn ev(&self, env: &dyn Fn(&Sym) -> Option<i64>, mode: Mode) -> Option<i128> {
         let fit = |v: i128| if mode == Mode::I64 { fits(v).map(i128::from) } else { Some(v) };
-        let mut acc = self.0.constant as i128;
+        let mut acc = 0i128;
         for i in print_order(&self.0) {
             let (m, c) = &self.0.terms[i];
             let mut prod = *c as i128;
@@ -855,7 +865,7 @@ impl SymExpr {
             }
             acc = fit(acc.checked_add(prod)?)?;
         }
-        Some(acc)
+        fit(acc.checked_add(self.0.constant as i128)?)
     }
 }
 
@@ -1020,13 +1030,6 @@ impl SymExpr {
         interval_poly(&self.0, asm)
     }
 
-    /// Whether the expression's value provably fits in i64 under the assumptions (the guard of
-    /// the rewrites that move terms into `min`/`max` and floor divisions).
-    fn fits_i64_everywhere(&self, asm: &Assumptions) -> bool {
-        let (lo, hi) = self.interval_wide(asm);
-        lo >= i64::MIN as i128 && hi <= i64::MAX as i128
-    }
-
     /// Sound bounds on the expression's value under the assumptions.
     pub fn interval(&self, asm: &Assumptions) -> Interval {
         let (lo, hi) = self.interval_wide(asm);
@@ -1106,10 +1109,17 @@ pub fn normalize_numpy(
 // ---------------------------------------------------------------------------------------------
 // Printing
 
-/// Terms in printed order: positive coefficients first, then negative, each in canonical order.
+/// Terms in printed order: those with a `min` or `max` first (so that reading the text back
+/// adds the others to two of them, which moves nothing into either), then by sign, positive
+/// first, each group in canonical order.
 fn print_order(p: &Poly) -> Vec<usize> {
-    let mut v: Vec<usize> = (0..p.terms.len()).filter(|&i| p.terms[i].1 > 0).collect();
-    v.extend((0..p.terms.len()).filter(|&i| p.terms[i].1 < 0));
+    let minmax = |i: &usize| p.terms[*i].0.iter().any(|a| matches!(a, Atom::Min(_) | Atom::Max(_)));
+    let mut v: Vec<usize> = vec![];
+    for group in [true, false] {
+        let of_group = |i: &usize| minmax(i) == group;
+        v.extend((0..p.terms.len()).filter(of_group).filter(|&i| p.terms[i].1 > 0));
+        v.extend((0..p.terms.len()).filter(of_group).filter(|&i| p.terms[i].1 < 0));
+    }
     v
 }
 
