@@ -129,7 +129,7 @@ fn readable_lengths() {
     assert_eq!(show(None, None, None), ("0".into(), "N".into()));
     assert_eq!(show(Some(1), None, None), ("(0 if N <= 1 else 1)".into(), "max(0, N-1)".into()));
     assert_eq!(show(None, Some(-1), None), ("0".into(), "max(0, N-1)".into()));
-    assert_eq!(show(Some(3), None, Some(2)), ("(0 if N <= 3 else 3)".into(), "max(0, (N-2)//2)".into()));
+    assert_eq!(show(Some(3), None, Some(2)), ("(0 if N <= 3 else 3)".into(), "max(0, N//2-1)".into()));
     assert_eq!(show(None, None, Some(-1)), ("(0 if N <= 0 else N-1)".into(), "N".into()));
     assert_eq!(show(None, None, Some(2)), ("0".into(), "(N+1)//2".into()));
     let s = SymExpr::scalar("k");

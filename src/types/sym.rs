@@ -12,15 +12,16 @@
 //! and hash equal. An expression of constants is a constant. Besides, `min`/`max` flatten, sort,
 //! drop duplicates and every argument another one provably bounds; a sum with a single `min` or
 //! `max` term moves into its arguments (`N - min(1, N)` is `max(0, N-1)`); floor division by a
-//! constant takes out the terms it divides (`(2*N+M)//2` is `N + M//2`), takes in a small
-//! constant (`(N-3)//2 + 1` is `(N-1)//2`), distributes over `min`/`max`, and nests
+//! constant takes out the terms it divides and the constant's quotient (`(2*N+M-3)//2` is
+//! `N + (M+1)//2 - 2`), distributes over `min`/`max`, and nests
 //! (`N//2//3` is `N//6`); a `select` whose condition is decided (dimensions are ≥ 0) is its branch,
 //! and `(a if a <= b else b)` is `min(a, b)`. Equality is sound, not complete: expressions that
 //! compare unequal may still always have the same value.
 //!
 //! **Semantics.** [`SymExpr::eval`] gives the exact integer value, or `None` where a divisor is 0,
-//! a binding is missing (or a dimension is bound outside `[0, MAX_DIM]`), or the value or an
-//! intermediate leaves i128; the result must fit in i64. It never wraps. Normalization is a
+//! a binding is missing (or a dimension is bound outside `[0, MAX_DIM]`), or an operand of a
+//! division, modulo, comparison, `min` or `max` leaves i128 (sums of products are exact at any
+//! size); the result must fit in i64. It never wraps. Normalization is a
 //! refinement of evaluating the expression as built, with every step checked in i64: wherever that
 //! is defined, `eval` gives the same value (where it is not — `(N+M)-M` when `N+M` overflows,
 //! `(a//0)*0` — the normal form may have a value). [`SymExpr::eval_i64`] evaluates the normal
@@ -29,7 +30,7 @@
 //! A constant operation that overflows i64 (`9223372036854775807 + 1`) is kept as written, and
 //! evaluates to `None`.
 //!
-//! **Text.** `Display` prints the readable form (`max(0, (N-2)//2)`, `M*N`, `(0 if N <= 1 else 1)`,
+//! **Text.** `Display` prints the readable form (`max(0, N//2-1)`, `M*N`, `(0 if N <= 1 else 1)`,
 //! `k[()]`); [`SymExpr::parse`] reads it back, and `parse(print(e)) == e`. `//` is Python's floor
 //! division and `%` Python's modulo (the result takes the divisor's sign), as in the language.
 
@@ -225,9 +226,15 @@ impl Poly {
         Some(Poly { constant, terms })
     }
 
-    /// Splits off the terms whose coefficients `d` divides: `(self - d*q, q)`.
+    /// Splits off the terms whose coefficients `d` divides, and the constant's quotient when
+    /// `|d| <= REDUCE_LIMIT`: `(self - d*q, q)`, the constant of `self - d*q` then in `[0, d)`
+    /// (`(d, 0]` for a negative `d`).
     fn split_divisible(&self, d: i64) -> (Poly, Poly) {
-        let (mut rest, mut quot) = (Poly::constant(self.constant), Poly::constant(0));
+        let (c, q) = match py_div(self.constant as i128, d as i128) {
+            Some(q) if d.unsigned_abs() <= REDUCE_LIMIT => (self.constant as i128 - q * d as i128, q),
+            _ => (self.constant as i128, 0),
+        };
+        let (mut rest, mut quot) = (Poly::constant(c as i64), Poly::constant(q as i64));
         for (m, c) in &self.terms {
             if c % d == 0 {
                 quot.terms.push((m.clone(), c / d));
@@ -418,7 +425,7 @@ impl SymExpr {
         }
         // (d*q + r) // d == q + r // d.
         let (rest, quot) = self.0.split_divisible(dc);
-        if !quot.terms.is_empty() {
+        if !quot.terms.is_empty() || quot.constant != 0 {
             return finalize(quot).add(&finalize(rest).floor_div(d));
         }
         match self.single_atom() {
@@ -559,35 +566,12 @@ fn finalize(p: Poly) -> SymExpr {
             }
         }
     }
-    // A single floor division by a constant takes in a small constant: `(N-3)//2 + 1` is
-    // `(N-1)//2`. Small, so that the numerator keeps i64 headroom (dimensions are at most
-    // MAX_DIM). (Sums built in another order may differ near the limit: equality is incomplete.)
-    if p.constant != 0 {
-        let divs: Vec<usize> = (0..p.terms.len())
-            .filter(|&i| matches!(&p.terms[i].0[..], [Atom::FloorDiv(..)]) && p.terms[i].1 == 1)
-            .collect();
-        if let [i] = divs[..]
-            && let [Atom::FloorDiv(x, d)] = &p.terms[i].0[..]
-            && let Some(dc) = d.as_const()
-            && let Some(shift) = p.constant.checked_mul(dc).filter(|s| s.unsigned_abs() <= PUSH_LIMIT)
-            && let Some(inner) = x.0.add(&Poly::constant(shift), 1)
-        {
-            let mut rest = p.clone();
-            rest.terms.remove(i);
-            rest.constant = 0;
-            let div = finalize(inner).floor_div(d);
-            if let Some(sum) = rest.add(&div.0, 1) {
-                // No loop: the sum has no constant unless the division folded to one, and then
-                // no single floor division is left to take it.
-                return finalize(sum);
-            }
-        }
-    }
     SymExpr::raw(p)
 }
 
-/// The largest constant (times the divisor) a floor division takes in.
-const PUSH_LIMIT: u64 = 1 << 32;
+/// The largest divisor whose multiples floor division and modulo take out of a constant
+/// numerator term: beyond it, the remainder could leave the numerator no headroom in i64.
+const REDUCE_LIMIT: u64 = 1 << 32;
 
 /// Bounds on `a - b`: of the difference when it normalizes, else of the two apart.
 fn diff_interval(a: &SymExpr, b: &SymExpr, asm: &Assumptions) -> (i128, i128) {
@@ -854,8 +838,22 @@ impl SymExpr {
         fits(self.ev(&|s| env.get(s), Mode::I64)?)
     }
 
+    /// The value in i128: atoms' operands and results must fit (in i64 for `Mode::I64`); in
+    /// `Mode::Exact` a sum of products is computed exactly, however large its terms.
     fn ev(&self, env: &dyn Fn(&Sym) -> Option<i64>, mode: Mode) -> Option<i128> {
-        let fit = |v: i128| if mode == Mode::I64 { fits(v).map(i128::from) } else { Some(v) };
+        if mode == Mode::Exact {
+            let mut acc = Big::from_i128(0);
+            for i in print_order(&self.0) {
+                let (m, c) = &self.0.terms[i];
+                let mut prod = Big::from_i128(*c as i128);
+                for a in m {
+                    prod = prod.mul_i128(eval_atom(a, env, mode)?);
+                }
+                acc = acc.add(&prod);
+            }
+            return acc.add(&Big::from_i128(self.0.constant as i128)).to_i128();
+        }
+        let fit = |v: i128| fits(v).map(i128::from);
         let mut acc = 0i128;
         for i in print_order(&self.0) {
             let (m, c) = &self.0.terms[i];
@@ -866,6 +864,88 @@ impl SymExpr {
             acc = fit(acc.checked_add(prod)?)?;
         }
         fit(acc.checked_add(self.0.constant as i128)?)
+    }
+}
+
+/// A signed integer of any size: the exact sum of a polynomial's terms, whose products may
+/// exceed i128 even where the sum is small (`K*N*a - K*N*a'` with `a == a'`).
+#[derive(Debug, Clone, PartialEq)]
+struct Big {
+    neg: bool,
+    /// Little-endian 32-bit limbs, no high zero limb; zero is empty (and not negative).
+    mag: Vec<u32>,
+}
+
+impl Big {
+    fn from_i128(v: i128) -> Big {
+        let (mut m, mut mag) = (v.unsigned_abs(), vec![]);
+        while m != 0 {
+            mag.push(m as u32);
+            m >>= 32;
+        }
+        Big { neg: v < 0, mag }
+    }
+
+    fn trimmed(mut self) -> Big {
+        while self.mag.last() == Some(&0) {
+            self.mag.pop();
+        }
+        if self.mag.is_empty() {
+            self.neg = false;
+        }
+        self
+    }
+
+    fn to_i128(&self) -> Option<i128> {
+        if self.mag.len() > 4 {
+            return None;
+        }
+        let m = self.mag.iter().rev().fold(0u128, |m, &l| (m << 32) | l as u128);
+        if self.neg { (m <= 1 << 127).then(|| (m as i128).wrapping_neg()) } else { i128::try_from(m).ok() }
+    }
+
+    fn mul_i128(&self, v: i128) -> Big {
+        let b = Big::from_i128(v);
+        let mut mag = vec![0u32; self.mag.len() + b.mag.len()];
+        for (i, &x) in self.mag.iter().enumerate() {
+            let mut carry = 0u64;
+            for (j, &y) in b.mag.iter().enumerate() {
+                let t = mag[i + j] as u64 + x as u64 * y as u64 + carry;
+                mag[i + j] = t as u32;
+                carry = t >> 32;
+            }
+            mag[i + b.mag.len()] = carry as u32;
+        }
+        Big { neg: self.neg != b.neg, mag }.trimmed()
+    }
+
+    fn add(&self, o: &Big) -> Big {
+        let limb = |v: &[u32], i: usize| v.get(i).copied().unwrap_or(0) as i64;
+        let n = self.mag.len().max(o.mag.len());
+        if self.neg == o.neg {
+            let (mut mag, mut carry) = (Vec::with_capacity(n + 1), 0i64);
+            for i in 0..n {
+                let t = limb(&self.mag, i) + limb(&o.mag, i) + carry;
+                mag.push(t as u32);
+                carry = t >> 32;
+            }
+            mag.push(carry as u32);
+            return Big { neg: self.neg, mag }.trimmed();
+        }
+        // Opposite signs: the larger magnitude minus the smaller, with the larger one's sign.
+        let cmp =
+            self.mag.len().cmp(&o.mag.len()).then_with(|| self.mag.iter().rev().cmp(o.mag.iter().rev()));
+        let (big, small) = if cmp.is_ge() { (self, o) } else { (o, self) };
+        let (mut mag, mut borrow) = (Vec::with_capacity(n), 0i64);
+        for i in 0..n {
+            let mut t = limb(&big.mag, i) - limb(&small.mag, i) - borrow;
+            borrow = i64::from(t < 0);
+            if t < 0 {
+                t += 1 << 32;
+            }
+            mag.push(t as u32);
+        }
+        Big { neg: big.neg, mag }.trimmed()
     }
 }
 
@@ -1538,7 +1618,7 @@ mod tests {
         assert_eq!((SymExpr::constant(0) - n() - 1).to_string(), "-N-1");
         assert_eq!(
             SymExpr::max(&[SymExpr::constant(0), (n() - 3).floor_div(&2.into())]).to_string(),
-            "max(0, (N-3)//2)"
+            "max(0, (N+1)//2-2)"
         );
         assert_eq!((m() + n().floor_div(&2.into())).to_string(), "M+N//2");
         assert_eq!((m() - n().floor_div(&2.into())).to_string(), "M-(N//2)");
@@ -1554,7 +1634,10 @@ mod tests {
     fn rewrites() {
         assert_eq!(p("N - min(1, N)"), p("max(0, N-1)"));
         assert_eq!(p("(2*N + M) // 2"), p("N + M//2"));
-        assert_eq!(p("(N-3)//2 + 1"), p("(N-1)//2"));
+        assert_eq!(p("(N-3)//2 + 1"), p("(N+1)//2 - 1"));
+        assert_eq!(p("(N-3)//2").to_string(), "(N+1)//2-2");
+        assert_eq!(p("(N-4)//(-4)").to_string(), "N//(-4)+1");
+        assert_eq!(p("(N+7)%4").to_string(), "(N+3)%4");
         assert_eq!(p("N//2//3"), p("N//6"));
         assert_eq!(p("max(N-4, -1)//2"), p("max((N-4)//2, -1)"));
         assert_eq!(p("(N if N <= M else M)"), p("min(M, N)"));
@@ -1625,6 +1708,20 @@ mod tests {
         let env = (0..20).fold(Env::new(), |env, i| env.dim(&format!("A{i}"), 1));
         assert_eq!(e.eval(&env), Some(20i64.pow(8)));
         assert_eq!(p("N-9223372036854775808*M").to_string(), "N-9223372036854775808*M");
+    }
+
+    proptest! {
+        /// The exact sums agree with i128 arithmetic where it does not overflow.
+        #[test]
+        fn big_integers(a in any::<i64>(), b in any::<i64>(), c in any::<i128>(), d in any::<i128>()) {
+            let (a, b) = (a as i128, b as i128);
+            prop_assert_eq!(Big::from_i128(c).to_i128(), Some(c));
+            prop_assert_eq!(Big::from_i128(a).mul_i128(b).to_i128(), Some(a * b));
+            prop_assert_eq!(Big::from_i128(c).add(&Big::from_i128(d)).to_i128(), c.checked_add(d));
+            let huge = Big::from_i128(c).mul_i128(i128::MAX);
+            prop_assert_eq!(huge.add(&Big::from_i128(c).mul_i128(i128::MAX).mul_i128(-1)).to_i128(), Some(0));
+            prop_assert_eq!(huge.add(&Big::from_i128(d)).to_i128(), c.checked_mul(i128::MAX).and_then(|x| x.checked_add(d)));
+        }
     }
 
     // ---- random expression trees -------------------------------------------------------------
@@ -1701,6 +1798,33 @@ mod tests {
                 T::Sel(op, a, c, t, e) => {
                     SymExpr::select(Cond::new(*op, &a.build(), &c.build()), &t.build(), &e.build())
                 }
+            }
+        }
+
+        /// Whether a min, max or select (which may become one) occurs.
+        fn has_minmax(&self) -> bool {
+            match self {
+                T::C(_) | T::D(_) | T::S(_) => false,
+                T::Min(..) | T::Max(..) | T::Sel(..) => true,
+                T::Add(x, y) | T::Sub(x, y) | T::Mul(x, y) | T::Div(x, y) | T::Mod(x, y) => {
+                    x.has_minmax() || y.has_minmax()
+                }
+            }
+        }
+
+        /// Whether every constant is far from i64's ends.
+        fn small(&self) -> bool {
+            match self {
+                T::C(c) => c.unsigned_abs() <= 1 << 31,
+                T::D(_) | T::S(_) => true,
+                T::Add(x, y)
+                | T::Sub(x, y)
+                | T::Mul(x, y)
+                | T::Div(x, y)
+                | T::Mod(x, y)
+                | T::Min(x, y)
+                | T::Max(x, y) => x.small() && y.small(),
+                T::Sel(_, a, c, t, e) => a.small() && c.small() && t.small() && e.small(),
             }
         }
 
@@ -1808,6 +1932,31 @@ mod tests {
             }
             // Substituting symbols for themselves changes nothing.
             prop_assert_eq!(e.subst(&|_| None), e.clone());
+        }
+
+        /// Operands in either order build the same expression, with the same hash.
+        #[test]
+        fn commutative_forms_are_equal(x in tree(), y in tree()) {
+            use std::hash::{BuildHasher, RandomState};
+            let h = RandomState::new();
+            let (a, b) = (x.build(), y.build());
+            for (l, r) in [
+                (a.add(&b), b.add(&a)),
+                (a.mul(&b), b.mul(&a)),
+                (a.min2(&b), b.min2(&a)),
+                (a.max2(&b), b.max2(&a)),
+            ] {
+                prop_assert_eq!(&l, &r);
+                prop_assert_eq!(h.hash_one(&l), h.hash_one(&r));
+            }
+            // Without constants near i64's ends (whose sums are kept as written), subtraction is
+            // adding the negation, and undoes addition where no min or max took a sum in.
+            if x.small() && y.small() {
+                prop_assert_eq!(a.sub(&b), b.neg().add(&a));
+                if !x.has_minmax() && !y.has_minmax() {
+                    prop_assert_eq!(a.add(&b).sub(&b), a.clone(), "{} + {} - {}", a, b, b);
+                }
+            }
         }
 
         /// The printed form reads back to the same expression.
