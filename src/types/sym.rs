@@ -39,8 +39,8 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The largest value a dimension symbol takes. Normalization and interval reasoning assume it (a
-/// shape function refuses larger dimensions at call time); no tensor with an element has a
-/// larger dimension.
+/// shape function refuses larger dimensions at call time): a tensor with a larger dimension
+/// and any element at all would take more than 4 EiB.
 pub const MAX_DIM: i64 = 1 << 62;
 
 /// The most terms a product distributes into; a larger product is kept as written, so that
@@ -506,12 +506,16 @@ impl SymExpr {
             None => {}
         }
         // `(a if a <= b else b)` is min(a, b); `(b if a <= b else a)` is max(a, b).
+        // With integers, `a <= k` is `a < k+1`: `(a if a <= k else k+1)` is min(a, k+1) too
+        // (which is how `(a if a < 5 else 5)` arrives, its condition normalized to `a <= 4`).
         if cond.op != CmpOp::Eq {
             let (a, b) = (&cond.lhs, &cond.rhs);
-            if then == a && otherwise == b {
+            let succ = b.as_const().filter(|_| cond.op == CmpOp::Le).and_then(|k| k.checked_add(1));
+            let is_b = |x: &SymExpr| x == b || (succ.is_some() && x.as_const() == succ);
+            if then == a && is_b(otherwise) {
                 return then.min2(otherwise);
             }
-            if then == b && otherwise == a {
+            if is_b(then) && otherwise == a {
                 return then.max2(otherwise);
             }
         }
@@ -1642,6 +1646,10 @@ mod tests {
         assert_eq!(p("max(N-4, -1)//2"), p("max((N-4)//2, -1)"));
         assert_eq!(p("(N if N <= M else M)"), p("min(M, N)"));
         assert_eq!(p("(M if N <= M else N)"), p("max(M, N)"));
+        assert_eq!(p("(N if N < 5 else 5)"), p("min(5, N)"));
+        assert_eq!(p("(5 if N < 5 else N)"), p("max(5, N)"));
+        assert_eq!(p("(N if N <= 5 else 6)"), p("min(6, N)"));
+        assert_eq!(p("(N if N <= 5 else 7)").to_string(), "(N if N <= 5 else 7)");
         assert_eq!(p("(1 if N < 0 else 2)"), p("2"));
         assert_eq!(p("(1 if N >= 0 else 2)"), p("1"));
         assert_eq!(p("(N % 4) // 4"), p("0"));
