@@ -523,6 +523,50 @@ impl SymExpr {
     }
 }
 
+fn simplify_atom(a: &Atom, asm: &Assumptions) -> SymExpr {
+    match a {
+        Atom::Sym(s) => match asm.of(s) {
+            (lo, hi) if lo == hi => SymExpr::constant(lo as i64),
+            _ => SymExpr::of_atom(a.clone()),
+        },
+        Atom::FloorDiv(x, d) => x.simplify(asm).floor_div(&d.simplify(asm)),
+        Atom::Mod(x, d) => x.simplify(asm).modulo(&d.simplify(asm)),
+        Atom::Min(v) | Atom::Max(v) => {
+            let is_min = matches!(a, Atom::Min(_));
+            let args: Vec<SymExpr> = v.iter().map(|x| x.simplify(asm)).collect();
+            // Drop each argument another kept one bounds under the assumptions.
+            let mut kept: Vec<SymExpr> = vec![];
+            for x in args {
+                let bounds = |y: &SymExpr, x: &SymExpr| {
+                    (if is_min { diff_interval(x, y, asm) } else { diff_interval(y, x, asm) }).0 >= 0
+                };
+                if kept.iter().any(|y| bounds(y, &x)) {
+                    continue;
+                }
+                kept.retain(|y| !bounds(&x, y));
+                kept.push(x);
+            }
+            min_max(&kept, is_min)
+        }
+        Atom::Select(c, t, e) => {
+            let c = Cond::new(c.op, &c.lhs.simplify(asm), &c.rhs.simplify(asm));
+            match c.decide(asm) {
+                Some(true) => t.simplify(asm),
+                Some(false) => e.simplify(asm),
+                None => SymExpr::select(c, &t.simplify(asm), &e.simplify(asm)),
+            }
+        }
+        Atom::Raw(op, x, y) => {
+            let (x, y) = (x.simplify(asm), y.simplify(asm));
+            match op {
+                RawOp::Add => x.add(&y),
+                RawOp::Sub => x.sub(&y),
+                RawOp::Mul => x.mul(&y),
+            }
+        }
+    }
+}
+
 fn subst_atom(a: &Atom, f: &dyn Fn(&Sym) -> Option<SymExpr>) -> SymExpr {
     match a {
         Atom::Sym(s) => f(s).unwrap_or_else(|| SymExpr::of_atom(a.clone())),
@@ -549,6 +593,28 @@ fn subst_atom(a: &Atom, f: &dyn Fn(&Sym) -> Option<SymExpr>) -> SymExpr {
 /// pushed in whenever it holds one such term, and one with two keeps both (and prints them
 /// first, so that reading it back builds it the same way).
 fn finalize(p: Poly) -> SymExpr {
+    // x - d*(x//d) is x % d (Python's identity, either sign of d): a sum holding k*x and
+    // -k*d*(x//d) holds k*(x % d) instead, which bounds well (`N - 2*(N//2)` is `N%2`).
+    for (m, c) in &p.terms {
+        if let [Atom::FloorDiv(x, d)] = &m[..]
+            && let Some(dc) = d.as_const().filter(|&dc| dc != 0 && c % dc == 0)
+            && !x.0.terms.is_empty()
+        {
+            let k = -(c / dc);
+            let holds_kx = x.0.terms.iter().all(|(xm, xc)| {
+                xc.checked_mul(k).is_some_and(|v| p.terms.iter().any(|(pm, pc)| pm == xm && *pc == v))
+            });
+            let this = Poly { constant: 0, terms: vec![(m.clone(), *c)] };
+            let modk = x.modulo(d).0.mul(&Poly::constant(k));
+            if holds_kx
+                && let Some(rest) = x.0.mul(&Poly::constant(k)).and_then(|kx| p.add(&kx, -1))
+                && let Some(rest) = rest.add(&this, -1)
+                && let Some(sum) = modk.and_then(|mk| rest.add(&mk, 1))
+            {
+                return finalize(sum);
+            }
+        }
+    }
     let is_minmax = |a: &Atom| matches!(a, Atom::Min(_) | Atom::Max(_));
     let has_minmax = |m: &Vec<Atom>| m.iter().any(is_minmax);
     if p.terms.len() + usize::from(p.constant != 0) >= 2 {
@@ -1011,6 +1077,30 @@ impl Assumptions {
         self
     }
 
+    /// Assumes that `cond` holds (or, with `holds == false`, that it does not). Only a
+    /// comparison of one symbol with a constant narrows anything (`N <= 1` false: `N >= 2`);
+    /// others assume nothing, which is sound.
+    pub fn assume(mut self, cond: &Cond, holds: bool) -> Assumptions {
+        let (s, k, sym_left) =
+            match (cond.lhs.as_sym(), cond.rhs.as_const(), cond.lhs.as_const(), cond.rhs.as_sym()) {
+                (Some(s), Some(k), _, _) => (s, k, true),
+                (_, _, Some(k), Some(s)) => (s, k, false),
+                _ => return self,
+            };
+        let (lo, hi) = match (cond.op, holds, sym_left) {
+            (CmpOp::Le, true, true) | (CmpOp::Lt, false, false) => (None, Some(k)),
+            (CmpOp::Le, false, true) | (CmpOp::Lt, true, false) => (k.checked_add(1), None),
+            (CmpOp::Lt, true, true) | (CmpOp::Le, false, false) => (None, k.checked_sub(1)),
+            (CmpOp::Lt, false, true) | (CmpOp::Le, true, false) => (Some(k), None),
+            (CmpOp::Eq, true, _) => (Some(k), Some(k)),
+            (CmpOp::Eq, false, _) => (None, None),
+        };
+        let (cur_lo, cur_hi) = self.bounds.get(s).copied().unwrap_or((i64::MIN, i64::MAX));
+        let new = (lo.map_or(cur_lo, |l| l.max(cur_lo)), hi.map_or(cur_hi, |h| h.min(cur_hi)));
+        self.bounds.insert(s.clone(), new);
+        self
+    }
+
     fn of(&self, s: &Sym) -> (i128, i128) {
         let (lo, hi) = self.bounds.get(s).copied().unwrap_or((i64::MIN, i64::MAX));
         match s {
@@ -1121,10 +1211,25 @@ impl SymExpr {
         Interval { lo: clamp(lo), hi: clamp(hi) }
     }
 
+    /// The expression rebuilt under the assumptions: symbols they pin become constants,
+    /// `select`s they decide become their branch, `min`/`max` lose the arguments they show
+    /// redundant. Equal to `self` for every binding the assumptions allow.
+    pub fn simplify(&self, asm: &Assumptions) -> SymExpr {
+        let mut acc = SymExpr::constant(0);
+        for (c, atoms) in self.terms() {
+            let mut prod = SymExpr::constant(c);
+            for a in atoms {
+                prod = prod.mul(&simplify_atom(a, asm));
+            }
+            acc = acc.add(&prod);
+        }
+        acc.add_const(self.0.constant)
+    }
+
     /// `Some(true)` when the value is ≥ 0 for every binding, `Some(false)` when it is < 0 for
-    /// every one, `None` when unknown.
+    /// every one, `None` when unknown (intervals of the expression simplified under `asm`).
     pub fn prove_nonnegative(&self, asm: &Assumptions) -> Option<bool> {
-        let (lo, hi) = self.interval_wide(asm);
+        let (lo, hi) = self.simplify(asm).interval_wide(asm);
         if lo >= 0 {
             Some(true)
         } else if hi < 0 {
@@ -1136,7 +1241,8 @@ impl SymExpr {
 
     /// Whether `a <= b` for every binding (`Some(true)`), for none (`Some(false)`), or unknown.
     pub fn prove_le(a: &SymExpr, b: &SymExpr, asm: &Assumptions) -> Option<bool> {
-        Cond { op: CmpOp::Le, lhs: a.clone(), rhs: b.clone() }.decide(asm)
+        let c = Cond { op: CmpOp::Le, lhs: a.simplify(asm), rhs: b.simplify(asm) };
+        c.decide(asm).or_else(|| b.sub(a).simplify(asm).prove_nonnegative(asm))
     }
 }
 
@@ -1643,6 +1749,10 @@ mod tests {
         assert_eq!(p("(N-4)//(-4)").to_string(), "N//(-4)+1");
         assert_eq!(p("(N+7)%4").to_string(), "(N+3)%4");
         assert_eq!(p("N//2//3"), p("N//6"));
+        assert_eq!(p("N - 2*(N//2)").to_string(), "N%2");
+        assert_eq!(p("3*M + 3*N - 6*((M+N)//2) + 1").to_string(), "3*((M+N)%2)+1");
+        assert_eq!(p("3*M + 2*N - 6*((M+N)//2)").to_string(), "3*M+2*N-6*((M+N)//2)");
+        assert_eq!(p("N - (-3)*(N//(-3))").to_string(), "N%(-3)");
         assert_eq!(p("max(N-4, -1)//2"), p("max((N-4)//2, -1)"));
         assert_eq!(p("(N if N <= M else M)"), p("min(M, N)"));
         assert_eq!(p("(M if N <= M else N)"), p("max(M, N)"));
@@ -1697,6 +1807,28 @@ mod tests {
         assert_eq!(p("N // 3").interval(&asm), Interval { lo: 0, hi: 3 });
         assert_eq!(p("k[()] % 4").interval(&asm), Interval { lo: 0, hi: 3 });
         assert_eq!(SymExpr::prove_le(&p("N*N"), &SymExpr::constant(100), &asm), Some(true));
+    }
+
+    /// What a verifier needs: a slice's bounds proven under "the slice is not empty".
+    #[test]
+    fn proofs_under_assumptions() {
+        let n = n();
+        for (start, step) in [(Some(1), 1), (None, -1), (Some(3), 2), (Some(-2), -1), (None, 3)] {
+            let r = normalize_numpy(&n, start.map(SymExpr::constant).as_ref(), None, Some(step));
+            let nonempty = Assumptions::default().assume(&Cond::le(&r.len, &0.into()), false);
+            let last = &r.first + &((&r.len - 1) * step);
+            let what = format!("[{start:?}::{step}]: first {} len {} under {nonempty:?}", r.first, r.len);
+            for at in [&r.first, &last] {
+                assert_eq!(SymExpr::prove_le(&0.into(), at, &nonempty), Some(true), "{what}");
+                assert_eq!(SymExpr::prove_le(at, &(&n - 1), &nonempty), Some(true), "{what}");
+            }
+        }
+        let r = normalize_numpy(&n, Some(&1.into()), None, None);
+        let asm = Assumptions::default().assume(&Cond::le(&r.len, &0.into()), false);
+        assert_eq!(r.first.simplify(&asm), SymExpr::constant(1));
+        assert_eq!(r.len.simplify(&asm), &n - 1);
+        // Without the assumption nothing is proven.
+        assert_eq!(SymExpr::prove_le(&r.first, &(&n - 1), &Assumptions::default()), None);
     }
 
     #[test]
@@ -1923,6 +2055,35 @@ mod tests {
                 }
                 if let Some(true) = e.prove_nonnegative(&asm) {
                     prop_assert!(e.eval(&env).is_none_or(|v| v >= 0));
+                }
+            }
+        }
+
+        /// Simplifying under assumptions that hold for a binding keeps its value there, and the
+        /// proofs are sound.
+        #[test]
+        fn simplify_keeps_values(t in tree(), env in env(), r in prop::collection::vec(0i64..4, 4)) {
+            let e = t.build();
+            let mut asm = Assumptions::default();
+            for (i, d) in DIMS.iter().enumerate() {
+                let v = env.get(&Sym::Dim((*d).into())).expect("bound");
+                asm = asm.bound(Sym::Dim((*d).into()), v.saturating_sub(r[i]), v.saturating_add(r[i] / 2));
+            }
+            let a = env.get(&scalar_sym(0)).expect("bound");
+            asm = asm.bound(scalar_sym(0), a.saturating_sub(r[3]), a.saturating_add(r[3]));
+            let s = e.simplify(&asm);
+            if let Some(v) = e.eval(&env) {
+                prop_assert_eq!(s.eval(&env), Some(v), "{} under {:?} is {}", e, asm, s);
+                let iv = s.interval(&asm);
+                prop_assert!(iv.lo <= v && v <= iv.hi);
+                match e.prove_nonnegative(&asm) {
+                    Some(true) => prop_assert!(v >= 0, "{} proven >= 0, is {}", e, v),
+                    Some(false) => prop_assert!(v < 0, "{} proven < 0, is {}", e, v),
+                    None => {}
+                }
+                let zero = SymExpr::constant(0);
+                if SymExpr::prove_le(&e, &zero, &asm) == Some(true) {
+                    prop_assert!(v <= 0);
                 }
             }
         }
