@@ -14,7 +14,8 @@
 //! `max` term moves into its arguments (`N - min(1, N)` is `max(0, N-1)`); floor division by a
 //! constant takes out the terms it divides and the constant's quotient (`(2*N+M-3)//2` is
 //! `N + (M+1)//2 - 2`), distributes over `min`/`max`, and nests
-//! (`N//2//3` is `N//6`); a `select` whose condition is decided (dimensions are ≥ 0) is its branch,
+//! (`N//2//3` is `N//6`); `N - 2*(N//2)` is `N%2`; a `select` whose condition is decided
+//! (dimensions are ≥ 0) is its branch,
 //! and `(a if a <= b else b)` is `min(a, b)`. Equality is sound, not complete: expressions that
 //! compare unequal may still always have the same value.
 //!
@@ -29,6 +30,12 @@
 //! is printed, the constant last); it may fail where `eval` does not, never gives another value.
 //! A constant operation that overflows i64 (`9223372036854775807 + 1`) is kept as written, and
 //! evaluates to `None`.
+//!
+//! **Bounds.** [`SymExpr::interval`] bounds the value under [`Assumptions`] (dimensions in
+//! `[0, MAX_DIM]`, optional bounds per symbol, narrowed by [`Assumptions::assume`] from a
+//! condition known to hold or not); [`SymExpr::simplify`] rebuilds an expression under them, and
+//! [`SymExpr::prove_le`] / [`SymExpr::prove_nonnegative`] answer through both: sound, `None`
+//! when unsure.
 //!
 //! **Text.** `Display` prints the readable form (`max(0, N//2-1)`, `M*N`, `(0 if N <= 1 else 1)`,
 //! `k[()]`); [`SymExpr::parse`] reads it back, and `parse(print(e)) == e`. `//` is Python's floor
