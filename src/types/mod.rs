@@ -5,6 +5,7 @@
 
 mod layout;
 mod oob;
+pub mod sym;
 mod tensor_type;
 
 pub use layout::{Coords, checked_numel, row_major_strides};
