@@ -16,7 +16,12 @@
 //! nests an indirect term inside an index access. Nothing is ever materialized in between.
 //!
 //! Offsets and strides count elements of the buffer's own dtype (back ends multiply by the
-//! width). Every quantity is i64; `verify` proves that no address leaves its buffer.
+//! width). In a concrete plan (`Plan`, i.e. `Plan<i64>`) every quantity is an i64 and `verify`
+//! proves that no address leaves its buffer. A *generic* plan (`Plan<SymExpr>`, over
+//! `types::sym`) has symbolic integers: its inputs' dims are symbols (`a: f32[N, M]`) or
+//! constants, run-time scalars appear as `k[()]`, and its [`Requirement`]s are the conditions
+//! the compiler could not prove, checked once per call by the *shape function*. Binding the
+//! symbols ([`Plan::bind`]) gives the concrete plan of one call.
 //!
 //! Besides the output access, a plan carries [`Check`]s: NumPy raises on *any* out-of-range
 //! value in an index array, even when a later slice drops the element that holds it
@@ -24,6 +29,7 @@
 
 use crate::source::Span;
 use crate::types::OobMode;
+use crate::types::sym::{Cond, Env, SymExpr};
 use slc_runtime::{DType, Tensor};
 
 /// A buffer the plan reads: an input bound by name, or a constant carried in the plan.
@@ -35,23 +41,25 @@ pub enum BufferId {
 
 /// A tensor argument of the plan.
 #[derive(Debug, Clone, PartialEq)]
-pub struct InputDecl {
+pub struct InputDecl<D = i64> {
     pub name: String,
     pub dtype: DType,
-    pub shape: Vec<i64>,
+    pub shape: Vec<D>,
     /// Element strides of a strided view (NumPy's `x[::2]`, `x.T`, negative steps), read in
     /// place: accesses address elements relative to element `[0, ..., 0]`, which need not be
     /// the lowest one. `None`: dense and C-ordered. Never the strides of a dense layout, and 0
-    /// along unit axes, so that equal layouts make equal plans.
+    /// along unit axes, so that equal layouts make equal plans. Always `None` in a generic plan.
     pub strides: Option<Vec<i64>>,
 }
 
-impl InputDecl {
+impl<D> InputDecl<D> {
     /// A dense, C-ordered input.
-    pub fn dense(name: impl Into<String>, dtype: DType, shape: Vec<i64>) -> InputDecl {
+    pub fn dense(name: impl Into<String>, dtype: DType, shape: Vec<D>) -> InputDecl<D> {
         InputDecl { name: name.into(), dtype, shape, strides: None }
     }
+}
 
+impl InputDecl {
     /// The offsets of the lowest and the highest element relative to element `[0, ..., 0]`
     /// (in elements), or `None` when there is no element; `None` too when they overflow i64
     /// (verification rejects such a plan).
@@ -89,15 +97,15 @@ pub struct ConstDecl {
 
 /// An affine read of `buffer` over some coordinate space, plus indirect terms.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Access {
+pub struct Access<D = i64> {
     pub buffer: BufferId,
-    pub base: i64,
+    pub base: D,
     /// One stride per coordinate dimension (signed; 0 for broadcast / newaxis / unit dims).
-    pub strides: Vec<i64>,
-    pub terms: Vec<Indirect>,
+    pub strides: Vec<D>,
+    pub terms: Vec<Indirect<D>>,
 }
 
-impl Access {
+impl<D> Access<D> {
     /// The accesses of this tree: this one and every index access below it.
     pub fn accesses(&self) -> usize {
         1 + self.terms.iter().map(|t| t.index.accesses()).sum::<usize>()
@@ -111,21 +119,21 @@ impl Access {
 
 /// `stride · norm(load(index))`: one gathered coordinate.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Indirect {
+pub struct Indirect<D = i64> {
     /// Reads the index value; over the same coordinates as the access that holds this term.
-    pub index: Box<Access>,
+    pub index: Box<Access<D>>,
     /// The size of the gathered axis: the bound for `mode`.
-    pub len: i64,
-    pub stride: i64,
+    pub len: D,
+    pub stride: D,
     pub mode: OobMode,
 }
 
 /// Every value of `index` over `shape` must satisfy `-len ≤ j < len`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Check {
-    pub index: Access,
-    pub shape: Vec<i64>,
-    pub len: i64,
+pub struct Check<D = i64> {
+    pub index: Access<D>,
+    pub shape: Vec<D>,
+    pub len: D,
     /// The axis the index selects on, for the error message.
     pub axis: usize,
     /// The index expression in the program text, where a failed check points.
@@ -149,18 +157,49 @@ impl std::hash::Hash for Origin {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub inputs: Vec<InputDecl>,
-    pub consts: Vec<ConstDecl>,
-    pub checks: Vec<Check>,
-    pub dtype: DType,
-    pub shape: Vec<i64>,
-    /// Over the output coordinates. For an empty output it is canonical: base 0, strides 0, no terms.
-    pub output: Access,
+/// A condition a generic plan's shape function checks once per call, before anything runs: one
+/// the compiler could not decide for every shape (an integer index against a symbolic axis, two
+/// dims that must agree, an address bound it could not prove). Concrete plans have none.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Requirement {
+    pub cond: Cond,
+    /// What failed, for the error a call reports (`index 5 is out of bounds for axis 0`).
+    pub message: String,
+    /// Where in the program text it comes from.
+    pub origin: Origin,
 }
 
-impl Plan {
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan<D = i64> {
+    pub inputs: Vec<InputDecl<D>>,
+    pub consts: Vec<ConstDecl>,
+    /// The shape function's conditions, in order; always empty in a concrete plan.
+    pub requires: Vec<Requirement>,
+    pub checks: Vec<Check<D>>,
+    pub dtype: DType,
+    pub shape: Vec<D>,
+    /// Over the output coordinates. For an empty output it is canonical: base 0, strides 0, no terms.
+    pub output: Access<D>,
+}
+
+/// A plan whose integers are symbolic expressions (see the module documentation).
+pub type GenericPlan = Plan<SymExpr>;
+
+impl<D> Plan<D> {
+    /// Levels of index accesses nested in the output access or in any check: how deeply the
+    /// stages over this plan recurse.
+    pub fn nesting(&self) -> usize {
+        let checks = self.checks.iter().map(|c| c.index.nesting());
+        checks.fold(self.output.nesting(), usize::max)
+    }
+
+    pub fn buffer_name(&self, id: BufferId) -> String {
+        match id {
+            BufferId::Input(i) => self.inputs.get(i).map_or_else(|| format!("?{i}"), |d| d.name.clone()),
+            BufferId::Const(i) => format!("${i}"),
+        }
+    }
+
     pub fn buffer_dtype(&self, id: BufferId) -> Option<DType> {
         match id {
             BufferId::Input(i) => self.inputs.get(i).map(|d| d.dtype),
@@ -168,6 +207,106 @@ impl Plan {
         }
     }
 
+    /// The same plan with every integer mapped by `f` (which may fail).
+    pub fn try_map<E, X>(&self, f: &mut impl FnMut(&D) -> Result<E, X>) -> Result<Plan<E>, X> {
+        let dims = |v: &[D], f: &mut dyn FnMut(&D) -> Result<E, X>| {
+            v.iter().map(|d| f(d)).collect::<Result<Vec<E>, X>>()
+        };
+        let mut inputs = Vec::with_capacity(self.inputs.len());
+        for i in &self.inputs {
+            inputs.push(InputDecl {
+                name: i.name.clone(),
+                dtype: i.dtype,
+                shape: dims(&i.shape, f)?,
+                strides: i.strides.clone(),
+            });
+        }
+        let mut checks = Vec::with_capacity(self.checks.len());
+        for c in &self.checks {
+            checks.push(Check {
+                index: c.index.try_map(f)?,
+                shape: dims(&c.shape, f)?,
+                len: f(&c.len)?,
+                axis: c.axis,
+                origin: c.origin,
+            });
+        }
+        Ok(Plan {
+            inputs,
+            consts: self.consts.clone(),
+            requires: self.requires.clone(),
+            checks,
+            dtype: self.dtype,
+            shape: dims(&self.shape, f)?,
+            output: self.output.try_map(f)?,
+        })
+    }
+}
+
+impl<D> Access<D> {
+    /// The same access with every integer mapped by `f`.
+    pub fn try_map<E, X>(&self, f: &mut impl FnMut(&D) -> Result<E, X>) -> Result<Access<E>, X> {
+        let mut terms = Vec::with_capacity(self.terms.len());
+        for t in &self.terms {
+            terms.push(Indirect {
+                index: Box::new(t.index.try_map(f)?),
+                len: f(&t.len)?,
+                stride: f(&t.stride)?,
+                mode: t.mode,
+            });
+        }
+        let strides = self.strides.iter().map(&mut *f).collect::<Result<Vec<E>, X>>()?;
+        Ok(Access { buffer: self.buffer, base: f(&self.base)?, strides, terms })
+    }
+}
+
+/// Why a generic plan does not apply to one call's inputs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeMismatch {
+    /// A requirement does not hold.
+    #[error("{message}")]
+    Failed { message: String, origin: Origin },
+    /// An integer of the plan does not fit in i64 for these shapes, or a symbol is unbound.
+    #[error("the shapes are too large: {what} does not fit in 64 bits")]
+    TooLarge { what: String },
+}
+
+impl Plan {
+    /// This concrete plan as a generic one whose integers are all constants.
+    pub fn generic(&self) -> GenericPlan {
+        self.try_map(&mut |&v| Ok::<_, std::convert::Infallible>(SymExpr::constant(v)))
+            .unwrap_or_else(|e| match e {})
+    }
+}
+
+impl GenericPlan {
+    /// Whether every integer is a constant (a concrete plan in generic form).
+    pub fn concrete(&self) -> Option<Plan> {
+        if !self.requires.is_empty() {
+            return None;
+        }
+        self.try_map(&mut |d: &SymExpr| d.as_const().ok_or(())).ok()
+    }
+
+    /// The concrete plan of one call: checks every requirement in order and evaluates every
+    /// integer under `env` (every symbol bound), as the shape function does.
+    pub fn bind(&self, env: &Env) -> Result<Plan, ShapeMismatch> {
+        for r in &self.requires {
+            match r.cond.eval_i64(env) {
+                Some(true) => {}
+                Some(false) => {
+                    return Err(ShapeMismatch::Failed { message: r.message.clone(), origin: r.origin });
+                }
+                None => return Err(ShapeMismatch::TooLarge { what: r.cond.to_string() }),
+            }
+        }
+        self.try_map(&mut |d: &SymExpr| {
+            d.eval_i64(env).ok_or_else(|| ShapeMismatch::TooLarge { what: d.to_string() })
+        })
+    }
+}
+
+impl Plan {
     /// The shape of the tensor behind a buffer (an input's [`InputDecl::tensor_shape`]).
     pub fn buffer_shape(&self, id: BufferId) -> Option<Vec<i64>> {
         match id {
@@ -194,19 +333,5 @@ impl Plan {
     pub fn output_bytes(&self) -> u64 {
         let numel = self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d.max(0) as u64));
         numel.and_then(|n| n.checked_mul(self.dtype.width() as u64)).unwrap_or(u64::MAX)
-    }
-
-    /// Levels of index accesses nested in the output access or in any check: how deeply the
-    /// stages over this plan recurse.
-    pub fn nesting(&self) -> usize {
-        let checks = self.checks.iter().map(|c| c.index.nesting());
-        checks.fold(self.output.nesting(), usize::max)
-    }
-
-    pub fn buffer_name(&self, id: BufferId) -> String {
-        match id {
-            BufferId::Input(i) => self.inputs.get(i).map_or_else(|| format!("?{i}"), |d| d.name.clone()),
-            BufferId::Const(i) => format!("${i}"),
-        }
     }
 }

@@ -37,7 +37,15 @@ pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, 
         // No element is ever read: the canonical empty access forms no address.
         output = Access { buffer: output.buffer, base: 0, strides: vec![0; shape.len()], terms: vec![] };
     }
-    Ok(Plan { inputs: b.inputs, consts: b.consts, checks: b.checks, dtype: expr.ty.dtype, shape, output })
+    Ok(Plan {
+        inputs: b.inputs,
+        consts: b.consts,
+        requires: vec![],
+        checks: b.checks,
+        dtype: expr.ty.dtype,
+        shape,
+        output,
+    })
 }
 
 /// Where an old coordinate comes from, in terms of the new coordinates.

@@ -206,6 +206,7 @@ impl<'s> Parser<'s> {
                     return Ok(Plan {
                         inputs,
                         consts,
+                        requires: vec![],
                         checks,
                         dtype: out_ty.dtype,
                         shape: out_ty.shape,

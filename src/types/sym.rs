@@ -808,6 +808,13 @@ impl Cond {
             _ => None,
         }
     }
+
+    /// Whether the condition holds under `env`, both sides evaluated as generated code does
+    /// ([`SymExpr::eval_i64`]); `None` when a side is undefined there.
+    pub fn eval_i64(&self, env: &Env) -> Option<bool> {
+        let (a, b) = (self.lhs.eval_i64(env)?, self.rhs.eval_i64(env)?);
+        Some(self.op.holds(a as i128, b as i128))
+    }
 }
 
 macro_rules! binop {
