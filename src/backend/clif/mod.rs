@@ -22,6 +22,7 @@ mod entry;
 mod gather;
 mod index;
 mod loops;
+pub mod shape_fn;
 mod vector;
 
 pub use entry::{Entry, define_entry};
