@@ -115,7 +115,7 @@ fn compile_in_place(plan: &VerifiedPlan, order: &[usize]) -> Result<JitKernel, J
         // itself is the entry (a function less to compile, a third of a cold compile).
         let nest = loopnest::schedule(plan, clif::target(module.isa()), |_, _| {});
         clif::define_kernel(&mut module, "slc_entry", Linkage::Local, &nest)
-            .map(|id| (id, nest.outer_extent()))
+            .map(|id| (id, nest.outer_extent().as_const().expect("a concrete plan's nest is concrete")))
             .map_err(|e| codegen(&e))
     } else {
         clif::define_entry(&mut module, "slc_entry", Linkage::Local, plan, order)

@@ -29,7 +29,7 @@
 
 use crate::source::Span;
 use crate::types::OobMode;
-use crate::types::sym::{Cond, Env, SymExpr};
+use crate::types::sym::{Cond, Env, MAX_DIM, Sym, SymExpr};
 use slc_runtime::{DType, Tensor};
 
 /// A buffer the plan reads: an input bound by name, or a constant carried in the plan.
@@ -288,8 +288,88 @@ impl GenericPlan {
         self.try_map(&mut |d: &SymExpr| d.as_const().ok_or(())).ok()
     }
 
+    /// The symbols of one call: every input's dims (`dims[i]`, in plan order) bound to the
+    /// symbols its declared shape names, and every run-time scalar the plan uses read with
+    /// `scalar(name, index)` (`None` when the input has no such integer value). A constant dim
+    /// must match, a symbol named twice must get one value, and a dim may not exceed
+    /// [`MAX_DIM`].
+    pub fn binding(
+        &self,
+        dims: &[&[i64]],
+        scalar: &dyn Fn(&str, Option<u32>) -> Option<i64>,
+    ) -> Result<Env, ShapeMismatch> {
+        let failed = |message: String| ShapeMismatch::Failed { message, origin: Origin(None) };
+        if dims.len() != self.inputs.len() {
+            return Err(failed(format!("{} inputs for a plan of {}", dims.len(), self.inputs.len())));
+        }
+        let mut env = Env::new();
+        // Where each symbol got its value, for the message when another axis disagrees.
+        let mut first: Vec<(Sym, String)> = vec![];
+        for (input, actual) in self.inputs.iter().zip(dims) {
+            if actual.len() != input.shape.len() {
+                return Err(failed(format!(
+                    "input `{}` has rank {}, not {}",
+                    input.name,
+                    actual.len(),
+                    input.shape.len()
+                )));
+            }
+            for (axis, (declared, &n)) in input.shape.iter().zip(actual.iter()).enumerate() {
+                let here = format!("axis {axis} of `{}`", input.name);
+                if !(0..=MAX_DIM).contains(&n) {
+                    return Err(failed(format!("{here} has the size {n}, beyond {MAX_DIM}")));
+                }
+                match (declared.as_const(), declared.as_sym()) {
+                    (Some(c), _) if c != n => {
+                        return Err(failed(format!("{here} has the size {n}, not {c}")));
+                    }
+                    (Some(_), _) => {}
+                    (None, Some(sym)) => match env.get(sym) {
+                        Some(v) if v != n => {
+                            let origin = first.iter().find(|(s, _)| s == sym).map_or("", |(_, w)| w);
+                            return Err(failed(format!("`{sym}` is {v} ({origin}) but {n} ({here})")));
+                        }
+                        Some(_) => {}
+                        None => {
+                            env.bind(sym.clone(), n);
+                            first.push((sym.clone(), here));
+                        }
+                    },
+                    (None, None) => {
+                        return Err(failed(format!("{here} is declared `{declared}`, not a name or a size")));
+                    }
+                }
+            }
+        }
+        for sym in self.symbols() {
+            if let Sym::Scalar { name, index } = &sym {
+                let v = scalar(name, *index)
+                    .ok_or_else(|| failed(format!("the run-time integer `{sym}` has no value")))?;
+                env.bind(sym.clone(), v);
+            }
+        }
+        Ok(env)
+    }
+
+    /// Every symbol the plan uses, sorted.
+    pub fn symbols(&self) -> Vec<Sym> {
+        let mut out = vec![];
+        for r in &self.requires {
+            out.extend(r.cond.lhs().symbols());
+            out.extend(r.cond.rhs().symbols());
+        }
+        let _ = self.try_map(&mut |d: &SymExpr| {
+            out.extend(d.symbols());
+            Ok::<_, ()>(())
+        });
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The concrete plan of one call: checks every requirement in order and evaluates every
-    /// integer under `env` (every symbol bound), as the shape function does.
+    /// integer under `env` (every symbol bound), as the shape function does. An empty output
+    /// gets the canonical empty access, as the concrete lowering gives it.
     pub fn bind(&self, env: &Env) -> Result<Plan, ShapeMismatch> {
         for r in &self.requires {
             match r.cond.eval_i64(env) {
@@ -300,9 +380,18 @@ impl GenericPlan {
                 None => return Err(ShapeMismatch::TooLarge { what: r.cond.to_string() }),
             }
         }
-        self.try_map(&mut |d: &SymExpr| {
+        let mut plan = self.try_map(&mut |d: &SymExpr| {
             d.eval_i64(env).ok_or_else(|| ShapeMismatch::TooLarge { what: d.to_string() })
-        })
+        })?;
+        if plan.shape.contains(&0) {
+            plan.output = Access {
+                buffer: plan.output.buffer,
+                base: 0,
+                strides: vec![0; plan.shape.len()],
+                terms: vec![],
+            };
+        }
+        Ok(plan)
     }
 }
 

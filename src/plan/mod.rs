@@ -7,7 +7,9 @@ pub mod parse;
 pub mod print;
 mod token;
 pub mod verify;
+pub mod verify_generic;
 
 pub use ir::*;
 pub use lower::{InputStrides, lower, lower_with_strides};
 pub use verify::{PlanError, VerifiedPlan, verify};
+pub use verify_generic::{VerifiedGenericPlan, verify_generic};

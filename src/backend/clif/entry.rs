@@ -43,14 +43,14 @@ pub fn define_entry<M: Module>(
 ) -> Result<Entry, CodegenError> {
     let target = target(module.isa());
     let nest = loopnest::schedule(plan, target, |_, _| {});
-    let outer = nest.outer_extent();
+    let outer = concrete_outer(&nest);
     let main_id = define_kernel(module, &format!("{name}.main"), Linkage::Local, &nest)?;
     let mut checks = vec![];
     let mut check_ids = vec![];
     for (k, c) in plan.checks.iter().enumerate() {
         if let Some(n) = loopnest::schedule_check(plan, c, target) {
             let id = define_kernel(module, &format!("{name}.check{k}"), Linkage::Local, &n)?;
-            check_ids.push((id, n.outer_extent()));
+            check_ids.push((id, concrete_outer(&n)));
             checks.push(n);
         }
     }
@@ -162,4 +162,9 @@ pub fn define_entry<M: Module>(
     module.define_function(id, &mut ctx)?;
     module.clear_context(&mut ctx);
     Ok(Entry { id, nest, outer, checks })
+}
+
+/// The outermost extent of a concrete plan's nest.
+fn concrete_outer(nest: &LoopNest) -> i64 {
+    nest.outer_extent().as_const().expect("a concrete plan's nest has constant extents")
 }
