@@ -191,3 +191,89 @@ fn generic_nests_choose_strategies_by_what_is_known() {
         assert_eq!(nest.to_string().lines().nth(1).map(str::trim), Some(*run), "{}:\n{nest}", p.name);
     }
 }
+
+fn program(name: &str) -> Program {
+    programs().into_iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no program {name}"))
+}
+
+fn compiled(p: &Program) -> GenericJitKernel {
+    GenericJitKernel::compile(&verify_generic(p.plan.clone()).unwrap()).unwrap()
+}
+
+fn random_tensor(dtype: DType, shape: &[usize], rng: &mut Rng) -> Tensor {
+    let bytes: Vec<u8> =
+        (0..shape.iter().product::<usize>() * dtype.width()).map(|_| rng.next() as u8).collect();
+    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
+}
+
+/// A call with the dims of the call before but other scalar values binds again.
+#[test]
+fn the_last_binding_serves_only_the_same_dims_and_scalars() {
+    let p = program("run-time bounds");
+    let kernel = compiled(&p);
+    let a = random_tensor(DType::I32, &[6, 7], &mut Rng(3));
+    for k in [2, 2, -3, -3, 9, 0, 2] {
+        let kt = Tensor::from_i64s(DType::I64, &[], &[k]).unwrap();
+        let expected = interpreted(&p.plan, &[&a, &kt], &[k]).unwrap();
+        let got = kernel.run(&[&a, &kt], 1).unwrap();
+        assert_eq!((got.shape(), got.bytes()), (expected.shape(), expected.bytes()), "k = {k}");
+    }
+}
+
+/// Outputs of a MiB and more split across threads, as concrete kernels do.
+#[test]
+fn large_outputs_split_across_threads() {
+    for name in ["crop (a symbolic run)", "reversed pixels", "gather, zero mode"] {
+        let p = program(name);
+        let kernel = compiled(&p);
+        let mut rng = Rng(11);
+        let a = random_tensor(p.plan.inputs[0].dtype, &[700, 800, 3][..p.dims[0].len()], &mut rng);
+        let mut inputs = vec![a];
+        if p.plan.inputs.len() > 1 {
+            let idx: Vec<i64> = (0..900).map(|_| rng.below(1700) - 850).collect();
+            inputs.push(Tensor::from_i64s(p.plan.inputs[1].dtype, &[900], &idx).unwrap());
+        }
+        let inputs: Vec<&Tensor> = inputs.iter().collect();
+        let expected = interpreted(&p.plan, &inputs, &[]).unwrap();
+        assert!(expected.nbytes() >= 1 << 20, "{name}");
+        let got = kernel.run(&inputs, 4).unwrap();
+        assert_eq!(got.bytes(), expected.bytes(), "{name}");
+    }
+}
+
+/// Dims at and past the limits (empty tensors with a huge axis): a shape mismatch where the
+/// binding fails (an integer of the plan would not fit in 64 bits, a dim passes `MAX_DIM`), as
+/// for the interpreter, or an output too large to allocate, and never a crash; an empty output
+/// otherwise.
+#[test]
+fn dims_at_the_limits() {
+    use slc::types::sym::MAX_DIM;
+    for p in programs() {
+        let kernel = compiled(&p);
+        for huge in [MAX_DIM, MAX_DIM + 1, i64::MAX, 1 << 40] {
+            let shape: Vec<usize> = match p.dims[0].len() {
+                2 => vec![0, huge as usize],
+                _ => vec![huge as usize, 0, 3],
+            };
+            let Ok(a) = Tensor::zeros(p.plan.inputs[0].dtype, &shape) else { continue };
+            let mut inputs = vec![a];
+            for decl in &p.plan.inputs[1..] {
+                let shape: Vec<usize> =
+                    decl.shape.iter().map(|d| d.as_const().unwrap_or(2) as usize).collect();
+                let n = shape.iter().product();
+                inputs.push(Tensor::from_i64s(decl.dtype, &shape, &vec![1; n]).unwrap());
+            }
+            let inputs: Vec<&Tensor> = inputs.iter().collect();
+            let expected = interpreted(&p.plan, &inputs, &[1]);
+            let got = kernel.run(&inputs, 1);
+            match (&expected, &got) {
+                (Ok(e), Ok(g)) => assert_eq!((e.shape(), e.bytes()), (g.shape(), g.bytes()), "{}", p.name),
+                (Err(_), Err(g)) => {
+                    use slc::backend::RuntimeError::{Alloc, ShapeMismatch};
+                    assert!(matches!(g, ShapeMismatch(_) | Alloc(_)), "{} on {shape:?}: {g}", p.name)
+                }
+                _ => panic!("{} on {shape:?}: interpreter {expected:?}, generic kernel {got:?}", p.name),
+            }
+        }
+    }
+}

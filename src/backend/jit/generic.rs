@@ -17,11 +17,11 @@ use std::sync::{Arc, Mutex};
 /// One compiled nest: its code and the integers a call evaluates for it.
 struct Part {
     f: KernelFn,
+    extents: Vec<SymExpr>,
     params: Vec<SymExpr>,
-    outer: SymExpr,
 }
 
-/// A part's integers for one binding.
+/// A part's integers for one binding where it runs (no extent is 0).
 struct PartCall {
     params: Vec<i64>,
     outer: i64,
@@ -33,8 +33,9 @@ struct Bound {
     /// binding.
     key: Vec<i64>,
     shape: Vec<usize>,
-    main: PartCall,
-    checks: Vec<PartCall>,
+    /// `None` where a part has nothing to do.
+    main: Option<PartCall>,
+    checks: Vec<Option<PartCall>>,
 }
 
 /// A generic plan's compiled kernels (the output's and one per index check that may check
@@ -53,7 +54,7 @@ pub struct GenericJitKernel {
 
 impl std::fmt::Debug for GenericJitKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GenericJitKernel(outer {})", self.main.outer)
+        write!(f, "GenericJitKernel({} checks)", self.checks.len())
     }
 }
 
@@ -97,7 +98,7 @@ impl GenericJitKernel {
             let part = |(id, nest): (cranelift_module::FuncId, LoopNest)| Part {
                 // SAFETY: `id` is the finalized kernel of `nest`.
                 f: unsafe { KernelFn::of_kernel(code.function(id), &nest) },
-                outer: nest.outer_extent(),
+                extents: nest.extents,
                 params: nest.params,
             };
             let main = part(main);
@@ -211,11 +212,15 @@ impl GenericJitKernel {
         let plan = self.plan.bind(&env)?;
         let eval =
             |e: &SymExpr| e.eval_i64(&env).ok_or_else(|| ShapeMismatch::TooLarge { what: e.to_string() });
-        let part = |p: &Part| -> Result<PartCall, ShapeMismatch> {
-            Ok(PartCall {
-                params: p.params.iter().map(eval).collect::<Result<_, _>>()?,
-                outer: eval(&p.outer)?,
-            })
+        // A part with an extent of 0 reads nothing: its byte offsets need not fit (an empty
+        // tensor may have a dim of MAX_DIM).
+        let part = |p: &Part| -> Result<Option<PartCall>, ShapeMismatch> {
+            let extents = p.extents.iter().map(eval).collect::<Result<Vec<i64>, _>>()?;
+            if extents.contains(&0) {
+                return Ok(None);
+            }
+            let params = p.params.iter().map(eval).collect::<Result<_, _>>()?;
+            Ok(Some(PartCall { params, outer: extents.first().copied().unwrap_or(1) }))
         };
         let mut key: Vec<i64> = inputs.iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
         key.extend(self.scalars.iter().map(|(s, _, _)| env.get(s).unwrap_or(i64::MIN)));
@@ -240,7 +245,8 @@ impl GenericJitKernel {
             .chain(self.plan.consts.iter().map(|c| c.tensor.as_ptr()))
             .collect();
         let mut scratch = [0u64; 2];
-        for (part, call) in self.checks.iter().zip(&bound.checks) {
+        let calls = self.checks.iter().zip(&bound.checks).filter_map(|(p, c)| Some((p, c.as_ref()?)));
+        for (part, call) in calls {
             let args = super::CallArgs {
                 table: table.as_ptr(),
                 out: scratch.as_mut_ptr().cast(),
@@ -255,7 +261,7 @@ impl GenericJitKernel {
             }
         }
         let nbytes = out.nbytes();
-        let call = &bound.main;
+        let Some(call) = &bound.main else { return Ok(()) };
         let args =
             super::CallArgs { table: table.as_ptr(), out: out.as_mut_ptr(), params: call.params.as_ptr() };
         let workers = workers(call.outer, nbytes, threads);
