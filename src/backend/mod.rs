@@ -49,6 +49,9 @@ pub enum RuntimeError {
     /// An address outside a buffer: verification makes this unreachable; reported, not a crash.
     #[error("internal error: address {address} outside a buffer of {len} elements")]
     OutOfBuffer { address: i128, len: usize },
+    /// The inputs do not satisfy a generic kernel's shape function.
+    #[error(transparent)]
+    ShapeMismatch(#[from] crate::plan::ShapeMismatch),
 }
 
 impl RuntimeError {
@@ -84,7 +87,8 @@ impl IntoDiagnostic for RuntimeError {
             RuntimeError::Jit(_) => Diagnostic::error("E0205", message),
             RuntimeError::InputMismatch { .. }
             | RuntimeError::InputCount { .. }
-            | RuntimeError::UnboundInput(_) => Diagnostic::error("E0203", message),
+            | RuntimeError::UnboundInput(_)
+            | RuntimeError::ShapeMismatch(_) => Diagnostic::error("E0203", message),
             RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
             RuntimeError::OutOfBuffer { .. } => Diagnostic::error("E0299", message),
             RuntimeError::OutputTooLarge { span, .. } => {
