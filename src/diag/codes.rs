@@ -37,7 +37,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0126", "an operator parameter or a boolean mask whose value is not known when the program is checked"),
     ("E0127", "the program grows beyond 65 536 nodes once its `let`s are substituted"),
     ("E0128", "an input type with a negative dimension or more bytes than i64 counts"),
-    ("E0129", "a form that does not take symbolic dims yet (index arrays, masks, gather_elements, gather_nd, `a.shape` of a symbolic dim)"),
+    (
+        "E0129",
+        "a form that does not take symbolic dims yet (index arrays, masks, gather_elements, gather_nd, `a.shape` of a symbolic dim)",
+    ),
     ("E0130", "a run-time scalar where a compile-time integer is needed (a step, an axis, a mask)"),
     (
         "E0201",

@@ -34,7 +34,10 @@ pub fn lower(expr: &TExpr) -> Result<Plan, PlanError> {
 pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, PlanError> {
     let plan = build(expr, strides, &[])?;
     plan.concrete().ok_or_else(|| {
-        PlanError::Invalid(format!("the program's result {} has symbolic dims: lower it generically", expr.ty))
+        PlanError::Invalid(format!(
+            "the program's result {} has symbolic dims: lower it generically",
+            expr.ty
+        ))
     })
 }
 
@@ -44,7 +47,11 @@ pub fn lower_generic(expr: &TExpr, conditions: &[ShapeCondition]) -> Result<Gene
     build(expr, &InputStrides::new(), conditions)
 }
 
-fn build(expr: &TExpr, strides: &InputStrides, conditions: &[ShapeCondition]) -> Result<GenericPlan, PlanError> {
+fn build(
+    expr: &TExpr,
+    strides: &InputStrides,
+    conditions: &[ShapeCondition],
+) -> Result<GenericPlan, PlanError> {
     let mut b = Builder {
         strides,
         inputs: vec![],
@@ -58,11 +65,20 @@ fn build(expr: &TExpr, strides: &InputStrides, conditions: &[ShapeCondition]) ->
         // No element is ever read: the canonical empty access forms no address. (A symbolic
         // empty output is made canonical when the plan is bound.)
         let zero = SymExpr::constant(0);
-        output = Access { buffer: output.buffer, base: zero.clone(), strides: vec![zero; shape.len()], terms: vec![] };
+        output = Access {
+            buffer: output.buffer,
+            base: zero.clone(),
+            strides: vec![zero; shape.len()],
+            terms: vec![],
+        };
     }
     let requires = conditions
         .iter()
-        .map(|c| Requirement { cond: c.cond.clone(), message: c.message.clone(), origin: Origin(Some(c.span)) })
+        .map(|c| Requirement {
+            cond: c.cond.clone(),
+            message: c.message.clone(),
+            origin: Origin(Some(c.span)),
+        })
         .collect();
     Ok(Plan {
         inputs: b.inputs,

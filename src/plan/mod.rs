@@ -9,5 +9,5 @@ mod token;
 pub mod verify;
 
 pub use ir::*;
-pub use lower::{lower_generic, InputStrides, lower, lower_with_strides};
+pub use lower::{InputStrides, lower, lower_generic, lower_with_strides};
 pub use verify::{PlanError, VerifiedPlan, verify};

@@ -50,7 +50,8 @@ impl Checker<'_> {
         if checked_numel(&shape).is_none() {
             return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
         }
-        let ty = TensorType { dtype: data.ty.dtype, shape: shape.into_iter().map(SymExpr::constant).collect() };
+        let ty =
+            TensorType { dtype: data.ty.dtype, shape: shape.into_iter().map(SymExpr::constant).collect() };
         node(TExprKind::AdvancedIndex { data: Box::new(data), arrays, at }, ty, span)
     }
 

@@ -93,24 +93,24 @@ impl<'a> Checker<'a> {
 
     fn program(&mut self, program: &ast::Program) -> Result<(TExpr, InputsRead), SemaError> {
         let checker = self;
-    let mut result = None;
-    for stmt in &program.stmts {
-        match &stmt.kind {
-            StmtKind::Let { name, value } => {
-                let v = checker.expr(value)?;
-                checker.locals.insert(name.name.clone(), v);
-                result = None;
+        let mut result = None;
+        for stmt in &program.stmts {
+            match &stmt.kind {
+                StmtKind::Let { name, value } => {
+                    let v = checker.expr(value)?;
+                    checker.locals.insert(name.name.clone(), v);
+                    result = None;
+                }
+                StmtKind::Expr(e) => result = Some((checker.expr(e)?, e.span)),
             }
-            StmtKind::Expr(e) => result = Some((checker.expr(e)?, e.span)),
         }
-    }
-    match result {
-        Some((value, span)) => Ok((checker.to_tensor(value, span)?, std::mem::take(&mut checker.read))),
-        None => {
-            let span = program.stmts.last().map_or(Span::default(), |s| s.span);
-            Err(SemaError::new(K::NoResult, span))
+        match result {
+            Some((value, span)) => Ok((checker.to_tensor(value, span)?, std::mem::take(&mut checker.read))),
+            None => {
+                let span = program.stmts.last().map_or(Span::default(), |s| s.span);
+                Err(SemaError::new(K::NoResult, span))
+            }
         }
-    }
     }
 }
 
@@ -347,7 +347,11 @@ impl Checker<'_> {
     /// A condition on the program's symbols: nothing when it always holds, `refusal` (the
     /// diagnostic it raises) when it never does, and otherwise a condition for the shape
     /// function, with the refusal's message and span.
-    pub(super) fn require(&mut self, cond: Cond, refusal: impl FnOnce() -> SemaError) -> Result<(), SemaError> {
+    pub(super) fn require(
+        &mut self,
+        cond: Cond,
+        refusal: impl FnOnce() -> SemaError,
+    ) -> Result<(), SemaError> {
         match cond.decide(&Assumptions::default()) {
             Some(true) => Ok(()),
             Some(false) => Err(refusal()),
@@ -491,7 +495,15 @@ impl Checker<'_> {
         };
         let n = shape.len() as i64;
         let known = |v: Option<SymExpr>| -> Result<Option<i64>, SemaError> {
-            v.map(|v| v.as_const().ok_or_else(|| SemaError::new(K::NotCompileTime { what: "an index of a shape", name: v.to_string() }, item.span))).transpose()
+            v.map(|v| {
+                v.as_const().ok_or_else(|| {
+                    SemaError::new(
+                        K::NotCompileTime { what: "an index of a shape", name: v.to_string() },
+                        item.span,
+                    )
+                })
+            })
+            .transpose()
         };
         match self.entry(item)? {
             Entry::Int(i) => {
@@ -524,7 +536,10 @@ impl Checker<'_> {
                 let step = match step {
                     None => None,
                     Some(e) => Some(self.sym_int(e, "a slice bound")?.as_const().ok_or_else(|| {
-                        SemaError::new(K::NotCompileTime { what: "a slice step", name: format!("{e}") }, e.span)
+                        SemaError::new(
+                            K::NotCompileTime { what: "a slice step", name: format!("{e}") },
+                            e.span,
+                        )
                     })?),
                 };
                 if step == Some(0) {
@@ -611,8 +626,12 @@ impl Checker<'_> {
                 }
                 Entry::Int(i) => {
                     let n = shape[axis].clone();
-                    let refusal =
-                        || SemaError::new(K::IndexOutOfRange { index: i.clone(), axis, size: n.clone() }, item_span);
+                    let refusal = || {
+                        SemaError::new(
+                            K::IndexOutOfRange { index: i.clone(), axis, size: n.clone() },
+                            item_span,
+                        )
+                    };
                     dims.push(ViewDim::Pick(self.index_into(&i, &n, refusal)?));
                     advanced.push(pos);
                     axis += 1;
@@ -690,7 +709,10 @@ fn bool_tensor(shape: &[usize], bits: &[bool]) -> Tensor {
 }
 
 pub(super) fn const_tensor(t: Tensor, span: Span) -> TExpr {
-    let ty = TensorType { dtype: t.dtype(), shape: t.shape().iter().map(|&d| SymExpr::constant(d as i64)).collect() };
+    let ty = TensorType {
+        dtype: t.dtype(),
+        shape: t.shape().iter().map(|&d| SymExpr::constant(d as i64)).collect(),
+    };
     TExpr::new(TExprKind::Const(t), ty, span)
 }
 
@@ -728,13 +750,23 @@ fn check_input_type(name: &str, ty: &SymTensorType, span: Span) -> Result<(), Se
 impl Checker<'_> {
     /// Literal index values are checked now, pointing at the literal, rather than at run time
     /// (against a symbolic size: the extreme values, per call).
-    pub(super) fn check_const_indices(&mut self, indices: &TExpr, axis: usize, size: &SymExpr) -> Result<(), SemaError> {
+    pub(super) fn check_const_indices(
+        &mut self,
+        indices: &TExpr,
+        axis: usize,
+        size: &SymExpr,
+    ) -> Result<(), SemaError> {
         if let TExprKind::Const(t) = &indices.kind {
             for i in 0..t.numel() {
                 let v = t.int_at(i).unwrap_or_default();
                 // Stored integers fit in i64 but for large u64 values, out of range of any axis.
                 let index = SymExpr::constant(i64::try_from(v).unwrap_or(i64::MAX));
-                let refusal = || SemaError::new(K::IndexOutOfRange { index: index.clone(), axis, size: size.clone() }, indices.span);
+                let refusal = || {
+                    SemaError::new(
+                        K::IndexOutOfRange { index: index.clone(), axis, size: size.clone() },
+                        indices.span,
+                    )
+                };
                 self.index_into(&index, size, refusal)?;
             }
         }

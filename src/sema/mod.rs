@@ -9,10 +9,8 @@ mod ops;
 pub mod shape;
 pub mod typed;
 
-pub use check::{
-    CheckedGeneric, InputTypes, InputValues, InputsRead, SymInputTypes, check_program, check_program_generic,
-    value_may_be_read,
-};
+pub use check::{CheckedGeneric, SymInputTypes, check_program_generic};
+pub use check::{InputTypes, InputValues, InputsRead, check_program, value_may_be_read};
 pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.
 pub use ops::FUNCTIONS as OPERATOR_FUNCTIONS;

@@ -9,7 +9,7 @@ use crate::sema::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
 use crate::types::sym::SymExpr;
-use crate::types::{OobMode, ShapeDisplay};
+use crate::types::{OobMode, ShapeDisplay, TensorType};
 
 /// The arguments of a `gather_elements` call.
 pub(super) struct Args<'a> {
@@ -66,7 +66,7 @@ impl Checker<'_> {
         if mode == OobMode::Error {
             self.check_const_indices(&indices, axis, &size)?;
         }
-        let ty = indices.ty.clone();
+        let ty = TensorType { dtype: data.ty.dtype, shape: indices.ty.shape.clone() };
         let kind = TExprKind::GatherElements { data: Box::new(data), indices: Box::new(indices), axis, mode };
         node(kind, ty, span)
     }

@@ -80,7 +80,8 @@ impl Checker<'_> {
         if checked_numel(&shape).is_none() {
             return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
         }
-        let ty = TensorType { dtype: data.ty.dtype, shape: shape.into_iter().map(SymExpr::constant).collect() };
+        let ty =
+            TensorType { dtype: data.ty.dtype, shape: shape.into_iter().map(SymExpr::constant).collect() };
         let kind =
             TExprKind::GatherNd { data: Box::new(data), indices: Box::new(indices), batch_dims: b, mode };
         node(kind, ty, span)

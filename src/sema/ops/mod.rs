@@ -157,7 +157,8 @@ impl Checker<'_> {
         match self.expr(&arg.value)? {
             Value::Int(v) => Ok(v),
             Value::Tensor(t)
-                if t.ty.dtype.is_integer() && t.ty.concrete_shape().is_some_and(|s| s.iter().product::<i64>() == 1) =>
+                if t.ty.dtype.is_integer()
+                    && t.ty.concrete_shape().is_some_and(|s| s.iter().product::<i64>() == 1) =>
             {
                 Ok(saturating_i64(self.value_of(&t)?[0]))
             }

@@ -69,7 +69,11 @@ impl Checker<'_> {
             // i64::MIN has no absolute value in i64.
             let len = 1 + ((w - 1) as u64 / t.unsigned_abs()) as i64;
             let start = if t < 0 { o + w - 1 } else { o };
-            dims.push(ViewDim::Range { start: SymExpr::constant(start), step: t, len: SymExpr::constant(len) });
+            dims.push(ViewDim::Range {
+                start: SymExpr::constant(start),
+                step: t,
+                len: SymExpr::constant(len),
+            });
         }
         view(data, dims, span)
     }

@@ -148,7 +148,11 @@ impl Checker<'_> {
                         shrink_index(self, i, axis)?;
                     }
                     for _ in 0..covered {
-                        dims.push(ViewDim::Range { start: SymExpr::constant(0), step: 1, len: shape[axis].clone() });
+                        dims.push(ViewDim::Range {
+                            start: SymExpr::constant(0),
+                            step: 1,
+                            len: shape[axis].clone(),
+                        });
                         axis += 1;
                     }
                 }
@@ -222,7 +226,14 @@ mod tests {
         (0..len).map(|j| first + j * r.step).collect()
     }
 
-    fn normalize_openvino(n: i64, begin: i64, end: i64, k: i64, begin_mask: bool, end_mask: bool) -> SymRange {
+    fn normalize_openvino(
+        n: i64,
+        begin: i64,
+        end: i64,
+        k: i64,
+        begin_mask: bool,
+        end_mask: bool,
+    ) -> SymRange {
         let c = SymExpr::constant;
         super::normalize_openvino(&c(n), &c(begin), &c(end), k, begin_mask, end_mask)
     }
