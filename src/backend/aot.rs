@@ -162,7 +162,8 @@ pub fn compile_generic(
     let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
     let order = input_order(plan, &names)?;
     let (object, entry) = object(name, plan.nesting(), |module| {
-        clif::define_generic_entry(module, name, Linkage::Export, plan, &order).map_err(|e| e.to_string())
+        clif::define_generic_entry(module, name, Linkage::Export, plan, &order, declared)
+            .map_err(|e| e.to_string())
     })?;
     let header = generic_header(plan, src, declared, name, &entry);
     Ok(GenericAotKernel { object, header, entry })

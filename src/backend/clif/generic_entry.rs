@@ -24,7 +24,7 @@ use super::entry::{
 use super::shape_fn::{ShapeFnError, SymEmitter};
 use super::{CodegenError, NO_ARGS, STATUS_OK, STATUS_SHAPE_MISMATCH, define_kernel, target, verify};
 use crate::backend::loopnest::{self, LoopNest};
-use crate::plan::VerifiedGenericPlan;
+use crate::plan::{InputDecl, VerifiedGenericPlan};
 use crate::types::sym::{Sym, SymExpr};
 use cranelift_codegen::ir::{
     AbiParam, Block, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Type, Value, types,
@@ -63,14 +63,17 @@ impl From<cranelift_module::ModuleError> for GenericEntryError {
 }
 
 /// Defines `name` (linkage `linkage`) and `name_shape` (exported alike) in `module` for `plan`
-/// (see the module doc). `order[p]` is the caller's slot for plan input `p`. Helper symbols are
-/// local, named as [`define_entry`](super::define_entry) names them.
+/// (see the module doc). `order[p]` is the caller's slot for plan input `p`; `declared` lists the
+/// caller's inputs (run-time scalars are read from the one of their name, which the plan's
+/// accesses need not read). Helper symbols are local, named as
+/// [`define_entry`](super::define_entry) names them.
 pub fn define_generic_entry<M: Module>(
     module: &mut M,
     name: &str,
     linkage: Linkage,
     plan: &VerifiedGenericPlan,
     order: &[usize],
+    declared: &[InputDecl<SymExpr>],
 ) -> Result<GenericEntry, GenericEntryError> {
     let target = target(module.isa());
     let nest = loopnest::schedule_generic(plan, target, |_, _| {});
@@ -87,6 +90,17 @@ pub fn define_generic_entry<M: Module>(
     let scalars: BTreeSet<Sym> =
         plan.symbols().into_iter().filter(|s| matches!(s, Sym::Scalar { .. })).collect();
     let shape_reads_inputs = !scalars.is_empty();
+    // The inputs the shape function reads: the plan's, then the other scalar inputs.
+    let mut bound: Vec<(&InputDecl<SymExpr>, usize)> =
+        plan.inputs.iter().zip(order.iter().copied()).collect();
+    for s in &scalars {
+        let Sym::Scalar { name, .. } = s else { continue };
+        if let Some(slot) = declared.iter().position(|d| *d.name == **name)
+            && !bound.iter().any(|(d, _)| *d.name == **name)
+        {
+            bound.push((&declared[slot], slot));
+        }
+    }
     let ptr = module.target_config().pointer_type();
     let call_conv = module.isa().default_call_conv();
     let func_sig = |params: usize| {
@@ -107,7 +121,7 @@ pub fn define_generic_entry<M: Module>(
         let p = start(&mut b);
         let (inputs, p) = if shape_reads_inputs { (Some(p[0]), &p[1..]) } else { (None, &p[..]) };
         let (in_dims, out_dims, outer) = (p[0], p[1], p[2]);
-        let (em, mismatch) = shape_function(&mut b, plan, order, in_dims, inputs, &scalars)?;
+        let (em, mismatch) = shape_function(&mut b, plan, &bound, in_dims, inputs, &scalars)?;
         for (j, d) in plan.shape.iter().enumerate() {
             let v = em.expr(&mut b, d)?;
             b.ins().store(MemFlagsData::trusted(), v, out_dims, j as i32 * 8);
@@ -135,7 +149,7 @@ pub fn define_generic_entry<M: Module>(
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let p = start(&mut b);
         let (inputs, in_dims, out, begin, end) = (p[0], p[1], p[2], p[3], p[4]);
-        let (em, mismatch) = shape_function(&mut b, plan, order, in_dims, Some(inputs), &scalars)?;
+        let (em, mismatch) = shape_function(&mut b, plan, &bound, in_dims, Some(inputs), &scalars)?;
         let fail = b.create_block();
         b.append_block_param(fail, types::I32);
         let outer = em.expr(&mut b, &nest.outer_extent())?;
@@ -189,7 +203,7 @@ fn start(b: &mut FunctionBuilder) -> Vec<Value> {
 fn shape_function(
     b: &mut FunctionBuilder,
     plan: &VerifiedGenericPlan,
-    order: &[usize],
+    bound: &[(&InputDecl<SymExpr>, usize)],
     in_dims: Value,
     inputs: Option<Value>,
     scalars: &BTreeSet<Sym>,
@@ -197,7 +211,7 @@ fn shape_function(
     let mismatch = b.create_block();
     let mut em = SymEmitter::new(mismatch);
     let ptr = b.func.dfg.value_type(in_dims);
-    em.bind_inputs(b, ptr, &plan.inputs, order, in_dims, inputs, scalars)?;
+    em.bind_inputs(b, ptr, bound, in_dims, inputs, scalars)?;
     for r in &plan.requires {
         em.require(b, &r.cond)?;
     }

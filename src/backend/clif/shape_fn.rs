@@ -8,7 +8,7 @@
 //! supplies, so the function never computes a wrong value.
 
 use super::index::widen;
-use crate::plan::{GenericPlan, InputDecl};
+use crate::plan::InputDecl;
 use crate::types::sym::{Atom, CmpOp, Cond, MAX_DIM, RawOp, Sym, SymExpr};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
@@ -199,30 +199,28 @@ impl SymEmitter {
         self.fail_if(b, zero);
     }
 
-    /// Binds every symbol of a generic plan: each dimension symbol from the first axis (in plan
-    /// input order) that declares it, every dim in `[0, MAX_DIM]`; then each run-time scalar in
-    /// `scalars` from its input's buffer (read as its integer dtype; a u64 above `i64::MAX`
-    /// fails); then every other axis is required equal to its declared dim's value (a later
-    /// axis declaring a bound symbol, a constant, any other expression).
+    /// Binds every symbol of a generic plan from the call's inputs, each `(declaration, the
+    /// caller's slot)`: each dimension symbol from the first axis that declares it, every dim
+    /// in `[0, MAX_DIM]`; then each run-time scalar in `scalars` from the input of its name
+    /// (read as its integer dtype; a u64 above `i64::MAX` fails); then every other axis is
+    /// required equal to its declared dim's value (a later axis declaring a bound symbol, a
+    /// constant, any other expression).
     ///
-    /// `in_dims` points at the caller's table of dims pointers and `inputs` (needed only when
-    /// `scalars` is not empty) at its table of data pointers; `order[p]` is the caller's slot for
-    /// plan input `p`. Returns the dims loaded, per plan input.
-    #[allow(clippy::too_many_arguments)]
+    /// `in_dims` points at the caller's table of dims pointers and `data` (needed only when
+    /// `scalars` is not empty) at its table of data pointers.
     pub fn bind_inputs(
         &mut self,
         b: &mut FunctionBuilder,
         ptr: Type,
-        decls: &[InputDecl<SymExpr>],
-        order: &[usize],
+        inputs: &[(&InputDecl<SymExpr>, usize)],
         in_dims: Value,
-        inputs: Option<Value>,
+        data: Option<Value>,
         scalars: &BTreeSet<Sym>,
-    ) -> Result<Vec<Vec<Value>>, ShapeFnError> {
+    ) -> Result<(), ShapeFnError> {
         let pw = ptr.bytes() as i32;
-        let mut loaded = Vec::with_capacity(decls.len());
+        let mut loaded = Vec::with_capacity(inputs.len());
         let mut computed = vec![];
-        for (decl, &slot) in decls.iter().zip(order) {
+        for &(decl, slot) in inputs {
             let dims_ptr = b.ins().load(ptr, MemFlagsData::trusted(), in_dims, slot as i32 * pw);
             let mut dims = Vec::with_capacity(decl.shape.len());
             for (j, declared) in decl.shape.iter().enumerate() {
@@ -238,11 +236,11 @@ impl SymEmitter {
         }
         for s in scalars {
             let Sym::Scalar { name, index } = s else { continue };
-            let p = decls
+            let p = inputs
                 .iter()
-                .position(|d| *d.name == **name)
+                .position(|(d, _)| *d.name == **name)
                 .ok_or_else(|| ShapeFnError::MissingScalarInput(s.clone()))?;
-            let decl = &decls[p];
+            let (decl, slot) = inputs[p];
             let bad = |why| ShapeFnError::BadScalarInput {
                 sym: s.clone(),
                 input: decl.name.clone(),
@@ -264,11 +262,11 @@ impl SymEmitter {
                 (None, _) => return Err(bad("`name[()]` reads a 0-d tensor")),
                 (Some(_), _) => return Err(bad("`name[i]` reads a 1-d tensor")),
             };
-            let table = inputs.ok_or_else(|| ShapeFnError::NoInputs(s.clone()))?;
-            let data = b.ins().load(ptr, MemFlagsData::trusted(), table, order[p] as i32 * pw);
+            let table = data.ok_or_else(|| ShapeFnError::NoInputs(s.clone()))?;
+            let base = b.ins().load(ptr, MemFlagsData::trusted(), table, slot as i32 * pw);
             let ty = Type::int_with_byte_size(decl.dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
             let offset = i32::try_from(offset).map_err(|_| bad("the element is too far into the tensor"))?;
-            let raw = b.ins().load(ty, MemFlagsData::trusted(), data, offset);
+            let raw = b.ins().load(ty, MemFlagsData::trusted(), base, offset);
             let value = widen(b, decl.dtype, raw);
             if decl.dtype == slc_runtime::DType::U64 {
                 let huge = b.ins().icmp_imm_s(IntCC::SignedLessThan, value, 0);
@@ -281,7 +279,7 @@ impl SymEmitter {
             let differs = b.ins().icmp(IntCC::NotEqual, dim, value);
             self.fail_if(b, differs);
         }
-        Ok(loaded)
+        Ok(())
     }
 }
 
@@ -292,23 +290,6 @@ fn rounds_toward_zero(b: &mut FunctionBuilder, r: Value, d: Value) -> Value {
     let signs = b.ins().bxor(r, d);
     let differ = b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
     b.ins().band(nonzero, differ)
-}
-
-/// The run-time scalars a generic plan reads (in its integers and its requirements).
-pub fn plan_scalars(plan: &GenericPlan) -> BTreeSet<Sym> {
-    let mut syms = BTreeSet::new();
-    let mut collect = |e: &SymExpr| {
-        syms.extend(e.symbols());
-        Ok::<_, std::convert::Infallible>(())
-    };
-    plan.try_map(&mut collect).unwrap_or_else(|e| match e {});
-    for r in &plan.requires {
-        for side in [r.cond.lhs(), r.cond.rhs()] {
-            collect(side).unwrap_or_else(|e| match e {});
-        }
-    }
-    syms.retain(|s| matches!(s, Sym::Scalar { .. }));
-    syms
 }
 
 #[cfg(test)]
@@ -472,15 +453,15 @@ mod tests {
     /// Runs a shape function that binds `decls`' symbols from `args` and writes the value of each
     /// of `exprs`; `None` when it fails.
     fn bind_and_eval(decls: &[InputDecl<SymExpr>], exprs: &[SymExpr], args: &[Arg]) -> Option<Vec<i64>> {
-        let order: Vec<usize> = (0..decls.len()).collect();
+        let inputs: Vec<(&InputDecl<SymExpr>, usize)> = decls.iter().zip(0..).collect();
         let mut scalars = BTreeSet::new();
         for e in exprs {
             scalars.extend(e.symbols().into_iter().filter(|s| matches!(s, Sym::Scalar { .. })));
         }
-        let (module, f) = jit(|b, [in_dims, inputs, out], fail| {
+        let (module, f) = jit(|b, [in_dims, data, out], fail| {
             let mut em = SymEmitter::new(fail);
             let ptr = types::I64;
-            em.bind_inputs(b, ptr, decls, &order, in_dims, Some(inputs), &scalars).expect("bindable");
+            em.bind_inputs(b, ptr, &inputs, in_dims, Some(data), &scalars).expect("bindable");
             for (k, e) in exprs.iter().enumerate() {
                 let v = em.expr(b, e).expect("bound");
                 b.ins().store(MemFlagsData::trusted(), v, out, k as i32 * 8);
