@@ -524,8 +524,7 @@ mod tests {
             let scalars: BTreeSet<Sym> = e.symbols().into_iter().collect();
             let (module, _) = jit(|b, [in_dims, inputs, _], fail| {
                 let mut em = SymEmitter::new(fail);
-                result =
-                    em.bind_inputs(b, types::I64, &[decl], &[0], in_dims, Some(inputs), &scalars).map(|_| ());
+                result = em.bind_inputs(b, types::I64, &[(&decl, 0)], in_dims, Some(inputs), &scalars);
             });
             // SAFETY: nothing of the module is called.
             unsafe { module.free_memory() };
