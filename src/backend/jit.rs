@@ -7,19 +7,97 @@
 use super::clif::{self, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
 use super::loopnest::{self, LoopNest};
 use super::{RuntimeError, check_inputs, interp};
-use crate::plan::{Plan, VerifiedPlan};
+use crate::plan::{Plan, VerifiedGenericPlan, VerifiedPlan};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 use slc_runtime::Tensor;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+
+mod generic;
+
+pub use generic::GenericJitKernel;
 
 /// Outputs smaller than this run on the calling thread only.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 type EntryFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
+/// A generic nest's kernel: [`EntryFn`] and the parameter block (`clif::generic_signature`).
+type GenericFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64, *const i64) -> i32;
+
+/// Compiled code of either signature.
+#[derive(Clone, Copy)]
+enum KernelFn {
+    Concrete(EntryFn),
+    Generic(GenericFn),
+}
+
+impl KernelFn {
+    /// The function at `code`, defined with the signature of `nest`'s kernel.
+    ///
+    /// # Safety
+    /// `code` is the finalized code of `nest`'s kernel ([`clif::define_kernel`]).
+    unsafe fn of_kernel(code: *const u8, nest: &LoopNest) -> KernelFn {
+        // SAFETY: the caller's guarantee; define_kernel gives it clif::kernel_signature(nest).
+        unsafe {
+            if nest.takes_params() {
+                KernelFn::Generic(std::mem::transmute::<*const u8, GenericFn>(code))
+            } else {
+                KernelFn::Concrete(std::mem::transmute::<*const u8, EntryFn>(code))
+            }
+        }
+    }
+
+    /// # Safety
+    /// As for the kernel: `args` hold its buffer table, an output for its range, and (generic)
+    /// its parameter block for the shapes of the call.
+    unsafe fn call(self, args: CallArgs, begin: i64, end: i64) -> i32 {
+        // SAFETY: the caller's guarantees.
+        unsafe {
+            match self {
+                KernelFn::Concrete(f) => f(args.table, args.out, begin, end),
+                KernelFn::Generic(f) => f(args.table, args.out, begin, end, args.params),
+            }
+        }
+    }
+
+    /// Runs `[0, outer)` on `workers` threads (each a contiguous part), or on the calling thread.
+    ///
+    /// # Safety
+    /// As for [`KernelFn::call`] over `[0, outer)`.
+    unsafe fn run_split(self, args: CallArgs, outer: i64, workers: usize) -> i32 {
+        if workers <= 1 {
+            // SAFETY: the caller's guarantees, over the whole range.
+            return unsafe { self.call(args, 0, outer) };
+        }
+        // SAFETY: as for the single-threaded call, over [b, e) ⊆ [0, outer): workers only read
+        // the inputs and write disjoint ranges of the output.
+        let part = move |b: i64, e: i64| unsafe { self.call(args, b, e) };
+        super::split_across_threads(outer, workers, &part)
+    }
+}
+
+/// The pointers a kernel call takes, shareable with worker threads.
+#[derive(Clone, Copy)]
+struct CallArgs {
+    table: *const *const u8,
+    out: *mut u8,
+    /// The parameter block of a generic kernel (null for a concrete one).
+    params: *const i64,
+}
+
+// SAFETY: workers only read the inputs and the parameters and write disjoint ranges of the output.
+unsafe impl Send for CallArgs {}
+unsafe impl Sync for CallArgs {}
+
+/// The threads a call with `threads` allowed splits an output of `out_nbytes` across, for an
+/// outer range of `outer`: outputs under 1 MiB are not worth a thread.
+fn workers(outer: i64, out_nbytes: usize, threads: usize) -> usize {
+    if threads > 1 && out_nbytes >= PARALLEL_MIN_BYTES { threads.min(outer.max(1) as usize) } else { 1 }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JitError {
@@ -65,25 +143,52 @@ pub fn kernel_ir(plan: &VerifiedPlan) -> Result<(LoopNest, String), JitError> {
     })
 }
 
-/// A plan's compiled entry. Owns its code; the memory is released when the kernel is dropped.
-pub struct JitKernel {
-    module: Option<JITModule>,
-    entry: EntryFn,
-    /// The entry's range: `[0, outer)`.
-    outer: i64,
-}
+/// The finalized code of a module, released when dropped (with whatever points into it).
+struct Code(Option<JITModule>);
 
 // SAFETY: the module is only touched again in Drop; the code it owns is immutable.
-unsafe impl Send for JitKernel {}
-unsafe impl Sync for JitKernel {}
+unsafe impl Send for Code {}
+unsafe impl Sync for Code {}
 
-impl Drop for JitKernel {
+impl Drop for Code {
     fn drop(&mut self) {
-        if let Some(module) = self.module.take() {
-            // SAFETY: `entry` is not reachable once the kernel is dropped.
+        if let Some(module) = self.0.take() {
+            // SAFETY: the kernels that own this are being dropped: nothing calls into it again.
             unsafe { module.free_memory() };
         }
     }
+}
+
+/// A fresh module for the host, `define`d and finalized; `define`'s result says what to call.
+fn build<T>(
+    define: impl FnOnce(&mut JITModule) -> Result<T, clif::CodegenError>,
+) -> Result<(Code, T), JitError> {
+    let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
+    let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
+    let defined = define(&mut module).map_err(|e| codegen(&e));
+    match defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e))) {
+        Ok(d) => Ok((Code(Some(module)), d)),
+        Err(e) => {
+            // SAFETY: nothing of the module is reachable.
+            unsafe { module.free_memory() };
+            Err(e)
+        }
+    }
+}
+
+impl Code {
+    fn function(&self, id: cranelift_module::FuncId) -> *const u8 {
+        self.0.as_ref().expect("code is owned until dropped").get_finalized_function(id)
+    }
+}
+
+/// A plan's compiled entry. Owns its code; the memory is released when the kernel is dropped.
+pub struct JitKernel {
+    /// Points into `code`.
+    entry: EntryFn,
+    /// The entry's range: `[0, outer)`.
+    outer: i64,
+    _code: Code,
 }
 
 impl std::fmt::Debug for JitKernel {
@@ -106,46 +211,29 @@ pub fn compile(plan: &VerifiedPlan, order: &[usize]) -> Result<JitKernel, JitErr
 }
 
 fn compile_in_place(plan: &VerifiedPlan, order: &[usize]) -> Result<JitKernel, JitError> {
-    let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
-    let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
     let pass_through =
         plan.checks.is_empty() && plan.consts.is_empty() && order.iter().enumerate().all(|(p, &o)| p == o);
-    let defined = if pass_through {
-        // The entry would only check the range, which `call` always passes valid: the kernel
-        // itself is the entry (a function less to compile, a third of a cold compile).
-        let nest = loopnest::schedule(plan, clif::target(module.isa()), |_, _| {});
-        clif::define_kernel(&mut module, "slc_entry", Linkage::Local, &nest)
-            .map(|id| (id, nest.outer_extent()))
-            .map_err(|e| codegen(&e))
-    } else {
-        clif::define_entry(&mut module, "slc_entry", Linkage::Local, plan, order)
-            .map(|entry| (entry.id, entry.outer))
-            .map_err(|e| codegen(&e))
-    };
-    let finalized = defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e)));
-    let (id, outer) = match finalized {
-        Ok(d) => d,
-        Err(e) => {
-            // SAFETY: nothing of the module is reachable.
-            unsafe { module.free_memory() };
-            return Err(e);
+    let (code, (id, outer)) = build(|module| {
+        if pass_through {
+            // The entry would only check the range, which `call` always passes valid: the kernel
+            // itself is the entry (a function less to compile, a third of a cold compile).
+            let nest = loopnest::schedule(plan, clif::target(module.isa()), |_, _| {});
+            let outer = nest.outer_extent().as_const().expect("a concrete plan's nest is concrete");
+            clif::define_kernel(module, "slc_entry", Linkage::Local, &nest).map(|id| (id, outer))
+        } else {
+            clif::define_entry(module, "slc_entry", Linkage::Local, plan, order).map(|e| (e.id, e.outer))
         }
-    };
-    let code = module.get_finalized_function(id);
+    })?;
     // SAFETY: the entry was defined with exactly this signature (clif::signature).
-    let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
-    Ok(JitKernel { module: Some(module), entry, outer })
+    let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code.function(id)) };
+    Ok(JitKernel { entry, outer, _code: code })
 }
 
 impl JitKernel {
     /// The threads a call with `threads` allowed splits an output of `out_nbytes` across:
     /// outputs under 1 MiB are not worth a thread.
     pub fn workers(&self, out_nbytes: usize, threads: usize) -> usize {
-        if threads > 1 && out_nbytes >= PARALLEL_MIN_BYTES {
-            threads.min(self.outer.max(1) as usize)
-        } else {
-            1
-        }
+        workers(self.outer, out_nbytes, threads)
     }
 
     /// Runs the entry over its whole range into `out` (`out_nbytes` bytes), on up to `threads`
@@ -158,24 +246,10 @@ impl JitKernel {
     /// plan's output size.
     #[inline]
     pub unsafe fn call(&self, table: &[*const u8], out: *mut u8, out_nbytes: usize, threads: usize) -> i32 {
-        let (entry, outer) = (self.entry, self.outer);
+        let args = CallArgs { table: table.as_ptr(), out, params: std::ptr::null() };
         let workers = self.workers(out_nbytes, threads);
-        if workers <= 1 {
-            // SAFETY: the caller's guarantees, over the entry's full range.
-            return unsafe { entry(table.as_ptr(), out, 0, outer) };
-        }
-        #[derive(Clone, Copy)]
-        struct Args(*const *const u8, *mut u8);
-        // SAFETY: workers only read the inputs and write disjoint ranges of the output.
-        unsafe impl Send for Args {}
-        unsafe impl Sync for Args {}
-        let args = Args(table.as_ptr(), out);
-        let part = move |b: i64, e: i64| {
-            let a = args;
-            // SAFETY: as for the single-threaded call, over [b, e) ⊆ [0, outer).
-            unsafe { entry(a.0, a.1, b, e) }
-        };
-        super::split_across_threads(outer, workers, &part)
+        // SAFETY: the caller's guarantees, over the entry's full range.
+        unsafe { KernelFn::Concrete(self.entry).run_split(args, self.outer, workers) }
     }
 
     /// Runs the kernel (compiled for [`plan_order`]) into a fresh output tensor.
@@ -240,25 +314,53 @@ pub fn status_error(status: i32) -> RuntimeError {
 
 /// Compiled kernels by plan and input order: the same expression on same-shaped inputs compiles
 /// once, and programs that lower to the same plan share machine code (`a[::-1]`, `a[-1::-1]`).
+/// Generic kernels are keyed by their plan alone, which is symbolic: one serves every shape.
 #[derive(Default)]
 pub struct KernelCache {
     kernels: Mutex<HashMap<String, Arc<JitKernel>>>,
+    generic: Mutex<HashMap<String, Arc<GenericJitKernel>>>,
+    compiles: AtomicUsize,
+}
+
+/// The kernel under `key` in `map`, compiled by `compile` on a miss (counted in `compiles`).
+/// Compiled outside the lock, so that other plans need not wait; a race compiles twice and
+/// keeps the first.
+fn cached<K>(
+    map: &Mutex<HashMap<String, Arc<K>>>,
+    compiles: &AtomicUsize,
+    key: String,
+    compile: impl FnOnce() -> Result<K, JitError>,
+) -> Result<Arc<K>, JitError> {
+    if let Some(k) = map.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(k.clone());
+    }
+    let kernel = Arc::new(compile()?);
+    compiles.fetch_add(1, Ordering::Relaxed);
+    Ok(map.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(kernel).clone())
 }
 
 impl KernelCache {
     pub fn get_or_compile(&self, plan: &VerifiedPlan, order: &[usize]) -> Result<Arc<JitKernel>, JitError> {
-        let key = format!("{plan}{order:?}");
-        if let Some(k) = self.kernels.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(k.clone());
-        }
-        // Compiled outside the lock, so that other plans need not wait; a race compiles twice
-        // and keeps the first.
-        let kernel = Arc::new(compile(plan, order)?);
-        Ok(self.kernels.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(kernel).clone())
+        cached(&self.kernels, &self.compiles, format!("{plan}{order:?}"), || compile(plan, order))
     }
 
+    /// The generic kernel of `plan`, compiled on its first request.
+    pub fn get_or_compile_generic(
+        &self,
+        plan: &VerifiedGenericPlan,
+    ) -> Result<Arc<GenericJitKernel>, JitError> {
+        cached(&self.generic, &self.compiles, generic::cache_key(plan), || GenericJitKernel::compile(plan))
+    }
+
+    /// How many kernels this cache has compiled, concrete and generic.
+    pub fn compiles(&self) -> usize {
+        self.compiles.load(Ordering::Relaxed)
+    }
+
+    /// The kernels held, concrete and generic.
     pub fn len(&self) -> usize {
         self.kernels.lock().unwrap_or_else(|e| e.into_inner()).len()
+            + self.generic.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -267,5 +369,6 @@ impl KernelCache {
 
     pub fn clear(&self) {
         self.kernels.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.generic.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }

@@ -1,13 +1,13 @@
 //! `slc bench`: time a program's kernel on generated inputs against memcpy of the same output
 //! bytes, interleaved in one run so that both see the same machine state.
 
-use super::args::parse_shape;
+use super::args::{concrete_types, parse_shape};
 use super::{Failure, report};
 use crate::backend::{RuntimeError, jit};
 use crate::exec::Runnable;
 use crate::measure;
 use crate::sema::InputTypes;
-use crate::types::TensorType;
+use crate::types::SymTensorType;
 use crate::{Compiled, Executor};
 use slc_runtime::Tensor;
 use std::time::{Duration, Instant};
@@ -19,7 +19,7 @@ pub struct BenchArgs {
     /// Declare an input: NAME=DTYPE[d0,d1,...]; it is filled with random data (index tensors
     /// with random in-range indices).
     #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape, required = true)]
-    pub shapes: Vec<(String, TensorType)>,
+    pub shapes: Vec<(String, SymTensorType)>,
     #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = super::parse_backend)]
     pub backend: Executor,
     /// Worker threads (default 1: single-thread numbers are the comparable ones).
@@ -40,7 +40,7 @@ pub struct BenchArgs {
 const COMPILES: usize = 5;
 
 pub fn run(args: BenchArgs) -> Result<(), Failure> {
-    let types: InputTypes = args.shapes.into_iter().collect();
+    let types: InputTypes = concrete_types(&args.shapes, "bench")?.into_iter().collect();
     let compiled: Compiled = crate::compile(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
     let plan = &compiled.plan;
     // Before anything is allocated: the output, and memcpy's source and destination.

@@ -1,11 +1,11 @@
 //! `slc plan` and `slc explain`: compile a program for given input types and show the result.
 
-use super::args::{InputArg, check_bindings, input_error, parse_input, parse_shape};
+use super::args::{InputArg, check_bindings, concrete_types, input_error, parse_input, parse_shape};
 use super::output::print;
 use super::{Failure, report};
 use crate::backend::loopnest;
-use crate::sema::{InputTypes, InputValues, value_may_be_read};
-use crate::types::TensorType;
+use crate::sema::{InputTypes, InputValues, SymInputTypes, value_may_be_read};
+use crate::types::{SymTensorType, TensorType};
 
 #[derive(clap::Args, Debug)]
 pub struct PlanArgs {
@@ -28,7 +28,7 @@ pub struct PlanArgs {
 pub struct TypeArgs {
     /// Declare an input by type: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4].
     #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape)]
-    pub shapes: Vec<(String, TensorType)>,
+    pub shapes: Vec<(String, SymTensorType)>,
     /// Declare an input by example: NAME=FILE.npy (its dtype and shape; its values too when it
     /// is a small integer tensor, which operator parameters may need, or a bool mask).
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
@@ -37,10 +37,11 @@ pub struct TypeArgs {
 
 impl TypeArgs {
     /// The declared inputs in the order given (`--shape`s first), with the values read from
-    /// the examples checking may read (small integer tensors, masks).
-    pub fn resolve(&self) -> Result<(Vec<(String, TensorType)>, InputValues), Failure> {
+    /// the examples checking may read (small integer tensors, masks). `command` does not take
+    /// symbolic dims.
+    pub fn resolve(&self, command: &str) -> Result<(Vec<(String, TensorType)>, InputValues), Failure> {
         check_bindings(&self.inputs, &self.shapes)?;
-        let mut declared = self.shapes.clone();
+        let mut declared = concrete_types(&self.shapes, command)?;
         let mut values = InputValues::new();
         for input in &self.inputs {
             let npy = input.open()?;
@@ -63,7 +64,11 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
             return Err(Failure::Usage);
         }
     }
-    let (declared, values) = args.types.resolve()?;
+    if args.types.shapes.iter().any(|(_, ty)| !ty.is_concrete()) {
+        return run_generic(args, every_stage);
+    }
+    let command = if every_stage { "explain" } else { "plan" };
+    let (declared, values) = args.types.resolve(command)?;
     let types: InputTypes = declared.into_iter().collect();
     let compiled =
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
@@ -89,5 +94,30 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
             }
         }
     }
+    print(&text)
+}
+
+/// `plan` and `explain` for symbolic input types: the checked program (its types in the
+/// symbols) and the generic plan, not yet verified. The loop nest and the JIT need concrete
+/// shapes.
+fn run_generic(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
+    if args.dump_after.is_some() || args.clif {
+        eprintln!("error: --dump-after and --clif need concrete shapes (the loop nest is built per shape)");
+        return Err(Failure::Usage);
+    }
+    check_bindings(&args.types.inputs, &args.types.shapes)?;
+    let mut types: SymInputTypes = args.types.shapes.iter().cloned().collect();
+    for input in &args.types.inputs {
+        let npy = input.open()?;
+        types.insert(input.name.clone(), TensorType::of(npy.dtype(), npy.shape()).generic());
+    }
+    let compiled =
+        crate::pipeline::compile_generic(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
+    let mut text = String::new();
+    if every_stage {
+        text += &format!("== ast\n{}\n== checked\n{}\n\n== plan\n", compiled.ast, compiled.checked);
+    }
+    // The plan printer does not print generic plans yet: the structure, for now.
+    text += &format!("{:#?}\n", compiled.plan);
     print(&text)
 }

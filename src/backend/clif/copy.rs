@@ -2,6 +2,7 @@
 //! moves, or memcpy, as the nest's [`Copy`] says), and rows of short blocks.
 
 use super::index::StreamState;
+use super::loops::trip_offset;
 use super::{Gen, NO_ARGS, vector_flags};
 use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -33,9 +34,7 @@ impl Gen<'_, '_> {
         let w = nest.width as i64;
         let (start, count) = match range {
             Some((begin, end)) => (begin, self.b.ins().isub(end, begin)),
-            None => {
-                (self.b.ins().iconst(types::I64, 0), self.b.ins().iconst(types::I64, nest.extents[depth]))
-            }
+            None => (self.b.ins().iconst(types::I64, 0), self.int(&nest.extents[depth])),
         };
         let skip = self.b.ins().imul_imm_s(start, w);
         let out_off = self.b.ins().iadd(out_off, skip);
@@ -55,10 +54,9 @@ impl Gen<'_, '_> {
             self.b.ins().jump(copy_block, NO_ARGS);
         }
         self.b.switch_to_block(copy_block);
-        let static_bytes = nest.extents[depth] * w;
         match copy {
-            Copy::Inline => self.copy_inline((dst, 0), (src, 0), static_bytes),
-            Copy::Loop => self.copy_loop(dst, src, static_bytes),
+            Copy::Inline => self.copy_inline((dst, 0), (src, 0), self.known(&nest.extents[depth]) * w),
+            Copy::Loop => self.copy_loop(dst, src, self.known(&nest.extents[depth]) * w),
             Copy::Memcpy => self.b.call_memcpy(self.config, dst, src, bytes),
         }
         self.b.ins().jump(done, NO_ARGS);
@@ -146,13 +144,13 @@ impl Gen<'_, '_> {
         let count = self.b.ins().isub(hi, lo);
         let data = self.advance(&nest.data, data, depth, lo);
         let (src, _) = self.address(&nest.data, &data);
-        let skip = self.b.ins().imul_imm_s(lo, nest.out[depth]);
+        let skip = self.mul_int(lo, &nest.out[depth]);
         let dst = self.b.ins().iadd(out, out_off);
         let dst = self.b.ins().iadd(dst, skip);
-        let (out_step, step) = (nest.out[depth], nest.data.strides[depth]);
-        let bytes = nest.extents[depth + 1] * nest.width as i64;
-        self.strided_loop(&[dst, src], &[out_step, step], count, |g, p, k, _| {
-            g.copy_inline((p[0], k * out_step), (p[1], k * step), bytes);
+        let steps = [nest.out[depth].clone(), nest.data.strides[depth].clone()];
+        let bytes = self.known(&nest.extents[depth + 1]) * nest.width as i64;
+        self.strided_loop(&[dst, src], &steps, count, |g, p, k, _| {
+            g.copy_inline((p[0], trip_offset(k, &steps[0])), (p[1], trip_offset(k, &steps[1])), bytes);
         });
     }
 

@@ -3,9 +3,10 @@
 //! ([`TableRun`]), and reads of the next row ahead of the gathers within a row.
 
 use super::index::StreamState;
-use super::loops::Iteration;
+use super::loops::{Iteration, trip_offset};
 use super::{Gen, NO_ARGS};
 use crate::backend::loopnest::{ByteWindow, CACHE_LINE, ReadAhead};
+use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types};
 
@@ -29,7 +30,7 @@ struct RowAhead {
 /// runs its elements one at a time with the mode's full normalization.
 struct GatherRun {
     terms: Vec<usize>,
-    strides: Vec<i64>,
+    strides: Vec<SymExpr>,
     /// A zero-mode miss of the row the data stream points into.
     row_miss: Option<Value>,
     ahead: Option<RowAhead>,
@@ -42,7 +43,7 @@ impl GatherRun {
     fn load_index(&self, g: &mut Gen, p: &[Value], n: usize, k: i64) -> Value {
         let t = &g.nest.data.terms[self.terms[n]];
         let ty = Type::int_with_byte_size(t.index_dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
-        let (ptr, off) = g.split_offset(p[2 + n], k * self.strides[2 + n]);
+        let (ptr, off) = g.split_offset(p[2 + n], trip_offset(k, &self.strides[2 + n]));
         g.b.ins().load(ty, MemFlagsData::trusted(), ptr, off)
     }
 }
@@ -62,13 +63,13 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
                 .collect();
             // As unsigned numbers (negatives are huge), all values are below len exactly when
             // their maximum is; for a power-of-two len, exactly when their bitwise or is.
-            let pow2 = t.len > 0 && t.len & (t.len - 1) == 0;
+            let pow2 = t.len.as_const().is_some_and(|n| n > 0 && n & (n - 1) == 0);
             let top = values
                 .iter()
                 .copied()
                 .reduce(|a, b| if pow2 { g.b.ins().bor(a, b) } else { g.b.ins().umax(a, b) })
                 .expect("a trip has iterations");
-            let outside = g.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, top, t.len);
+            let outside = g.cmp_int(IntCC::UnsignedGreaterThanOrEqual, top, &t.len);
             bail = g.either(bail, Some(outside));
             self.indices.push(values);
         }
@@ -78,10 +79,10 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
     fn element(&mut self, g: &mut Gen<'a, 'n>, p: &[Value], k: i64, trip: i64, guarded: bool) {
         let nest = g.nest;
         let ty = g.element_type();
-        let mut addr = g.advanced(p[1], k * self.strides[1]);
+        let mut addr = g.advanced(p[1], trip_offset(k, &self.strides[1]));
         let value = if guarded {
             for (n, &j) in self.terms.iter().enumerate() {
-                let c = g.b.ins().imul_imm_s(self.indices[n][k as usize], nest.data.terms[j].stride);
+                let c = g.mul_int(self.indices[n][k as usize], &nest.data.terms[j].stride);
                 addr = g.b.ins().iadd(addr, c);
             }
             g.b.ins().load(ty, MemFlagsData::trusted(), addr, 0)
@@ -96,7 +97,7 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
             g.load_unless(ty, addr, miss, nest.data.buffer)
         };
         let ahead = self.ahead.as_ref().map(|a| (a, p[2 + self.terms.len()]));
-        g.store_element(value, p[0], k * self.strides[0], ahead, k, trip);
+        g.store_element(value, p[0], trip_offset(k, &self.strides[0]), ahead, k, trip);
     }
 }
 
@@ -105,7 +106,7 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
 /// next row's read-ahead if any. The table holds a column of `columns` entries per pending
 /// term; trips run without testing for misses unless `missed` holds.
 struct TableRun {
-    strides: Vec<i64>,
+    strides: Vec<SymExpr>,
     columns: i64,
     /// For each term's column, whether it may hold [`TABLE_MISS`] entries.
     may_miss: Vec<bool>,
@@ -124,7 +125,7 @@ impl<'a, 'n> Iteration<'a, 'n> for TableRun {
     fn element(&mut self, g: &mut Gen<'a, 'n>, p: &[Value], k: i64, trip: i64, guarded: bool) {
         let nest = g.nest;
         let ty = g.element_type();
-        let mut addr = g.advanced(p[1], k * self.strides[1]);
+        let mut addr = g.advanced(p[1], trip_offset(k, &self.strides[1]));
         let mut miss = if guarded { None } else { self.row_miss };
         for (j, &may) in self.may_miss.iter().enumerate() {
             let (t, t_off) = g.split_offset(p[2], (j as i64 * self.columns + k) * 8);
@@ -137,7 +138,7 @@ impl<'a, 'n> Iteration<'a, 'n> for TableRun {
         }
         let value = g.load_unless(ty, addr, miss, nest.data.buffer);
         let ahead = self.ahead.as_ref().map(|a| (a, p[3]));
-        g.store_element(value, p[0], k * self.strides[0], ahead, k, trip);
+        g.store_element(value, p[0], trip_offset(k, &self.strides[0]), ahead, k, trip);
     }
 }
 
@@ -160,24 +161,24 @@ impl Gen<'_, '_> {
         let mut st = self.advance(&nest.data, data, depth, lo);
         let pending: Vec<usize> = (0..st.terms.len()).filter(|&j| st.terms[j].value.is_none()).collect();
         let mut starts = vec![];
-        let mut strides = vec![nest.out[depth], nest.data.strides[depth]];
+        let mut strides = vec![nest.out[depth].clone(), nest.data.strides[depth].clone()];
         for &j in &pending {
             let index = &nest.data.terms[j].index;
             let base = self.base(index.buffer);
             starts.push(self.b.ins().iadd(base, st.terms[j].index.offset));
-            strides.push(index.strides[depth]);
+            strides.push(index.strides[depth].clone());
         }
         let zero = self.b.ins().iconst(types::I64, 0);
         for &j in &pending {
             st.terms[j].value = Some((zero, None));
         }
         let (src, row_miss) = self.address(&nest.data, &st);
-        let ahead = ahead.map(|a| self.row_ahead(src, a, nest.extents[depth]));
+        let ahead = ahead.map(|a| self.row_ahead(src, a, self.known(&nest.extents[depth])));
         if let Some(a) = &ahead {
             starts.push(a.next);
-            strides.push(a.per_element);
+            strides.push(SymExpr::constant(a.per_element));
         }
-        let skip = self.b.ins().imul_imm_s(lo, nest.out[depth]);
+        let skip = self.mul_int(lo, &nest.out[depth]);
         let dst = self.b.ins().iadd(out, out_off);
         let dst = self.b.ins().iadd(dst, skip);
         let starts: Vec<Value> = [dst, src].into_iter().chain(starts).collect();
@@ -199,7 +200,7 @@ impl Gen<'_, '_> {
     ) {
         let nest = self.nest;
         let inner = depth + 1;
-        let columns = nest.extents[inner];
+        let columns = self.known(&nest.extents[inner]);
         let pending: Vec<usize> = (0..data.terms.len()).filter(|&j| data.terms[j].value.is_none()).collect();
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
@@ -246,7 +247,7 @@ impl Gen<'_, '_> {
         // once) nor the row missed (the common case), without testing for misses.
         let any_missed = may_miss.contains(&true).then(|| self.b.use_var(missed));
         self.counted_loop(lo, hi, |g, row| {
-            let step = g.b.ins().imul_imm_s(row, nest.out[depth]);
+            let step = g.mul_int(row, &nest.out[depth]);
             let row_out = g.b.ins().iadd(out_off, step);
             let mut st = g.advance(&nest.data, data, depth, row);
             let zero = g.b.ins().iconst(types::I64, 0);
@@ -257,10 +258,11 @@ impl Gen<'_, '_> {
             let ahead = ahead.map(|a| g.row_ahead(src, a, columns));
             let dst = g.b.ins().iadd(out, row_out);
             let mut starts = vec![dst, src, table];
-            let mut strides = vec![nest.out[inner], nest.data.strides[inner], 8];
+            let mut strides =
+                vec![nest.out[inner].clone(), nest.data.strides[inner].clone(), SymExpr::constant(8)];
             if let Some(a) = &ahead {
                 starts.push(a.next);
-                strides.push(a.per_element);
+                strides.push(SymExpr::constant(a.per_element));
             }
             let missed = g.either(any_missed, row_miss);
             let run = TableRun {

@@ -2,10 +2,12 @@
 //! byte contributions of its gathered terms.
 
 use super::{Gen, NO_ARGS};
-use crate::backend::loopnest::{Stream, Term};
+use crate::backend::loopnest::{Stream, Term, is_const};
 use crate::types::OobMode;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_frontend::FunctionBuilder;
+use slc_runtime::DType;
 
 /// The state of one stream at the current loop depth: its byte offset so far, and for each
 /// term, its index stream's state and (once evaluated) its contribution.
@@ -24,7 +26,7 @@ pub(super) struct TermState {
 
 impl Gen<'_, '_> {
     pub(super) fn initial_state(&mut self, s: &Stream) -> StreamState {
-        let offset = self.b.ins().iconst(types::I64, s.base);
+        let offset = self.int(&s.base);
         let terms =
             s.terms.iter().map(|t| TermState { index: self.initial_state(&t.index), value: None }).collect();
         // Load every base pointer now, in the entry block.
@@ -34,11 +36,11 @@ impl Gen<'_, '_> {
 
     /// Moves a stream (and its not yet evaluated index streams) to iteration `i` of loop `d`.
     pub(super) fn advance(&mut self, s: &Stream, st: &StreamState, d: usize, i: Value) -> StreamState {
-        let stride = s.strides[d];
-        let offset = if stride == 0 {
+        let stride = &s.strides[d];
+        let offset = if is_const(stride, 0) {
             st.offset
         } else {
-            let step = self.b.ins().imul_imm_s(i, stride);
+            let step = self.mul_int(i, stride);
             self.b.ins().iadd(st.offset, step)
         };
         let terms = s
@@ -89,11 +91,7 @@ impl Gen<'_, '_> {
 
     /// A loaded index value `raw` (of the term's index dtype) as an i64.
     pub(super) fn widen_index(&mut self, t: &Term, raw: Value) -> Value {
-        match (t.index_dtype.width(), t.index_dtype.is_signed()) {
-            (8, _) => raw,
-            (_, true) => self.b.ins().sextend(types::I64, raw),
-            (_, false) => self.b.ins().uextend(types::I64, raw),
-        }
+        widen(&mut self.b, t.index_dtype, raw)
     }
 
     /// The byte contribution of a loaded index value `raw` (of the term's index dtype),
@@ -101,17 +99,30 @@ impl Gen<'_, '_> {
     pub(super) fn contribution(&mut self, t: &Term, raw: Value) -> (Value, Option<Value>) {
         let dtype = t.index_dtype;
         let j = self.widen_index(t, raw);
-        let n = t.len;
-        if n == 0 && matches!(t.mode, OobMode::Clamp | OobMode::Wrap) {
+        let n = &t.len;
+        // Whether the axis may have elements, and whether it may have none.
+        let (some, none) = match n.as_const() {
+            Some(n) => (n > 0, n == 0),
+            None => (true, true),
+        };
+        if none && matches!(t.mode, OobMode::Clamp | OobMode::Wrap) {
             let cont = self.b.create_block();
-            self.b.ins().jump(self.fail_empty, NO_ARGS);
+            match n.as_const() {
+                Some(_) => {
+                    self.b.ins().jump(self.fail_empty, NO_ARGS);
+                }
+                None => {
+                    let len = self.param(n);
+                    self.b.ins().brif(len, cont, NO_ARGS, self.fail_empty, NO_ARGS);
+                }
+            }
             self.b.switch_to_block(cont);
         }
         let signed = dtype.is_signed();
         // `wrapped` is j with negatives counted from the end (signed dtypes only).
         let wrapped = if signed {
             let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, j, 0);
-            let plus_n = self.b.ins().iadd_imm_s(j, n);
+            let plus_n = self.add_int(j, n);
             self.b.ins().select(neg, plus_n, j)
         } else {
             j
@@ -119,7 +130,7 @@ impl Gen<'_, '_> {
         // One unsigned compare checks 0 <= wrapped < n.
         let (value, miss) = match t.mode {
             OobMode::Error => {
-                let inside = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, wrapped, n);
+                let inside = self.cmp_int(IntCC::UnsignedLessThan, wrapped, n);
                 let cont = self.b.create_block();
                 self.b.ins().brif(inside, cont, NO_ARGS, self.fail_index, NO_ARGS);
                 self.b.switch_to_block(cont);
@@ -128,11 +139,17 @@ impl Gen<'_, '_> {
             // A miss's address is never dereferenced (loads select another one or branch
             // around), so the value need not be clamped.
             OobMode::Zero => {
-                let miss = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, wrapped, n);
+                let miss = self.cmp_int(IntCC::UnsignedGreaterThanOrEqual, wrapped, n);
                 (wrapped, Some(miss))
             }
-            OobMode::Clamp if n > 0 => {
-                let top = self.b.ins().iconst(types::I64, n - 1);
+            OobMode::Clamp if some => {
+                let top = match n.as_const() {
+                    Some(n) => self.b.ins().iconst(types::I64, n - 1),
+                    None => {
+                        let len = self.param(n);
+                        self.b.ins().iadd_imm_s(len, -1)
+                    }
+                };
                 let value = if signed {
                     let zero = self.b.ins().iconst(types::I64, 0);
                     let low = self.b.ins().smax(j, zero);
@@ -142,8 +159,8 @@ impl Gen<'_, '_> {
                 };
                 (value, None)
             }
-            OobMode::Wrap if n > 0 => {
-                let nv = self.b.ins().iconst(types::I64, n);
+            OobMode::Wrap if some => {
+                let nv = self.int(n);
                 let value = if signed {
                     let r = self.b.ins().srem(j, nv);
                     let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
@@ -158,7 +175,7 @@ impl Gen<'_, '_> {
             OobMode::Clamp | OobMode::Wrap => (self.b.ins().iconst(types::I64, 0), None),
         };
         // A nested miss only zeroes the index value (when loaded), not this element.
-        let contribution = self.b.ins().imul_imm_s(value, t.stride);
+        let contribution = self.mul_int(value, &t.stride);
         (contribution, miss)
     }
 
@@ -189,5 +206,15 @@ impl Gen<'_, '_> {
         self.b.ins().jump(join, NO_ARGS);
         self.b.switch_to_block(join);
         self.b.use_var(result)
+    }
+}
+
+/// A loaded integer `raw` of `dtype` as an i64: sign-extended for signed dtypes, zero-extended
+/// otherwise (a u64 keeps its bits).
+pub(super) fn widen(b: &mut FunctionBuilder, dtype: DType, raw: Value) -> Value {
+    match (dtype.width(), dtype.is_signed()) {
+        (8, _) => raw,
+        (_, true) => b.ins().sextend(types::I64, raw),
+        (_, false) => b.ins().uextend(types::I64, raw),
     }
 }

@@ -2,6 +2,7 @@
 //! ([`Gen::loop_over`]), and plain counted loops.
 
 use super::{Gen, NO_ARGS};
+use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{BlockArg, InstBuilder, Value, types};
 
@@ -39,7 +40,7 @@ impl<'a, 'n> Gen<'a, 'n> {
     pub(super) fn strided_loop(
         &mut self,
         starts: &[Value],
-        strides: &[i64],
+        strides: &[SymExpr],
         count: Value,
         body: impl FnMut(&mut Self, &[Value], i64, i64),
     ) {
@@ -52,17 +53,19 @@ impl<'a, 'n> Gen<'a, 'n> {
     /// [`UNROLLED_STEP_MAX`] bytes per unrolled trip run one iteration per trip: each load of
     /// an unrolled trip is its own instruction, and the hardware's per-instruction stride
     /// prefetcher stops following such strides (`a[:, 0]` on rows of 16 KiB ran 30 % slower
-    /// unrolled). Both loops test at the bottom of their trips.
+    /// unrolled). Loops with a symbolic stride run one iteration per trip too (iteration `k`'s
+    /// offsets are then always 0: [`trip_offset`]). Both loops test at the bottom of their trips.
     pub(super) fn loop_over(
         &mut self,
         starts: &[Value],
-        strides: &[i64],
+        strides: &[SymExpr],
         count: Value,
         mut body: impl Iteration<'a, 'n>,
     ) {
         let pointers = starts.len();
-        let unroll =
-            strides.iter().all(|s| s.unsigned_abs().saturating_mul(UNROLL as u64) <= UNROLLED_STEP_MAX);
+        let unroll = strides.iter().all(|s| {
+            s.as_const().is_some_and(|s| s.unsigned_abs().saturating_mul(UNROLL as u64) <= UNROLLED_STEP_MAX)
+        });
         // Each block takes the pointers and the iterations left; `single` also the count at
         // which to stop stepping one at a time (0, or where a guarded trip that bailed ends).
         let [unrolled, single, after] = [(); 3].map(|_| {
@@ -79,8 +82,13 @@ impl<'a, 'n> Gen<'a, 'n> {
             values.iter().chain(more).map(|&v| BlockArg::Value(v)).collect()
         };
         let stepped = |g: &mut Self, p: &[Value], trip: i64| -> Vec<Value> {
-            let mut next: Vec<Value> =
-                (0..pointers).map(|i| g.b.ins().iadd_imm_s(p[i], trip.wrapping_mul(strides[i]))).collect();
+            let mut next: Vec<Value> = (0..pointers)
+                .map(|i| match strides[i].as_const() {
+                    Some(s) => g.b.ins().iadd_imm_s(p[i], trip.wrapping_mul(s)),
+                    // Symbolic strides are not unrolled: one iteration per trip.
+                    None => g.add_int(p[i], &strides[i]),
+                })
+                .collect();
             next.push(g.b.ins().iadd_imm_s(p[pointers], -trip));
             next
         };
@@ -145,5 +153,17 @@ impl<'a, 'n> Gen<'a, 'n> {
         let next = self.b.ins().iadd_imm_s(i, 1);
         self.b.ins().jump(header, &[BlockArg::Value(next)]);
         self.b.switch_to_block(exit);
+    }
+}
+
+/// The offset of iteration `k` of a trip from the trip's pointer advancing by `stride` per
+/// iteration: `k · stride`. A loop with a symbolic stride is not unrolled, so there `k` is 0.
+pub(super) fn trip_offset(k: i64, stride: &SymExpr) -> i64 {
+    match stride.as_const() {
+        Some(s) => k * s,
+        None => {
+            debug_assert_eq!(k, 0, "loops with symbolic strides run one iteration per trip");
+            0
+        }
     }
 }

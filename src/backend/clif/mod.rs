@@ -1,11 +1,24 @@
 //! LoopNest → Cranelift IR, into any `cranelift_module::Module`: the JIT and AOT object files
 //! share this code generator, down to the entry function ([`define_entry`]).
 //!
-//! Every kernel has one signature:
+//! A concrete nest's kernel has this signature:
 //!
 //! ```c
 //! int32_t kernel(const uint8_t *const *buffers, uint8_t *out, int64_t begin, int64_t end);
 //! ```
+//!
+//! and a generic nest's (one with symbolic integers: [`LoopNest::takes_params`]) one more
+//! argument, its parameter block ([`generic_signature`]):
+//!
+//! ```c
+//! int32_t kernel(const uint8_t *const *buffers, uint8_t *out, int64_t begin, int64_t end,
+//!                const int64_t *params);
+//! ```
+//!
+//! `params[i]` is the value of `nest.params[i]` for the call's shapes; the code loads a slot
+//! wherever a concrete kernel has an immediate (once, at entry). A generic kernel runs nothing
+//! (and returns OK) when one of its extents is 0, since the verifier's proofs assume a non-empty
+//! output.
 //!
 //! `buffers` holds the plan's inputs then its constants; `[begin, end)` is the range of the
 //! outermost loop to run, so callers can split the work across threads. The result is a status:
@@ -20,13 +33,17 @@
 mod copy;
 mod entry;
 mod gather;
+mod generic_entry;
 mod index;
 mod loops;
+pub mod shape_fn;
 mod vector;
 
 pub use entry::{Entry, define_entry};
+pub use generic_entry::{GenericEntry, GenericEntryError, define_generic_entry};
 
 use super::loopnest::{self, LoopNest, Strategy};
+use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     AbiParam, BlockArg, Function, InstBuilder, MemFlagsData, Signature, Type, Value, types,
@@ -35,6 +52,7 @@ use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module, ModuleError};
 use index::StreamState;
+use std::collections::HashMap;
 
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_INDEX_OUT_OF_RANGE: i32 = 1;
@@ -42,6 +60,10 @@ pub const STATUS_INDEX_OUT_OF_RANGE: i32 = 1;
 pub const STATUS_EMPTY_AXIS: i32 = 2;
 /// An entry's `begin`/`end` outside `0 <= begin <= end <= OUTER`: nothing ran.
 pub const STATUS_BAD_RANGE: i32 = 3;
+/// A generic entry's shape function failed for the call's dims or run-time scalars (two axes
+/// with one name differ, a constant dim differs, a requirement fails, an integer overflows):
+/// nothing ran.
+pub const STATUS_SHAPE_MISMATCH: i32 = 4;
 
 const NO_ARGS: &[BlockArg] = &[];
 
@@ -56,6 +78,18 @@ pub fn signature(isa: &dyn TargetIsa) -> Signature {
     ]);
     sig.returns.push(AbiParam::new(types::I32));
     sig
+}
+
+/// The signature of a generic nest's kernel: [`signature`] and a pointer to the parameter block.
+pub fn generic_signature(isa: &dyn TargetIsa) -> Signature {
+    let mut sig = signature(isa);
+    sig.params.push(AbiParam::new(isa.pointer_type()));
+    sig
+}
+
+/// The signature of `nest`'s kernel.
+pub fn kernel_signature(isa: &dyn TargetIsa, nest: &LoopNest) -> Signature {
+    if nest.takes_params() { generic_signature(isa) } else { signature(isa) }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -83,14 +117,15 @@ pub fn target(isa: &dyn TargetIsa) -> loopnest::Target {
     loopnest::Target { byte_shuffles }
 }
 
-/// Defines `name` in `module` as the kernel for `nest`, after `verify_function` accepts it.
+/// Defines `name` in `module` as the kernel for `nest` (with [`kernel_signature`]), after
+/// `verify_function` accepts it.
 pub fn define_kernel<M: Module>(
     module: &mut M,
     name: &str,
     linkage: Linkage,
     nest: &LoopNest,
 ) -> Result<FuncId, CodegenError> {
-    let id = module.declare_function(name, linkage, &signature(module.isa()))?;
+    let id = module.declare_function(name, linkage, &kernel_signature(module.isa(), nest))?;
     let mut ctx = module.make_context();
     build_function(module.isa(), &mut ctx.func, nest);
     verify(&ctx.func, module.isa())?;
@@ -114,7 +149,7 @@ pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
 }
 
 fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest) {
-    func.signature = signature(isa);
+    func.signature = kernel_signature(isa, nest);
     let mut fctx = FunctionBuilderContext::new();
     let b = FunctionBuilder::new(func, &mut fctx);
     Gen::new(b, nest, isa.frontend_config()).emit_function();
@@ -129,6 +164,8 @@ struct Gen<'a, 'n> {
     buffers: Value,
     /// Base pointers of the buffers, loaded once at entry.
     bases: Vec<Option<Value>>,
+    /// The value of each symbolic integer of the nest, loaded from the parameter block at entry.
+    params: HashMap<SymExpr, Value>,
     fail_index: cranelift_codegen::ir::Block,
     fail_empty: cranelift_codegen::ir::Block,
 }
@@ -142,13 +179,35 @@ impl<'a, 'n> Gen<'a, 'n> {
         let fail_index = b.create_block();
         let fail_empty = b.create_block();
         let ptr = config.pointer_type();
-        Gen { b, nest, config, ptr, buffers, bases: vec![], fail_index, fail_empty }
+        let mut params = HashMap::new();
+        if nest.takes_params() {
+            let block = b.block_params(entry)[4];
+            for (slot, p) in nest.params.iter().enumerate() {
+                let v = b.ins().load(types::I64, MemFlagsData::trusted(), block, (slot * 8) as i32);
+                params.insert(p.clone(), v);
+            }
+        }
+        Gen { b, nest, config, ptr, buffers, bases: vec![], params, fail_index, fail_empty }
     }
 
     fn emit_function(mut self) {
         let entry = self.b.current_block().expect("in the entry block");
         let params = self.b.block_params(entry).to_vec();
         let (out, begin, end) = (params[1], params[2], params[3]);
+        // A concrete kernel has no early exit (its code stays as it was).
+        let nothing = self.nest.takes_params().then(|| self.b.create_block());
+        if let Some(nothing) = nothing {
+            // The proofs that every address is in bounds hold for non-empty outputs only.
+            let nest = self.nest;
+            for e in &nest.extents {
+                if e.as_const().is_none() {
+                    let v = self.int(e);
+                    let next = self.b.create_block();
+                    self.b.ins().brif(v, next, NO_ARGS, nothing, NO_ARGS);
+                    self.b.switch_to_block(next);
+                }
+            }
+        }
         if !self.nest.empty {
             let zero = self.b.ins().iconst(types::I64, 0);
             let data = self.initial_state(&self.nest.data.clone());
@@ -168,9 +227,8 @@ impl<'a, 'n> Gen<'a, 'n> {
         }
         let ok = self.b.ins().iconst(types::I32, STATUS_OK as i64);
         self.b.ins().return_(&[ok]);
-        for (block, status) in
-            [(self.fail_index, STATUS_INDEX_OUT_OF_RANGE), (self.fail_empty, STATUS_EMPTY_AXIS)]
-        {
+        let exits = [(self.fail_index, STATUS_INDEX_OUT_OF_RANGE), (self.fail_empty, STATUS_EMPTY_AXIS)];
+        for (block, status) in nothing.map(|b| (b, STATUS_OK)).into_iter().chain(exits) {
             self.b.switch_to_block(block);
             let s = self.b.ins().iconst(types::I32, status as i64);
             self.b.ins().return_(&[s]);
@@ -221,7 +279,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         let nest = self.nest;
         let (lo, hi) = self.bounds(depth, range);
         self.counted_loop(lo, hi, |g, i| {
-            let step = g.b.ins().imul_imm_s(i, nest.out[depth]);
+            let step = g.mul_int(i, &nest.out[depth]);
             let inner_out = g.b.ins().iadd(out_off, step);
             let inner_data = g.advance(&nest.data, &data, depth, i);
             g.emit(depth + 1, out, inner_out, inner_data, None);
@@ -245,11 +303,61 @@ impl<'a, 'n> Gen<'a, 'n> {
     fn bounds(&mut self, depth: usize, range: Option<(Value, Value)>) -> (Value, Value) {
         match range {
             Some(r) => r,
-            None => (
-                self.b.ins().iconst(types::I64, 0),
-                self.b.ins().iconst(types::I64, self.nest.extents[depth]),
-            ),
+            None => (self.b.ins().iconst(types::I64, 0), self.int(&self.nest.extents[depth])),
         }
+    }
+
+    /// The value of an integer of the nest: an immediate for a constant, else its parameter.
+    fn int(&mut self, e: &SymExpr) -> Value {
+        match e.as_const() {
+            Some(c) => self.b.ins().iconst(types::I64, c),
+            None => self.param(e),
+        }
+    }
+
+    /// The parameter of a symbolic integer of the nest (every one has a slot:
+    /// `LoopNest::params` lists them all).
+    fn param(&self, e: &SymExpr) -> Value {
+        *self.params.get(e).unwrap_or_else(|| panic!("`{e}` has no parameter slot"))
+    }
+
+    /// `v * e`.
+    fn mul_int(&mut self, v: Value, e: &SymExpr) -> Value {
+        match e.as_const() {
+            Some(c) => self.b.ins().imul_imm_s(v, c),
+            None => {
+                let p = self.param(e);
+                self.b.ins().imul(v, p)
+            }
+        }
+    }
+
+    /// `v + e`.
+    fn add_int(&mut self, v: Value, e: &SymExpr) -> Value {
+        match e.as_const() {
+            Some(c) => self.b.ins().iadd_imm_s(v, c),
+            None => {
+                let p = self.param(e);
+                self.b.ins().iadd(v, p)
+            }
+        }
+    }
+
+    /// `v cc e`.
+    fn cmp_int(&mut self, cc: IntCC, v: Value, e: &SymExpr) -> Value {
+        match e.as_const() {
+            Some(c) => self.b.ins().icmp_imm_s(cc, v, c),
+            None => {
+                let p = self.param(e);
+                self.b.ins().icmp(cc, v, p)
+            }
+        }
+    }
+
+    /// A constant the nest's strategy guarantees (passes choose the strategies that size code
+    /// by an integer only when it is a constant).
+    fn known(&self, e: &SymExpr) -> i64 {
+        e.as_const().unwrap_or_else(|| panic!("the strategy needs a constant, not `{e}`"))
     }
 
     /// Whether either flag holds (`None`: a flag known to be clear).

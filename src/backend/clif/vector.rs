@@ -2,8 +2,10 @@
 //! says (reversed runs, every other element, reversed tiles of pixels).
 
 use super::index::StreamState;
+use super::loops::trip_offset;
 use super::{Gen, NO_ARGS, vector_flags};
-use crate::backend::loopnest::Shuffle;
+use crate::backend::loopnest::{Shuffle, is_const};
+use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value, types};
 
@@ -30,17 +32,17 @@ impl Gen<'_, '_> {
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
-        let (w, stride, out_stride) = (nest.width as i64, nest.data.strides[depth], nest.out[depth]);
+        let (w, stride, out_stride) = (nest.width as i64, &nest.data.strides[depth], &nest.out[depth]);
         let (lo, hi) = self.bounds(depth, range);
         let count = self.b.ins().isub(hi, lo);
         let data = self.advance(&nest.data, data, depth, lo);
         let (src, miss) = self.address(&nest.data, &data);
-        let skip = self.b.ins().imul_imm_s(lo, out_stride);
+        let skip = self.mul_int(lo, out_stride);
         let out_off = self.b.ins().iadd(out_off, skip);
         let dst = self.b.ins().iadd(out, out_off);
         let done = self.b.create_block();
         // Only check nests write with strides other than w, and they have no zero-mode terms.
-        debug_assert!(miss.is_none() || out_stride == w);
+        debug_assert!(miss.is_none() || is_const(out_stride, w));
         self.zero_fill_on(miss, done, dst, count, w);
         let (dst, src, count) = match shuffle {
             Some(s) => self.vector_loop(VectorMove::Run(s), dst, src, count),
@@ -62,7 +64,7 @@ impl Gen<'_, '_> {
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
-        let (w, elems) = (nest.width as i64, nest.extents[depth + 1]);
+        let (w, elems) = (nest.width as i64, self.known(&nest.extents[depth + 1]));
         let tile = elems * w;
         let (lo, hi) = self.bounds(depth, range);
         let count = self.b.ins().isub(hi, lo);
@@ -77,7 +79,8 @@ impl Gen<'_, '_> {
         self.zero_fill_on(miss, done, dst, count, tile);
         let (dst, src, count) = self.vector_loop(VectorMove::Tiles { elems }, dst, src, count);
         let ty = self.element_type();
-        self.strided_loop(&[dst, src], &[tile, tile], count, |g, p, k, _| {
+        let tiles = SymExpr::constant(tile);
+        self.strided_loop(&[dst, src], &[tiles.clone(), tiles], count, |g, p, k, _| {
             let (d, s) = (p[0], p[1]);
             for e in 0..elems {
                 let v =
@@ -172,13 +175,13 @@ impl Gen<'_, '_> {
     }
 
     /// `count` elements one at a time by pointer increments, four per loop trip.
-    fn scalar_loop(&mut self, dst: Value, src: Value, count: Value, stride: i64, out_stride: i64) {
+    fn scalar_loop(&mut self, dst: Value, src: Value, count: Value, stride: &SymExpr, out_stride: &SymExpr) {
         let ty = self.element_type();
-        self.strided_loop(&[dst, src], &[out_stride, stride], count, |g, p, k, _| {
+        self.strided_loop(&[dst, src], &[out_stride.clone(), stride.clone()], count, |g, p, k, _| {
             let (d, s) = (p[0], p[1]);
-            let (s, s_off) = g.split_offset(s, k * stride);
+            let (s, s_off) = g.split_offset(s, trip_offset(k, stride));
             let v = g.b.ins().load(ty, MemFlagsData::trusted(), s, s_off);
-            let (d, d_off) = g.split_offset(d, k * out_stride);
+            let (d, d_off) = g.split_offset(d, trip_offset(k, out_stride));
             g.b.ins().store(MemFlagsData::trusted(), v, d, d_off);
         });
     }

@@ -10,13 +10,21 @@
 //! the output's contiguous axis). A nest is either a plan's output or one of its index checks
 //! ([`NestKind`]); both come from the same [`PASSES`], each a pure rewrite with a name for
 //! `--dump-after`.
+//!
+//! Every integer of a nest is a [`SymExpr`]: a concrete plan's nest has constants only, and is
+//! scheduled and compiled exactly as its numbers say; a generic plan's nest has expressions over
+//! its shape symbols. Passes decide with constants (`as_const()`) and compare expressions by
+//! their normal forms, falling back to strategies that need no number where one is symbolic.
+//! The nest lists its symbolic integers in [`LoopNest::params`]: the slots of the parameter
+//! block a generic kernel receives, filled once per call.
 
 mod passes;
 
 pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, PASSES, Pass};
 
-use crate::plan::{Access, BufferId, Check, Plan, VerifiedPlan};
+use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
 use crate::types::OobMode;
+use crate::types::sym::SymExpr;
 use slc_runtime::DType;
 use std::fmt;
 
@@ -25,8 +33,8 @@ use std::fmt;
 pub struct Stream {
     /// Index into the kernel's buffer table: the plan's inputs, then its constants.
     pub buffer: usize,
-    pub base: i64,
-    pub strides: Vec<i64>,
+    pub base: SymExpr,
+    pub strides: Vec<SymExpr>,
     pub terms: Vec<Term>,
 }
 
@@ -35,8 +43,8 @@ pub struct Stream {
 pub struct Term {
     pub index: Stream,
     pub index_dtype: DType,
-    pub len: i64,
-    pub stride: i64,
+    pub len: SymExpr,
+    pub stride: SymExpr,
     pub mode: OobMode,
 }
 
@@ -131,24 +139,35 @@ pub struct LoopNest {
     /// Element width in bytes (1, 2, 4 or 8): kernels move bytes, dtypes do not matter.
     pub width: u8,
     /// Loop extents, outermost first. Empty for a single element (0-d output).
-    pub extents: Vec<i64>,
+    pub extents: Vec<SymExpr>,
     /// Output byte strides per loop.
-    pub out: Vec<i64>,
+    pub out: Vec<SymExpr>,
     pub data: Stream,
     /// How each loop runs, outermost first.
     pub strategies: Vec<Strategy>,
-    /// The output has no elements: nothing runs.
+    /// The output has no elements for any binding: nothing runs. (A generic kernel also runs
+    /// nothing when an extent is 0 at run time: it tests its symbolic extents first.)
     pub empty: bool,
     /// The bytes each buffer in the kernel's table holds, relative to its table pointer (a
     /// zero-mode miss may read a non-empty buffer's element `[0, ..., 0]` instead of branching
-    /// around the load; read-ahead stays inside them); `None` for an empty buffer.
+    /// around the load; read-ahead stays inside them); `None` for an empty buffer, or one whose
+    /// size is symbolic.
     pub buffer_windows: Vec<Option<ByteWindow>>,
+    /// Every distinct symbolic integer of the nest (extents, strides, bases, gather lengths), in
+    /// the order of its slot in the parameter block; empty for a concrete nest. Set once the
+    /// passes have run.
+    pub params: Vec<SymExpr>,
+}
+
+/// Whether `e` is the constant `c`.
+pub fn is_const(e: &SymExpr, c: i64) -> bool {
+    e.as_const() == Some(c)
 }
 
 impl Stream {
     /// Whether loop `level` leaves the stream (and every index stream nested in it) where it is.
     pub fn invariant_at(&self, level: usize) -> bool {
-        self.strides[level] == 0 && self.terms.iter().all(|t| t.index.invariant_at(level))
+        is_const(&self.strides[level], 0) && self.terms.iter().all(|t| t.index.invariant_at(level))
     }
 }
 
@@ -158,7 +177,7 @@ impl Term {
     /// there, once for all the loops inside.
     pub fn hoist_level(&self) -> usize {
         fn deepest(s: &Stream) -> usize {
-            let own = s.strides.iter().rposition(|&x| x != 0).map_or(0, |d| d + 1);
+            let own = s.strides.iter().rposition(|x| !is_const(x, 0)).map_or(0, |d| d + 1);
             s.terms.iter().map(Term::hoist_level).fold(own, usize::max)
         }
         deepest(&self.index)
@@ -167,25 +186,26 @@ impl Term {
 
 /// The read stream of `a` (elements of `w` bytes) in bytes, its buffers numbered as in the
 /// kernel's table.
-fn stream(plan: &Plan, a: &Access, w: i64) -> Stream {
+fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
     let buffer = match a.buffer {
         BufferId::Input(i) => i,
         BufferId::Const(i) => plan.inputs.len() + i,
     };
-    let term = |t: &crate::plan::Indirect| {
+    let w = SymExpr::constant(w);
+    let term = |t: &crate::plan::Indirect<SymExpr>| {
         let index_dtype = plan.buffer_dtype(t.index.buffer).unwrap_or(DType::I64);
         Term {
             index: stream(plan, &t.index, index_dtype.width() as i64),
             index_dtype,
-            len: t.len,
-            stride: t.stride * w,
+            len: t.len.clone(),
+            stride: t.stride.mul(&w),
             mode: t.mode,
         }
     };
     Stream {
         buffer,
-        base: a.base * w,
-        strides: a.strides.iter().map(|s| s * w).collect(),
+        base: a.base.mul(&w),
+        strides: a.strides.iter().map(|s| s.mul(&w)).collect(),
         terms: a.terms.iter().map(term).collect(),
     }
 }
@@ -204,28 +224,42 @@ impl ByteWindow {
     }
 }
 
-/// The byte window of every buffer of `plan`'s kernel table (verification proved them i64).
-fn buffer_windows(plan: &Plan) -> Vec<Option<ByteWindow>> {
-    (0..plan.inputs.len())
-        .map(BufferId::Input)
-        .chain((0..plan.consts.len()).map(BufferId::Const))
-        .map(|id| {
+/// The byte window of every buffer of `plan`'s kernel table whose shape is constant
+/// (verification proved them i64); `None` for the others.
+fn buffer_windows(plan: &GenericPlan) -> Vec<Option<ByteWindow>> {
+    let concrete_inputs: Vec<Option<InputDecl>> = plan
+        .inputs
+        .iter()
+        .map(|d| {
+            let shape = d.shape.iter().map(SymExpr::as_const).collect::<Option<Vec<i64>>>()?;
+            Some(InputDecl { name: String::new(), dtype: d.dtype, shape, strides: d.strides.clone() })
+        })
+        .collect();
+    let windows = concrete_inputs.iter().map(|d| d.as_ref().and_then(InputDecl::window)).chain(
+        plan.consts.iter().map(|c| {
+            let n = c.tensor.numel() as i64;
+            (n > 0).then_some((0, n - 1))
+        }),
+    );
+    let ids = (0..plan.inputs.len()).map(BufferId::Input).chain((0..plan.consts.len()).map(BufferId::Const));
+    ids.zip(windows)
+        .map(|(id, window)| {
             let width = plan.buffer_dtype(id).map_or(0, |d| d.width() as i64);
-            plan.buffer_window(id).map(|(lo, hi)| ByteWindow { first: lo * width, end: (hi + 1) * width })
+            window.map(|(lo, hi)| ByteWindow { first: lo * width, end: (hi + 1) * width })
         })
         .collect()
 }
 
 impl LoopNest {
     /// The loop nest that walks `plan`'s output in C order, before any pass.
-    pub fn from_plan(plan: &Plan) -> LoopNest {
+    pub fn from_plan(plan: &GenericPlan) -> LoopNest {
         let width = plan.dtype.width() as u8;
         let w = width as i64;
-        let mut out = vec![0; plan.shape.len()];
-        let mut acc = w;
-        for (o, &d) in out.iter_mut().zip(&plan.shape).rev() {
-            *o = acc;
-            acc = acc.saturating_mul(d);
+        let mut out = vec![SymExpr::constant(0); plan.shape.len()];
+        let mut acc = SymExpr::constant(w);
+        for (o, d) in out.iter_mut().zip(&plan.shape).rev() {
+            *o = acc.clone();
+            acc = acc.mul(d);
         }
         LoopNest {
             kind: NestKind::Output,
@@ -234,44 +268,47 @@ impl LoopNest {
             out,
             data: stream(plan, &plan.output, w),
             strategies: vec![Strategy::Serial; plan.shape.len()],
-            empty: plan.shape.contains(&0),
+            empty: plan.shape.iter().any(|d| is_const(d, 0)),
             buffer_windows: buffer_windows(plan),
+            params: vec![],
         }
     }
 
     /// The loop nest of `check` of `plan`, before any pass: over the check's shape, it reads
     /// element 0 of the index buffer (which holds at least the values checked) plus 0 × the
     /// normalized index, so only the term's bound check matters.
-    pub fn from_check(plan: &Plan, check: &Check) -> LoopNest {
+    pub fn from_check(plan: &GenericPlan, check: &Check<SymExpr>) -> LoopNest {
         let dtype = plan.buffer_dtype(check.index.buffer).unwrap_or(DType::I64);
         let rank = check.shape.len();
         let checked = stream(plan, &check.index, dtype.width() as i64);
+        let zero = SymExpr::constant(0);
         LoopNest {
             kind: NestKind::Check,
             width: dtype.width() as u8,
             extents: check.shape.clone(),
-            out: vec![0; rank],
+            out: vec![zero.clone(); rank],
             data: Stream {
                 buffer: checked.buffer,
-                base: 0,
-                strides: vec![0; rank],
+                base: zero.clone(),
+                strides: vec![zero.clone(); rank],
                 terms: vec![Term {
                     index: checked,
                     index_dtype: dtype,
-                    len: check.len,
-                    stride: 0,
+                    len: check.len.clone(),
+                    stride: zero,
                     mode: OobMode::Error,
                 }],
             },
             strategies: vec![Strategy::Serial; rank],
-            empty: check.shape.contains(&0),
+            empty: check.shape.iter().any(|d| is_const(d, 0)),
             buffer_windows: buffer_windows(plan),
+            params: vec![],
         }
     }
 
     /// Every stride vector of the nest (output, data, index streams at any depth).
-    fn for_each_strides(&mut self, f: &mut dyn FnMut(&mut Vec<i64>)) {
-        fn walk(s: &mut Stream, f: &mut dyn FnMut(&mut Vec<i64>)) {
+    fn for_each_strides(&mut self, f: &mut dyn FnMut(&mut Vec<SymExpr>)) {
+        fn walk(s: &mut Stream, f: &mut dyn FnMut(&mut Vec<SymExpr>)) {
             f(&mut s.strides);
             for t in &mut s.terms {
                 walk(&mut t.index, f);
@@ -281,7 +318,7 @@ impl LoopNest {
         walk(&mut self.data, f);
     }
 
-    fn all_strides(&self) -> Vec<Vec<i64>> {
+    fn all_strides(&self) -> Vec<Vec<SymExpr>> {
         let mut copy = self.clone();
         let mut all = vec![];
         copy.for_each_strides(&mut |s| all.push(s.clone()));
@@ -296,26 +333,93 @@ impl LoopNest {
 
     /// The number of elements of the outermost loop (the range a caller may split), or 1 for a
     /// 0-d output.
-    pub fn outer_extent(&self) -> i64 {
-        self.extents.first().copied().unwrap_or(1)
+    pub fn outer_extent(&self) -> SymExpr {
+        self.extents.first().cloned().unwrap_or_else(|| SymExpr::constant(1))
     }
+
+    /// Whether the kernel of this nest takes a parameter block: it has symbolic integers.
+    pub fn takes_params(&self) -> bool {
+        !self.params.is_empty()
+    }
+
+    /// The nest's symbolic integers, each once, in the order code generation meets them:
+    /// extents, output strides, then the data stream depth first.
+    fn collect_params(&self) -> Vec<SymExpr> {
+        fn stream(s: &Stream, all: &mut Vec<SymExpr>) {
+            all.push(s.base.clone());
+            all.extend(s.strides.iter().cloned());
+            for t in &s.terms {
+                stream(&t.index, all);
+                all.push(t.len.clone());
+                all.push(t.stride.clone());
+            }
+        }
+        let mut all: Vec<SymExpr> = self.extents.iter().chain(&self.out).cloned().collect();
+        stream(&self.data, &mut all);
+        let mut seen = std::collections::HashSet::new();
+        all.into_iter().filter(|e| e.as_const().is_none() && seen.insert(e.clone())).collect()
+    }
+}
+
+/// A concrete check as a generic one whose integers are constants.
+fn generic_check(c: &Check) -> Check<SymExpr> {
+    let constant = &mut |&v: &i64| Ok::<_, std::convert::Infallible>(SymExpr::constant(v));
+    let index = c.index.try_map(constant).unwrap_or_else(|e| match e {});
+    let shape = c.shape.iter().map(|&d| SymExpr::constant(d)).collect();
+    Check { index, shape, len: SymExpr::constant(c.len), axis: c.axis, origin: c.origin }
 }
 
 /// The loop nest of `plan`'s output for `target`; `dump` sees it before the passes and after
 /// each pass that changed it.
 pub fn schedule(plan: &VerifiedPlan, target: Target, dump: impl FnMut(&str, &LoopNest)) -> LoopNest {
-    passes::run(LoopNest::from_plan(plan), target, dump)
+    passes::run(LoopNest::from_plan(&plan.generic()), target, dump)
 }
 
 /// The loop nest of `check` of `plan` for `target`, or `None` when it checks no value.
 pub fn schedule_check(plan: &VerifiedPlan, check: &Check, target: Target) -> Option<LoopNest> {
+    let nest = passes::run(LoopNest::from_check(&plan.generic(), &generic_check(check)), target, |_, _| {});
+    (!nest.empty).then_some(nest)
+}
+
+/// The loop nest of a generic plan's output for `target` ([`schedule`] for every shape).
+pub fn schedule_generic(
+    plan: &VerifiedGenericPlan,
+    target: Target,
+    dump: impl FnMut(&str, &LoopNest),
+) -> LoopNest {
+    passes::run(LoopNest::from_plan(plan), target, dump)
+}
+
+/// The loop nest of `check` of a generic plan for `target`, or `None` when it checks no value
+/// for any binding.
+pub fn schedule_generic_check(
+    plan: &VerifiedGenericPlan,
+    check: &Check<SymExpr>,
+    target: Target,
+) -> Option<LoopNest> {
     let nest = passes::run(LoopNest::from_check(plan, check), target, |_, _| {});
     (!nest.empty).then_some(nest)
 }
 
+/// `[a, b, ...]`: a list of integers as `Debug` prints a `Vec<i64>`.
+struct List<'a>(&'a [SymExpr]);
+
+impl fmt::Display for List<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{e}")?;
+        }
+        f.write_str("]")
+    }
+}
+
 impl fmt::Display for Stream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "buf{}+{} {:?}", self.buffer, self.base, self.strides)?;
+        write!(f, "buf{}+{} {}", self.buffer, self.base, List(&self.strides))?;
         for t in &self.terms {
             write!(f, " + {}*{}<{}>({} {})", t.stride, t.mode.name(), t.len, t.index_dtype, t.index)?;
         }
@@ -371,11 +475,15 @@ impl fmt::Display for LoopNest {
         if self.empty {
             return writeln!(f, "{kind} w{} empty", self.width);
         }
-        writeln!(f, "{kind} w{} loops {:?}", self.width, self.extents)?;
+        writeln!(f, "{kind} w{} loops {}", self.width, List(&self.extents))?;
         let strategies: Vec<String> = self.strategies.iter().map(Strategy::to_string).collect();
         writeln!(f, "  run [{}]", strategies.join(", "))?;
-        writeln!(f, "  out {:?}", self.out)?;
-        writeln!(f, "  data {}", self.data)
+        writeln!(f, "  out {}", List(&self.out))?;
+        writeln!(f, "  data {}", self.data)?;
+        if self.takes_params() {
+            writeln!(f, "  params {}", List(&self.params))?;
+        }
+        Ok(())
     }
 }
 

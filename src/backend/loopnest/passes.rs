@@ -3,7 +3,7 @@
 //! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
 //! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
 
-use super::{ByteWindow, Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target};
+use super::{ByteWindow, Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target, is_const};
 use crate::types::OobMode;
 
 /// Runs of at most this many bytes are copied with inline loads and stores ([`Copy::Inline`]),
@@ -60,12 +60,13 @@ pub(super) fn run(mut nest: LoopNest, target: Target, mut dump: impl FnMut(&str,
             dump(pass.name, &nest);
         }
     }
+    nest.params = nest.collect_params();
     nest
 }
 
 /// A loop of one iteration only moves no pointer: remove it.
 fn drop_unit_axes(nest: &mut LoopNest, _: Target) -> bool {
-    let keep: Vec<bool> = nest.extents.iter().map(|&e| e != 1).collect();
+    let keep: Vec<bool> = nest.extents.iter().map(|e| !is_const(e, 1)).collect();
     if keep.iter().all(|&k| k) {
         return false;
     }
@@ -79,20 +80,21 @@ fn drop_unit_axes(nest: &mut LoopNest, _: Target) -> bool {
     });
     let mut i = 0;
     nest.strategies.retain(|_| retain(&mut i));
-    nest.extents.retain(|&e| e != 1);
+    nest.extents.retain(|e| !is_const(e, 1));
     true
 }
 
-/// Loops d and d+1 are one loop when every stream steps over d exactly as a full run of d+1.
+/// Loops d and d+1 are one loop when every stream steps over d exactly as a full run of d+1
+/// (for symbolic strides: when the normal forms say so, as they do for dense inputs).
 fn merge_contiguous_axes(nest: &mut LoopNest, _: Target) -> bool {
     let mut changed = false;
     let mut d = nest.extents.len();
     while d >= 2 {
         d -= 1;
-        let inner = nest.extents[d];
-        let mergeable = nest.all_strides().iter().all(|s| s[d - 1] == s[d].saturating_mul(inner));
+        let inner = nest.extents[d].clone();
+        let mergeable = nest.all_strides().iter().all(|s| s[d - 1] == s[d].mul(&inner));
         if mergeable {
-            nest.extents[d - 1] *= inner;
+            nest.extents[d - 1] = nest.extents[d - 1].mul(&inner);
             nest.extents.remove(d);
             nest.strategies.remove(d);
             nest.for_each_strides(&mut |s| {
@@ -119,21 +121,21 @@ fn set(nest: &mut LoopNest, first: usize, strategy: Strategy) -> bool {
 }
 
 /// An innermost loop that reads one contiguous run (and gathers nothing that varies along it)
-/// is a block copy.
+/// is a block copy; by memcpy when its length is symbolic.
 fn block_copy(nest: &mut LoopNest, _: Target) -> bool {
     let Some(last) = unscheduled(nest, 1) else { return false };
     let w = nest.width as i64;
-    let contiguous = nest.out[last] == w
-        && nest.data.strides[last] == w
+    let contiguous = is_const(&nest.out[last], w)
+        && is_const(&nest.data.strides[last], w)
         && nest.data.terms.iter().all(|t| t.index.invariant_at(last));
     if !contiguous {
         return false;
     }
-    let copy = match nest.extents[last].saturating_mul(w) {
+    let copy = match nest.extents[last].as_const().map(|e| e.saturating_mul(w)) {
         // The caller's range sets how much of the outermost loop's run to copy.
         _ if last == 0 => Copy::Memcpy,
-        n if n <= INLINE_COPY_BYTES => Copy::Inline,
-        n if n <= LOOP_COPY_BYTES && nest.data.terms.is_empty() => Copy::Loop,
+        Some(n) if n <= INLINE_COPY_BYTES => Copy::Inline,
+        Some(n) if n <= LOOP_COPY_BYTES && nest.data.terms.is_empty() => Copy::Loop,
         _ => Copy::Memcpy,
     };
     set(nest, last, Strategy::Block(copy))
@@ -152,12 +154,13 @@ fn block_rows(nest: &mut LoopNest, _: Target) -> bool {
 }
 
 /// Rows whose columns' gathers stay put along the rows (`a[:, idx]`: the same columns in every
-/// row), few enough to fit the table: normalizing each index once for all rows pays.
+/// row), few enough to fit the table (a constant number of columns): normalizing each index once
+/// for all rows pays, unless there is only one row.
 fn index_table(nest: &mut LoopNest, _: Target) -> bool {
     let Some(rows) = unscheduled(nest, 2) else { return false };
-    let columns = nest.extents[rows + 1];
+    let Some(columns) = nest.extents[rows + 1].as_const() else { return false };
     let pending: Vec<_> = nest.pending_terms(rows).collect();
-    let pays = nest.extents[rows] > 1
+    let pays = nest.extents[rows].as_const().is_none_or(|r| r > 1)
         && !pending.is_empty()
         && (pending.len() as i64).saturating_mul(columns) <= TABLE_ENTRIES
         && pending.iter().all(|t| t.index.invariant_at(rows));
@@ -168,16 +171,19 @@ fn index_table(nest: &mut LoopNest, _: Target) -> bool {
 /// pixels), every gather fixed along them: worth a shuffle where the target has one.
 fn reversed_tiles(nest: &mut LoopNest, target: Target) -> bool {
     let Some(tiles) = unscheduled(nest, 2) else { return false };
-    let (w, elems) = (nest.width as i64, nest.extents[tiles + 1]);
+    let Some(elems) = nest.extents[tiles + 1].as_const() else { return false };
+    let w = nest.width as i64;
     let tile = elems.saturating_mul(w);
-    let dense = nest.out[tiles + 1] == w && nest.out[tiles] == tile && nest.data.strides[tiles] == tile;
-    let reversed = nest.data.strides[tiles + 1] == -w;
+    let dense = is_const(&nest.out[tiles + 1], w)
+        && is_const(&nest.out[tiles], tile)
+        && is_const(&nest.data.strides[tiles], tile);
+    let reversed = is_const(&nest.data.strides[tiles + 1], -w);
     let fixed = nest.pending_terms(tiles).next().is_none();
     let fits = target.byte_shuffles && elems >= 2 && tile <= 8;
     fits && dense && reversed && fixed && set(nest, tiles, Strategy::ReversedTiles)
 }
 
-/// An innermost loop along which every gather is fixed is an affine copy by a constant stride.
+/// An innermost loop along which every gather is fixed is an affine copy by a fixed stride.
 fn strided_copy(nest: &mut LoopNest, _: Target) -> bool {
     let Some(last) = unscheduled(nest, 1) else { return false };
     nest.pending_terms(last).next().is_none() && set(nest, last, Strategy::Strided(None))
@@ -188,12 +194,15 @@ fn strided_copy(nest: &mut LoopNest, _: Target) -> bool {
 fn shuffle_vectors(nest: &mut LoopNest, target: Target) -> bool {
     let Some(last) = nest.extents.len().checked_sub(1) else { return false };
     let w = nest.width as i64;
-    if !target.byte_shuffles || nest.strategies[last] != Strategy::Strided(None) || nest.out[last] != w {
+    if !target.byte_shuffles
+        || nest.strategies[last] != Strategy::Strided(None)
+        || !is_const(&nest.out[last], w)
+    {
         return false;
     }
-    let shuffle = match nest.data.strides[last] {
-        s if s == -w => Shuffle::Reverse,
-        s if s == 2 * w => Shuffle::Evens,
+    let shuffle = match nest.data.strides[last].as_const() {
+        Some(s) if s == -w => Shuffle::Reverse,
+        Some(s) if s == 2 * w => Shuffle::Evens,
         _ => return false,
     };
     set(nest, last, Strategy::Strided(Some(shuffle)))
@@ -216,7 +225,8 @@ fn guarded_gather(nest: &mut LoopNest, _: Target) -> bool {
 /// also reads the same span of the next row (the row loop one step on), a line every few
 /// elements, in order: the hardware streams it in while this row is gathered from cache, and
 /// the misses overlap the gathers instead of stalling ahead of them. The span must hold a byte
-/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer.
+/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer,
+/// all of which are numbers: no read-ahead where one is symbolic.
 fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     let Some(last) = nest.extents.len().checked_sub(1) else { return false };
     // The row loop, and the loop over a row's elements.
@@ -228,11 +238,13 @@ fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
         _ => return false,
     };
     let [t] = nest.data.terms.as_slice() else { return false };
-    let (reach, step) = ((t.len - 1).saturating_mul(t.stride), nest.data.strides[row]);
+    let numbers = (t.len.as_const(), t.stride.as_const(), nest.data.strides[row].as_const());
+    let (Some(len), Some(stride), Some(step)) = numbers else { return false };
+    let Some(elements) = nest.extents[elements].as_const() else { return false };
+    let reach = (len - 1).saturating_mul(stride);
     let span = reach.saturating_abs().saturating_add(nest.width as i64);
-    let elements = nest.extents[elements];
     let bytes = nest.buffer_windows[nest.data.buffer].map_or(0, ByteWindow::bytes);
-    if t.len < 1 || t.stride.abs() > CACHE_LINE || step == 0 || elements < 1 || span < elements {
+    if len < 1 || stride.abs() > CACHE_LINE || step == 0 || elements < 1 || span < elements {
         return false;
     }
     if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {

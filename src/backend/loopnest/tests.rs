@@ -61,7 +61,7 @@ fn checks_are_nests_of_their_own() {
     assert_eq!(nest.to_string().lines().next(), Some("checknest w4 loops [10]"), "{nest}");
     assert_eq!(strategies(&nest), "run [guarded-gather]", "{nest}");
     // Every value goes to the same scratch slot.
-    assert_eq!(nest.out, [0]);
+    assert_eq!(nest.out, [crate::types::sym::SymExpr::constant(0)]);
     let empty = crate::plan::Check { shape: vec![0], ..plan.checks[0].clone() };
     assert!(schedule_check(&plan, &empty, SHUFFLES).is_none());
 }

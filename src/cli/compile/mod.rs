@@ -54,7 +54,7 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs) -> Result<(), Failure> {
-    let (declared, values) = args.types.resolve()?;
+    let (declared, values) = args.types.resolve("compile")?;
     let types: InputTypes = declared.iter().cloned().collect();
     let compiled =
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;

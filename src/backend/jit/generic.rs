@@ -1,0 +1,287 @@
+//! Generic kernels in the JIT: a verified generic plan compiled once, run on any inputs its
+//! shape function accepts. Per call the kernel binds the plan's symbols from the inputs' dims
+//! and run-time scalars, checks the plan's requirements, and evaluates each compiled nest's
+//! parameter block (`LoopNest::params`) with `eval_i64`'s checked arithmetic; the last binding
+//! is kept, so a call with the same dims and scalars as the one before costs a comparison.
+
+use super::{Code, JitError, KernelFn, build, workers};
+use crate::backend::clif;
+use crate::backend::loopnest::{self, LoopNest};
+use crate::backend::{RuntimeError, interp};
+use crate::plan::{ShapeMismatch, VerifiedGenericPlan, verify};
+use crate::types::sym::{Env, Sym, SymExpr};
+use cranelift_module::{Linkage, Module};
+use slc_runtime::Tensor;
+use std::sync::{Arc, Mutex};
+
+/// One compiled nest: its code and the integers a call evaluates for it.
+struct Part {
+    f: KernelFn,
+    extents: Vec<SymExpr>,
+    params: Vec<SymExpr>,
+}
+
+/// A part's integers for one binding where it runs (no extent is 0).
+struct PartCall {
+    params: Vec<i64>,
+    outer: i64,
+}
+
+/// What one binding of the symbols gives: the output's dims and every part's integers.
+struct Bound {
+    /// The inputs' dims, input by input, then the run-time scalars' values: what identifies the
+    /// binding.
+    key: Vec<i64>,
+    shape: Vec<usize>,
+    /// `None` where a part has nothing to do.
+    main: Option<PartCall>,
+    checks: Vec<Option<PartCall>>,
+}
+
+/// A generic plan's compiled kernels (the output's and one per index check that may check
+/// anything), run as a concrete plan's entry runs them: checks first, then the output over
+/// `[0, outer)`, split across threads for large outputs.
+pub struct GenericJitKernel {
+    plan: VerifiedGenericPlan,
+    main: Part,
+    checks: Vec<Part>,
+    /// The run-time scalars the plan reads: the symbol, the input holding it, its element.
+    scalars: Vec<(Sym, usize, usize)>,
+    last: Mutex<Option<Arc<Bound>>>,
+    /// Owns the code `main` and `checks` point into.
+    _code: Code,
+}
+
+impl std::fmt::Debug for GenericJitKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GenericJitKernel({} checks)", self.checks.len())
+    }
+}
+
+/// The key of a generic plan in a kernel cache.
+// TODO(issue 20): the plan's text once the printer writes generic plans (equal plans whose
+// origins differ compile twice until then).
+pub(super) fn cache_key(plan: &VerifiedGenericPlan) -> String {
+    format!("{:?}", plan.plan())
+}
+
+impl GenericJitKernel {
+    /// Compiles `plan`'s nests for inputs passed in plan order.
+    pub fn compile(plan: &VerifiedGenericPlan) -> Result<GenericJitKernel, JitError> {
+        let scalars = plan
+            .symbols()
+            .into_iter()
+            .filter_map(|s| match &s {
+                Sym::Scalar { name, index } => {
+                    let input = plan.inputs.iter().position(|d| *d.name == **name)?;
+                    let element = index.map_or(0, |i| i as usize);
+                    Some((s, input, element))
+                }
+                Sym::Dim(_) => None,
+            })
+            .collect();
+        crate::limits::with_stack_for(plan.nesting(), || {
+            let (code, (main, checks)) = build(|module| {
+                let target = clif::target(module.isa());
+                let mut define = |name: &str, nest: LoopNest| {
+                    clif::define_kernel(module, name, Linkage::Local, &nest).map(|id| (id, nest))
+                };
+                let main = define("slc_main", loopnest::schedule_generic(plan, target, |_, _| {}))?;
+                let mut checks = vec![];
+                for (k, c) in plan.checks.iter().enumerate() {
+                    if let Some(nest) = loopnest::schedule_generic_check(plan, c, target) {
+                        checks.push(define(&format!("slc_check{k}"), nest)?);
+                    }
+                }
+                Ok((main, checks))
+            })?;
+            let part = |(id, nest): (cranelift_module::FuncId, LoopNest)| Part {
+                // SAFETY: `id` is the finalized kernel of `nest`.
+                f: unsafe { KernelFn::of_kernel(code.function(id), &nest) },
+                extents: nest.extents,
+                params: nest.params,
+            };
+            let main = part(main);
+            let checks = checks.into_iter().map(part).collect();
+            Ok(GenericJitKernel {
+                plan: plan.clone(),
+                main,
+                checks,
+                scalars,
+                last: Mutex::new(None),
+                _code: code,
+            })
+        })
+    }
+
+    pub fn plan(&self) -> &VerifiedGenericPlan {
+        &self.plan
+    }
+
+    /// The output's dims for `inputs`, or why the kernel does not apply to them.
+    pub fn output_shape(&self, inputs: &[&Tensor]) -> Result<Vec<usize>, RuntimeError> {
+        Ok(self.bound(inputs)?.shape.clone())
+    }
+
+    /// Runs the kernel on `inputs` (in plan order) into a fresh output tensor, on up to
+    /// `threads` workers for large outputs.
+    pub fn run(&self, inputs: &[&Tensor], threads: usize) -> Result<Tensor, RuntimeError> {
+        let bound = self.bound(inputs)?;
+        let mut out = Tensor::for_overwrite(self.plan.dtype, &bound.shape)?;
+        self.run_bound(&bound, inputs, &mut out, threads)?;
+        Ok(out)
+    }
+
+    /// Runs the kernel into the caller's output tensor, which must have the plan's dtype and
+    /// the shape the inputs give.
+    pub fn run_into(&self, inputs: &[&Tensor], out: &mut Tensor, threads: usize) -> Result<(), RuntimeError> {
+        let bound = self.bound(inputs)?;
+        if out.dtype() != self.plan.dtype || out.shape() != bound.shape {
+            let show = |d, s: &[usize]| {
+                let dims: Vec<i64> = s.iter().map(|&d| d as i64).collect();
+                format!("{d}{}", crate::types::ShapeDisplay(&dims))
+            };
+            return Err(RuntimeError::InputMismatch {
+                name: "the output".into(),
+                expected: show(self.plan.dtype, &bound.shape),
+                found: show(out.dtype(), out.shape()),
+            });
+        }
+        self.run_bound(&bound, inputs, out, threads)
+    }
+
+    /// The binding of `inputs`: the last one when their dims and scalars are the same.
+    fn bound(&self, inputs: &[&Tensor]) -> Result<Arc<Bound>, RuntimeError> {
+        self.check_inputs(inputs)?;
+        let last = self.last.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(b) = last.filter(|b| self.same_key(&b.key, inputs)) {
+            return Ok(b);
+        }
+        let bound = Arc::new(self.bind(inputs)?);
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(bound.clone());
+        Ok(bound)
+    }
+
+    /// The number of inputs and their dtypes and ranks (the binding checks the dims).
+    fn check_inputs(&self, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
+        let decls = &self.plan.inputs;
+        if decls.len() != inputs.len() {
+            return Err(RuntimeError::InputCount { expected: decls.len(), found: inputs.len() });
+        }
+        for (decl, t) in decls.iter().zip(inputs) {
+            if decl.dtype != t.dtype() || decl.shape.len() != t.rank() {
+                let dims: Vec<String> = decl.shape.iter().map(SymExpr::to_string).collect();
+                let found: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+                return Err(RuntimeError::InputMismatch {
+                    name: decl.name.clone(),
+                    expected: format!("{}[{}]", decl.dtype, dims.join(", ")),
+                    found: format!("{}{}", t.dtype(), crate::types::ShapeDisplay(&found)),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `inputs` have the dims and scalar values `key` was made of.
+    fn same_key(&self, key: &[i64], inputs: &[&Tensor]) -> bool {
+        let dims = inputs.iter().flat_map(|t| t.shape().iter().map(|&d| d as i64));
+        let scalars = self.scalars.iter().map(|(_, i, e)| scalar_value(inputs[*i], *e).unwrap_or(i64::MIN));
+        dims.chain(scalars).eq(key.iter().copied())
+    }
+
+    /// The symbols of a call: dims and scalar values, checked against the plan.
+    fn binding(&self, inputs: &[&Tensor]) -> Result<Env, ShapeMismatch> {
+        let dims: Vec<Vec<i64>> =
+            inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
+        let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
+        let scalar = |name: &str, index: Option<u32>| {
+            let (_, i, e) = self.scalars.iter().find(|(s, _, _)| match s {
+                Sym::Scalar { name: n, index: k } => **n == *name && *k == index,
+                Sym::Dim(_) => false,
+            })?;
+            scalar_value(inputs[*i], *e)
+        };
+        self.plan.binding(&dims, &scalar)
+    }
+
+    /// Binds the symbols for `inputs`, checks the requirements and evaluates every part's
+    /// integers (an overflow is [`ShapeMismatch::TooLarge`]).
+    fn bind(&self, inputs: &[&Tensor]) -> Result<Bound, ShapeMismatch> {
+        let env = self.binding(inputs)?;
+        // Checks every requirement in order and that every integer of the plan fits.
+        let plan = self.plan.bind(&env)?;
+        let eval =
+            |e: &SymExpr| e.eval_i64(&env).ok_or_else(|| ShapeMismatch::TooLarge { what: e.to_string() });
+        // A part with an extent of 0 reads nothing: its byte offsets need not fit (an empty
+        // tensor may have a dim of MAX_DIM).
+        let part = |p: &Part| -> Result<Option<PartCall>, ShapeMismatch> {
+            let extents = p.extents.iter().map(eval).collect::<Result<Vec<i64>, _>>()?;
+            if extents.contains(&0) {
+                return Ok(None);
+            }
+            let params = p.params.iter().map(eval).collect::<Result<_, _>>()?;
+            Ok(Some(PartCall { params, outer: extents.first().copied().unwrap_or(1) }))
+        };
+        let mut key: Vec<i64> = inputs.iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
+        key.extend(self.scalars.iter().map(|(s, _, _)| env.get(s).unwrap_or(i64::MIN)));
+        Ok(Bound {
+            key,
+            shape: plan.shape.iter().map(|&d| d as usize).collect(),
+            main: part(&self.main)?,
+            checks: self.checks.iter().map(part).collect::<Result<_, _>>()?,
+        })
+    }
+
+    fn run_bound(
+        &self,
+        bound: &Bound,
+        inputs: &[&Tensor],
+        out: &mut Tensor,
+        threads: usize,
+    ) -> Result<(), RuntimeError> {
+        let table: Vec<*const u8> = inputs
+            .iter()
+            .map(|t| t.as_ptr())
+            .chain(self.plan.consts.iter().map(|c| c.tensor.as_ptr()))
+            .collect();
+        let mut scratch = [0u64; 2];
+        let calls = self.checks.iter().zip(&bound.checks).filter_map(|(p, c)| Some((p, c.as_ref()?)));
+        for (part, call) in calls {
+            let args = super::CallArgs {
+                table: table.as_ptr(),
+                out: scratch.as_mut_ptr().cast(),
+                params: call.params.as_ptr(),
+            };
+            // SAFETY: the binding checked the inputs' dtypes and dims against the plan and its
+            // requirements, under which verification proved every address in bounds; `params`
+            // is the check's parameter block for this binding; every value goes to `scratch`.
+            let status = unsafe { part.f.call(args, 0, call.outer) };
+            if status != clif::STATUS_OK {
+                return Err(self.failure(inputs, status));
+            }
+        }
+        let nbytes = out.nbytes();
+        let Some(call) = &bound.main else { return Ok(()) };
+        let args =
+            super::CallArgs { table: table.as_ptr(), out: out.as_mut_ptr(), params: call.params.as_ptr() };
+        let workers = workers(call.outer, nbytes, threads);
+        // SAFETY: as for the checks; `out` holds the output of this binding's shape.
+        match unsafe { self.main.f.run_split(args, call.outer, workers) } {
+            clif::STATUS_OK => Ok(()),
+            status => Err(self.failure(inputs, status)),
+        }
+    }
+
+    /// The error of a kernel status other than OK: the interpreter's on the bound plan (which
+    /// names the offending value and its check), where it tells.
+    fn failure(&self, inputs: &[&Tensor], status: i32) -> RuntimeError {
+        let told = self.binding(inputs).ok().and_then(|env| self.plan.bind(&env).ok());
+        let told = told.and_then(|plan| verify(plan).ok()).and_then(|plan| interp::run(&plan, inputs).err());
+        told.unwrap_or_else(|| super::status_error(status))
+    }
+}
+
+/// Element `element` of an integer tensor, as a run-time scalar.
+fn scalar_value(t: &Tensor, element: usize) -> Option<i64> {
+    i64::try_from(t.int_at(element)?).ok()
+}

@@ -1,0 +1,279 @@
+//! Generic JIT kernels (issue 20) agree with the reference interpreter on the concrete plan of
+//! each call (`GenericPlan::bind`, `plan::verify`, `backend::interp`), over random shapes (0
+//! and 1 included) and run-time bounds; the slices also with the concrete pipeline on the same
+//! program text. One kernel serves every shape: a cache compiles it once.
+
+#[path = "support/generic_plans.rs"]
+mod generic_plans;
+
+use generic_plans::{Dim, Program, gather_plan, programs};
+use proptest::prelude::*;
+use slc::backend::interp;
+use slc::backend::jit::{GenericJitKernel, KernelCache};
+use slc::plan::{GenericPlan, verify, verify_generic};
+use slc::types::OobMode;
+use slc::types::sym::Env;
+use slc_runtime::{DType, Tensor};
+
+/// A small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+
+    fn below(&mut self, n: u64) -> i64 {
+        (self.next() % n) as i64
+    }
+}
+
+/// The inputs of one call of `p`: each symbolic dim drawn (0 and 1 often), data random, index
+/// values in `[-2n, 2n)` for an axis of `n`, scalars in `[-2n, 2n]` (a slice's bounds beyond
+/// the axis included).
+fn draw_inputs(p: &Program, rng: &mut Rng) -> (Vec<Tensor>, Vec<i64>) {
+    let mut values = std::collections::HashMap::new();
+    let mut dim = |d: Dim, rng: &mut Rng| match d {
+        Dim::Const(c) => c,
+        Dim::Sym(s) => *values.entry(s).or_insert_with(|| match rng.below(4) {
+            0 => rng.below(2),
+            1 => 2 + rng.below(3),
+            _ => rng.below(40),
+        }),
+    };
+    let mut tensors = vec![];
+    let mut scalars = vec![];
+    let first: Vec<i64> = p.dims[0].iter().map(|&d| dim(d, rng)).collect();
+    let span = first.iter().copied().max().unwrap_or(1).max(1);
+    for (decl, dims) in p.plan.inputs.iter().zip(&p.dims) {
+        let shape: Vec<usize> = dims.iter().map(|&d| dim(d, rng) as usize).collect();
+        let numel: usize = shape.iter().product();
+        let t = if decl.dtype.is_integer() && !dims.is_empty() && decl.name != "a" {
+            let values: Vec<i64> = (0..numel).map(|_| rng.below(4 * span as u64) - 2 * span).collect();
+            Tensor::from_i64s(decl.dtype, &shape, &values).unwrap()
+        } else if dims.is_empty() {
+            let v = rng.below(4 * span as u64 + 1) - 2 * span;
+            scalars.push(v);
+            Tensor::from_i64s(decl.dtype, &shape, &[v]).unwrap()
+        } else {
+            let bytes: Vec<u8> = (0..numel * decl.dtype.width()).map(|_| rng.next() as u8).collect();
+            Tensor::from_bytes(decl.dtype, &shape, &bytes).unwrap()
+        };
+        tensors.push(t);
+    }
+    (tensors, scalars)
+}
+
+/// The oracle: the interpreter on the concrete plan of this call, or the reason there is none.
+fn interpreted(plan: &GenericPlan, inputs: &[&Tensor], scalars: &[i64]) -> Result<Tensor, String> {
+    let mut env = Env::new();
+    for (decl, t) in plan.inputs.iter().zip(inputs) {
+        for (d, &n) in decl.shape.iter().zip(t.shape()) {
+            if let Some(s) = d.as_sym() {
+                env.bind(s.clone(), n as i64);
+            }
+        }
+    }
+    if let Some(&k) = scalars.first() {
+        env = env.scalar("k", k);
+    }
+    let concrete = plan.bind(&env).map_err(|e| format!("shape mismatch: {e}"))?;
+    let verified = verify(concrete).map_err(|e| format!("does not verify: {e}"))?;
+    interp::run(&verified, inputs).map_err(|e| format!("run: {e}"))
+}
+
+fn check_program(p: &Program, kernel: &GenericJitKernel, seed: u64) {
+    let mut rng = Rng(seed);
+    let (tensors, scalars) = draw_inputs(p, &mut rng);
+    let inputs: Vec<&Tensor> = tensors.iter().collect();
+    let shapes: Vec<&[usize]> = tensors.iter().map(Tensor::shape).collect();
+    let expected = interpreted(&p.plan, &inputs, &scalars);
+    for threads in [1, 3] {
+        let got = kernel.run(&inputs, threads);
+        match (&expected, &got) {
+            (Ok(e), Ok(g)) => {
+                assert_eq!(e.shape(), g.shape(), "{} on {shapes:?} {scalars:?}", p.name);
+                assert_eq!(e.bytes(), g.bytes(), "{} on {shapes:?} {scalars:?}", p.name);
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!(
+                "{} on {shapes:?} {scalars:?}: interpreter {expected:?}, generic kernel {got:?}",
+                p.name
+            ),
+        }
+    }
+    // The slices are the concrete pipeline's programs too.
+    if let (Some(src), Ok(e)) = (p.src, &expected) {
+        // Only `a`: the scalars are written into the text.
+        let a = &tensors[0];
+        let dims: Vec<String> = a.shape().iter().map(usize::to_string).collect();
+        let ty = format!("{}[{}]", a.dtype(), dims.join(","));
+        let types: slc::sema::InputTypes = [("a".to_string(), ty.parse().unwrap())].into_iter().collect();
+        let src = src(&scalars);
+        let concrete = slc::compile(&src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let out = interp::run(&concrete.plan, &[a]).unwrap();
+        assert_eq!((out.shape(), out.bytes()), (e.shape(), e.bytes()), "{src} on {shapes:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn generic_kernels_equal_the_interpreter(seed in any::<u64>()) {
+        for p in programs() {
+            let plan = verify_generic(p.plan.clone()).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            let kernel = GenericJitKernel::compile(&plan).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            for call in 0..8 {
+                check_program(&p, &kernel, seed.wrapping_add(call));
+            }
+        }
+    }
+}
+
+/// A program run on 1,000 shapes compiles once, and every run is right.
+#[test]
+fn one_compile_for_a_thousand_shapes() {
+    let cache = KernelCache::default();
+    let p = &programs()[0];
+    let plan = verify_generic(p.plan.clone()).unwrap();
+    let mut rng = Rng(7);
+    for n in 0..1000 {
+        let kernel = cache.get_or_compile_generic(&plan).unwrap();
+        let shape = [n % 37, n / 37 + rng.below(3) as usize];
+        let bytes: Vec<u8> = (0..shape[0] * shape[1] * 4).map(|_| rng.next() as u8).collect();
+        let a = Tensor::from_bytes(DType::F32, &shape, &bytes).unwrap();
+        let expected = interpreted(&p.plan, &[&a], &[]).unwrap();
+        let got = kernel.run(&[&a], 1).unwrap();
+        assert_eq!((got.shape(), got.bytes()), (expected.shape(), expected.bytes()), "{shape:?}");
+    }
+    assert_eq!(cache.compiles(), 1);
+}
+
+/// Equal names that get different sizes are refused, as are dims beside a constant.
+#[test]
+fn mismatched_dims_are_refused() {
+    let p = gather_plan([Dim::Sym("N"), Dim::Sym("N")], (DType::I64, Dim::Const(2)), 0, OobMode::Error);
+    let kernel = GenericJitKernel::compile(&verify_generic(p).unwrap()).unwrap();
+    let a = Tensor::zeros(DType::F32, &[3, 4]).unwrap();
+    let idx = Tensor::from_i64s(DType::I64, &[2], &[0, 1]).unwrap();
+    let err = kernel.run(&[&a, &idx], 1).unwrap_err().to_string();
+    assert!(err.contains("`N` is 3"), "{err}");
+    let idx3 = Tensor::from_i64s(DType::I64, &[3], &[0, 1, 2]).unwrap();
+    let a = Tensor::zeros(DType::F32, &[3, 3]).unwrap();
+    let err = kernel.run(&[&a, &idx3], 1).unwrap_err().to_string();
+    assert!(err.contains("not 2"), "{err}");
+    // The same kernel still runs conforming inputs.
+    assert_eq!(kernel.run(&[&a, &idx], 1).unwrap().shape(), [2, 3]);
+}
+
+/// Generic nests are scheduled by the same passes: dense axes merge by the normal forms'
+/// equality, strategies that need a constant take the constant dims, the others fall back; every
+/// nest takes a parameter block.
+#[test]
+fn generic_nests_choose_strategies_by_what_is_known() {
+    let expected = [
+        ("reversed", "run [serial, strided reverse]"),
+        ("strided", "run [serial, strided]"),
+        ("crop (a symbolic run)", "run [serial, block memcpy]"),
+        ("whole rows (merged axes)", "run [block memcpy]"),
+        ("short rows of a constant width", "run [block-rows, joined]"),
+        ("reversed pixels", "run [reversed-tiles, joined]"),
+        ("gather, zero mode", "run [serial, guarded-gather]"),
+        ("gather, fixed columns", "run [index-table, joined]"),
+    ];
+    let target = slc::backend::loopnest::Target { byte_shuffles: true };
+    for p in programs() {
+        let Some((_, run)) = expected.iter().find(|(name, _)| *name == p.name) else { continue };
+        let plan = verify_generic(p.plan.clone()).unwrap();
+        let nest = slc::backend::loopnest::schedule_generic(&plan, target, |_, _| {});
+        assert!(nest.takes_params(), "{}:\n{nest}", p.name);
+        assert_eq!(nest.to_string().lines().nth(1).map(str::trim), Some(*run), "{}:\n{nest}", p.name);
+    }
+}
+
+fn program(name: &str) -> Program {
+    programs().into_iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no program {name}"))
+}
+
+fn compiled(p: &Program) -> GenericJitKernel {
+    GenericJitKernel::compile(&verify_generic(p.plan.clone()).unwrap()).unwrap()
+}
+
+fn random_tensor(dtype: DType, shape: &[usize], rng: &mut Rng) -> Tensor {
+    let bytes: Vec<u8> =
+        (0..shape.iter().product::<usize>() * dtype.width()).map(|_| rng.next() as u8).collect();
+    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
+}
+
+/// A call with the dims of the call before but other scalar values binds again.
+#[test]
+fn the_last_binding_serves_only_the_same_dims_and_scalars() {
+    let p = program("run-time bounds");
+    let kernel = compiled(&p);
+    let a = random_tensor(DType::I32, &[6, 7], &mut Rng(3));
+    for k in [2, 2, -3, -3, 9, 0, 2] {
+        let kt = Tensor::from_i64s(DType::I64, &[], &[k]).unwrap();
+        let expected = interpreted(&p.plan, &[&a, &kt], &[k]).unwrap();
+        let got = kernel.run(&[&a, &kt], 1).unwrap();
+        assert_eq!((got.shape(), got.bytes()), (expected.shape(), expected.bytes()), "k = {k}");
+    }
+}
+
+/// Outputs of a MiB and more split across threads, as concrete kernels do.
+#[test]
+fn large_outputs_split_across_threads() {
+    for name in ["crop (a symbolic run)", "reversed pixels", "gather, zero mode"] {
+        let p = program(name);
+        let kernel = compiled(&p);
+        let mut rng = Rng(11);
+        let a = random_tensor(p.plan.inputs[0].dtype, &[700, 800, 3][..p.dims[0].len()], &mut rng);
+        let mut inputs = vec![a];
+        if p.plan.inputs.len() > 1 {
+            let idx: Vec<i64> = (0..900).map(|_| rng.below(1700) - 850).collect();
+            inputs.push(Tensor::from_i64s(p.plan.inputs[1].dtype, &[900], &idx).unwrap());
+        }
+        let inputs: Vec<&Tensor> = inputs.iter().collect();
+        let expected = interpreted(&p.plan, &inputs, &[]).unwrap();
+        assert!(expected.nbytes() >= 1 << 20, "{name}");
+        let got = kernel.run(&inputs, 4).unwrap();
+        assert_eq!(got.bytes(), expected.bytes(), "{name}");
+    }
+}
+
+/// Dims at and past the limits (empty tensors with a huge axis): a shape mismatch where the
+/// binding fails (an integer of the plan would not fit in 64 bits, a dim passes `MAX_DIM`), as
+/// for the interpreter, or an output too large to allocate, and never a crash; an empty output
+/// otherwise.
+#[test]
+fn dims_at_the_limits() {
+    use slc::types::sym::MAX_DIM;
+    for p in programs() {
+        let kernel = compiled(&p);
+        for huge in [MAX_DIM, MAX_DIM + 1, i64::MAX, 1 << 40] {
+            let shape: Vec<usize> = match p.dims[0].len() {
+                2 => vec![0, huge as usize],
+                _ => vec![huge as usize, 0, 3],
+            };
+            let Ok(a) = Tensor::zeros(p.plan.inputs[0].dtype, &shape) else { continue };
+            let mut inputs = vec![a];
+            for decl in &p.plan.inputs[1..] {
+                let shape: Vec<usize> =
+                    decl.shape.iter().map(|d| d.as_const().unwrap_or(2) as usize).collect();
+                let n = shape.iter().product();
+                inputs.push(Tensor::from_i64s(decl.dtype, &shape, &vec![1; n]).unwrap());
+            }
+            let inputs: Vec<&Tensor> = inputs.iter().collect();
+            let expected = interpreted(&p.plan, &inputs, &[1]);
+            let got = kernel.run(&inputs, 1);
+            match (&expected, &got) {
+                (Ok(e), Ok(g)) => assert_eq!((e.shape(), e.bytes()), (g.shape(), g.bytes()), "{}", p.name),
+                (Err(_), Err(g)) => {
+                    use slc::backend::RuntimeError::{Alloc, Shape};
+                    assert!(matches!(g, Shape(_) | Alloc(_)), "{} on {shape:?}: {g}", p.name)
+                }
+                _ => panic!("{} on {shape:?}: interpreter {expected:?}, generic kernel {got:?}", p.name),
+            }
+        }
+    }
+}
