@@ -284,12 +284,11 @@ impl Checker<'_> {
                 // where it overflows; a product already 0 takes no more factors).
                 let mut factors = ty.shape.clone();
                 factors.push(SymExpr::constant(ty.dtype.width() as i64));
-                let bytes = checked_product(&factors);
                 let refusal = || {
                     let reason = format!("{ty} has more than {} bytes", i64::MAX);
                     SemaError::new(K::BadInput { name: name.into(), reason }, span)
                 };
-                self.require(Cond::le(&bytes, &SymExpr::constant(i64::MAX)), refusal)?;
+                self.require_product_fits(&factors, refusal)?;
             }
             let kind = TExprKind::Input(name.to_string());
             return Ok(Value::Tensor(TExpr::new(kind, ty.clone(), span)));
@@ -844,7 +843,7 @@ impl Checker<'_> {
         match ty.concrete_shape() {
             Some(s) if checked_numel(&s).is_none() => return Err(refusal()),
             Some(_) => {}
-            None => self.require(Cond::le(&checked_product(&ty.shape), &SymExpr::constant(i64::MAX)), refusal)?,
+            None => self.require_product_fits(&ty.shape, refusal)?,
         }
         let kind =
             TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
@@ -852,14 +851,20 @@ impl Checker<'_> {
     }
 }
 
-/// The product of `factors` multiplied left to right as [`checked_numel`] does: evaluating it
-/// fails exactly where one of those steps overflows i64 (a product already 0 takes no more
-/// factors).
-fn checked_product(factors: &[SymExpr]) -> SymExpr {
-    let zero = SymExpr::constant(0);
-    factors
-        .iter()
-        .fold(SymExpr::constant(1), |acc, d| SymExpr::select(Cond::eq(&acc, &zero), &zero, &(&acc * d)))
+impl Checker<'_> {
+    /// The product of `factors` multiplied left to right, as [`checked_numel`] does, must not
+    /// overflow i64: one condition per step, each evaluating the product so far (which fails
+    /// where it overflows; a product already 0 takes no more factors). A later factor 0 does
+    /// not excuse an earlier overflow, as in `checked_numel`.
+    fn require_product_fits(&mut self, factors: &[SymExpr], refusal: impl Fn() -> SemaError) -> Result<(), SemaError> {
+        let (zero, max) = (SymExpr::constant(0), SymExpr::constant(i64::MAX));
+        let mut acc = SymExpr::constant(1);
+        for d in factors {
+            acc = SymExpr::select(Cond::eq(&acc, &zero), &zero, &(&acc * d));
+            self.require(Cond::le(&acc, &max), &refusal)?;
+        }
+        Ok(())
+    }
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.
