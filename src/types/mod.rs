@@ -10,4 +10,4 @@ mod tensor_type;
 
 pub use layout::{Coords, checked_numel, row_major_strides};
 pub use oob::{IndexOutOfRange, OobMode};
-pub use tensor_type::{ShapeDisplay, TensorType};
+pub use tensor_type::{ShapeDisplay, SymTensorType, TensorType};
