@@ -94,9 +94,9 @@ impl IntoDiagnostic for RuntimeError {
             RuntimeError::Shape(mismatch) => {
                 let d = Diagnostic::error("E0208", message);
                 match mismatch {
-                    crate::plan::ShapeMismatch::Failed { origin: crate::plan::Origin(Some(span)), .. } => {
-                        d.label(span, "this needs it")
-                    }
+                    crate::plan::ShapeMismatch::Failed {
+                        origin: crate::plan::Origin(Some(span)), ..
+                    } => d.label(span, "this needs it"),
                     _ => d,
                 }
             }
