@@ -98,13 +98,9 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
 }
 
 /// `plan` and `explain` for symbolic input types: the checked program (its types in the
-/// symbols) and the generic plan, not yet verified. The loop nest and the JIT need concrete
-/// shapes.
+/// symbols), the verified generic plan with its shape function's requirements, and the loop
+/// nest and Cranelift IR of the one kernel that serves every shape.
 fn run_generic(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
-    if args.dump_after.is_some() || args.clif {
-        eprintln!("error: --dump-after and --clif need concrete shapes (the loop nest is built per shape)");
-        return Err(Failure::Usage);
-    }
     check_bindings(&args.types.inputs, &args.types.shapes)?;
     let mut types: SymInputTypes = args.types.shapes.iter().cloned().collect();
     for input in &args.types.inputs {
@@ -113,11 +109,28 @@ fn run_generic(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
     }
     let compiled =
         crate::pipeline::compile_generic(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
+    let plan = crate::plan::verify_generic(compiled.plan).map_err(|e| report(&e.into(), &args.expr))?;
     let mut text = String::new();
     if every_stage {
         text += &format!("== ast\n{}\n== checked\n{}\n\n== plan\n", compiled.ast, compiled.checked);
     }
-    // The plan printer does not print generic plans yet: the structure, for now.
-    text += &format!("{:#?}\n", compiled.plan);
+    text += &plan.to_string();
+    let target = crate::backend::jit::host_target();
+    if let Some(which) = &args.dump_after {
+        loopnest::schedule_generic(&plan, target, |pass, nest| {
+            if which == "all" || which == pass {
+                text += &format!("== after {pass}\n{nest}");
+            }
+        });
+    }
+    if args.clif || every_stage {
+        let isa = crate::backend::jit::host_isa().map_err(|e| {
+            eprintln!("error: {e}");
+            Failure::Runtime
+        })?;
+        let nest = loopnest::schedule_generic(&plan, crate::backend::clif::target(&*isa), |_, _| {});
+        let ir = crate::backend::clif::kernel_ir(&*isa, &nest);
+        text += &format!("== loop nest\n{nest}== clif\n{ir}");
+    }
     print(&text)
 }

@@ -7,9 +7,11 @@
 //! There is one lowering, over symbolic integers ([`lower_generic`]); a concrete program's
 //! integers are constants, which fold, so [`lower`] is the generic plan with every integer a
 //! constant. An operation on constants that does not fold overflowed i64, and is reported as
-//! today, with its span. Value-dependent rules (a unit axis has stride 0, a range of at most one
-//! element scale 0) become `select`s where the value is symbolic, so that binding a generic
-//! plan gives the concrete plan of that binding.
+//! today, with its span. The concrete plan's canonical forms (a unit axis has stride 0, a range
+//! of at most one element scale 0) apply where the size is a constant; where it is a symbol the
+//! stride stays as it is (a coordinate that is always 0 never multiplies it), so that generic
+//! strides stay the simple products the loop nest recognizes (contiguous runs, constant steps).
+//! Only a step too large to multiply safely is zeroed for single elements by a `select`.
 
 use super::ir::*;
 use super::verify::PlanError;
@@ -128,10 +130,20 @@ fn mul(a: &SymExpr, b: &SymExpr, span: Span) -> Result<SymExpr, PlanError> {
     folded(a * b, a, b, span)
 }
 
-/// `otherwise`, or 0 where `n <= 1` (a range of at most one element moves nowhere).
-fn unless_single(n: &SymExpr, otherwise: &SymExpr) -> SymExpr {
+/// Steps up to this size scale a symbolic range as they are: its strides stay within i64 for
+/// any tensor that fits in memory.
+const PLAIN_STEP: i64 = 1 << 20;
+
+/// The scale of a range of `n` elements by `step`: 0 when `n` is a constant of at most 1 (a
+/// range of one element moves nowhere, and huge steps cannot overflow); for a symbolic `n`,
+/// `step` itself, or a `select` on `n <= 1` for a step so large its products might overflow.
+fn range_scale(n: &SymExpr, step: i64) -> SymExpr {
     let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
-    SymExpr::select(Cond::le(n, &one), &zero, otherwise)
+    match n.as_const() {
+        Some(_) => SymExpr::select(Cond::le(n, &one), &zero, &SymExpr::constant(step)),
+        None if step.unsigned_abs() <= PLAIN_STEP as u64 => SymExpr::constant(step),
+        None => SymExpr::select(Cond::le(n, &one), &zero, &SymExpr::constant(step)),
+    }
 }
 
 /// What is left of [`MAX_PLAN_ACCESSES`] while a plan is built.
@@ -185,14 +197,15 @@ fn substitute(
     Ok(Access { buffer: access.buffer, base, strides, terms })
 }
 
-/// Row-major element strides, with 0 along unit axes (the plan's canonical form: a unit axis
-/// moves nowhere). The product of all dims must fit in i64, as for a concrete shape.
+/// Row-major element strides, with 0 along axes of a constant size 1 (the plan's canonical
+/// form: a unit axis moves nowhere). The product of all dims must fit in i64, as for a concrete
+/// shape.
 fn row_major(shape: &[SymExpr], span: Span) -> Result<Vec<SymExpr>, PlanError> {
-    let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
+    let zero = SymExpr::constant(0);
     let mut strides = vec![zero.clone(); shape.len()];
-    let mut acc = one.clone();
+    let mut acc = SymExpr::constant(1);
     for (s, d) in strides.iter_mut().zip(shape).rev() {
-        *s = SymExpr::select(Cond::eq(d, &one), &zero, &acc);
+        *s = if d.as_const() == Some(1) { zero.clone() } else { acc.clone() };
         acc = mul(&acc, d, span)?;
     }
     Ok(strides)
@@ -270,7 +283,7 @@ impl Builder<'_> {
                         ViewDim::Range { start, step, len } => {
                             // A dimension of one element never moves: stride 0 keeps huge steps
                             // (`a[::2**62]`) from overflowing.
-                            let scale = unless_single(len, &SymExpr::constant(*step));
+                            let scale = range_scale(len, *step);
                             coords.push(Coord::Affine { dim: Some(out), offset: start.clone(), scale });
                             out += 1;
                         }
@@ -323,7 +336,7 @@ impl Builder<'_> {
                         false => Coord::Affine {
                             dim: Some(d),
                             offset: SymExpr::constant(0),
-                            scale: unless_single(&shape[d], &SymExpr::constant(1)),
+                            scale: range_scale(&shape[d], 1),
                         },
                     })
                     .collect();
