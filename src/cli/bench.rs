@@ -123,8 +123,8 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let mut times = vec![];
     for _ in 0..COMPILES {
         let ns = match &generic_plan {
-            Some(g) => timed(&|| Ok(drop(GenericJitKernel::compile(g)?))),
-            None => timed(&|| Ok(drop(Runnable::prepare_in_plan_order(plan, args.backend, None)?))),
+            Some(g) => timed(&|| GenericJitKernel::compile(g).map(drop).map_err(RuntimeError::from)),
+            None => timed(&|| Runnable::prepare_in_plan_order(plan, args.backend, None).map(drop)),
         };
         times.push(ns.map_err(runtime)?);
     }
