@@ -7,6 +7,7 @@ use crate::limits;
 use crate::plan::{self, GenericPlan, VerifiedPlan};
 use crate::sema::{self, InputTypes, InputValues, InputsRead, SymInputTypes, TExpr};
 use crate::syntax::{self, ast};
+use crate::types::sym::Sym;
 
 /// A program taken through every stage up to a verified plan.
 #[derive(Debug, Clone)]
@@ -53,8 +54,22 @@ pub fn compile_generic(src: &str, inputs: &SymInputTypes) -> Result<CompiledGene
     let values = InputValues::new();
     let (checked, read, conditions) =
         limits::with_stack_for(ast.depth(), || sema::check_program_generic(&ast, inputs, &values))?;
-    let plan = limits::with_stack_for(checked.depth, || plan::lower_generic(&checked, &conditions))?;
+    let mut plan = limits::with_stack_for(checked.depth, || plan::lower_generic(&checked, &conditions))?;
+    declare_scalar_inputs(&mut plan, inputs);
     Ok(CompiledGeneric { ast, checked, plan, read })
+}
+
+/// Every input a run-time scalar comes from is an input of the plan (after those it reads
+/// elements of), so that every executor is handed its value.
+fn declare_scalar_inputs(plan: &mut plan::GenericPlan, inputs: &SymInputTypes) {
+    for sym in plan.symbols() {
+        if let Sym::Scalar { name, .. } = sym
+            && !plan.inputs.iter().any(|d| *d.name == *name)
+            && let Some(ty) = inputs.get(&*name)
+        {
+            plan.inputs.push(plan::InputDecl::dense(name.to_string(), ty.dtype, ty.shape.clone()));
+        }
+    }
 }
 
 /// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
