@@ -238,13 +238,11 @@ impl<'a> Session<'a> {
                 .map(|(name, ty)| {
                     let parameter =
                         ty.dtype.is_integer() && ty.shape.len() == 1 && ty.shape[0] <= MAX_RANK as i64;
-                    let dims = match keep_parameter_lengths && parameter {
-                        true => ty.shape.iter().map(|&d| SymExpr::constant(d)).collect(),
-                        false => {
-                            (0..ty.shape.len()).map(|axis| SymExpr::dim(&format!("_{name}{axis}"))).collect()
-                        }
+                    let ty = match keep_parameter_lengths && parameter {
+                        true => ty.generic(),
+                        false => ty.symbolic(&name),
                     };
-                    (name, TensorType { dtype: ty.dtype, shape: dims })
+                    (name, ty)
                 })
                 .collect();
             crate::pipeline::compile_generic(src, &types).ok()
