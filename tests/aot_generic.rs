@@ -10,9 +10,12 @@
 mod cases;
 #[path = "support/generic_plans.rs"]
 mod generic_plans;
+#[path = "support/objects.rs"]
+mod objects;
 
 use cases::{c_bytes, hex};
 use generic_plans::{Dim, gather_plan};
+use objects::{check_elf, check_object, run};
 use slc::backend::aot;
 use slc::plan::{InputDecl, VerifiedGenericPlan, verify_generic};
 use slc::sema::SymInputTypes;
@@ -286,19 +289,9 @@ fn driver(programs: &[Program], entries: &[aot::GenericAotKernel]) -> String {
     c
 }
 
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-aot-generic-{}", std::process::id()));
+/// A fresh directory for one test.
+fn scratch(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slc-aot-generic-{label}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -307,7 +300,7 @@ fn scratch() -> PathBuf {
 #[test]
 fn generic_objects_run_every_shape_as_the_interpreter() {
     let programs = programs();
-    let dir = scratch();
+    let dir = scratch("shapes");
     let mut kernels = vec![];
     for p in &programs {
         let plan = generic_plan(p.src, &p.inputs);
@@ -315,8 +308,10 @@ fn generic_objects_run_every_shape_as_the_interpreter() {
             .unwrap_or_else(|e| panic!("`{}`: {e}", p.src));
         std::fs::write(dir.join(format!("{}.o", p.name)), &k.object).unwrap();
         std::fs::write(dir.join(format!("{}.h", p.name)), &k.header).unwrap();
+        check_object(&dir, &p.name, &[p.name.as_str(), &format!("{}_shape", p.name)]);
         kernels.push(k);
     }
+    check_elf(&dir, &programs[0].name);
     std::fs::write(dir.join("driver.c"), driver(&programs, &kernels)).unwrap();
     let objects: Vec<String> = programs.iter().map(|p| format!("{}.o", p.name)).collect();
     run(Command::new("cc")
@@ -402,4 +397,29 @@ fn generic_header_declares_the_shape_function() {
     ] {
         assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
     }
+}
+
+/// `slc compile --target cpu` with symbolic dims writes the generic object and header;
+/// `--target dml` refuses symbolic dims.
+#[test]
+fn cli_compiles_symbolic_shapes() {
+    let dir = scratch("cli");
+    let slc = env!("CARGO_BIN_EXE_slc");
+    let args = ["compile", "a[::2, 1]", "--shape", "a=i32[N, M]", "--name", "pick"];
+    run(Command::new(slc)
+        .current_dir(&dir)
+        .args(args)
+        .args(["--target", "cpu", "-o", "pick.o", "--header", "pick.h"]));
+    check_object(&dir, "pick", &["pick", "pick_shape"]);
+    let header = std::fs::read_to_string(dir.join("pick.h")).unwrap();
+    assert!(header.contains("int32_t pick_shape(const int64_t *const *in_dims"), "{header}");
+    assert!(header.contains("/* The output: i32[(N+1)//2]. */"), "{header}");
+    let dml = Command::new(slc).current_dir(&dir).args(args).args(["--target", "dml"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&dml.stderr);
+    assert_eq!(dml.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--target dml needs concrete shapes") && stderr.contains("`a` is i32[N, M]"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
