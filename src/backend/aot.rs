@@ -13,6 +13,13 @@
 //! - a range outside `0 <= begin <= end <= OUTER` returns [`STATUS_BAD_RANGE`] and touches
 //!   nothing.
 //!
+//! A *generic* plan (symbolic dims, run-time scalars: [`compile_generic`]) gives one object for
+//! every shape ([`clif::define_generic_entry`]): it exports `NAME_shape`, which checks the
+//! call's dims (and run-time scalars) and computes the output's dims and the outer extent, and
+//! `NAME`, which takes the dims too (`in_dims`) and runs the same shape function before the
+//! kernel; a shape that does not fit returns `SHAPE_MISMATCH` and writes nothing. Its header
+//! ([`generic_header`]) declares both.
+//!
 //! Objects are built for the architecture's baseline features, so their loop nests may choose
 //! other strategies than the JIT's for the same plan (no byte shuffles on x86-64 without SSSE3).
 
