@@ -402,6 +402,7 @@ fn generic_header_declares_the_shape_function() {
         "#define HEAD_SHAPE_READS_INPUTS 1",
         "int32_t head_shape(const uint8_t *const *inputs, const int64_t *const *in_dims, int64_t *out_dims, int64_t *outer);",
         "#define HEAD_IN1_RANK 0",
+        "/* inputs[1]: k: i64[] */",
     ] {
         assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
     }

@@ -28,7 +28,7 @@ use super::clif::{
     STATUS_SHAPE_MISMATCH,
 };
 use crate::plan::{InputDecl, Plan, VerifiedGenericPlan, VerifiedPlan};
-use crate::types::sym::SymExpr;
+use crate::types::sym::{Sym, SymExpr};
 use crate::types::{ShapeDisplay, TensorType};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -320,8 +320,16 @@ pub fn generic_header(
     status_macros(w, &up, &statuses);
     let _ = writeln!(w, "\n/* Inputs, in the order of `inputs` and `in_dims`. */");
     let _ = writeln!(w, "#define {up}_NUM_INPUTS {}", declared.len());
+    let scalars: Vec<String> = plan
+        .symbols()
+        .into_iter()
+        .filter_map(|s| match s {
+            Sym::Scalar { name, .. } => Some(name.to_string()),
+            Sym::Dim(_) => None,
+        })
+        .collect();
     for (i, d) in declared.iter().enumerate() {
-        let used = plan.inputs.iter().any(|p| p.name == d.name);
+        let used = plan.inputs.iter().any(|p| p.name == d.name) || scalars.contains(&d.name);
         let note = if used { "" } else { " (not read by the program)" };
         let _ = writeln!(
             w,
