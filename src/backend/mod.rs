@@ -49,9 +49,10 @@ pub enum RuntimeError {
     /// An address outside a buffer: verification makes this unreachable; reported, not a crash.
     #[error("internal error: address {address} outside a buffer of {len} elements")]
     OutOfBuffer { address: i128, len: usize },
-    /// The inputs do not satisfy a generic kernel's shape function.
-    #[error(transparent)]
-    ShapeMismatch(#[from] crate::plan::ShapeMismatch),
+    /// Inputs a generic kernel cannot take: a condition of its shape function fails (an index
+    /// outside a symbolic axis, two dims that must agree, sizes whose arithmetic overflows).
+    #[error("{0}")]
+    Shape(#[from] crate::plan::ShapeMismatch),
 }
 
 impl RuntimeError {
@@ -87,10 +88,18 @@ impl IntoDiagnostic for RuntimeError {
             RuntimeError::Jit(_) => Diagnostic::error("E0205", message),
             RuntimeError::InputMismatch { .. }
             | RuntimeError::InputCount { .. }
-            | RuntimeError::UnboundInput(_)
-            | RuntimeError::ShapeMismatch(_) => Diagnostic::error("E0203", message),
+            | RuntimeError::UnboundInput(_) => Diagnostic::error("E0203", message),
             RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
             RuntimeError::OutOfBuffer { .. } => Diagnostic::error("E0299", message),
+            RuntimeError::Shape(mismatch) => {
+                let d = Diagnostic::error("E0208", message);
+                match mismatch {
+                    crate::plan::ShapeMismatch::Failed {
+                        origin: crate::plan::Origin(Some(span)), ..
+                    } => d.label(span, "this needs it"),
+                    _ => d,
+                }
+            }
             RuntimeError::OutputTooLarge { span, .. } => {
                 let d = Diagnostic::error("E0207", message)
                     .help("slice less, or raise the bound: --max-output-bytes, RunOptions::max_output_bytes");

@@ -56,6 +56,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0206", "a view or buffer that does not fit (strides, bounds, length, NULL data)"),
     ("E0207", "the result is larger than the output bound"),
     (
+        "E0208",
+        "inputs a shape-generic kernel cannot take: a condition of its shape function fails (an index beyond a symbolic axis, dims that must agree, sizes that overflow)",
+    ),
+    (
         "E0299",
         "internal: an address outside a buffer (verification makes this unreachable; reported, never a crash)",
     ),

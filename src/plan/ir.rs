@@ -210,7 +210,7 @@ impl<D> Plan<D> {
     /// The same plan with every integer mapped by `f` (which may fail).
     pub fn try_map<E, X>(&self, f: &mut impl FnMut(&D) -> Result<E, X>) -> Result<Plan<E>, X> {
         let dims = |v: &[D], f: &mut dyn FnMut(&D) -> Result<E, X>| {
-            v.iter().map(|d| f(d)).collect::<Result<Vec<E>, X>>()
+            v.iter().map(&mut *f).collect::<Result<Vec<E>, X>>()
         };
         let mut inputs = Vec::with_capacity(self.inputs.len());
         for i in &self.inputs {

@@ -1,5 +1,6 @@
-//! Reads the text form written by `plan/print.rs` back into a [`Plan`]. A small recursive
-//! descent parser over the tokens of `plan/token.rs`; `verify` is the caller's next step.
+//! Reads the text form written by `plan/print.rs` back into a [`Plan`] (or a [`GenericPlan`]).
+//! A small recursive descent parser over the tokens of `plan/token.rs`; each integer's text is
+//! handed to `SymExpr::parse`. `verify` is the caller's next step.
 
 use super::ir::*;
 use super::token::Token;
@@ -7,7 +8,7 @@ use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::limits::MAX_NESTING;
 use crate::source::Span;
 use crate::types::OobMode;
-use crate::types::TensorType;
+use crate::types::sym::{Cond, SymExpr};
 use logos::Logos;
 use slc_runtime::Tensor;
 
@@ -24,29 +25,61 @@ impl IntoDiagnostic for PlanParseError {
     }
 }
 
+/// Reads a concrete plan: one whose integers are all numbers.
 pub fn parse(text: &str) -> Result<Plan> {
+    let plan = parse_generic(text)?;
+    plan.concrete().ok_or_else(|| PlanParseError {
+        message: "the plan is generic (it has symbols or requirements): read it with `parse_generic`".into(),
+        span: Span::new(0, text.len()),
+    })
+}
+
+/// Reads a plan whose integers may be symbolic.
+pub fn parse_generic(text: &str) -> Result<GenericPlan> {
     // The parser stops at MAX_NESTING levels: that is as deep as it can recurse.
     crate::limits::with_stack_for(crate::limits::MAX_NESTING, || parse_in_place(text))
 }
 
-fn parse_in_place(text: &str) -> Result<Plan> {
+/// A requirement's message runs from ` # ` to the end of its line, in any characters: the lexer
+/// sees blanks there, and the parser takes the message from the text.
+fn mask_messages(text: &str) -> (String, Vec<(usize, String)>) {
+    let mut masked = text.as_bytes().to_vec();
+    let mut messages = vec![];
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("require")
+            && let Some(at) = line.find(" # ")
+        {
+            let message = line[at + 3..].trim_end_matches(['\n', '\r']);
+            messages.push((start, message.to_string()));
+            masked[start + at..start + at + 3 + message.len()].fill(b' ');
+        }
+        start += line.len();
+    }
+    (String::from_utf8(masked).expect("ASCII blanks replace whole lines' tails"), messages)
+}
+
+fn parse_in_place(text: &str) -> Result<GenericPlan> {
+    let (masked, messages) = mask_messages(text);
     let mut tokens = Vec::new();
-    for (t, at) in Token::lexer(text).spanned() {
+    for (t, at) in Token::lexer(&masked).spanned() {
         let span = Span::new(at.start, at.end);
         match t {
             Ok(tok) => tokens.push((tok, span)),
             Err(()) => return Err(PlanParseError { message: "unexpected character".into(), span }),
         }
     }
-    let mut p = Parser { tokens, pos: 0, end: text.len(), inputs: vec![] };
+    let mut p = Parser { tokens, pos: 0, text: &masked, messages, inputs: vec![] };
     p.plan()
 }
 
 struct Parser<'s> {
     tokens: Vec<(Token<'s>, Span)>,
     pos: usize,
-    end: usize,
-    inputs: Vec<InputDecl>,
+    text: &'s str,
+    /// Requirements' messages by the offset of their line.
+    messages: Vec<(usize, String)>,
+    inputs: Vec<InputDecl<SymExpr>>,
 }
 
 type Result<T> = std::result::Result<T, PlanParseError>;
@@ -57,7 +90,7 @@ impl<'s> Parser<'s> {
     }
 
     fn span(&self) -> Span {
-        self.tokens.get(self.pos).map_or(Span::new(self.end, self.end), |t| t.1)
+        self.tokens.get(self.pos).map_or(Span::new(self.text.len(), self.text.len()), |t| t.1)
     }
 
     fn fail<T>(&self, what: &str) -> Result<T> {
@@ -134,21 +167,101 @@ impl<'s> Parser<'s> {
         Ok(v)
     }
 
-    /// `f32[2, 3]`
-    fn tensor_type(&mut self) -> Result<TensorType> {
+    /// An integer of a plan: a number or a symbolic expression, up to the next `,`, `;`, `}`,
+    /// `)`, `]`, `>`, `axis` or line end outside parentheses and brackets.
+    fn sym(&mut self) -> Result<SymExpr> {
+        let start = self.pos;
+        let mut depth = 0usize;
+        while let Some(t) = self.peek() {
+            match t {
+                Token::LParen | Token::LBracket => depth += 1,
+                Token::RParen | Token::RBracket if depth > 0 => depth -= 1,
+                Token::Comma
+                | Token::Semi
+                | Token::RBrace
+                | Token::RParen
+                | Token::RBracket
+                | Token::Gt
+                | Token::Newline
+                    if depth == 0 =>
+                {
+                    break;
+                }
+                Token::Ident("axis") if depth == 0 => break,
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return self.fail("an integer");
+        }
+        let span = Span::new(self.tokens[start].1.start, self.tokens[self.pos - 1].1.end);
+        SymExpr::parse(&self.text[span.start..span.end]).map_err(|e| PlanParseError {
+            message: format!("`{}` is not an integer expression: {e}", &self.text[span.start..span.end]),
+            span,
+        })
+    }
+
+    /// A term's stride: a number, a name, or a parenthesized expression (before `*`).
+    fn term_stride(&mut self) -> Result<SymExpr> {
+        match self.peek() {
+            Some(Token::Ident(name)) => {
+                self.pos += 1;
+                Ok(SymExpr::dim(name))
+            }
+            Some(Token::LParen) => {
+                self.pos += 1;
+                let e = self.sym()?;
+                self.expect(Token::RParen)?;
+                Ok(e)
+            }
+            _ => Ok(SymExpr::constant(self.int()?)),
+        }
+    }
+
+    /// `[d0, d1, ...]` of symbolic integers.
+    fn sym_list(&mut self) -> Result<Vec<SymExpr>> {
+        self.expect(Token::LBracket)?;
+        let mut v = vec![];
+        while !self.eat(Token::RBracket) {
+            if !v.is_empty() {
+                self.expect(Token::Comma)?;
+            }
+            v.push(self.sym()?);
+        }
+        Ok(v)
+    }
+
+    /// `f32[2, 3]`, `f32[N, M]`.
+    fn tensor_type(&mut self) -> Result<(slc_runtime::DType, Vec<SymExpr>)> {
         let span = self.span();
-        let dtype = self.ident()?;
-        let shape = self.int_list()?;
-        format!("{dtype}{}", crate::types::ShapeDisplay(&shape))
-            .parse()
-            .map_err(|message| PlanParseError { message, span })
+        let name = self.ident()?;
+        let dtype = slc_runtime::DType::from_name(name)
+            .ok_or_else(|| PlanParseError { message: format!("unknown dtype `{name}`"), span })?;
+        let span = self.span();
+        let shape = self.sym_list()?;
+        if shape.iter().any(|d| d.as_const().is_some_and(|d| d < 0)) {
+            return Err(PlanParseError { message: "a dimension is negative".into(), span });
+        }
+        Ok((dtype, shape))
+    }
+
+    /// `const $0: i64[2] = [...]`: a constant's type is concrete.
+    fn concrete_type(&mut self) -> Result<(slc_runtime::DType, Vec<usize>)> {
+        let span = self.span();
+        let (dtype, shape) = self.tensor_type()?;
+        let dims: Option<Vec<usize>> =
+            shape.iter().map(|d| d.as_const().and_then(|d| usize::try_from(d).ok())).collect();
+        let dims =
+            dims.ok_or(PlanParseError { message: "a constant's shape must be numbers".into(), span })?;
+        Ok((dtype, dims))
     }
 
     fn newlines(&mut self) {
         while self.eat(Token::Newline) {}
     }
 
-    fn plan(&mut self) -> Result<Plan> {
+    fn plan(&mut self) -> Result<GenericPlan> {
         self.newlines();
         self.keyword("plan")?;
         self.expect(Token::LParen)?;
@@ -158,13 +271,13 @@ impl<'s> Parser<'s> {
             }
             let name = self.ident()?.to_string();
             self.expect(Token::Colon)?;
-            let ty = self.tensor_type()?;
+            let (dtype, shape) = self.tensor_type()?;
             let strides = if self.eat(Token::Ident("strides")) { Some(self.int_list()?) } else { None };
-            self.inputs.push(InputDecl { strides, ..InputDecl::dense(name, ty.dtype, ty.shape) });
+            self.inputs.push(InputDecl { strides, ..InputDecl::dense(name, dtype, shape) });
         }
         self.expect(Token::Arrow)?;
-        let out_ty = self.tensor_type()?;
-        let (mut consts, mut checks) = (vec![], vec![]);
+        let (out_dtype, out_shape) = self.tensor_type()?;
+        let (mut consts, mut requires, mut checks) = (vec![], vec![], vec![]);
         loop {
             self.newlines();
             let span = self.span();
@@ -178,20 +291,20 @@ impl<'s> Parser<'s> {
                         });
                     }
                     self.expect(Token::Colon)?;
-                    let ty = self.tensor_type()?;
+                    let (dtype, dims) = self.concrete_type()?;
                     self.expect(Token::Eq)?;
                     let values = self.int_list()?;
-                    let dims: Vec<usize> = ty.shape.iter().map(|&d| d as usize).collect();
-                    let tensor = Tensor::from_i64s(ty.dtype, &dims, &values)
+                    let tensor = Tensor::from_i64s(dtype, &dims, &values)
                         .map_err(|e| PlanParseError { message: e.to_string(), span })?;
                     consts.push(ConstDecl { tensor });
                 }
+                "require" => requires.push(self.requirement(span)?),
                 "check" => {
                     let index = self.access(consts.len(), MAX_NESTING + 1)?;
                     self.keyword("over")?;
-                    let shape = self.int_list()?;
+                    let shape = self.sym_list()?;
                     self.keyword("len")?;
-                    let len = self.int()?;
+                    let len = self.sym()?;
                     self.keyword("axis")?;
                     let axis = self.usize()?;
                     checks.push(Check { index, shape, len, axis, origin: Origin(None) });
@@ -206,16 +319,16 @@ impl<'s> Parser<'s> {
                     return Ok(Plan {
                         inputs,
                         consts,
-                        requires: vec![],
+                        requires,
                         checks,
-                        dtype: out_ty.dtype,
-                        shape: out_ty.shape,
+                        dtype: out_dtype,
+                        shape: out_shape,
                         output,
                     });
                 }
                 _ => {
                     self.pos -= 1;
-                    return self.fail("`const`, `check` or `out`");
+                    return self.fail("`const`, `require`, `check` or `out`");
                 }
             }
         }
@@ -223,7 +336,26 @@ impl<'s> Parser<'s> {
 
     /// `a{BASE; S0, S1} + STRIDE*MODE<LEN>(ACCESS) ...`, nested at most `levels` deep (the
     /// parser recurses once per level).
-    fn access(&mut self, const_count: usize, levels: usize) -> Result<Access> {
+    /// `require COND  # MESSAGE` (the message was masked out of the tokens).
+    fn requirement(&mut self, at: Span) -> Result<Requirement> {
+        let start = self.pos;
+        while !matches!(self.peek(), None | Some(Token::Newline)) {
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return self.fail("a condition");
+        }
+        let span = Span::new(self.tokens[start].1.start, self.tokens[self.pos - 1].1.end);
+        let text = &self.text[span.start..span.end];
+        let cond = Cond::parse(text)
+            .map_err(|e| PlanParseError { message: format!("`{text}` is not a condition: {e}"), span })?;
+        let line = self.text[..at.start].rfind('\n').map_or(0, |i| i + 1);
+        let message =
+            self.messages.iter().find(|(l, _)| *l == line).map(|(_, m)| m.clone()).unwrap_or_default();
+        Ok(Requirement { cond, message, origin: Origin(None) })
+    }
+
+    fn access(&mut self, const_count: usize, levels: usize) -> Result<Access<SymExpr>> {
         let span = self.span();
         let Some(levels) = levels.checked_sub(1) else {
             let message = format!("index accesses nest more than {MAX_NESTING} levels deep");
@@ -251,25 +383,25 @@ impl<'s> Parser<'s> {
             }
         };
         self.expect(Token::LBrace)?;
-        let base = self.int()?;
+        let base = self.sym()?;
         self.expect(Token::Semi)?;
         let mut strides = vec![];
         while !self.eat(Token::RBrace) {
             if !strides.is_empty() {
                 self.expect(Token::Comma)?;
             }
-            strides.push(self.int()?);
+            strides.push(self.sym()?);
         }
         let mut terms = vec![];
         while self.eat(Token::Plus) {
-            let stride = self.int()?;
+            let stride = self.term_stride()?;
             self.expect(Token::Star)?;
             let span = self.span();
             let mode = self.ident()?;
             let mode = OobMode::from_name(mode)
                 .ok_or_else(|| PlanParseError { message: format!("unknown mode `{mode}`"), span })?;
             self.expect(Token::Lt)?;
-            let len = self.int()?;
+            let len = self.sym()?;
             self.expect(Token::Gt)?;
             self.expect(Token::LParen)?;
             let index = self.access(const_count, levels)?;

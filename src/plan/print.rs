@@ -10,48 +10,88 @@
 //! accesses count elements from `a[0, 0]`).
 //! An access is `BUFFER{BASE; STRIDES...}` followed by its indirect terms
 //! `+ STRIDE*MODE<LEN>(INDEX ACCESS)`. Inputs are named, constants are `$N`.
+//!
+//! A generic plan writes its integers as `SymExpr`s print them, and its requirements one per
+//! line, each with the message a call that fails it reports:
+//!
+//! ```text
+//! plan(a: f32[N, M]) -> f32[max(0, N-1), M]
+//!   require 1 <= N  # index 1 is out of bounds for axis 0
+//!   out a{M; M, 1}
+//! ```
+//! A symbolic integer never holds `,`, `;`, `}`, `]` or `>` outside parentheses, so the parser
+//! finds its end; a term's stride is parenthesized unless it is a number or a name.
 
 use super::ir::*;
-use crate::types::ShapeDisplay;
+use crate::types::sym::SymExpr;
 use std::fmt;
 
-impl fmt::Display for Plan {
+/// An integer of the plan text: `i64`, or a `SymExpr` of a generic plan.
+pub trait PlanInt: fmt::Display {
+    /// Whether it reads as one token (a number or a name), so needs no parentheses before `*`.
+    fn is_atomic(&self) -> bool;
+}
+
+impl PlanInt for i64 {
+    fn is_atomic(&self) -> bool {
+        true
+    }
+}
+
+impl PlanInt for SymExpr {
+    fn is_atomic(&self) -> bool {
+        self.as_const().is_some() || matches!(self.as_sym(), Some(crate::types::sym::Sym::Dim(_)))
+    }
+}
+
+/// `[a, b, c]`.
+struct List<'a, D>(&'a [D]);
+
+impl<D: fmt::Display> fmt::Display for List<'_, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[")?;
+        for (i, d) in self.0.iter().enumerate() {
+            write!(f, "{}{d}", if i == 0 { "" } else { ", " })?;
+        }
+        write!(f, "]")
+    }
+}
+
+impl<D: PlanInt> fmt::Display for Plan<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         crate::limits::with_stack_for(self.nesting(), || self.write_text(f))
     }
 }
 
-impl Plan {
+impl<D: PlanInt> Plan<D> {
     fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "plan(")?;
         for (i, input) in self.inputs.iter().enumerate() {
             if i > 0 {
                 write!(f, ", ")?;
             }
-            write!(f, "{}: {}{}", input.name, input.dtype, ShapeDisplay(&input.shape))?;
+            write!(f, "{}: {}{}", input.name, input.dtype, List(&input.shape))?;
             if let Some(strides) = &input.strides {
-                write!(f, " strides {}", ShapeDisplay(strides))?;
+                write!(f, " strides {}", List(strides))?;
             }
         }
-        writeln!(f, ") -> {}{}", self.dtype, ShapeDisplay(&self.shape))?;
+        writeln!(f, ") -> {}{}", self.dtype, List(&self.shape))?;
         for (i, c) in self.consts.iter().enumerate() {
             let shape: Vec<i64> = c.tensor.shape().iter().map(|&d| d as i64).collect();
             let values: Vec<i64> =
                 (0..c.tensor.numel()).map(|j| c.tensor.int_at(j).unwrap_or_default() as i64).collect();
-            writeln!(
-                f,
-                "  const ${i}: {}{} = {}",
-                c.tensor.dtype(),
-                ShapeDisplay(&shape),
-                ShapeDisplay(&values)
-            )?;
+            writeln!(f, "  const ${i}: {}{} = {}", c.tensor.dtype(), List(&shape), List(&values))?;
+        }
+        for r in &self.requires {
+            // The message runs to the end of the line: it cannot hold a line break.
+            writeln!(f, "  require {}  # {}", r.cond, r.message.replace('\n', " "))?;
         }
         for c in &self.checks {
             writeln!(
                 f,
                 "  check {} over {} len {} axis {}",
                 Show(self, &c.index),
-                ShapeDisplay(&c.shape),
+                List(&c.shape),
                 c.len,
                 c.axis
             )?;
@@ -61,9 +101,9 @@ impl Plan {
 }
 
 /// An access printed with the plan's buffer names.
-struct Show<'a>(&'a Plan, &'a Access);
+struct Show<'a, D>(&'a Plan<D>, &'a Access<D>);
 
-impl fmt::Display for Show<'_> {
+impl<D: PlanInt> fmt::Display for Show<'_, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Show(plan, access) = *self;
         write!(f, "{}{{{};", plan.buffer_name(access.buffer), access.base)?;
@@ -72,7 +112,11 @@ impl fmt::Display for Show<'_> {
         }
         write!(f, "}}")?;
         for t in &access.terms {
-            write!(f, " + {}*{}<{}>({})", t.stride, t.mode.name(), t.len, Show(plan, &t.index))?;
+            match t.stride.is_atomic() {
+                true => write!(f, " + {}", t.stride)?,
+                false => write!(f, " + ({})", t.stride)?,
+            }
+            write!(f, "*{}<{}>({})", t.mode.name(), t.len, Show(plan, &t.index))?;
         }
         Ok(())
     }

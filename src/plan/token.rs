@@ -49,6 +49,11 @@ pub enum Token<'s> {
     Gt,
     #[token("$")]
     Dollar,
+    /// In symbolic integers: `//`, `%` (and `<`, `=` inside a parenthesized `select`).
+    #[token("/")]
+    Slash,
+    #[token("%")]
+    Percent,
 }
 
 impl fmt::Display for Token<'_> {
@@ -74,6 +79,8 @@ impl fmt::Display for Token<'_> {
             Token::Arrow => "->",
             Token::Gt => ">",
             Token::Dollar => "$",
+            Token::Slash => "/",
+            Token::Percent => "%",
         };
         write!(f, "`{punct}`")
     }

@@ -9,7 +9,7 @@
 //! several statements still fuses into one plan.
 
 use super::error::{SemaError, SemaErrorKind as K};
-use super::shape::{floor_div, floor_mod, normalize_numpy};
+use super::shape::{bound_for, floor_div, floor_mod, normalize_numpy};
 use super::typed::{ShapeCondition, TExpr, TExprKind, ViewDim};
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
@@ -211,7 +211,7 @@ impl Checker<'_> {
                     return Ok(Value::Int(i64::MIN));
                 }
                 let v = self.sym_int(inner, "the operand of `-`")?;
-                let Some(v) = v.as_const() else { return Ok(Value::Sym(-&v)) };
+                let Some(v) = v.as_const() else { return self.run_time_result(-&v, e) };
                 match v.checked_neg() {
                     Some(v) => Ok(Value::Int(v)),
                     None => err(K::Overflow { expr: format!("{e}") }, e.span),
@@ -221,7 +221,8 @@ impl Checker<'_> {
                 let what = "an arithmetic operand";
                 let (a, b) = (self.sym_int(lhs, what)?, self.sym_int(rhs, what)?);
                 let (Some(a), Some(b)) = (a.as_const(), b.as_const()) else {
-                    return run_time_arithmetic(*op, &a, &b, rhs);
+                    let r = run_time_arithmetic(*op, &a, &b, rhs)?;
+                    return self.run_time_result(r, e);
                 };
                 let value = match op {
                     BinOp::Add => a.checked_add(b),
@@ -277,7 +278,18 @@ impl Checker<'_> {
         }
         if let Some(ty) = self.inputs.get(name) {
             check_input_type(name, ty, span)?;
-            self.read.types.insert(name.to_string());
+            if self.read.types.insert(name.to_string()) && !ty.is_concrete() {
+                // Its size in bytes must fit in i64, as a concrete input's must: checked per
+                // call, multiplying in the order `checked_numel` does (evaluating a step fails
+                // where it overflows; a product already 0 takes no more factors).
+                let mut factors = ty.shape.clone();
+                factors.push(SymExpr::constant(ty.dtype.width() as i64));
+                let refusal = || {
+                    let reason = format!("{ty} has more than {} bytes", i64::MAX);
+                    SemaError::new(K::BadInput { name: name.into(), reason }, span)
+                };
+                self.require_product_fits(&factors, refusal)?;
+            }
             let kind = TExprKind::Input(name.to_string());
             return Ok(Value::Tensor(TExpr::new(kind, ty.clone(), span)));
         }
@@ -309,6 +321,16 @@ impl Checker<'_> {
             }
             other => err(K::NotAnInteger { what, found: other.describe() }, e.span),
         }
+    }
+
+    /// The value of run-time arithmetic `e`, which must not overflow i64 (as compile-time
+    /// arithmetic must not): the shape function checks `i64::MIN <= r <= i64::MAX` evaluating
+    /// `r` itself, which fails where it overflows.
+    fn run_time_result(&mut self, r: SymExpr, e: &ast::Expr) -> Result<Value, SemaError> {
+        let refusal = || SemaError::new(K::Overflow { expr: format!("{e}") }, e.span);
+        self.require(Cond::le(&SymExpr::constant(i64::MIN), &r), refusal)?;
+        self.require(Cond::le(&r, &SymExpr::constant(i64::MAX)), refusal)?;
+        Ok(Value::Sym(r))
     }
 
     /// The run-time scalar a tensor stands for where an integer is needed: a 0-d integer input
@@ -619,7 +641,9 @@ impl Checker<'_> {
                     out_pos += 1;
                 }
                 Entry::Slice { start, stop, step } => {
-                    let r = sym::normalize_numpy(&shape[axis], start.as_ref(), stop.as_ref(), step);
+                    let n = &shape[axis];
+                    let (start, stop) = (start.map(|v| bound_for(&v, n)), stop.map(|v| bound_for(&v, n)));
+                    let r = sym::normalize_numpy(n, start.as_ref(), stop.as_ref(), step);
                     dims.push(ViewDim::Range { start: r.first, step: r.step, len: r.len });
                     axis += 1;
                     out_pos += 1;
@@ -681,13 +705,13 @@ impl Checker<'_> {
 
 /// Arithmetic on integers of which one is known only at run time. A division or modulo needs a
 /// non-zero compile-time divisor (Python's rules then hold for every value).
-fn run_time_arithmetic(op: BinOp, a: &SymExpr, b: &SymExpr, rhs: &ast::Expr) -> Result<Value, SemaError> {
+fn run_time_arithmetic(op: BinOp, a: &SymExpr, b: &SymExpr, rhs: &ast::Expr) -> Result<SymExpr, SemaError> {
     let divisor = || match b.as_const() {
         Some(0) => err(K::DivisionByZero, rhs.span),
         Some(_) => Ok(()),
         None => err(K::NotCompileTime { what: "a divisor", name: format!("{rhs}") }, rhs.span),
     };
-    Ok(Value::Sym(match op {
+    Ok(match op {
         BinOp::Add => a + b,
         BinOp::Sub => a - b,
         BinOp::Mul => a * b,
@@ -699,7 +723,7 @@ fn run_time_arithmetic(op: BinOp, a: &SymExpr, b: &SymExpr, rhs: &ast::Expr) -> 
             divisor()?;
             a.modulo(b)
         }
-    }))
+    })
 }
 
 /// A bool tensor of `shape` (its size checked by the caller).
@@ -797,26 +821,50 @@ pub(super) fn view(base: TExpr, dims: Vec<ViewDim>, span: Span) -> Result<TExpr,
     node(TExprKind::View { base: Box::new(base), dims }, ty, span)
 }
 
-/// A typed gather, OpenVINO Gather-8's shape rule:
-/// `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`. The caller has checked
-/// `batch_dims <= axis`, `batch_dims <= rank(indices)` and that the batch dimensions agree.
-pub(super) fn gather(
-    data: TExpr,
-    indices: TExpr,
-    axis: usize,
-    batch_dims: usize,
-    mode: OobMode,
-    span: Span,
-) -> Result<TExpr, SemaError> {
-    let d = &data.ty.shape;
-    let shape: Vec<SymExpr> =
-        d[..axis].iter().chain(&indices.ty.shape[batch_dims..]).chain(&d[axis + 1..]).cloned().collect();
-    let ty = TensorType { dtype: data.ty.dtype, shape };
-    if ty.concrete_shape().is_some_and(|s| checked_numel(&s).is_none()) {
-        return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&ty.shape)) }, span);
+impl Checker<'_> {
+    /// A typed gather, OpenVINO Gather-8's shape rule:
+    /// `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`. The caller has
+    /// checked `batch_dims <= axis`, `batch_dims <= rank(indices)` and that the batch dimensions
+    /// agree. Its element count must fit in i64 (per call where the dims are symbols).
+    pub(super) fn gather(
+        &mut self,
+        data: TExpr,
+        indices: TExpr,
+        axis: usize,
+        batch_dims: usize,
+        mode: OobMode,
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
+        let d = &data.ty.shape;
+        let shape: Vec<SymExpr> =
+            d[..axis].iter().chain(&indices.ty.shape[batch_dims..]).chain(&d[axis + 1..]).cloned().collect();
+        let ty = TensorType { dtype: data.ty.dtype, shape };
+        let refusal = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&ty.shape)) }, span);
+        match ty.concrete_shape() {
+            Some(s) if checked_numel(&s).is_none() => return Err(refusal()),
+            Some(_) => {}
+            None => self.require_product_fits(&ty.shape, refusal)?,
+        }
+        let kind =
+            TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
+        node(kind, ty, span)
     }
-    let kind = TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
-    node(kind, ty, span)
+}
+
+impl Checker<'_> {
+    /// The product of `factors` multiplied left to right, as [`checked_numel`] does, must not
+    /// overflow i64: one condition per step, each evaluating the product so far (which fails
+    /// where it overflows; a product already 0 takes no more factors). A later factor 0 does
+    /// not excuse an earlier overflow, as in `checked_numel`.
+    fn require_product_fits(&mut self, factors: &[SymExpr], refusal: impl Fn() -> SemaError) -> Result<(), SemaError> {
+        let (zero, max) = (SymExpr::constant(0), SymExpr::constant(i64::MAX));
+        let mut acc = SymExpr::constant(1);
+        for d in factors {
+            acc = SymExpr::select(Cond::eq(&acc, &zero), &zero, &(&acc * d));
+            self.require(Cond::le(&acc, &max), &refusal)?;
+        }
+        Ok(())
+    }
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.

@@ -3,7 +3,7 @@
 //! share (they normalize by their own sources' rules, in their files under `sema/ops/`, on
 //! symbolic integers: with constants they fold to the concrete answer).
 
-use crate::types::sym::{self, Cond, SymExpr, SymRange};
+use crate::types::sym::{self, Cond, MAX_DIM, SymExpr, SymRange};
 
 /// A normalized slice of one dimension: elements `first + j*step` for `j < len`. Every form's
 /// normalization (NumPy's here, the operators' in `sema/ops/`) produces one.
@@ -23,6 +23,21 @@ pub fn normalize_numpy(n: i64, start: Option<i64>, stop: Option<i64>, step: Opti
     let r = sym::normalize_numpy(&c(n), start.map(c).as_ref(), stop.map(c).as_ref(), step);
     let known = |e: &SymExpr| e.as_const().expect("constants fold: no intermediate leaves i64");
     Range { first: known(&r.first), step: r.step, len: known(&r.len) }
+}
+
+/// A constant slice bound with the same effect as `v` on an axis of `n` elements, inside
+/// `[-MAX_DIM-1, MAX_DIM+1]` when `n` may be symbolic: every form clamps a bound at or past
+/// either end the same way, and dims are at most [`MAX_DIM`]. The normalizers' intermediates
+/// then stay inside i64 whatever expression `n` is (the length of an earlier slice, say). A
+/// run-time scalar is kept (a `min`/`max` around it would not survive normalization, which
+/// moves sums into them), and so is any bound on a constant `n` above `MAX_DIM`.
+pub fn bound_for(v: &SymExpr, n: &SymExpr) -> SymExpr {
+    match v.as_const() {
+        Some(c) if !n.as_const().is_some_and(|n| n > MAX_DIM) => {
+            SymExpr::constant(c.clamp(-MAX_DIM - 1, MAX_DIM + 1))
+        }
+        _ => v.clone(),
+    }
 }
 
 /// `v` counted from the end of an axis of `n` when it is negative (`v + n`), as every form does

@@ -1687,6 +1687,18 @@ impl SymExpr {
     }
 }
 
+impl Cond {
+    /// Reads a printed condition (`N <= 5`, `-N <= k[()]`; `>` and `>=` too). Normalized.
+    pub fn parse(s: &str) -> Result<Cond, String> {
+        let mut p = Parser { toks: lex(s)?, pos: 0, depth: 0 };
+        let c = p.cond()?;
+        if p.pos != p.toks.len() {
+            return Err(format!("unexpected {:?} after the condition", p.toks[p.pos]));
+        }
+        Ok(c)
+    }
+}
+
 impl std::str::FromStr for SymExpr {
     type Err = String;
     fn from_str(s: &str) -> Result<SymExpr, String> {

@@ -4,9 +4,16 @@
 use super::index::StreamState;
 use super::loops::trip_offset;
 use super::{Gen, NO_ARGS, vector_flags};
-use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES};
+use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES, LOOP_COPY_BYTES};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
+
+/// The length of a block copy: known when compiling, or a value of the call.
+#[derive(Clone, Copy)]
+enum Bytes {
+    Known(i64),
+    Run(Value),
+}
 
 impl Gen<'_, '_> {
     pub(super) fn copy_element(&mut self, out: Value, out_off: Value, data: &StreamState) {
@@ -56,8 +63,24 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(copy_block);
         match copy {
             Copy::Inline => self.copy_inline((dst, 0), (src, 0), self.known(&nest.extents[depth]) * w),
-            Copy::Loop => self.copy_loop(dst, src, self.known(&nest.extents[depth]) * w),
+            Copy::Loop => self.copy_loop(dst, src, Bytes::Known(self.known(&nest.extents[depth]) * w)),
             Copy::Memcpy => self.b.call_memcpy(self.config, dst, src, bytes),
+            Copy::LoopOrMemcpy => {
+                let (by_loop, by_call) = (self.b.create_block(), self.b.create_block());
+                // 64 <= bytes <= LOOP_COPY_BYTES, in one unsigned comparison.
+                let over = self.b.ins().iadd_imm_s(bytes, -INLINE_COPY_BYTES);
+                let fits = self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedLessThanOrEqual,
+                    over,
+                    LOOP_COPY_BYTES - INLINE_COPY_BYTES,
+                );
+                self.b.ins().brif(fits, by_loop, NO_ARGS, by_call, NO_ARGS);
+                self.b.switch_to_block(by_loop);
+                self.copy_loop(dst, src, Bytes::Run(bytes));
+                self.b.ins().jump(done, NO_ARGS);
+                self.b.switch_to_block(by_call);
+                self.b.call_memcpy(self.config, dst, src, bytes);
+            }
         }
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);
@@ -93,18 +116,21 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// Copies `n` (> [`INLINE_COPY_BYTES`]) bytes from `src` to `dst`: 64 bytes per loop trip,
-    /// then the last 64 bytes again, overlapping what the loop copied (the buffers never overlap
-    /// each other), for the part the loop left. Its own loop rather than [`Gen::strided_loop`]:
-    /// at least one trip is known to run, and unrolled trips (256 bytes each) made `a[:, 1:-1]`
-    /// compile half again as long for no measurable gain.
-    fn copy_loop(&mut self, dst: Value, src: Value, n: i64) {
+    /// Copies `n` (at least [`INLINE_COPY_BYTES`]) bytes from `src` to `dst`: 64 bytes per
+    /// loop trip, then the last 64 bytes again, overlapping what the loop copied (the buffers
+    /// never overlap each other), for the part the loop left. Its own loop rather than
+    /// [`Gen::strided_loop`]: at least one trip is known to run, and unrolled trips (256 bytes
+    /// each) made `a[:, 1:-1]` compile half again as long for no measurable gain.
+    fn copy_loop(&mut self, dst: Value, src: Value, n: Bytes) {
         let chunk = INLINE_COPY_BYTES;
         let trip = self.b.create_block();
         for ty in [self.ptr, self.ptr, types::I64] {
             self.b.append_block_param(trip, ty);
         }
-        let trips = self.b.ins().iconst(types::I64, n / chunk);
+        let trips = match n {
+            Bytes::Known(n) => self.b.ins().iconst(types::I64, n / chunk),
+            Bytes::Run(n) => self.b.ins().ushr_imm(n, chunk.trailing_zeros() as i64),
+        };
         self.b.ins().jump(trip, &[BlockArg::Value(dst), BlockArg::Value(src), BlockArg::Value(trips)]);
         self.b.switch_to_block(trip);
         let p = self.b.block_params(trip).to_vec();
@@ -122,8 +148,14 @@ impl Gen<'_, '_> {
             NO_ARGS,
         );
         self.b.switch_to_block(done);
-        if n % chunk != 0 {
-            self.copy_inline((dst, n - chunk), (src, n - chunk), chunk);
+        match n {
+            Bytes::Known(n) if n % chunk != 0 => self.copy_inline((dst, n - chunk), (src, n - chunk), chunk),
+            Bytes::Known(_) => {}
+            Bytes::Run(n) => {
+                let last = self.b.ins().iadd_imm_s(n, -chunk);
+                let (d, s) = (self.b.ins().iadd(dst, last), self.b.ins().iadd(src, last));
+                self.copy_inline((d, 0), (s, 0), chunk);
+            }
         }
     }
 

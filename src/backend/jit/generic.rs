@@ -58,11 +58,9 @@ impl std::fmt::Debug for GenericJitKernel {
     }
 }
 
-/// The key of a generic plan in a kernel cache.
-// TODO(issue 20): the plan's text once the printer writes generic plans (equal plans whose
-// origins differ compile twice until then).
+/// The key of a generic plan in a kernel cache: its text, symbolic, so one for every shape.
 pub(super) fn cache_key(plan: &VerifiedGenericPlan) -> String {
-    format!("{:?}", plan.plan())
+    plan.plan().to_string()
 }
 
 impl GenericJitKernel {

@@ -20,7 +20,7 @@
 
 mod passes;
 
-pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, PASSES, Pass};
+pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, LOOP_COPY_BYTES, PASSES, Pass};
 
 use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
 use crate::types::OobMode;
@@ -114,6 +114,9 @@ pub enum Copy {
     /// A call to memcpy (long runs, and the outermost loop's run, whose length the caller's
     /// range sets).
     Memcpy,
+    /// A run whose length is symbolic: decided per call, [`Copy::Loop`] for runs of
+    /// [`INLINE_COPY_BYTES`] up to 256 KiB, else memcpy.
+    LoopOrMemcpy,
 }
 
 /// A 16-byte shuffle that makes a strided run contiguous.
@@ -462,6 +465,7 @@ impl fmt::Display for Copy {
             Copy::Inline => "inline",
             Copy::Loop => "loop",
             Copy::Memcpy => "memcpy",
+            Copy::LoopOrMemcpy => "(loop if 64..=256 KiB else memcpy)",
         })
     }
 }

@@ -17,7 +17,7 @@ pub const INLINE_COPY_BYTES: i64 = 64;
 /// of a row's lines in flight at once (`gather(a, idx, axis=0)` on rows of 1 KiB: 2.3x memcpy
 /// by call, 2.5x by loop). Past this length the call costs nothing and libc picks its best
 /// strategy for long copies (non-temporal stores).
-const LOOP_COPY_BYTES: i64 = 1 << 18;
+pub const LOOP_COPY_BYTES: i64 = 1 << 18;
 /// The most gathered contributions (8 bytes each, all pending terms together) a kernel
 /// normalizes ahead of the rows that reuse them, in a table on its stack. The table must hold
 /// every column: filled in chunks, it would walk every row once per chunk and lose the cache
@@ -121,7 +121,7 @@ fn set(nest: &mut LoopNest, first: usize, strategy: Strategy) -> bool {
 }
 
 /// An innermost loop that reads one contiguous run (and gathers nothing that varies along it)
-/// is a block copy; by memcpy when its length is symbolic.
+/// is a block copy; of a length chosen per call when its length is symbolic.
 fn block_copy(nest: &mut LoopNest, _: Target) -> bool {
     let Some(last) = unscheduled(nest, 1) else { return false };
     let w = nest.width as i64;
@@ -136,6 +136,7 @@ fn block_copy(nest: &mut LoopNest, _: Target) -> bool {
         _ if last == 0 => Copy::Memcpy,
         Some(n) if n <= INLINE_COPY_BYTES => Copy::Inline,
         Some(n) if n <= LOOP_COPY_BYTES && nest.data.terms.is_empty() => Copy::Loop,
+        None if nest.data.terms.is_empty() => Copy::LoopOrMemcpy,
         _ => Copy::Memcpy,
     };
     set(nest, last, Strategy::Block(copy))

@@ -2,7 +2,7 @@
 //! out-of-range policy.
 
 use super::{Checker, bind, invalid};
-use crate::sema::check::{Value, const_tensor, gather};
+use crate::sema::check::{Value, const_tensor};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
 use crate::sema::typed::TExpr;
 use crate::source::Span;
@@ -73,7 +73,7 @@ impl Checker<'_> {
         if mode == OobMode::Error {
             self.check_const_indices(&indices, axis, &n)?;
         }
-        gather(data, indices, axis, batch_dims, mode, span)
+        self.gather(data, indices, axis, batch_dims, mode, span)
     }
 
     /// An `axis=` argument in `[-rank, rank-1]`, negative values counted from the end.

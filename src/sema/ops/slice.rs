@@ -3,7 +3,7 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
-use crate::sema::shape::{clamp, from_end, stepped_range};
+use crate::sema::shape::{bound_for, clamp, from_end, stepped_range};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
@@ -101,6 +101,7 @@ impl Checker<'_> {
 /// An empty axis clamps to an empty range.
 fn normalize_onnx(n: &SymExpr, start: &SymExpr, end: &SymExpr, step: i64) -> SymRange {
     let c = SymExpr::constant;
+    let (start, end) = (&bound_for(start, n), &bound_for(end, n));
     let (s, e) = if step > 0 {
         (clamp(&from_end(start, n), &c(0), n), clamp(&from_end(end, n), &c(0), n))
     } else {

@@ -4,7 +4,7 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
-use crate::sema::shape::{clamp, from_end, stepped_range};
+use crate::sema::shape::{bound_for, clamp, from_end, stepped_range};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
@@ -205,6 +205,7 @@ fn normalize_openvino(
     end_mask: bool,
 ) -> SymRange {
     let c = SymExpr::constant;
+    let (begin, end) = (&bound_for(begin, n), &bound_for(end, n));
     let (f, e) = if k > 0 {
         let f = if begin_mask { c(0) } else { clamp(&from_end(begin, n), &c(0), n) };
         let e = if end_mask { n.clone() } else { clamp(&from_end(end, n), &c(0), n) };
