@@ -389,6 +389,7 @@ fn generic_header_declares_the_shape_function() {
         "int32_t rev_shape(const int64_t *const *in_dims, int64_t *out_dims, int64_t *outer);",
         "int32_t rev(const uint8_t *const *inputs, const int64_t *const *in_dims, uint8_t *out,",
         "/* The output: f32[max(0, N-1), M]. */",
+        " * Plan:\n *     plan(a: f32[N, M]) -> f32[max(0, N-1), M]\n",
     ] {
         assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
     }
