@@ -128,11 +128,14 @@ fn oracle(src: &str, names: &[&str], inputs: &[Tensor]) -> Expect {
 fn programs() -> Vec<Program> {
     let mut rng = Lcg(20);
     let decl = |name: &str, dtype, shape| InputDecl::dense(name, dtype, shape);
-    let matrix_programs: [(&str, DType); 4] = [
+    let matrix_programs: [(&str, DType); 7] = [
         ("a[1:, ::-1]", DType::F32),
         ("a[::2, 1]", DType::I32),
         ("a[..., newaxis, :3]", DType::U8),
         ("a[1:, ::2][::-1]", DType::I16),
+        ("a[-1, 0]", DType::I64),
+        ("slice(a, [1, -1], [-1, -9223372036854775808], axes=[0, 1], steps=[1, -2])", DType::U16),
+        ("strided_slice(a, [0, 1], [2, 0], [1, 1], end_mask=[0, 1])", DType::I8),
     ];
     let mut shapes: Vec<[usize; 2]> = (0..7).flat_map(|r| (0..7).map(move |c| [r, c])).collect();
     shapes.extend([[1, 17], [17, 1], [9, 33], [64, 3]]);
