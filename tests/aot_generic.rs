@@ -233,6 +233,24 @@ fn programs() -> Vec<Program> {
     }
     let inputs = vec![decl("a", DType::I32, vec![n("N")]), decl("k", DType::U64, vec![])];
     programs.push(Program { name: String::new(), src: "a[:k]", inputs, calls });
+    // The elements of a 1-d run-time input (an i32, sign-extended) as operator bounds; a
+    // tensor of another length does not fit.
+    let src = "strided_slice(a, b, [9, 9], [1, 1])";
+    let mut calls = vec![];
+    for (rows, cols) in [(0usize, 0usize), (1, 3), (4, 5), (6, 2)] {
+        for begin in [[0, 0], [1, -1], [-2, 2], [-9, 7], [i32::MIN, i32::MAX]] {
+            let a = tensor(DType::F32, &[rows, cols], &mut rng);
+            let text = format!("strided_slice(a, [{}, {}], [9, 9], [1, 1])", begin[0], begin[1]);
+            let expect = oracle(&text, &["a"], std::slice::from_ref(&a));
+            let b = Tensor::from_i64s(DType::I32, &[2], &[begin[0] as i64, begin[1] as i64]).unwrap();
+            calls.push(Call { inputs: vec![a, b], expect });
+        }
+    }
+    let a = tensor(DType::F32, &[2, 2], &mut rng);
+    let short = Tensor::from_i64s(DType::I32, &[1], &[0]).unwrap();
+    calls.push(Call { inputs: vec![a, short], expect: Expect::Mismatch });
+    let inputs = vec![decl("a", DType::F32, vec![n("N"), n("M")]), decl("b", DType::I32, vec![c(2)])];
+    programs.push(Program { name: String::new(), src, inputs, calls });
     for (k, p) in programs.iter_mut().enumerate() {
         p.name = format!("g{k}");
     }
