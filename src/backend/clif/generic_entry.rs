@@ -122,12 +122,13 @@ pub fn define_generic_entry<M: Module>(
         let (inputs, p) = if shape_reads_inputs { (Some(p[0]), &p[1..]) } else { (None, &p[..]) };
         let (in_dims, out_dims, outer) = (p[0], p[1], p[2]);
         let (em, mismatch) = shape_function(&mut b, plan, &bound, in_dims, inputs, &scalars)?;
-        for (j, d) in plan.shape.iter().enumerate() {
-            let v = em.expr(&mut b, d)?;
+        // Everything is evaluated before anything is stored: a failure writes nothing.
+        let dims = plan.shape.iter().map(|d| em.expr(&mut b, d)).collect::<Result<Vec<_>, _>>()?;
+        let extent = em.expr(&mut b, &nest.outer_extent())?;
+        for (j, v) in dims.into_iter().enumerate() {
             b.ins().store(MemFlagsData::trusted(), v, out_dims, j as i32 * 8);
         }
-        let v = em.expr(&mut b, &nest.outer_extent())?;
-        b.ins().store(MemFlagsData::trusted(), v, outer, 0);
+        b.ins().store(MemFlagsData::trusted(), extent, outer, 0);
         let ok = b.ins().iconst(types::I32, STATUS_OK as i64);
         b.ins().return_(&[ok]);
         finish(b, mismatch, None, module.target_config());
