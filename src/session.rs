@@ -10,7 +10,6 @@ use crate::limits::MAX_RANK;
 use crate::pipeline::{Compiled, compile_with_values};
 use crate::sema::{InputTypes, value_may_be_read};
 use crate::types::TensorType;
-use crate::types::sym::SymExpr;
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
 

@@ -10,13 +10,16 @@
 mod cases;
 #[path = "support/generic_plans.rs"]
 mod generic_plans;
+#[path = "support/objects.rs"]
+mod objects;
 
 use cases::{c_bytes, hex};
 use generic_plans::{Dim, gather_plan};
+use objects::{check_elf, check_object, run};
 use slc::backend::aot;
 use slc::plan::{InputDecl, VerifiedGenericPlan, verify_generic};
 use slc::sema::SymInputTypes;
-use slc::types::sym::SymExpr;
+use slc::types::sym::{MAX_DIM, SymExpr};
 use slc::types::{OobMode, TensorType};
 use slc::{DType, Tensor};
 use std::fmt::Write as _;
@@ -125,14 +128,20 @@ fn oracle(src: &str, names: &[&str], inputs: &[Tensor]) -> Expect {
 fn programs() -> Vec<Program> {
     let mut rng = Lcg(20);
     let decl = |name: &str, dtype, shape| InputDecl::dense(name, dtype, shape);
-    let matrix_programs: [(&str, DType); 4] = [
+    let matrix_programs: [(&str, DType); 7] = [
         ("a[1:, ::-1]", DType::F32),
         ("a[::2, 1]", DType::I32),
         ("a[..., newaxis, :3]", DType::U8),
         ("a[1:, ::2][::-1]", DType::I16),
+        ("a[-1, 0]", DType::I64),
+        ("slice(a, [1, -1], [-1, -9223372036854775808], axes=[0, 1], steps=[1, -2])", DType::U16),
+        ("strided_slice(a, [0, 1], [2, 0], [1, 1], end_mask=[0, 1])", DType::I8),
     ];
     let mut shapes: Vec<[usize; 2]> = (0..7).flat_map(|r| (0..7).map(move |c| [r, c])).collect();
     shapes.extend([[1, 17], [17, 1], [9, 33], [64, 3]]);
+    // Empty tensors with a dim at the limit, and past it.
+    let limit = MAX_DIM as usize;
+    shapes.extend([[0, limit], [limit, 0], [limit + 1, 0], [0, usize::MAX >> 1]]);
     let mut programs = vec![];
     for (src, dtype) in matrix_programs {
         let inputs = vec![decl("a", dtype, vec![n("N"), n("M")])];
@@ -140,7 +149,12 @@ fn programs() -> Vec<Program> {
             .iter()
             .map(|shape| {
                 let a = tensor(dtype, shape, &mut rng);
-                Call { expect: oracle(src, &["a"], std::slice::from_ref(&a)), inputs: vec![a] }
+                let expect = if shape.iter().any(|&d| d > limit) {
+                    Expect::Mismatch
+                } else {
+                    oracle(src, &["a"], std::slice::from_ref(&a))
+                };
+                Call { expect, inputs: vec![a] }
             })
             .collect();
         programs.push(Program { name: String::new(), src, inputs, calls });
@@ -219,6 +233,24 @@ fn programs() -> Vec<Program> {
     }
     let inputs = vec![decl("a", DType::I32, vec![n("N")]), decl("k", DType::U64, vec![])];
     programs.push(Program { name: String::new(), src: "a[:k]", inputs, calls });
+    // The elements of a 1-d run-time input (an i32, sign-extended) as operator bounds; a
+    // tensor of another length does not fit.
+    let src = "strided_slice(a, b, [9, 9], [1, 1])";
+    let mut calls = vec![];
+    for (rows, cols) in [(0usize, 0usize), (1, 3), (4, 5), (6, 2)] {
+        for begin in [[0, 0], [1, -1], [-2, 2], [-9, 7], [i32::MIN, i32::MAX]] {
+            let a = tensor(DType::F32, &[rows, cols], &mut rng);
+            let text = format!("strided_slice(a, [{}, {}], [9, 9], [1, 1])", begin[0], begin[1]);
+            let expect = oracle(&text, &["a"], std::slice::from_ref(&a));
+            let b = Tensor::from_i64s(DType::I32, &[2], &[begin[0] as i64, begin[1] as i64]).unwrap();
+            calls.push(Call { inputs: vec![a, b], expect });
+        }
+    }
+    let a = tensor(DType::F32, &[2, 2], &mut rng);
+    let short = Tensor::from_i64s(DType::I32, &[1], &[0]).unwrap();
+    calls.push(Call { inputs: vec![a, short], expect: Expect::Mismatch });
+    let inputs = vec![decl("a", DType::F32, vec![n("N"), n("M")]), decl("b", DType::I32, vec![c(2)])];
+    programs.push(Program { name: String::new(), src, inputs, calls });
     for (k, p) in programs.iter_mut().enumerate() {
         p.name = format!("g{k}");
     }
@@ -286,19 +318,9 @@ fn driver(programs: &[Program], entries: &[aot::GenericAotKernel]) -> String {
     c
 }
 
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-aot-generic-{}", std::process::id()));
+/// A fresh directory for one test.
+fn scratch(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slc-aot-generic-{label}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -307,7 +329,7 @@ fn scratch() -> PathBuf {
 #[test]
 fn generic_objects_run_every_shape_as_the_interpreter() {
     let programs = programs();
-    let dir = scratch();
+    let dir = scratch("shapes");
     let mut kernels = vec![];
     for p in &programs {
         let plan = generic_plan(p.src, &p.inputs);
@@ -315,8 +337,10 @@ fn generic_objects_run_every_shape_as_the_interpreter() {
             .unwrap_or_else(|e| panic!("`{}`: {e}", p.src));
         std::fs::write(dir.join(format!("{}.o", p.name)), &k.object).unwrap();
         std::fs::write(dir.join(format!("{}.h", p.name)), &k.header).unwrap();
+        check_object(&dir, &p.name, &[p.name.as_str(), &format!("{}_shape", p.name)]);
         kernels.push(k);
     }
+    check_elf(&dir, &programs[0].name);
     std::fs::write(dir.join("driver.c"), driver(&programs, &kernels)).unwrap();
     let objects: Vec<String> = programs.iter().map(|p| format!("{}.o", p.name)).collect();
     run(Command::new("cc")
@@ -386,6 +410,7 @@ fn generic_header_declares_the_shape_function() {
         "int32_t rev_shape(const int64_t *const *in_dims, int64_t *out_dims, int64_t *outer);",
         "int32_t rev(const uint8_t *const *inputs, const int64_t *const *in_dims, uint8_t *out,",
         "/* The output: f32[max(0, N-1), M]. */",
+        " * Plan:\n *     plan(a: f32[N, M]) -> f32[max(0, N-1), M]\n",
     ] {
         assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
     }
@@ -399,7 +424,33 @@ fn generic_header_declares_the_shape_function() {
         "#define HEAD_SHAPE_READS_INPUTS 1",
         "int32_t head_shape(const uint8_t *const *inputs, const int64_t *const *in_dims, int64_t *out_dims, int64_t *outer);",
         "#define HEAD_IN1_RANK 0",
+        "/* inputs[1]: k: i64[] */",
     ] {
         assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
     }
+}
+
+/// `slc compile --target cpu` with symbolic dims writes the generic object and header;
+/// `--target dml` refuses symbolic dims.
+#[test]
+fn cli_compiles_symbolic_shapes() {
+    let dir = scratch("cli");
+    let slc = env!("CARGO_BIN_EXE_slc");
+    let args = ["compile", "a[::2, 1]", "--shape", "a=i32[N, M]", "--name", "pick"];
+    run(Command::new(slc)
+        .current_dir(&dir)
+        .args(args)
+        .args(["--target", "cpu", "-o", "pick.o", "--header", "pick.h"]));
+    check_object(&dir, "pick", &["pick", "pick_shape"]);
+    let header = std::fs::read_to_string(dir.join("pick.h")).unwrap();
+    assert!(header.contains("int32_t pick_shape(const int64_t *const *in_dims"), "{header}");
+    assert!(header.contains("/* The output: i32[(N+1)//2]. */"), "{header}");
+    let dml = Command::new(slc).current_dir(&dir).args(args).args(["--target", "dml"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&dml.stderr);
+    assert_eq!(dml.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--target dml needs concrete shapes") && stderr.contains("`a` is i32[N, M]"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -55,6 +55,25 @@ impl TypeArgs {
     }
 }
 
+impl TypeArgs {
+    /// The declared inputs in the order given (`--shape`s first), their dims symbols or
+    /// constants; of the examples only the headers are read.
+    pub fn resolve_generic(&self) -> Result<Vec<(String, SymTensorType)>, Failure> {
+        check_bindings(&self.inputs, &self.shapes)?;
+        let mut declared = self.shapes.clone();
+        for input in &self.inputs {
+            let npy = input.open()?;
+            declared.push((input.name.clone(), TensorType::of(npy.dtype(), npy.shape()).generic()));
+        }
+        Ok(declared)
+    }
+
+    /// The first input declared with a symbolic dim, if any.
+    pub fn first_symbolic(&self) -> Option<&(String, SymTensorType)> {
+        self.shapes.iter().find(|(_, ty)| !ty.is_concrete())
+    }
+}
+
 pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
     if let Some(which) = &args.dump_after {
         let known = loopnest::PASSES.iter().any(|p| p.name == which);
@@ -64,7 +83,7 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
             return Err(Failure::Usage);
         }
     }
-    if args.types.shapes.iter().any(|(_, ty)| !ty.is_concrete()) {
+    if args.types.first_symbolic().is_some() {
         return run_generic(args, every_stage);
     }
     let command = if every_stage { "explain" } else { "plan" };
@@ -101,12 +120,7 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
 /// symbols), the verified generic plan with its shape function's requirements, and the loop
 /// nest and Cranelift IR of the one kernel that serves every shape.
 fn run_generic(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
-    check_bindings(&args.types.inputs, &args.types.shapes)?;
-    let mut types: SymInputTypes = args.types.shapes.iter().cloned().collect();
-    for input in &args.types.inputs {
-        let npy = input.open()?;
-        types.insert(input.name.clone(), TensorType::of(npy.dtype(), npy.shape()).generic());
-    }
+    let types: SymInputTypes = args.types.resolve_generic()?.into_iter().collect();
     let compiled =
         crate::pipeline::compile_generic(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
     let plan = crate::plan::verify_generic(compiled.plan).map_err(|e| report(&e.into(), &args.expr))?;

@@ -122,12 +122,13 @@ pub fn define_generic_entry<M: Module>(
         let (inputs, p) = if shape_reads_inputs { (Some(p[0]), &p[1..]) } else { (None, &p[..]) };
         let (in_dims, out_dims, outer) = (p[0], p[1], p[2]);
         let (em, mismatch) = shape_function(&mut b, plan, &bound, in_dims, inputs, &scalars)?;
-        for (j, d) in plan.shape.iter().enumerate() {
-            let v = em.expr(&mut b, d)?;
+        // Everything is evaluated before anything is stored: a failure writes nothing.
+        let dims = plan.shape.iter().map(|d| em.expr(&mut b, d)).collect::<Result<Vec<_>, _>>()?;
+        let extent = em.expr(&mut b, &nest.outer_extent())?;
+        for (j, v) in dims.into_iter().enumerate() {
             b.ins().store(MemFlagsData::trusted(), v, out_dims, j as i32 * 8);
         }
-        let v = em.expr(&mut b, &nest.outer_extent())?;
-        b.ins().store(MemFlagsData::trusted(), v, outer, 0);
+        b.ins().store(MemFlagsData::trusted(), extent, outer, 0);
         let ok = b.ins().iconst(types::I32, STATUS_OK as i64);
         b.ins().return_(&[ok]);
         finish(b, mismatch, None, module.target_config());
@@ -155,24 +156,24 @@ pub fn define_generic_entry<M: Module>(
         let outer = em.expr(&mut b, &nest.outer_extent())?;
         check_range(&mut b, begin, end, outer, fail);
         let table = buffer_table(&mut b, ptr, inputs, order, &const_gvs);
+        // A kernel over no elements is not called: its parameters (byte offsets) need not even
+        // be defined, as when an empty tensor has a dim of MAX_DIM.
         if !check_refs.is_empty() {
             let scratch = check_scratch(&mut b, ptr);
             let zero = b.ins().iconst(types::I64, 0);
             for (&f, n) in check_refs.iter().zip(&checks) {
+                let next = b.create_block();
+                unless_empty(&mut b, &em, n, next)?;
                 let extent = em.expr(&mut b, &n.outer_extent())?;
                 let mut args = vec![table, scratch, zero, extent];
                 args.extend(param_block(&mut b, ptr, &em, n)?);
                 call_or_fail(&mut b, f, &args, fail);
+                b.ins().jump(next, NO_ARGS);
+                b.switch_to_block(next);
             }
         }
-        // An empty output runs nothing (its parameters need not even be defined).
         let done = b.create_block();
-        for e in nest.extents.iter().filter(|e| e.as_const().is_none()) {
-            let v = em.expr(&mut b, e)?;
-            let next = b.create_block();
-            b.ins().brif(v, next, NO_ARGS, done, NO_ARGS);
-            b.switch_to_block(next);
-        }
+        unless_empty(&mut b, &em, &nest, done)?;
         let mut args = vec![table, out, begin, end];
         args.extend(param_block(&mut b, ptr, &em, &nest)?);
         let call = b.ins().call(main_ref, &args);
@@ -187,6 +188,22 @@ pub fn define_generic_entry<M: Module>(
     module.define_function(id, &mut ctx)?;
     module.clear_context(&mut ctx);
     Ok(GenericEntry { id, shape_id, shape_reads_inputs, nest, checks })
+}
+
+/// Continues where every symbolic extent of `nest` is non-zero; branches to `empty` otherwise.
+fn unless_empty(
+    b: &mut FunctionBuilder,
+    em: &SymEmitter,
+    nest: &LoopNest,
+    empty: Block,
+) -> Result<(), ShapeFnError> {
+    for e in nest.extents.iter().filter(|e| e.as_const().is_none()) {
+        let v = em.expr(b, e)?;
+        let next = b.create_block();
+        b.ins().brif(v, next, NO_ARGS, empty, NO_ARGS);
+        b.switch_to_block(next);
+    }
+    Ok(())
 }
 
 /// Opens the function's entry block; its parameters.
