@@ -46,7 +46,10 @@ fn output_types_are_expressions_in_the_symbols() {
     assert_eq!(result_type("a[:2, newaxis, 0]", &a), "f32[min(2, N), 1]");
     assert_eq!(result_type("a[..., 1:][1:]", &a), "f32[max(0, N-1), max(0, M-1)]");
     // Equal to max(0, M-2), which the normal form does not find.
-    assert_eq!(result_type("slice(a, [1], [-1], axes=[1])", &a), "f32[N, max(0, min(M, max(0, M-1))-min(1, M))]");
+    assert_eq!(
+        result_type("slice(a, [1], [-1], axes=[1])", &a),
+        "f32[N, max(0, min(M, max(0, M-1))-min(1, M))]"
+    );
     assert_eq!(result_type("strided_slice(a, [0, 1], [0, 0], [1, 2], end_mask=[1, 1])", &a), "f32[N, M//2]");
     assert_eq!(result_type("slice1(a, [0, 1], [2, 2], [1, -1])", &a), "f32[2, 2]");
     let g = [("a", "f32[N, M]"), ("i", "i64[K, 2]")];
@@ -60,7 +63,10 @@ fn output_types_are_expressions_in_the_symbols() {
 fn run_time_scalars_are_slice_bounds() {
     let a = [("a", "f32[N, M]"), ("k", "i64[]"), ("b", "i64[2]")];
     // NumPy's clamping of a bound known only per call, in the symbols.
-    assert_eq!(result_type("a[:k]", &a), "f32[max(0, (max(0, N+k[()]) if k[()] <= -1 else min(N, k[()]))), M]");
+    assert_eq!(
+        result_type("a[:k]", &a),
+        "f32[max(0, (max(0, N+k[()]) if k[()] <= -1 else min(N, k[()]))), M]"
+    );
     // Huge constant bounds clamp to ±(MAX_DIM+1): the same slice of every axis.
     assert_eq!(result_type("a[-9223372036854775808:9223372036854775807]", &a), "f32[N, M]");
     let t = result_type("a[k:k+3]", &a);
@@ -117,8 +123,12 @@ fn forms_without_symbolic_support_say_so() {
         assert!(message.contains(form) && message.contains("give `a` a concrete shape"), "{src}: {message}");
     }
     // Steps, axes and masks are compile-time.
-    for src in ["a[::k]", "a[k // k:]", "slice(a, [0], [1], steps=[k])", "strided_slice(a, [0], [1], [1], begin_mask=k)"]
-    {
+    for src in [
+        "a[::k]",
+        "a[k // k:]",
+        "slice(a, [0], [1], steps=[k])",
+        "strided_slice(a, [0], [1], [1], begin_mask=k)",
+    ] {
         let (c, message) = error(src, &a);
         assert!(c == "E0130" || c == "E0125", "{src}: {c} {message}");
         if c == "E0130" {
@@ -135,7 +145,8 @@ fn concrete_types_give_todays_plans() {
     let types = [("a", "f32[3, 4]"), ("i", "i64[2]")];
     for src in ["a[1:, ::-1]", "a[..., 1][::2]", "gather(a, i, axis=1, mode=wrap)[1:]", "a[i]", "a[5:]"] {
         let generic = compile_generic(src, &sym_types(&types)).unwrap();
-        let concrete_types: InputTypes = types.iter().map(|(n, t)| (n.to_string(), t.parse().unwrap())).collect();
+        let concrete_types: InputTypes =
+            types.iter().map(|(n, t)| (n.to_string(), t.parse().unwrap())).collect();
         let concrete = slc::compile(src, &concrete_types).unwrap();
         assert_eq!(generic.plan.concrete().as_ref(), Some(concrete.plan.plan()), "{src}");
         assert_eq!(generic.checked.to_string(), concrete.checked.to_string(), "{src}");
@@ -182,7 +193,13 @@ fn scalar_value(r: &mut Rng) -> i64 {
 
 fn literal_bound(r: &mut Rng) -> String {
     match r.below(10) {
-        0 => r.pick(&["-9223372036854775808", "9223372036854775807", "4611686018427387904", "-4611686018427387904"])
+        0 => r
+            .pick(&[
+                "-9223372036854775808",
+                "9223372036854775807",
+                "4611686018427387904",
+                "-4611686018427387904",
+            ])
             .to_string(),
         _ => r.range(-7, 8).to_string(),
     }
@@ -300,7 +317,8 @@ fn draw(r: &mut Rng) -> Case {
             run_time(r, &mut t, "b", &b);
             t.both(", ");
             run_time(r, &mut t, "e", &e);
-            let axes: Vec<i64> = (0..n as i64).map(|i| if r.below(2) == 0 { i } else { i - rank as i64 }).collect();
+            let axes: Vec<i64> =
+                (0..n as i64).map(|i| if r.below(2) == 0 { i } else { i - rank as i64 }).collect();
             let steps: Vec<i64> = (0..n).map(|_| *r.pick(&[-2, -1, 1, 1, 2, 3])).collect();
             t.both(&format!(", axes={}, steps={})", list(&axes), list(&steps)));
         }
@@ -355,8 +373,10 @@ fn check(seed: u64) {
     let case = draw(&mut r);
     let a_ty = SymTensorType { dtype: case.dtype, shape: case.a_dims.clone() };
     let idx_ty = SymTensorType { dtype: DType::I64, shape: vec![case.idx_dim.clone()] };
-    let list_ty = |v: &[i64]| SymTensorType { dtype: DType::I64, shape: vec![SymExpr::constant(v.len() as i64)] };
-    let mut types: SymInputTypes = [("a", a_ty), ("idx", idx_ty)].into_iter().map(|(n, t)| (n.to_string(), t)).collect();
+    let list_ty =
+        |v: &[i64]| SymTensorType { dtype: DType::I64, shape: vec![SymExpr::constant(v.len() as i64)] };
+    let mut types: SymInputTypes =
+        [("a", a_ty), ("idx", idx_ty)].into_iter().map(|(n, t)| (n.to_string(), t)).collect();
     types.insert("k".into(), SymTensorType { dtype: DType::I64, shape: vec![] });
     types.insert("b".into(), list_ty(&case.b));
     types.insert("e".into(), list_ty(&case.e));
@@ -416,8 +436,8 @@ fn check(seed: u64) {
         if huge_scalar && matches!(bound, Err(ShapeMismatch::TooLarge { .. })) {
             continue;
         }
-        let mut bound =
-            bound.unwrap_or_else(|e| panic!("{}: bind failed: {e}\n{:?}", src.generic, generic.plan.requires));
+        let mut bound = bound
+            .unwrap_or_else(|e| panic!("{}: bind failed: {e}\n{:?}", src.generic, generic.plan.requires));
         // Binding keeps the requirements it has checked; the concrete plan has none.
         bound.requires.clear();
         let want = concrete.plan.plan();
@@ -441,7 +461,8 @@ fn check(seed: u64) {
             want.inputs.iter().map(|i| if i.name == "a" { &a } else { &idx }).collect();
         let verified = plan::verify(bound).unwrap_or_else(|e| panic!("{}: {e}", src.generic));
         let got = interp::run(&verified, &tensors).map(|t| t.bytes().to_vec()).map_err(|e| e.to_string());
-        let expected = interp::run(&concrete.plan, &tensors).map(|t| t.bytes().to_vec()).map_err(|e| e.to_string());
+        let expected =
+            interp::run(&concrete.plan, &tensors).map(|t| t.bytes().to_vec()).map_err(|e| e.to_string());
         assert_eq!(got, expected, "{} / {}", src.generic, src.concrete);
     }
 }

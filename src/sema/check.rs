@@ -856,7 +856,11 @@ impl Checker<'_> {
     /// overflow i64: one condition per step, each evaluating the product so far (which fails
     /// where it overflows; a product already 0 takes no more factors). A later factor 0 does
     /// not excuse an earlier overflow, as in `checked_numel`.
-    fn require_product_fits(&mut self, factors: &[SymExpr], refusal: impl Fn() -> SemaError) -> Result<(), SemaError> {
+    fn require_product_fits(
+        &mut self,
+        factors: &[SymExpr],
+        refusal: impl Fn() -> SemaError,
+    ) -> Result<(), SemaError> {
         let (zero, max) = (SymExpr::constant(0), SymExpr::constant(i64::MAX));
         let mut acc = SymExpr::constant(1);
         for d in factors {
