@@ -33,7 +33,7 @@ pub fn normalize_numpy(n: i64, start: Option<i64>, stop: Option<i64>, step: Opti
 /// moves sums into them), and so is any bound on a constant `n` above `MAX_DIM`.
 pub fn bound_for(v: &SymExpr, n: &SymExpr) -> SymExpr {
     match v.as_const() {
-        Some(c) if !n.as_const().is_some_and(|n| n > MAX_DIM) => {
+        Some(c) if n.as_const().is_none_or(|n| n <= MAX_DIM) => {
             SymExpr::constant(c.clamp(-MAX_DIM - 1, MAX_DIM + 1))
         }
         _ => v.clone(),
