@@ -341,8 +341,17 @@ fn draw(r: &mut Rng) -> Case {
             t.both(&format!("gather(a, idx, axis={axis}, mode={mode})"));
         }
     }
-    if r.below(3) == 0 {
-        subscript(r, &mut t, k);
+    match r.below(6) {
+        0 | 1 => subscript(r, &mut t, k),
+        // Through a `let`, which is substituted where it is used.
+        2 => {
+            t = Text {
+                generic: format!("let x = {}\nx", t.generic),
+                concrete: format!("let x = {}\nx", t.concrete),
+            };
+            subscript(r, &mut t, k);
+        }
+        _ => {}
     }
     Case { text: t, a_dims, dtype, idx_dim, k, b, e }
 }
