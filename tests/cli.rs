@@ -143,3 +143,28 @@ fn plan_prints_a_parseable_plan() {
     let plan = slc::plan::parse::parse(&text).unwrap();
     assert_eq!(plan.to_string(), text);
 }
+
+#[test]
+fn plan_and_explain_take_symbolic_shapes_other_subcommands_refuse_them() {
+    let o = slc(&["explain", "a[1:]", "--shape", "a=f32[N, M]"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("): f32[max(0, N-1), M]"), "{}", stdout(&o));
+    let o = slc(&["plan", "a[:k, ::2]", "--shape", "a=f32[?, 6]", "--shape", "k=i64[]"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("_a0"), "{}", stdout(&o));
+    // A program error on symbolic shapes is a diagnostic, as on concrete ones.
+    let o = slc(&["plan", "gather_nd(a, [[0]])", "--shape", "a=f32[N]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("E0129"), "{}", stderr(&o));
+    for args in [
+        &["bench", "a[1:]", "--shape", "a=f32[N, M]"][..],
+        &["compile", "a[1:]", "--target", "cpu", "--shape", "a=f32[N, M]", "-o", "/dev/null"][..],
+        &["plan", "a[1:]", "--shape", "a=f32[N, M]", "--clif"][..],
+    ] {
+        let o = slc(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("concrete"), "{args:?}: {}", stderr(&o));
+    }
+    let o = slc(&["plan", "a[1:]", "--shape", "a=f32[N, min]"]);
+    assert_eq!(o.status.code(), Some(2));
+}

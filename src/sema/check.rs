@@ -14,7 +14,7 @@ use super::typed::{ShapeCondition, TExpr, TExprKind, ViewDim};
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
-use crate::types::sym::{self, Assumptions, Cond, SymExpr};
+use crate::types::sym::{self, SymExpr};
 use crate::types::{OobMode, ShapeDisplay, SymTensorType, TensorType, checked_numel};
 use slc_runtime::{DType, Tensor};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -148,7 +148,7 @@ pub(super) struct Checker<'a> {
     /// Whether 0-d integer inputs used as integers are run-time scalars (symbols).
     pub(super) runtime_scalars: bool,
     /// The conditions checking could not decide, in program order.
-    conditions: Vec<ShapeCondition>,
+    pub(super) conditions: Vec<ShapeCondition>,
 }
 
 /// An index array of a subscript, and the axis it selects on (sema/advanced.rs uses them).
@@ -323,16 +323,6 @@ impl Checker<'_> {
         }
     }
 
-    /// The value of run-time arithmetic `e`, which must not overflow i64 (as compile-time
-    /// arithmetic must not): the shape function checks `i64::MIN <= r <= i64::MAX` evaluating
-    /// `r` itself, which fails where it overflows.
-    fn run_time_result(&mut self, r: SymExpr, e: &ast::Expr) -> Result<Value, SemaError> {
-        let refusal = || SemaError::new(K::Overflow { expr: format!("{e}") }, e.span);
-        self.require(Cond::le(&SymExpr::constant(i64::MIN), &r), refusal)?;
-        self.require(Cond::le(&r, &SymExpr::constant(i64::MAX)), refusal)?;
-        Ok(Value::Sym(r))
-    }
-
     /// The run-time scalar a tensor stands for where an integer is needed: a 0-d integer input
     /// bound without a value, when run-time scalars are on.
     pub(super) fn runtime_scalar(&self, t: &TExpr) -> Option<SymExpr> {
@@ -364,40 +354,6 @@ impl Checker<'_> {
             None => format!("{t}"),
         };
         err(K::SymbolicUnsupported { form, input }, t.span)
-    }
-
-    /// A condition on the program's symbols: nothing when it always holds, `refusal` (the
-    /// diagnostic it raises) when it never does, and otherwise a condition for the shape
-    /// function, with the refusal's message and span.
-    pub(super) fn require(
-        &mut self,
-        cond: Cond,
-        refusal: impl FnOnce() -> SemaError,
-    ) -> Result<(), SemaError> {
-        match cond.decide(&Assumptions::default()) {
-            Some(true) => Ok(()),
-            Some(false) => Err(refusal()),
-            None => {
-                let refusal = refusal();
-                let message = refusal.kind.to_string();
-                self.conditions.push(ShapeCondition { cond, message, span: refusal.span });
-                Ok(())
-            }
-        }
-    }
-
-    /// An integer index `i` into an axis of size `n` (NumPy's rule: `-n <= i < n`, negative
-    /// values count from the end), as the element it picks.
-    pub(super) fn index_into(
-        &mut self,
-        i: &SymExpr,
-        n: &SymExpr,
-        refusal: impl Fn() -> SemaError,
-    ) -> Result<SymExpr, SemaError> {
-        self.require(Cond::lt(i, n), &refusal)?;
-        self.require(Cond::le(&-n, i), &refusal)?;
-        let zero = SymExpr::constant(0);
-        Ok(SymExpr::select(Cond::lt(i, &zero), &(i + n), i))
     }
 
     fn to_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
@@ -516,20 +472,14 @@ impl Checker<'_> {
             return err(K::TooManyIndices { rank: 1, count: items.len() }, extra);
         };
         let n = shape.len() as i64;
-        let known = |v: Option<SymExpr>| -> Result<Option<i64>, SemaError> {
-            v.map(|v| {
-                v.as_const().ok_or_else(|| {
-                    SemaError::new(
-                        K::NotCompileTime { what: "an index of a shape", name: v.to_string() },
-                        item.span,
-                    )
-                })
-            })
-            .transpose()
+        let known = |v: SymExpr| -> Result<i64, SemaError> {
+            let what = "an index of a shape";
+            v.as_const()
+                .ok_or_else(|| SemaError::new(K::NotCompileTime { what, name: v.to_string() }, item.span))
         };
         match self.entry(item)? {
             Entry::Int(i) => {
-                let i = known(Some(i))?.expect("given");
+                let i = known(i)?;
                 let j = if i < 0 { i + n } else { i };
                 if !(0..n).contains(&j) {
                     let (index, size) = (SymExpr::constant(i), SymExpr::constant(n));
@@ -538,7 +488,8 @@ impl Checker<'_> {
                 Ok(Value::Int(shape[j as usize]))
             }
             Entry::Slice { start, stop, step } => {
-                let r = normalize_numpy(n, known(start)?, known(stop)?, step);
+                let (start, stop) = (start.map(known).transpose()?, stop.map(known).transpose()?);
+                let r = normalize_numpy(n, start, stop, step);
                 Ok(Value::Shape((0..r.len).map(|j| shape[(r.first + j * r.step) as usize]).collect()))
             }
             _ => err(K::NotIndexable { what: "a shape with this index".into() }, item.span),
@@ -771,33 +722,6 @@ fn check_input_type(name: &str, ty: &SymTensorType, span: Span) -> Result<(), Se
     Ok(())
 }
 
-impl Checker<'_> {
-    /// Literal index values are checked now, pointing at the literal, rather than at run time
-    /// (against a symbolic size: the extreme values, per call).
-    pub(super) fn check_const_indices(
-        &mut self,
-        indices: &TExpr,
-        axis: usize,
-        size: &SymExpr,
-    ) -> Result<(), SemaError> {
-        if let TExprKind::Const(t) = &indices.kind {
-            for i in 0..t.numel() {
-                let v = t.int_at(i).unwrap_or_default();
-                // Stored integers fit in i64 but for large u64 values, out of range of any axis.
-                let index = SymExpr::constant(i64::try_from(v).unwrap_or(i64::MAX));
-                let refusal = || {
-                    SemaError::new(
-                        K::IndexOutOfRange { index: index.clone(), axis, size: size.clone() },
-                        indices.span,
-                    )
-                };
-                self.index_into(&index, size, refusal)?;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// A typed view; the identity view is no node at all.
 pub(super) fn view(base: TExpr, dims: Vec<ViewDim>, span: Span) -> Result<TExpr, SemaError> {
     let shape = &base.ty.shape;
@@ -848,26 +772,6 @@ impl Checker<'_> {
         let kind =
             TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
         node(kind, ty, span)
-    }
-}
-
-impl Checker<'_> {
-    /// The product of `factors` multiplied left to right, as [`checked_numel`] does, must not
-    /// overflow i64: one condition per step, each evaluating the product so far (which fails
-    /// where it overflows; a product already 0 takes no more factors). A later factor 0 does
-    /// not excuse an earlier overflow, as in `checked_numel`.
-    fn require_product_fits(
-        &mut self,
-        factors: &[SymExpr],
-        refusal: impl Fn() -> SemaError,
-    ) -> Result<(), SemaError> {
-        let (zero, max) = (SymExpr::constant(0), SymExpr::constant(i64::MAX));
-        let mut acc = SymExpr::constant(1);
-        for d in factors {
-            acc = SymExpr::select(Cond::eq(&acc, &zero), &zero, &(&acc * d));
-            self.require(Cond::le(&acc, &max), &refusal)?;
-        }
-        Ok(())
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod advanced;
 mod check;
+mod conditions;
 pub mod consteval;
 pub mod error;
 mod ops;

@@ -33,22 +33,20 @@ pub fn normalize_numpy(n: i64, start: Option<i64>, stop: Option<i64>, step: Opti
 /// moves sums into them), and so is any bound on a constant `n` above `MAX_DIM`.
 pub fn bound_for(v: &SymExpr, n: &SymExpr) -> SymExpr {
     match v.as_const() {
-        Some(c) if !n.as_const().is_some_and(|n| n > MAX_DIM) => {
+        Some(c) if n.as_const().is_none_or(|n| n <= MAX_DIM) => {
             SymExpr::constant(c.clamp(-MAX_DIM - 1, MAX_DIM + 1))
         }
         _ => v.clone(),
     }
 }
 
-/// `v` counted from the end of an axis of `n` when it is negative (`v + n`), as every form does
-/// before clamping.
-pub fn from_end(v: &SymExpr, n: &SymExpr) -> SymExpr {
-    SymExpr::select(Cond::lt(v, &SymExpr::constant(0)), &(v + n), v)
-}
-
-/// `v` clamped into `[lo, hi]` (`hi` where `lo > hi`).
-pub fn clamp(v: &SymExpr, lo: &SymExpr, hi: &SymExpr) -> SymExpr {
-    v.max2(lo).min2(hi)
+/// `v` counted from the end of an axis of `n` when it is negative (`v + n`), then clamped into
+/// `[lo, hi]` (`hi` where `lo > hi`), as the operator forms adjust a bound. Both branches sit in
+/// one `select`, which normalization keeps whole: a sum over the result does not move into the
+/// clamps, where `v` itself (a run-time scalar near ±2^63) would overflow.
+pub fn adjusted(v: &SymExpr, n: &SymExpr, lo: &SymExpr, hi: &SymExpr) -> SymExpr {
+    let clamp = |x: &SymExpr| x.max2(lo).min2(hi);
+    SymExpr::select(Cond::lt(v, &SymExpr::constant(0)), &clamp(&(v + n)), &clamp(v))
 }
 
 /// The elements `first, first+step, ...` before `end` (`step` ≠ 0), the first 0 when there is

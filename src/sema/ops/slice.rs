@@ -3,7 +3,7 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
-use crate::sema::shape::{bound_for, clamp, from_end, stepped_range};
+use crate::sema::shape::{adjusted, bound_for, stepped_range};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
@@ -103,10 +103,10 @@ fn normalize_onnx(n: &SymExpr, start: &SymExpr, end: &SymExpr, step: i64) -> Sym
     let c = SymExpr::constant;
     let (start, end) = (&bound_for(start, n), &bound_for(end, n));
     let (s, e) = if step > 0 {
-        (clamp(&from_end(start, n), &c(0), n), clamp(&from_end(end, n), &c(0), n))
+        (adjusted(start, n, &c(0), n), adjusted(end, n, &c(0), n))
     } else {
         let last = n - 1;
-        (clamp(&from_end(start, n), &c(0), &last), clamp(&from_end(end, n), &c(-1), &last))
+        (adjusted(start, n, &c(0), &last), adjusted(end, n, &c(-1), &last))
     };
     stepped_range(&s, &e, step)
 }
@@ -114,6 +114,8 @@ fn normalize_onnx(n: &SymExpr, start: &SymExpr, end: &SymExpr, step: i64) -> Sym
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::sym::{Env, MAX_DIM};
+    use proptest::prelude::*;
 
     fn elems(r: SymRange) -> Vec<i64> {
         let (first, len) = (r.first.as_const().unwrap(), r.len.as_const().unwrap());
@@ -132,5 +134,31 @@ mod tests {
         assert_eq!(elems(normalize_onnx(4, 3, i64::MAX, -1)), Vec::<i64>::new());
         assert_eq!(elems(normalize_onnx(4, 0, i64::MAX, 1)), vec![0, 1, 2, 3]);
         assert_eq!(elems(normalize_onnx(4, -1, i64::MIN, -2)), vec![3, 1]);
+    }
+
+    /// Over symbols (a dim, run-time bounds) the normalization evaluates, for every binding, to
+    /// its constant form: the concrete normalization.
+    fn symbolic_equals_concrete(n: i64, start: i64, end: i64, step: i64) {
+        let env = Env::new().dim("N", n).scalar("s", start).scalar("e", end);
+        let r = super::normalize_onnx(&SymExpr::dim("N"), &SymExpr::scalar("s"), &SymExpr::scalar("e"), step);
+        let c = normalize_onnx(n, start, end, step);
+        assert_eq!(r.first.eval_i64(&env), c.first.as_const(), "first of {r:?}");
+        assert_eq!(r.len.eval_i64(&env), c.len.as_const(), "len of {r:?}");
+    }
+
+    fn wide() -> impl Strategy<Value = i64> {
+        prop_oneof![-8i64..8, any::<i64>(), Just(i64::MIN), Just(i64::MAX)]
+    }
+
+    proptest! {
+        #[test]
+        fn symbolic_onnx_is_the_concrete_one(
+            n in prop_oneof![0i64..8, Just(MAX_DIM), Just(MAX_DIM - 1)],
+            start in wide(),
+            end in wide(),
+            step in prop_oneof![-3i64..=3, Just(i64::MIN), Just(i64::MAX)].prop_filter("non-zero", |k| *k != 0),
+        ) {
+            symbolic_equals_concrete(n, start, end, step);
+        }
     }
 }

@@ -4,7 +4,7 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
-use crate::sema::shape::{bound_for, clamp, from_end, stepped_range};
+use crate::sema::shape::{adjusted, bound_for, stepped_range};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
@@ -207,12 +207,12 @@ fn normalize_openvino(
     let c = SymExpr::constant;
     let (begin, end) = (&bound_for(begin, n), &bound_for(end, n));
     let (f, e) = if k > 0 {
-        let f = if begin_mask { c(0) } else { clamp(&from_end(begin, n), &c(0), n) };
-        let e = if end_mask { n.clone() } else { clamp(&from_end(end, n), &c(0), n) };
+        let f = if begin_mask { c(0) } else { adjusted(begin, n, &c(0), n) };
+        let e = if end_mask { n.clone() } else { adjusted(end, n, &c(0), n) };
         (f, e)
     } else {
-        let f = if begin_mask { n - 1 } else { clamp(&from_end(begin, n), &c(0), &(n - 1)) };
-        let e = if end_mask { c(-1) } else { clamp(&from_end(end, n), &c(-1), n) };
+        let f = if begin_mask { n - 1 } else { adjusted(begin, n, &c(0), &(n - 1)) };
+        let e = if end_mask { c(-1) } else { adjusted(end, n, &c(-1), n) };
         (f, e)
     };
     stepped_range(&f, &e, k)
@@ -221,6 +221,8 @@ fn normalize_openvino(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::sym::{Env, MAX_DIM};
+    use proptest::prelude::*;
 
     fn elems(r: SymRange) -> Vec<i64> {
         let (first, len) = (r.first.as_const().unwrap(), r.len.as_const().unwrap());
@@ -247,5 +249,33 @@ mod tests {
         assert_eq!(elems(normalize_openvino(4, 0, 0, -1, true, true)), vec![3, 2, 1, 0]);
         assert_eq!(elems(normalize_openvino(4, 1, 1, 1, false, false)), Vec::<i64>::new());
         assert_eq!(elems(normalize_openvino(2, 1234, 4321, -1, false, false)), Vec::<i64>::new());
+    }
+
+    /// Over symbols (a dim, run-time bounds) the normalization evaluates, for every binding, to
+    /// its constant form: the concrete normalization.
+    fn symbolic_equals_concrete(n: i64, begin: i64, end: i64, k: i64, masks: (bool, bool)) {
+        let env = Env::new().dim("N", n).scalar("b", begin).scalar("e", end);
+        let (b, e) = (SymExpr::scalar("b"), SymExpr::scalar("e"));
+        let r = super::normalize_openvino(&SymExpr::dim("N"), &b, &e, k, masks.0, masks.1);
+        let c = normalize_openvino(n, begin, end, k, masks.0, masks.1);
+        assert_eq!(r.first.eval_i64(&env), c.first.as_const(), "first of {r:?}");
+        assert_eq!(r.len.eval_i64(&env), c.len.as_const(), "len of {r:?}");
+    }
+
+    fn wide() -> impl Strategy<Value = i64> {
+        prop_oneof![-8i64..8, any::<i64>(), Just(i64::MIN), Just(i64::MAX)]
+    }
+
+    proptest! {
+        #[test]
+        fn symbolic_openvino_is_the_concrete_one(
+            n in prop_oneof![0i64..8, Just(MAX_DIM), Just(MAX_DIM - 1)],
+            begin in wide(),
+            end in wide(),
+            k in prop_oneof![-3i64..=3, Just(i64::MIN), Just(i64::MAX)].prop_filter("non-zero", |k| *k != 0),
+            masks in any::<(bool, bool)>(),
+        ) {
+            symbolic_equals_concrete(n, begin, end, k, masks);
+        }
     }
 }
