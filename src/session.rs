@@ -3,13 +3,13 @@
 use crate::backend::RuntimeError;
 use crate::backend::jit::{self, KernelCache};
 use crate::embed::programs::{GenericProgram, GenericPrograms, Program, ProgramCache};
-use crate::embed::{Kernel, TensorView};
+use crate::embed::{GenericKernel, Kernel, TensorView};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
 use crate::limits::MAX_RANK;
 use crate::pipeline::{Compiled, compile_with_values};
 use crate::sema::{InputTypes, value_may_be_read};
-use crate::types::TensorType;
+use crate::types::{SymTensorType, TensorType};
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
 
@@ -143,6 +143,24 @@ impl<'a> Session<'a> {
     /// ```
     pub fn prepare(&self, src: &str, inputs: &[(&str, TensorType)]) -> Result<Kernel, Error> {
         Kernel::prepare_with(src, inputs, &self.options)
+    }
+
+    /// Compiles `src` once for inputs whose dims may be symbols (`f32[N, M]`), for this
+    /// session's threads: a kernel for inputs of any conforming shapes.
+    ///
+    /// ```
+    /// use slc::{Session, Tensor, DType};
+    /// let k = Session::new().prepare_generic("a[1:3, ::-1]", &[("a", "f32[N, M]".parse()?)])?;
+    /// let a = Tensor::zeros(DType::F32, &[6, 2])?;
+    /// assert_eq!(k.run(&[&a])?.shape(), &[2, 2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prepare_generic(
+        &self,
+        src: &str,
+        inputs: &[(&str, SymTensorType)],
+    ) -> Result<GenericKernel, Error> {
+        GenericKernel::prepare_with(src, inputs, &RunOptions { executor: Executor::Jit, ..self.options })
     }
 
     pub fn get(&self, name: &str) -> Option<&Tensor> {

@@ -7,6 +7,8 @@
 //! - [`Kernel::prepare`] compiles a program for input signatures; [`Kernel::run`] and
 //!   [`Kernel::run_into`] run it on tensors or views, read in place (strided ones through a
 //!   kernel compiled for their strides);
+//! - [`GenericKernel::prepare`] compiles a program once for symbolic input types
+//!   (`f32[N, M]`), to run on inputs of any conforming shapes;
 //! - errors are [`Error`](crate::Error) values: structured ([`Error::diagnostic`](crate::Error::diagnostic),
 //!   the enum's variants) and renderable ([`Error::render`](crate::Error::render));
 //! - with the cargo feature `ndarray`, [`TensorView::from_ndarray`] and [`Kernel::run_array`]
@@ -27,6 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod generic;
 mod kernel;
 #[cfg(feature = "ndarray")]
 mod ndarray;
@@ -34,6 +37,7 @@ pub(crate) mod programs;
 mod strided;
 mod view;
 
+pub use generic::GenericKernel;
 pub use kernel::Kernel;
 #[cfg(feature = "ndarray")]
 pub use ndarray::{ndarray_view, to_ndarray};

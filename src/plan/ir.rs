@@ -260,6 +260,56 @@ impl<D> Access<D> {
     }
 }
 
+/// The dimension symbols of one call: each input's dims (`dims[i]`) bound to the symbols its
+/// declared shape names. A constant dim must match, a symbol named twice must get one value,
+/// and a dim may not exceed [`MAX_DIM`].
+pub fn bind_dims(inputs: &[InputDecl<SymExpr>], dims: &[&[i64]]) -> Result<Env, ShapeMismatch> {
+    let failed = |message: String| ShapeMismatch::Failed { message, origin: Origin(None) };
+    if dims.len() != inputs.len() {
+        return Err(failed(format!("{} inputs for a plan of {}", dims.len(), inputs.len())));
+    }
+    let mut env = Env::new();
+    // Where each symbol got its value, for the message when another axis disagrees.
+    let mut first: Vec<(Sym, String)> = vec![];
+    for (input, actual) in inputs.iter().zip(dims) {
+        if actual.len() != input.shape.len() {
+            return Err(failed(format!(
+                "input `{}` has rank {}, not {}",
+                input.name,
+                actual.len(),
+                input.shape.len()
+            )));
+        }
+        for (axis, (declared, &n)) in input.shape.iter().zip(actual.iter()).enumerate() {
+            let here = format!("axis {axis} of `{}`", input.name);
+            if !(0..=MAX_DIM).contains(&n) {
+                return Err(failed(format!("{here} has the size {n}, beyond {MAX_DIM}")));
+            }
+            match (declared.as_const(), declared.as_sym()) {
+                (Some(c), _) if c != n => {
+                    return Err(failed(format!("{here} has the size {n}, not {c}")));
+                }
+                (Some(_), _) => {}
+                (None, Some(sym)) => match env.get(sym) {
+                    Some(v) if v != n => {
+                        let origin = first.iter().find(|(s, _)| s == sym).map_or("", |(_, w)| w);
+                        return Err(failed(format!("`{sym}` is {v} ({origin}) but {n} ({here})")));
+                    }
+                    Some(_) => {}
+                    None => {
+                        env.bind(sym.clone(), n);
+                        first.push((sym.clone(), here));
+                    }
+                },
+                (None, None) => {
+                    return Err(failed(format!("{here} is declared `{declared}`, not a name or a size")));
+                }
+            }
+        }
+    }
+    Ok(env)
+}
+
 /// Why a generic plan does not apply to one call's inputs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShapeMismatch {
@@ -299,48 +349,7 @@ impl GenericPlan {
         scalar: &dyn Fn(&str, Option<u32>) -> Option<i64>,
     ) -> Result<Env, ShapeMismatch> {
         let failed = |message: String| ShapeMismatch::Failed { message, origin: Origin(None) };
-        if dims.len() != self.inputs.len() {
-            return Err(failed(format!("{} inputs for a plan of {}", dims.len(), self.inputs.len())));
-        }
-        let mut env = Env::new();
-        // Where each symbol got its value, for the message when another axis disagrees.
-        let mut first: Vec<(Sym, String)> = vec![];
-        for (input, actual) in self.inputs.iter().zip(dims) {
-            if actual.len() != input.shape.len() {
-                return Err(failed(format!(
-                    "input `{}` has rank {}, not {}",
-                    input.name,
-                    actual.len(),
-                    input.shape.len()
-                )));
-            }
-            for (axis, (declared, &n)) in input.shape.iter().zip(actual.iter()).enumerate() {
-                let here = format!("axis {axis} of `{}`", input.name);
-                if !(0..=MAX_DIM).contains(&n) {
-                    return Err(failed(format!("{here} has the size {n}, beyond {MAX_DIM}")));
-                }
-                match (declared.as_const(), declared.as_sym()) {
-                    (Some(c), _) if c != n => {
-                        return Err(failed(format!("{here} has the size {n}, not {c}")));
-                    }
-                    (Some(_), _) => {}
-                    (None, Some(sym)) => match env.get(sym) {
-                        Some(v) if v != n => {
-                            let origin = first.iter().find(|(s, _)| s == sym).map_or("", |(_, w)| w);
-                            return Err(failed(format!("`{sym}` is {v} ({origin}) but {n} ({here})")));
-                        }
-                        Some(_) => {}
-                        None => {
-                            env.bind(sym.clone(), n);
-                            first.push((sym.clone(), here));
-                        }
-                    },
-                    (None, None) => {
-                        return Err(failed(format!("{here} is declared `{declared}`, not a name or a size")));
-                    }
-                }
-            }
-        }
+        let mut env = bind_dims(&self.inputs, dims)?;
         for sym in self.symbols() {
             if let Sym::Scalar { name, index } = &sym {
                 let v = scalar(name, *index)
