@@ -9,8 +9,8 @@
 
 #![allow(non_camel_case_types)]
 
-use slc::embed::{Kernel, TensorView};
-use slc::types::TensorType;
+use slc::embed::{GenericKernel, Kernel, TensorView};
+use slc::types::{SymTensorType, TensorType};
 use slc::{DType, Error, Executor, Session, Tensor};
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_void};
@@ -141,10 +141,26 @@ pub struct slc_session {
     threads: usize,
 }
 
-/// A prepared kernel and its output shape as C reads it.
-pub struct slc_kernel {
-    kernel: Kernel,
-    out_shape: Vec<i64>,
+/// A prepared kernel: for fixed shapes (with its output shape as C reads it), or generic.
+pub enum slc_kernel {
+    Fixed { kernel: Kernel, out_shape: Vec<i64> },
+    Generic(GenericKernel),
+}
+
+impl slc_kernel {
+    fn source(&self) -> &str {
+        match self {
+            slc_kernel::Fixed { kernel, .. } => kernel.source(),
+            slc_kernel::Generic(kernel) => kernel.source(),
+        }
+    }
+
+    fn input_name(&self, i: usize) -> Option<&str> {
+        match self {
+            slc_kernel::Fixed { kernel, .. } => kernel.inputs().nth(i).map(|(n, _, _)| n),
+            slc_kernel::Generic(kernel) => kernel.inputs().nth(i).map(|(n, _)| n),
+        }
+    }
 }
 
 /// An evaluation result owned by C until `slc_array_free`.
@@ -229,6 +245,32 @@ pub unsafe extern "C" fn slc_session_set_threads(s: *mut slc_session, threads: u
 ///
 /// # Safety
 /// `t` describes readable memory (see slc.h).
+/// Views of the `n_inputs` C tensors at `inputs` (each must describe readable memory), named
+/// after the kernel's inputs in messages; `storage` holds their dims.
+unsafe fn input_views<'a>(
+    k: &slc_kernel,
+    inputs: *const slc_tensor,
+    n_inputs: usize,
+    storage: &'a mut Vec<Vec<usize>>,
+) -> Result<Vec<TensorView<'a>>, Fail> {
+    let ts: &[slc_tensor] = if n_inputs == 0 {
+        &[]
+    } else if inputs.is_null() {
+        return Err(arg("the inputs are NULL"));
+    } else {
+        // SAFETY: per the caller.
+        unsafe { std::slice::from_raw_parts(inputs, n_inputs) }
+    };
+    *storage = ts.iter().map(|_| Vec::new()).collect();
+    let mut views = Vec::with_capacity(ts.len());
+    for ((i, t), dims) in ts.iter().enumerate().zip(storage.iter_mut()) {
+        let what = k.input_name(i).map_or_else(|| format!("input {i}"), |n| format!("input `{n}`"));
+        // SAFETY: per the caller.
+        views.push(unsafe { view(t, dims, &what) }?);
+    }
+    Ok(views)
+}
+
 unsafe fn view<'a>(
     t: &slc_tensor,
     shape_storage: &'a mut Vec<usize>,
@@ -322,9 +364,84 @@ pub unsafe extern "C" fn slc_kernel_new(
         }
         let kernel = s.session.prepare(src, &named).map_err(|e| lib_error(&e, src))?;
         let out_shape = kernel.output_shape().iter().map(|&d| d as i64).collect();
-        Ok(Box::into_raw(Box::new(slc_kernel { kernel, out_shape })))
+        Ok(Box::into_raw(Box::new(slc_kernel::Fixed { kernel, out_shape })))
     })
     .0
+}
+
+/// Compiles `expr` once for inputs declared by name and type text, whose dims may be names
+/// (`"f32[N, M]"`, `?` for a name of its own): a generic kernel for inputs of any conforming
+/// shapes. NULL on error.
+///
+/// # Safety
+/// `s` is null or a live session; `expr` a C string; `names` and `types` point to `n_inputs`
+/// C strings each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn slc_kernel_new_generic(
+    s: *const slc_session,
+    expr: *const c_char,
+    names: *const *const c_char,
+    types: *const *const c_char,
+    n_inputs: usize,
+) -> *mut slc_kernel {
+    guard(ptr::null_mut(), || {
+        // SAFETY: per the contract above.
+        let s = unsafe { s.as_ref() }.ok_or_else(|| arg("the session is NULL"))?;
+        let src = unsafe { text(expr, "the expression") }?;
+        if n_inputs > 0 && (names.is_null() || types.is_null()) {
+            return Err(arg("the input names or types are NULL"));
+        }
+        let mut declared = Vec::with_capacity(n_inputs);
+        for i in 0..n_inputs {
+            // SAFETY: `names` and `types` hold `n_inputs` pointers.
+            let name = unsafe { text(*names.add(i), &format!("the name of input {i}")) }?;
+            let ty = unsafe { text(*types.add(i), &format!("the type of input `{name}`")) }?;
+            let ty = SymTensorType::parse_for(ty, name).map_err(|e| arg(format!("input `{name}`: {e}")))?;
+            declared.push((name, ty));
+        }
+        let kernel = s.session.prepare_generic(src, &declared).map_err(|e| lib_error(&e, src))?;
+        Ok(Box::into_raw(Box::new(slc_kernel::Generic(kernel))))
+    })
+    .0
+}
+
+/// The output's dims for these inputs (`slc_kernel_output_rank` values into `dims`): what a
+/// generic kernel's next `slc_kernel_run` on them writes.
+///
+/// # Safety
+/// `k` is null or a live kernel; `inputs` as for `slc_kernel_run`; `dims` points to
+/// `slc_kernel_output_rank(k)` writable values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn slc_kernel_output_shape_for(
+    k: *const slc_kernel,
+    inputs: *const slc_tensor,
+    n_inputs: usize,
+    dims: *mut i64,
+) -> i32 {
+    guard((), || {
+        // SAFETY: per the contract above.
+        let k = unsafe { k.as_ref() }.ok_or_else(|| arg("the kernel is NULL"))?;
+        let mut storage = vec![];
+        let views = unsafe { input_views(k, inputs, n_inputs, &mut storage) }?;
+        let shape: Vec<i64> = match k {
+            slc_kernel::Fixed { out_shape, .. } => out_shape.clone(),
+            slc_kernel::Generic(kernel) => kernel
+                .output_shape(&views)
+                .map_err(|e| lib_error(&e, kernel.source()))?
+                .iter()
+                .map(|&d| d as i64)
+                .collect(),
+        };
+        if !shape.is_empty() {
+            if dims.is_null() {
+                return Err(arg("the dims are NULL"));
+            }
+            // SAFETY: `dims` has room for the output's rank.
+            unsafe { std::ptr::copy_nonoverlapping(shape.as_ptr(), dims, shape.len()) };
+        }
+        Ok(())
+    })
+    .1
 }
 
 /// # Safety
@@ -353,32 +470,21 @@ pub unsafe extern "C" fn slc_kernel_run(
     guard((), || {
         // SAFETY: per the contract above.
         let k = unsafe { k.as_ref() }.ok_or_else(|| arg("the kernel is NULL"))?;
-        let ts: &[slc_tensor] = if n_inputs == 0 {
-            &[]
-        } else if inputs.is_null() {
-            return Err(arg("the inputs are NULL"));
-        } else {
-            unsafe { std::slice::from_raw_parts(inputs, n_inputs) }
-        };
         if out.is_null() && out_nbytes > 0 {
             return Err(arg("the output buffer is NULL"));
         }
-        let mut storage: Vec<Vec<usize>> = ts.iter().map(|_| Vec::new()).collect();
-        let mut views = Vec::with_capacity(ts.len());
-        for ((i, t), dims) in ts.iter().enumerate().zip(storage.iter_mut()) {
-            let what = k
-                .kernel
-                .inputs()
-                .nth(i)
-                .map_or_else(|| format!("input {i}"), |(n, _, _)| format!("input `{n}`"));
-            views.push(unsafe { view(t, dims, &what) }?);
-        }
+        let mut storage = vec![];
+        let views = unsafe { input_views(k, inputs, n_inputs, &mut storage) }?;
         let out: &mut [u8] = if out_nbytes == 0 {
             &mut []
         } else {
             unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), out_nbytes) }
         };
-        k.kernel.run_into_bytes(&views, out).map_err(|e| lib_error(&e, k.kernel.source()))
+        match k {
+            slc_kernel::Fixed { kernel, .. } => kernel.run_into_bytes(&views, out),
+            slc_kernel::Generic(kernel) => kernel.run_into_bytes(&views, out),
+        }
+        .map_err(|e| lib_error(&e, k.source()))
     })
     .1
 }
@@ -388,7 +494,10 @@ pub unsafe extern "C" fn slc_kernel_run(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_num_inputs(k: *const slc_kernel) -> usize {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(0, |k| k.kernel.inputs().count())
+    unsafe { k.as_ref() }.map_or(0, |k| match k {
+        slc_kernel::Fixed { kernel, .. } => kernel.inputs().count(),
+        slc_kernel::Generic(kernel) => kernel.inputs().count(),
+    })
 }
 
 /// # Safety
@@ -396,7 +505,10 @@ pub unsafe extern "C" fn slc_kernel_num_inputs(k: *const slc_kernel) -> usize {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_dtype(k: *const slc_kernel) -> i32 {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(-1, |k| dtype_code(k.kernel.output_dtype()))
+    unsafe { k.as_ref() }.map_or(-1, |k| match k {
+        slc_kernel::Fixed { kernel, .. } => dtype_code(kernel.output_dtype()),
+        slc_kernel::Generic(kernel) => dtype_code(kernel.output_dtype()),
+    })
 }
 
 /// # Safety
@@ -404,7 +516,10 @@ pub unsafe extern "C" fn slc_kernel_output_dtype(k: *const slc_kernel) -> i32 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_rank(k: *const slc_kernel) -> usize {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(0, |k| k.out_shape.len())
+    unsafe { k.as_ref() }.map_or(0, |k| match k {
+        slc_kernel::Fixed { out_shape, .. } => out_shape.len(),
+        slc_kernel::Generic(kernel) => kernel.output_type().shape.len(),
+    })
 }
 
 /// # Safety
@@ -412,7 +527,10 @@ pub unsafe extern "C" fn slc_kernel_output_rank(k: *const slc_kernel) -> usize {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_shape(k: *const slc_kernel) -> *const i64 {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(ptr::null(), |k| k.out_shape.as_ptr())
+    unsafe { k.as_ref() }.map_or(ptr::null(), |k| match k {
+        slc_kernel::Fixed { out_shape, .. } => out_shape.as_ptr(),
+        slc_kernel::Generic(_) => ptr::null(),
+    })
 }
 
 /// # Safety
@@ -420,7 +538,10 @@ pub unsafe extern "C" fn slc_kernel_output_shape(k: *const slc_kernel) -> *const
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_nbytes(k: *const slc_kernel) -> usize {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(0, |k| k.kernel.output_nbytes())
+    unsafe { k.as_ref() }.map_or(0, |k| match k {
+        slc_kernel::Fixed { kernel, .. } => kernel.output_nbytes(),
+        slc_kernel::Generic(_) => 0,
+    })
 }
 
 /// # Safety

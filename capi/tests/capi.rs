@@ -279,3 +279,51 @@ fn the_readme_program_prints_what_the_readme_says() {
     let source = std::fs::read_to_string(root.join("examples/capi/main.c")).unwrap();
     assert_eq!(build_and_run("readme", &source), format!("{expected}\n"));
 }
+
+/// A generic kernel from C: one kernel over many shapes, each output's dims asked first, every
+/// element compared with the interpreter's; dims of one name that differ are refused (E0208).
+#[test]
+fn generic_kernels_from_c() {
+    let shapes: Vec<(usize, usize)> = (0..40).map(|i| (i % 7, (i * 3) % 5)).collect();
+    let mut c = String::from(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include \"slc.h\"\n\
+         int main(void) {\n  slc_session *s = slc_session_new();\n\
+           const char *names[] = {\"a\", \"b\"};\n  const char *types[] = {\"i32[N, M]\", \"i32[N]\"};\n\
+           slc_kernel *k = slc_kernel_new_generic(s, \"a[1:, ::-1]\", names, types, 1);\n\
+           if (!k || slc_kernel_output_rank(k) != 2 || slc_kernel_output_shape(k) != NULL) return 1;\n",
+    );
+    for (n, m) in &shapes {
+        let _ = writeln!(
+            c,
+            "  {{ int32_t a[{cap}]; for (int i = 0; i < {cap}; i++) a[i] = i;\n\
+                 int64_t shape[2] = {{{n}, {m}}}; slc_tensor t = {{SLC_I32, 2, shape, NULL, a}};\n\
+                 int64_t dims[2]; if (slc_kernel_output_shape_for(k, &t, 1, dims) != SLC_OK) return 2;\n\
+                 size_t count = (size_t)(dims[0] * dims[1]); int32_t out[{cap}];\n\
+                 if (slc_kernel_run(k, &t, 1, out, count * 4) != SLC_OK) return 3;\n\
+                 printf(\"%lld %lld:\", (long long)dims[0], (long long)dims[1]);\n\
+                 for (size_t i = 0; i < count; i++) {{ printf(\" %d\", out[i]); }}\n printf(\"\\n\"); }}",
+            cap = (n * m).max(1)
+        );
+    }
+    c.push_str(
+        "  slc_kernel *eq = slc_kernel_new_generic(s, \"b\", names, types, 2);\n\
+           int64_t s2[2] = {3, 1}, s1[1] = {4}; int32_t x[4] = {0};\n\
+           slc_tensor ts[2] = {{SLC_I32, 2, s2, NULL, x}, {SLC_I32, 1, s1, NULL, x}};\n\
+           int32_t o[4];\n\
+           int st = slc_kernel_run(eq, ts, 2, o, 16);\n printf(\"%d %s %s\\n\", st, slc_last_error_code(), slc_last_error_message());\n\
+           slc_kernel_free(eq); slc_kernel_free(k); slc_session_free(s); return 0;\n}\n",
+    );
+    let printed = build_and_run("generic", &c);
+    let mut lines = printed.lines();
+    let mut s = slc::Session::with_executor(slc::Executor::Interpreter);
+    for &(n, m) in &shapes {
+        let values: Vec<i64> = (0..(n * m) as i64).collect();
+        s.bind("a", slc::Tensor::from_i64s(slc::DType::I32, &[n, m], &values).unwrap());
+        let want = s.eval("a[1:, ::-1]").unwrap();
+        let elements: String = (0..want.numel()).map(|i| format!(" {}", want.int_at(i).unwrap())).collect();
+        let expected = format!("{} {}:{elements}", want.shape()[0], want.shape()[1]);
+        assert_eq!(lines.next(), Some(expected.as_str()), "{n}x{m}");
+    }
+    let refused = "3 E0208 `N` is 3 (axis 0 of `a`) but 4 (axis 0 of `b`)";
+    assert_eq!(lines.next(), Some(refused), "dims of one name that differ: SLC_ERR_RUNTIME");
+}

@@ -15,7 +15,8 @@ and the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
 
 - :func:`eval` compiles (once per program text and input types) and runs;
 - :func:`compile` gives a :class:`Kernel` for fixed input types, to call many times,
-  from many threads, into ``out=`` arrays;
+  from many threads, into ``out=`` arrays; with named dims (``a=("float32", ("N", "M"))``)
+  a :class:`GenericKernel`, compiled once for arrays of every shape;
 - errors are :class:`Error` subclasses with ``.code``, ``.span`` and ``.message``.
 
 C-contiguous inputs are read in place; other layouts (``x[::2]``, ``x.T``) are packed into a
@@ -32,8 +33,9 @@ from ._errors import (
     MemoryError,
     ParseError,
     RunError,
+    ShapeError,
 )
-from ._slc import Kernel, cache_size, clear_cache, compile, eval
+from ._slc import GenericKernel, Kernel, cache_size, clear_cache, compile, eval
 
 __version__ = "0.1.0"
 
@@ -41,6 +43,7 @@ __all__ = [
     "eval",
     "compile",
     "Kernel",
+    "GenericKernel",
     "clear_cache",
     "cache_size",
     "Error",
@@ -48,6 +51,7 @@ __all__ = [
     "CompileError",
     "IndexError",
     "RunError",
+    "ShapeError",
     "MemoryError",
     "DmlError",
     "InternalError",

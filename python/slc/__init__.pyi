@@ -20,8 +20,11 @@ __version__: str
 #: Anything NumPy reads as an array without copying: ndarray, memoryview, array.array, an
 #: object with __array_interface__ (a list works too, copied); or an int for an integer scalar.
 ArrayInput = Union[npt.ArrayLike, int]
+#: A dim of a declared shape: a size, a name (`"N"`, the same size wherever it appears), or
+#: None (a name of its own).
+Dim = Union[SupportsIndex, str, None]
 #: An example array, a (dtype, shape) pair in any NumPy dtype spelling, or an int (int64 scalar).
-TypeSpec = Union[npt.ArrayLike, Tuple[npt.DTypeLike, Union[SupportsIndex, Sequence[SupportsIndex]]], int]
+TypeSpec = Union[npt.ArrayLike, Tuple[npt.DTypeLike, Union[Dim, Sequence[Dim]]], int]
 
 def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray:
     """Evaluate the slice program `expr` over the named inputs into a new array, as NumPy would.
@@ -31,12 +34,14 @@ def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray:
     compiling. Raises slc.Error subclasses; an index out of range raises slc.IndexError.
     """
 
-def compile(expr: str, /, **types: TypeSpec) -> Kernel:
+def compile(expr: str, /, **types: TypeSpec) -> Kernel | GenericKernel:
     """Compile `expr` once for inputs of the given types into a Kernel to call many times.
 
     Each type is an example array, a `(dtype, shape)` pair such as `("float32", (4, 5))`, or an
     int (a 0-d int64). Operator parameters read from inputs (`slice(x, s, e)`) and boolean masks
     (`x[m]`) take their values from the example arrays. The GIL is released while compiling.
+    A shape with named dims (`("float32", ("N", "M"))`, None for a name of its own) gives a
+    GenericKernel: one kernel for arrays of every shape the names admit.
     """
 
 def clear_cache() -> None:
@@ -44,6 +49,29 @@ def clear_cache() -> None:
 
 def cache_size() -> int:
     """The number of kernels `eval` keeps."""
+
+class GenericKernel:
+    """A slice program compiled once for input types with named dims; thread-safe."""
+
+    def __call__(
+        self, *, out: np.ndarray | None = None, threads: int | None = None, **inputs: ArrayInput
+    ) -> np.ndarray:
+        """Run on the named inputs, arrays of any shapes the declared dims admit (slc.ShapeError
+        otherwise: two dims of one name that differ, an index beyond an axis)."""
+    @property
+    def input_names(self) -> Tuple[str, ...]: ...
+    @property
+    def input_types(self) -> Mapping[str, Tuple[np.dtype, Tuple[int | str, ...]]]: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    @property
+    def shape(self) -> Tuple[int | str, ...]:
+        """The result's dims in the names: `("max(0, N-1)", "M")`."""
+    @property
+    def source(self) -> str: ...
+    @property
+    def plan(self) -> str:
+        """The generic plan IR with its shape function's requirements."""
 
 class Kernel:
     """A slice program compiled for fixed input dtypes and shapes; thread-safe."""
@@ -108,6 +136,9 @@ class IndexError(Error, builtins.IndexError):
 
 class RunError(Error):
     """Running the kernel failed (other E02xx)."""
+
+class ShapeError(RunError, builtins.ValueError):
+    """Inputs whose shapes a generic kernel cannot take (E0208)."""
 
 class MemoryError(Error, builtins.MemoryError):
     """The result is too large (E0204, E0207)."""

@@ -57,6 +57,11 @@ class RunError(Error):
     """Running the kernel failed (codes E02xx other than indices and memory)."""
 
 
+class ShapeError(RunError, builtins.ValueError):
+    """Inputs whose shapes a generic kernel cannot take (E0208): two dims of one name that
+    differ, an index beyond a symbolic axis. Also a Python ``ValueError``."""
+
+
 class MemoryError(Error, builtins.MemoryError):
     """The result is too large to allocate (E0204, E0207). Also a Python ``MemoryError``."""
 

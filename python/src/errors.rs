@@ -23,6 +23,8 @@ fn class_for(code: &str) -> &'static str {
         // (index tensors): NumPy raises IndexError for both.
         "E0102" | "E0201" | "E0202" => "IndexError",
         "E0204" | "E0207" => "MemoryError",
+        // Inputs a shape-generic kernel cannot take: NumPy raises ValueError for shapes.
+        "E0208" => "ShapeError",
         c if c.starts_with("E00") => "ParseError",
         c if c.starts_with("E01") || c.starts_with("E03") => "CompileError",
         c if c.starts_with("E02") => "RunError",

@@ -4,10 +4,12 @@
 
 mod convert;
 mod errors;
+mod generic;
 mod kernel;
 mod run;
 
 use convert::{Held, dtype_from_spec, hold};
+use generic::{PyGenericKernel, prepare_generic};
 use kernel::{PyKernel, prepare};
 use numpy::{PyArrayDescr, PyUntypedArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -15,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyString, PyTuple};
 use slc::DType;
 use slc::sema::InputValues;
-use slc::types::TensorType;
+use slc::types::{SymTensorType, TensorType};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +33,7 @@ use std::sync::{Arc, Mutex};
 /// the values: pass example arrays for those, and call the kernel with the same values.
 #[pyfunction]
 #[pyo3(signature = (expr, /, **types))]
-fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyResult<PyKernel> {
+fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
     let mut signatures = Vec::new();
     let mut values = InputValues::new();
     for (key, spec) in types.iter().flat_map(|d| d.iter()) {
@@ -42,31 +44,60 @@ fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyRe
         }
         signatures.push((name, ty));
     }
-    Ok(PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values))
+    let concrete: Option<Vec<(String, TensorType)>> =
+        signatures.iter().map(|(n, t)| t.concrete().map(|t| (n.clone(), t))).collect();
+    match concrete {
+        Some(signatures) => {
+            let kernel = PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values);
+            Ok(kernel.into_pyobject(py)?.into_any().unbind())
+        }
+        None => {
+            let kernel = PyGenericKernel::new(py, prepare_generic(py, expr, &signatures)?);
+            Ok(kernel.into_pyobject(py)?.into_any().unbind())
+        }
+    }
 }
 
 /// The type an argument of `compile` declares, and its value when it is an example of a small
-/// integer array (operator parameters may read it).
-fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(TensorType, Option<slc::Tensor>)> {
+/// integer array (operator parameters may read it). A dim of a ``(dtype, shape)`` pair may be
+/// a name (``"N"``) or ``None`` (a name of its own).
+fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(SymTensorType, Option<slc::Tensor>)> {
     if let Ok(pair) = spec.cast::<PyTuple>()
         && pair.len() == 2
         && !spec.is_instance_of::<PyUntypedArray>()
     {
         let dtype = dtype_from_spec(&pair.get_item(0)?, &format!("input '{name}'"))?;
         let shape_spec = pair.get_item(1)?;
-        let shape: Vec<i64> = if shape_spec.is_instance_of::<PyInt>() {
-            vec![shape_spec.extract()?]
+        let items: Vec<Bound<'_, PyAny>> = if shape_spec.is_instance_of::<PyInt>() {
+            vec![shape_spec]
         } else {
             shape_spec.extract().map_err(|_| {
                 PyTypeError::new_err(format!(
-                    "input '{name}': the shape must be a tuple of ints, not {shape_spec}"
+                    "input '{name}': the shape must be a tuple of ints or names, not {shape_spec}"
                 ))
             })?
         };
-        if let Some(d) = shape.iter().find(|&&d| d < 0) {
-            return Err(PyValueError::new_err(format!("input '{name}': negative dimension {d}")));
+        let mut dims = Vec::with_capacity(items.len());
+        for item in &items {
+            if item.is_none() {
+                dims.push("?".to_string());
+            } else if let Ok(d) = item.extract::<i64>() {
+                if d < 0 {
+                    return Err(PyValueError::new_err(format!("input '{name}': negative dimension {d}")));
+                }
+                dims.push(d.to_string());
+            } else if let Ok(text) = item.extract::<String>() {
+                dims.push(text);
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "input '{name}': a dimension is an int, a name or None, not {item}"
+                )));
+            }
         }
-        return Ok((TensorType { dtype, shape }, None));
+        let text = format!("{}[{}]", dtype, dims.join(", "));
+        let ty = SymTensorType::parse_for(&text, name)
+            .map_err(|e| PyValueError::new_err(format!("input '{name}': {e}")))?;
+        return Ok((ty, None));
     }
     if spec.is_instance_of::<PyArrayDescr>()
         || spec.is_instance_of::<pyo3::types::PyType>()
@@ -79,7 +110,7 @@ fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(TensorType, Op
     let held = hold(spec, name, DType::I64)?;
     let shape: Vec<i64> = held.shape().iter().map(|&d| d as i64).collect();
     let value = parameter_value(&held, name)?;
-    Ok((TensorType { dtype: held.dtype(), shape }, value))
+    Ok((TensorType { dtype: held.dtype(), shape }.generic(), value))
 }
 
 /// `held`'s elements as a tensor when checking may read them: an operator parameter (a small
@@ -245,6 +276,7 @@ fn cache_size() -> usize {
 #[pymodule]
 fn _slc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKernel>()?;
+    m.add_class::<PyGenericKernel>()?;
     m.add_class::<convert::TensorMemory>()?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(eval, m)?)?;

@@ -111,6 +111,18 @@ size_t slc_kernel_output_nbytes(const slc_kernel *kernel);
 slc_status slc_kernel_run(const slc_kernel *kernel, const slc_tensor *inputs, size_t n_inputs, void *out,
                           size_t out_nbytes);
 
+/* Compiles `expr` once for inputs declared by name and type text whose dims may be names
+ * ("f32[N, M]"; "?" for a name of its own; a name used twice is one size): a generic kernel,
+ * for inputs of any shapes the types admit. NULL on error. slc_kernel_run takes any such
+ * inputs; its output_shape is NULL and output_nbytes 0 (the output depends on the inputs: ask
+ * slc_kernel_output_shape_for). Inputs that break what the program needs of their shapes are
+ * SLC_ERR_RUNTIME, diagnostic code E0208. */
+slc_kernel *slc_kernel_new_generic(const slc_session *session, const char *expr, const char *const *names,
+                                   const char *const *types, size_t n_inputs);
+/* The output's dims for these inputs (output_rank values into `dims`), for any kernel. */
+slc_status slc_kernel_output_shape_for(const slc_kernel *kernel, const slc_tensor *inputs, size_t n_inputs,
+                                       int64_t *dims);
+
 /* Results of slc_session_eval. Pointers stay valid until slc_array_free. */
 int32_t slc_array_dtype(const slc_array *array);
 size_t slc_array_rank(const slc_array *array);

@@ -151,6 +151,21 @@ impl GenericKernel {
         Ok(self.kernel.run_into(&self.in_plan_order(&dense), out, self.threads)?)
     }
 
+    /// Runs the kernel into a byte buffer of exactly the output's size for these inputs (dense,
+    /// C order, little-endian elements).
+    pub fn run_into_bytes<V: AsView>(&self, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
+        let dense = self.dense(inputs)?;
+        let args = self.in_plan_order(&dense);
+        let shape = self.kernel.output_shape(&args)?;
+        let expected = Tensor::byte_size(self.plan.dtype, &shape).unwrap_or(usize::MAX);
+        if out.len() != expected {
+            return Err(ViewError::OutputLength { expected, len: out.len() }.into());
+        }
+        let result = self.kernel.run(&args, self.threads)?;
+        out.copy_from_slice(result.bytes());
+        Ok(())
+    }
+
     /// The inputs as tensors: each a copy of the caller's view (the generic kernel reads
     /// tensors), checked for count, and those the plan does not read against their declarations.
     fn dense<V: AsView>(&self, inputs: &[V]) -> Result<Vec<Tensor>, Error> {
