@@ -17,7 +17,7 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 def rank_and_basic_index(draw):
     """A rank, and a basic index NumPy takes on every array of that rank with dims of at least
     `min_side` (integers stay inside: the kernel is compiled before any shape is known)."""
-    rank = draw(st.integers(0, 3))
+    rank = draw(st.integers(1, 3))
     shape = draw(hnp.array_shapes(min_dims=rank, max_dims=rank, min_side=3, max_side=3))
     index = draw(hnp.basic_indices(shape, min_dims=0, allow_newaxis=True, allow_ellipsis=True))
     return rank, index
