@@ -129,7 +129,7 @@ impl Gen<'_, '_> {
         }
         let trips = match n {
             Bytes::Known(n) => self.b.ins().iconst(types::I64, n / chunk),
-            Bytes::Run(n) => self.b.ins().ushr_imm(n, chunk.trailing_zeros() as i64),
+            Bytes::Run(n) => self.b.ins().ushr_imm_s(n, chunk.trailing_zeros() as i64),
         };
         self.b.ins().jump(trip, &[BlockArg::Value(dst), BlockArg::Value(src), BlockArg::Value(trips)]);
         self.b.switch_to_block(trip);
