@@ -684,3 +684,37 @@ pub fn strided(data: &[u8]) {
     let case = Case::draw(&mut r);
     check_strided(&case, &mut r);
 }
+
+/// The case's program compiled shape-generically (every dim of every input a symbol): where the
+/// generic pipeline takes it, its verified plan reads back, and its JIT kernel gives the
+/// concrete pipeline's interpreter result on the case's tensors, bit for bit, or fails where
+/// that fails (a requirement of the shape function may stand for a compile-time diagnostic).
+pub fn check_generic(case: &Case) {
+    let src = &case.src;
+    let types: crate::sema::SymInputTypes =
+        case.types().into_iter().map(|(n, t)| (n.clone(), t.symbolic(&n))).collect();
+    let Ok(compiled) = crate::pipeline::compile_generic(src, &types) else { return };
+    let plan = crate::plan::verify_generic(compiled.plan).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let text = plan.to_string();
+    let reread = crate::plan::parse::parse_generic(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
+    assert_eq!(reread.to_string(), text, "{src}: generic plan text round trip");
+    let kernel = crate::backend::jit::GenericJitKernel::compile(&plan)
+        .unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
+    let by_name = |name: &str| &case.inputs.iter().find(|(n, _)| *n == name).expect("a declared input").1;
+    let args: Vec<&Tensor> = plan.inputs.iter().map(|d| by_name(&d.name)).collect();
+    let got = kernel.run(&args, 1);
+    let want = crate::compile(src, &case.types()).map_err(|e| e.diagnostic().code).and_then(|c| {
+        let args: Vec<&Tensor> = c.plan.inputs.iter().map(|d| by_name(&d.name)).collect();
+        Runnable::Interpreter.run(&c.plan, &args, 1).map_err(|e| Error::from(e).diagnostic().code)
+    });
+    match (&want, &got) {
+        (Ok(x), Ok(y)) => assert!(x == y, "{src}: interpreter {x:?}, generic kernel {y:?}\n{text}"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("{src}: concrete pipeline {want:?}, generic kernel {got:?}\n{text}"),
+    }
+}
+
+/// [`check_generic`] on a case drawn from the fuzzer's bytes.
+pub fn generic(data: &[u8]) {
+    check_generic(&Case::draw(&mut Bytes::new(data)));
+}

@@ -37,7 +37,7 @@ const BASE_STACK_BYTES: usize = 1 << 20;
 /// Stack one level of nesting may take in any recursive stage (checking, lowering,
 /// verification, printing and parsing plans, interpreting, code generation), unoptimized
 /// builds included.
-const LEVEL_STACK_BYTES: usize = 16 << 10;
+const LEVEL_STACK_BYTES: usize = 32 << 10;
 
 /// Runs `f`, a stage that recurses once per level of a program nested `depth` levels deep,
 /// where the stack is deep enough for it: on the calling thread when enough of its stack is

@@ -4,9 +4,10 @@
 
 use crate::error::Error;
 use crate::limits;
-use crate::plan::{self, VerifiedPlan};
-use crate::sema::{self, InputTypes, InputValues, InputsRead, TExpr};
+use crate::plan::{self, GenericPlan, VerifiedPlan};
+use crate::sema::{self, InputTypes, InputValues, InputsRead, SymInputTypes, TExpr};
 use crate::syntax::{self, ast};
+use crate::types::sym::Sym;
 
 /// A program taken through every stage up to a verified plan.
 #[derive(Debug, Clone)]
@@ -29,6 +30,46 @@ pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues)
     let ast = syntax::parse_program(src)?;
     let (checked, read, plan) = check_and_lower(&ast, inputs, values)?;
     Ok(Compiled { ast, checked, plan, read })
+}
+
+/// A program over inputs whose dims may be symbols, taken up to its generic plan (not yet
+/// verified).
+#[derive(Debug, Clone)]
+pub struct CompiledGeneric {
+    pub ast: ast::Program,
+    /// The checked program: its types are expressions in the symbols (`f32[max(0, N-1), M]`).
+    pub checked: TExpr,
+    /// Requirements: the conditions checking could not decide, in program order.
+    pub plan: GenericPlan,
+    pub read: InputsRead,
+}
+
+/// Parses, checks and lowers `src` for inputs whose dims may be symbols (`f32[N, M]`), with
+/// run-time scalars: a 0-d integer input used as an integer (`a[:k]`) and a 1-d integer input
+/// given as `begin`/`end` of `strided_slice` or `starts`/`ends` of `slice` stand for their
+/// values at run time. With concrete types and no run-time scalars the plan is
+/// [`compile`]'s, with constant integers.
+pub fn compile_generic(src: &str, inputs: &SymInputTypes) -> Result<CompiledGeneric, Error> {
+    let ast = syntax::parse_program(src)?;
+    let values = InputValues::new();
+    let (checked, read, conditions) =
+        limits::with_stack_for(ast.depth(), || sema::check_program_generic(&ast, inputs, &values))?;
+    let mut plan = limits::with_stack_for(checked.depth, || plan::lower_generic(&checked, &conditions))?;
+    declare_scalar_inputs(&mut plan, inputs);
+    Ok(CompiledGeneric { ast, checked, plan, read })
+}
+
+/// Every input a run-time scalar comes from is an input of the plan (after those it reads
+/// elements of), so that every executor is handed its value.
+fn declare_scalar_inputs(plan: &mut plan::GenericPlan, inputs: &SymInputTypes) {
+    for sym in plan.symbols() {
+        if let Sym::Scalar { name, .. } = sym
+            && !plan.inputs.iter().any(|d| *d.name == *name)
+            && let Some(ty) = inputs.get(&*name)
+        {
+            plan.inputs.push(plan::InputDecl::dense(name.to_string(), ty.dtype, ty.shape.clone()));
+        }
+    }
 }
 
 /// The recursive stages after parsing: checking, lowering, verification. Each recurses once per

@@ -2,10 +2,11 @@
 
 use crate::backend::RuntimeError;
 use crate::backend::jit::{self, KernelCache};
-use crate::embed::programs::{Program, ProgramCache};
+use crate::embed::programs::{GenericProgram, GenericPrograms, Program, ProgramCache};
 use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
+use crate::limits::MAX_RANK;
 use crate::pipeline::{Compiled, compile_with_values};
 use crate::sema::{InputTypes, value_may_be_read};
 use crate::types::TensorType;
@@ -34,6 +35,25 @@ pub struct EvalTimes {
 /// same plan share machine code. [`prepare`](Self::prepare) compiles a program once for given
 /// input signatures, into a [`Kernel`] to run many times.
 ///
+/// **Shapes that change.** The first eval of a text compiles a kernel specialized to the
+/// bound shapes (the fastest code, and a program evaluated once pays nothing for generality).
+/// When the text comes back with other shapes (same dtypes and ranks), the JIT compiles one
+/// *shape-generic* kernel for it, which then serves every shape: a program evaluated over a
+/// thousand shapes compiles twice ([`compiles`](Self::compiles)). Its operator parameters read
+/// from bound tensors become run-time values. A text the generic pipeline does not take
+/// (boolean masks, index arrays with symbolic dims) and every error go the specialized way, so
+/// errors read as they always do.
+///
+/// ```
+/// use slc::{DType, Session, Tensor};
+/// let mut s = Session::new();
+/// for n in 1..100 {
+///     s.bind("a", Tensor::zeros(DType::F32, &[n, 3]).unwrap());
+///     assert_eq!(s.eval("a[1:, ::-1]").unwrap().shape(), &[n - 1, 3]);
+/// }
+/// assert_eq!(s.compiles(), 2);
+/// ```
+///
 /// ```
 /// use slc::{DType, Session, Tensor};
 /// let mut s = Session::new();
@@ -49,6 +69,7 @@ pub struct Session<'a> {
     views: BTreeMap<String, TensorView<'a>>,
     options: RunOptions,
     programs: ProgramCache,
+    generic: GenericPrograms,
 }
 
 impl<'a> Session<'a> {
@@ -66,7 +87,14 @@ impl<'a> Session<'a> {
     /// The run options; kernels built for the old ones are dropped.
     pub fn options_mut(&mut self) -> &mut RunOptions {
         self.programs.forget_programs();
+        self.generic.clear();
         &mut self.options
+    }
+
+    /// Kernels this session has compiled, specialized and generic (machine code found in its
+    /// cache is not compiled again).
+    pub fn compiles(&self) -> usize {
+        self.programs.kernels().compiles()
     }
 
     /// Machine code kept for the programs evaluated so far (one per distinct plan).
@@ -155,18 +183,73 @@ impl<'a> Session<'a> {
     /// Evaluates a program; its last statement is the result. Takes `&self`: threads sharing a
     /// session evaluate at once, and share its compiled kernels.
     pub fn eval(&self, src: &str) -> Result<Tensor, Error> {
-        let (program, _) = self.program(src)?;
-        program.run(|name| self.get_view(name), &self.options)
+        self.eval_timed(src).map(|(t, _)| t)
     }
 
     /// As [`eval`](Self::eval), and says where the time went (`slc eval --time`).
     pub fn eval_timed(&self, src: &str) -> Result<(Tensor, EvalTimes), Error> {
+        let start = std::time::Instant::now();
+        if let Some((generic, cache_hit)) = self.generic_program(src) {
+            let compiled = start.elapsed();
+            let (views, tensors) = (|name: &str| self.get_view(name), |name: &str| self.tensors.get(name));
+            if let Ok(result) = generic.run(views, tensors, &self.options) {
+                let run = start.elapsed() - compiled;
+                let outer = result.shape().first().map_or(1, |&d| d as i64);
+                let threads = jit::workers(outer, result.nbytes(), self.options.threads.max(1));
+                return Ok((result, EvalTimes { compile: compiled, cache_hit, run, threads }));
+            }
+            // Errors are reported by the specialized kernel, as they always are.
+        }
         let start = std::time::Instant::now();
         let (program, cache_hit) = self.program(src)?;
         let compiled = start.elapsed();
         let result = program.run(|name| self.get_view(name), &self.options)?;
         let run = start.elapsed() - compiled;
         Ok((result, EvalTimes { compile: compiled, cache_hit, run, threads: program.threads_used() }))
+    }
+
+    /// The generic kernel for `src` over the current bindings' dtypes and ranks, and whether it
+    /// was kept from an earlier eval: when the JIT runs, the text was evaluated before with
+    /// other bindings, and the generic pipeline takes it. `None` otherwise.
+    fn generic_program(&self, src: &str) -> Option<(std::sync::Arc<GenericProgram>, bool)> {
+        let view_of = |name: &str| self.get_view(name);
+        if self.options.executor != Executor::Jit || self.programs.find(src, &view_of).is_some() {
+            return None;
+        }
+        match self.generic.find(src, &view_of) {
+            Some(found) => return found.map(|p| (p, true)),
+            None if !self.programs.has_text(src) => return None,
+            None => {}
+        }
+        let built = self.build_generic(src);
+        self.generic.insert(src, built).map(|p| (p, false))
+    }
+
+    /// Compiles `src` for the bound inputs' dtypes and ranks, every dim a symbol — or, when
+    /// that fails, with the lengths of small 1-d integer tensors kept (operator parameters such as
+    /// `slice`'s starts must have a known length; their values stay run-time). `None` when the
+    /// generic pipeline takes it neither way.
+    fn build_generic(&self, src: &str) -> Option<GenericProgram> {
+        let attempt = |keep_parameter_lengths: bool| {
+            let types: crate::sema::SymInputTypes = self
+                .input_types()
+                .into_iter()
+                .map(|(name, ty)| {
+                    let parameter =
+                        ty.dtype.is_integer() && ty.shape.len() == 1 && ty.shape[0] <= MAX_RANK as i64;
+                    let ty = match keep_parameter_lengths && parameter {
+                        true => ty.generic(),
+                        false => ty.symbolic(&name),
+                    };
+                    (name, ty)
+                })
+                .collect();
+            crate::pipeline::compile_generic(src, &types).ok()
+        };
+        let compiled = attempt(false).or_else(|| attempt(true))?;
+        let plan = crate::plan::verify_generic(compiled.plan).ok()?;
+        let kernel = self.programs.kernels().get_or_compile_generic(&plan).ok()?;
+        Some(GenericProgram::new(kernel))
     }
 
     /// The program built for `src` over the current bindings, and whether it was kept from

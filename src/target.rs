@@ -9,6 +9,7 @@ use crate::plan::VerifiedPlan;
 use crate::sema::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::types::OobMode;
+use crate::types::sym::SymExpr;
 
 /// Where a compiled program runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,8 +85,8 @@ fn locate(e: DmlError, checked: &TExpr) -> DmlError {
 fn fits(refusal: &OobRefusal, data: &TExpr, indices: &TExpr, axis: usize) -> bool {
     match refusal {
         OobRefusal::RuntimeIndex { tensor } => reads_input(indices, tensor.as_ref()),
-        OobRefusal::ZeroFill { len, .. } => data.ty.shape.get(axis) == Some(len),
-        OobRefusal::EmptyAxis => data.ty.shape.get(axis) == Some(&0),
+        OobRefusal::ZeroFill { len, .. } => data.ty.shape.get(axis).and_then(SymExpr::as_const) == Some(*len),
+        OobRefusal::EmptyAxis => data.ty.shape.get(axis).and_then(SymExpr::as_const) == Some(0),
     }
 }
 
@@ -118,7 +119,7 @@ fn find_gather(e: &TExpr, test: &GatherTest) -> Option<Span> {
         | TExprKind::GatherElements { data, indices, axis, mode } => test(data, indices, *axis, *mode),
         // Entry j of each index tuple gathers along axis batch_dims + j.
         TExprKind::GatherNd { data, indices, batch_dims, mode } => {
-            let entries = indices.ty.shape.last().copied().unwrap_or(0) as usize;
+            let entries = indices.ty.shape.last().and_then(SymExpr::as_const).unwrap_or(0) as usize;
             (0..entries).any(|j| test(data, indices, batch_dims + j, *mode))
         }
         TExprKind::AdvancedIndex { data, arrays, .. } => {

@@ -6,8 +6,11 @@
 
 #[path = "support/cases.rs"]
 mod cases;
+#[path = "support/objects.rs"]
+mod objects;
 
 use cases::{Case, c_bytes, hex, oracle};
+use objects::{check_elf, check_object, run};
 use slc::backend::aot;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,17 +21,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// One kernel of the batch: its case, name and expected outcome.
@@ -147,33 +139,12 @@ fn check_batch(cases: &[Case], label: &str) -> (usize, usize) {
     (jobs.len(), skipped)
 }
 
-/// nm: exactly one global definition per object (the kernel), undefined symbols only from
-/// libc. objdump: relocatable x86-64/aarch64 ELF, relocations only against the object's own
-/// sections and symbols or libc.
+/// Each object exports exactly its kernel and needs only libc (`objects::check_object`).
 fn symbol_checks(dir: &Path, jobs: &[Job]) {
     for j in jobs {
-        let obj = format!("{}.o", j.name);
-        let defined = run(Command::new("nm").current_dir(dir).args(["-g", "--defined-only", "-P", &obj]));
-        let names: Vec<&str> = defined.lines().filter_map(|l| l.split_whitespace().next()).collect();
-        assert_eq!(names, [j.name.as_str()], "{obj} exports {names:?}");
-        let undefined = run(Command::new("nm").current_dir(dir).args(["-u", "-P", &obj]));
-        for l in undefined.lines() {
-            let sym = l.split_whitespace().next().unwrap_or("");
-            assert!(["memcpy", "memset"].contains(&sym), "{obj} needs `{sym}`");
-        }
-        let relocs = run(Command::new("objdump").current_dir(dir).args(["-r", &obj]));
-        for l in relocs.lines().filter(|l| l.starts_with(char::is_numeric)) {
-            let target = l.split_whitespace().last().unwrap_or("");
-            let target = target.split(['+', '-']).next().unwrap_or("");
-            let own = target.starts_with(&format!("{}.", j.name)) || target.starts_with('.');
-            assert!(
-                own || ["memcpy", "memset"].contains(&target),
-                "{obj} relocates against `{target}`:\n{l}"
-            );
-        }
+        check_object(dir, &j.name, &[j.name.as_str()]);
     }
-    let head = run(Command::new("objdump").current_dir(dir).args(["-f", &format!("{}.o", jobs[0].name)]));
-    assert!(head.contains("HAS_RELOC") && head.contains("elf64"), "not a relocatable ELF object:\n{head}");
+    check_elf(dir, &jobs[0].name);
 }
 
 #[test]

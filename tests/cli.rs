@@ -143,3 +143,30 @@ fn plan_prints_a_parseable_plan() {
     let plan = slc::plan::parse::parse(&text).unwrap();
     assert_eq!(plan.to_string(), text);
 }
+
+#[test]
+fn subcommands_take_symbolic_shapes() {
+    let o = slc(&["explain", "a[1:]", "--shape", "a=f32[N, M]"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("): f32[max(0, N-1), M]"), "{}", stdout(&o));
+    let o = slc(&["plan", "a[:k, ::2]", "--shape", "a=f32[?, 6]", "--shape", "k=i64[]"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("_a0"), "{}", stdout(&o));
+    // A program error on symbolic shapes is a diagnostic, as on concrete ones.
+    let o = slc(&["plan", "gather_nd(a, [[0]])", "--shape", "a=f32[N]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("E0129"), "{}", stderr(&o));
+    // bench needs a size for each symbol; DirectML needs concrete shapes.
+    let o = slc(&["bench", "a[1:]", "--shape", "a=f32[N, M]", "--size", "N=4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--size M=SIZE"), "{}", stderr(&o));
+    let o = slc(&["compile", "a[1:]", "--target", "dml", "--shape", "a=f32[N, M]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("needs concrete shapes"), "{}", stderr(&o));
+    // The generic kernel's loop nest and Cranelift IR: it loads its integers from a parameter block.
+    let o = slc(&["plan", "a[1:]", "--shape", "a=f32[N, M]", "--clif"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("== clif"), "{}", stdout(&o));
+    let o = slc(&["plan", "a[1:]", "--shape", "a=f32[N, min]"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -50,3 +50,8 @@ fn differential() {
 fn strided() {
     replay("strided", slc::fuzz::strided);
 }
+
+#[test]
+fn generic() {
+    replay("generic", slc::fuzz::generic);
+}

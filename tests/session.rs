@@ -134,3 +134,56 @@ fn run_time_index_errors_point_at_the_index_expression() {
     let kernel = slc::embed::Kernel::prepare(src, &sigs).unwrap();
     assert_eq!(label_start(kernel.run(&[&a, &idx]).unwrap_err()), Some(at));
 }
+
+/// A text evaluated over many shapes: the first gets a specialized kernel, the others share one
+/// shape-generic kernel, and every result is the interpreter's for that shape.
+#[test]
+fn a_thousand_shapes_compile_twice() {
+    let mut s = Session::new();
+    let mut oracle = Session::with_executor(Executor::Interpreter);
+    let programs = [
+        "a[1:, ::-1]",
+        "gather(a[::2, 1:-1], i, axis=0, mode=clamp)",
+        "slice(a, b, [100, 100])",
+        "a[..., None, :3]",
+    ];
+    for (k, src) in programs.iter().enumerate() {
+        let before = s.compiles();
+        for n in 0..1000usize {
+            let (rows, cols) = (n % 37, n / 37 + (n % 5));
+            let a = iota(&[rows, cols]);
+            let i = ints(DType::I64, &[n % 3], &[(n % 3) as i64 - 1, 0, 7][..n % 3]);
+            let b = ints(DType::I64, &[2], &[(n % 7) as i64 - 3, (n % 4) as i64]);
+            for (name, t) in [("a", &a), ("i", &i), ("b", &b)] {
+                s.bind(name, t.clone());
+                oracle.bind(name, t.clone());
+            }
+            match (s.eval(src), oracle.eval(src)) {
+                (Ok(got), Ok(want)) => assert!(same(&got, &want), "{src} on {rows}x{cols}"),
+                (Err(got), Err(want)) => {
+                    assert_eq!(got.to_string(), want.to_string(), "{src} on {rows}x{cols}")
+                }
+                (got, want) => panic!("{src} on {rows}x{cols}: {got:?} vs the interpreter's {want:?}"),
+            }
+        }
+        // One specialized kernel and one generic (none for a first shape whose output is
+        // empty, or whose plan an earlier text compiled).
+        let compiled = s.compiles() - before;
+        assert!((1..=2).contains(&compiled), "program {k} ({src}) compiled {compiled} times");
+    }
+}
+
+/// Errors read the same once a text runs on its generic kernel: they come from the specialized
+/// pipeline, with their codes and spans.
+#[test]
+fn errors_after_going_generic_are_the_specialized_ones() {
+    let mut s = Session::new();
+    for n in [8, 9, 10, 3] {
+        s.bind("a", iota(&[n]));
+        let result = s.eval("a[5]");
+        match n {
+            3 => assert_eq!(result.unwrap_err().diagnostic().code, "E0102"),
+            _ => assert_eq!(result.unwrap().int_at(0), Some(5)),
+        }
+    }
+}

@@ -13,11 +13,22 @@
 //! - a range outside `0 <= begin <= end <= OUTER` returns [`STATUS_BAD_RANGE`] and touches
 //!   nothing.
 //!
+//! A *generic* plan (symbolic dims, run-time scalars: [`compile_generic`]) gives one object for
+//! every shape ([`clif::define_generic_entry`]): it exports `NAME_shape`, which checks the
+//! call's dims (and run-time scalars) and computes the output's dims and the outer extent, and
+//! `NAME`, which takes the dims too (`in_dims`) and runs the same shape function before the
+//! kernel; a shape that does not fit returns `SHAPE_MISMATCH` and writes nothing. Its header
+//! ([`generic_header`]) declares both.
+//!
 //! Objects are built for the architecture's baseline features, so their loop nests may choose
 //! other strategies than the JIT's for the same plan (no byte shuffles on x86-64 without SSSE3).
 
-use super::clif::{self, Entry, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
-use crate::plan::{Plan, VerifiedPlan};
+use super::clif::{
+    self, Entry, GenericEntry, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK,
+    STATUS_SHAPE_MISMATCH,
+};
+use crate::plan::{InputDecl, Plan, VerifiedGenericPlan, VerifiedPlan};
+use crate::types::sym::{Sym, SymExpr};
 use crate::types::{ShapeDisplay, TensorType};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -36,6 +47,14 @@ pub const STATUSES: [(&str, i32, &str); 4] = [
     ("EMPTY_AXIS", STATUS_EMPTY_AXIS, "clamp or wrap gather on an axis of size 0; the output is unspecified"),
     ("BAD_RANGE", STATUS_BAD_RANGE, "begin/end outside 0 <= begin <= end <= OUTER; nothing was written"),
 ];
+
+/// The status only generic kernels return, besides [`STATUSES`].
+pub const STATUS_SHAPE_MISMATCH_DOC: (&str, i32, &str) = (
+    "SHAPE_MISMATCH",
+    STATUS_SHAPE_MISMATCH,
+    "the dims or run-time scalars do not fit the kernel (axes with one name differ, a constant dim differs, a \
+     condition of the program fails, a size overflows); nothing was written",
+);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AotError {
@@ -57,7 +76,7 @@ pub enum AotError {
 }
 
 /// For each plan input, its position among `declared` (by name).
-pub fn input_order(plan: &Plan, declared: &[&str]) -> Result<Vec<usize>, AotError> {
+pub fn input_order<D>(plan: &Plan<D>, declared: &[&str]) -> Result<Vec<usize>, AotError> {
     for (i, name) in declared.iter().enumerate() {
         if declared[..i].contains(name) {
             return Err(AotError::DuplicateInput(name.to_string()));
@@ -119,16 +138,58 @@ pub fn compile(
     }
     let names: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
     let order = input_order(plan, &names)?;
+    let (object, entry) = object(name, plan.nesting(), |module| {
+        clif::define_entry(module, name, Linkage::Export, plan, &order).map_err(|e| e.to_string())
+    })?;
+    let header = header(plan, src, declared, name, entry.outer);
+    Ok(AotKernel { object, header, entry })
+}
+
+/// A generic AOT kernel: the object file's bytes (exporting `NAME` and `NAME_shape`) and its
+/// C header.
+#[derive(Debug, Clone)]
+pub struct GenericAotKernel {
+    pub object: Vec<u8>,
+    pub header: String,
+    pub entry: GenericEntry,
+}
+
+/// Compiles a generic plan (the program `src` checked for the `declared` inputs, in this order,
+/// their dims symbols or constants) into an object file exporting `name` and `name_shape` for
+/// every shape, and writes its header ([`generic_header`]).
+pub fn compile_generic(
+    plan: &VerifiedGenericPlan,
+    src: &str,
+    declared: &[InputDecl<SymExpr>],
+    name: &str,
+) -> Result<GenericAotKernel, AotError> {
+    if !valid_name(name) {
+        return Err(AotError::BadName(name.to_string()));
+    }
+    let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
+    let order = input_order(plan, &names)?;
+    let (object, entry) = object(name, plan.nesting(), |module| {
+        clif::define_generic_entry(module, name, Linkage::Export, plan, &order, declared)
+            .map_err(|e| e.to_string())
+    })?;
+    let header = generic_header(plan, src, declared, name, &entry);
+    Ok(GenericAotKernel { object, header, entry })
+}
+
+/// An object file named `name.o` with what `define` puts in it (on a stack deep enough for
+/// `nesting` levels of index accesses).
+fn object<T>(
+    name: &str,
+    nesting: usize,
+    define: impl FnOnce(&mut ObjectModule) -> Result<T, String>,
+) -> Result<(Vec<u8>, T), AotError> {
     let builder = ObjectBuilder::new(object_isa()?, format!("{name}.o"), default_libcall_names())
         .map_err(|e| AotError::Object(e.to_string()))?;
     let mut module = ObjectModule::new(builder);
-    let entry = crate::limits::with_stack_for(plan.nesting(), || {
-        clif::define_entry(&mut module, name, Linkage::Export, plan, &order)
-    })
-    .map_err(|e| AotError::Codegen(e.to_string()))?;
+    let defined =
+        crate::limits::with_stack_for(nesting, || define(&mut module)).map_err(AotError::Codegen)?;
     let object = module.finish().emit().map_err(|e| AotError::Object(e.to_string()))?;
-    let header = header(plan, src, declared, name, entry.outer);
-    Ok(AotKernel { object, header, entry })
+    Ok((object, defined))
 }
 
 /// `/* ... */` safe: a `*/` in the source must not end the comment.
@@ -142,17 +203,7 @@ pub fn header(plan: &Plan, src: &str, declared: &[(String, TensorType)], name: &
     let guard = format!("SLC_KERNEL_{up}_H");
     let mut h = String::new();
     let w = &mut h;
-    let _ = writeln!(w, "/* Generated by `slc compile --target cpu`. Do not edit.");
-    let _ = writeln!(w, " *");
-    let _ = writeln!(w, " * Source expression:");
-    for line in src.lines() {
-        let _ = writeln!(w, " *     {}", comment_safe(line));
-    }
-    let _ = writeln!(w, " *");
-    let _ = writeln!(w, " * Plan:");
-    for line in plan.to_string().lines() {
-        let _ = writeln!(w, " *     {}", comment_safe(line));
-    }
+    source_comment(w, src, &plan.to_string());
     let _ = writeln!(
         w,
         " *
@@ -166,12 +217,8 @@ pub fn header(plan: &Plan, src: &str, declared: &[(String, TensorType)], name: &
  * (memcpy, memset).
  */"
     );
-    let _ = writeln!(w, "#ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n");
-    let _ = writeln!(w, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
-    let _ = writeln!(w, "/* Status codes. */");
-    for (s, v, what) in STATUSES {
-        let _ = writeln!(w, "#define {up}_STATUS_{s} {v} /* {what} */");
-    }
+    open_header(w, &guard);
+    status_macros(w, &up, &STATUSES);
     let _ = writeln!(w, "\n/* The outermost-loop extent: call with 0 <= begin <= end <= {up}_OUTER. */");
     let _ = writeln!(w, "#define {up}_OUTER INT64_C({outer})\n");
     let _ = writeln!(w, "/* Inputs, in the order of `inputs`. */");
@@ -194,16 +241,157 @@ pub fn header(plan: &Plan, src: &str, declared: &[(String, TensorType)], name: &
         w,
         "int32_t {name}(const uint8_t *const *inputs, uint8_t *out, int64_t begin, int64_t end);\n"
     );
-    let _ = writeln!(w, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */");
+    close_header(w, &guard);
     h
+}
+
+/// The header's opening comment up to the plan's text.
+fn source_comment(w: &mut String, src: &str, plan: &str) {
+    let _ = writeln!(w, "/* Generated by `slc compile --target cpu`. Do not edit.");
+    let _ = writeln!(w, " *");
+    let _ = writeln!(w, " * Source expression:");
+    for line in src.lines() {
+        let _ = writeln!(w, " *     {}", comment_safe(line));
+    }
+    let _ = writeln!(w, " *");
+    let _ = writeln!(w, " * Plan:");
+    for line in plan.lines() {
+        let _ = writeln!(w, " *     {}", comment_safe(line));
+    }
+}
+
+fn open_header(w: &mut String, guard: &str) {
+    let _ = writeln!(w, "#ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n");
+    let _ = writeln!(w, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
+}
+
+fn close_header(w: &mut String, guard: &str) {
+    let _ = writeln!(w, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */");
+}
+
+fn status_macros(w: &mut String, up: &str, statuses: &[(&str, i32, &str)]) {
+    let _ = writeln!(w, "/* Status codes. */");
+    for (s, v, what) in statuses {
+        let _ = writeln!(w, "#define {up}_STATUS_{s} {v} /* {what} */");
+    }
+}
+
+/// `[N, max(0, M-1), 3]`.
+fn sym_shape(shape: &[SymExpr]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+/// The C header of a generic AOT kernel.
+pub fn generic_header(
+    plan: &VerifiedGenericPlan,
+    src: &str,
+    declared: &[InputDecl<SymExpr>],
+    name: &str,
+    entry: &GenericEntry,
+) -> String {
+    let up = name.to_ascii_uppercase();
+    let guard = format!("SLC_KERNEL_{up}_H");
+    let reads = entry.shape_reads_inputs;
+    let mut h = String::new();
+    let w = &mut h;
+    source_comment(w, src, &plan.to_string());
+    let outer = comment_safe(&entry.outer().to_string());
+    let _ = writeln!(
+        w,
+        " *
+ * A generic kernel: one object for every shape. `in_dims[i]` points to the dims of input i
+ * ({up}_INi_RANK int64_t values); `inputs[i]` to its elements (dense, C order, the element
+ * type given). Inputs the program does not read are never touched and may be NULL, in both
+ * tables. Call {name}_shape first: it checks the dims (the same name must have the same size;
+ * constant dims must match; every dim must lie in [0, 2^62]) and the program's conditions,
+ * then writes the output's {up}_OUT_RANK dims and the outermost extent OUTER ({outer}).
+ * Allocate the output (dense, C order, {up}_OUT_ELEM_SIZE bytes per element), then call
+ * {name} with the same dims over [begin, end) of [0, OUTER): once with (0, OUTER), or split
+ * the range across threads (disjoint ranges write disjoint bytes). {name} checks the shapes
+ * again, then every value of the index tensors (NumPy raises even for values a later slice
+ * drops). Results are {up}_STATUS_* codes; on SHAPE_MISMATCH nothing was written. The
+ * object needs only libc (memcpy, memset).
+ */"
+    );
+    open_header(w, &guard);
+    let mut statuses = STATUSES.to_vec();
+    statuses.push(STATUS_SHAPE_MISMATCH_DOC);
+    status_macros(w, &up, &statuses);
+    let _ = writeln!(w, "\n/* Inputs, in the order of `inputs` and `in_dims`. */");
+    let _ = writeln!(w, "#define {up}_NUM_INPUTS {}", declared.len());
+    let scalars: Vec<String> = plan
+        .symbols()
+        .into_iter()
+        .filter_map(|s| match s {
+            Sym::Scalar { name, .. } => Some(name.to_string()),
+            Sym::Dim(_) => None,
+        })
+        .collect();
+    for (i, d) in declared.iter().enumerate() {
+        let used = plan.inputs.iter().any(|p| p.name == d.name) || scalars.contains(&d.name);
+        let note = if used { "" } else { " (not read by the program)" };
+        let _ = writeln!(
+            w,
+            "/* inputs[{i}]: {}: {}{}{note} */",
+            d.name,
+            d.dtype,
+            comment_safe(&sym_shape(&d.shape))
+        );
+        let _ = writeln!(w, "#define {up}_IN_{} {i}", d.name);
+        type_macros(w, &format!("{up}_IN{i}"), d.dtype, d.shape.len());
+    }
+    let _ = writeln!(w, "\n/* The output: {}{}. */", plan.dtype, comment_safe(&sym_shape(&plan.shape)));
+    type_macros(w, &format!("{up}_OUT"), plan.dtype, plan.shape.len());
+    let inputs = if reads {
+        let _ = writeln!(
+            w,
+            "\n/* The output's dims depend on the values of run-time scalar inputs: {name}_shape reads\n \
+             * them from `inputs`. */\n#define {up}_SHAPE_READS_INPUTS 1"
+        );
+        "const uint8_t *const *inputs, "
+    } else {
+        let _ = writeln!(w, "\n#define {up}_SHAPE_READS_INPUTS 0");
+        ""
+    };
+    let _ = writeln!(
+        w,
+        "\n/* Computes the output dims ({up}_OUT_RANK values) and the outermost extent for inputs with the\n \
+         * given dims (in_dims[i] points to input i's {up}_INi_RANK dims); returns {up}_STATUS_OK or\n \
+         * {up}_STATUS_SHAPE_MISMATCH. */"
+    );
+    let _ = writeln!(
+        w,
+        "int32_t {name}_shape({inputs}const int64_t *const *in_dims, int64_t *out_dims, int64_t *outer);\n"
+    );
+    let _ = writeln!(
+        w,
+        "/* Runs [begin, end) of [0, outer) as {name}_shape gives it; in_dims as above. Returns a\n \
+         * {up}_STATUS_* code. */"
+    );
+    let open = format!("int32_t {name}(");
+    let _ = writeln!(
+        w,
+        "{open}const uint8_t *const *inputs, const int64_t *const *in_dims, uint8_t *out,\n{:w$}int64_t \
+         begin, int64_t end);\n",
+        "",
+        w = open.len()
+    );
+    close_header(w, &guard);
+    h
+}
+
+/// A tensor's dtype, element size and rank.
+fn type_macros(w: &mut String, p: &str, dtype: slc_runtime::DType, rank: usize) {
+    let _ = writeln!(w, "#define {p}_DTYPE \"{dtype}\"");
+    let _ = writeln!(w, "#define {p}_ELEM_SIZE {}", dtype.width());
+    let _ = writeln!(w, "#define {p}_RANK {rank}");
 }
 
 fn shape_macros(w: &mut String, p: &str, ty: &TensorType) {
     let numel: i64 = ty.shape.iter().product();
     let width = ty.dtype.width() as i64;
-    let _ = writeln!(w, "#define {p}_DTYPE \"{}\"", ty.dtype);
-    let _ = writeln!(w, "#define {p}_ELEM_SIZE {width}");
-    let _ = writeln!(w, "#define {p}_RANK {}", ty.shape.len());
+    type_macros(w, p, ty.dtype, ty.shape.len());
     if ty.shape.is_empty() {
         let _ = writeln!(w, "/* 0-d: no {p}_SHAPE */");
     } else {

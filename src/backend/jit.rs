@@ -95,7 +95,7 @@ unsafe impl Sync for CallArgs {}
 
 /// The threads a call with `threads` allowed splits an output of `out_nbytes` across, for an
 /// outer range of `outer`: outputs under 1 MiB are not worth a thread.
-fn workers(outer: i64, out_nbytes: usize, threads: usize) -> usize {
+pub(crate) fn workers(outer: i64, out_nbytes: usize, threads: usize) -> usize {
     if threads > 1 && out_nbytes >= PARALLEL_MIN_BYTES { threads.min(outer.max(1) as usize) } else { 1 }
 }
 

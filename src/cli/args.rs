@@ -2,7 +2,7 @@
 //! the checks that bindings do not conflict, and opening the inputs they name.
 
 use super::Failure;
-use crate::types::TensorType;
+use crate::types::{ShapeDisplay, SymTensorType, TensorType};
 use slc_runtime::{NpyError, PendingNpy, open_npy, open_npy_stream, open_npz};
 use std::path::PathBuf;
 
@@ -100,17 +100,40 @@ pub fn parse_input(s: &str) -> Result<InputArg, String> {
     Ok(InputArg { name, source })
 }
 
-/// `NAME=DTYPE[d0,d1,...]`, e.g. `a=f32[2,3,4]` (`x=i64[]` is 0-d).
-pub fn parse_shape(s: &str) -> Result<(String, TensorType), String> {
+/// `NAME=DTYPE[d0,d1,...]`, e.g. `a=f32[2,3,4]` (`x=i64[]` is 0-d); a dim may be a symbol
+/// (`a=f32[N, M]`) or `?` (named from the input and the axis: `_a0`).
+pub fn parse_shape(s: &str) -> Result<(String, SymTensorType), String> {
     let (name, ty) =
         s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=DTYPE[d0,d1,...] (e.g. a=f32[2,3,4])"))?;
     check_name(name)?;
-    Ok((name.to_string(), ty.parse()?))
+    Ok((name.to_string(), SymTensorType::parse_for(ty, name)?))
+}
+
+/// The declared types as concrete ones, for a subcommand that does not take symbolic dims yet:
+/// an error naming the first symbolic one otherwise.
+pub fn concrete_types(
+    shapes: &[(String, SymTensorType)],
+    command: &str,
+) -> Result<Vec<(String, TensorType)>, Failure> {
+    shapes
+        .iter()
+        .map(|(name, ty)| match ty.concrete() {
+            Some(t) => Ok((name.clone(), t)),
+            None => {
+                eprintln!(
+                    "error: `slc {command}` does not take symbolic dims yet: `{name}` is {ty}; give it concrete dims (e.g. --shape {name}={}{})",
+                    ty.dtype,
+                    ShapeDisplay(&vec![4; ty.shape.len()])
+                );
+                Err(Failure::Usage)
+            }
+        })
+        .collect()
 }
 
 /// Each name is bound once: by one `-i` or one `--shape`, and at most one input is standard
 /// input. Reports the first conflict.
-pub fn check_bindings(inputs: &[InputArg], shapes: &[(String, TensorType)]) -> Result<(), Failure> {
+pub fn check_bindings(inputs: &[InputArg], shapes: &[(String, SymTensorType)]) -> Result<(), Failure> {
     let mut seen: Vec<(&str, &str)> = vec![];
     let named = inputs
         .iter()
@@ -157,8 +180,9 @@ mod tests {
     #[test]
     fn shapes() {
         let (name, ty) = parse_shape("a=f32[2, 3,4]").unwrap();
-        assert_eq!((name.as_str(), ty.dtype, ty.shape), ("a", DType::F32, vec![2, 3, 4]));
-        assert_eq!(parse_shape("s=i64[]").unwrap().1.shape, Vec::<i64>::new());
+        assert_eq!((name.as_str(), ty.dtype, ty.concrete_shape()), ("a", DType::F32, Some(vec![2, 3, 4])));
+        assert_eq!(parse_shape("s=i64[]").unwrap().1.concrete_shape(), Some(vec![]));
+        assert_eq!(parse_shape("a=f32[N, ?]").unwrap().1.to_string(), "f32[N, _a1]");
         assert!(parse_shape("a=f32[2,-1]").is_err());
         assert!(parse_shape("a=q8[2]").is_err());
         assert!(parse_shape("1a=f32[2]").is_err());

@@ -24,7 +24,7 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
     if let Some(path) = &args.output {
         check_output(&OutputArg::File(path.clone()), &args.types.inputs)?;
     }
-    let (declared, values) = args.types.resolve()?;
+    let (declared, values) = args.types.resolve("show")?;
     let types: InputTypes = declared.into_iter().collect();
     let compiled =
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;

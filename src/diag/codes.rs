@@ -38,6 +38,11 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0127", "the program grows beyond 65 536 nodes once its `let`s are substituted"),
     ("E0128", "an input type with a negative dimension or more bytes than i64 counts"),
     (
+        "E0129",
+        "a form that does not take symbolic dims yet (index arrays, masks, gather_elements, gather_nd, `a.shape` of a symbolic dim)",
+    ),
+    ("E0130", "a run-time scalar where a compile-time integer is needed (a step, an axis, a mask)"),
+    (
         "E0201",
         "a value of an index tensor out of range (NumPy's IndexError), pointing at the index expression",
     ),

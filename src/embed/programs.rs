@@ -110,6 +110,11 @@ impl ProgramCache {
         texts.get(src)?.iter().find(|p| p.fits(view_of)).cloned()
     }
 
+    /// Whether a program was built for `src` (over any bindings).
+    pub(crate) fn has_text(&self, src: &str) -> bool {
+        self.texts.lock().unwrap_or_else(|e| e.into_inner()).contains_key(src)
+    }
+
     pub(crate) fn insert(&self, src: &str, program: Program) -> Arc<Program> {
         let program = Arc::new(program);
         let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
@@ -133,6 +138,102 @@ impl ProgramCache {
     /// Forgets every program (the run options they were built for changed); machine code,
     /// which does not depend on them, stays.
     pub(crate) fn forget_programs(&self) {
+        self.texts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// A program's shape-generic kernel (a `Session` builds one when a text comes back with other
+/// shapes), and the dtypes and dims of the inputs it reads, in plan order (`None`: a symbol).
+pub(crate) struct GenericProgram {
+    inputs: Vec<(String, DType, Vec<Option<usize>>)>,
+    kernel: Arc<crate::backend::jit::GenericJitKernel>,
+}
+
+impl GenericProgram {
+    pub(crate) fn new(kernel: Arc<crate::backend::jit::GenericJitKernel>) -> GenericProgram {
+        let dims = |d: &crate::plan::InputDecl<crate::types::sym::SymExpr>| {
+            d.shape.iter().map(|n| n.as_const().map(|n| n as usize)).collect()
+        };
+        let inputs = kernel.plan().inputs.iter().map(|d| (d.name.clone(), d.dtype, dims(d))).collect();
+        GenericProgram { inputs, kernel }
+    }
+
+    /// Whether the bindings have the dtypes, ranks and constant dims the kernel takes.
+    fn fits<'s>(&self, view_of: &impl Fn(&str) -> Option<TensorView<'s>>) -> bool {
+        self.inputs.iter().all(|(name, dtype, dims)| {
+            view_of(name).is_some_and(|v| {
+                let same = |(&n, d): (&usize, &Option<usize>)| d.is_none_or(|d| d == n);
+                v.dtype() == *dtype && v.shape().len() == dims.len() && v.shape().iter().zip(dims).all(same)
+            })
+        })
+    }
+
+    /// Runs the kernel on the bound inputs (views are copied into tensors first), after
+    /// checking the output's size against `options`.
+    pub(crate) fn run<'s>(
+        &self,
+        view_of: impl Fn(&str) -> Option<TensorView<'s>>,
+        tensor_of: impl Fn(&str) -> Option<&'s Tensor>,
+        options: &RunOptions,
+    ) -> Result<Tensor, Error> {
+        let mut copies = vec![];
+        for (name, _, _) in &self.inputs {
+            if tensor_of(name).is_none() {
+                let view = view_of(name).ok_or_else(|| RuntimeError::UnboundInput(name.clone()))?;
+                copies.push(view.to_tensor().map_err(RuntimeError::from)?);
+            }
+        }
+        let mut copies = copies.iter();
+        let inputs: Vec<&Tensor> = self
+            .inputs
+            .iter()
+            .map(|(name, _, _)| tensor_of(name).unwrap_or_else(|| copies.next().expect("copied above")))
+            .collect();
+        let shape = self.kernel.output_shape(&inputs)?;
+        let bytes = Tensor::byte_size(self.kernel.plan().dtype, &shape).map_or(u64::MAX, |b| b as u64);
+        crate::exec::check_output(bytes, options.max_output_bytes, None)?;
+        Ok(self.kernel.run(&inputs, options.threads.max(1))?)
+    }
+}
+
+/// The generic programs by text: `None` where the text has no generic kernel (a form the
+/// generic pipeline does not take), so that it is not tried again.
+#[derive(Default)]
+pub(crate) struct GenericPrograms {
+    texts: Mutex<HashMap<String, Vec<Option<Arc<GenericProgram>>>>>,
+}
+
+impl GenericPrograms {
+    /// What is known of `src` over bindings of these dtypes and ranks: `Some(None)` when it
+    /// has no generic kernel, `None` when it was never tried.
+    pub(crate) fn find<'s>(
+        &self,
+        src: &str,
+        view_of: &impl Fn(&str) -> Option<TensorView<'s>>,
+    ) -> Option<Option<Arc<GenericProgram>>> {
+        let texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+        let variants = texts.get(src)?;
+        if variants.iter().any(Option::is_none) {
+            return Some(None);
+        }
+        variants.iter().flatten().find(|p| p.fits(view_of)).cloned().map(Some)
+    }
+
+    pub(crate) fn insert(&self, src: &str, program: Option<GenericProgram>) -> Option<Arc<GenericProgram>> {
+        let program = program.map(Arc::new);
+        let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+        if texts.len() >= MAX_TEXTS && !texts.contains_key(src) {
+            texts.clear();
+        }
+        let variants = texts.entry(src.to_string()).or_default();
+        if variants.len() >= MAX_VARIANTS {
+            variants.remove(0);
+        }
+        variants.push(program.clone());
+        program
+    }
+
+    pub(crate) fn clear(&self) {
         self.texts.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }

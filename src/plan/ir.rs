@@ -380,17 +380,27 @@ impl GenericPlan {
                 None => return Err(ShapeMismatch::TooLarge { what: r.cond.to_string() }),
             }
         }
-        let mut plan = self.try_map(&mut |d: &SymExpr| {
-            d.eval_i64(env).ok_or_else(|| ShapeMismatch::TooLarge { what: d.to_string() })
-        })?;
-        if plan.shape.contains(&0) {
-            plan.output = Access {
-                buffer: plan.output.buffer,
-                base: 0,
-                strides: vec![0; plan.shape.len()],
+        let eval =
+            &mut |d: &SymExpr| d.eval_i64(env).ok_or_else(|| ShapeMismatch::TooLarge { what: d.to_string() });
+        let shape = self.shape.iter().map(&mut *eval).collect::<Result<Vec<i64>, _>>()?;
+        // An empty output reads nothing: its access is the canonical one, not evaluated (its
+        // offsets need not fit: an empty input may have a dim of MAX_DIM).
+        let empty =
+            Access { buffer: self.output.buffer, base: 0, strides: vec![0; shape.len()], terms: vec![] };
+        let output = match shape.contains(&0) {
+            true => empty,
+            false => self.output.try_map(eval)?,
+        };
+        let without_output = Plan {
+            output: Access {
+                buffer: self.output.buffer,
+                base: SymExpr::constant(0),
+                strides: vec![],
                 terms: vec![],
-            };
-        }
+            },
+            ..self.clone()
+        };
+        let plan = Plan { shape, output, ..without_output.try_map(eval)? };
         Ok(plan)
     }
 }

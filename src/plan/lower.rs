@@ -3,12 +3,22 @@
 //! affinely onto new ones, a gather replaces one coordinate by a loaded index, NumPy's advanced
 //! indexing replaces several coordinates by indices loaded at shared broadcast coordinates. So
 //! chains fuse by construction: nothing is materialized.
+//!
+//! There is one lowering, over symbolic integers ([`lower_generic`]); a concrete program's
+//! integers are constants, which fold, so [`lower`] is the generic plan with every integer a
+//! constant. An operation on constants that does not fold overflowed i64, and is reported as
+//! today, with its span. The concrete plan's canonical forms (a unit axis has stride 0, a range
+//! of at most one element scale 0) apply where the size is a constant; where it is a symbol the
+//! stride stays as it is (a coordinate that is always 0 never multiplies it), so that generic
+//! strides stay the simple products the loop nest recognizes (contiguous runs, constant steps).
+//! Only a step too large to multiply safely is zeroed for single elements by a `select`.
 
 use super::ir::*;
 use super::verify::PlanError;
 use crate::limits::MAX_PLAN_ACCESSES;
-use crate::sema::{IndexArray, TExpr, TExprKind, ViewDim};
+use crate::sema::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim};
 use crate::source::Span;
+use crate::types::sym::{Cond, SymExpr};
 use crate::types::{OobMode, row_major_strides};
 use std::collections::HashMap;
 
@@ -24,6 +34,26 @@ pub fn lower(expr: &TExpr) -> Result<Plan, PlanError> {
 /// strides, read in place: a view's strides simply replace the row-major ones in every access
 /// to it.
 pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, PlanError> {
+    let plan = build(expr, strides, &[])?;
+    plan.concrete().ok_or_else(|| {
+        PlanError::Invalid(format!(
+            "the program's result {} has symbolic dims: lower it generically",
+            expr.ty
+        ))
+    })
+}
+
+/// Lowers a checked program whose dims may be symbolic into a generic plan, with `conditions`
+/// (checking's undecided conditions, in program order) as its requirements. Inputs are dense.
+pub fn lower_generic(expr: &TExpr, conditions: &[ShapeCondition]) -> Result<GenericPlan, PlanError> {
+    build(expr, &InputStrides::new(), conditions)
+}
+
+fn build(
+    expr: &TExpr,
+    strides: &InputStrides,
+    conditions: &[ShapeCondition],
+) -> Result<GenericPlan, PlanError> {
     let mut b = Builder {
         strides,
         inputs: vec![],
@@ -33,14 +63,29 @@ pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, 
         budget: Budget(MAX_PLAN_ACCESSES),
     };
     let (mut output, shape) = b.expr(expr)?;
-    if shape.contains(&0) {
-        // No element is ever read: the canonical empty access forms no address.
-        output = Access { buffer: output.buffer, base: 0, strides: vec![0; shape.len()], terms: vec![] };
+    if shape.iter().any(|d| d.as_const() == Some(0)) {
+        // No element is ever read: the canonical empty access forms no address. (A symbolic
+        // empty output is made canonical when the plan is bound.)
+        let zero = SymExpr::constant(0);
+        output = Access {
+            buffer: output.buffer,
+            base: zero.clone(),
+            strides: vec![zero; shape.len()],
+            terms: vec![],
+        };
     }
+    let requires = conditions
+        .iter()
+        .map(|c| Requirement {
+            cond: c.cond.clone(),
+            message: c.message.clone(),
+            origin: Origin(Some(c.span)),
+        })
+        .collect();
     Ok(Plan {
         inputs: b.inputs,
         consts: b.consts,
-        requires: vec![],
+        requires,
         checks: b.checks,
         dtype: expr.ty.dtype,
         shape,
@@ -52,13 +97,53 @@ pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, 
 #[derive(Debug, Clone)]
 enum Coord {
     /// `old = offset + scale * new[dim]` (or just `offset` when `dim` is None).
-    Affine { dim: Option<usize>, offset: i64, scale: i64 },
+    Affine { dim: Option<usize>, offset: SymExpr, scale: SymExpr },
     /// `old = norm(load(index))`; `index` is over the new coordinates.
-    Gathered { index: Access, len: i64, mode: OobMode },
+    Gathered { index: Access<SymExpr>, len: SymExpr, mode: OobMode },
+}
+
+impl Coord {
+    /// `old = new[dim]`.
+    fn same(dim: usize) -> Coord {
+        Coord::Affine { dim: Some(dim), offset: SymExpr::constant(0), scale: SymExpr::constant(1) }
+    }
 }
 
 fn overflow(span: Span) -> PlanError {
     PlanError::Overflow { span }
+}
+
+/// `r`, the result of an operation on `a` and `b`: an overflow where both are constants and
+/// `r` is not (constants that do not fold left i64).
+fn folded(r: SymExpr, a: &SymExpr, b: &SymExpr, span: Span) -> Result<SymExpr, PlanError> {
+    match (r.as_const(), a.as_const(), b.as_const()) {
+        (None, Some(_), Some(_)) => Err(overflow(span)),
+        _ => Ok(r),
+    }
+}
+
+fn add(a: &SymExpr, b: &SymExpr, span: Span) -> Result<SymExpr, PlanError> {
+    folded(a + b, a, b, span)
+}
+
+fn mul(a: &SymExpr, b: &SymExpr, span: Span) -> Result<SymExpr, PlanError> {
+    folded(a * b, a, b, span)
+}
+
+/// Steps up to this size scale a symbolic range as they are: its strides stay within i64 for
+/// any tensor that fits in memory.
+const PLAIN_STEP: i64 = 1 << 20;
+
+/// The scale of a range of `n` elements by `step`: 0 when `n` is a constant of at most 1 (a
+/// range of one element moves nowhere, and huge steps cannot overflow); for a symbolic `n`,
+/// `step` itself, or a `select` on `n <= 1` for a step so large its products might overflow.
+fn range_scale(n: &SymExpr, step: i64) -> SymExpr {
+    let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
+    match n.as_const() {
+        Some(_) => SymExpr::select(Cond::le(n, &one), &zero, &SymExpr::constant(step)),
+        None if step.unsigned_abs() <= PLAIN_STEP as u64 => SymExpr::constant(step),
+        None => SymExpr::select(Cond::le(n, &one), &zero, &SymExpr::constant(step)),
+    }
 }
 
 /// What is left of [`MAX_PLAN_ACCESSES`] while a plan is built.
@@ -76,34 +161,35 @@ impl Budget {
 /// where its stride is 0, because the term's range check decides whether the element is 0 or an
 /// error; inner index accesses only need terms that move their address.
 fn substitute(
-    access: &Access,
+    access: &Access<SymExpr>,
     coords: &[Coord],
     rank: usize,
     top: bool,
     span: Span,
     budget: &mut Budget,
-) -> Result<Access, PlanError> {
+) -> Result<Access<SymExpr>, PlanError> {
     budget.take(1, span)?;
-    let mut base = access.base;
-    let mut strides = vec![0i64; rank];
+    let mut base = access.base.clone();
+    let mut strides = vec![SymExpr::constant(0); rank];
     let mut terms = Vec::with_capacity(access.terms.len());
     for t in &access.terms {
         let index = substitute(&t.index, coords, rank, false, span, budget)?;
         terms.push(Indirect { index: Box::new(index), ..t.clone() });
     }
-    for (&stride, coord) in access.strides.iter().zip(coords) {
+    for (stride, coord) in access.strides.iter().zip(coords) {
         match coord {
             Coord::Affine { dim, offset, scale } => {
-                base = stride.checked_mul(*offset).and_then(|d| base.checked_add(d)).ok_or(overflow(span))?;
+                base = add(&base, &mul(stride, offset, span)?, span)?;
                 if let Some(d) = dim {
-                    let s = stride.checked_mul(*scale).ok_or(overflow(span))?;
-                    strides[*d] = strides[*d].checked_add(s).ok_or(overflow(span))?;
+                    let s = mul(stride, scale, span)?;
+                    strides[*d] = add(&strides[*d], &s, span)?;
                 }
             }
             Coord::Gathered { index, len, mode } => {
-                if stride != 0 || top {
+                if stride.as_const() != Some(0) || top {
                     budget.take(index.accesses(), span)?;
-                    terms.push(Indirect { index: Box::new(index.clone()), len: *len, stride, mode: *mode });
+                    let index = Box::new(index.clone());
+                    terms.push(Indirect { index, len: len.clone(), stride: stride.clone(), mode: *mode });
                 }
             }
         }
@@ -111,21 +197,27 @@ fn substitute(
     Ok(Access { buffer: access.buffer, base, strides, terms })
 }
 
-/// Row-major element strides, with 0 along unit axes (the plan's canonical form: a unit axis
-/// moves nowhere).
-fn row_major(shape: &[i64], span: Span) -> Result<Vec<i64>, PlanError> {
-    let mut strides = row_major_strides(shape, 1).ok_or(overflow(span))?;
-    for (s, &d) in strides.iter_mut().zip(shape) {
-        if d == 1 {
-            *s = 0;
-        }
+/// Row-major element strides, with 0 along axes of a constant size 1 (the plan's canonical
+/// form: a unit axis moves nowhere). The product of all dims must fit in i64, as for a concrete
+/// shape.
+fn row_major(shape: &[SymExpr], span: Span) -> Result<Vec<SymExpr>, PlanError> {
+    let zero = SymExpr::constant(0);
+    let mut strides = vec![zero.clone(); shape.len()];
+    let mut acc = SymExpr::constant(1);
+    for (s, d) in strides.iter_mut().zip(shape).rev() {
+        *s = if d.as_const() == Some(1) { zero.clone() } else { acc.clone() };
+        acc = mul(&acc, d, span)?;
     }
     Ok(strides)
 }
 
 /// The canonical layout of an input of `shape` with element `strides`: `None` when it is dense
 /// (or empty), else the strides with 0 along unit axes.
-fn canonical_strides(shape: &[i64], strides: &[i64], span: Span) -> Result<Option<Vec<i64>>, PlanError> {
+fn canonical_strides(shape: &[SymExpr], strides: &[i64], span: Span) -> Result<Option<Vec<i64>>, PlanError> {
+    let Some(shape) = shape.iter().map(SymExpr::as_const).collect::<Option<Vec<i64>>>() else {
+        return Err(PlanError::Invalid("a strided input needs a concrete shape".into()));
+    };
+    let shape = &shape[..];
     if strides.len() != shape.len() {
         return Err(PlanError::Invalid(format!(
             "{} strides for an input of rank {}",
@@ -133,22 +225,27 @@ fn canonical_strides(shape: &[i64], strides: &[i64], span: Span) -> Result<Optio
             shape.len()
         )));
     }
-    let dense = row_major(shape, span)?;
+    let mut dense = row_major_strides(shape, 1).ok_or(overflow(span))?;
+    for (s, &d) in dense.iter_mut().zip(shape) {
+        if d == 1 {
+            *s = 0;
+        }
+    }
     let canonical: Vec<i64> = strides.iter().zip(shape).map(|(&s, &d)| if d == 1 { 0 } else { s }).collect();
     Ok((!shape.contains(&0) && canonical != dense).then_some(canonical))
 }
 
 struct Builder<'s> {
     strides: &'s InputStrides,
-    inputs: Vec<InputDecl>,
+    inputs: Vec<InputDecl<SymExpr>>,
     input_ids: HashMap<String, usize>,
     consts: Vec<ConstDecl>,
-    checks: Vec<Check>,
+    checks: Vec<Check<SymExpr>>,
     budget: Budget,
 }
 
 impl Builder<'_> {
-    fn expr(&mut self, e: &TExpr) -> Result<(Access, Vec<i64>), PlanError> {
+    fn expr(&mut self, e: &TExpr) -> Result<(Access<SymExpr>, Vec<SymExpr>), PlanError> {
         let shape = e.ty.shape.clone();
         let access = match &e.kind {
             TExprKind::Input(name) => {
@@ -166,30 +263,35 @@ impl Builder<'_> {
                     }
                 };
                 let strides = match &self.inputs[id].strides {
-                    Some(s) => s.clone(),
+                    Some(s) => s.iter().map(|&s| SymExpr::constant(s)).collect(),
                     None => row_major(&shape, e.span)?,
                 };
-                Access { buffer: BufferId::Input(id), base: 0, strides, terms: vec![] }
+                Access { buffer: BufferId::Input(id), base: SymExpr::constant(0), strides, terms: vec![] }
             }
             TExprKind::Const(t) => {
                 self.consts.push(ConstDecl { tensor: t.clone() });
                 let id = BufferId::Const(self.consts.len() - 1);
-                Access { buffer: id, base: 0, strides: row_major(&shape, e.span)?, terms: vec![] }
+                let strides = row_major(&shape, e.span)?;
+                Access { buffer: id, base: SymExpr::constant(0), strides, terms: vec![] }
             }
             TExprKind::View { base, dims } => {
                 let (access, _) = self.expr(base)?;
                 let mut coords = Vec::with_capacity(dims.len());
                 let mut out = 0;
                 for d in dims {
-                    match *d {
+                    match d {
                         ViewDim::Range { start, step, len } => {
                             // A dimension of one element never moves: stride 0 keeps huge steps
                             // (`a[::2**62]`) from overflowing.
-                            let scale = if len <= 1 { 0 } else { step };
-                            coords.push(Coord::Affine { dim: Some(out), offset: start, scale });
+                            let scale = range_scale(len, *step);
+                            coords.push(Coord::Affine { dim: Some(out), offset: start.clone(), scale });
                             out += 1;
                         }
-                        ViewDim::Pick(i) => coords.push(Coord::Affine { dim: None, offset: i, scale: 0 }),
+                        ViewDim::Pick(i) => coords.push(Coord::Affine {
+                            dim: None,
+                            offset: i.clone(),
+                            scale: SymExpr::constant(0),
+                        }),
                         ViewDim::NewAxis => out += 1,
                     }
                 }
@@ -199,27 +301,21 @@ impl Builder<'_> {
                 let (data_access, data_shape) = self.expr(data)?;
                 let (index_access, index_shape) = self.expr(indices)?;
                 let (axis, b, q) = (*axis, *batch_dims, index_shape.len());
-                let len = data_shape[axis];
+                let len = data_shape[axis].clone();
                 if *mode == OobMode::Error {
-                    self.check(&index_access, &index_shape, len, axis, indices.span, e.span)?;
+                    self.check(&index_access, &index_shape, &len, axis, indices.span, e.span)?;
                 }
                 let rank = shape.len();
-                let index_coords: Vec<Coord> = (0..q)
-                    .map(|e| {
-                        let dim = if e < b { e } else { axis + e - b };
-                        Coord::Affine { dim: Some(dim), offset: 0, scale: 1 }
-                    })
-                    .collect();
+                let index_coords: Vec<Coord> =
+                    (0..q).map(|e| Coord::same(if e < b { e } else { axis + e - b })).collect();
                 let index = substitute(&index_access, &index_coords, rank, false, e.span, &mut self.budget)?;
                 let data_coords: Vec<Coord> = (0..data_shape.len())
                     .map(|d| match d.cmp(&axis) {
-                        std::cmp::Ordering::Less => Coord::Affine { dim: Some(d), offset: 0, scale: 1 },
+                        std::cmp::Ordering::Less => Coord::same(d),
                         std::cmp::Ordering::Equal => {
-                            Coord::Gathered { index: index.clone(), len, mode: *mode }
+                            Coord::Gathered { index: index.clone(), len: len.clone(), mode: *mode }
                         }
-                        std::cmp::Ordering::Greater => {
-                            Coord::Affine { dim: Some(d + q - b - 1), offset: 0, scale: 1 }
-                        }
+                        std::cmp::Ordering::Greater => Coord::same(d + q - b - 1),
                     })
                     .collect();
                 substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
@@ -227,17 +323,21 @@ impl Builder<'_> {
             TExprKind::GatherElements { data, indices, axis, mode } => {
                 let (data_access, data_shape) = self.expr(data)?;
                 let (index, _) = self.expr(indices)?;
-                let (axis, len) = (*axis, data_shape[*axis]);
+                let (axis, len) = (*axis, data_shape[*axis].clone());
                 if *mode == OobMode::Error {
-                    self.check(&index, &shape, len, axis, indices.span, e.span)?;
+                    self.check(&index, &shape, &len, axis, indices.span, e.span)?;
                 }
                 // The output has the indices' shape, so the index is read at the output
                 // coordinates themselves; so are the data's other axes (a corner of them when
                 // the indices are smaller: a unit output axis then moves nowhere).
                 let data_coords: Vec<Coord> = (0..shape.len())
                     .map(|d| match d == axis {
-                        true => Coord::Gathered { index: index.clone(), len, mode: *mode },
-                        false => Coord::Affine { dim: Some(d), offset: 0, scale: i64::from(shape[d] > 1) },
+                        true => Coord::Gathered { index: index.clone(), len: len.clone(), mode: *mode },
+                        false => Coord::Affine {
+                            dim: Some(d),
+                            offset: SymExpr::constant(0),
+                            scale: range_scale(&shape[d], 1),
+                        },
                     })
                     .collect();
                 substitute(&data_access, &data_coords, shape.len(), true, e.span, &mut self.budget)?
@@ -246,22 +346,24 @@ impl Builder<'_> {
                 let (data_access, data_shape) = self.expr(data)?;
                 let (index_access, index_shape) = self.expr(indices)?;
                 let (b, tuple, rank) = (*batch_dims, index_shape.len() - 1, shape.len());
-                let m = index_shape[tuple] as usize;
-                let mut data_coords: Vec<Coord> =
-                    (0..b).map(|d| Coord::Affine { dim: Some(d), offset: 0, scale: 1 }).collect();
+                let Some(m) = index_shape[tuple].as_const() else {
+                    return Err(PlanError::Invalid("gather_nd's index tuples need a constant length".into()));
+                };
+                let m = m as usize;
+                let mut data_coords: Vec<Coord> = (0..b).map(Coord::same).collect();
                 for j in 0..m {
                     // Entry j of each tuple: the index with its last coordinate fixed, read at
                     // the output's leading `tuple` coordinates.
                     let entry = |rank, budget: &mut Budget| {
-                        let mut coords: Vec<Coord> =
-                            (0..tuple).map(|k| Coord::Affine { dim: Some(k), offset: 0, scale: 1 }).collect();
-                        coords.push(Coord::Affine { dim: None, offset: j as i64, scale: 0 });
+                        let mut coords: Vec<Coord> = (0..tuple).map(Coord::same).collect();
+                        let (offset, scale) = (SymExpr::constant(j as i64), SymExpr::constant(0));
+                        coords.push(Coord::Affine { dim: None, offset, scale });
                         substitute(&index_access, &coords, rank, false, e.span, budget)
                     };
-                    let (axis, len) = (b + j, data_shape[b + j]);
+                    let (axis, len) = (b + j, data_shape[b + j].clone());
                     if *mode == OobMode::Error {
                         let whole = entry(tuple, &mut self.budget)?;
-                        self.check(&whole, &index_shape[..tuple], len, axis, indices.span, e.span)?;
+                        self.check(&whole, &index_shape[..tuple], &len, axis, indices.span, e.span)?;
                     }
                     data_coords.push(Coord::Gathered {
                         index: entry(rank, &mut self.budget)?,
@@ -269,11 +371,7 @@ impl Builder<'_> {
                         mode: *mode,
                     });
                 }
-                data_coords.extend((b + m..data_shape.len()).map(|d| Coord::Affine {
-                    dim: Some(d - b - m + tuple),
-                    offset: 0,
-                    scale: 1,
-                }));
+                data_coords.extend((b + m..data_shape.len()).map(|d| Coord::same(d - b - m + tuple)));
                 substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
             }
             TExprKind::AdvancedIndex { data, arrays, at } => self.advanced_index(e, data, arrays, *at)?,
@@ -285,16 +383,17 @@ impl Builder<'_> {
     /// (NumPy and ONNX raise on any value, also one a later slice drops).
     fn check(
         &mut self,
-        index: &Access,
-        shape: &[i64],
-        len: i64,
+        index: &Access<SymExpr>,
+        shape: &[SymExpr],
+        len: &SymExpr,
         axis: usize,
         origin: Span,
         span: Span,
     ) -> Result<(), PlanError> {
         self.budget.take(index.accesses(), span)?;
         let origin = Origin(Some(origin));
-        self.checks.push(Check { index: index.clone(), shape: shape.to_vec(), len, axis, origin });
+        let (shape, len) = (shape.to_vec(), len.clone());
+        self.checks.push(Check { index: index.clone(), shape, len, axis, origin });
         Ok(())
     }
 
@@ -308,24 +407,25 @@ impl Builder<'_> {
         data: &TExpr,
         arrays: &[IndexArray],
         at: usize,
-    ) -> Result<Access, PlanError> {
+    ) -> Result<Access<SymExpr>, PlanError> {
         let (data_access, data_shape) = self.expr(data)?;
         let rank = e.ty.shape.len();
         let broadcast = e.kind.broadcast_shape(&e.ty).len();
         let mut data_coords: Vec<Option<Coord>> = vec![None; data_shape.len()];
         for a in arrays {
             let (index_access, index_shape) = self.expr(&a.indices)?;
-            let len = data_shape[a.axis];
+            let len = data_shape[a.axis].clone();
             if a.checked {
-                self.check(&index_access, &index_shape, len, a.source_axis, a.indices.span, e.span)?;
+                self.check(&index_access, &index_shape, &len, a.source_axis, a.indices.span, e.span)?;
             }
             let skip = broadcast - index_shape.len();
             let index_coords: Vec<Coord> = index_shape
                 .iter()
                 .enumerate()
-                .map(|(d, &n)| {
-                    let dim = (n != 1).then_some(at + skip + d);
-                    Coord::Affine { dim, offset: 0, scale: 1 }
+                .map(|(d, n)| {
+                    // Checking refuses symbolic index arrays: their dims are constants.
+                    let dim = (n.as_const() != Some(1)).then_some(at + skip + d);
+                    Coord::Affine { dim, offset: SymExpr::constant(0), scale: SymExpr::constant(1) }
                 })
                 .collect();
             let index = substitute(&index_access, &index_coords, rank, false, e.span, &mut self.budget)?;
@@ -335,7 +435,13 @@ impl Builder<'_> {
         let mut kept = (0..at).chain(at + broadcast..rank);
         let coords: Vec<Coord> = data_coords
             .into_iter()
-            .map(|c| c.unwrap_or_else(|| Coord::Affine { dim: kept.next(), offset: 0, scale: 1 }))
+            .map(|c| {
+                c.unwrap_or_else(|| Coord::Affine {
+                    dim: kept.next(),
+                    offset: SymExpr::constant(0),
+                    scale: SymExpr::constant(1),
+                })
+            })
             .collect();
         substitute(&data_access, &coords, rank, true, e.span, &mut self.budget)
     }

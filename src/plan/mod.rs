@@ -10,6 +10,6 @@ pub mod verify;
 pub mod verify_generic;
 
 pub use ir::*;
-pub use lower::{InputStrides, lower, lower_with_strides};
+pub use lower::{InputStrides, lower, lower_generic, lower_with_strides};
 pub use verify::{PlanError, VerifiedPlan, verify};
 pub use verify_generic::{VerifiedGenericPlan, verify_generic};

@@ -2,11 +2,13 @@
 //! subscript, and the `nonzero()` arrays of its masks (read from the masks' values), broadcast
 //! together into one [`TExprKind::AdvancedIndex`], with NumPy's placement rule for the broadcast
 //! dimensions. `check.rs` walks the subscript; this file takes over once it has the arrays.
+//! Every shape here is concrete (symbolic dims are refused with E0129).
 
-use super::check::{Checker, Selector, check_const_indices, const_tensor, err, node};
+use super::check::{Checker, Selector, const_tensor, err, node};
 use super::error::{SemaError, SemaErrorKind as K};
 use super::typed::{IndexArray, TExpr, TExprKind};
 use crate::source::Span;
+use crate::types::sym::SymExpr;
 use crate::types::{Coords, ShapeDisplay, TensorType, checked_numel};
 use slc_runtime::{DType, Tensor};
 
@@ -14,13 +16,19 @@ impl Checker<'_> {
     /// `data` (the subscript's view) indexed by `selectors`. Their broadcast dimensions replace them
     /// in place when the advanced items were `adjacent` in the subscript, and go first otherwise.
     pub(super) fn advanced_index(
-        &self,
+        &mut self,
         data: TExpr,
         selectors: Vec<Selector>,
         adjacent: bool,
         span: Span,
     ) -> Result<TExpr, SemaError> {
-        let broadcast = broadcast(&selectors)?;
+        const FORM: &str = "indexing by an index array";
+        let data_shape = self.concrete_shape(&data, FORM)?;
+        let mut shapes = Vec::with_capacity(selectors.len());
+        for s in &selectors {
+            shapes.push(self.concrete_shape(&s.indices, FORM)?);
+        }
+        let broadcast = broadcast(&selectors, &shapes)?;
         // NumPy reads no array value when the broadcast is empty, so it raises for none; a 0-d
         // array is an integer to NumPy, and always checked.
         let empty = broadcast.contains(&0);
@@ -28,12 +36,13 @@ impl Checker<'_> {
         for s in selectors {
             let checked = s.indices.ty.shape.is_empty() || !empty;
             if checked {
-                check_const_indices(&s.indices, s.axis, data.ty.shape[s.view_axis])?;
+                let size = SymExpr::constant(data_shape[s.view_axis]);
+                self.check_const_indices(&s.indices, s.axis, &size)?;
             }
             arrays.push(IndexArray { indices: s.indices, axis: s.view_axis, source_axis: s.axis, checked });
         }
         let at = if adjacent { arrays[0].axis } else { 0 };
-        let kept: Vec<i64> = (data.ty.shape.iter().enumerate())
+        let kept: Vec<i64> = (data_shape.iter().enumerate())
             .filter(|(d, _)| !arrays.iter().any(|a| a.axis == *d))
             .map(|(_, &n)| n)
             .collect();
@@ -41,7 +50,8 @@ impl Checker<'_> {
         if checked_numel(&shape).is_none() {
             return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
         }
-        let ty = TensorType { dtype: data.ty.dtype, shape };
+        let ty =
+            TensorType { dtype: data.ty.dtype, shape: shape.into_iter().map(SymExpr::constant).collect() };
         node(TExprKind::AdvancedIndex { data: Box::new(data), arrays, at }, ty, span)
     }
 
@@ -52,7 +62,7 @@ impl Checker<'_> {
             K::ValueUnknown { name } => SemaError::new(K::MaskValueUnknown { name }, e.span),
             _ => e,
         })?;
-        let shape = &mask.ty.shape;
+        let shape = &self.concrete_shape(mask, "indexing by a boolean mask")?;
         let mut coords: Vec<Vec<i64>> = vec![vec![]; shape.len().max(1)];
         for (c, bit) in Coords::new(shape).zip(bits) {
             if bit != 0 {
@@ -71,11 +81,11 @@ impl Checker<'_> {
 }
 
 /// NumPy's broadcast of the arrays' shapes: aligned at the last dimension, each pair of sizes
-/// equal or one of them 1. The error points at the first array that does not fit.
-fn broadcast(selectors: &[Selector]) -> Result<Vec<i64>, SemaError> {
+/// equal or one of them 1. The error points at the first array that does not fit. `shapes` are
+/// the arrays' shapes.
+fn broadcast(selectors: &[Selector], shapes: &[Vec<i64>]) -> Result<Vec<i64>, SemaError> {
     let mut out: Vec<i64> = vec![];
-    for s in selectors {
-        let shape = &s.indices.ty.shape;
+    for (s, shape) in selectors.iter().zip(shapes) {
         let rank = out.len().max(shape.len());
         let padded = |v: &[i64]| -> Vec<i64> {
             std::iter::repeat_n(1, rank - v.len()).chain(v.iter().copied()).collect()
@@ -86,8 +96,7 @@ fn broadcast(selectors: &[Selector]) -> Result<Vec<i64>, SemaError> {
                 _ if x == y || y == 1 => x,
                 (1, _) => y,
                 _ => {
-                    let shapes: Vec<String> =
-                        selectors.iter().map(|s| python_tuple(&s.indices.ty.shape)).collect();
+                    let shapes: Vec<String> = shapes.iter().map(|s| python_tuple(s)).collect();
                     let first = selectors[0].indices.span;
                     return err(K::BroadcastMismatch { shapes: shapes.join(" "), first }, s.indices.span);
                 }

@@ -1,22 +1,29 @@
 //! Checks a parsed program against the types of its inputs and produces the checked tree.
 //!
-//! Integers (literals, arithmetic, `a.shape[i]`) are evaluated here: shapes are static, so every
-//! integer in a program is a compile-time constant, and overflow is reported with its span.
-//! `let` bindings are substituted where they are used, so a chain written over several
-//! statements still fuses into one plan.
+//! Integers (literals, arithmetic, `a.shape[i]`) are evaluated here, and overflow is reported
+//! with its span. Dims are symbolic integers ([`SymExpr`]; constants in a concrete program): a
+//! check that depends on symbols is decided where it can be, and otherwise becomes a
+//! [`ShapeCondition`] the shape function checks per call. With run-time scalars on
+//! ([`check_program_generic`]), a 0-d integer input used as an integer (a slice bound, an index)
+//! is a symbol too. `let` bindings are substituted where they are used, so a chain written over
+//! several statements still fuses into one plan.
 
 use super::error::{SemaError, SemaErrorKind as K};
-use super::shape::{floor_div, floor_mod, normalize_numpy};
-use super::typed::{TExpr, TExprKind, ViewDim};
+use super::shape::{bound_for, floor_div, floor_mod, normalize_numpy};
+use super::typed::{ShapeCondition, TExpr, TExprKind, ViewDim};
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
-use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
+use crate::types::sym::{self, SymExpr};
+use crate::types::{OobMode, ShapeDisplay, SymTensorType, TensorType, checked_numel};
 use slc_runtime::{DType, Tensor};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The tensors a program may name, by type.
 pub type InputTypes = BTreeMap<String, TensorType>;
+
+/// The tensors a generic program may name, by type (dims may be symbols).
+pub type SymInputTypes = BTreeMap<String, SymTensorType>;
 
 /// The values of bound tensors, where known: operator parameters such as `strided_slice`'s
 /// `begin` may come from a bound tensor, and must then be known when the program is checked.
@@ -46,24 +53,63 @@ pub fn check_program(
     inputs: &InputTypes,
     values: &InputValues,
 ) -> Result<(TExpr, InputsRead), SemaError> {
-    let mut checker =
-        Checker { inputs, values, read: InputsRead::default(), locals: HashMap::new(), copied: 0 };
-    let mut result = None;
-    for stmt in &program.stmts {
-        match &stmt.kind {
-            StmtKind::Let { name, value } => {
-                let v = checker.expr(value)?;
-                checker.locals.insert(name.name.clone(), v);
-                result = None;
-            }
-            StmtKind::Expr(e) => result = Some((checker.expr(e)?, e.span)),
+    let inputs = inputs.iter().map(|(n, t)| (n.clone(), t.generic())).collect();
+    let mut checker = Checker::new(&inputs, values, false);
+    let (checked, read) = checker.program(program)?;
+    // Constant dims decide every condition.
+    debug_assert!(checker.conditions.is_empty());
+    Ok((checked, read))
+}
+
+/// A generic program checked: its tree, the inputs it read, and the conditions the shape
+/// function checks per call, in program order.
+pub type CheckedGeneric = (TExpr, InputsRead, Vec<ShapeCondition>);
+
+/// Checks `program` over inputs whose dims may be symbols, with run-time scalars: a 0-d integer
+/// input whose value is not bound, used as an integer, is the symbol `k[()]`; a 1-d one as the
+/// `begin`/`end` of `strided_slice` or the `starts`/`ends` of `slice`, the symbols `k[0]`, `k[1]`, ...
+pub fn check_program_generic(
+    program: &ast::Program,
+    inputs: &SymInputTypes,
+    values: &InputValues,
+) -> Result<CheckedGeneric, SemaError> {
+    let mut checker = Checker::new(inputs, values, true);
+    let (checked, read) = checker.program(program)?;
+    Ok((checked, read, checker.conditions))
+}
+
+impl<'a> Checker<'a> {
+    fn new(inputs: &'a SymInputTypes, values: &'a InputValues, runtime_scalars: bool) -> Checker<'a> {
+        Checker {
+            inputs,
+            values,
+            read: InputsRead::default(),
+            locals: HashMap::new(),
+            copied: 0,
+            runtime_scalars,
+            conditions: vec![],
         }
     }
-    match result {
-        Some((value, span)) => Ok((checker.to_tensor(value, span)?, checker.read)),
-        None => {
-            let span = program.stmts.last().map_or(Span::default(), |s| s.span);
-            Err(SemaError::new(K::NoResult, span))
+
+    fn program(&mut self, program: &ast::Program) -> Result<(TExpr, InputsRead), SemaError> {
+        let checker = self;
+        let mut result = None;
+        for stmt in &program.stmts {
+            match &stmt.kind {
+                StmtKind::Let { name, value } => {
+                    let v = checker.expr(value)?;
+                    checker.locals.insert(name.name.clone(), v);
+                    result = None;
+                }
+                StmtKind::Expr(e) => result = Some((checker.expr(e)?, e.span)),
+            }
+        }
+        match result {
+            Some((value, span)) => Ok((checker.to_tensor(value, span)?, std::mem::take(&mut checker.read))),
+            None => {
+                let span = program.stmts.last().map_or(Span::default(), |s| s.span);
+                Err(SemaError::new(K::NoResult, span))
+            }
         }
     }
 }
@@ -72,6 +118,8 @@ pub fn check_program(
 #[derive(Debug, Clone)]
 pub(super) enum Value {
     Int(i64),
+    /// An integer known only at run time: an expression in run-time scalars.
+    Sym(SymExpr),
     /// `a.shape` (or a slice of it).
     Shape(Vec<i64>),
     Tensor(TExpr),
@@ -82,6 +130,7 @@ impl Value {
     pub(super) fn describe(&self) -> String {
         match self {
             Value::Int(_) => "an integer".into(),
+            Value::Sym(e) => format!("the run-time integer `{e}`"),
             Value::Shape(s) => format!("a shape {}", ShapeDisplay(s)),
             Value::Tensor(t) => format!("a tensor {}", t.ty),
             Value::Str(s) => format!("the string {s:?}"),
@@ -90,12 +139,16 @@ impl Value {
 }
 
 pub(super) struct Checker<'a> {
-    inputs: &'a InputTypes,
+    inputs: &'a SymInputTypes,
     pub(super) values: &'a InputValues,
     pub(super) read: InputsRead,
     locals: HashMap<String, Value>,
     /// Nodes copied by uses of `let` names so far, bounded by [`MAX_PROGRAM_NODES`].
     copied: usize,
+    /// Whether 0-d integer inputs used as integers are run-time scalars (symbols).
+    pub(super) runtime_scalars: bool,
+    /// The conditions checking could not decide, in program order.
+    pub(super) conditions: Vec<ShapeCondition>,
 }
 
 /// An index array of a subscript, and the axis it selects on (sema/advanced.rs uses them).
@@ -110,11 +163,11 @@ pub(super) struct Selector {
 /// One index item after classification.
 enum Entry {
     Slice {
-        start: Option<i64>,
-        stop: Option<i64>,
+        start: Option<SymExpr>,
+        stop: Option<SymExpr>,
         step: Option<i64>,
     },
-    Int(i64),
+    Int(SymExpr),
     /// An integer tensor: 0-d behaves as an integer whose value is known only at run time.
     Array(TExpr),
     /// A bool tensor: its `nonzero()` arrays, over as many axes as it has dimensions.
@@ -157,7 +210,8 @@ impl Checker<'_> {
                 {
                     return Ok(Value::Int(i64::MIN));
                 }
-                let v = self.int(inner, "the operand of `-`")?;
+                let v = self.sym_int(inner, "the operand of `-`")?;
+                let Some(v) = v.as_const() else { return self.run_time_result(-&v, e) };
                 match v.checked_neg() {
                     Some(v) => Ok(Value::Int(v)),
                     None => err(K::Overflow { expr: format!("{e}") }, e.span),
@@ -165,7 +219,11 @@ impl Checker<'_> {
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let what = "an arithmetic operand";
-                let (a, b) = (self.int(lhs, what)?, self.int(rhs, what)?);
+                let (a, b) = (self.sym_int(lhs, what)?, self.sym_int(rhs, what)?);
+                let (Some(a), Some(b)) = (a.as_const(), b.as_const()) else {
+                    let r = run_time_arithmetic(*op, &a, &b, rhs)?;
+                    return self.run_time_result(r, e);
+                };
                 let value = match op {
                     BinOp::Add => a.checked_add(b),
                     BinOp::Sub => a.checked_sub(b),
@@ -194,9 +252,9 @@ impl Checker<'_> {
                     }
                 };
                 match name.name.as_str() {
-                    "shape" => Ok(Value::Shape(t.ty.shape)),
+                    "shape" => Ok(Value::Shape(self.concrete_shape(&t, "`.shape`")?)),
                     "ndim" => Ok(Value::Int(t.ty.shape.len() as i64)),
-                    "size" => match checked_numel(&t.ty.shape) {
+                    "size" => match checked_numel(&self.concrete_shape(&t, "`.size`")?) {
                         Some(n) => Ok(Value::Int(n)),
                         None => err(K::Overflow { expr: format!("{e}") }, e.span),
                     },
@@ -220,7 +278,18 @@ impl Checker<'_> {
         }
         if let Some(ty) = self.inputs.get(name) {
             check_input_type(name, ty, span)?;
-            self.read.types.insert(name.to_string());
+            if self.read.types.insert(name.to_string()) && !ty.is_concrete() {
+                // Its size in bytes must fit in i64, as a concrete input's must: checked per
+                // call, multiplying in the order `checked_numel` does (evaluating a step fails
+                // where it overflows; a product already 0 takes no more factors).
+                let mut factors = ty.shape.clone();
+                factors.push(SymExpr::constant(ty.dtype.width() as i64));
+                let refusal = || {
+                    let reason = format!("{ty} has more than {} bytes", i64::MAX);
+                    SemaError::new(K::BadInput { name: name.into(), reason }, span)
+                };
+                self.require_product_fits(&factors, refusal)?;
+            }
             let kind = TExprKind::Input(name.to_string());
             return Ok(Value::Tensor(TExpr::new(kind, ty.clone(), span)));
         }
@@ -236,12 +305,55 @@ impl Checker<'_> {
         err(K::UnknownName { name: name.into(), suggestion, known }, span)
     }
 
-    /// An integer-valued expression.
+    /// An integer-valued expression known when the program is checked.
     pub(super) fn int(&mut self, e: &ast::Expr, what: &'static str) -> Result<i64, SemaError> {
+        let v = self.sym_int(e, what)?;
+        v.as_const().ok_or_else(|| SemaError::new(K::NotCompileTime { what, name: format!("{e}") }, e.span))
+    }
+
+    /// An integer-valued expression, which may depend on run-time scalars.
+    pub(super) fn sym_int(&mut self, e: &ast::Expr, what: &'static str) -> Result<SymExpr, SemaError> {
         match self.expr(e)? {
-            Value::Int(v) => Ok(v),
+            Value::Int(v) => Ok(SymExpr::constant(v)),
+            Value::Sym(v) => Ok(v),
+            Value::Tensor(t) if self.runtime_scalar(&t).is_some() => {
+                Ok(self.runtime_scalar(&t).expect("checked in the guard"))
+            }
             other => err(K::NotAnInteger { what, found: other.describe() }, e.span),
         }
+    }
+
+    /// The run-time scalar a tensor stands for where an integer is needed: a 0-d integer input
+    /// bound without a value, when run-time scalars are on.
+    pub(super) fn runtime_scalar(&self, t: &TExpr) -> Option<SymExpr> {
+        match &t.kind {
+            TExprKind::Input(name)
+                if self.runtime_scalars
+                    && t.ty.shape.is_empty()
+                    && t.ty.dtype.is_integer()
+                    && !self.values.contains_key(name) =>
+            {
+                SymExpr::parse(name).ok().filter(|e| e.as_sym().is_some()).map(|_| SymExpr::scalar(name))
+            }
+            _ => None,
+        }
+    }
+
+    /// The dims of `t`, which `form` needs as numbers: an error naming where a symbolic one
+    /// comes from otherwise.
+    pub(super) fn concrete_shape(&self, t: &TExpr, form: &'static str) -> Result<Vec<i64>, SemaError> {
+        if let Some(shape) = t.ty.concrete_shape() {
+            return Ok(shape);
+        }
+        let symbol = t.ty.shape.iter().flat_map(SymExpr::symbols).next();
+        let input = match symbol {
+            Some(sym::Sym::Scalar { name, .. }) => name.to_string(),
+            Some(sym::Sym::Dim(dim)) => (self.inputs.iter())
+                .find(|(_, ty)| ty.shape.iter().any(|d| d.symbols().contains(&sym::Sym::Dim(dim.clone()))))
+                .map_or_else(|| dim.to_string(), |(name, _)| name.clone()),
+            None => format!("{t}"),
+        };
+        err(K::SymbolicUnsupported { form, input }, t.span)
     }
 
     fn to_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
@@ -253,7 +365,7 @@ impl Checker<'_> {
                     .map_err(|_| SemaError::new(K::TooLarge { shape: format!("[{}]", s.len()) }, span))?;
                 Ok(const_tensor(t, span))
             }
-            Value::Str(_) => err(K::NotATensor { what: value.describe() }, span),
+            Value::Str(_) | Value::Sym(_) => err(K::NotATensor { what: value.describe() }, span),
         }
     }
 
@@ -360,15 +472,23 @@ impl Checker<'_> {
             return err(K::TooManyIndices { rank: 1, count: items.len() }, extra);
         };
         let n = shape.len() as i64;
+        let known = |v: SymExpr| -> Result<i64, SemaError> {
+            let what = "an index of a shape";
+            v.as_const()
+                .ok_or_else(|| SemaError::new(K::NotCompileTime { what, name: v.to_string() }, item.span))
+        };
         match self.entry(item)? {
             Entry::Int(i) => {
+                let i = known(i)?;
                 let j = if i < 0 { i + n } else { i };
                 if !(0..n).contains(&j) {
-                    return err(K::IndexOutOfRange { index: i, axis: 0, size: n }, item.span);
+                    let (index, size) = (SymExpr::constant(i), SymExpr::constant(n));
+                    return err(K::IndexOutOfRange { index, axis: 0, size }, item.span);
                 }
                 Ok(Value::Int(shape[j as usize]))
             }
             Entry::Slice { start, stop, step } => {
+                let (start, stop) = (start.map(known).transpose()?, stop.map(known).transpose()?);
                 let r = normalize_numpy(n, start, stop, step);
                 Ok(Value::Shape((0..r.len).map(|j| shape[(r.first + j * r.step) as usize]).collect()))
             }
@@ -382,10 +502,19 @@ impl Checker<'_> {
             ItemKind::Ellipsis => Ok(Entry::Ellipsis),
             ItemKind::NewAxis => Ok(Entry::NewAxis),
             ItemKind::Slice { start, stop, step } => {
-                let mut bound = |e: &Option<ast::Expr>| -> Result<Option<i64>, SemaError> {
-                    e.as_ref().map(|e| self.int(e, "a slice bound")).transpose()
+                let mut bound = |e: &Option<ast::Expr>| -> Result<Option<SymExpr>, SemaError> {
+                    e.as_ref().map(|e| self.sym_int(e, "a slice bound")).transpose()
                 };
-                let (start, stop, step) = (bound(start)?, bound(stop)?, bound(step)?);
+                let (start, stop) = (bound(start)?, bound(stop)?);
+                let step = match step {
+                    None => None,
+                    Some(e) => Some(self.sym_int(e, "a slice bound")?.as_const().ok_or_else(|| {
+                        SemaError::new(
+                            K::NotCompileTime { what: "a slice step", name: format!("{e}") },
+                            e.span,
+                        )
+                    })?),
+                };
                 if step == Some(0) {
                     let span = match &item.kind {
                         ItemKind::Slice { step: Some(e), .. } => e.span,
@@ -396,7 +525,11 @@ impl Checker<'_> {
                 Ok(Entry::Slice { start, stop, step })
             }
             ItemKind::Expr(e) => match self.expr(e)? {
-                Value::Int(v) => Ok(Entry::Int(v)),
+                Value::Int(v) => Ok(Entry::Int(SymExpr::constant(v))),
+                Value::Sym(v) => Ok(Entry::Int(v)),
+                Value::Tensor(t) if self.runtime_scalar(&t).is_some() => {
+                    Ok(Entry::Int(self.runtime_scalar(&t).expect("checked in the guard")))
+                }
                 Value::Tensor(t) if t.ty.dtype == DType::Bool => Ok(Entry::Mask(t)),
                 Value::Tensor(t) if !t.ty.dtype.is_integer() => {
                     err(K::NonIntegerIndexTensor { dtype: t.ty.dtype.to_string() }, e.span)
@@ -444,12 +577,12 @@ impl Checker<'_> {
         let mut selectors: Vec<Selector> = vec![];
         let mut advanced = vec![]; // entry positions of integers, index tensors and masks
         let (mut axis, mut out_pos) = (0usize, 0usize);
-        let whole = |n: i64| ViewDim::Range { start: 0, step: 1, len: n };
+        let whole = |n: &SymExpr| ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() };
         for (pos, (entry, item_span)) in entries.into_iter().enumerate() {
             match entry {
                 Entry::Ellipsis => {
                     for _ in 0..rank - consumed {
-                        dims.push(whole(shape[axis]));
+                        dims.push(whole(&shape[axis]));
                         axis += 1;
                         out_pos += 1;
                     }
@@ -459,32 +592,39 @@ impl Checker<'_> {
                     out_pos += 1;
                 }
                 Entry::Slice { start, stop, step } => {
-                    let r = normalize_numpy(shape[axis], start, stop, step);
-                    dims.push(r.into());
+                    let n = &shape[axis];
+                    let (start, stop) = (start.map(|v| bound_for(&v, n)), stop.map(|v| bound_for(&v, n)));
+                    let r = sym::normalize_numpy(n, start.as_ref(), stop.as_ref(), step);
+                    dims.push(ViewDim::Range { start: r.first, step: r.step, len: r.len });
                     axis += 1;
                     out_pos += 1;
                 }
                 Entry::Int(i) => {
-                    let n = shape[axis];
-                    match OobMode::Error.normalize(i as i128, n) {
-                        Ok(Some(j)) => dims.push(ViewDim::Pick(j)),
-                        _ => {
-                            return err(K::IndexOutOfRange { index: i, axis, size: n }, item_span);
-                        }
-                    }
+                    let n = shape[axis].clone();
+                    let refusal = || {
+                        SemaError::new(
+                            K::IndexOutOfRange { index: i.clone(), axis, size: n.clone() },
+                            item_span,
+                        )
+                    };
+                    dims.push(ViewDim::Pick(self.index_into(&i, &n, refusal)?));
                     advanced.push(pos);
                     axis += 1;
                 }
                 Entry::Array(indices) => {
-                    dims.push(whole(shape[axis]));
+                    self.concrete_shape(&base, "indexing by an index array")?;
+                    self.concrete_shape(&indices, "indexing by an index array")?;
+                    dims.push(whole(&shape[axis]));
                     selectors.push(Selector { indices, view_axis: out_pos, axis });
                     advanced.push(pos);
                     axis += 1;
                     out_pos += 1;
                 }
                 Entry::Mask(mask) => {
-                    let covered = mask.ty.shape.len();
-                    for (d, (&size, &mask_size)) in shape[axis..].iter().zip(&mask.ty.shape).enumerate() {
+                    let shape = self.concrete_shape(&base, "indexing by a boolean mask")?;
+                    let mask_shape = self.concrete_shape(&mask, "indexing by a boolean mask")?;
+                    let covered = mask_shape.len();
+                    for (d, (&size, &mask_size)) in shape[axis..].iter().zip(&mask_shape).enumerate() {
                         if size != mask_size {
                             return err(K::MaskMismatch { axis: axis + d, size, mask_size }, item_span);
                         }
@@ -492,7 +632,7 @@ impl Checker<'_> {
                     if covered == 0 {
                         dims.push(ViewDim::NewAxis);
                     }
-                    dims.extend(shape[axis..axis + covered].iter().map(|&n| whole(n)));
+                    dims.extend(shape[axis..axis + covered].iter().map(|&n| whole(&SymExpr::constant(n))));
                     for (d, indices) in self.nonzero(&mask)?.into_iter().enumerate() {
                         selectors.push(Selector { indices, view_axis: out_pos + d, axis: axis + d });
                     }
@@ -514,6 +654,29 @@ impl Checker<'_> {
     }
 }
 
+/// Arithmetic on integers of which one is known only at run time. A division or modulo needs a
+/// non-zero compile-time divisor (Python's rules then hold for every value).
+fn run_time_arithmetic(op: BinOp, a: &SymExpr, b: &SymExpr, rhs: &ast::Expr) -> Result<SymExpr, SemaError> {
+    let divisor = || match b.as_const() {
+        Some(0) => err(K::DivisionByZero, rhs.span),
+        Some(_) => Ok(()),
+        None => err(K::NotCompileTime { what: "a divisor", name: format!("{rhs}") }, rhs.span),
+    };
+    Ok(match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a * b,
+        BinOp::FloorDiv => {
+            divisor()?;
+            a.floor_div(b)
+        }
+        BinOp::Mod => {
+            divisor()?;
+            a.modulo(b)
+        }
+    })
+}
+
 /// A bool tensor of `shape` (its size checked by the caller).
 fn bool_tensor(shape: &[usize], bits: &[bool]) -> Tensor {
     let bytes: Vec<u8> = bits.iter().map(|&b| u8::from(b)).collect();
@@ -521,12 +684,15 @@ fn bool_tensor(shape: &[usize], bits: &[bool]) -> Tensor {
 }
 
 pub(super) fn const_tensor(t: Tensor, span: Span) -> TExpr {
-    let ty = TensorType { dtype: t.dtype(), shape: t.shape().iter().map(|&d| d as i64).collect() };
+    let ty = TensorType {
+        dtype: t.dtype(),
+        shape: t.shape().iter().map(|&d| SymExpr::constant(d as i64)).collect(),
+    };
     TExpr::new(TExprKind::Const(t), ty, span)
 }
 
 /// A node of the checked tree, within the limits on rank and nesting.
-pub(super) fn node(kind: TExprKind, ty: TensorType, span: Span) -> Result<TExpr, SemaError> {
+pub(super) fn node(kind: TExprKind, ty: SymTensorType, span: Span) -> Result<TExpr, SemaError> {
     if ty.shape.len() > MAX_RANK {
         return err(K::TooManyDims { rank: ty.shape.len() }, span);
     }
@@ -538,30 +704,20 @@ pub(super) fn node(kind: TExprKind, ty: TensorType, span: Span) -> Result<TExpr,
 }
 
 /// An input's type must describe a tensor slc can address: every later shape, stride and
-/// offset computation relies on its size fitting in i64 bytes.
-fn check_input_type(name: &str, ty: &TensorType, span: Span) -> Result<(), SemaError> {
+/// offset computation relies on its size fitting in i64 bytes. A symbolic dim is a size the
+/// shape function checks per call.
+fn check_input_type(name: &str, ty: &SymTensorType, span: Span) -> Result<(), SemaError> {
     let bad = |reason: String| err(K::BadInput { name: name.into(), reason }, span);
     if ty.shape.len() > MAX_RANK {
         return err(K::TooManyDims { rank: ty.shape.len() }, span);
     }
-    if let Some(d) = ty.shape.iter().find(|&&d| d < 0) {
+    if let Some(d) = ty.shape.iter().find(|d| d.as_const().is_some_and(|d| d < 0)) {
         return bad(format!("its shape {} has a negative dimension {d}", ShapeDisplay(&ty.shape)));
     }
-    if checked_numel(&ty.shape).and_then(|n| n.checked_mul(ty.dtype.width() as i64)).is_none() {
+    if let Some(shape) = ty.concrete_shape()
+        && checked_numel(&shape).and_then(|n| n.checked_mul(ty.dtype.width() as i64)).is_none()
+    {
         return bad(format!("{ty} has more than {} bytes", i64::MAX));
-    }
-    Ok(())
-}
-
-/// Literal index values are checked now, pointing at the literal, rather than at run time.
-pub(super) fn check_const_indices(indices: &TExpr, axis: usize, size: i64) -> Result<(), SemaError> {
-    if let TExprKind::Const(t) = &indices.kind {
-        for i in 0..t.numel() {
-            let v = t.int_at(i).unwrap_or_default();
-            if OobMode::Error.normalize(v, size).is_err() {
-                return err(K::IndexOutOfRange { index: v as i64, axis, size }, indices.span);
-            }
-        }
     }
     Ok(())
 }
@@ -570,42 +726,53 @@ pub(super) fn check_const_indices(indices: &TExpr, axis: usize, size: i64) -> Re
 pub(super) fn view(base: TExpr, dims: Vec<ViewDim>, span: Span) -> Result<TExpr, SemaError> {
     let shape = &base.ty.shape;
     let is_identity = dims.len() == shape.len()
-        && dims.iter().zip(shape).all(|(d, &n)| *d == ViewDim::Range { start: 0, step: 1, len: n });
+        && dims.iter().zip(shape).all(|(d, n)| match d {
+            ViewDim::Range { start, step: 1, len } => start.as_const() == Some(0) && len == n,
+            _ => false,
+        });
     if is_identity {
         return Ok(base);
     }
     let out_shape = dims
         .iter()
         .filter_map(|d| match d {
-            ViewDim::Range { len, .. } => Some(*len),
+            ViewDim::Range { len, .. } => Some(len.clone()),
             ViewDim::Pick(_) => None,
-            ViewDim::NewAxis => Some(1),
+            ViewDim::NewAxis => Some(SymExpr::constant(1)),
         })
         .collect();
     let ty = TensorType { dtype: base.ty.dtype, shape: out_shape };
     node(TExprKind::View { base: Box::new(base), dims }, ty, span)
 }
 
-/// A typed gather, OpenVINO Gather-8's shape rule:
-/// `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`. The caller has checked
-/// `batch_dims <= axis`, `batch_dims <= rank(indices)` and that the batch dimensions agree.
-pub(super) fn gather(
-    data: TExpr,
-    indices: TExpr,
-    axis: usize,
-    batch_dims: usize,
-    mode: OobMode,
-    span: Span,
-) -> Result<TExpr, SemaError> {
-    let d = &data.ty.shape;
-    let shape: Vec<i64> =
-        d[..axis].iter().chain(&indices.ty.shape[batch_dims..]).chain(&d[axis + 1..]).copied().collect();
-    if checked_numel(&shape).is_none() {
-        return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
+impl Checker<'_> {
+    /// A typed gather, OpenVINO Gather-8's shape rule:
+    /// `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]`. The caller has
+    /// checked `batch_dims <= axis`, `batch_dims <= rank(indices)` and that the batch dimensions
+    /// agree. Its element count must fit in i64 (per call where the dims are symbols).
+    pub(super) fn gather(
+        &mut self,
+        data: TExpr,
+        indices: TExpr,
+        axis: usize,
+        batch_dims: usize,
+        mode: OobMode,
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
+        let d = &data.ty.shape;
+        let shape: Vec<SymExpr> =
+            d[..axis].iter().chain(&indices.ty.shape[batch_dims..]).chain(&d[axis + 1..]).cloned().collect();
+        let ty = TensorType { dtype: data.ty.dtype, shape };
+        let refusal = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&ty.shape)) }, span);
+        match ty.concrete_shape() {
+            Some(s) if checked_numel(&s).is_none() => return Err(refusal()),
+            Some(_) => {}
+            None => self.require_product_fits(&ty.shape, refusal)?,
+        }
+        let kind =
+            TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
+        node(kind, ty, span)
     }
-    let ty = TensorType { dtype: data.ty.dtype, shape };
-    let kind = TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
-    node(kind, ty, span)
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.

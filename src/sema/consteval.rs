@@ -6,6 +6,7 @@
 //! reference interpreter of the plan.
 
 use super::typed::{TExpr, TExprKind, ViewDim};
+use crate::types::sym::SymExpr;
 use crate::types::{Coords, IndexOutOfRange, OobMode};
 use slc_runtime::{DType, Tensor};
 
@@ -18,6 +19,18 @@ pub enum ConstEvalError {
     IndexOutOfRange { index: i128, axis: usize, len: i64 },
     /// Not integer data.
     NotInteger,
+    /// A shape or an index that depends on symbols.
+    Symbolic,
+}
+
+/// The value of a constant dim or index.
+fn known(e: &SymExpr) -> Result<i64, ConstEvalError> {
+    e.as_const().ok_or(ConstEvalError::Symbolic)
+}
+
+/// The dims of a node, when all are constants.
+fn dims(t: &TExpr) -> Result<Vec<i64>, ConstEvalError> {
+    t.ty.concrete_shape().ok_or(ConstEvalError::Symbolic)
 }
 
 /// The elements of `t` in C order, as integers (a bool as 0 or 1: boolean masks are read so).
@@ -30,7 +43,7 @@ pub fn evaluate<'v>(
         return Err(ConstEvalError::NotInteger);
     }
     check_indices(t, value_of)?;
-    Coords::new(&t.ty.shape).map(|c| element(t, &c, value_of)).collect()
+    Coords::new(&dims(t)?).map(|c| element(t, &c, value_of)).collect()
 }
 
 /// NumPy raises on any out-of-range value of an index array, also one whose element a later
@@ -42,21 +55,26 @@ fn check_indices<'v>(t: &TExpr, value_of: &dyn Fn(&str) -> Option<&'v Tensor>) -
     match &t.kind {
         TExprKind::Gather { data, indices, axis, mode: OobMode::Error, .. }
         | TExprKind::GatherElements { data, indices, axis, mode: OobMode::Error } => {
-            check_all(indices, |_| (data.ty.shape[*axis], *axis), value_of)
+            let len = known(&data.ty.shape[*axis])?;
+            check_all(indices, |_| (len, *axis), value_of)
         }
         // An index tuple's entry `j` (its last coordinate) selects on axis `batch_dims + j`.
-        TExprKind::GatherNd { data, indices, batch_dims, mode: OobMode::Error } => check_all(
-            indices,
-            |c| {
-                let axis = batch_dims + c[c.len() - 1] as usize;
-                (data.ty.shape[axis], axis)
-            },
-            value_of,
-        ),
-        TExprKind::AdvancedIndex { data, arrays, .. } => arrays
-            .iter()
-            .filter(|a| a.checked)
-            .try_for_each(|a| check_all(&a.indices, |_| (data.ty.shape[a.axis], a.source_axis), value_of)),
+        TExprKind::GatherNd { data, indices, batch_dims, mode: OobMode::Error } => {
+            let data_shape = dims(data)?;
+            check_all(
+                indices,
+                |c| {
+                    let axis = batch_dims + c[c.len() - 1] as usize;
+                    (data_shape[axis], axis)
+                },
+                value_of,
+            )
+        }
+        TExprKind::AdvancedIndex { data, arrays, .. } => {
+            let data_shape = dims(data)?;
+            (arrays.iter().filter(|a| a.checked))
+                .try_for_each(|a| check_all(&a.indices, |_| (data_shape[a.axis], a.source_axis), value_of))
+        }
         _ => Ok(()),
     }
 }
@@ -68,7 +86,7 @@ fn check_all<'v>(
     bound_of: impl Fn(&[i64]) -> (i64, usize),
     value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
 ) -> Result<(), ConstEvalError> {
-    for c in Coords::new(&indices.ty.shape) {
+    for c in Coords::new(&dims(indices)?) {
         let index = element(indices, &c, value_of)?;
         let (len, axis) = bound_of(&c);
         if OobMode::Error.normalize(index, len).is_err() {
@@ -94,11 +112,11 @@ fn element<'v>(
             let mut out = c.iter();
             let mut at = Vec::with_capacity(base.ty.shape.len());
             for dim in dims {
-                match *dim {
+                match dim {
                     ViewDim::Range { start, step, .. } => {
-                        at.push(start + out.next().copied().unwrap_or(0) * step)
+                        at.push(known(start)? + out.next().copied().unwrap_or(0) * step)
                     }
-                    ViewDim::Pick(i) => at.push(i),
+                    ViewDim::Pick(i) => at.push(known(i)?),
                     ViewDim::NewAxis => {
                         out.next();
                     }
@@ -128,7 +146,7 @@ fn element<'v>(
             // out = indices.shape[:-1] + data.shape[batch_dims+m:]; the tuple's entries replace
             // data axes batch_dims..batch_dims+m.
             let tuple = indices.ty.shape.len() - 1;
-            let m = indices.ty.shape[tuple] as usize;
+            let m = known(&indices.ty.shape[tuple])? as usize;
             let mut index_at = c[..tuple].to_vec();
             index_at.push(0);
             let mut at = c[..*batch_dims].to_vec();
@@ -151,7 +169,7 @@ fn element<'v>(
             for (axis, slot) in data_at.iter_mut().enumerate() {
                 *slot = match arrays.iter().find(|a| a.axis == axis) {
                     Some(a) => {
-                        let index_at = broadcast_coords(&a.indices.ty.shape, broadcast);
+                        let index_at = broadcast_coords(&dims(&a.indices)?, broadcast);
                         // `error` mode never misses: a value out of range is an error.
                         gathered(data, &a.indices, &index_at, axis, OobMode::Error, value_of)?.unwrap_or(0)
                     }
@@ -174,7 +192,7 @@ fn gathered<'v>(
     value_of: &dyn Fn(&str) -> Option<&'v Tensor>,
 ) -> Result<Option<i64>, ConstEvalError> {
     let j = element(indices, index_at, value_of)?;
-    let len = data.ty.shape[axis];
+    let len = known(&data.ty.shape[axis])?;
     mode.normalize(j, len).map_err(|IndexOutOfRange| ConstEvalError::IndexOutOfRange { index: j, axis, len })
 }
 

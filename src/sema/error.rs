@@ -3,6 +3,7 @@
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
+use crate::types::sym::SymExpr;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}")]
@@ -16,7 +17,7 @@ pub enum SemaErrorKind {
     #[error("unknown name `{name}`")]
     UnknownName { name: String, suggestion: Option<String>, known: Vec<String> },
     #[error("index {index} is out of bounds for axis {axis} with size {size}")]
-    IndexOutOfRange { index: i64, axis: usize, size: i64 },
+    IndexOutOfRange { index: SymExpr, axis: usize, size: SymExpr },
     #[error("too many indices: the tensor is {rank}-dimensional, but {count} were indexed")]
     TooManyIndices { rank: usize, count: usize },
     #[error("an index can only have a single ellipsis (`...`)")]
@@ -79,6 +80,10 @@ pub enum SemaErrorKind {
     ProgramTooLarge,
     #[error("input `{name}` cannot be used: {reason}")]
     BadInput { name: String, reason: String },
+    #[error("{form} does not take symbolic dims yet: give `{input}` a concrete shape")]
+    SymbolicUnsupported { form: &'static str, input: String },
+    #[error("{what} must be known when the program is checked, but `{name}` is a run-time scalar")]
+    NotCompileTime { what: &'static str, name: String },
 }
 
 impl SemaError {
@@ -105,10 +110,10 @@ impl IntoDiagnostic for SemaError {
             K::IndexOutOfRange { axis, size, .. } => (
                 "E0102",
                 format!("out of range for axis {axis}"),
-                Some(if size == 0 {
+                Some(if size.as_const() == Some(0) {
                     format!("axis {axis} is empty: no integer index is valid")
                 } else {
-                    format!("valid indices for axis {axis} are {}..={}", -size, size - 1)
+                    format!("valid indices for axis {axis} are {}..={}", -&size, size.add_const(-1))
                 }),
             ),
             K::TooManyIndices { rank, .. } => (
@@ -213,6 +218,12 @@ impl IntoDiagnostic for SemaError {
                 Some("every use of a name bound with `let` copies its expression".into()),
             ),
             K::BadInput { .. } => ("E0128", "this input".into(), None),
+            K::SymbolicUnsupported { .. } => ("E0129", "symbolic dims here".into(), None),
+            K::NotCompileTime { .. } => (
+                "E0130",
+                "known only at run time".into(),
+                Some("run-time scalars may be slice bounds (`start`, `stop`, `begin`, `end`, `starts`, `ends`); steps, axes, masks and indices of operator forms are compile-time".into()),
+            ),
         };
         let d = Diagnostic::error(code, message).label(span, label);
         match help {

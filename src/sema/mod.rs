@@ -3,14 +3,16 @@
 
 mod advanced;
 mod check;
+mod conditions;
 pub mod consteval;
 pub mod error;
 mod ops;
 pub mod shape;
 pub mod typed;
 
+pub use check::{CheckedGeneric, SymInputTypes, check_program_generic};
 pub use check::{InputTypes, InputValues, InputsRead, check_program, value_may_be_read};
 pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.
 pub use ops::FUNCTIONS as OPERATOR_FUNCTIONS;
-pub use typed::{IndexArray, TExpr, TExprKind, ViewDim};
+pub use typed::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim};

@@ -1,6 +1,9 @@
 //! Index arithmetic of NumPy indexing and of the program's integer expressions: CPython's slice
-//! normalization and Python's floor division. The operator forms normalize by their own
-//! sources' rules, in their files under `sema/ops/`.
+//! normalization and Python's floor division, and the pieces the operator forms' normalizers
+//! share (they normalize by their own sources' rules, in their files under `sema/ops/`, on
+//! symbolic integers: with constants they fold to the concrete answer).
+
+use crate::types::sym::{self, Cond, MAX_DIM, SymExpr, SymRange};
 
 /// A normalized slice of one dimension: elements `first + j*step` for `j < len`. Every form's
 /// normalization (NumPy's here, the operators' in `sema/ops/`) produces one.
@@ -11,60 +14,55 @@ pub struct Range {
     pub len: i64,
 }
 
-impl From<Range> for super::typed::ViewDim {
-    fn from(r: Range) -> Self {
-        super::typed::ViewDim::Range { start: r.first, step: r.step, len: r.len }
+/// NumPy / CPython slice normalization (`PySlice_Unpack` + `PySlice_AdjustIndices`), exactly:
+/// bounds clamp to `[0, n]` for a positive step and to `[-1, n-1]` for a negative one.
+/// `step` must not be 0 (the caller reports that with a span). The symbolic
+/// [`sym::normalize_numpy`] with constants.
+pub fn normalize_numpy(n: i64, start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> Range {
+    let c = SymExpr::constant;
+    let r = sym::normalize_numpy(&c(n), start.map(c).as_ref(), stop.map(c).as_ref(), step);
+    let known = |e: &SymExpr| e.as_const().expect("constants fold: no intermediate leaves i64");
+    Range { first: known(&r.first), step: r.step, len: known(&r.len) }
+}
+
+/// A constant slice bound with the same effect as `v` on an axis of `n` elements, inside
+/// `[-MAX_DIM-1, MAX_DIM+1]` when `n` may be symbolic: every form clamps a bound at or past
+/// either end the same way, and dims are at most [`MAX_DIM`]. The normalizers' intermediates
+/// then stay inside i64 whatever expression `n` is (the length of an earlier slice, say). A
+/// run-time scalar is kept (a `min`/`max` around it would not survive normalization, which
+/// moves sums into them), and so is any bound on a constant `n` above `MAX_DIM`.
+pub fn bound_for(v: &SymExpr, n: &SymExpr) -> SymExpr {
+    match v.as_const() {
+        Some(c) if n.as_const().is_none_or(|n| n <= MAX_DIM) => {
+            SymExpr::constant(c.clamp(-MAX_DIM - 1, MAX_DIM + 1))
+        }
+        _ => v.clone(),
     }
 }
 
-/// NumPy / CPython slice normalization (`PySlice_Unpack` + `PySlice_AdjustIndices`), exactly:
-/// bounds clamp to `[0, n]` for a positive step and to `[-1, n-1]` for a negative one.
-/// `step` must not be 0 (the caller reports that with a span).
-pub fn normalize_numpy(n: i64, start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> Range {
-    let k = step.unwrap_or(1).max(-i64::MAX); // CPython's guard, so that -k cannot overflow
-    debug_assert!(k != 0);
-    // i128 keeps `v + n` exact for any i64 bound.
-    let adjust = |v: i64| -> i64 {
-        let (v, n) = (v as i128, n as i128);
-        let v = if v < 0 {
-            let v = v + n;
-            if v < 0 { if k < 0 { -1 } else { 0 } } else { v }
-        } else if v >= n {
-            if k < 0 { n - 1 } else { n }
-        } else {
-            v
-        };
-        v as i64
-    };
-    let first = match start {
-        None => {
-            if k < 0 {
-                n - 1
-            } else {
-                0
-            }
-        }
-        Some(v) => adjust(v),
-    };
-    let end = match stop {
-        None => {
-            if k < 0 {
-                -1
-            } else {
-                n
-            }
-        }
-        Some(v) => adjust(v),
-    };
-    let len = if k > 0 {
-        if first < end { (end - first - 1) / k + 1 } else { 0 }
-    } else if end < first {
-        // (first - end - 1) fits: first ≤ n-1 and end ≥ -1.
-        (first - end - 1) / (-k) + 1
+/// `v` counted from the end of an axis of `n` when it is negative (`v + n`), then clamped into
+/// `[lo, hi]` (`hi` where `lo > hi`), as the operator forms adjust a bound. Both branches sit in
+/// one `select`, which normalization keeps whole: a sum over the result does not move into the
+/// clamps, where `v` itself (a run-time scalar near ±2^63) would overflow.
+pub fn adjusted(v: &SymExpr, n: &SymExpr, lo: &SymExpr, hi: &SymExpr) -> SymExpr {
+    let clamp = |x: &SymExpr| x.max2(lo).min2(hi);
+    SymExpr::select(Cond::lt(v, &SymExpr::constant(0)), &clamp(&(v + n)), &clamp(v))
+}
+
+/// The elements `first, first+step, ...` before `end` (`step` ≠ 0), the first 0 when there is
+/// none. The count never leaves i64 where `first` and `end` lie in `[-1, n]`: it is
+/// `(end - first - 1) // step + 1` (by `|step|` from the other side for a negative step), ≤ 0
+/// exactly when the range is empty; `i64::MIN` counts as `-i64::MAX`, which changes no count
+/// of elements of an axis.
+pub fn stepped_range(first: &SymExpr, end: &SymExpr, step: i64) -> SymRange {
+    let k = step.max(-i64::MAX);
+    let zero = SymExpr::constant(0);
+    let raw = if k > 0 {
+        (end - first - 1).floor_div(&SymExpr::constant(k)) + 1
     } else {
-        0
+        (first - end - 1).floor_div(&SymExpr::constant(-k)) + 1
     };
-    Range { first: if len == 0 { 0 } else { first }, step: k, len }
+    SymRange { first: SymExpr::select(Cond::le(&raw, &zero), &zero, first), step, len: zero.max2(&raw) }
 }
 
 /// Python's floor division; `None` on division by zero or overflow.

@@ -1,17 +1,18 @@
 //! The checked program: a tree of a few core tensor operations, every node typed (dtype and
-//! static shape) and spanned. Surface syntax is gone: NumPy items, ellipses and negative bounds
+//! shape, whose dims are symbolic integers: constants in a concrete program) and spanned. Surface syntax is gone: NumPy items, ellipses and negative bounds
 //! are resolved into [`ViewDim`]s; index arrays (and boolean masks, as their `nonzero()`
 //! arrays) are one [`TExprKind::AdvancedIndex`].
 
 use crate::source::Span;
-use crate::types::{OobMode, TensorType};
+use crate::types::sym::{Cond, SymExpr};
+use crate::types::{OobMode, SymTensorType};
 use slc_runtime::Tensor;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TExpr {
     pub kind: TExprKind,
-    pub ty: TensorType,
+    pub ty: SymTensorType,
     pub span: Span,
     /// Levels of nesting, this node included; at most [`MAX_NESTING`](crate::limits::MAX_NESTING).
     pub depth: usize,
@@ -60,7 +61,7 @@ pub struct IndexArray {
 
 impl TExprKind {
     /// The broadcast shape of an [`TExprKind::AdvancedIndex`] whose output has type `out`.
-    pub fn broadcast_shape<'a>(&self, out: &'a TensorType) -> &'a [i64] {
+    pub fn broadcast_shape<'a>(&self, out: &'a SymTensorType) -> &'a [SymExpr] {
         match self {
             TExprKind::AdvancedIndex { data, arrays, at } => {
                 let kept = data.ty.shape.len() - arrays.len();
@@ -73,7 +74,7 @@ impl TExprKind {
 
 impl TExpr {
     /// A node over already checked children, with its depth and size.
-    pub fn new(kind: TExprKind, ty: TensorType, span: Span) -> TExpr {
+    pub fn new(kind: TExprKind, ty: SymTensorType, span: Span) -> TExpr {
         let depth = 1 + kind.children().map(|c| c.depth).max().unwrap_or(0);
         let nodes = 1 + kind.children().map(|c| c.nodes).sum::<usize>();
         TExpr { kind, ty, span, depth, nodes }
@@ -95,15 +96,28 @@ impl TExprKind {
     }
 }
 
-/// How one dimension of a view is produced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How one dimension of a view is produced. Steps are compile-time constants; starts, lengths
+/// and picked indices are expressions in the program's symbols.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ViewDim {
     /// Consumes an input dimension: elements `start + j*step`, `j < len`.
-    Range { start: i64, step: i64, len: i64 },
-    /// Consumes an input dimension and removes it: the element at `index` (already in range).
-    Pick(i64),
+    Range { start: SymExpr, step: i64, len: SymExpr },
+    /// Consumes an input dimension and removes it: the element at `index` (in range wherever the
+    /// program's [`ShapeCondition`]s hold).
+    Pick(SymExpr),
     /// Adds a dimension of size 1.
     NewAxis,
+}
+
+/// A condition on the symbols that checking could not decide: the shape function checks it per
+/// call (docs/design/shape-generic.md). A concrete program has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeCondition {
+    pub cond: Cond,
+    /// The diagnostic's message, as checking would report it, with symbolic sizes.
+    pub message: String,
+    /// Where the program text raises it.
+    pub span: Span,
 }
 
 impl fmt::Display for TExpr {

@@ -1707,7 +1707,7 @@ impl std::str::FromStr for SymExpr {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -1892,9 +1892,10 @@ mod tests {
 
     // ---- random expression trees -------------------------------------------------------------
 
-    /// An expression as built, evaluated literally with every step checked in i64.
+    /// An expression as built, evaluated literally with every step checked in i64 (also the
+    /// random expressions of the machine-code shape function's tests).
     #[derive(Debug, Clone)]
-    enum T {
+    pub(crate) enum T {
         C(i64),
         D(usize),
         S(usize),
@@ -1908,8 +1909,8 @@ mod tests {
         Sel(CmpOp, Box<T>, Box<T>, Box<T>, Box<T>),
     }
 
-    const DIMS: [&str; 3] = ["K", "M", "N"];
-    const SCALARS: [(&str, Option<u32>); 2] = [("a", None), ("b", Some(3))];
+    pub(crate) const DIMS: [&str; 3] = ["K", "M", "N"];
+    pub(crate) const SCALARS: [(&str, Option<u32>); 2] = [("a", None), ("b", Some(3))];
 
     fn leaf() -> impl Strategy<Value = T> {
         prop_oneof![
@@ -1922,7 +1923,7 @@ mod tests {
         ]
     }
 
-    fn tree() -> impl Strategy<Value = T> {
+    pub(crate) fn tree() -> impl Strategy<Value = T> {
         leaf().prop_recursive(4, 24, 4, |inner| {
             let b = || inner.clone().prop_map(Box::new);
             prop_oneof![
@@ -1943,13 +1944,13 @@ mod tests {
         })
     }
 
-    fn scalar_sym(i: usize) -> Sym {
+    pub(crate) fn scalar_sym(i: usize) -> Sym {
         let (name, index) = SCALARS[i];
         Sym::Scalar { name: name.into(), index }
     }
 
     impl T {
-        fn build(&self) -> SymExpr {
+        pub(crate) fn build(&self) -> SymExpr {
             match self {
                 T::C(c) => SymExpr::constant(*c),
                 T::D(i) => SymExpr::dim(DIMS[*i]),
@@ -2018,7 +2019,7 @@ mod tests {
         }
     }
 
-    fn env() -> impl Strategy<Value = Env> {
+    pub(crate) fn env() -> impl Strategy<Value = Env> {
         let dim =
             prop_oneof![4 => 0i64..12, 1 => prop::sample::select(vec![0, 1, MAX_DIM, MAX_DIM - 1, 1 << 31])];
         let scalar = prop_oneof![

@@ -49,6 +49,13 @@ impl TensorType {
         TensorType { dtype, shape: shape.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect() }
     }
 
+    /// This type with every dim a symbol named from `input` and the axis (`_a0` for axis 0 of
+    /// `a`), as `?` names them: the type of every tensor of this dtype and rank.
+    pub fn symbolic(&self, input: &str) -> SymTensorType {
+        let dims = (0..self.shape.len()).map(|axis| SymExpr::dim(&format!("_{input}{axis}"))).collect();
+        TensorType { dtype: self.dtype, shape: dims }
+    }
+
     /// This type with constant symbolic dims.
     pub fn generic(&self) -> SymTensorType {
         TensorType { dtype: self.dtype, shape: self.shape.iter().map(|&d| SymExpr::constant(d)).collect() }

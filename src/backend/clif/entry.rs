@@ -8,16 +8,19 @@
 //!   then the kernel over `[begin, end)` of the outermost loop;
 //! - a range outside `0 <= begin <= end <= OUTER` returns [`STATUS_BAD_RANGE`] and touches
 //!   nothing.
+//!
+//! The generic entry (`generic_entry.rs`) is built from the same parts.
 
 use super::{CodegenError, NO_ARGS, STATUS_BAD_RANGE, define_kernel, signature, target, verify};
 use crate::backend::loopnest::{self, LoopNest};
-use crate::plan::VerifiedPlan;
+use crate::plan::{ConstDecl, VerifiedPlan};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    BlockArg, GlobalValueData, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, types,
+    Block, BlockArg, FuncRef, Function, GlobalValue, GlobalValueData, InstBuilder, MemFlagsData,
+    StackSlotData, StackSlotKind, Type, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{DataDescription, FuncId, Linkage, Module};
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
 
 /// What [`define_entry`] produced.
 #[derive(Debug, Clone)]
@@ -54,47 +57,18 @@ pub fn define_entry<M: Module>(
             checks.push(n);
         }
     }
-    let mut const_ids = vec![];
-    for (k, c) in plan.consts.iter().enumerate() {
-        let id = module.declare_data(&format!("{name}.const{k}"), Linkage::Local, false, false)?;
-        let mut data = DataDescription::new();
-        // Never empty (an empty object has no address to take), aligned for any element.
-        let mut bytes = c.tensor.bytes().to_vec();
-        bytes.resize(bytes.len().max(8), 0);
-        data.define(bytes.into_boxed_slice());
-        data.set_align(16);
-        module.define_data(id, &data)?;
-        const_ids.push(id);
-    }
+    let const_ids = define_consts(module, name, &plan.consts)?;
 
     let sig = signature(module.isa());
     let id = module.declare_function(name, linkage, &sig)?;
     let mut ctx = module.make_context();
     ctx.func.signature = sig;
-    // A JIT (code that is not position-independent) places functions and data in mappings that
-    // may lie more than 2 GiB apart, out of reach of PC-relative addressing: there, refer to
-    // them by absolute address. Object files keep the linker's near references.
-    let far = !module.isa().flags().is_pic();
-    let mut func_ref = |id: FuncId, func: &mut cranelift_codegen::ir::Function| {
-        let f = module.declare_func_in_func(id, func);
-        func.dfg.ext_funcs[f].colocated &= !far;
-        f
-    };
-    let main_ref = func_ref(main_id, &mut ctx.func);
-    let check_refs: Vec<_> = check_ids.iter().map(|&(id, n)| (func_ref(id, &mut ctx.func), n)).collect();
-    let const_gvs: Vec<_> = const_ids
-        .iter()
-        .map(|&id| {
-            let gv = module.declare_data_in_func(id, &mut ctx.func);
-            if let GlobalValueData::Symbol { colocated, .. } = &mut ctx.func.global_values[gv] {
-                *colocated &= !far;
-            }
-            gv
-        })
-        .collect();
+    let main_ref = func_ref(module, main_id, &mut ctx.func);
+    let check_refs: Vec<_> =
+        check_ids.iter().map(|&(id, n)| (func_ref(module, id, &mut ctx.func), n)).collect();
+    let const_gvs = const_refs(module, &const_ids, &mut ctx.func);
     let config = module.target_config();
     let ptr = config.pointer_type();
-    let pw = ptr.bytes() as i32;
     let mut fctx = FunctionBuilderContext::new();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
@@ -105,56 +79,21 @@ pub fn define_entry<M: Module>(
         let (inputs, out, begin, end) = (p[0], p[1], p[2], p[3]);
         let fail = b.create_block();
         b.append_block_param(fail, types::I32);
-        let run = b.create_block();
-        let below = b.ins().icmp_imm_s(IntCC::SignedLessThan, begin, 0);
-        let crossed = b.ins().icmp(IntCC::SignedGreaterThan, begin, end);
-        let beyond = b.ins().icmp_imm_s(IntCC::SignedGreaterThan, end, outer);
-        let bad = b.ins().bor(below, crossed);
-        let bad = b.ins().bor(bad, beyond);
-        let bad_range = b.ins().iconst(types::I32, STATUS_BAD_RANGE as i64);
-        b.ins().brif(bad, fail, &[BlockArg::Value(bad_range)], run, NO_ARGS);
-        b.switch_to_block(run);
-        // The caller's table serves as is when it already is the kernel's (plan order, no
-        // constants); otherwise build the kernel's table on the stack.
-        let identity = order.iter().enumerate().all(|(p, &o)| p == o);
-        let table = if identity && const_gvs.is_empty() {
-            inputs
-        } else {
-            let slots = (order.len() + const_gvs.len()).max(1) as u32;
-            let ss = b.create_sized_stack_slot(StackSlotData::new(
-                StackSlotKind::ExplicitSlot,
-                slots * pw as u32,
-                4,
-            ));
-            for (p, &o) in order.iter().enumerate() {
-                let v = b.ins().load(ptr, MemFlagsData::trusted(), inputs, o as i32 * pw);
-                b.ins().stack_store(ptr, v, ss, p as i32 * pw);
-            }
-            for (k, &gv) in const_gvs.iter().enumerate() {
-                let v = b.ins().symbol_value(ptr, gv);
-                b.ins().stack_store(ptr, v, ss, (order.len() + k) as i32 * pw);
-            }
-            b.ins().stack_addr(ptr, ss, 0)
-        };
+        let outer = b.ins().iconst(types::I64, outer);
+        check_range(&mut b, begin, end, outer, fail);
+        let table = buffer_table(&mut b, ptr, inputs, order, &const_gvs);
         if !check_refs.is_empty() {
-            let scratch = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
-            let scratch = b.ins().stack_addr(ptr, scratch, 0);
+            let scratch = check_scratch(&mut b, ptr);
             let zero = b.ins().iconst(types::I64, 0);
             for &(f, n) in &check_refs {
                 let n = b.ins().iconst(types::I64, n);
-                let call = b.ins().call(f, &[table, scratch, zero, n]);
-                let status = b.inst_results(call)[0];
-                let next = b.create_block();
-                b.ins().brif(status, fail, &[BlockArg::Value(status)], next, NO_ARGS);
-                b.switch_to_block(next);
+                call_or_fail(&mut b, f, &[table, scratch, zero, n], fail);
             }
         }
         let call = b.ins().call(main_ref, &[table, out, begin, end]);
         let status = b.inst_results(call)[0];
         b.ins().return_(&[status]);
-        b.switch_to_block(fail);
-        let s = b.block_params(fail)[0];
-        b.ins().return_(&[s]);
+        return_status(&mut b, fail);
         b.seal_all_blocks();
         b.finalize(config);
     }
@@ -167,4 +106,116 @@ pub fn define_entry<M: Module>(
 /// The outermost extent of a concrete plan's nest.
 fn concrete_outer(nest: &LoopNest) -> i64 {
     nest.outer_extent().as_const().expect("a concrete plan's nest has constant extents")
+}
+
+/// Defines the plan's constants as local data objects `NAME.constK`.
+pub(super) fn define_consts<M: Module>(
+    module: &mut M,
+    name: &str,
+    consts: &[ConstDecl],
+) -> Result<Vec<DataId>, CodegenError> {
+    let mut const_ids = vec![];
+    for (k, c) in consts.iter().enumerate() {
+        let id = module.declare_data(&format!("{name}.const{k}"), Linkage::Local, false, false)?;
+        let mut data = DataDescription::new();
+        // Never empty (an empty object has no address to take), aligned for any element.
+        let mut bytes = c.tensor.bytes().to_vec();
+        bytes.resize(bytes.len().max(8), 0);
+        data.define(bytes.into_boxed_slice());
+        data.set_align(16);
+        module.define_data(id, &data)?;
+        const_ids.push(id);
+    }
+    Ok(const_ids)
+}
+
+/// A JIT (code that is not position-independent) places functions and data in mappings that
+/// may lie more than 2 GiB apart, out of reach of PC-relative addressing: there, refer to them
+/// by absolute address. Object files keep the linker's near references.
+fn far<M: Module>(module: &M) -> bool {
+    !module.isa().flags().is_pic()
+}
+
+/// A reference to function `id` of the module from `func`.
+pub(super) fn func_ref<M: Module>(module: &mut M, id: FuncId, func: &mut Function) -> FuncRef {
+    let far = far(&*module);
+    let f = module.declare_func_in_func(id, func);
+    func.dfg.ext_funcs[f].colocated &= !far;
+    f
+}
+
+/// References to the constants' data objects from `func`.
+pub(super) fn const_refs<M: Module>(module: &mut M, ids: &[DataId], func: &mut Function) -> Vec<GlobalValue> {
+    let far = far(&*module);
+    ids.iter()
+        .map(|&id| {
+            let gv = module.declare_data_in_func(id, func);
+            if let GlobalValueData::Symbol { colocated, .. } = &mut func.global_values[gv] {
+                *colocated &= !far;
+            }
+            gv
+        })
+        .collect()
+}
+
+/// Branches to `fail` with [`STATUS_BAD_RANGE`] unless `0 <= begin <= end <= outer`.
+pub(super) fn check_range(b: &mut FunctionBuilder, begin: Value, end: Value, outer: Value, fail: Block) {
+    let run = b.create_block();
+    let below = b.ins().icmp_imm_s(IntCC::SignedLessThan, begin, 0);
+    let crossed = b.ins().icmp(IntCC::SignedGreaterThan, begin, end);
+    let beyond = b.ins().icmp(IntCC::SignedGreaterThan, end, outer);
+    let bad = b.ins().bor(below, crossed);
+    let bad = b.ins().bor(bad, beyond);
+    let bad_range = b.ins().iconst(types::I32, STATUS_BAD_RANGE as i64);
+    b.ins().brif(bad, fail, &[BlockArg::Value(bad_range)], run, NO_ARGS);
+    b.switch_to_block(run);
+}
+
+/// The kernel's buffer table: the caller's table as is when it already is the kernel's (plan
+/// order, no constants); otherwise built on the stack.
+pub(super) fn buffer_table(
+    b: &mut FunctionBuilder,
+    ptr: Type,
+    inputs: Value,
+    order: &[usize],
+    const_gvs: &[GlobalValue],
+) -> Value {
+    let identity = order.iter().enumerate().all(|(p, &o)| p == o);
+    if identity && const_gvs.is_empty() {
+        return inputs;
+    }
+    let pw = ptr.bytes() as i32;
+    let slots = (order.len() + const_gvs.len()).max(1) as u32;
+    let ss = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, slots * pw as u32, 4));
+    for (p, &o) in order.iter().enumerate() {
+        let v = b.ins().load(ptr, MemFlagsData::trusted(), inputs, o as i32 * pw);
+        b.ins().stack_store(ptr, v, ss, p as i32 * pw);
+    }
+    for (k, &gv) in const_gvs.iter().enumerate() {
+        let v = b.ins().symbol_value(ptr, gv);
+        b.ins().stack_store(ptr, v, ss, (order.len() + k) as i32 * pw);
+    }
+    b.ins().stack_addr(ptr, ss, 0)
+}
+
+/// The output check kernels write to (they write nothing).
+pub(super) fn check_scratch(b: &mut FunctionBuilder, ptr: Type) -> Value {
+    let scratch = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+    b.ins().stack_addr(ptr, scratch, 0)
+}
+
+/// Calls `f` and branches to `fail` with its status unless it is OK.
+pub(super) fn call_or_fail(b: &mut FunctionBuilder, f: FuncRef, args: &[Value], fail: Block) {
+    let call = b.ins().call(f, args);
+    let status = b.inst_results(call)[0];
+    let next = b.create_block();
+    b.ins().brif(status, fail, &[BlockArg::Value(status)], next, NO_ARGS);
+    b.switch_to_block(next);
+}
+
+/// Fills `fail` (one i32 parameter): it returns its status.
+pub(super) fn return_status(b: &mut FunctionBuilder, fail: Block) {
+    b.switch_to_block(fail);
+    let s = b.block_params(fail)[0];
+    b.ins().return_(&[s]);
 }

@@ -6,6 +6,8 @@ use crate::backend::loopnest::{Stream, Term, is_const};
 use crate::types::OobMode;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_frontend::FunctionBuilder;
+use slc_runtime::DType;
 
 /// The state of one stream at the current loop depth: its byte offset so far, and for each
 /// term, its index stream's state and (once evaluated) its contribution.
@@ -89,11 +91,7 @@ impl Gen<'_, '_> {
 
     /// A loaded index value `raw` (of the term's index dtype) as an i64.
     pub(super) fn widen_index(&mut self, t: &Term, raw: Value) -> Value {
-        match (t.index_dtype.width(), t.index_dtype.is_signed()) {
-            (8, _) => raw,
-            (_, true) => self.b.ins().sextend(types::I64, raw),
-            (_, false) => self.b.ins().uextend(types::I64, raw),
-        }
+        widen(&mut self.b, t.index_dtype, raw)
     }
 
     /// The byte contribution of a loaded index value `raw` (of the term's index dtype),
@@ -208,5 +206,15 @@ impl Gen<'_, '_> {
         self.b.ins().jump(join, NO_ARGS);
         self.b.switch_to_block(join);
         self.b.use_var(result)
+    }
+}
+
+/// A loaded integer `raw` of `dtype` as an i64: sign-extended for signed dtypes, zero-extended
+/// otherwise (a u64 keeps its bits).
+pub(super) fn widen(b: &mut FunctionBuilder, dtype: DType, raw: Value) -> Value {
+    match (dtype.width(), dtype.is_signed()) {
+        (8, _) => raw,
+        (_, true) => b.ins().sextend(types::I64, raw),
+        (_, false) => b.ins().uextend(types::I64, raw),
     }
 }

@@ -7,7 +7,9 @@ mod dml;
 
 use super::plan::TypeArgs;
 use super::{Failure, report};
-use crate::sema::InputTypes;
+use crate::plan::InputDecl;
+use crate::sema::{InputTypes, SymInputTypes};
+use crate::types::sym::SymExpr;
 use std::path::PathBuf;
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +56,16 @@ pub struct CompileArgs {
 }
 
 pub fn run(args: CompileArgs) -> Result<(), Failure> {
-    let (declared, values) = args.types.resolve()?;
+    if let Some((name, ty)) = args.types.first_symbolic() {
+        if args.target == TargetArg::Dml {
+            eprintln!(
+                "error: --target dml needs concrete shapes (DirectML operators have fixed sizes): `{name}` is {ty}"
+            );
+            return Err(Failure::Usage);
+        }
+        return run_generic(&args);
+    }
+    let (declared, values) = args.types.resolve("compile")?;
     let types: InputTypes = declared.iter().cloned().collect();
     let compiled =
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
@@ -62,4 +73,16 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
         TargetArg::Cpu => cpu::run(&args, &declared, &compiled),
         TargetArg::Dml => dml::run(&args, &compiled),
     }
+}
+
+/// `--target cpu` with symbolic dims: one object for every shape.
+fn run_generic(args: &CompileArgs) -> Result<(), Failure> {
+    let declared = args.types.resolve_generic()?;
+    let types: SymInputTypes = declared.iter().cloned().collect();
+    let compiled =
+        crate::pipeline::compile_generic(&args.expr, &types).map_err(|e| report(&e, &args.expr))?;
+    let plan = crate::plan::verify_generic(compiled.plan).map_err(|e| report(&e.into(), &args.expr))?;
+    let declared: Vec<InputDecl<SymExpr>> =
+        declared.into_iter().map(|(name, ty)| InputDecl::dense(name, ty.dtype, ty.shape)).collect();
+    cpu::run_generic(args, &declared, &plan)
 }

@@ -2,12 +2,13 @@
 //! out-of-range policy.
 
 use super::{Checker, bind, invalid};
-use crate::sema::check::{Value, check_const_indices, const_tensor, gather};
-use crate::sema::error::SemaError;
+use crate::sema::check::{Value, const_tensor};
+use crate::sema::error::{SemaError, SemaErrorKind as K};
 use crate::sema::typed::TExpr;
 use crate::source::Span;
 use crate::syntax::ast::{Arg, ExprKind};
 use crate::types::OobMode;
+use crate::types::sym::{Cond, SymExpr};
 use slc_runtime::Tensor;
 
 /// The arguments of a `gather` call.
@@ -55,23 +56,24 @@ impl Checker<'_> {
             }
         } as usize;
         let axis = axis as usize;
-        if data.ty.shape[..batch_dims] != indices.ty.shape[..batch_dims] {
-            return invalid(
-                format!(
+        for (d, i) in data.ty.shape[..batch_dims].iter().zip(&indices.ty.shape[..batch_dims]) {
+            let refusal = || {
+                let message = format!(
                     "the first {batch_dims} dimensions of data {} and indices {} must match",
                     data.ty, indices.ty
-                ),
-                "batch dimensions differ",
-                indices_arg.value.span,
-            );
+                );
+                let label = "batch dimensions differ".into();
+                SemaError::new(K::InvalidArgument { message, label }, indices_arg.value.span)
+            };
+            self.require(Cond::eq(d, i), refusal)?;
         }
         let mode = oob_mode(args.mode, OobMode::Zero)?;
-        let n = data.ty.shape[axis];
-        check_empty_axis(mode, n, &indices.ty.shape, axis, span)?;
+        let n = data.ty.shape[axis].clone();
+        self.check_empty_axis(mode, &n, &indices.ty.shape, axis, span)?;
         if mode == OobMode::Error {
-            check_const_indices(&indices, axis, n)?;
+            self.check_const_indices(&indices, axis, &n)?;
         }
-        gather(data, indices, axis, batch_dims, mode, span)
+        self.gather(data, indices, axis, batch_dims, mode, span)
     }
 
     /// An `axis=` argument in `[-rank, rank-1]`, negative values counted from the end.
@@ -112,22 +114,27 @@ pub(super) fn oob_mode(arg: Option<&Arg>, default: OobMode) -> Result<OobMode, S
     }
 }
 
-/// `clamp` and `wrap` have nothing to map an index to on an empty axis: with at least one
-/// index (`indices_shape` has no 0), that is an error now (docs/semantics.md, Out-of-range
-/// policies).
-pub(super) fn check_empty_axis(
-    mode: OobMode,
-    n: i64,
-    indices_shape: &[i64],
-    axis: usize,
-    span: Span,
-) -> Result<(), SemaError> {
-    if matches!(mode, OobMode::Clamp | OobMode::Wrap) && n == 0 && indices_shape.iter().all(|&d| d > 0) {
-        return invalid(
-            format!("cannot {} indices into an empty axis {axis}", mode.name()),
-            "axis is empty",
-            span,
-        );
+impl Checker<'_> {
+    /// `clamp` and `wrap` have nothing to map an index to on an empty axis: with at least one
+    /// index (`indices_shape` has no 0), that is an error (docs/semantics.md, Out-of-range
+    /// policies): `min(1, indices' dims) <= n`.
+    pub(super) fn check_empty_axis(
+        &mut self,
+        mode: OobMode,
+        n: &SymExpr,
+        indices_shape: &[SymExpr],
+        axis: usize,
+        span: Span,
+    ) -> Result<(), SemaError> {
+        if !matches!(mode, OobMode::Clamp | OobMode::Wrap) {
+            return Ok(());
+        }
+        let mut least = vec![SymExpr::constant(1)];
+        least.extend(indices_shape.iter().cloned());
+        let refusal = || {
+            let message = format!("cannot {} indices into an empty axis {axis}", mode.name());
+            SemaError::new(K::InvalidArgument { message, label: "axis is empty".into() }, span)
+        };
+        self.require(Cond::le(&SymExpr::min(&least), n), refusal)
     }
-    Ok(())
 }

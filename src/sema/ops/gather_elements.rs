@@ -1,13 +1,14 @@
 //! `gather_elements(data, indices, axis=0, mode=error)`: ONNX GatherElements-13 (NumPy's
 //! `take_along_axis`), with a choice of out-of-range policy.
 
-use super::gather::{check_empty_axis, oob_mode};
+use super::gather::oob_mode;
 use super::{Checker, bind, invalid};
-use crate::sema::check::{check_const_indices, node};
+use crate::sema::check::node;
 use crate::sema::error::SemaError;
 use crate::sema::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
+use crate::types::sym::SymExpr;
 use crate::types::{OobMode, ShapeDisplay, TensorType};
 
 /// The arguments of a `gather_elements` call.
@@ -40,7 +41,8 @@ impl Checker<'_> {
             }
             None => 0,
         };
-        let (d, i) = (&data.ty.shape, &indices.ty.shape);
+        const FORM: &str = "`gather_elements`";
+        let (d, i) = (&self.concrete_shape(&data, FORM)?, &self.concrete_shape(&indices, FORM)?);
         let index_span = args.indices.value.span;
         if i.len() != rank {
             let msg = format!("indices {} must have the rank of data {}", indices.ty, data.ty);
@@ -59,11 +61,12 @@ impl Checker<'_> {
             return invalid(msg, "larger than the data", index_span);
         }
         let mode = oob_mode(args.mode, OobMode::Error)?;
-        check_empty_axis(mode, d[axis], i, axis, span)?;
+        let size = SymExpr::constant(d[axis]);
+        self.check_empty_axis(mode, &size, &indices.ty.shape, axis, span)?;
         if mode == OobMode::Error {
-            check_const_indices(&indices, axis, d[axis])?;
+            self.check_const_indices(&indices, axis, &size)?;
         }
-        let ty = TensorType { dtype: data.ty.dtype, shape: i.clone() };
+        let ty = TensorType { dtype: data.ty.dtype, shape: indices.ty.shape.clone() };
         let kind = TExprKind::GatherElements { data: Box::new(data), indices: Box::new(indices), axis, mode };
         node(kind, ty, span)
     }

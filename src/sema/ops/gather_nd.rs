@@ -1,13 +1,14 @@
 //! `gather_nd(data, indices, batch_dims=0, mode=error)`: ONNX GatherND-13, with a choice of
 //! out-of-range policy.
 
-use super::gather::{check_empty_axis, oob_mode};
+use super::gather::oob_mode;
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, node};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
 use crate::sema::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
+use crate::types::sym::SymExpr;
 use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
 
 /// The arguments of a `gather_nd` call.
@@ -31,7 +32,8 @@ impl Checker<'_> {
     pub(super) fn gather_nd_call(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
         let data = self.tensor_arg(args.data)?;
         let indices = self.indices_arg(args.indices)?;
-        let (d, i) = (&data.ty.shape, &indices.ty.shape);
+        const FORM: &str = "`gather_nd`";
+        let (d, i) = (&self.concrete_shape(&data, FORM)?, &self.concrete_shape(&indices, FORM)?);
         let (r, q) = (d.len(), i.len());
         let index_span = args.indices.value.span;
         if r == 0 {
@@ -68,7 +70,8 @@ impl Checker<'_> {
         let mode = oob_mode(args.mode, OobMode::Error)?;
         let tuples = &i[..q - 1];
         for j in 0..m {
-            check_empty_axis(mode, d[b + j], tuples, b + j, span)?;
+            let tuple_dims = &indices.ty.shape[..q - 1];
+            self.check_empty_axis(mode, &SymExpr::constant(d[b + j]), tuple_dims, b + j, span)?;
         }
         if mode == OobMode::Error && m > 0 {
             check_const_tuples(&indices, &d[b..b + m], b)?;
@@ -77,7 +80,8 @@ impl Checker<'_> {
         if checked_numel(&shape).is_none() {
             return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
         }
-        let ty = TensorType { dtype: data.ty.dtype, shape };
+        let ty =
+            TensorType { dtype: data.ty.dtype, shape: shape.into_iter().map(SymExpr::constant).collect() };
         let kind =
             TExprKind::GatherNd { data: Box::new(data), indices: Box::new(indices), batch_dims: b, mode };
         node(kind, ty, span)
@@ -92,7 +96,8 @@ fn check_const_tuples(indices: &TExpr, sizes: &[i64], first_axis: usize) -> Resu
             let j = at % sizes.len();
             let v = t.int_at(at).unwrap_or_default();
             if OobMode::Error.normalize(v, sizes[j]).is_err() {
-                let kind = K::IndexOutOfRange { index: v as i64, axis: first_axis + j, size: sizes[j] };
+                let (index, size) = (SymExpr::constant(v as i64), SymExpr::constant(sizes[j]));
+                let kind = K::IndexOutOfRange { index, axis: first_axis + j, size };
                 return err(kind, indices.span);
             }
         }

@@ -20,6 +20,7 @@ use super::error::{SemaError, SemaErrorKind as K};
 use super::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast;
+use crate::types::sym::SymExpr;
 
 pub const FUNCTIONS: &[&str] =
     &["strided_slice", "slice", "gather", "gather_elements", "gather_nd", "slice1"];
@@ -155,13 +156,36 @@ impl Checker<'_> {
         let span = arg.value.span;
         match self.expr(&arg.value)? {
             Value::Int(v) => Ok(v),
-            Value::Tensor(t) if t.ty.dtype.is_integer() && t.ty.shape.iter().product::<i64>() == 1 => {
+            Value::Tensor(t)
+                if t.ty.dtype.is_integer()
+                    && t.ty.concrete_shape().is_some_and(|s| s.iter().product::<i64>() == 1) =>
+            {
                 Ok(saturating_i64(self.value_of(&t)?[0]))
             }
             other => {
                 invalid(format!("expected an integer, found {}", other.describe()), "not an integer", span)
             }
         }
+    }
+
+    /// The bounds of a slicing form (`begin`/`end`, `starts`/`ends`): an integer list, or with
+    /// run-time scalars on, a 1-d integer input bound without a value, whose elements are the
+    /// symbols `k[0]`, `k[1]`, ...
+    fn bound_list(&mut self, arg: &ast::Arg) -> Result<Vec<SymExpr>, SemaError> {
+        if self.runtime_scalars
+            && let ast::ExprKind::Name(name) = &arg.value.kind
+            && let Ok(Value::Tensor(t)) = self.expr(&arg.value)
+            && let TExprKind::Input(input) = &t.kind
+            && input == name
+            && t.ty.dtype.is_integer()
+            && !self.values.contains_key(name)
+            && let Some([len]) = t.ty.concrete_shape().as_deref()
+            && SymExpr::parse(name).is_ok_and(|e| e.as_sym().is_some())
+            && u32::try_from(*len).is_ok()
+        {
+            return Ok((0..*len as u32).map(|i| SymExpr::scalar_elem(name, i)).collect());
+        }
+        Ok(self.int_list(arg)?.into_iter().map(SymExpr::constant).collect())
     }
 
     /// The elements of an integer tensor expression at compile time: a literal, or an
@@ -173,8 +197,16 @@ impl Checker<'_> {
             self.read.values.insert(name.to_string());
         }
         let values = self.values;
+        let runtime_scalars = self.runtime_scalars;
         consteval::evaluate(t, &|name| values.get(name)).map_err(|e| match e {
+            ConstEvalError::Unknown(name) if runtime_scalars => {
+                SemaError::new(K::NotCompileTime { what: "this operator parameter", name }, t.span)
+            }
             ConstEvalError::Unknown(name) => SemaError::new(K::ValueUnknown { name }, t.span),
+            ConstEvalError::Symbolic => SemaError::new(
+                K::SymbolicUnsupported { form: "an operator parameter", input: format!("{}", t.ty) },
+                t.span,
+            ),
             ConstEvalError::IndexOutOfRange { index, axis, len } => SemaError::new(
                 K::InvalidArgument {
                     message: format!("index {index} is out of bounds for axis {axis} with size {len}"),

@@ -3,10 +3,11 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
-use crate::sema::shape::Range;
+use crate::sema::shape::{adjusted, bound_for, stepped_range};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
+use crate::types::sym::{SymExpr, SymRange};
 
 /// The arguments of a `slice` call.
 pub(super) struct Args<'a> {
@@ -30,9 +31,9 @@ impl Checker<'_> {
     pub(super) fn onnx_slice(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
         let data = self.tensor_arg(args.data)?;
         let starts_arg = args.starts;
-        let starts = self.int_list(starts_arg)?;
+        let starts = self.bound_list(starts_arg)?;
         let ends_arg = args.ends;
-        let ends = self.int_list(ends_arg)?;
+        let ends = self.bound_list(ends_arg)?;
         let l = starts.len();
         let length = |what: &str, found: usize, arg: &Arg| {
             invalid::<()>(
@@ -70,8 +71,10 @@ impl Checker<'_> {
         };
         let axes_span = args.axes.map_or(starts_arg.value.span, |a| a.value.span);
         let shape = data.ty.shape.clone();
-        let mut dims: Vec<ViewDim> =
-            shape.iter().map(|&n| ViewDim::Range { start: 0, step: 1, len: n }).collect();
+        let mut dims: Vec<ViewDim> = shape
+            .iter()
+            .map(|n| ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() })
+            .collect();
         let mut seen = vec![false; shape.len()];
         for i in 0..l {
             let a = axes[i];
@@ -86,36 +89,42 @@ impl Checker<'_> {
             if std::mem::replace(&mut seen[a], true) {
                 return invalid(format!("axis {a} is repeated"), "repeated axis", axes_span);
             }
-            dims[a] = normalize_onnx(shape[a], starts[i], ends[i], steps[i]).into();
+            let r = normalize_onnx(&shape[a], &starts[i], &ends[i], steps[i]);
+            dims[a] = ViewDim::Range { start: r.first, step: r.step, len: r.len };
         }
         view(data, dims, span)
     }
 }
 
-/// ONNX Slice-13's per-axis normalization (docs/semantics.md, slice).
-fn normalize_onnx(n: i64, start: i64, end: i64, step: i64) -> Range {
-    if n == 0 {
-        return Range { first: 0, step, len: 0 };
-    }
-    let (n, s, e, k) = (n as i128, start as i128, end as i128, step as i128);
-    let adjust = |v: i128| if v < 0 { v + n } else { v };
-    let (s, e) = if k > 0 {
-        (adjust(s).clamp(0, n), adjust(e).clamp(0, n))
+/// ONNX Slice-13's per-axis normalization (docs/semantics.md, slice): bounds counted from the
+/// end when negative, then clamped to `[0, n]` (`[0, n-1]` and `[-1, n-1]` for a negative step).
+/// An empty axis clamps to an empty range.
+fn normalize_onnx(n: &SymExpr, start: &SymExpr, end: &SymExpr, step: i64) -> SymRange {
+    let c = SymExpr::constant;
+    let (start, end) = (&bound_for(start, n), &bound_for(end, n));
+    let (s, e) = if step > 0 {
+        (adjusted(start, n, &c(0), n), adjusted(end, n, &c(0), n))
     } else {
-        (adjust(s).clamp(0, n - 1), adjust(e).clamp(-1, n - 1))
+        let last = n - 1;
+        (adjusted(start, n, &c(0), &last), adjusted(end, n, &c(-1), &last))
     };
-    // ceil((e - s) / k) for either sign of k, at least 0.
-    let c = if k > 0 { (e - s + k - 1).div_euclid(k) } else { (s - e + (-k) - 1).div_euclid(-k) };
-    let c = c.max(0);
-    if c == 0 { Range { first: 0, step, len: 0 } } else { Range { first: s as i64, step, len: c as i64 } }
+    stepped_range(&s, &e, step)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::sym::{Env, MAX_DIM};
+    use proptest::prelude::*;
 
-    fn elems(r: Range) -> Vec<i64> {
-        (0..r.len).map(|j| r.first + j * r.step).collect()
+    fn elems(r: SymRange) -> Vec<i64> {
+        let (first, len) = (r.first.as_const().unwrap(), r.len.as_const().unwrap());
+        (0..len).map(|j| first + j * r.step).collect()
+    }
+
+    fn normalize_onnx(n: i64, start: i64, end: i64, step: i64) -> SymRange {
+        let c = SymExpr::constant;
+        super::normalize_onnx(&c(n), &c(start), &c(end), step)
     }
 
     #[test]
@@ -125,5 +134,31 @@ mod tests {
         assert_eq!(elems(normalize_onnx(4, 3, i64::MAX, -1)), Vec::<i64>::new());
         assert_eq!(elems(normalize_onnx(4, 0, i64::MAX, 1)), vec![0, 1, 2, 3]);
         assert_eq!(elems(normalize_onnx(4, -1, i64::MIN, -2)), vec![3, 1]);
+    }
+
+    /// Over symbols (a dim, run-time bounds) the normalization evaluates, for every binding, to
+    /// its constant form: the concrete normalization.
+    fn symbolic_equals_concrete(n: i64, start: i64, end: i64, step: i64) {
+        let env = Env::new().dim("N", n).scalar("s", start).scalar("e", end);
+        let r = super::normalize_onnx(&SymExpr::dim("N"), &SymExpr::scalar("s"), &SymExpr::scalar("e"), step);
+        let c = normalize_onnx(n, start, end, step);
+        assert_eq!(r.first.eval_i64(&env), c.first.as_const(), "first of {r:?}");
+        assert_eq!(r.len.eval_i64(&env), c.len.as_const(), "len of {r:?}");
+    }
+
+    fn wide() -> impl Strategy<Value = i64> {
+        prop_oneof![-8i64..8, any::<i64>(), Just(i64::MIN), Just(i64::MAX)]
+    }
+
+    proptest! {
+        #[test]
+        fn symbolic_onnx_is_the_concrete_one(
+            n in prop_oneof![0i64..8, Just(MAX_DIM), Just(MAX_DIM - 1)],
+            start in wide(),
+            end in wide(),
+            step in prop_oneof![-3i64..=3, Just(i64::MIN), Just(i64::MAX)].prop_filter("non-zero", |k| *k != 0),
+        ) {
+            symbolic_equals_concrete(n, start, end, step);
+        }
     }
 }

@@ -6,6 +6,7 @@ use crate::sema::error::{SemaError, SemaErrorKind as K};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
+use crate::types::sym::{Cond, SymExpr};
 
 /// The arguments of a `slice1` call.
 pub(super) struct Args<'a> {
@@ -42,7 +43,7 @@ impl Checker<'_> {
             <[_; 3]>::try_from(lists).expect("three lists");
         let mut dims = Vec::with_capacity(rank);
         for d in 0..rank {
-            let (o, w, t, n) = (offsets[d], sizes[d], strides[d], data.ty.shape[d]);
+            let (o, w, t, n) = (offsets[d], sizes[d], strides[d], data.ty.shape[d].clone());
             if t == 0 {
                 return err(K::ZeroStep, strides_span);
             }
@@ -53,20 +54,26 @@ impl Checker<'_> {
                     sizes_span,
                 );
             }
-            if o < 0 || o.checked_add(w).is_none_or(|e| e > n) {
-                return invalid(
-                    format!(
-                        "the window {o}..{} of dimension {d} does not lie inside its {n} elements",
-                        o.saturating_add(w)
-                    ),
-                    "window outside the tensor",
-                    offsets_span,
+            let refusal = || {
+                let message = format!(
+                    "the window {o}..{} of dimension {d} does not lie inside its {n} elements",
+                    o.saturating_add(w)
                 );
+                let label = "window outside the tensor".into();
+                SemaError::new(K::InvalidArgument { message, label }, offsets_span)
+            };
+            match o.checked_add(w) {
+                Some(end) if o >= 0 => self.require(Cond::le(&SymExpr::constant(end), &n), refusal)?,
+                _ => return Err(refusal()),
             }
             // i64::MIN has no absolute value in i64.
             let len = 1 + ((w - 1) as u64 / t.unsigned_abs()) as i64;
             let start = if t < 0 { o + w - 1 } else { o };
-            dims.push(ViewDim::Range { start, step: t, len });
+            dims.push(ViewDim::Range {
+                start: SymExpr::constant(start),
+                step: t,
+                len: SymExpr::constant(len),
+            });
         }
         view(data, dims, span)
     }

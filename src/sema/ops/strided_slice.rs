@@ -4,11 +4,11 @@
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, view};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
-use crate::sema::shape::Range;
+use crate::sema::shape::{adjusted, bound_for, stepped_range};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
-use crate::types::OobMode;
+use crate::types::sym::{SymExpr, SymRange};
 
 /// The arguments of a `strided_slice` call.
 pub(super) struct Args<'a> {
@@ -54,9 +54,9 @@ impl Checker<'_> {
     pub(super) fn strided_slice(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
         let data = self.tensor_arg(args.data)?;
         let begin_arg = args.begin;
-        let begin = self.int_list(begin_arg)?;
+        let begin = self.bound_list(begin_arg)?;
         let end_arg = args.end;
-        let end = self.int_list(end_arg)?;
+        let end = self.bound_list(end_arg)?;
         let m = begin.len();
         if end.len() != m {
             return invalid(
@@ -119,12 +119,13 @@ impl Checker<'_> {
         }
         let covered = rank - real; // by the (possibly implicit) ellipsis
         // A shrink entry's begin must index its axis, whatever its begin_mask says.
-        let shrink_index = |i: usize, axis: usize| -> Result<i64, SemaError> {
-            let n = shape[axis];
-            match OobMode::Error.normalize(begin[i] as i128, n) {
-                Ok(Some(j)) => Ok(j),
-                _ => err(K::IndexOutOfRange { index: begin[i], axis, size: n }, begin_arg.value.span),
-            }
+        let shrink_index = |checker: &mut Self, i: usize, axis: usize| -> Result<SymExpr, SemaError> {
+            let (index, size) = (&begin[i], &shape[axis]);
+            let refusal = || {
+                let kind = K::IndexOutOfRange { index: index.clone(), axis, size: size.clone() };
+                SemaError::new(kind, begin_arg.value.span)
+            };
+            checker.index_into(index, size, refusal)
         };
         let mut dims = Vec::with_capacity(m + rank);
         let mut axis = 0;
@@ -144,18 +145,22 @@ impl Checker<'_> {
                                 begin_arg.value.span,
                             );
                         }
-                        shrink_index(i, axis)?;
+                        shrink_index(self, i, axis)?;
                     }
                     for _ in 0..covered {
-                        dims.push(ViewDim::Range { start: 0, step: 1, len: shape[axis] });
+                        dims.push(ViewDim::Range {
+                            start: SymExpr::constant(0),
+                            step: 1,
+                            len: shape[axis].clone(),
+                        });
                         axis += 1;
                     }
                 }
                 Entry::NewAxis => dims.push(ViewDim::NewAxis),
                 Entry::Shrink => {
-                    let j = shrink_index(i, axis)?;
+                    let j = shrink_index(self, i, axis)?;
                     // With its begin_mask bit, a shrink entry takes element 0 (the CPU plugin).
-                    dims.push(ViewDim::Pick(if bit(&begin_mask, i) { 0 } else { j }));
+                    dims.push(ViewDim::Pick(if bit(&begin_mask, i) { SymExpr::constant(0) } else { j }));
                     axis += 1;
                 }
                 Entry::Ordinary => {
@@ -164,14 +169,15 @@ impl Checker<'_> {
                         return err(K::ZeroStep, stride_span);
                     }
                     let (b, e) = (bit(&begin_mask, i), bit(&end_mask, i));
-                    dims.push(normalize_openvino(shape[axis], begin[i], end[i], stride[i], b, e).into());
+                    let r = normalize_openvino(&shape[axis], &begin[i], &end[i], stride[i], b, e);
+                    dims.push(ViewDim::Range { start: r.first, step: r.step, len: r.len });
                     axis += 1;
                 }
             }
         }
         if !kinds.contains(&Entry::Ellipsis) {
-            for &n in &shape[axis..] {
-                dims.push(ViewDim::Range { start: 0, step: 1, len: n });
+            for n in &shape[axis..] {
+                dims.push(ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() });
             }
         }
         view(data, dims, span)
@@ -189,32 +195,50 @@ enum Entry {
 
 /// OpenVINO's per-axis normalization for an ordinary StridedSlice entry (docs/semantics.md, strided_slice):
 /// a reverse begin still below 0 after adjustment clamps to 0 (unlike NumPy, which clamps to -1
-/// and yields nothing).
-fn normalize_openvino(n: i64, begin: i64, end: i64, k: i64, begin_mask: bool, end_mask: bool) -> Range {
-    let step = k;
-    if n == 0 {
-        return Range { first: 0, step, len: 0 };
-    }
-    let (n, begin, end, k) = (n as i128, begin as i128, end as i128, k as i128);
-    let adjust = |v: i128| if v < 0 { v + n } else { v };
-    let (f, c) = if k > 0 {
-        let f = if begin_mask { 0 } else { adjust(begin).clamp(0, n) };
-        let e = if end_mask { n } else { adjust(end).clamp(0, n) };
-        (f, if e > f { (e - f + k - 1) / k } else { 0 })
+/// and yields nothing). An empty axis clamps to an empty range.
+fn normalize_openvino(
+    n: &SymExpr,
+    begin: &SymExpr,
+    end: &SymExpr,
+    k: i64,
+    begin_mask: bool,
+    end_mask: bool,
+) -> SymRange {
+    let c = SymExpr::constant;
+    let (begin, end) = (&bound_for(begin, n), &bound_for(end, n));
+    let (f, e) = if k > 0 {
+        let f = if begin_mask { c(0) } else { adjusted(begin, n, &c(0), n) };
+        let e = if end_mask { n.clone() } else { adjusted(end, n, &c(0), n) };
+        (f, e)
     } else {
-        let f = if begin_mask { n - 1 } else { adjust(begin).clamp(0, n - 1) };
-        let e = if end_mask { -1 } else { adjust(end).clamp(-1, n) };
-        (f, if f > e { (f - e + (-k) - 1) / (-k) } else { 0 })
+        let f = if begin_mask { n - 1 } else { adjusted(begin, n, &c(0), &(n - 1)) };
+        let e = if end_mask { c(-1) } else { adjusted(end, n, &c(-1), n) };
+        (f, e)
     };
-    if c == 0 { Range { first: 0, step, len: 0 } } else { Range { first: f as i64, step, len: c as i64 } }
+    stepped_range(&f, &e, k)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::sym::{Env, MAX_DIM};
+    use proptest::prelude::*;
 
-    fn elems(r: Range) -> Vec<i64> {
-        (0..r.len).map(|j| r.first + j * r.step).collect()
+    fn elems(r: SymRange) -> Vec<i64> {
+        let (first, len) = (r.first.as_const().unwrap(), r.len.as_const().unwrap());
+        (0..len).map(|j| first + j * r.step).collect()
+    }
+
+    fn normalize_openvino(
+        n: i64,
+        begin: i64,
+        end: i64,
+        k: i64,
+        begin_mask: bool,
+        end_mask: bool,
+    ) -> SymRange {
+        let c = SymExpr::constant;
+        super::normalize_openvino(&c(n), &c(begin), &c(end), k, begin_mask, end_mask)
     }
 
     #[test]
@@ -225,5 +249,33 @@ mod tests {
         assert_eq!(elems(normalize_openvino(4, 0, 0, -1, true, true)), vec![3, 2, 1, 0]);
         assert_eq!(elems(normalize_openvino(4, 1, 1, 1, false, false)), Vec::<i64>::new());
         assert_eq!(elems(normalize_openvino(2, 1234, 4321, -1, false, false)), Vec::<i64>::new());
+    }
+
+    /// Over symbols (a dim, run-time bounds) the normalization evaluates, for every binding, to
+    /// its constant form: the concrete normalization.
+    fn symbolic_equals_concrete(n: i64, begin: i64, end: i64, k: i64, masks: (bool, bool)) {
+        let env = Env::new().dim("N", n).scalar("b", begin).scalar("e", end);
+        let (b, e) = (SymExpr::scalar("b"), SymExpr::scalar("e"));
+        let r = super::normalize_openvino(&SymExpr::dim("N"), &b, &e, k, masks.0, masks.1);
+        let c = normalize_openvino(n, begin, end, k, masks.0, masks.1);
+        assert_eq!(r.first.eval_i64(&env), c.first.as_const(), "first of {r:?}");
+        assert_eq!(r.len.eval_i64(&env), c.len.as_const(), "len of {r:?}");
+    }
+
+    fn wide() -> impl Strategy<Value = i64> {
+        prop_oneof![-8i64..8, any::<i64>(), Just(i64::MIN), Just(i64::MAX)]
+    }
+
+    proptest! {
+        #[test]
+        fn symbolic_openvino_is_the_concrete_one(
+            n in prop_oneof![0i64..8, Just(MAX_DIM), Just(MAX_DIM - 1)],
+            begin in wide(),
+            end in wide(),
+            k in prop_oneof![-3i64..=3, Just(i64::MIN), Just(i64::MAX)].prop_filter("non-zero", |k| *k != 0),
+            masks in any::<(bool, bool)>(),
+        ) {
+            symbolic_equals_concrete(n, begin, end, k, masks);
+        }
     }
 }

@@ -1,0 +1,543 @@
+//! The shape function in machine code: symbolic integers ([`SymExpr`]) and conditions
+//! ([`Cond`]) evaluated exactly as [`SymExpr::eval_i64`] does — the normal form's terms in
+//! order, each its coefficient times its atoms left to right, then the constant; every
+//! intermediate checked in i64; Python's floor division and modulo; only the chosen branch of a
+//! `select` — and the binding of a generic plan's symbols from its inputs' dims and run-time
+//! scalars. Whatever `eval_i64` leaves undefined (a zero divisor, an overflow, a dimension
+//! outside `[0, MAX_DIM]`) and every failed condition branch to one *failure block* the caller
+//! supplies, so the function never computes a wrong value.
+
+use super::index::widen;
+use crate::plan::InputDecl;
+use crate::types::sym::{Atom, CmpOp, Cond, MAX_DIM, RawOp, Sym, SymExpr};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_frontend::FunctionBuilder;
+use std::collections::{BTreeMap, BTreeSet};
+
+const NO_ARGS: &[BlockArg] = &[];
+
+/// Why a shape function cannot be generated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeFnError {
+    #[error("symbol `{0}` is not bound by any input's dims or run-time scalar")]
+    Unbound(Sym),
+    #[error("run-time scalar `{0}` is not an input of the plan")]
+    MissingScalarInput(Sym),
+    #[error("run-time scalar `{0}` is read from the inputs, which this function does not take")]
+    NoInputs(Sym),
+    #[error("run-time scalar `{sym}` reads input `{input}` ({dtype}, rank {rank}): {why}")]
+    BadScalarInput { sym: Sym, input: String, dtype: slc_runtime::DType, rank: usize, why: &'static str },
+}
+
+/// Emits the evaluation of symbolic integers into a function being built: the values of the
+/// bound symbols, and the block every failure branches to.
+pub struct SymEmitter {
+    values: BTreeMap<Sym, Value>,
+    fail: Block,
+}
+
+impl SymEmitter {
+    /// An emitter with no symbol bound, failing to `fail` (a block without parameters).
+    pub fn new(fail: Block) -> SymEmitter {
+        SymEmitter { values: BTreeMap::new(), fail }
+    }
+
+    /// Binds `sym` to `value` (an i64), as given: a dimension's range is [`SymEmitter::bind_dim`]'s
+    /// business.
+    pub fn bind(&mut self, sym: Sym, value: Value) {
+        self.values.insert(sym, value);
+    }
+
+    /// Binds dimension `sym` to `value`, failing unless `0 <= value <= MAX_DIM` (what
+    /// `eval_i64` requires of a dimension).
+    pub fn bind_dim(&mut self, b: &mut FunctionBuilder, sym: Sym, value: Value) {
+        self.require_dim_range(b, value);
+        self.bind(sym, value);
+    }
+
+    /// Fails unless `0 <= value <= MAX_DIM` (one unsigned comparison).
+    fn require_dim_range(&self, b: &mut FunctionBuilder, value: Value) {
+        let outside = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, value, MAX_DIM);
+        self.fail_if(b, outside);
+    }
+
+    /// Continues in a new block when `flag` is clear; branches to the failure block otherwise.
+    fn fail_if(&self, b: &mut FunctionBuilder, flag: Value) {
+        let next = b.create_block();
+        b.ins().brif(flag, self.fail, NO_ARGS, next, NO_ARGS);
+        b.switch_to_block(next);
+    }
+
+    /// Fails unless `cond` holds (or when a side of it is undefined).
+    pub fn require(&self, b: &mut FunctionBuilder, cond: &Cond) -> Result<(), ShapeFnError> {
+        let holds = self.cond(b, cond)?;
+        let next = b.create_block();
+        b.ins().brif(holds, next, NO_ARGS, self.fail, NO_ARGS);
+        b.switch_to_block(next);
+        Ok(())
+    }
+
+    /// The truth of `cond` (an `i8`), both sides evaluated, the left first.
+    pub fn cond(&self, b: &mut FunctionBuilder, cond: &Cond) -> Result<Value, ShapeFnError> {
+        let lhs = self.expr(b, cond.lhs())?;
+        let rhs = self.expr(b, cond.rhs())?;
+        let cc = match cond.op() {
+            CmpOp::Lt => IntCC::SignedLessThan,
+            CmpOp::Le => IntCC::SignedLessThanOrEqual,
+            CmpOp::Eq => IntCC::Equal,
+        };
+        Ok(b.ins().icmp(cc, lhs, rhs))
+    }
+
+    /// The value of `e` (an i64), in `eval_i64`'s order and with its checks.
+    pub fn expr(&self, b: &mut FunctionBuilder, e: &SymExpr) -> Result<Value, ShapeFnError> {
+        let mut acc = None;
+        for (coef, atoms) in e.terms() {
+            // `1 * v` and `0 + v` cannot overflow: starting from the first atom and the first
+            // term checks exactly what eval_i64 checks.
+            let mut prod = (coef != 1).then(|| b.ins().iconst(types::I64, coef));
+            for atom in atoms {
+                let v = self.atom(b, atom)?;
+                prod = Some(match prod {
+                    None => v,
+                    Some(p) => self.checked(b, RawOp::Mul, p, v),
+                });
+            }
+            let prod = prod.unwrap_or_else(|| b.ins().iconst(types::I64, coef));
+            acc = Some(match acc {
+                None => prod,
+                Some(a) => self.checked(b, RawOp::Add, a, prod),
+            });
+        }
+        let constant = e.constant_term();
+        Ok(match acc {
+            None => b.ins().iconst(types::I64, constant),
+            Some(a) if constant == 0 => a,
+            Some(a) => {
+                let k = b.ins().iconst(types::I64, constant);
+                self.checked(b, RawOp::Add, a, k)
+            }
+        })
+    }
+
+    /// `x op y`, failing on overflow.
+    fn checked(&self, b: &mut FunctionBuilder, op: RawOp, x: Value, y: Value) -> Value {
+        let (v, overflow) = match op {
+            RawOp::Add => b.ins().sadd_overflow(x, y),
+            RawOp::Sub => b.ins().ssub_overflow(x, y),
+            RawOp::Mul => b.ins().smul_overflow(x, y),
+        };
+        self.fail_if(b, overflow);
+        v
+    }
+
+    fn atom(&self, b: &mut FunctionBuilder, atom: &Atom) -> Result<Value, ShapeFnError> {
+        Ok(match atom {
+            Atom::Sym(s) => *self.values.get(s).ok_or_else(|| ShapeFnError::Unbound(s.clone()))?,
+            Atom::FloorDiv(x, d) => {
+                let (x, d) = (self.expr(b, x)?, self.expr(b, d)?);
+                self.fail_on_zero(b, d);
+                // i64::MIN // -1 is the one quotient outside i64 (sdiv would trap).
+                let min = b.ins().icmp_imm_s(IntCC::Equal, x, i64::MIN);
+                let minus_one = b.ins().icmp_imm_s(IntCC::Equal, d, -1);
+                let overflow = b.ins().band(min, minus_one);
+                self.fail_if(b, overflow);
+                let q = b.ins().sdiv(x, d);
+                let qd = b.ins().imul(q, d);
+                let r = b.ins().isub(x, qd);
+                // Truncation rounded up when the remainder's sign differs from the divisor's.
+                let round = rounds_toward_zero(b, r, d);
+                let q1 = b.ins().iadd_imm_s(q, -1);
+                b.ins().select(round, q1, q)
+            }
+            Atom::Mod(x, d) => {
+                let (x, d) = (self.expr(b, x)?, self.expr(b, d)?);
+                self.fail_on_zero(b, d);
+                // x % -1 is x % 1 (0), without srem's i64::MIN % -1 corner.
+                let minus_one = b.ins().icmp_imm_s(IntCC::Equal, d, -1);
+                let one = b.ins().iconst(types::I64, 1);
+                let divisor = b.ins().select(minus_one, one, d);
+                let r = b.ins().srem(x, divisor);
+                // Python's result takes the divisor's sign.
+                let wrap = rounds_toward_zero(b, r, d);
+                let rd = b.ins().iadd(r, d);
+                b.ins().select(wrap, rd, r)
+            }
+            Atom::Min(args) | Atom::Max(args) => {
+                // Every argument is evaluated (and must be defined), as eval_i64 does.
+                let is_min = matches!(atom, Atom::Min(_));
+                let mut acc = self.expr(b, &args[0])?;
+                for a in &args[1..] {
+                    let v = self.expr(b, a)?;
+                    acc = if is_min { b.ins().smin(acc, v) } else { b.ins().smax(acc, v) };
+                }
+                acc
+            }
+            Atom::Select(c, then, otherwise) => {
+                let holds = self.cond(b, c)?;
+                let (then_block, else_block, join) = (b.create_block(), b.create_block(), b.create_block());
+                let result = b.append_block_param(join, types::I64);
+                b.ins().brif(holds, then_block, NO_ARGS, else_block, NO_ARGS);
+                for (block, branch) in [(then_block, then), (else_block, otherwise)] {
+                    b.switch_to_block(block);
+                    let v = self.expr(b, branch)?;
+                    b.ins().jump(join, &[BlockArg::Value(v)]);
+                }
+                b.switch_to_block(join);
+                result
+            }
+            Atom::Raw(op, x, y) => {
+                let (x, y) = (self.expr(b, x)?, self.expr(b, y)?);
+                self.checked(b, *op, x, y)
+            }
+        })
+    }
+
+    fn fail_on_zero(&self, b: &mut FunctionBuilder, d: Value) {
+        let zero = b.ins().icmp_imm_s(IntCC::Equal, d, 0);
+        self.fail_if(b, zero);
+    }
+
+    /// Binds every symbol of a generic plan from the call's inputs, each `(declaration, the
+    /// caller's slot)`: each dimension symbol from the first axis that declares it, every dim
+    /// in `[0, MAX_DIM]`; then each run-time scalar in `scalars` from the input of its name
+    /// (read as its integer dtype; a u64 above `i64::MAX` fails); then every other axis is
+    /// required equal to its declared dim's value (a later axis declaring a bound symbol, a
+    /// constant, any other expression).
+    ///
+    /// `in_dims` points at the caller's table of dims pointers and `data` (needed only when
+    /// `scalars` is not empty) at its table of data pointers.
+    pub fn bind_inputs(
+        &mut self,
+        b: &mut FunctionBuilder,
+        ptr: Type,
+        inputs: &[(&InputDecl<SymExpr>, usize)],
+        in_dims: Value,
+        data: Option<Value>,
+        scalars: &BTreeSet<Sym>,
+    ) -> Result<(), ShapeFnError> {
+        let pw = ptr.bytes() as i32;
+        let mut loaded = Vec::with_capacity(inputs.len());
+        let mut computed = vec![];
+        for &(decl, slot) in inputs {
+            let dims_ptr = b.ins().load(ptr, MemFlagsData::trusted(), in_dims, slot as i32 * pw);
+            let mut dims = Vec::with_capacity(decl.shape.len());
+            for (j, declared) in decl.shape.iter().enumerate() {
+                let dim = b.ins().load(types::I64, MemFlagsData::trusted(), dims_ptr, j as i32 * 8);
+                self.require_dim_range(b, dim);
+                match declared.as_sym() {
+                    Some(s @ Sym::Dim(_)) if !self.values.contains_key(s) => self.bind(s.clone(), dim),
+                    _ => computed.push((dim, declared)),
+                }
+                dims.push(dim);
+            }
+            loaded.push(dims);
+        }
+        for s in scalars {
+            let Sym::Scalar { name, index } = s else { continue };
+            let p = inputs
+                .iter()
+                .position(|(d, _)| *d.name == **name)
+                .ok_or_else(|| ShapeFnError::MissingScalarInput(s.clone()))?;
+            let (decl, slot) = inputs[p];
+            let bad = |why| ShapeFnError::BadScalarInput {
+                sym: s.clone(),
+                input: decl.name.clone(),
+                dtype: decl.dtype,
+                rank: decl.shape.len(),
+                why,
+            };
+            if !decl.dtype.is_integer() {
+                return Err(bad("a run-time scalar is an integer"));
+            }
+            let offset = match (index, &loaded[p][..]) {
+                (None, []) => 0,
+                (Some(i), &[len]) => {
+                    // Element i exists: i < len.
+                    let missing = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, len, *i as i64);
+                    self.fail_if(b, missing);
+                    *i as i64 * decl.dtype.width() as i64
+                }
+                (None, _) => return Err(bad("`name[()]` reads a 0-d tensor")),
+                (Some(_), _) => return Err(bad("`name[i]` reads a 1-d tensor")),
+            };
+            let table = data.ok_or_else(|| ShapeFnError::NoInputs(s.clone()))?;
+            let base = b.ins().load(ptr, MemFlagsData::trusted(), table, slot as i32 * pw);
+            let ty = Type::int_with_byte_size(decl.dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
+            let offset = i32::try_from(offset).map_err(|_| bad("the element is too far into the tensor"))?;
+            let raw = b.ins().load(ty, MemFlagsData::trusted(), base, offset);
+            let value = widen(b, decl.dtype, raw);
+            if decl.dtype == slc_runtime::DType::U64 {
+                let huge = b.ins().icmp_imm_s(IntCC::SignedLessThan, value, 0);
+                self.fail_if(b, huge);
+            }
+            self.bind(s.clone(), value);
+        }
+        for (dim, declared) in computed {
+            let value = self.expr(b, declared)?;
+            let differs = b.ins().icmp(IntCC::NotEqual, dim, value);
+            self.fail_if(b, differs);
+        }
+        Ok(())
+    }
+}
+
+/// Whether truncating division left remainder `r` with the sign opposite to divisor `d`'s (and
+/// non-zero): where Python's floor division is one less, and its modulo `r + d`.
+fn rounds_toward_zero(b: &mut FunctionBuilder, r: Value, d: Value) -> Value {
+    let nonzero = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+    let signs = b.ins().bxor(r, d);
+    let differ = b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
+    b.ins().band(nonzero, differ)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::jit::host_isa;
+    use crate::types::sym::Env;
+    use crate::types::sym::tests::{DIMS, SCALARS, env, scalar_sym, tree};
+    use cranelift_codegen::ir::{AbiParam, Signature};
+    use cranelift_frontend::FunctionBuilderContext;
+    use cranelift_jit::{JITBuilder, JITModule};
+    use cranelift_module::{Linkage, Module, default_libcall_names};
+    use proptest::prelude::*;
+    use slc_runtime::DType;
+
+    type Fn3 = unsafe extern "C" fn(*const u8, *const u8, *mut i64) -> i32;
+
+    /// A JIT-compiled `int32_t f(const void *a, const void *b, int64_t *out)`: `body` emits
+    /// the code (ending where the function returns 0) and may branch to the failure block, which
+    /// returns 1. The module must outlive every call.
+    fn jit(body: impl FnOnce(&mut FunctionBuilder, [Value; 3], Block)) -> (JITModule, Fn3) {
+        let isa = host_isa().expect("a JIT host");
+        let ptr = isa.pointer_type();
+        let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        let mut sig = Signature::new(module.isa().default_call_conv());
+        sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(ptr)]);
+        sig.returns.push(AbiParam::new(types::I32));
+        let id = module.declare_function("f", Linkage::Local, &sig).expect("declared");
+        let mut ctx = module.make_context();
+        ctx.func.signature = sig;
+        let mut fctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let fail = b.create_block();
+        body(&mut b, [p[0], p[1], p[2]], fail);
+        let ok = b.ins().iconst(types::I32, 0);
+        b.ins().return_(&[ok]);
+        b.switch_to_block(fail);
+        let one = b.ins().iconst(types::I32, 1);
+        b.ins().return_(&[one]);
+        b.seal_all_blocks();
+        b.finalize(module.target_config());
+        cranelift_codegen::verify_function(&ctx.func, module.isa()).expect("valid IR");
+        module.define_function(id, &mut ctx).expect("compiled");
+        module.finalize_definitions().expect("finalized");
+        let code = module.get_finalized_function(id);
+        // SAFETY: defined with exactly this signature.
+        (module, unsafe { std::mem::transmute::<*const u8, Fn3>(code) })
+    }
+
+    /// The symbols of the random expressions, bound from `vals[k]`: the dims, then the scalars.
+    fn symbols() -> Vec<Sym> {
+        let dims = DIMS.iter().map(|d| Sym::Dim((*d).into()));
+        dims.chain((0..SCALARS.len()).map(scalar_sym)).collect()
+    }
+
+    /// Binds [`symbols`] from the i64 array `vals` as a shape function does.
+    fn bind_all(b: &mut FunctionBuilder, em: &mut SymEmitter, vals: Value) {
+        for (k, s) in symbols().into_iter().enumerate() {
+            let v = b.ins().load(types::I64, MemFlagsData::trusted(), vals, k as i32 * 8);
+            match s {
+                Sym::Dim(_) => em.bind_dim(b, s, v),
+                Sym::Scalar { .. } => em.bind(s, v),
+            }
+        }
+    }
+
+    /// Runs `f` with the values of `env` for [`symbols`]: the status and `out[0]`.
+    fn call(f: Fn3, env: &Env) -> (i32, i64) {
+        let vals: Vec<i64> = symbols().iter().map(|s| env.get(s).expect("bound")).collect();
+        let mut out = [0i64; 1];
+        // SAFETY: the function reads one i64 per symbol and writes out[0].
+        let status = unsafe { f(vals.as_ptr().cast(), std::ptr::null(), out.as_mut_ptr()) };
+        (status, out[0])
+    }
+
+    fn value_fn(e: &SymExpr) -> (JITModule, Fn3) {
+        jit(|b, [vals, _, out], fail| {
+            let mut em = SymEmitter::new(fail);
+            bind_all(b, &mut em, vals);
+            let v = em.expr(b, e).expect("every symbol bound");
+            b.ins().store(MemFlagsData::trusted(), v, out, 0);
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Machine code computes eval_i64's value wherever it is defined, and fails wherever it
+        /// is not.
+        #[test]
+        fn expressions_evaluate_as_eval_i64(t in tree(), envs in prop::collection::vec(env(), 8)) {
+            let e = t.build();
+            let (module, f) = value_fn(&e);
+            for env in &envs {
+                let expected = e.eval_i64(env);
+                let (status, v) = call(f, env);
+                prop_assert_eq!((status == 0).then_some(v), expected, "{} under {:?}", e, env);
+            }
+            // SAFETY: `f` is not called again.
+            unsafe { module.free_memory() };
+        }
+
+        /// Conditions hold in machine code exactly when Cond::eval_i64 says so, and fail where it
+        /// is undefined.
+        #[test]
+        fn conditions_evaluate_as_eval_i64(
+            a in tree(),
+            c in tree(),
+            op in prop::sample::select(vec![CmpOp::Lt, CmpOp::Le, CmpOp::Eq]),
+            envs in prop::collection::vec(env(), 8),
+        ) {
+            let cond = Cond::new(op, &a.build(), &c.build());
+            let (module, f) = jit(|b, [vals, _, out], fail| {
+                let mut em = SymEmitter::new(fail);
+                bind_all(b, &mut em, vals);
+                let holds = em.cond(b, &cond).expect("every symbol bound");
+                let holds = b.ins().uextend(types::I64, holds);
+                b.ins().store(MemFlagsData::trusted(), holds, out, 0);
+            });
+            for env in &envs {
+                let (status, v) = call(f, env);
+                prop_assert_eq!((status == 0).then_some(v != 0), cond.eval_i64(env), "{} under {:?}", cond, env);
+            }
+            // SAFETY: `f` is not called again.
+            unsafe { module.free_memory() };
+        }
+    }
+
+    /// The corners of Python's `//` and `%` (`i64::MIN // -1`, a zero divisor, mixed signs) and
+    /// of checked arithmetic, each against eval_i64.
+    #[test]
+    fn division_and_overflow_corners() {
+        let (x, d) = (SymExpr::scalar("a"), SymExpr::scalar_elem("b", 3));
+        let exprs = [x.floor_div(&d), x.modulo(&d), &x * &d, &x + &d, &x - &d];
+        let values = [i64::MIN, i64::MIN + 1, -7, -3, -1, 0, 1, 3, 7, i64::MAX];
+        for e in &exprs {
+            let (module, f) = value_fn(e);
+            for &a in &values {
+                for &bv in &values {
+                    let mut env = Env::new().dim("K", 0).dim("M", 0).dim("N", 0).scalar("a", a);
+                    env.bind(scalar_sym(1), bv);
+                    let (status, v) = call(f, &env);
+                    assert_eq!((status == 0).then_some(v), e.eval_i64(&env), "{e} at a={a}, b={bv}");
+                }
+            }
+            // SAFETY: `f` is not called again.
+            unsafe { module.free_memory() };
+        }
+    }
+
+    /// What a call passes for one input: its dims and its bytes.
+    struct Arg {
+        dims: Vec<i64>,
+        data: Vec<u8>,
+    }
+
+    /// Runs a shape function that binds `decls`' symbols from `args` and writes the value of each
+    /// of `exprs`; `None` when it fails.
+    fn bind_and_eval(decls: &[InputDecl<SymExpr>], exprs: &[SymExpr], args: &[Arg]) -> Option<Vec<i64>> {
+        let inputs: Vec<(&InputDecl<SymExpr>, usize)> = decls.iter().zip(0..).collect();
+        let mut scalars = BTreeSet::new();
+        for e in exprs {
+            scalars.extend(e.symbols().into_iter().filter(|s| matches!(s, Sym::Scalar { .. })));
+        }
+        let (module, f) = jit(|b, [in_dims, data, out], fail| {
+            let mut em = SymEmitter::new(fail);
+            let ptr = types::I64;
+            em.bind_inputs(b, ptr, &inputs, in_dims, Some(data), &scalars).expect("bindable");
+            for (k, e) in exprs.iter().enumerate() {
+                let v = em.expr(b, e).expect("bound");
+                b.ins().store(MemFlagsData::trusted(), v, out, k as i32 * 8);
+            }
+        });
+        let dims: Vec<*const i64> = args.iter().map(|a| a.dims.as_ptr()).collect();
+        let data: Vec<*const u8> = args.iter().map(|a| a.data.as_ptr()).collect();
+        let mut out = vec![0i64; exprs.len()];
+        // SAFETY: one dims array of the declared rank and one buffer per input; one slot per
+        // expression.
+        let status = unsafe { f(dims.as_ptr().cast(), data.as_ptr().cast(), out.as_mut_ptr()) };
+        // SAFETY: `f` is not called again.
+        unsafe { module.free_memory() };
+        (status == 0).then_some(out)
+    }
+
+    #[test]
+    fn binds_dims_and_scalars_from_inputs() {
+        let (n, m) = (SymExpr::dim("N"), SymExpr::dim("M"));
+        let decls = vec![
+            InputDecl::dense("a", DType::F32, vec![n.clone(), m.clone()]),
+            InputDecl::dense("b", DType::F32, vec![n.clone(), SymExpr::constant(3), n.add(&m)]),
+            InputDecl::dense("k", DType::I16, vec![]),
+            InputDecl::dense("j", DType::U64, vec![SymExpr::dim("J")]),
+        ];
+        let (k, j1) = (SymExpr::scalar("k"), SymExpr::scalar_elem("j", 1));
+        let exprs = [n.clone(), m.clone(), k, j1, SymExpr::dim("J")];
+        let bytes = |v: &[i64], w: usize| v.iter().flat_map(|x| x.to_le_bytes()[..w].to_vec()).collect();
+        let args = |a: [i64; 2], b: [i64; 3], k: i64, j: &[u64]| {
+            let j: Vec<i64> = j.iter().map(|&x| x as i64).collect();
+            vec![
+                Arg { dims: a.to_vec(), data: vec![] },
+                Arg { dims: b.to_vec(), data: vec![] },
+                Arg { dims: vec![], data: bytes(&[k], 2) },
+                Arg { dims: vec![j.len() as i64], data: bytes(&j, 8) },
+            ]
+        };
+        let run = |a, b, k, j: &[u64]| bind_and_eval(&decls, &exprs, &args(a, b, k, j));
+        assert_eq!(run([4, 5], [4, 3, 9], -2, &[0, 7]), Some(vec![4, 5, -2, 7, 2]));
+        assert_eq!(run([0, 0], [0, 3, 0], 32767, &[0, 1 << 62, 5]), Some(vec![0, 0, 32767, 1 << 62, 3]));
+        // The same symbol with two values; a constant dim that differs; a computed dim that differs.
+        assert_eq!(run([4, 5], [3, 3, 9], 0, &[0, 0]), None);
+        assert_eq!(run([4, 5], [4, 2, 9], 0, &[0, 0]), None);
+        assert_eq!(run([4, 5], [4, 3, 8], 0, &[0, 0]), None);
+        // Dims outside [0, MAX_DIM].
+        assert_eq!(run([-1, 5], [-1, 3, 4], 0, &[0, 0]), None);
+        assert_eq!(run([MAX_DIM + 1, 0], [MAX_DIM + 1, 3, MAX_DIM + 1], 0, &[0, 0]), None);
+        assert_eq!(run([MAX_DIM, 0], [MAX_DIM, 3, MAX_DIM], 0, &[0, 0]), Some(vec![MAX_DIM, 0, 0, 0, 2]));
+        // A u64 scalar above i64::MAX; element 1 of a 1-element tensor.
+        assert_eq!(run([1, 1], [1, 3, 2], 0, &[0, u64::MAX]), None);
+        assert_eq!(run([1, 1], [1, 3, 2], 0, &[0, 1 << 63]), None);
+        assert_eq!(run([1, 1], [1, 3, 2], 0, &[9]), None);
+    }
+
+    #[test]
+    fn scalar_inputs_must_be_integer_tensors_of_the_right_rank() {
+        let k = SymExpr::scalar("k");
+        let try_bind = |decl: InputDecl<SymExpr>, e: &SymExpr| {
+            let mut result = Ok(());
+            let scalars: BTreeSet<Sym> = e.symbols().into_iter().collect();
+            let (module, _) = jit(|b, [in_dims, inputs, _], fail| {
+                let mut em = SymEmitter::new(fail);
+                result = em.bind_inputs(b, types::I64, &[(&decl, 0)], in_dims, Some(inputs), &scalars);
+            });
+            // SAFETY: nothing of the module is called.
+            unsafe { module.free_memory() };
+            result
+        };
+        let err = try_bind(InputDecl::dense("k", DType::F32, vec![]), &k).unwrap_err();
+        assert!(err.to_string().contains("is an integer"), "{err}");
+        let err = try_bind(InputDecl::dense("k", DType::I64, vec![SymExpr::constant(2)]), &k).unwrap_err();
+        assert!(err.to_string().contains("0-d"), "{err}");
+        let err =
+            try_bind(InputDecl::dense("k", DType::I64, vec![]), &SymExpr::scalar_elem("k", 0)).unwrap_err();
+        assert!(err.to_string().contains("1-d"), "{err}");
+        let err = try_bind(InputDecl::dense("j", DType::I64, vec![]), &k).unwrap_err();
+        assert_eq!(err, ShapeFnError::MissingScalarInput(k.as_sym().expect("a symbol").clone()));
+    }
+}

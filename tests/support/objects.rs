@@ -1,0 +1,50 @@
+//! Running the tools AOT tests use (cc, nm, objdump, the programs they build), and the checks
+//! every AOT object passes.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `cmd`, which must succeed; its standard output.
+pub fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// nm: the object `dir/NAME.o` defines exactly the global symbols `exports`, and needs no
+/// symbol but libc's memcpy/memset. objdump: relocations only against the object's own
+/// sections and symbols (`NAME.…`) or libc.
+pub fn check_object(dir: &Path, name: &str, exports: &[&str]) {
+    let obj = format!("{name}.o");
+    let defined = run(Command::new("nm").current_dir(dir).args(["-g", "--defined-only", "-P", &obj]));
+    let mut names: Vec<&str> = defined.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    names.sort();
+    let mut expected = exports.to_vec();
+    expected.sort();
+    assert_eq!(names, expected, "{obj} exports {names:?}");
+    let undefined = run(Command::new("nm").current_dir(dir).args(["-u", "-P", &obj]));
+    for l in undefined.lines() {
+        let sym = l.split_whitespace().next().unwrap_or("");
+        assert!(["memcpy", "memset"].contains(&sym), "{obj} needs `{sym}`");
+    }
+    let relocs = run(Command::new("objdump").current_dir(dir).args(["-r", &obj]));
+    for l in relocs.lines().filter(|l| l.starts_with(char::is_numeric)) {
+        let target = l.split_whitespace().last().unwrap_or("");
+        let target = target.split(['+', '-']).next().unwrap_or("");
+        let own = target.starts_with(&format!("{name}.")) || target.starts_with('.');
+        assert!(own || ["memcpy", "memset"].contains(&target), "{obj} relocates against `{target}`:\n{l}");
+    }
+}
+
+/// objdump: `dir/NAME.o` is a relocatable 64-bit ELF object.
+pub fn check_elf(dir: &Path, name: &str) {
+    let head = run(Command::new("objdump").current_dir(dir).args(["-f", &format!("{name}.o")]));
+    assert!(head.contains("HAS_RELOC") && head.contains("elf64"), "not a relocatable ELF object:\n{head}");
+}
