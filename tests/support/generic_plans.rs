@@ -144,6 +144,12 @@ pub fn programs() -> Vec<Program> {
             dims: vec![vec![n, m, Const(3)]],
         },
         Program {
+            name: "a column",
+            plan: compiled("a[:, 0]", &[("a", "f32[N, M]")]),
+            src: Some(|_| "a[:, 0]".into()),
+            dims: vec![vec![n, m]],
+        },
+        Program {
             name: "run-time bounds",
             plan: compiled("a[k:, :k:-1]", &[("a", "i32[N, M]"), ("k", "i64[]")]),
             src: Some(|k| format!("a[{0}:, :{0}:-1]", k[0])),

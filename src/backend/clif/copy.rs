@@ -2,7 +2,6 @@
 //! moves, or memcpy, as the nest's [`Copy`] says), and rows of short blocks.
 
 use super::index::StreamState;
-use super::loops::trip_offset;
 use super::{Gen, NO_ARGS, vector_flags};
 use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES, LOOP_COPY_BYTES};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -182,7 +181,8 @@ impl Gen<'_, '_> {
         let steps = [nest.out[depth].clone(), nest.data.strides[depth].clone()];
         let bytes = self.known(&nest.extents[depth + 1]) * nest.width as i64;
         self.strided_loop(&[dst, src], &steps, count, |g, p, k, _| {
-            g.copy_inline((p[0], trip_offset(k, &steps[0])), (p[1], trip_offset(k, &steps[1])), bytes);
+            let (dst, src) = (g.at(p[0], k, &steps[0]), g.at(p[1], k, &steps[1]));
+            g.copy_inline(dst, src, bytes);
         });
     }
 
