@@ -175,7 +175,7 @@ fn generic_nests_choose_strategies_by_what_is_known() {
     let expected = [
         ("reversed", "run [serial, strided reverse]"),
         ("strided", "run [serial, strided]"),
-        ("crop (a symbolic run)", "run [serial, block (loop if 64..=256 KiB else memcpy)]"),
+        ("crop (a symbolic run)", "run [serial, block (inline if <= 64 B, loop if <= 256 KiB, else memcpy)]"),
         ("whole rows (merged axes)", "run [block memcpy]"),
         ("short rows of a constant width", "run [block-rows, joined]"),
         ("reversed pixels", "run [reversed-tiles, joined]"),
