@@ -175,12 +175,13 @@ fn generic_nests_choose_strategies_by_what_is_known() {
     let expected = [
         ("reversed", "run [serial, strided reverse]"),
         ("strided", "run [serial, strided]"),
-        ("crop (a symbolic run)", "run [serial, block (loop if 64..=256 KiB else memcpy)]"),
+        ("crop (a symbolic run)", "run [serial, block (inline if <= 64 B, loop if <= 256 KiB, else memcpy)]"),
         ("whole rows (merged axes)", "run [block memcpy]"),
         ("short rows of a constant width", "run [block-rows, joined]"),
         ("reversed pixels", "run [reversed-tiles, joined]"),
         ("gather, zero mode", "run [serial, guarded-gather]"),
         ("gather, fixed columns", "run [index-table, joined]"),
+        ("a column", "run [strided]"),
     ];
     let target = slc::backend::loopnest::Target { byte_shuffles: true };
     for p in programs() {
@@ -275,5 +276,21 @@ fn dims_at_the_limits() {
                 _ => panic!("{} on {shape:?}: interpreter {expected:?}, generic kernel {got:?}", p.name),
             }
         }
+    }
+}
+
+/// A loop whose pointer strides are symbolic runs unrolled when the call's strides are short
+/// and one element per trip when they are long (a column of rows of 1,200 bytes and more), as a
+/// concrete kernel does for those strides.
+#[test]
+fn symbolic_strides_unroll_by_the_call() {
+    let p = program("a column");
+    let kernel = compiled(&p);
+    let mut rng = Rng(5);
+    for shape in [[9, 3], [9, 256], [9, 257], [33, 300], [5, 1]] {
+        let a = random_tensor(DType::F32, &shape, &mut rng);
+        let expected = interpreted(&p.plan, &[&a], &[]).unwrap();
+        let got = kernel.run(&[&a], 1).unwrap();
+        assert_eq!(got.bytes(), expected.bytes(), "{shape:?}");
     }
 }

@@ -2,7 +2,6 @@
 //! moves, or memcpy, as the nest's [`Copy`] says), and rows of short blocks.
 
 use super::index::StreamState;
-use super::loops::trip_offset;
 use super::{Gen, NO_ARGS, vector_flags};
 use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES, LOOP_COPY_BYTES};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -65,20 +64,24 @@ impl Gen<'_, '_> {
             Copy::Inline => self.copy_inline((dst, 0), (src, 0), self.known(&nest.extents[depth]) * w),
             Copy::Loop => self.copy_loop(dst, src, Bytes::Known(self.known(&nest.extents[depth]) * w)),
             Copy::Memcpy => self.b.call_memcpy(self.config, dst, src, bytes),
-            Copy::LoopOrMemcpy => {
-                let (by_loop, by_call) = (self.b.create_block(), self.b.create_block());
-                // 64 <= bytes <= LOOP_COPY_BYTES, in one unsigned comparison.
-                let over = self.b.ins().iadd_imm_s(bytes, -INLINE_COPY_BYTES);
-                let fits = self.b.ins().icmp_imm_s(
-                    IntCC::UnsignedLessThanOrEqual,
-                    over,
-                    LOOP_COPY_BYTES - INLINE_COPY_BYTES,
-                );
-                self.b.ins().brif(fits, by_loop, NO_ARGS, by_call, NO_ARGS);
-                self.b.switch_to_block(by_loop);
-                self.copy_loop(dst, src, Bytes::Run(bytes));
+            Copy::BySize { loop_copy } => {
+                let (inline, longer) = (self.b.create_block(), self.b.create_block());
+                let short = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, bytes, INLINE_COPY_BYTES);
+                self.b.ins().brif(short, inline, NO_ARGS, longer, NO_ARGS);
+                self.b.switch_to_block(inline);
+                self.copy_inline_sized(dst, src, bytes);
                 self.b.ins().jump(done, NO_ARGS);
-                self.b.switch_to_block(by_call);
+                self.b.switch_to_block(longer);
+                if loop_copy {
+                    let (by_loop, by_call) = (self.b.create_block(), self.b.create_block());
+                    let fits =
+                        self.b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, bytes, LOOP_COPY_BYTES);
+                    self.b.ins().brif(fits, by_loop, NO_ARGS, by_call, NO_ARGS);
+                    self.b.switch_to_block(by_loop);
+                    self.copy_loop(dst, src, Bytes::Run(bytes));
+                    self.b.ins().jump(done, NO_ARGS);
+                    self.b.switch_to_block(by_call);
+                }
                 self.b.call_memcpy(self.config, dst, src, bytes);
             }
         }
@@ -116,6 +119,39 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Copies `n` bytes, at most [`INLINE_COPY_BYTES`] and known only at run time, with the
+    /// moves [`Gen::copy_inline`] makes for the size class `n` falls in (16-byte vectors, or two
+    /// scalars of the widest size that fits), the last ones placed to end at `n`.
+    fn copy_inline_sized(&mut self, dst: Value, src: Value, n: Value) {
+        let done = self.b.create_block();
+        // The least bytes of each class, its moves' type and width.
+        let classes =
+            [(32, types::I8X16, 16), (16, types::I8X16, 16), (8, types::I64, 8), (4, types::I32, 4)];
+        let classes = classes.into_iter().chain([(2, types::I16, 2), (1, types::I8, 1)]);
+        for (least, ty, size) in classes {
+            let (this, next) = (self.b.create_block(), self.b.create_block());
+            let fits = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, least);
+            self.b.ins().brif(fits, this, NO_ARGS, next, NO_ARGS);
+            self.b.switch_to_block(this);
+            // `least` bytes from the start, and `least` bytes ending at `n`: all of [0, n).
+            let back = self.b.ins().iadd_imm_s(n, -least);
+            let (src_end, dst_end) = (self.b.ins().iadd(src, back), self.b.ins().iadd(dst, back));
+            let moves: Vec<(Value, Value, i32)> = (0..least / size)
+                .flat_map(|m| [(src, dst, (m * size) as i32), (src_end, dst_end, (m * size) as i32)])
+                .collect();
+            // Load everything first: the moves overlap each other, never the two buffers.
+            let values: Vec<Value> =
+                moves.iter().map(|&(s, _, off)| self.b.ins().load(ty, vector_flags(), s, off)).collect();
+            for (&(_, d, off), v) in moves.iter().zip(values) {
+                self.b.ins().store(vector_flags(), v, d, off);
+            }
+            self.b.ins().jump(done, NO_ARGS);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
     /// Copies `n` (at least [`INLINE_COPY_BYTES`]) bytes from `src` to `dst`: 64 bytes per
     /// loop trip, then the last 64 bytes again, overlapping what the loop copied (the buffers
     /// never overlap each other), for the part the loop left. Its own loop rather than
@@ -129,7 +165,7 @@ impl Gen<'_, '_> {
         }
         let trips = match n {
             Bytes::Known(n) => self.b.ins().iconst(types::I64, n / chunk),
-            Bytes::Run(n) => self.b.ins().ushr_imm(n, chunk.trailing_zeros() as i64),
+            Bytes::Run(n) => self.b.ins().ushr_imm_s(n, chunk.trailing_zeros() as i64),
         };
         self.b.ins().jump(trip, &[BlockArg::Value(dst), BlockArg::Value(src), BlockArg::Value(trips)]);
         self.b.switch_to_block(trip);
@@ -182,7 +218,8 @@ impl Gen<'_, '_> {
         let steps = [nest.out[depth].clone(), nest.data.strides[depth].clone()];
         let bytes = self.known(&nest.extents[depth + 1]) * nest.width as i64;
         self.strided_loop(&[dst, src], &steps, count, |g, p, k, _| {
-            g.copy_inline((p[0], trip_offset(k, &steps[0])), (p[1], trip_offset(k, &steps[1])), bytes);
+            let (dst, src) = (g.at(p[0], k, &steps[0]), g.at(p[1], k, &steps[1]));
+            g.copy_inline(dst, src, bytes);
         });
     }
 

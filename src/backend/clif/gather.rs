@@ -3,7 +3,7 @@
 //! ([`TableRun`]), and reads of the next row ahead of the gathers within a row.
 
 use super::index::StreamState;
-use super::loops::{Iteration, trip_offset};
+use super::loops::Iteration;
 use super::{Gen, NO_ARGS};
 use crate::backend::loopnest::{ByteWindow, CACHE_LINE, ReadAhead};
 use crate::types::sym::SymExpr;
@@ -43,7 +43,8 @@ impl GatherRun {
     fn load_index(&self, g: &mut Gen, p: &[Value], n: usize, k: i64) -> Value {
         let t = &g.nest.data.terms[self.terms[n]];
         let ty = Type::int_with_byte_size(t.index_dtype.width() as u16).expect("1, 2, 4 or 8 bytes");
-        let (ptr, off) = g.split_offset(p[2 + n], trip_offset(k, &self.strides[2 + n]));
+        let (ptr, off) = g.at(p[2 + n], k, &self.strides[2 + n]);
+        let (ptr, off) = g.split_offset(ptr, off);
         g.b.ins().load(ty, MemFlagsData::trusted(), ptr, off)
     }
 }
@@ -79,7 +80,8 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
     fn element(&mut self, g: &mut Gen<'a, 'n>, p: &[Value], k: i64, trip: i64, guarded: bool) {
         let nest = g.nest;
         let ty = g.element_type();
-        let mut addr = g.advanced(p[1], trip_offset(k, &self.strides[1]));
+        let (data, off) = g.at(p[1], k, &self.strides[1]);
+        let mut addr = g.advanced(data, off);
         let value = if guarded {
             for (n, &j) in self.terms.iter().enumerate() {
                 let c = g.mul_int(self.indices[n][k as usize], &nest.data.terms[j].stride);
@@ -97,7 +99,8 @@ impl<'a, 'n> Iteration<'a, 'n> for GatherRun {
             g.load_unless(ty, addr, miss, nest.data.buffer)
         };
         let ahead = self.ahead.as_ref().map(|a| (a, p[2 + self.terms.len()]));
-        g.store_element(value, p[0], trip_offset(k, &self.strides[0]), ahead, k, trip);
+        let (out, off) = g.at(p[0], k, &self.strides[0]);
+        g.store_element(value, out, off, ahead, k, trip);
     }
 }
 
@@ -125,7 +128,8 @@ impl<'a, 'n> Iteration<'a, 'n> for TableRun {
     fn element(&mut self, g: &mut Gen<'a, 'n>, p: &[Value], k: i64, trip: i64, guarded: bool) {
         let nest = g.nest;
         let ty = g.element_type();
-        let mut addr = g.advanced(p[1], trip_offset(k, &self.strides[1]));
+        let (data, off) = g.at(p[1], k, &self.strides[1]);
+        let mut addr = g.advanced(data, off);
         let mut miss = if guarded { None } else { self.row_miss };
         for (j, &may) in self.may_miss.iter().enumerate() {
             let (t, t_off) = g.split_offset(p[2], (j as i64 * self.columns + k) * 8);
@@ -138,7 +142,8 @@ impl<'a, 'n> Iteration<'a, 'n> for TableRun {
         }
         let value = g.load_unless(ty, addr, miss, nest.data.buffer);
         let ahead = self.ahead.as_ref().map(|a| (a, p[3]));
-        g.store_element(value, p[0], trip_offset(k, &self.strides[0]), ahead, k, trip);
+        let (out, off) = g.at(p[0], k, &self.strides[0]);
+        g.store_element(value, out, off, ahead, k, trip);
     }
 }
 

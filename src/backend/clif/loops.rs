@@ -53,8 +53,8 @@ impl<'a, 'n> Gen<'a, 'n> {
     /// [`UNROLLED_STEP_MAX`] bytes per unrolled trip run one iteration per trip: each load of
     /// an unrolled trip is its own instruction, and the hardware's per-instruction stride
     /// prefetcher stops following such strides (`a[:, 0]` on rows of 16 KiB ran 30 % slower
-    /// unrolled). Loops with a symbolic stride run one iteration per trip too (iteration `k`'s
-    /// offsets are then always 0: [`trip_offset`]). Both loops test at the bottom of their trips.
+    /// unrolled). Where a stride is symbolic the loop is emitted both ways and the call's
+    /// strides choose. Both loops test at the bottom of their trips.
     pub(super) fn loop_over(
         &mut self,
         starts: &[Value],
@@ -62,10 +62,44 @@ impl<'a, 'n> Gen<'a, 'n> {
         count: Value,
         mut body: impl Iteration<'a, 'n>,
     ) {
+        let short = |s: i64| s.unsigned_abs().saturating_mul(UNROLL as u64) <= UNROLLED_STEP_MAX;
+        if !strides.iter().filter_map(SymExpr::as_const).all(short) {
+            return self.loop_over_as(starts, strides, count, &mut body, false);
+        }
+        let mut all_short = None;
+        for s in strides.iter().filter(|s| s.as_const().is_none()) {
+            let v = self.param(s);
+            let magnitude = self.b.ins().iabs(v);
+            let limit = (UNROLLED_STEP_MAX / UNROLL as u64) as i64;
+            let ok = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, magnitude, limit);
+            all_short = Some(match all_short {
+                Some(a) => self.b.ins().band(a, ok),
+                None => ok,
+            });
+        }
+        let Some(all_short) = all_short else {
+            return self.loop_over_as(starts, strides, count, &mut body, true);
+        };
+        let (unrolled, rolled, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(all_short, unrolled, NO_ARGS, rolled, NO_ARGS);
+        for (block, unroll) in [(unrolled, true), (rolled, false)] {
+            self.b.switch_to_block(block);
+            self.loop_over_as(starts, strides, count, &mut body, unroll);
+            self.b.ins().jump(join, NO_ARGS);
+        }
+        self.b.switch_to_block(join);
+    }
+
+    /// [`Gen::loop_over`], unrolled or not.
+    fn loop_over_as(
+        &mut self,
+        starts: &[Value],
+        strides: &[SymExpr],
+        count: Value,
+        body: &mut impl Iteration<'a, 'n>,
+        unroll: bool,
+    ) {
         let pointers = starts.len();
-        let unroll = strides.iter().all(|s| {
-            s.as_const().is_some_and(|s| s.unsigned_abs().saturating_mul(UNROLL as u64) <= UNROLLED_STEP_MAX)
-        });
         // Each block takes the pointers and the iterations left; `single` also the count at
         // which to stop stepping one at a time (0, or where a guarded trip that bailed ends).
         let [unrolled, single, after] = [(); 3].map(|_| {
@@ -85,8 +119,10 @@ impl<'a, 'n> Gen<'a, 'n> {
             let mut next: Vec<Value> = (0..pointers)
                 .map(|i| match strides[i].as_const() {
                     Some(s) => g.b.ins().iadd_imm_s(p[i], trip.wrapping_mul(s)),
-                    // Symbolic strides are not unrolled: one iteration per trip.
-                    None => g.add_int(p[i], &strides[i]),
+                    None => {
+                        let (step, _) = g.offset(None, trip, &strides[i]);
+                        g.b.ins().iadd(p[i], step.expect("a symbolic stride's offset is a value"))
+                    }
                 })
                 .collect();
             next.push(g.b.ins().iadd_imm_s(p[pointers], -trip));
@@ -156,14 +192,25 @@ impl<'a, 'n> Gen<'a, 'n> {
     }
 }
 
-/// The offset of iteration `k` of a trip from the trip's pointer advancing by `stride` per
-/// iteration: `k · stride`. A loop with a symbolic stride is not unrolled, so there `k` is 0.
-pub(super) fn trip_offset(k: i64, stride: &SymExpr) -> i64 {
-    match stride.as_const() {
-        Some(s) => k * s,
-        None => {
-            debug_assert_eq!(k, 0, "loops with symbolic strides run one iteration per trip");
-            0
+impl Gen<'_, '_> {
+    /// Iteration `k` of a trip at pointer `p` advancing by `stride` per iteration: `p + k ·
+    /// stride` as a pointer and an immediate offset (`p` itself and `k · stride` for a constant
+    /// stride; a new pointer for a symbolic one). With `p` `None`: the offset alone.
+    pub(super) fn offset(&mut self, p: Option<Value>, k: i64, stride: &SymExpr) -> (Option<Value>, i64) {
+        match stride.as_const() {
+            Some(s) => (p, k * s),
+            None if k == 0 => (p, 0),
+            None => {
+                let s = self.param(stride);
+                let step = if k == 1 { s } else { self.b.ins().imul_imm_s(s, k) };
+                (Some(p.map_or(step, |p| self.b.ins().iadd(p, step))), 0)
+            }
         }
+    }
+
+    /// [`Gen::offset`] from a pointer.
+    pub(super) fn at(&mut self, p: Value, k: i64, stride: &SymExpr) -> (Value, i64) {
+        let (q, off) = self.offset(Some(p), k, stride);
+        (q.unwrap_or(p), off)
     }
 }

@@ -2,7 +2,6 @@
 //! says (reversed runs, every other element, reversed tiles of pixels).
 
 use super::index::StreamState;
-use super::loops::trip_offset;
 use super::{Gen, NO_ARGS, vector_flags};
 use crate::backend::loopnest::{Shuffle, is_const};
 use crate::types::sym::SymExpr;
@@ -179,9 +178,11 @@ impl Gen<'_, '_> {
         let ty = self.element_type();
         self.strided_loop(&[dst, src], &[out_stride.clone(), stride.clone()], count, |g, p, k, _| {
             let (d, s) = (p[0], p[1]);
-            let (s, s_off) = g.split_offset(s, trip_offset(k, stride));
+            let (s, s_off) = g.at(s, k, stride);
+            let (s, s_off) = g.split_offset(s, s_off);
             let v = g.b.ins().load(ty, MemFlagsData::trusted(), s, s_off);
-            let (d, d_off) = g.split_offset(d, trip_offset(k, out_stride));
+            let (d, d_off) = g.at(d, k, out_stride);
+            let (d, d_off) = g.split_offset(d, d_off);
             g.b.ins().store(MemFlagsData::trusted(), v, d, d_off);
         });
     }

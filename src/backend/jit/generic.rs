@@ -1,8 +1,9 @@
 //! Generic kernels in the JIT: a verified generic plan compiled once, run on any inputs its
 //! shape function accepts. Per call the kernel binds the plan's symbols from the inputs' dims
 //! and run-time scalars, checks the plan's requirements, and evaluates each compiled nest's
-//! parameter block (`LoopNest::params`) with `eval_i64`'s checked arithmetic; the last binding
-//! is kept, so a call with the same dims and scalars as the one before costs a comparison.
+//! parameter block (`LoopNest::params`) with `eval_i64`'s checked arithmetic. Each thread keeps
+//! the last bindings of the kernels it ran (no lock, no reference count on the way to the
+//! kernel), so a call with the dims and scalars of one before costs a comparison.
 
 use super::{Code, JitError, KernelFn, build, workers};
 use crate::backend::clif;
@@ -12,7 +13,23 @@ use crate::plan::{ShapeMismatch, VerifiedGenericPlan, verify};
 use crate::types::sym::{Env, Sym, SymExpr};
 use cranelift_module::{Linkage, Module};
 use slc_runtime::Tensor;
-use std::sync::{Arc, Mutex};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Buffer tables of up to this many pointers are built on the stack.
+const FEW_BUFFERS: usize = 8;
+
+/// How many bindings (of any kernels) a thread keeps.
+const REMEMBERED: usize = 4;
+
+thread_local! {
+    /// This thread's last bindings, newest first, by kernel id.
+    static LAST: RefCell<Vec<(u64, Bound)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The id of the next kernel compiled (ids are never reused, so a binding kept for a dropped
+/// kernel is never taken for another's).
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// One compiled nest: its code and the integers a call evaluates for it.
 struct Part {
@@ -47,7 +64,8 @@ pub struct GenericJitKernel {
     checks: Vec<Part>,
     /// The run-time scalars the plan reads: the symbol, the input holding it, its element.
     scalars: Vec<(Sym, usize, usize)>,
-    last: Mutex<Option<Arc<Bound>>>,
+    /// Its bindings' key in [`LAST`].
+    id: u64,
     /// Owns the code `main` and `checks` point into.
     _code: Code,
 }
@@ -106,7 +124,7 @@ impl GenericJitKernel {
                 main,
                 checks,
                 scalars,
-                last: Mutex::new(None),
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 _code: code,
             })
         })
@@ -118,22 +136,32 @@ impl GenericJitKernel {
 
     /// The output's dims for `inputs`, or why the kernel does not apply to them.
     pub fn output_shape(&self, inputs: &[&Tensor]) -> Result<Vec<usize>, RuntimeError> {
-        Ok(self.bound(inputs)?.shape.clone())
+        self.with_bound(inputs, |bound| Ok(bound.shape.clone()))
     }
 
     /// Runs the kernel on `inputs` (in plan order) into a fresh output tensor, on up to
     /// `threads` workers for large outputs.
     pub fn run(&self, inputs: &[&Tensor], threads: usize) -> Result<Tensor, RuntimeError> {
-        let bound = self.bound(inputs)?;
-        let mut out = Tensor::for_overwrite(self.plan.dtype, &bound.shape)?;
-        self.run_bound(&bound, inputs, &mut out, threads)?;
-        Ok(out)
+        self.with_bound(inputs, |bound| {
+            let mut out = Tensor::for_overwrite(self.plan.dtype, &bound.shape)?;
+            self.run_bound(bound, inputs, &mut out, threads)?;
+            Ok(out)
+        })
     }
 
     /// Runs the kernel into the caller's output tensor, which must have the plan's dtype and
     /// the shape the inputs give.
     pub fn run_into(&self, inputs: &[&Tensor], out: &mut Tensor, threads: usize) -> Result<(), RuntimeError> {
-        let bound = self.bound(inputs)?;
+        self.with_bound(inputs, |bound| self.run_bound_into(bound, inputs, out, threads))
+    }
+
+    fn run_bound_into(
+        &self,
+        bound: &Bound,
+        inputs: &[&Tensor],
+        out: &mut Tensor,
+        threads: usize,
+    ) -> Result<(), RuntimeError> {
         if out.dtype() != self.plan.dtype || out.shape() != bound.shape {
             let show = |d, s: &[usize]| {
                 let dims: Vec<i64> = s.iter().map(|&d| d as i64).collect();
@@ -145,19 +173,33 @@ impl GenericJitKernel {
                 found: show(out.dtype(), out.shape()),
             });
         }
-        self.run_bound(&bound, inputs, out, threads)
+        self.run_bound(bound, inputs, out, threads)
     }
 
-    /// The binding of `inputs`: the last one when their dims and scalars are the same.
-    fn bound(&self, inputs: &[&Tensor]) -> Result<Arc<Bound>, RuntimeError> {
+    /// `f` of the binding of `inputs`: one this thread kept when their dims and scalars are the
+    /// same, else a new one, kept.
+    fn with_bound<R>(
+        &self,
+        inputs: &[&Tensor],
+        f: impl FnOnce(&Bound) -> Result<R, RuntimeError>,
+    ) -> Result<R, RuntimeError> {
         self.check_inputs(inputs)?;
-        let last = self.last.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(b) = last.filter(|b| self.same_key(&b.key, inputs)) {
-            return Ok(b);
-        }
-        let bound = Arc::new(self.bind(inputs)?);
-        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(bound.clone());
-        Ok(bound)
+        LAST.with(|last| {
+            // Taken only here, and `f` runs no kernel's `with_bound`; should one ever, it binds
+            // without the cache.
+            let Ok(mut last) = last.try_borrow_mut() else { return f(&self.bind(inputs)?) };
+            let kept = last.iter().position(|(id, b)| *id == self.id && self.same_key(&b.key, inputs));
+            let at = match kept {
+                Some(at) => at,
+                None => {
+                    let bound = self.bind(inputs)?;
+                    last.insert(0, (self.id, bound));
+                    last.truncate(REMEMBERED);
+                    0
+                }
+            };
+            f(&last[at].1)
+        })
     }
 
     /// The number of inputs and their dtypes and ranks (the binding checks the dims).
@@ -237,11 +279,19 @@ impl GenericJitKernel {
         out: &mut Tensor,
         threads: usize,
     ) -> Result<(), RuntimeError> {
-        let table: Vec<*const u8> = inputs
-            .iter()
-            .map(|t| t.as_ptr())
-            .chain(self.plan.consts.iter().map(|c| c.tensor.as_ptr()))
-            .collect();
+        // The buffer table: on the stack for the common few buffers (a call costs tens of ns).
+        let buffers =
+            inputs.iter().map(|t| t.as_ptr()).chain(self.plan.consts.iter().map(|c| c.tensor.as_ptr()));
+        let mut few = [std::ptr::null::<u8>(); FEW_BUFFERS];
+        let many: Vec<*const u8>;
+        let n = inputs.len() + self.plan.consts.len();
+        let table: &[*const u8] = if n <= FEW_BUFFERS {
+            few.iter_mut().zip(buffers).for_each(|(slot, p)| *slot = p);
+            &few[..n]
+        } else {
+            many = buffers.collect();
+            &many
+        };
         let mut scratch = [0u64; 2];
         let calls = self.checks.iter().zip(&bound.checks).filter_map(|(p, c)| Some((p, c.as_ref()?)));
         for (part, call) in calls {

@@ -114,9 +114,10 @@ pub enum Copy {
     /// A call to memcpy (long runs, and the outermost loop's run, whose length the caller's
     /// range sets).
     Memcpy,
-    /// A run whose length is symbolic: decided per call, [`Copy::Loop`] for runs of
-    /// [`INLINE_COPY_BYTES`] up to 256 KiB, else memcpy.
-    LoopOrMemcpy,
+    /// A run whose length is symbolic, copied as its length in the call says: inline moves up
+    /// to [`INLINE_COPY_BYTES`], then (where `loop_copy`: runs without gathers) the loop of
+    /// 64-byte moves up to 256 KiB, else memcpy.
+    BySize { loop_copy: bool },
 }
 
 /// A 16-byte shuffle that makes a strided run contiguous.
@@ -465,7 +466,8 @@ impl fmt::Display for Copy {
             Copy::Inline => "inline",
             Copy::Loop => "loop",
             Copy::Memcpy => "memcpy",
-            Copy::LoopOrMemcpy => "(loop if 64..=256 KiB else memcpy)",
+            Copy::BySize { loop_copy: true } => "(inline if <= 64 B, loop if <= 256 KiB, else memcpy)",
+            Copy::BySize { loop_copy: false } => "(inline if <= 64 B, else memcpy)",
         })
     }
 }

@@ -136,7 +136,7 @@ fn block_copy(nest: &mut LoopNest, _: Target) -> bool {
         _ if last == 0 => Copy::Memcpy,
         Some(n) if n <= INLINE_COPY_BYTES => Copy::Inline,
         Some(n) if n <= LOOP_COPY_BYTES && nest.data.terms.is_empty() => Copy::Loop,
-        None if nest.data.terms.is_empty() => Copy::LoopOrMemcpy,
+        None => Copy::BySize { loop_copy: nest.data.terms.is_empty() },
         _ => Copy::Memcpy,
     };
     set(nest, last, Strategy::Block(copy))
