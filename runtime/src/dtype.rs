@@ -64,6 +64,21 @@ impl DType {
     }
 
     /// Signed or unsigned integers (not bool, not floats).
+    /// The value of one element of this integer dtype from its little-endian bytes (exactly
+    /// `width` of them); `None` for other dtypes or lengths.
+    pub fn int_from_le(self, bytes: &[u8]) -> Option<i128> {
+        let w = self.width();
+        if !self.is_integer() || bytes.len() != w {
+            return None;
+        }
+        let mut wide = [0u8; 16];
+        wide[..w].copy_from_slice(bytes);
+        if self.is_signed() && bytes[w - 1] & 0x80 != 0 {
+            wide[w..].fill(0xff);
+        }
+        Some(i128::from_le_bytes(wide))
+    }
+
     pub fn is_integer(self) -> bool {
         matches!(self, I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64)
     }

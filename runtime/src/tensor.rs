@@ -147,17 +147,8 @@ impl Tensor {
 
     /// Element `linear` of an integer tensor, exactly; `None` for other dtypes or out of range.
     pub fn int_at(&self, linear: usize) -> Option<i128> {
-        if !self.dtype.is_integer() {
-            return None;
-        }
         let w = self.dtype.width();
-        let b = self.bytes().get(linear.checked_mul(w)?..linear.checked_mul(w)? + w)?;
-        let mut wide = [0u8; 16];
-        wide[..w].copy_from_slice(b);
-        if self.dtype.is_signed() && b[w - 1] & 0x80 != 0 {
-            wide[w..].fill(0xff);
-        }
-        Some(i128::from_le_bytes(wide))
+        self.dtype.int_from_le(self.bytes().get(linear.checked_mul(w)?..linear.checked_mul(w)? + w)?)
     }
 }
 

@@ -112,6 +112,60 @@ impl IntoDiagnostic for RuntimeError {
     }
 }
 
+/// A dense, C-ordered input a generic kernel reads in place: a [`Tensor`](slc_runtime::Tensor),
+/// or a view of the caller's memory (`embed`'s dense views).
+///
+/// # Safety
+/// [`as_ptr`](Self::as_ptr) points to `Tensor::byte_size(dtype, shape)` readable bytes, the
+/// elements in C order, for as long as the value lives.
+pub unsafe trait DenseInput {
+    fn dtype(&self) -> DType;
+    fn shape(&self) -> &[usize];
+    fn as_ptr(&self) -> *const u8;
+
+    /// The elements' bytes.
+    fn bytes(&self) -> &[u8] {
+        let n = slc_runtime::Tensor::byte_size(self.dtype(), self.shape()).unwrap_or(0);
+        if n == 0 {
+            return &[];
+        }
+        // SAFETY: the trait's contract.
+        unsafe { std::slice::from_raw_parts(self.as_ptr(), n) }
+    }
+
+    /// Element `linear` of an integer input, exactly (a run-time scalar's value).
+    fn int_at(&self, linear: usize) -> Option<i128> {
+        let w = self.dtype().width();
+        self.dtype().int_from_le(self.bytes().get(linear.checked_mul(w)?..linear.checked_mul(w)? + w)?)
+    }
+}
+
+// SAFETY: a tensor owns its dense, C-ordered bytes.
+unsafe impl DenseInput for slc_runtime::Tensor {
+    fn dtype(&self) -> DType {
+        slc_runtime::Tensor::dtype(self)
+    }
+    fn shape(&self) -> &[usize] {
+        slc_runtime::Tensor::shape(self)
+    }
+    fn as_ptr(&self) -> *const u8 {
+        slc_runtime::Tensor::as_ptr(self)
+    }
+}
+
+// SAFETY: as the referenced input.
+unsafe impl<T: DenseInput + ?Sized> DenseInput for &T {
+    fn dtype(&self) -> DType {
+        (**self).dtype()
+    }
+    fn shape(&self) -> &[usize] {
+        (**self).shape()
+    }
+    fn as_ptr(&self) -> *const u8 {
+        (**self).as_ptr()
+    }
+}
+
 /// Runs `kernel` over the outer range `[0, outer)` split into `workers` (at most
 /// [`MAX_THREADS`](crate::limits::MAX_THREADS)) contiguous parts on scoped threads; the worst
 /// status wins. A part whose thread cannot be started (the process is at its limit) runs on the

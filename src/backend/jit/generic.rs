@@ -8,7 +8,7 @@
 use super::{Code, JitError, KernelFn, build, workers};
 use crate::backend::clif;
 use crate::backend::loopnest::{self, LoopNest};
-use crate::backend::{RuntimeError, interp};
+use crate::backend::{DenseInput, RuntimeError, interp};
 use crate::plan::{ShapeMismatch, VerifiedGenericPlan, verify};
 use crate::types::sym::{Env, Sym, SymExpr};
 use cranelift_module::{Linkage, Module};
@@ -135,13 +135,13 @@ impl GenericJitKernel {
     }
 
     /// The output's dims for `inputs`, or why the kernel does not apply to them.
-    pub fn output_shape(&self, inputs: &[&Tensor]) -> Result<Vec<usize>, RuntimeError> {
+    pub fn output_shape<I: DenseInput>(&self, inputs: &[I]) -> Result<Vec<usize>, RuntimeError> {
         self.with_bound(inputs, |bound| Ok(bound.shape.clone()))
     }
 
     /// Runs the kernel on `inputs` (in plan order) into a fresh output tensor, on up to
     /// `threads` workers for large outputs.
-    pub fn run(&self, inputs: &[&Tensor], threads: usize) -> Result<Tensor, RuntimeError> {
+    pub fn run<I: DenseInput>(&self, inputs: &[I], threads: usize) -> Result<Tensor, RuntimeError> {
         self.with_bound(inputs, |bound| {
             let mut out = Tensor::for_overwrite(self.plan.dtype, &bound.shape)?;
             self.run_bound(bound, inputs, &mut out, threads)?;
@@ -151,14 +151,19 @@ impl GenericJitKernel {
 
     /// Runs the kernel into the caller's output tensor, which must have the plan's dtype and
     /// the shape the inputs give.
-    pub fn run_into(&self, inputs: &[&Tensor], out: &mut Tensor, threads: usize) -> Result<(), RuntimeError> {
+    pub fn run_into<I: DenseInput>(
+        &self,
+        inputs: &[I],
+        out: &mut Tensor,
+        threads: usize,
+    ) -> Result<(), RuntimeError> {
         self.with_bound(inputs, |bound| self.run_bound_into(bound, inputs, out, threads))
     }
 
-    fn run_bound_into(
+    fn run_bound_into<I: DenseInput>(
         &self,
         bound: &Bound,
-        inputs: &[&Tensor],
+        inputs: &[I],
         out: &mut Tensor,
         threads: usize,
     ) -> Result<(), RuntimeError> {
@@ -178,9 +183,9 @@ impl GenericJitKernel {
 
     /// `f` of the binding of `inputs`: one this thread kept when their dims and scalars are the
     /// same, else a new one, kept.
-    fn with_bound<R>(
+    fn with_bound<I: DenseInput, R>(
         &self,
-        inputs: &[&Tensor],
+        inputs: &[I],
         f: impl FnOnce(&Bound) -> Result<R, RuntimeError>,
     ) -> Result<R, RuntimeError> {
         self.check_inputs(inputs)?;
@@ -203,13 +208,13 @@ impl GenericJitKernel {
     }
 
     /// The number of inputs and their dtypes and ranks (the binding checks the dims).
-    fn check_inputs(&self, inputs: &[&Tensor]) -> Result<(), RuntimeError> {
+    fn check_inputs<I: DenseInput>(&self, inputs: &[I]) -> Result<(), RuntimeError> {
         let decls = &self.plan.inputs;
         if decls.len() != inputs.len() {
             return Err(RuntimeError::InputCount { expected: decls.len(), found: inputs.len() });
         }
         for (decl, t) in decls.iter().zip(inputs) {
-            if decl.dtype != t.dtype() || decl.shape.len() != t.rank() {
+            if decl.dtype != t.dtype() || decl.shape.len() != t.shape().len() {
                 let dims: Vec<String> = decl.shape.iter().map(SymExpr::to_string).collect();
                 let found: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
                 return Err(RuntimeError::InputMismatch {
@@ -223,14 +228,14 @@ impl GenericJitKernel {
     }
 
     /// Whether `inputs` have the dims and scalar values `key` was made of.
-    fn same_key(&self, key: &[i64], inputs: &[&Tensor]) -> bool {
+    fn same_key<I: DenseInput>(&self, key: &[i64], inputs: &[I]) -> bool {
         let dims = inputs.iter().flat_map(|t| t.shape().iter().map(|&d| d as i64));
-        let scalars = self.scalars.iter().map(|(_, i, e)| scalar_value(inputs[*i], *e).unwrap_or(i64::MIN));
+        let scalars = self.scalars.iter().map(|(_, i, e)| scalar_value(&inputs[*i], *e).unwrap_or(i64::MIN));
         dims.chain(scalars).eq(key.iter().copied())
     }
 
     /// The symbols of a call: dims and scalar values, checked against the plan.
-    fn binding(&self, inputs: &[&Tensor]) -> Result<Env, ShapeMismatch> {
+    fn binding<I: DenseInput>(&self, inputs: &[I]) -> Result<Env, ShapeMismatch> {
         let dims: Vec<Vec<i64>> =
             inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
         let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
@@ -239,14 +244,14 @@ impl GenericJitKernel {
                 Sym::Scalar { name: n, index: k } => **n == *name && *k == index,
                 Sym::Dim(_) => false,
             })?;
-            scalar_value(inputs[*i], *e)
+            scalar_value(&inputs[*i], *e)
         };
         self.plan.binding(&dims, &scalar)
     }
 
     /// Binds the symbols for `inputs`, checks the requirements and evaluates every part's
     /// integers (an overflow is [`ShapeMismatch::TooLarge`]).
-    fn bind(&self, inputs: &[&Tensor]) -> Result<Bound, ShapeMismatch> {
+    fn bind<I: DenseInput>(&self, inputs: &[I]) -> Result<Bound, ShapeMismatch> {
         let env = self.binding(inputs)?;
         // Checks every requirement in order and that every integer of the plan fits.
         let plan = self.plan.bind(&env)?;
@@ -272,10 +277,10 @@ impl GenericJitKernel {
         })
     }
 
-    fn run_bound(
+    fn run_bound<I: DenseInput>(
         &self,
         bound: &Bound,
-        inputs: &[&Tensor],
+        inputs: &[I],
         out: &mut Tensor,
         threads: usize,
     ) -> Result<(), RuntimeError> {
@@ -322,14 +327,20 @@ impl GenericJitKernel {
 
     /// The error of a kernel status other than OK: the interpreter's on the bound plan (which
     /// names the offending value and its check), where it tells.
-    fn failure(&self, inputs: &[&Tensor], status: i32) -> RuntimeError {
+    fn failure<I: DenseInput>(&self, inputs: &[I], status: i32) -> RuntimeError {
         let told = self.binding(inputs).ok().and_then(|env| self.plan.bind(&env).ok());
-        let told = told.and_then(|plan| verify(plan).ok()).and_then(|plan| interp::run(&plan, inputs).err());
+        // The interpreter reads tensors: copies of the inputs, on this cold path only.
+        let tensors: Option<Vec<Tensor>> =
+            inputs.iter().map(|t| Tensor::from_bytes(t.dtype(), t.shape(), t.bytes()).ok()).collect();
+        let told = told.zip(tensors).and_then(|(plan, tensors)| {
+            let refs: Vec<&Tensor> = tensors.iter().collect();
+            verify(plan).ok().and_then(|plan| interp::run(&plan, &refs).err())
+        });
         told.unwrap_or_else(|| super::status_error(status))
     }
 }
 
 /// Element `element` of an integer tensor, as a run-time scalar.
-fn scalar_value(t: &Tensor, element: usize) -> Option<i64> {
+fn scalar_value(t: &impl DenseInput, element: usize) -> Option<i64> {
     i64::try_from(t.int_at(element)?).ok()
 }
