@@ -209,8 +209,7 @@ impl<'a> Session<'a> {
         let start = std::time::Instant::now();
         if let Some((generic, cache_hit)) = self.generic_program(src) {
             let compiled = start.elapsed();
-            let (views, tensors) = (|name: &str| self.get_view(name), |name: &str| self.tensors.get(name));
-            if let Ok(result) = generic.run(views, tensors, &self.options) {
+            if let Ok(result) = generic.run(|name| self.get_view(name), &self.options) {
                 let run = start.elapsed() - compiled;
                 let outer = result.shape().first().map_or(1, |&d| d as i64);
                 let threads = jit::workers(outer, result.nbytes(), self.options.threads.max(1));

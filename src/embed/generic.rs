@@ -3,8 +3,8 @@
 //! accepts.
 
 use super::view::{AsView, TensorView, ViewError};
-use crate::backend::RuntimeError;
 use crate::backend::jit::GenericJitKernel;
+use crate::backend::{DenseInput, RuntimeError};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
 use crate::pipeline::{CompiledGeneric, compile_generic};
@@ -134,71 +134,94 @@ impl GenericKernel {
 
     /// The output's shape for these inputs, or why the kernel does not take them.
     pub fn output_shape<V: AsView>(&self, inputs: &[V]) -> Result<Vec<usize>, Error> {
-        let dense = self.dense(inputs)?;
-        Ok(self.kernel.output_shape(&self.in_plan_order(&dense))?)
+        let held = self.hold(inputs)?;
+        Ok(self.kernel.output_shape(&self.in_plan_order(&held))?)
     }
 
     /// Runs the kernel into a new tensor.
     pub fn run<V: AsView>(&self, inputs: &[V]) -> Result<Tensor, Error> {
-        let dense = self.dense(inputs)?;
-        Ok(self.kernel.run(&self.in_plan_order(&dense), self.threads)?)
+        let held = self.hold(inputs)?;
+        Ok(self.kernel.run(&self.in_plan_order(&held), self.threads)?)
     }
 
     /// Runs the kernel into `out`, which must have the output's dtype and the shape these
     /// inputs give.
     pub fn run_into<V: AsView>(&self, inputs: &[V], out: &mut Tensor) -> Result<(), Error> {
-        let dense = self.dense(inputs)?;
-        Ok(self.kernel.run_into(&self.in_plan_order(&dense), out, self.threads)?)
+        let held = self.hold(inputs)?;
+        Ok(self.kernel.run_into(&self.in_plan_order(&held), out, self.threads)?)
     }
 
     /// Runs the kernel into a byte buffer of exactly the output's size for these inputs (dense,
     /// C order, little-endian elements).
     pub fn run_into_bytes<V: AsView>(&self, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
-        let dense = self.dense(inputs)?;
-        let args = self.in_plan_order(&dense);
-        let shape = self.kernel.output_shape(&args)?;
-        let expected = Tensor::byte_size(self.plan.dtype, &shape).unwrap_or(usize::MAX);
-        if out.len() != expected {
-            return Err(ViewError::OutputLength { expected, len: out.len() }.into());
-        }
-        let result = self.kernel.run(&args, self.threads)?;
-        out.copy_from_slice(result.bytes());
-        Ok(())
+        let held = self.hold(inputs)?;
+        Ok(self.kernel.run_into_bytes(&self.in_plan_order(&held), out, self.threads)?)
     }
 
-    /// The inputs as tensors: each a copy of the caller's view (the generic kernel reads
-    /// tensors), checked for count, and those the plan does not read against their declarations.
-    fn dense<V: AsView>(&self, inputs: &[V]) -> Result<Vec<Tensor>, Error> {
+    /// The inputs as the kernel reads them: dense views in place, others packed into dense
+    /// copies; checked for count, and those the plan does not read against their declarations.
+    fn hold<'v, V: AsView>(&self, inputs: &'v [V]) -> Result<Vec<Held<'v>>, Error> {
         if inputs.len() != self.inputs.len() {
             return Err(RuntimeError::InputCount { expected: self.inputs.len(), found: inputs.len() }.into());
         }
+        let views: Vec<TensorView<'v>> = inputs.iter().map(|i| i.as_view()).collect();
         if let Some(declared) = &self.unread {
-            let views: Vec<TensorView<'_>> = inputs.iter().map(|i| i.as_view()).collect();
             if let Some((d, v)) = declared.iter().zip(&views).find(|(d, v)| d.dtype != v.dtype()) {
-                let found = TensorType::of(v.dtype(), v.shape());
+                let found = TensorType::of(v.dtype(), v.shape()).to_string();
                 let expected = TensorType { dtype: d.dtype, shape: d.shape.clone() }.to_string();
-                return Err(RuntimeError::InputMismatch {
-                    name: d.name.clone(),
-                    expected,
-                    found: found.to_string(),
-                }
-                .into());
+                return Err(RuntimeError::InputMismatch { name: d.name.clone(), expected, found }.into());
             }
             let dims: Vec<Vec<i64>> =
                 views.iter().map(|v| v.shape().iter().map(|&d| d as i64).collect()).collect();
             let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
             crate::plan::bind_dims(declared, &dims).map_err(RuntimeError::from)?;
         }
-        inputs
-            .iter()
-            .map(|i| {
-                let v: TensorView<'_> = i.as_view();
-                v.to_tensor().map_err(|e| RuntimeError::from(e).into())
-            })
-            .collect()
+        views.into_iter().map(Held::of).collect()
     }
 
-    fn in_plan_order<'t>(&self, dense: &'t [Tensor]) -> Vec<&'t Tensor> {
-        self.order.iter().map(|&i| &dense[i]).collect()
+    fn in_plan_order<'h, 'v>(&self, held: &'h [Held<'v>]) -> Vec<&'h Held<'v>> {
+        self.order.iter().map(|&i| &held[i]).collect()
+    }
+}
+
+/// An input as a generic kernel reads it: a dense view of the caller's memory, or a dense copy
+/// of a strided one.
+pub(crate) enum Held<'v> {
+    InPlace(TensorView<'v>),
+    Packed(Tensor),
+}
+
+impl<'v> Held<'v> {
+    /// `view` in place when it is dense, else packed.
+    pub(crate) fn of(view: TensorView<'v>) -> Result<Held<'v>, Error> {
+        match view.is_contiguous() {
+            true => Ok(Held::InPlace(view)),
+            false => view.to_tensor().map(Held::Packed).map_err(|e| RuntimeError::from(e).into()),
+        }
+    }
+}
+
+// SAFETY: a contiguous view's `nbytes` bytes from `as_ptr` are readable for its lifetime (the
+// view's own invariant), in C order; a tensor owns its dense bytes.
+unsafe impl DenseInput for Held<'_> {
+    fn dtype(&self) -> DType {
+        match self {
+            Held::InPlace(v) => v.dtype(),
+            Held::Packed(t) => t.dtype(),
+        }
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            Held::InPlace(v) => v.shape(),
+            Held::Packed(t) => t.shape(),
+        }
+    }
+
+    fn as_ptr(&self) -> *const u8 {
+        match self {
+            Held::InPlace(v) => v.as_ptr(),
+            Held::Packed(t) => t.as_ptr(),
+        }
     }
 }

@@ -29,7 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod generic;
+pub(crate) mod generic;
 mod kernel;
 #[cfg(feature = "ndarray")]
 mod ndarray;

@@ -3,6 +3,7 @@
 //! eval of a text seen before skips the front end and code generation; and the machine code by
 //! plan, shared by texts that lower to the same plan.
 
+use super::generic::Held;
 use super::kernel::Kernel;
 use super::view::TensorView;
 use crate::backend::RuntimeError;
@@ -168,27 +169,20 @@ impl GenericProgram {
         })
     }
 
-    /// Runs the kernel on the bound inputs (views are copied into tensors first), after
-    /// checking the output's size against `options`.
+    /// Runs the kernel on the bound inputs (dense ones read in place), after checking the
+    /// output's size against `options`.
     pub(crate) fn run<'s>(
         &self,
         view_of: impl Fn(&str) -> Option<TensorView<'s>>,
-        tensor_of: impl Fn(&str) -> Option<&'s Tensor>,
         options: &RunOptions,
     ) -> Result<Tensor, Error> {
-        let mut copies = vec![];
-        for (name, _, _) in &self.inputs {
-            if tensor_of(name).is_none() {
-                let view = view_of(name).ok_or_else(|| RuntimeError::UnboundInput(name.clone()))?;
-                copies.push(view.to_tensor().map_err(RuntimeError::from)?);
-            }
-        }
-        let mut copies = copies.iter();
-        let inputs: Vec<&Tensor> = self
+        let inputs = self
             .inputs
             .iter()
-            .map(|(name, _, _)| tensor_of(name).unwrap_or_else(|| copies.next().expect("copied above")))
-            .collect();
+            .map(|(name, _, _)| {
+                Held::of(view_of(name).ok_or_else(|| RuntimeError::UnboundInput(name.clone()))?)
+            })
+            .collect::<Result<Vec<Held<'_>>, Error>>()?;
         let shape = self.kernel.output_shape(&inputs)?;
         let bytes = Tensor::byte_size(self.kernel.plan().dtype, &shape).map_or(u64::MAX, |b| b as u64);
         crate::exec::check_output(bytes, options.max_output_bytes, None)?;

@@ -144,7 +144,7 @@ impl GenericJitKernel {
     pub fn run<I: DenseInput>(&self, inputs: &[I], threads: usize) -> Result<Tensor, RuntimeError> {
         self.with_bound(inputs, |bound| {
             let mut out = Tensor::for_overwrite(self.plan.dtype, &bound.shape)?;
-            self.run_bound(bound, inputs, &mut out, threads)?;
+            self.run_bound(bound, inputs, out.bytes_mut(), threads)?;
             Ok(out)
         })
     }
@@ -178,7 +178,28 @@ impl GenericJitKernel {
                 found: show(out.dtype(), out.shape()),
             });
         }
-        self.run_bound(bound, inputs, out, threads)
+        self.run_bound(bound, inputs, out.bytes_mut(), threads)
+    }
+
+    /// Runs the kernel into the caller's bytes, which must be exactly the output's for the
+    /// shape the inputs give (dense, C order).
+    pub fn run_into_bytes<I: DenseInput>(
+        &self,
+        inputs: &[I],
+        out: &mut [u8],
+        threads: usize,
+    ) -> Result<(), RuntimeError> {
+        self.with_bound(inputs, |bound| {
+            let expected = Tensor::byte_size(self.plan.dtype, &bound.shape).unwrap_or(usize::MAX);
+            if out.len() != expected {
+                return Err(RuntimeError::InputMismatch {
+                    name: "the output".into(),
+                    expected: format!("{expected} bytes"),
+                    found: format!("{} bytes", out.len()),
+                });
+            }
+            self.run_bound(bound, inputs, out, threads)
+        })
     }
 
     /// `f` of the binding of `inputs`: one this thread kept when their dims and scalars are the
@@ -281,7 +302,7 @@ impl GenericJitKernel {
         &self,
         bound: &Bound,
         inputs: &[I],
-        out: &mut Tensor,
+        out: &mut [u8],
         threads: usize,
     ) -> Result<(), RuntimeError> {
         // The buffer table: on the stack for the common few buffers (a call costs tens of ns).
@@ -313,7 +334,7 @@ impl GenericJitKernel {
                 return Err(self.failure(inputs, status));
             }
         }
-        let nbytes = out.nbytes();
+        let nbytes = out.len();
         let Some(call) = &bound.main else { return Ok(()) };
         let args =
             super::CallArgs { table: table.as_ptr(), out: out.as_mut_ptr(), params: call.params.as_ptr() };
