@@ -14,6 +14,9 @@ use crate::types::{SymTensorType, TensorType};
 use slc_runtime::{DType, Tensor};
 use std::sync::Arc;
 
+/// Inputs up to this many are gathered on the stack for a call.
+const FEW_INPUTS: usize = 8;
+
 /// A program compiled once for symbolic input types; run it on inputs of any conforming shapes.
 ///
 /// Inputs are passed by position, in the order of the signatures given to
@@ -47,6 +50,8 @@ pub struct GenericKernel {
     /// The declared inputs, when the plan reads only some of them: their dtypes and dims are
     /// checked per call (the kernel checks those it reads).
     unread: Option<Vec<crate::plan::InputDecl<crate::types::sym::SymExpr>>>,
+    /// Whether the plan reads every input, in the order given (the call's fast path).
+    in_order: bool,
     threads: usize,
     kernel: Arc<GenericJitKernel>,
 }
@@ -91,6 +96,7 @@ impl GenericKernel {
             plan: Arc::new(plan),
             src: src.to_string(),
             inputs: inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect(),
+            in_order: unread.is_none() && order.iter().enumerate().all(|(i, &o)| i == o),
             order,
             unread,
             threads: options.threads.max(1),
@@ -134,28 +140,44 @@ impl GenericKernel {
 
     /// The output's shape for these inputs, or why the kernel does not take them.
     pub fn output_shape<V: AsView>(&self, inputs: &[V]) -> Result<Vec<usize>, Error> {
-        let held = self.hold(inputs)?;
-        Ok(self.kernel.output_shape(&self.in_plan_order(&held))?)
+        self.with_inputs(inputs, |held| Ok(self.kernel.output_shape(held)?))
     }
 
     /// Runs the kernel into a new tensor.
     pub fn run<V: AsView>(&self, inputs: &[V]) -> Result<Tensor, Error> {
-        let held = self.hold(inputs)?;
-        Ok(self.kernel.run(&self.in_plan_order(&held), self.threads)?)
+        self.with_inputs(inputs, |held| Ok(self.kernel.run(held, self.threads)?))
     }
 
     /// Runs the kernel into `out`, which must have the output's dtype and the shape these
-    /// inputs give.
+    /// inputs give. For dense inputs, a call with the dims of the call before allocates nothing.
     pub fn run_into<V: AsView>(&self, inputs: &[V], out: &mut Tensor) -> Result<(), Error> {
-        let held = self.hold(inputs)?;
-        Ok(self.kernel.run_into(&self.in_plan_order(&held), out, self.threads)?)
+        self.with_inputs(inputs, |held| Ok(self.kernel.run_into(held, out, self.threads)?))
     }
 
     /// Runs the kernel into a byte buffer of exactly the output's size for these inputs (dense,
     /// C order, little-endian elements).
     pub fn run_into_bytes<V: AsView>(&self, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
+        self.with_inputs(inputs, |held| Ok(self.kernel.run_into_bytes(held, out, self.threads)?))
+    }
+
+    /// `f` of the inputs in plan order, as the kernel reads them. The common call — a few dense
+    /// inputs, each read by the plan in the order given — builds nothing on the heap.
+    fn with_inputs<V: AsView, R>(
+        &self,
+        inputs: &[V],
+        f: impl FnOnce(&[&Held<'_>]) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let n = inputs.len();
+        if n == self.inputs.len() && self.in_order && (1..=FEW_INPUTS).contains(&n) {
+            let held: [Held<'_>; FEW_INPUTS] = std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
+            if held[..n].iter().all(|h| matches!(h, Held::InPlace(v) if v.is_contiguous())) {
+                let refs: [&Held<'_>; FEW_INPUTS] = std::array::from_fn(|i| &held[i]);
+                return f(&refs[..n]);
+            }
+        }
         let held = self.hold(inputs)?;
-        Ok(self.kernel.run_into_bytes(&self.in_plan_order(&held), out, self.threads)?)
+        let ordered: Vec<&Held<'_>> = self.order.iter().map(|&i| &held[i]).collect();
+        f(&ordered)
     }
 
     /// The inputs as the kernel reads them: dense views in place, others packed into dense
@@ -177,10 +199,6 @@ impl GenericKernel {
             crate::plan::bind_dims(declared, &dims).map_err(RuntimeError::from)?;
         }
         views.into_iter().map(Held::of).collect()
-    }
-
-    fn in_plan_order<'h, 'v>(&self, held: &'h [Held<'v>]) -> Vec<&'h Held<'v>> {
-        self.order.iter().map(|&i| &held[i]).collect()
     }
 }
 
