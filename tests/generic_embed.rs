@@ -87,3 +87,19 @@ fn one_kernel_serves_every_shape() {
         assert_eq!(bytes, specialized.run(&[view]).unwrap().bytes(), "{n}x{m}");
     }
 }
+
+/// A repeated call with the dims of the one before allocates nothing at all: the binding is
+/// kept, the inputs gathered on the stack.
+#[test]
+fn repeated_calls_allocate_nothing() {
+    let mut k = GenericKernel::prepare("a[1:3, ::-1]", &[("a", "f32[N, M]".parse().unwrap())]).unwrap();
+    k.set_threads(1);
+    let a = Tensor::zeros(DType::F32, &[4, 5]).unwrap();
+    let mut out = Tensor::zeros(DType::F32, &[2, 5]).unwrap();
+    k.run_into(&[&a], &mut out).unwrap();
+    let before = ALLOCATED.with(Cell::get);
+    for _ in 0..10 {
+        k.run_into(&[&a], &mut out).unwrap();
+    }
+    assert_eq!(ALLOCATED.with(Cell::get) - before, 0);
+}
