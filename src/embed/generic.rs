@@ -168,11 +168,19 @@ impl GenericKernel {
         f: impl FnOnce(&[&Held<'_>]) -> Result<R, Error>,
     ) -> Result<R, Error> {
         let n = inputs.len();
-        if n == self.inputs.len() && self.in_order && (1..=FEW_INPUTS).contains(&n) {
-            let held: [Held<'_>; FEW_INPUTS] = std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
-            if held[..n].iter().all(|h| matches!(h, Held::InPlace(v) if v.is_contiguous())) {
-                let refs: [&Held<'_>; FEW_INPUTS] = std::array::from_fn(|i| &held[i]);
-                return f(&refs[..n]);
+        if n == self.inputs.len() && self.in_order {
+            if n == 1 {
+                let view = inputs[0].as_view();
+                if view.is_contiguous() {
+                    return f(&[&Held::InPlace(view)]);
+                }
+            } else if (2..=FEW_INPUTS).contains(&n) {
+                let held: [Held<'_>; FEW_INPUTS] =
+                    std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
+                if held[..n].iter().all(|h| matches!(h, Held::InPlace(v) if v.is_contiguous())) {
+                    let refs: [&Held<'_>; FEW_INPUTS] = std::array::from_fn(|i| &held[i]);
+                    return f(&refs[..n]);
+                }
             }
         }
         let held = self.hold(inputs)?;

@@ -250,9 +250,18 @@ impl GenericJitKernel {
 
     /// Whether `inputs` have the dims and scalar values `key` was made of.
     fn same_key<I: DenseInput>(&self, key: &[i64], inputs: &[I]) -> bool {
-        let dims = inputs.iter().flat_map(|t| t.shape().iter().map(|&d| d as i64));
+        // Compared in place, dim by dim (a call with the dims before is the common case).
+        let mut at = 0;
+        for t in inputs {
+            let shape = t.shape();
+            let Some(kept) = key.get(at..at + shape.len()) else { return false };
+            if shape.iter().zip(kept).any(|(&d, &k)| d as i64 != k) {
+                return false;
+            }
+            at += shape.len();
+        }
         let scalars = self.scalars.iter().map(|(_, i, e)| scalar_value(&inputs[*i], *e).unwrap_or(i64::MIN));
-        dims.chain(scalars).eq(key.iter().copied())
+        key.len() == at + self.scalars.len() && scalars.eq(key[at..].iter().copied())
     }
 
     /// The symbols of a call: dims and scalar values, checked against the plan.
