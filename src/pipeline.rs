@@ -51,12 +51,21 @@ pub struct CompiledGeneric {
 /// [`compile`]'s, with constant integers.
 pub fn compile_generic(src: &str, inputs: &SymInputTypes) -> Result<CompiledGeneric, Error> {
     let ast = syntax::parse_program(src)?;
+    let (checked, read, plan) = check_and_lower_generic(&ast, inputs)?;
+    Ok(CompiledGeneric { ast, checked, plan, read })
+}
+
+/// The stages of [`compile_generic`] after parsing (the plan not yet verified).
+pub(crate) fn check_and_lower_generic(
+    ast: &ast::Program,
+    inputs: &SymInputTypes,
+) -> Result<(TExpr, InputsRead, GenericPlan), Error> {
     let values = InputValues::new();
     let (checked, read, conditions) =
-        limits::with_stack_for(ast.depth(), || sema::check_program_generic(&ast, inputs, &values))?;
+        limits::with_stack_for(ast.depth(), || sema::check_program_generic(ast, inputs, &values))?;
     let mut plan = limits::with_stack_for(checked.depth, || plan::lower_generic(&checked, &conditions))?;
     declare_scalar_inputs(&mut plan, inputs);
-    Ok(CompiledGeneric { ast, checked, plan, read })
+    Ok((checked, read, plan))
 }
 
 /// Every input a run-time scalar comes from is an input of the plan (after those it reads

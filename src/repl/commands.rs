@@ -27,7 +27,8 @@ Helpers (they make data; dtype defaults to f32):
   random(shape, dtype=, seed=, high=)  (floats in [0, 1), integers in [0, high), high=10)
 Commands:
   :vars                  bound names with dtype, shape and bytes
-  :plan [-v] EXPR        the normalized plan (-v: checked program and every scheduling pass)
+  :plan [-v] [-g] EXPR   the normalized plan (-v: checked program and every scheduling pass;
+                         -g: the shape-generic plan, every dim of the bindings a symbol)
   :show EXPR             a picture of what EXPR selects from its input, numbered in output order
   :clif EXPR             the JIT kernel's Cranelift IR
   :dml EXPR              the DirectML operator graph, as JSON
@@ -105,12 +106,21 @@ impl Repl {
             "quit" | "q" | "exit" => reply.quit = true,
             "vars" => self.vars(reply),
             "plan" => {
-                let (verbose, start) = match cmd.rest.strip_prefix("-v") {
-                    Some(r) if r.is_empty() || r.starts_with(char::is_whitespace) => {
-                        (true, cmd.rest_start + 2 + (r.len() - r.trim_start().len()))
-                    }
-                    _ => (false, cmd.rest_start),
-                };
+                // Flags before the expression: -v (every stage), -g (generic: every dim a symbol).
+                let (mut verbose, mut generic, mut start) = (false, false, cmd.rest_start);
+                loop {
+                    let rest = &text[start..];
+                    let trimmed = rest.trim_start();
+                    let flag = ["-v", "-g"].into_iter().find(|f| {
+                        trimmed
+                            .strip_prefix(f)
+                            .is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
+                    });
+                    let Some(flag) = flag else { break };
+                    *if flag == "-v" { &mut verbose } else { &mut generic } = true;
+                    start += rest.len() - trimmed.len() + 2;
+                }
+                start += text[start..].len() - text[start..].trim_start().len();
                 if text[start..].trim().is_empty() {
                     return Err(usage(
                         "`:plan` needs an expression, e.g. `:plan -v a[::-1]`",
@@ -119,8 +129,13 @@ impl Repl {
                     ));
                 }
                 self.with_temps(|repl, temps| {
-                    let planned = repl.plan_text(text, start, temps)?;
-                    show_plan(&planned, verbose, reply);
+                    if generic {
+                        let (checked, plan) = repl.generic_plan_text(text, start, temps)?;
+                        show_generic_plan(&checked, &plan, verbose, reply);
+                    } else {
+                        let planned = repl.plan_text(text, start, temps)?;
+                        show_plan(&planned, verbose, reply);
+                    }
                     Ok(())
                 })?;
             }
@@ -364,6 +379,22 @@ fn show_plan(planned: &Planned, verbose: bool, reply: &mut Reply) {
             let _ = writeln!(reply.out, "== {}: no change", pass.name);
         }
     }
+}
+
+/// `:plan -g`: the generic plan (and with `-v` the checked program and the generic loop nest).
+fn show_generic_plan(
+    checked: &crate::sema::TExpr,
+    plan: &crate::plan::VerifiedGenericPlan,
+    verbose: bool,
+    reply: &mut Reply,
+) {
+    if !verbose {
+        let _ = write!(reply.out, "{}", **plan);
+        return;
+    }
+    let _ = write!(reply.out, "== checked\n{checked}\n== plan\n{}", **plan);
+    let nest = loopnest::schedule_generic(plan, jit::host_target(), |_, _| {});
+    let _ = write!(reply.out, "== loop nest\n{nest}");
 }
 
 /// `:dml`: the DirectML operator graph the plan lowers to (at the default feature level), as

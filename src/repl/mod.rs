@@ -374,6 +374,42 @@ impl Repl {
     /// Checks, lowers and verifies statements, after the integer bindings and with helper calls
     /// replaced by temporaries.
     fn plan_stmts(&mut self, stmts: &[ast::Stmt], temps: &mut Vec<String>) -> Result<Planned, Fail> {
+        let program = self.rewritten(stmts, temps)?;
+        let types: InputTypes = self
+            .tensors
+            .iter()
+            .map(|(name, t)| {
+                let shape = t.shape().iter().map(|&d| d as i64).collect();
+                (name.clone(), TensorType { dtype: t.dtype(), shape })
+            })
+            .collect();
+        let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors)?;
+        Ok(Planned { checked, plan })
+    }
+
+    /// As [`plan_text`](Self::plan_text), shape-generically (`:plan -g`): over the bound
+    /// tensors' dtypes and ranks, every dim a symbol named from its tensor and axis (`_a0`).
+    pub(crate) fn generic_plan_text(
+        &mut self,
+        text: &str,
+        start: usize,
+        temps: &mut Vec<String>,
+    ) -> Result<(crate::sema::TExpr, crate::plan::VerifiedGenericPlan), Fail> {
+        let program = syntax::parse_program(&masked(text, start)).map_err(Error::from)?;
+        let program = self.rewritten(&program.stmts, temps)?;
+        let types: crate::sema::SymInputTypes = self
+            .tensors
+            .iter()
+            .map(|(name, t)| (name.clone(), TensorType::of(t.dtype(), t.shape()).symbolic(name)))
+            .collect();
+        let (checked, _, plan) = crate::pipeline::check_and_lower_generic(&program, &types)?;
+        let plan = crate::plan::verify_generic(plan).map_err(Error::from)?;
+        Ok((checked, plan))
+    }
+
+    /// The entry's statements after the integer bindings, with helper calls replaced by
+    /// temporaries.
+    fn rewritten(&mut self, stmts: &[ast::Stmt], temps: &mut Vec<String>) -> Result<ast::Program, Fail> {
         let mut program = ast::Program { stmts: self.prelude() };
         for stmt in stmts {
             let kind = match &stmt.kind {
@@ -387,16 +423,7 @@ impl Repl {
         if stmts.is_empty() {
             return Err(Fail::program(Diagnostic::error("E0507", "expected an expression")));
         }
-        let types: InputTypes = self
-            .tensors
-            .iter()
-            .map(|(name, t)| {
-                let shape = t.shape().iter().map(|&d| d as i64).collect();
-                (name.clone(), TensorType { dtype: t.dtype(), shape })
-            })
-            .collect();
-        let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors)?;
-        Ok(Planned { checked, plan })
+        Ok(program)
     }
 
     /// The integer bindings as `let` statements the checker sees before the entry's own: so

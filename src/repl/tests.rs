@@ -298,6 +298,18 @@ fn plan_clif_and_time() {
         assert!(verbose.contains(part), "{part}: {verbose}");
     }
     assert!(verbose.contains("no change"), "{verbose}");
+    // Shape-generically: every dim of the bindings a symbol (the integer binding stays one).
+    let generic = ok(&mut r, ":plan -g a[k:, ::-1]");
+    assert!(generic.starts_with("plan(a: f32[_a0, _a1, _a2]) -> f32[max(0, _a0-1), _a1, _a2]"), "{generic}");
+    let generic = ok(&mut r, ":plan -g -v a[:, 0]");
+    assert!(
+        generic.contains("== checked\nview(a: f32[_a0, _a1, _a2]") && generic.contains("== loop nest\n"),
+        "{generic}"
+    );
+    // An index the bound shape would refuse is a requirement of the generic plan.
+    let generic = ok(&mut r, ":plan -g a[::2][5]");
+    let required = "require 6 <= (_a0+1)//2  # index 5 is out of bounds for axis 0 with size (_a0+1)//2";
+    assert!(generic.contains(required), "{generic}");
     let clif = ok(&mut r, ":clif a[::-1]");
     assert!(clif.starts_with("== loop nest\n") && clif.contains("== clif\nfunction"), "{clif}");
     for backend in ["jit", "interp"] {
@@ -314,7 +326,7 @@ fn plan_clif_and_time() {
     assert!(err.contains("input:1:9") && err.contains(":plan a[5]"), "{err}");
     let err = fails(&mut r, ":time -v", FailureKind::Program);
     assert!(err.contains("input:1:8"), "{err}");
-    for cmd in [":plan", ":plan -v", ":clif", ":time", ":dml"] {
+    for cmd in [":plan", ":plan -v", ":plan -g -v", ":clif", ":time", ":dml"] {
         let err = fails(&mut r, cmd, FailureKind::Program);
         assert!(err.contains("needs an expression"), "{cmd}: {err}");
     }
