@@ -143,7 +143,7 @@ pub struct slc_session {
 
 /// A prepared kernel: for fixed shapes (with its output shape as C reads it), or generic.
 pub enum slc_kernel {
-    Fixed { kernel: Kernel, out_shape: Vec<i64> },
+    Fixed { kernel: Box<Kernel>, out_shape: Vec<i64> },
     Generic(GenericKernel),
 }
 
@@ -364,7 +364,7 @@ pub unsafe extern "C" fn slc_kernel_new(
         }
         let kernel = s.session.prepare(src, &named).map_err(|e| lib_error(&e, src))?;
         let out_shape = kernel.output_shape().iter().map(|&d| d as i64).collect();
-        Ok(Box::into_raw(Box::new(slc_kernel::Fixed { kernel, out_shape })))
+        Ok(Box::into_raw(Box::new(slc_kernel::Fixed { kernel: Box::new(kernel), out_shape })))
     })
     .0
 }
