@@ -173,12 +173,17 @@ fn mismatched_dims_are_refused() {
 #[test]
 fn generic_nests_choose_strategies_by_what_is_known() {
     let expected = [
-        ("reversed", "run [serial, strided reverse]"),
+        // Rows of a symbolic length reversed are tiles of a symbolic size (rows of 2 f32 shuffle).
+        ("reversed", "run [(reversed-tiles if tiles of 2-8 B, else strided reverse), joined]"),
         ("strided", "run [serial, strided]"),
         ("crop (a symbolic run)", "run [serial, block (inline if <= 64 B, loop if <= 256 KiB, else memcpy)]"),
         ("whole rows (merged axes)", "run [block memcpy]"),
         ("short rows of a constant width", "run [block-rows, joined]"),
         ("reversed pixels", "run [reversed-tiles, joined]"),
+        (
+            "reversed pixels of symbolic channels",
+            "run [serial, (reversed-tiles if tiles of 2-8 B, else strided reverse), joined]",
+        ),
         ("gather, zero mode", "run [serial, guarded-gather]"),
         ("gather, fixed columns", "run [index-table, joined]"),
         ("a column", "run [strided]"),
@@ -292,5 +297,25 @@ fn symbolic_strides_unroll_by_the_call() {
         let expected = interpreted(&p.plan, &[&a], &[]).unwrap();
         let got = kernel.run(&[&a], 1).unwrap();
         assert_eq!(got.bytes(), expected.bytes(), "{shape:?}");
+    }
+}
+
+/// Reversed tiles of a symbolic number of channels: each tile size up to 8 bytes runs its own
+/// version of the loop, the others (one channel, more than 8 bytes) the strided fallback; every
+/// channel count around those limits, for 1- and 2-byte elements, equals the interpreter.
+#[test]
+fn reversed_tiles_dispatch_on_the_tile_size() {
+    let mut rng = Rng(7);
+    for dtype in ["u8", "u16"] {
+        let ty = format!("{dtype}[N, M, C]");
+        let plan = generic_plans::compiled("a[:, 1:, ::-1]", &[("a", ty.as_str())]);
+        let kernel = GenericJitKernel::compile(&verify_generic(plan.clone()).unwrap()).unwrap();
+        for channels in 0..=12 {
+            // Enough tiles per row for the 4-vector trips, the single ones and the tail.
+            let a = random_tensor(DType::from_name(dtype).unwrap(), &[3, 41, channels], &mut rng);
+            let expected = interpreted(&plan, &[&a], &[]).unwrap();
+            let got = kernel.run(&[&a], 1).unwrap();
+            assert_eq!(got.bytes(), expected.bytes(), "{dtype}, {channels} channels");
+        }
     }
 }

@@ -262,7 +262,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             }
             Strategy::BlockRows => self.emit_block_rows(depth, out, out_off, &data, range),
             Strategy::IndexTable(ahead) => self.emit_index_table(depth, ahead, out, out_off, &data, range),
-            Strategy::ReversedTiles => self.emit_reversed_tiles(depth, out, out_off, &data, range),
+            Strategy::ReversedTiles { .. } => self.emit_reversed_tiles(depth, out, out_off, &data, range),
             Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
         }
     }

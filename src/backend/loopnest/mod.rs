@@ -85,8 +85,10 @@ pub enum Strategy {
     /// reading the next row ahead.
     IndexTable(Option<ReadAhead>),
     /// Over dense tiles of at most 8 bytes whose elements the inner loop reverses
-    /// (`img[..., ::-1]` on pixels): 16 bytes of tiles shuffled at a time.
-    ReversedTiles,
+    /// (`img[..., ::-1]` on pixels): 16 bytes of tiles shuffled at a time. `by_size`: the
+    /// tile's element count is symbolic, and each run of tiles dispatches on it: a version of
+    /// the loop per tile size up to 8 bytes, else a strided reversed copy per tile.
+    ReversedTiles { by_size: bool },
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -442,7 +444,10 @@ impl fmt::Display for Strategy {
             Strategy::GuardedGather(ahead) => write!(f, "guarded-gather{}", Ahead(ahead)),
             Strategy::BlockRows => write!(f, "block-rows"),
             Strategy::IndexTable(ahead) => write!(f, "index-table{}", Ahead(ahead)),
-            Strategy::ReversedTiles => write!(f, "reversed-tiles"),
+            Strategy::ReversedTiles { by_size: false } => write!(f, "reversed-tiles"),
+            Strategy::ReversedTiles { by_size: true } => {
+                write!(f, "(reversed-tiles if tiles of 2-8 B, else strided reverse)")
+            }
             Strategy::Joined => write!(f, "joined"),
         }
     }

@@ -5,6 +5,7 @@
 
 use super::{ByteWindow, Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target, is_const};
 use crate::types::OobMode;
+use crate::types::sym::SymExpr;
 
 /// Runs of at most this many bytes are copied with inline loads and stores ([`Copy::Inline`]),
 /// longer ones by a loop of vector moves up to [`LOOP_COPY_BYTES`], then by memcpy.
@@ -169,19 +170,30 @@ fn index_table(nest: &mut LoopNest, _: Target) -> bool {
 }
 
 /// Dense tiles of at most 8 bytes whose elements are read in reverse (`img[..., ::-1]` on
-/// pixels), every gather fixed along them: worth a shuffle where the target has one.
+/// pixels), every gather fixed along them: worth a shuffle where the target has one. A tile of a
+/// symbolic number of elements (the channels of `img: u8[H, W, C]`) gets the strategy too, its
+/// size decided per run of tiles (a version per size that fits, strided otherwise).
 fn reversed_tiles(nest: &mut LoopNest, target: Target) -> bool {
     let Some(tiles) = unscheduled(nest, 2) else { return false };
-    let Some(elems) = nest.extents[tiles + 1].as_const() else { return false };
     let w = nest.width as i64;
-    let tile = elems.saturating_mul(w);
-    let dense = is_const(&nest.out[tiles + 1], w)
-        && is_const(&nest.out[tiles], tile)
-        && is_const(&nest.data.strides[tiles], tile);
+    let elems = &nest.extents[tiles + 1];
+    let tile = elems.mul(&SymExpr::constant(w));
+    let dense =
+        is_const(&nest.out[tiles + 1], w) && nest.out[tiles] == tile && nest.data.strides[tiles] == tile;
     let reversed = is_const(&nest.data.strides[tiles + 1], -w);
     let fixed = nest.pending_terms(tiles).next().is_none();
-    let fits = target.byte_shuffles && elems >= 2 && tile <= 8;
-    fits && dense && reversed && fixed && set(nest, tiles, Strategy::ReversedTiles)
+    let fits = match elems.as_const() {
+        Some(elems) => elems >= 2 && elems.saturating_mul(w) <= 8,
+        // Some size of at least 2 elements must fit.
+        None => 2 * w <= 8,
+    };
+    let by_size = elems.as_const().is_none();
+    target.byte_shuffles
+        && fits
+        && dense
+        && reversed
+        && fixed
+        && set(nest, tiles, Strategy::ReversedTiles { by_size })
 }
 
 /// An innermost loop along which every gather is fixed is an affine copy by a fixed stride.
