@@ -78,8 +78,11 @@ pub enum Strategy {
     /// Under a loop over rows, it may read the next row ahead.
     GuardedGather(Option<ReadAhead>),
     /// Over the rows of a short block (at most [`INLINE_COPY_BYTES`]), every gather fixed and
-    /// none able to miss: several rows per trip, each copied inline.
-    BlockRows,
+    /// none able to miss: several rows per trip, each copied inline. `by_size`: the block's
+    /// length is symbolic, and each run of rows dispatches on it: a version of the loop per size
+    /// class of [`Copy::BySize`]'s inline moves, else a loop over the rows running the inner
+    /// loop's own strategy (which stays `Block(BySize)` instead of `Joined`).
+    BlockRows { by_size: bool },
     /// Over rows whose inner loop's gathers do not depend on the row: those are normalized once
     /// into a table of byte offsets on the stack, then every row copies through it, maybe
     /// reading the next row ahead.
@@ -442,7 +445,8 @@ impl fmt::Display for Strategy {
             Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
             Strategy::Strided(Some(Shuffle::Evens)) => write!(f, "strided evens"),
             Strategy::GuardedGather(ahead) => write!(f, "guarded-gather{}", Ahead(ahead)),
-            Strategy::BlockRows => write!(f, "block-rows"),
+            Strategy::BlockRows { by_size: false } => write!(f, "block-rows"),
+            Strategy::BlockRows { by_size: true } => write!(f, "(block-rows if <= 64 B, else serial)"),
             Strategy::IndexTable(ahead) => write!(f, "index-table{}", Ahead(ahead)),
             Strategy::ReversedTiles { by_size: false } => write!(f, "reversed-tiles"),
             Strategy::ReversedTiles { by_size: true } => {

@@ -146,13 +146,26 @@ fn block_copy(nest: &mut LoopNest, _: Target) -> bool {
 /// Rows of a block short enough to copy inline, when every gather is fixed along the rows and
 /// none can miss (`a[2:, ..., :10]`: 40 bytes of every row of 256): pointers walk the rows,
 /// several per trip, so that more rows' reads are in flight at once (a row per trip left a third
-/// of the time on the table).
+/// of the time on the table). A block of a symbolic length gets the strategy too, its size class
+/// decided once per run of rows rather than once per row; the inner loop keeps its block copy for
+/// the rows too long to copy inline.
 fn block_rows(nest: &mut LoopNest, _: Target) -> bool {
     let Some(rows) = nest.extents.len().checked_sub(2) else { return false };
-    let shape = nest.strategies[rows..] == [Strategy::Serial, Strategy::Block(Copy::Inline)];
+    let by_size = match nest.strategies[rows..] {
+        [Strategy::Serial, Strategy::Block(Copy::Inline)] => false,
+        [Strategy::Serial, Strategy::Block(Copy::BySize { .. })] => true,
+        _ => return false,
+    };
     let fixed = nest.pending_terms(rows).next().is_none();
     let no_miss = nest.data.terms.iter().all(|t| t.mode != OobMode::Zero);
-    shape && fixed && no_miss && set(nest, rows, Strategy::BlockRows)
+    if !(fixed && no_miss) {
+        return false;
+    }
+    if by_size {
+        nest.strategies[rows] = Strategy::BlockRows { by_size };
+        return true;
+    }
+    set(nest, rows, Strategy::BlockRows { by_size })
 }
 
 /// Rows whose columns' gathers stay put along the rows (`a[:, idx]`: the same columns in every
