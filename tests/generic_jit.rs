@@ -187,7 +187,7 @@ fn generic_nests_choose_strategies_by_what_is_known() {
             "reversed pixels of symbolic channels",
             "run [serial, (reversed-tiles if tiles of 2-8 B, else strided reverse), joined]",
         ),
-        ("gather, zero mode", "run [serial, guarded-gather]"),
+        ("gather, zero mode", "run [serial, guarded-gather (ahead if the call's span qualifies)]"),
         ("gather, fixed columns", "run [index-table, joined]"),
         ("a column", "run [strided]"),
     ];

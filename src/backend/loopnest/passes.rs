@@ -3,7 +3,7 @@
 //! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
 //! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
 
-use super::{ByteWindow, Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target, is_const};
+use super::{ByteWindow, Copy, GatherAhead, LoopNest, ReadAhead, Shuffle, Strategy, Target, is_const};
 use crate::types::OobMode;
 use crate::types::sym::SymExpr;
 
@@ -26,8 +26,8 @@ pub const LOOP_COPY_BYTES: i64 = 1 << 18;
 const TABLE_ENTRIES: i64 = 2048;
 /// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
 /// next row ahead ([`read_ahead`]).
-const TOUCH_MIN_BYTES: i64 = 1 << 10;
-const TOUCH_MAX_BYTES: i64 = 1 << 18;
+pub const TOUCH_MIN_BYTES: i64 = 1 << 10;
+pub const TOUCH_MAX_BYTES: i64 = 1 << 18;
 pub const CACHE_LINE: i64 = 64;
 
 /// A named rewrite of the loop nest; `run` says whether it changed anything.
@@ -251,8 +251,11 @@ fn guarded_gather(nest: &mut LoopNest, _: Target) -> bool {
 /// also reads the same span of the next row (the row loop one step on), a line every few
 /// elements, in order: the hardware streams it in while this row is gathered from cache, and
 /// the misses overlap the gathers instead of stalling ahead of them. The span must hold a byte
-/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer,
-/// all of which are numbers: no read-ahead where one is symbolic.
+/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer.
+/// Where those numbers are symbolic, a guarded gather under the outermost loop, by a constant
+/// stride of at most a line, reads ahead by the call ([`GatherAhead::ByCall`]): the kernel tests
+/// the same limits on the call's numbers, and clamps the next row's span between the first and
+/// the last row's instead of into the buffer.
 fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     let Some(last) = nest.extents.len().checked_sub(1) else { return false };
     // The row loop, and the loop over a row's elements.
@@ -265,8 +268,17 @@ fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     };
     let [t] = nest.data.terms.as_slice() else { return false };
     let numbers = (t.len.as_const(), t.stride.as_const(), nest.data.strides[row].as_const());
-    let (Some(len), Some(stride), Some(step)) = numbers else { return false };
-    let Some(elements) = nest.extents[elements].as_const() else { return false };
+    let (Some(len), Some(stride), Some(step), Some(elements)) =
+        (numbers.0, numbers.1, numbers.2, nest.extents[elements].as_const())
+    else {
+        let by_call = row == 0
+            && nest.strategies[last] == Strategy::GuardedGather(None)
+            && t.stride.as_const().is_some_and(|s| s != 0 && s.abs() <= CACHE_LINE);
+        if by_call {
+            nest.strategies[last] = Strategy::GuardedGather(Some(GatherAhead::ByCall));
+        }
+        return by_call;
+    };
     let reach = (len - 1).saturating_mul(stride);
     let span = reach.saturating_abs().saturating_add(nest.width as i64);
     let bytes = nest.buffer_windows[nest.data.buffer].map_or(0, ByteWindow::bytes);
@@ -276,10 +288,10 @@ fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {
         return false;
     }
-    let ahead = Some(ReadAhead { step, reach, span });
+    let ahead = ReadAhead { step, reach, span };
     match &mut nest.strategies[row] {
-        Strategy::IndexTable(a) => *a = ahead,
-        _ => nest.strategies[last] = Strategy::GuardedGather(ahead),
+        Strategy::IndexTable(a) => *a = Some(ahead),
+        _ => nest.strategies[last] = Strategy::GuardedGather(Some(GatherAhead::Known(ahead))),
     }
     true
 }
