@@ -5,9 +5,8 @@
 use super::index::StreamState;
 use super::loops::Iteration;
 use super::{Gen, NO_ARGS};
-use crate::backend::loopnest::{
-    ByteWindow, CACHE_LINE, GatherAhead, ReadAhead, TOUCH_MAX_BYTES, TOUCH_MIN_BYTES,
-};
+use crate::backend::loopnest::{ByteWindow, CACHE_LINE, GatherAhead, ReadAhead};
+use crate::backend::loopnest::{TOUCH_MAX_BYTES, TOUCH_MIN_BYTES};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types};

@@ -20,9 +20,8 @@
 
 mod passes;
 
-pub use passes::{
-    CACHE_LINE, INLINE_COPY_BYTES, LOOP_COPY_BYTES, PASSES, Pass, TOUCH_MAX_BYTES, TOUCH_MIN_BYTES,
-};
+pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, LOOP_COPY_BYTES, PASSES, Pass};
+pub use passes::{TOUCH_MAX_BYTES, TOUCH_MIN_BYTES};
 
 use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
 use crate::types::OobMode;
