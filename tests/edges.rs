@@ -263,3 +263,52 @@ fn large_outputs_split_across_threads_stay_inside() {
     let i = ints(DType::I64, &[1000, -1001, 0]);
     check("b[:, i][::-1]", &[("b", &b), ("i", &i)]);
 }
+
+/// Generic kernels (every dim a symbol) of gathers along rows that read the next row ahead by
+/// the call: the pointer into the next row is clamped between the first and the last row, so
+/// against either guard page nothing outside the buffer is touched; rows whose span qualifies
+/// (1 KiB and more, at most 16 bytes of it per gathered element) read ahead, the others (few or
+/// too many columns, short rows) gather without. Results equal the interpreter's.
+#[test]
+fn generic_gathers_reading_ahead_at_the_edge() {
+    use slc::embed::GenericKernel;
+    for (dtype, columns) in [(DType::U8, 1500), (DType::F32, 300), (DType::F32, 100), (DType::F64, 4100)] {
+        let m = data(dtype, &[3, columns]);
+        let n = columns as i64;
+        // Gathered columns per row: few (a long pace), about the span / 8, more than the span.
+        for k in [5, (columns / 2).max(1) as i64, 3 * n] {
+            let many: Vec<i64> = (0..3 * k).map(|j| (j * 7919 % (2 * n)) - n).collect();
+            let cols = ints(DType::I64, &many[..k as usize]);
+            let rows = Tensor::from_i64s(DType::I64, &[3, k as usize], &many).unwrap();
+            for (src, index) in [
+                ("gather(m, c, 1)", &cols),
+                ("gather(m, c, 1, mode=clamp)", &cols),
+                ("gather(m, c, 1, batch_dims=1)", &rows),
+                ("gather(m, c, 1, batch_dims=1, mode=wrap)", &rows),
+            ] {
+                let tensors = [&m, index];
+                let concrete: Vec<(&str, TensorType)> = [("m", &m), ("c", index)]
+                    .map(|(name, t)| (name, TensorType::of(t.dtype(), t.shape())))
+                    .into();
+                let expected = Kernel::prepare_with(src, &concrete, &RunOptions::interpreter())
+                    .and_then(|k| k.run(&tensors))
+                    .map(|t| t.bytes().to_vec())
+                    .map_err(|e| e.to_string());
+                let symbolic: Vec<(&str, slc::types::SymTensorType)> =
+                    concrete.iter().map(|(name, t)| (*name, t.symbolic(name))).collect();
+                let kernel = GenericKernel::prepare(src, &symbolic).unwrap_or_else(|e| panic!("{src}: {e}"));
+                for edge in [Edge::Start, Edge::End] {
+                    let copies: Vec<Guarded> =
+                        tensors.iter().map(|t| Guarded::new(t.bytes(), edge)).collect();
+                    let views: Vec<TensorView> = copies
+                        .iter()
+                        .zip(tensors)
+                        .map(|(g, t)| TensorView::new(t.dtype(), t.shape(), g.bytes()).unwrap())
+                        .collect();
+                    let got = kernel.run(&views).map(|t| t.bytes().to_vec()).map_err(|e| e.to_string());
+                    assert_eq!(got, expected, "{src} on {dtype}[3, {columns}], {k} columns, {edge:?}");
+                }
+            }
+        }
+    }
+}

@@ -173,13 +173,21 @@ fn mismatched_dims_are_refused() {
 #[test]
 fn generic_nests_choose_strategies_by_what_is_known() {
     let expected = [
-        ("reversed", "run [serial, strided reverse]"),
+        // Rows of a symbolic length reversed are tiles of a symbolic size (rows of 2 f32 shuffle).
+        ("reversed", "run [(reversed-tiles if tiles of 2-8 B, else strided reverse), joined]"),
         ("strided", "run [serial, strided]"),
-        ("crop (a symbolic run)", "run [serial, block (inline if <= 64 B, loop if <= 256 KiB, else memcpy)]"),
+        (
+            "crop (a symbolic run)",
+            "run [(block-rows if <= 64 B, else serial), block (inline if <= 64 B, loop if <= 256 KiB, else memcpy)]",
+        ),
         ("whole rows (merged axes)", "run [block memcpy]"),
         ("short rows of a constant width", "run [block-rows, joined]"),
         ("reversed pixels", "run [reversed-tiles, joined]"),
-        ("gather, zero mode", "run [serial, guarded-gather]"),
+        (
+            "reversed pixels of symbolic channels",
+            "run [serial, (reversed-tiles if tiles of 2-8 B, else strided reverse), joined]",
+        ),
+        ("gather, zero mode", "run [serial, guarded-gather (ahead if the call's span qualifies)]"),
         ("gather, fixed columns", "run [index-table, joined]"),
         ("a column", "run [strided]"),
     ];
@@ -292,5 +300,50 @@ fn symbolic_strides_unroll_by_the_call() {
         let expected = interpreted(&p.plan, &[&a], &[]).unwrap();
         let got = kernel.run(&[&a], 1).unwrap();
         assert_eq!(got.bytes(), expected.bytes(), "{shape:?}");
+    }
+}
+
+/// Reversed tiles of a symbolic number of channels: each tile size up to 8 bytes runs its own
+/// version of the loop, the others (one channel, more than 8 bytes) the strided fallback; every
+/// channel count around those limits, for 1- and 2-byte elements, equals the interpreter.
+#[test]
+fn reversed_tiles_dispatch_on_the_tile_size() {
+    let mut rng = Rng(7);
+    for dtype in ["u8", "u16"] {
+        let ty = format!("{dtype}[N, M, C]");
+        let plan = generic_plans::compiled("a[:, 1:, ::-1]", &[("a", ty.as_str())]);
+        let kernel = GenericJitKernel::compile(&verify_generic(plan.clone()).unwrap()).unwrap();
+        for channels in 0..=12 {
+            // Enough tiles per row for the 4-vector trips, the single ones and the tail.
+            let a = random_tensor(DType::from_name(dtype).unwrap(), &[3, 41, channels], &mut rng);
+            let expected = interpreted(&plan, &[&a], &[]).unwrap();
+            let got = kernel.run(&[&a], 1).unwrap();
+            assert_eq!(got.bytes(), expected.bytes(), "{dtype}, {channels} channels");
+        }
+    }
+}
+
+/// Rows of a block of a symbolic length: each size class of inline moves (runs of 1 to 64
+/// bytes) runs its own version of the row loop, longer runs the rows one by one; every run
+/// length from 0 to 72 bytes, under a loop whose rows go forward or backward, equals the
+/// interpreter.
+#[test]
+fn block_rows_dispatch_on_the_run_length() {
+    let mut rng = Rng(9);
+    for (src, ty) in
+        [("a[1:, 1:-1]", "u8[N, M]"), ("a[1:, 1:-1]", "f32[N, M]"), ("a[::2, ::-1, 1:]", "u8[K, N, M]")]
+    {
+        let plan = generic_plans::compiled(src, &[("a", ty)]);
+        let kernel = GenericJitKernel::compile(&verify_generic(plan.clone()).unwrap()).unwrap();
+        let dtype = plan.inputs[0].dtype;
+        for bytes in 0..=72 {
+            let m = bytes / dtype.width() + if src == "a[1:, 1:-1]" { 2 } else { 1 };
+            // Enough rows for the unrolled trips and the single ones.
+            let shape: Vec<usize> = if plan.inputs[0].shape.len() == 2 { vec![7, m] } else { vec![3, 6, m] };
+            let a = random_tensor(dtype, &shape, &mut rng);
+            let expected = interpreted(&plan, &[&a], &[]).unwrap();
+            let got = kernel.run(&[&a], 1).unwrap();
+            assert_eq!(got.bytes(), expected.bytes(), "{src} on {ty} {shape:?}");
+        }
     }
 }

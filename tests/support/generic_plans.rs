@@ -144,6 +144,12 @@ pub fn programs() -> Vec<Program> {
             dims: vec![vec![n, m, Const(3)]],
         },
         Program {
+            name: "reversed pixels of symbolic channels",
+            plan: compiled("a[:, 1:, ::-1]", &[("a", "u8[N, M, C]")]),
+            src: Some(|_| "a[:, 1:, ::-1]".into()),
+            dims: vec![vec![n, m, Sym("C")]],
+        },
+        Program {
             name: "a column",
             plan: compiled("a[:, 0]", &[("a", "f32[N, M]")]),
             src: Some(|_| "a[:, 0]".into()),

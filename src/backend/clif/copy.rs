@@ -7,6 +7,25 @@ use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES, LOOP_COPY_BYTES};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
 
+/// The runs of a size class of inline moves: `least` to `2 · least` bytes, moved `size` bytes at
+/// a time as `ty`.
+#[derive(Clone, Copy)]
+struct SizeClass {
+    least: i64,
+    ty: Type,
+    size: i64,
+}
+
+/// The size classes of runs of 1 to [`INLINE_COPY_BYTES`] bytes, largest first.
+const SIZE_CLASSES: [SizeClass; 6] = [
+    SizeClass { least: 32, ty: types::I8X16, size: 16 },
+    SizeClass { least: 16, ty: types::I8X16, size: 16 },
+    SizeClass { least: 8, ty: types::I64, size: 8 },
+    SizeClass { least: 4, ty: types::I32, size: 4 },
+    SizeClass { least: 2, ty: types::I16, size: 2 },
+    SizeClass { least: 1, ty: types::I8, size: 1 },
+];
+
 /// The length of a block copy: known when compiling, or a value of the call.
 #[derive(Clone, Copy)]
 enum Bytes {
@@ -120,36 +139,44 @@ impl Gen<'_, '_> {
     }
 
     /// Copies `n` bytes, at most [`INLINE_COPY_BYTES`] and known only at run time, with the
-    /// moves [`Gen::copy_inline`] makes for the size class `n` falls in (16-byte vectors, or two
-    /// scalars of the widest size that fits), the last ones placed to end at `n`.
+    /// moves of the size class `n` falls in ([`Gen::copy_class`]).
     fn copy_inline_sized(&mut self, dst: Value, src: Value, n: Value) {
         let done = self.b.create_block();
-        // The least bytes of each class, its moves' type and width.
-        let classes =
-            [(32, types::I8X16, 16), (16, types::I8X16, 16), (8, types::I64, 8), (4, types::I32, 4)];
-        let classes = classes.into_iter().chain([(2, types::I16, 2), (1, types::I8, 1)]);
-        for (least, ty, size) in classes {
+        for class in SIZE_CLASSES {
             let (this, next) = (self.b.create_block(), self.b.create_block());
-            let fits = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, least);
+            let fits = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, class.least);
             self.b.ins().brif(fits, this, NO_ARGS, next, NO_ARGS);
             self.b.switch_to_block(this);
-            // `least` bytes from the start, and `least` bytes ending at `n`: all of [0, n).
-            let back = self.b.ins().iadd_imm_s(n, -least);
+            let back = self.b.ins().iadd_imm_s(n, -class.least);
             let (src_end, dst_end) = (self.b.ins().iadd(src, back), self.b.ins().iadd(dst, back));
-            let moves: Vec<(Value, Value, i32)> = (0..least / size)
-                .flat_map(|m| [(src, dst, (m * size) as i32), (src_end, dst_end, (m * size) as i32)])
-                .collect();
-            // Load everything first: the moves overlap each other, never the two buffers.
-            let values: Vec<Value> =
-                moves.iter().map(|&(s, _, off)| self.b.ins().load(ty, vector_flags(), s, off)).collect();
-            for (&(_, d, off), v) in moves.iter().zip(values) {
-                self.b.ins().store(vector_flags(), v, d, off);
-            }
+            self.copy_class(class, [(dst, 0), (src, 0)], [(dst_end, 0), (src_end, 0)]);
             self.b.ins().jump(done, NO_ARGS);
             self.b.switch_to_block(next);
         }
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);
+    }
+
+    /// The moves [`Gen::copy_inline`] makes for a run of `class` (16-byte vectors, or two
+    /// scalars of the widest size that fits): `class.least` bytes at `start` and `class.least`
+    /// bytes at `end` (`class.least` before the run's end), each a destination and a source, a
+    /// pointer and an offset; together all of a run of `class.least` to `2 · class.least` bytes.
+    fn copy_class(&mut self, class: SizeClass, start: [(Value, i64); 2], end: [(Value, i64); 2]) {
+        let moves: Vec<([(Value, i64); 2], i64)> = (0..class.least / class.size)
+            .flat_map(|m| [(start, m * class.size), (end, m * class.size)])
+            .collect();
+        // Load everything first: the moves overlap each other, never the two buffers.
+        let values: Vec<Value> = moves
+            .iter()
+            .map(|&([_, (s, at)], off)| {
+                let (p, off) = self.split_offset(s, at + off);
+                self.b.ins().load(class.ty, vector_flags(), p, off)
+            })
+            .collect();
+        for (&([(d, at), _], off), v) in moves.iter().zip(values) {
+            let (p, off) = self.split_offset(d, at + off);
+            self.b.ins().store(vector_flags(), v, p, off);
+        }
     }
 
     /// Copies `n` (at least [`INLINE_COPY_BYTES`]) bytes from `src` to `dst`: 64 bytes per
@@ -198,29 +225,67 @@ impl Gen<'_, '_> {
     /// Loops `depth` (rows) and `depth + 1` (a block short enough to copy inline) when every
     /// gather is fixed along the rows and none can miss (`a[2:, ..., :10]`: 40 bytes of every
     /// row of 256): pointers walk the rows, several per trip, so that more rows' reads are in
-    /// flight at once (a row per trip left a third of the time on the table).
+    /// flight at once (a row per trip left a third of the time on the table). A block of a
+    /// symbolic length (`by_size`) picks its size class once, and runs that class's loop; a
+    /// block longer than [`INLINE_COPY_BYTES`] runs the rows one by one, each copied by the
+    /// inner loop's strategy.
     pub(super) fn emit_block_rows(
         &mut self,
         depth: usize,
+        by_size: bool,
         out: Value,
         out_off: Value,
         data: &StreamState,
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
+        // By size: the run's bytes, and where the rows run serially and where all runs end.
+        let by_size = by_size.then(|| {
+            let (short, serial, done) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+            let n = self.int(&nest.extents[depth + 1]);
+            let n = self.b.ins().imul_imm_s(n, nest.width as i64);
+            let fits = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, n, INLINE_COPY_BYTES);
+            self.b.ins().brif(fits, short, NO_ARGS, serial, NO_ARGS);
+            self.b.switch_to_block(short);
+            (n, serial, done)
+        });
         let (lo, hi) = self.bounds(depth, range);
         let count = self.b.ins().isub(hi, lo);
-        let data = self.advance(&nest.data, data, depth, lo);
-        let (src, _) = self.address(&nest.data, &data);
+        let data_lo = self.advance(&nest.data, data, depth, lo);
+        let (src, _) = self.address(&nest.data, &data_lo);
         let skip = self.mul_int(lo, &nest.out[depth]);
         let dst = self.b.ins().iadd(out, out_off);
         let dst = self.b.ins().iadd(dst, skip);
         let steps = [nest.out[depth].clone(), nest.data.strides[depth].clone()];
-        let bytes = self.known(&nest.extents[depth + 1]) * nest.width as i64;
-        self.strided_loop(&[dst, src], &steps, count, |g, p, k, _| {
-            let (dst, src) = (g.at(p[0], k, &steps[0]), g.at(p[1], k, &steps[1]));
-            g.copy_inline(dst, src, bytes);
-        });
+        let Some((n, serial, done)) = by_size else {
+            let bytes = self.known(&nest.extents[depth + 1]) * nest.width as i64;
+            self.strided_loop(&[dst, src], &steps, count, |g, p, k, _| {
+                let (dst, src) = (g.at(p[0], k, &steps[0]), g.at(p[1], k, &steps[1]));
+                g.copy_inline(dst, src, bytes);
+            });
+            return;
+        };
+        for class in SIZE_CLASSES {
+            let (this, next) = (self.b.create_block(), self.b.create_block());
+            let fits = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, class.least);
+            self.b.ins().brif(fits, this, NO_ARGS, next, NO_ARGS);
+            self.b.switch_to_block(this);
+            let back = self.b.ins().iadd_imm_s(n, -class.least);
+            let (dst_end, src_end) = (self.b.ins().iadd(dst, back), self.b.ins().iadd(src, back));
+            let pointers = [dst, src, dst_end, src_end];
+            let strides = [steps[0].clone(), steps[1].clone(), steps[0].clone(), steps[1].clone()];
+            self.strided_loop(&pointers, &strides, count, |g, p, k, _| {
+                let [d, s, d_end, s_end] = [0, 1, 2, 3].map(|i| g.at(p[i], k, &strides[i]));
+                g.copy_class(class, [d, s], [d_end, s_end]);
+            });
+            self.b.ins().jump(done, NO_ARGS);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(serial);
+        self.emit_serial(depth, out, out_off, data.clone(), range);
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
     }
 
     /// On a zero-mode `miss`, fills `count` units of `unit` bytes at `dst` with zeros and jumps

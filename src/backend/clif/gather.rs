@@ -5,7 +5,8 @@
 use super::index::StreamState;
 use super::loops::Iteration;
 use super::{Gen, NO_ARGS};
-use crate::backend::loopnest::{ByteWindow, CACHE_LINE, ReadAhead};
+use crate::backend::loopnest::{ByteWindow, CACHE_LINE, GatherAhead, ReadAhead};
+use crate::backend::loopnest::{TOUCH_MAX_BYTES, TOUCH_MIN_BYTES};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types};
@@ -15,11 +16,16 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, StackSlotData, StackSlotK
 const TABLE_MISS: i64 = i64::MIN;
 
 /// A loop's reads of the next row ahead ([`ReadAhead`], [`Gen::row_ahead`]): a pointer from
-/// `next` advancing `per_element` bytes per element.
+/// `next` advancing `per_element` bytes per element (a parameter when read ahead by the call,
+/// which reads ahead only where a line per unrolled trip covers the trip's elements).
 struct RowAhead {
     next: Value,
-    per_element: i64,
+    per_element: SymExpr,
 }
+
+/// The most bytes per element a read-ahead by the call may advance: a line per unrolled trip
+/// of four elements covers them.
+const BY_CALL_PER_ELEMENT_MAX: i64 = CACHE_LINE / 4;
 
 /// The elements of a gather whose indices change along the loop ([`Gen::emit_guarded_gather`]).
 /// Pointers: the output, the data (before the gathered contributions), one per index tensor
@@ -154,7 +160,7 @@ impl Gen<'_, '_> {
     pub(super) fn emit_guarded_gather(
         &mut self,
         depth: usize,
-        ahead: Option<ReadAhead>,
+        ahead: Option<GatherAhead>,
         out: Value,
         out_off: Value,
         data: &StreamState,
@@ -178,17 +184,89 @@ impl Gen<'_, '_> {
             st.terms[j].value = Some((zero, None));
         }
         let (src, row_miss) = self.address(&nest.data, &st);
-        let ahead = ahead.map(|a| self.row_ahead(src, a, self.known(&nest.extents[depth])));
-        if let Some(a) = &ahead {
-            starts.push(a.next);
-            strides.push(SymExpr::constant(a.per_element));
-        }
+        let known = match ahead {
+            Some(GatherAhead::Known(a)) => Some(self.row_ahead(src, a, self.known(&nest.extents[depth]))),
+            _ => None,
+        };
         let skip = self.mul_int(lo, &nest.out[depth]);
         let dst = self.b.ins().iadd(out, out_off);
         let dst = self.b.ins().iadd(dst, skip);
         let starts: Vec<Value> = [dst, src].into_iter().chain(starts).collect();
-        let run = GatherRun { terms: pending, strides: strides.clone(), row_miss, ahead, indices: vec![] };
-        self.loop_over(&starts, &strides, count, run);
+        let run = |g: &mut Self, ahead: Option<RowAhead>| {
+            let (mut starts, mut strides) = (starts.clone(), strides.clone());
+            if let Some(a) = &ahead {
+                starts.push(a.next);
+                strides.push(a.per_element.clone());
+            }
+            let run = GatherRun {
+                terms: pending.clone(),
+                strides: strides.clone(),
+                row_miss,
+                ahead,
+                indices: vec![],
+            };
+            g.loop_over(&starts, &strides, count, run);
+        };
+        if ahead != Some(GatherAhead::ByCall) {
+            return run(self, known);
+        }
+        // Read ahead only where the call's span and pace qualify.
+        let (ahead, without, done) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let (qualifies, next) = self.row_ahead_by_call(src);
+        self.b.ins().brif(qualifies, ahead, NO_ARGS, without, NO_ARGS);
+        self.b.switch_to_block(ahead);
+        let per_element = nest.ahead_per_element().expect("a read-ahead by the call");
+        run(self, Some(RowAhead { next, per_element }));
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(without);
+        run(self, None);
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
+    /// For a guarded gather over the outermost loop's rows reading ahead by the call
+    /// ([`GatherAhead::ByCall`]): whether the call qualifies (the span within the `read-ahead`
+    /// pass's limits, the pace per element from 1 to [`BY_CALL_PER_ELEMENT_MAX`] bytes), and the
+    /// start of the next row's span from `src` (this row's address of gathered index 0),
+    /// clamped between the first row's and the last row's (the last row touches itself).
+    fn row_ahead_by_call(&mut self, src: Value) -> (Value, Value) {
+        let nest = self.nest;
+        let t = &nest.data.terms[0];
+        let (w, stride) = (nest.width as i64, self.known(&t.stride));
+        let per_element = self.param(&nest.ahead_per_element().expect("a read-ahead by the call"));
+        let len = self.int(&t.len);
+        let reach = self.b.ins().iadd_imm_s(len, -1);
+        let reach = self.b.ins().imul_imm_s(reach, stride.abs());
+        let span = self.b.ins().iadd_imm_s(reach, w);
+        let mut qualifies = vec![
+            self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, span, TOUCH_MIN_BYTES),
+            self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, span, TOUCH_MAX_BYTES),
+            self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, per_element, 1),
+        ];
+        qualifies.push(self.b.ins().icmp_imm_s(
+            IntCC::SignedLessThanOrEqual,
+            per_element,
+            BY_CALL_PER_ELEMENT_MAX,
+        ));
+        let qualifies = qualifies.into_iter().reduce(|a, b| self.b.ins().band(a, b)).expect("conditions");
+        // From gathered index 0 to the span's start: the reach, when the gather runs backwards.
+        let to_start = match stride < 0 {
+            true => self.b.ins().ineg(reach),
+            false => self.b.ins().iconst(types::I64, 0),
+        };
+        let step = self.int(&nest.data.strides[0]);
+        let next = self.b.ins().iadd(src, step);
+        let next = self.b.ins().iadd(next, to_start);
+        let base = self.base(nest.data.buffer);
+        let first = self.add_int(base, &nest.data.base);
+        let first = self.b.ins().iadd(first, to_start);
+        let rows = self.int(&nest.extents[0]);
+        let rows = self.b.ins().iadd_imm_s(rows, -1);
+        let to_last = self.b.ins().imul(rows, step);
+        let last = self.b.ins().iadd(first, to_last);
+        let (lowest, highest) = (self.b.ins().umin(first, last), self.b.ins().umax(first, last));
+        let next = self.b.ins().umax(next, lowest);
+        (qualifies, self.b.ins().umin(next, highest))
     }
 
     /// Loops `depth` (rows) and `depth + 1` (columns) when the columns' gathers do not depend
@@ -267,7 +345,7 @@ impl Gen<'_, '_> {
                 vec![nest.out[inner].clone(), nest.data.strides[inner].clone(), SymExpr::constant(8)];
             if let Some(a) = &ahead {
                 starts.push(a.next);
-                strides.push(SymExpr::constant(a.per_element));
+                strides.push(a.per_element.clone());
             }
             let missed = g.either(any_missed, row_miss);
             let run = TableRun {
@@ -301,7 +379,7 @@ impl Gen<'_, '_> {
         let last = self.b.ins().iadd_imm_s(base, window.end - span);
         let next = self.b.ins().umax(next, first);
         let next = self.b.ins().umin(next, last);
-        RowAhead { next, per_element: span / elements }
+        RowAhead { next, per_element: SymExpr::constant(span / elements) }
     }
 
     /// Stores iteration `k`'s `value` at `out + off`, then reads ahead through `ahead` (the
@@ -331,7 +409,8 @@ impl Gen<'_, '_> {
         if k != 0 {
             return;
         }
-        let lines = (trip * ahead.per_element + CACHE_LINE - 1) / CACHE_LINE;
+        // By the call: a line per trip covers it (BY_CALL_PER_ELEMENT_MAX).
+        let lines = ahead.per_element.as_const().map_or(1, |p| (trip * p + CACHE_LINE - 1) / CACHE_LINE);
         for line in 0..lines {
             self.b.ins().load(types::I8, MemFlagsData::trusted(), at, (line * CACHE_LINE) as i32);
         }

@@ -260,9 +260,11 @@ impl<'a, 'n> Gen<'a, 'n> {
             Strategy::GuardedGather(ahead) => {
                 self.emit_guarded_gather(depth, ahead, out, out_off, &data, range)
             }
-            Strategy::BlockRows => self.emit_block_rows(depth, out, out_off, &data, range),
+            Strategy::BlockRows { by_size } => {
+                self.emit_block_rows(depth, by_size, out, out_off, &data, range)
+            }
             Strategy::IndexTable(ahead) => self.emit_index_table(depth, ahead, out, out_off, &data, range),
-            Strategy::ReversedTiles => self.emit_reversed_tiles(depth, out, out_off, &data, range),
+            Strategy::ReversedTiles { .. } => self.emit_reversed_tiles(depth, out, out_off, &data, range),
             Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
         }
     }

@@ -53,7 +53,9 @@ impl Gen<'_, '_> {
     }
 
     /// Loops `depth` (tiles) and `depth + 1` (elements, reversed) of an affine copy: shuffled
-    /// 16 bytes at a time, then tile by tile. A zero-mode miss fills the tiles with zeros.
+    /// 16 bytes at a time, then tile by tile. A zero-mode miss fills the tiles with zeros. A
+    /// symbolic tile size is compared with each size up to 8 bytes, whose version of the loop
+    /// runs; larger tiles (or single elements) are copied as `[serial, strided reverse]`.
     pub(super) fn emit_reversed_tiles(
         &mut self,
         depth: usize,
@@ -63,19 +65,58 @@ impl Gen<'_, '_> {
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
-        let (w, elems) = (nest.width as i64, self.known(&nest.extents[depth + 1]));
-        let tile = elems * w;
+        let w = nest.width as i64;
         let (lo, hi) = self.bounds(depth, range);
         let count = self.b.ins().isub(hi, lo);
         let data = self.advance(&nest.data, data, depth, lo);
         // The stream points at each tile's last element (read first).
         let (last, miss) = self.address(&nest.data, &data);
+        let Some(elems) = nest.extents[depth + 1].as_const() else {
+            let skip = self.mul_int(lo, &nest.out[depth]);
+            let out_off = self.b.ins().iadd(out_off, skip);
+            let dst = self.b.ins().iadd(out, out_off);
+            let done = self.b.create_block();
+            let bytes = self.mul_int(count, &nest.out[depth]);
+            self.zero_fill_on(miss, done, dst, bytes, 1);
+            let n = self.int(&nest.extents[depth + 1]);
+            for elems in 2..=8 / w {
+                let (this, next) = (self.b.create_block(), self.b.create_block());
+                let is = self.b.ins().icmp_imm_s(IntCC::Equal, n, elems);
+                self.b.ins().brif(is, this, NO_ARGS, next, NO_ARGS);
+                self.b.switch_to_block(this);
+                let src = self.b.ins().iadd_imm_s(last, -(elems - 1) * w);
+                self.reversed_tiles(elems, dst, src, count);
+                self.b.ins().jump(done, NO_ARGS);
+                self.b.switch_to_block(next);
+            }
+            let zero = self.b.ins().iconst(types::I64, 0);
+            self.counted_loop(zero, count, |g, i| {
+                let step = g.mul_int(i, &nest.out[depth]);
+                let tile_off = g.b.ins().iadd(out_off, step);
+                let tile = g.advance(&nest.data, &data, depth, i);
+                g.emit_strided(depth + 1, Some(Shuffle::Reverse), out, tile_off, &tile, None);
+            });
+            self.b.ins().jump(done, NO_ARGS);
+            self.b.switch_to_block(done);
+            return;
+        };
+        let tile = elems * w;
         let src = self.b.ins().iadd_imm_s(last, -(elems - 1) * w);
         let skip = self.b.ins().imul_imm_s(lo, tile);
         let dst = self.b.ins().iadd(out, out_off);
         let dst = self.b.ins().iadd(dst, skip);
         let done = self.b.create_block();
         self.zero_fill_on(miss, done, dst, count, tile);
+        self.reversed_tiles(elems, dst, src, count);
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
+    /// `count` tiles of `elems` elements from `src` to `dst`, each reversed: shuffled 16 bytes
+    /// at a time, then tile by tile.
+    fn reversed_tiles(&mut self, elems: i64, dst: Value, src: Value, count: Value) {
+        let w = self.nest.width as i64;
+        let tile = elems * w;
         let (dst, src, count) = self.vector_loop(VectorMove::Tiles { elems }, dst, src, count);
         let ty = self.element_type();
         let tiles = SymExpr::constant(tile);
@@ -87,8 +128,6 @@ impl Gen<'_, '_> {
                 g.b.ins().store(MemFlagsData::trusted(), v, d, (k * tile + e * w) as i32);
             }
         });
-        self.b.ins().jump(done, NO_ARGS);
-        self.b.switch_to_block(done);
     }
 
     /// Moves 16 output bytes per iteration while the loads stay inside the elements the loop

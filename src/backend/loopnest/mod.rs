@@ -21,6 +21,7 @@
 mod passes;
 
 pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, LOOP_COPY_BYTES, PASSES, Pass};
+pub use passes::{TOUCH_MAX_BYTES, TOUCH_MIN_BYTES};
 
 use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
 use crate::types::OobMode;
@@ -76,17 +77,22 @@ pub enum Strategy {
     /// gather): pointers walk the index tensors, and each unrolled trip tests its indices at
     /// once, running element by element with the mode's handling only when one is outside.
     /// Under a loop over rows, it may read the next row ahead.
-    GuardedGather(Option<ReadAhead>),
+    GuardedGather(Option<GatherAhead>),
     /// Over the rows of a short block (at most [`INLINE_COPY_BYTES`]), every gather fixed and
-    /// none able to miss: several rows per trip, each copied inline.
-    BlockRows,
+    /// none able to miss: several rows per trip, each copied inline. `by_size`: the block's
+    /// length is symbolic, and each run of rows dispatches on it: a version of the loop per size
+    /// class of [`Copy::BySize`]'s inline moves, else a loop over the rows running the inner
+    /// loop's own strategy (which stays `Block(BySize)` instead of `Joined`).
+    BlockRows { by_size: bool },
     /// Over rows whose inner loop's gathers do not depend on the row: those are normalized once
     /// into a table of byte offsets on the stack, then every row copies through it, maybe
     /// reading the next row ahead.
     IndexTable(Option<ReadAhead>),
     /// Over dense tiles of at most 8 bytes whose elements the inner loop reverses
-    /// (`img[..., ::-1]` on pixels): 16 bytes of tiles shuffled at a time.
-    ReversedTiles,
+    /// (`img[..., ::-1]` on pixels): 16 bytes of tiles shuffled at a time. `by_size`: the
+    /// tile's element count is symbolic, and each run of tiles dispatches on it: a version of
+    /// the loop per tile size up to 8 bytes, else a strided reversed copy per tile.
+    ReversedTiles { by_size: bool },
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -102,6 +108,17 @@ pub struct ReadAhead {
     pub reach: i64,
     /// Bytes of a row the gather reaches.
     pub span: i64,
+}
+
+/// A guarded gather's read-ahead: of numbers known when compiling, or of a row span and a
+/// pace per element that are parameters of the call ([`LoopNest::ahead_per_element`]); the
+/// kernel reads ahead for the calls whose numbers qualify (the `read-ahead` pass's limits,
+/// and a line per unrolled trip covering the trip's share of the span) and gathers without
+/// otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GatherAhead {
+    Known(ReadAhead),
+    ByCall,
 }
 
 /// How a block is copied.
@@ -341,6 +358,21 @@ impl LoopNest {
         self.extents.first().cloned().unwrap_or_else(|| SymExpr::constant(1))
     }
 
+    /// For a guarded gather reading ahead by the call ([`GatherAhead::ByCall`]): the bytes of
+    /// the next row's span its pointer advances per element of the row, the span's bytes
+    /// (`(len - 1) · |stride| + width`) divided by the row's elements, rounded down.
+    pub fn ahead_per_element(&self) -> Option<SymExpr> {
+        let last = self.extents.len().checked_sub(1)?;
+        if self.strategies[last] != Strategy::GuardedGather(Some(GatherAhead::ByCall)) {
+            return None;
+        }
+        let t = &self.data.terms[0];
+        let reach = t.len.add_const(-1).mul(&SymExpr::constant(t.stride.as_const()?.abs()));
+        let span = reach.add_const(self.width as i64);
+        // A row of no elements runs nothing; the divisor stays positive for every binding.
+        Some(span.floor_div(&self.extents[last].max2(&SymExpr::constant(1))))
+    }
+
     /// Whether the kernel of this nest takes a parameter block: it has symbolic integers.
     pub fn takes_params(&self) -> bool {
         !self.params.is_empty()
@@ -360,6 +392,7 @@ impl LoopNest {
         }
         let mut all: Vec<SymExpr> = self.extents.iter().chain(&self.out).cloned().collect();
         stream(&self.data, &mut all);
+        all.extend(self.ahead_per_element());
         let mut seen = std::collections::HashSet::new();
         all.into_iter().filter(|e| e.as_const().is_none() && seen.insert(e.clone())).collect()
     }
@@ -439,10 +472,20 @@ impl fmt::Display for Strategy {
             Strategy::Strided(None) => write!(f, "strided"),
             Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
             Strategy::Strided(Some(Shuffle::Evens)) => write!(f, "strided evens"),
-            Strategy::GuardedGather(ahead) => write!(f, "guarded-gather{}", Ahead(ahead)),
-            Strategy::BlockRows => write!(f, "block-rows"),
+            Strategy::GuardedGather(None) => write!(f, "guarded-gather"),
+            Strategy::GuardedGather(Some(GatherAhead::Known(a))) => {
+                write!(f, "guarded-gather{}", Ahead(&Some(*a)))
+            }
+            Strategy::GuardedGather(Some(GatherAhead::ByCall)) => {
+                write!(f, "guarded-gather (ahead if the call's span qualifies)")
+            }
+            Strategy::BlockRows { by_size: false } => write!(f, "block-rows"),
+            Strategy::BlockRows { by_size: true } => write!(f, "(block-rows if <= 64 B, else serial)"),
             Strategy::IndexTable(ahead) => write!(f, "index-table{}", Ahead(ahead)),
-            Strategy::ReversedTiles => write!(f, "reversed-tiles"),
+            Strategy::ReversedTiles { by_size: false } => write!(f, "reversed-tiles"),
+            Strategy::ReversedTiles { by_size: true } => {
+                write!(f, "(reversed-tiles if tiles of 2-8 B, else strided reverse)")
+            }
             Strategy::Joined => write!(f, "joined"),
         }
     }

@@ -3,8 +3,9 @@
 //! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
 //! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
 
-use super::{ByteWindow, Copy, LoopNest, ReadAhead, Shuffle, Strategy, Target, is_const};
+use super::{ByteWindow, Copy, GatherAhead, LoopNest, ReadAhead, Shuffle, Strategy, Target, is_const};
 use crate::types::OobMode;
+use crate::types::sym::SymExpr;
 
 /// Runs of at most this many bytes are copied with inline loads and stores ([`Copy::Inline`]),
 /// longer ones by a loop of vector moves up to [`LOOP_COPY_BYTES`], then by memcpy.
@@ -25,8 +26,8 @@ pub const LOOP_COPY_BYTES: i64 = 1 << 18;
 const TABLE_ENTRIES: i64 = 2048;
 /// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
 /// next row ahead ([`read_ahead`]).
-const TOUCH_MIN_BYTES: i64 = 1 << 10;
-const TOUCH_MAX_BYTES: i64 = 1 << 18;
+pub const TOUCH_MIN_BYTES: i64 = 1 << 10;
+pub const TOUCH_MAX_BYTES: i64 = 1 << 18;
 pub const CACHE_LINE: i64 = 64;
 
 /// A named rewrite of the loop nest; `run` says whether it changed anything.
@@ -145,13 +146,26 @@ fn block_copy(nest: &mut LoopNest, _: Target) -> bool {
 /// Rows of a block short enough to copy inline, when every gather is fixed along the rows and
 /// none can miss (`a[2:, ..., :10]`: 40 bytes of every row of 256): pointers walk the rows,
 /// several per trip, so that more rows' reads are in flight at once (a row per trip left a third
-/// of the time on the table).
+/// of the time on the table). A block of a symbolic length gets the strategy too, its size class
+/// decided once per run of rows rather than once per row; the inner loop keeps its block copy for
+/// the rows too long to copy inline.
 fn block_rows(nest: &mut LoopNest, _: Target) -> bool {
     let Some(rows) = nest.extents.len().checked_sub(2) else { return false };
-    let shape = nest.strategies[rows..] == [Strategy::Serial, Strategy::Block(Copy::Inline)];
+    let by_size = match nest.strategies[rows..] {
+        [Strategy::Serial, Strategy::Block(Copy::Inline)] => false,
+        [Strategy::Serial, Strategy::Block(Copy::BySize { .. })] => true,
+        _ => return false,
+    };
     let fixed = nest.pending_terms(rows).next().is_none();
     let no_miss = nest.data.terms.iter().all(|t| t.mode != OobMode::Zero);
-    shape && fixed && no_miss && set(nest, rows, Strategy::BlockRows)
+    if !(fixed && no_miss) {
+        return false;
+    }
+    if by_size {
+        nest.strategies[rows] = Strategy::BlockRows { by_size };
+        return true;
+    }
+    set(nest, rows, Strategy::BlockRows { by_size })
 }
 
 /// Rows whose columns' gathers stay put along the rows (`a[:, idx]`: the same columns in every
@@ -169,19 +183,30 @@ fn index_table(nest: &mut LoopNest, _: Target) -> bool {
 }
 
 /// Dense tiles of at most 8 bytes whose elements are read in reverse (`img[..., ::-1]` on
-/// pixels), every gather fixed along them: worth a shuffle where the target has one.
+/// pixels), every gather fixed along them: worth a shuffle where the target has one. A tile of a
+/// symbolic number of elements (the channels of `img: u8[H, W, C]`) gets the strategy too, its
+/// size decided per run of tiles (a version per size that fits, strided otherwise).
 fn reversed_tiles(nest: &mut LoopNest, target: Target) -> bool {
     let Some(tiles) = unscheduled(nest, 2) else { return false };
-    let Some(elems) = nest.extents[tiles + 1].as_const() else { return false };
     let w = nest.width as i64;
-    let tile = elems.saturating_mul(w);
-    let dense = is_const(&nest.out[tiles + 1], w)
-        && is_const(&nest.out[tiles], tile)
-        && is_const(&nest.data.strides[tiles], tile);
+    let elems = &nest.extents[tiles + 1];
+    let tile = elems.mul(&SymExpr::constant(w));
+    let dense =
+        is_const(&nest.out[tiles + 1], w) && nest.out[tiles] == tile && nest.data.strides[tiles] == tile;
     let reversed = is_const(&nest.data.strides[tiles + 1], -w);
     let fixed = nest.pending_terms(tiles).next().is_none();
-    let fits = target.byte_shuffles && elems >= 2 && tile <= 8;
-    fits && dense && reversed && fixed && set(nest, tiles, Strategy::ReversedTiles)
+    let fits = match elems.as_const() {
+        Some(elems) => elems >= 2 && elems.saturating_mul(w) <= 8,
+        // Some size of at least 2 elements must fit.
+        None => 2 * w <= 8,
+    };
+    let by_size = elems.as_const().is_none();
+    target.byte_shuffles
+        && fits
+        && dense
+        && reversed
+        && fixed
+        && set(nest, tiles, Strategy::ReversedTiles { by_size })
 }
 
 /// An innermost loop along which every gather is fixed is an affine copy by a fixed stride.
@@ -226,8 +251,11 @@ fn guarded_gather(nest: &mut LoopNest, _: Target) -> bool {
 /// also reads the same span of the next row (the row loop one step on), a line every few
 /// elements, in order: the hardware streams it in while this row is gathered from cache, and
 /// the misses overlap the gathers instead of stalling ahead of them. The span must hold a byte
-/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer,
-/// all of which are numbers: no read-ahead where one is symbolic.
+/// per element (the reads advance by its bytes per element, rounded down) and fit the buffer.
+/// Where those numbers are symbolic, a guarded gather under the outermost loop, by a constant
+/// stride of at most a line, reads ahead by the call ([`GatherAhead::ByCall`]): the kernel tests
+/// the same limits on the call's numbers, and clamps the next row's span between the first and
+/// the last row's instead of into the buffer.
 fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     let Some(last) = nest.extents.len().checked_sub(1) else { return false };
     // The row loop, and the loop over a row's elements.
@@ -240,8 +268,17 @@ fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     };
     let [t] = nest.data.terms.as_slice() else { return false };
     let numbers = (t.len.as_const(), t.stride.as_const(), nest.data.strides[row].as_const());
-    let (Some(len), Some(stride), Some(step)) = numbers else { return false };
-    let Some(elements) = nest.extents[elements].as_const() else { return false };
+    let (Some(len), Some(stride), Some(step), Some(elements)) =
+        (numbers.0, numbers.1, numbers.2, nest.extents[elements].as_const())
+    else {
+        let by_call = row == 0
+            && nest.strategies[last] == Strategy::GuardedGather(None)
+            && t.stride.as_const().is_some_and(|s| s != 0 && s.abs() <= CACHE_LINE);
+        if by_call {
+            nest.strategies[last] = Strategy::GuardedGather(Some(GatherAhead::ByCall));
+        }
+        return by_call;
+    };
     let reach = (len - 1).saturating_mul(stride);
     let span = reach.saturating_abs().saturating_add(nest.width as i64);
     let bytes = nest.buffer_windows[nest.data.buffer].map_or(0, ByteWindow::bytes);
@@ -251,10 +288,10 @@ fn read_ahead(nest: &mut LoopNest, _: Target) -> bool {
     if !(TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(&span) || span > bytes {
         return false;
     }
-    let ahead = Some(ReadAhead { step, reach, span });
+    let ahead = ReadAhead { step, reach, span };
     match &mut nest.strategies[row] {
-        Strategy::IndexTable(a) => *a = ahead,
-        _ => nest.strategies[last] = Strategy::GuardedGather(ahead),
+        Strategy::IndexTable(a) => *a = Some(ahead),
+        _ => nest.strategies[last] = Strategy::GuardedGather(Some(GatherAhead::Known(ahead))),
     }
     true
 }
