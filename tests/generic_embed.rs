@@ -4,29 +4,10 @@
 
 use slc::embed::{GenericKernel, Kernel, TensorView};
 use slc::{DType, Tensor};
-use std::cell::Cell;
 
-thread_local! {
-    static ALLOCATED: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Counts the bytes this thread allocates.
-struct Counting;
-
-// SAFETY: forwards to the system allocator; the count is a thread-local `Cell` (no allocation).
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        ALLOCATED.with(|a| a.set(a.get() + layout.size()));
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
+use counting::allocated;
 
 /// A call on a dense view allocates nothing near its size; a strided view of it is packed
 /// (so the check can fail), and both give the specialized kernel's result.
@@ -42,10 +23,10 @@ fn dense_views_are_read_in_place() {
     let view = TensorView::from_slice(&shape, &data).unwrap();
     let mut out = Tensor::zeros(DType::F64, &[n - 1, m]).unwrap();
     k.run_into(&[view.reborrow()], &mut out).unwrap();
-    let before = ALLOCATED.with(Cell::get);
+    let before = allocated();
     k.run_into(&[view.reborrow()], &mut out).unwrap();
-    let allocated = ALLOCATED.with(Cell::get) - before;
-    assert!(allocated < 4096, "a generic call on a dense view allocated {allocated} bytes");
+    let bytes = allocated() - before;
+    assert!(bytes < 4096, "a generic call on a dense view allocated {bytes} bytes");
     let specialized = Kernel::prepare("x[1:, ::-1]", &[("x", "f64[256, 256]".parse().unwrap())]).unwrap();
     assert_eq!(out, specialized.run(&[view.reborrow()]).unwrap());
 
@@ -54,10 +35,10 @@ fn dense_views_are_read_in_place() {
     let bytes: Vec<u8> = (0..n * m * 8).map(|i| i as u8).collect();
     let (half, strides) = ([n, m / 2], [8 * m as isize, -16]);
     let strided = TensorView::strided(DType::F64, &half, &strides, &bytes, 8 * (m - 2)).unwrap();
-    let before = ALLOCATED.with(Cell::get);
+    let before = allocated();
     let got = k.run(&[strided.reborrow()]).unwrap();
-    let allocated = ALLOCATED.with(Cell::get) - before;
-    assert!(allocated >= n * m / 2 * 8, "a strided view is packed: {allocated} bytes");
+    let bytes = allocated() - before;
+    assert!(bytes >= n * m / 2 * 8, "a strided view is packed: {bytes} bytes");
     let specialized = Kernel::prepare("x[1:, ::-1]", &[("x", "f64[512, 256]".parse().unwrap())]).unwrap();
     assert_eq!(got, specialized.run(&[strided]).unwrap());
 }
@@ -97,9 +78,9 @@ fn repeated_calls_allocate_nothing() {
     let a = Tensor::zeros(DType::F32, &[4, 5]).unwrap();
     let mut out = Tensor::zeros(DType::F32, &[2, 5]).unwrap();
     k.run_into(&[&a], &mut out).unwrap();
-    let before = ALLOCATED.with(Cell::get);
+    let before = allocated();
     for _ in 0..10 {
         k.run_into(&[&a], &mut out).unwrap();
     }
-    assert_eq!(ALLOCATED.with(Cell::get) - before, 0);
+    assert_eq!(allocated() - before, 0);
 }

@@ -10,7 +10,6 @@ use slc::embed::{Kernel, TensorView};
 use slc::fuzz::{Case, Rng, check_strided};
 use slc::types::TensorType;
 use slc::{DType, Executor, RunOptions, Tensor};
-use std::cell::Cell;
 
 /// Cases of the random comparison: 600, or `SLC_STRIDED_CASES` (.ci/valgrind runs fewer).
 fn cases() -> u32 {
@@ -75,27 +74,9 @@ fn strided_index_tensors_are_checked() {
     assert_eq!((got.int_at(0), got.int_at(1)), (Some(10), Some(13)));
 }
 
-thread_local! {
-    static ALLOCATED: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Counts the bytes this thread allocates.
-struct Counting;
-
-// SAFETY: forwards to the system allocator; the count is a thread-local `Cell` (no allocation).
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        ALLOCATED.with(|a| a.set(a.get() + layout.size()));
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
+use counting::allocated;
 
 /// A call on a strided view of 8 MB allocates a few small tables, not a copy of the view.
 #[test]
@@ -112,14 +93,14 @@ fn strided_views_are_not_copied() {
         let view = TensorView::strided(DType::F64, &shape, &[-16], &data, (2 * n - 2) * 8).unwrap();
         let mut out = k.output_tensor().unwrap();
         k.run_into(&[view.reborrow()], &mut out).unwrap();
-        let before = ALLOCATED.with(Cell::get);
+        let before = allocated();
         k.run_into(&[view.reborrow()], &mut out).unwrap();
-        let allocated = ALLOCATED.with(Cell::get) - before;
+        let bytes = allocated() - before;
         // The interpreter packs (and so allocates the view's 8 MB): the check can fail.
         match executor {
-            Executor::Jit => assert!(allocated < 4096, "the JIT call allocated {allocated} bytes"),
+            Executor::Jit => assert!(bytes < 4096, "the JIT call allocated {bytes} bytes"),
             Executor::Interpreter => {
-                assert!(allocated >= 8 * n, "the interpreter allocated {allocated} bytes")
+                assert!(bytes >= 8 * n, "the interpreter allocated {bytes} bytes")
             }
         }
         assert_eq!(&out.bytes()[..8], &data[..8], "x[::-1][0] is the view's last element, data[0..8]");

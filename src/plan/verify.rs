@@ -133,26 +133,11 @@ fn verify_in_place(plan: &Plan) -> Result<Vec<(BufferId, i64, i64)>, PlanError> 
             strided_layout(input, strides)?;
         }
     }
-    for (i, c) in plan.consts.iter().enumerate() {
-        if c.tensor.rank() > MAX_RANK {
-            return invalid(format!("constant ${i} has more than {MAX_RANK} dimensions"));
-        }
-    }
     if !addressable(plan.dtype, &plan.shape) {
         return invalid("the output shape is invalid");
     }
+    check_structure(plan)?;
     let output_numel = checked_numel(&plan.shape).unwrap_or_default();
-    let accesses = plan.checks.iter().map(|c| &c.index).chain([&plan.output]);
-    if accesses.clone().map(Access::accesses).sum::<usize>() > MAX_PLAN_ACCESSES {
-        return invalid(format!("the plan has more than {MAX_PLAN_ACCESSES} accesses"));
-    }
-    // Verification and every back end recurse once per level.
-    if accesses.clone().any(|a| a.nesting() > MAX_NESTING) {
-        return invalid(format!("index accesses nest more than {MAX_NESTING} levels deep"));
-    }
-    if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
-        return invalid("the output access reads a buffer of another dtype");
-    }
     let mut v = Verifier { plan, footprints: vec![] };
     for check in &plan.checks {
         if check.shape.len() > MAX_RANK || check.shape.iter().any(|&d| d < 0) || check.len < 0 {
@@ -166,6 +151,32 @@ fn verify_in_place(plan: &Plan) -> Result<Vec<(BufferId, i64, i64)>, PlanError> 
         return invalid("an empty output must have the canonical empty access");
     }
     Ok(v.footprints)
+}
+
+/// What a plan must be whatever its integers: constants and the output of at most
+/// [`MAX_RANK`] dimensions, at most [`MAX_PLAN_ACCESSES`] accesses nested at most
+/// [`MAX_NESTING`] deep (verification and every back end recurse once per level), an output
+/// access reading a buffer of the output's dtype. Shared by `verify` and `verify_generic`.
+pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
+    for (i, c) in plan.consts.iter().enumerate() {
+        if c.tensor.rank() > MAX_RANK {
+            return invalid(format!("constant ${i} has more than {MAX_RANK} dimensions"));
+        }
+    }
+    if plan.shape.len() > MAX_RANK {
+        return invalid(format!("the output has more than {MAX_RANK} dimensions"));
+    }
+    let accesses = plan.checks.iter().map(|c| &c.index).chain([&plan.output]);
+    if accesses.clone().map(Access::accesses).sum::<usize>() > MAX_PLAN_ACCESSES {
+        return invalid(format!("the plan has more than {MAX_PLAN_ACCESSES} accesses"));
+    }
+    if accesses.clone().any(|a| a.nesting() > MAX_NESTING) {
+        return invalid(format!("index accesses nest more than {MAX_NESTING} levels deep"));
+    }
+    if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
+        return invalid("the output access reads a buffer of another dtype");
+    }
+    Ok(())
 }
 
 struct Verifier<'p> {

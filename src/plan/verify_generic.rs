@@ -7,7 +7,7 @@
 
 use super::ir::*;
 use super::verify::PlanError;
-use crate::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK};
+use crate::limits::MAX_RANK;
 use crate::types::sym::{Assumptions, Cond, SymExpr};
 
 /// A generic plan that [`verify_generic`] accepted, with the requirements it added. Only
@@ -52,24 +52,7 @@ fn requirements(plan: &GenericPlan) -> Result<Vec<Requirement>, PlanError> {
             return invalid(format!("input `{}` of a generic plan has strides", input.name));
         }
     }
-    for (i, c) in plan.consts.iter().enumerate() {
-        if c.tensor.rank() > MAX_RANK {
-            return invalid(format!("constant ${i} has more than {MAX_RANK} dimensions"));
-        }
-    }
-    if plan.shape.len() > MAX_RANK {
-        return invalid(format!("the output has more than {MAX_RANK} dimensions"));
-    }
-    let accesses = plan.checks.iter().map(|c| &c.index).chain([&plan.output]);
-    if accesses.clone().map(Access::accesses).sum::<usize>() > MAX_PLAN_ACCESSES {
-        return invalid(format!("the plan has more than {MAX_PLAN_ACCESSES} accesses"));
-    }
-    if accesses.clone().any(|a| a.nesting() > MAX_NESTING) {
-        return invalid(format!("index accesses nest more than {MAX_NESTING} levels deep"));
-    }
-    if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
-        return invalid("the output access reads a buffer of another dtype");
-    }
+    super::verify::check_structure(plan)?;
     let mut v = Verifier { plan, added: vec![] };
     for check in &plan.checks {
         if check.shape.len() > MAX_RANK {
