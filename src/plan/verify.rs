@@ -179,6 +179,28 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// The name and dtype of the buffer `access` reads, after checking what holds whatever the
+/// integers: the buffer is declared, of an integer dtype where it holds indices, and the access
+/// has one stride per coordinate of its `rank`.
+pub(super) fn check_access<D>(
+    plan: &Plan<D>,
+    access: &Access<D>,
+    rank: usize,
+    is_index: bool,
+) -> Result<(String, slc_runtime::DType), PlanError> {
+    let name = plan.buffer_name(access.buffer);
+    let Some(dtype) = plan.buffer_dtype(access.buffer) else {
+        return invalid(format!("access to an undeclared buffer `{name}`"));
+    };
+    if is_index && !dtype.is_integer() {
+        return invalid(format!("index buffer `{name}` is not of an integer dtype"));
+    }
+    if access.strides.len() != rank {
+        return invalid(format!("access to `{name}` has {} strides for rank {rank}", access.strides.len()));
+    }
+    Ok((name, dtype))
+}
+
 struct Verifier<'p> {
     plan: &'p Plan,
     footprints: Vec<(BufferId, i64, i64)>,
@@ -187,20 +209,7 @@ struct Verifier<'p> {
 impl Verifier<'_> {
     /// Proves `access` over `shape` stays inside its buffer; `is_index` requires an integer buffer.
     fn access(&mut self, access: &Access, shape: &[i64], is_index: bool) -> Result<(), PlanError> {
-        let name = self.plan.buffer_name(access.buffer);
-        let Some(dtype) = self.plan.buffer_dtype(access.buffer) else {
-            return invalid(format!("access to an undeclared buffer `{name}`"));
-        };
-        if is_index && !dtype.is_integer() {
-            return invalid(format!("index buffer `{name}` is not of an integer dtype"));
-        }
-        if access.strides.len() != shape.len() {
-            return invalid(format!(
-                "access to `{name}` has {} strides for rank {}",
-                access.strides.len(),
-                shape.len()
-            ));
-        }
+        let (name, dtype) = check_access(self.plan, access, shape.len(), is_index)?;
         // Back ends address bytes in i64: every offset must be one, even where it is never
         // added (a stride along a unit axis, a term of an empty axis).
         let width = dtype.width() as i64;

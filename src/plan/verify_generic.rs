@@ -79,20 +79,7 @@ impl Verifier<'_> {
         shape: &[SymExpr],
         is_index: bool,
     ) -> Result<(), PlanError> {
-        let name = self.plan.buffer_name(access.buffer);
-        let Some(dtype) = self.plan.buffer_dtype(access.buffer) else {
-            return invalid(format!("access to an undeclared buffer `{name}`"));
-        };
-        if is_index && !dtype.is_integer() {
-            return invalid(format!("index buffer `{name}` is not of an integer dtype"));
-        }
-        if access.strides.len() != shape.len() {
-            return invalid(format!(
-                "access to `{name}` has {} strides for rank {}",
-                access.strides.len(),
-                shape.len()
-            ));
-        }
+        let (name, _) = super::verify::check_access(self.plan, access, shape.len(), is_index)?;
         for t in &access.terms {
             self.access(&t.index, shape, true)?;
         }
