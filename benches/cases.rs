@@ -68,11 +68,11 @@ fn slc_variants<'g>(
     expr: &str,
     inputs: &[(&str, &Input)],
 ) -> BenchmarkGroup<'g, WallTime> {
-    let types: Vec<(&str, slc::types::TensorType)> =
+    let types: Vec<(&str, slc::types::SymTensorType)> =
         inputs.iter().map(|(name, input)| (*name, input.signature().parse().unwrap())).collect();
     let mut kernel = Kernel::prepare(expr, &types).unwrap_or_else(|e| panic!("{id} `{expr}`: {e}"));
     let views: Vec<TensorView> = inputs.iter().map(|(_, input)| input.view()).collect();
-    let out_bytes = kernel.output_nbytes();
+    let out_bytes = kernel.output_nbytes().expect("fixed shapes");
 
     let mut group = c.benchmark_group(id);
     let src = vec![1u8; out_bytes];

@@ -30,7 +30,7 @@ pub mod syntax;
 pub mod target;
 pub mod types;
 
-pub use embed::{GenericKernel, Kernel, TensorView};
+pub use embed::{Kernel, TensorView};
 pub use error::Error;
 pub use exec::{Executor, RunOptions};
 pub use pipeline::{Compiled, compile, compile_with_values};

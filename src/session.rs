@@ -1,9 +1,9 @@
 //! The embeddable entry point: bind tensors by name, then compile or evaluate programs.
 
 use crate::backend::RuntimeError;
-use crate::backend::jit::{self, KernelCache};
-use crate::embed::programs::{GenericProgram, GenericPrograms, Program, ProgramCache};
-use crate::embed::{GenericKernel, Kernel, TensorView};
+use crate::backend::jit::KernelCache;
+use crate::embed::programs::{Program, ProgramCache};
+use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
 use crate::limits::MAX_RANK;
@@ -12,6 +12,7 @@ use crate::sema::{InputTypes, value_may_be_read};
 use crate::types::{SymTensorType, TensorType};
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Where an [`eval`](Session::eval_timed) spent its time.
 #[derive(Debug, Clone, Copy)]
@@ -69,7 +70,6 @@ pub struct Session<'a> {
     views: BTreeMap<String, TensorView<'a>>,
     options: RunOptions,
     programs: ProgramCache,
-    generic: GenericPrograms,
 }
 
 impl<'a> Session<'a> {
@@ -87,7 +87,6 @@ impl<'a> Session<'a> {
     /// The run options; kernels built for the old ones are dropped.
     pub fn options_mut(&mut self) -> &mut RunOptions {
         self.programs.forget_programs();
-        self.generic.clear();
         &mut self.options
     }
 
@@ -132,35 +131,21 @@ impl<'a> Session<'a> {
     }
 
     /// Compiles `src` for inputs of the given names and types (in the order the kernel takes
-    /// them), for this session's executor and threads. Bound tensors play no part.
+    /// them), for this session's executor and threads. Bound tensors play no part. Dims may be
+    /// symbols (`f32[N, M]`): one kernel for inputs of any conforming shapes.
     ///
     /// ```
     /// use slc::{Session, Tensor, DType};
     /// let k = Session::new().prepare("a[1:3, ::-1]", &[("a", "f32[4,5]".parse()?)])?;
     /// let a = Tensor::zeros(DType::F32, &[4, 5])?;
     /// assert_eq!(k.run(&[&a])?.shape(), &[2, 5]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn prepare(&self, src: &str, inputs: &[(&str, TensorType)]) -> Result<Kernel, Error> {
-        Kernel::prepare_with(src, inputs, &self.options)
-    }
-
-    /// Compiles `src` once for inputs whose dims may be symbols (`f32[N, M]`), for this
-    /// session's threads: a kernel for inputs of any conforming shapes.
-    ///
-    /// ```
-    /// use slc::{Session, Tensor, DType};
-    /// let k = Session::new().prepare_generic("a[1:3, ::-1]", &[("a", "f32[N, M]".parse()?)])?;
+    /// let k = Session::new().prepare("a[1:3, ::-1]", &[("a", "f32[N, M]".parse()?)])?;
     /// let a = Tensor::zeros(DType::F32, &[6, 2])?;
     /// assert_eq!(k.run(&[&a])?.shape(), &[2, 2]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn prepare_generic(
-        &self,
-        src: &str,
-        inputs: &[(&str, SymTensorType)],
-    ) -> Result<GenericKernel, Error> {
-        GenericKernel::prepare_with(src, inputs, &RunOptions { executor: Executor::Jit, ..self.options })
+    pub fn prepare(&self, src: &str, inputs: &[(&str, SymTensorType)]) -> Result<Kernel, Error> {
+        Kernel::prepare_with(src, inputs, &self.options)
     }
 
     pub fn get(&self, name: &str) -> Option<&Tensor> {
@@ -207,46 +192,36 @@ impl<'a> Session<'a> {
     /// As [`eval`](Self::eval), and says where the time went (`slc eval --time`).
     pub fn eval_timed(&self, src: &str) -> Result<(Tensor, EvalTimes), Error> {
         let start = std::time::Instant::now();
-        if let Some((generic, cache_hit)) = self.generic_program(src) {
-            let compiled = start.elapsed();
-            if let Ok(result) = generic.run(|name| self.get_view(name), &self.options) {
-                let run = start.elapsed() - compiled;
-                let outer = result.shape().first().map_or(1, |&d| d as i64);
-                let threads = jit::workers(outer, result.nbytes(), self.options.threads.max(1));
-                return Ok((result, EvalTimes { compile: compiled, cache_hit, run, threads }));
-            }
-            // Errors are reported by the specialized kernel, as they always are.
-        }
-        let start = std::time::Instant::now();
         let (program, cache_hit) = self.program(src)?;
         let compiled = start.elapsed();
         let result = program.run(|name| self.get_view(name), &self.options)?;
         let run = start.elapsed() - compiled;
-        Ok((result, EvalTimes { compile: compiled, cache_hit, run, threads: program.threads_used() }))
+        let threads = program.kernel().threads_used(result.shape());
+        Ok((result, EvalTimes { compile: compiled, cache_hit, run, threads }))
     }
 
-    /// The generic kernel for `src` over the current bindings' dtypes and ranks, and whether it
-    /// was kept from an earlier eval: when the JIT runs, the text was evaluated before with
-    /// other bindings, and the generic pipeline takes it. `None` otherwise.
-    fn generic_program(&self, src: &str) -> Option<(std::sync::Arc<GenericProgram>, bool)> {
+    /// The program for `src` over the current bindings, and whether it was kept from an earlier
+    /// eval. The first eval of a text builds a kernel for the bound shapes; when the text comes
+    /// back with others, one shape-generic kernel (where the generic pipeline takes the text).
+    fn program(&self, src: &str) -> Result<(Arc<Program>, bool), Error> {
         let view_of = |name: &str| self.get_view(name);
-        if self.options.executor != Executor::Jit || self.programs.find(src, &view_of).is_some() {
-            return None;
+        if let Some(program) = self.programs.find(src, &view_of) {
+            return Ok((program, true));
         }
-        match self.generic.find(src, &view_of) {
-            Some(found) => return found.map(|p| (p, true)),
-            None if !self.programs.has_text(src) => return None,
-            None => {}
+        if self.options.executor == Executor::Jit && self.programs.may_generalize(src) {
+            match self.build_generic(src) {
+                Some(program) => return Ok((self.programs.insert(src, program?), false)),
+                None => self.programs.refuse_generic(src),
+            }
         }
-        let built = self.build_generic(src);
-        self.generic.insert(src, built).map(|p| (p, false))
+        Ok((self.programs.insert(src, self.build(src)?), false))
     }
 
-    /// Compiles `src` for the bound inputs' dtypes and ranks, every dim a symbol — or, when
-    /// that fails, with the lengths of small 1-d integer tensors kept (operator parameters such as
-    /// `slice`'s starts must have a known length; their values stay run-time). `None` when the
-    /// generic pipeline takes it neither way.
-    fn build_generic(&self, src: &str) -> Option<GenericProgram> {
+    /// A kernel for `src` over the bound inputs' dtypes and ranks, every dim a symbol — or,
+    /// when that fails, with the lengths of small 1-d integer tensors kept (operator parameters
+    /// such as `slice`'s starts must have a known length; their values stay run-time). `None`
+    /// when the generic pipeline takes it neither way.
+    fn build_generic(&self, src: &str) -> Option<Result<Program, Error>> {
         let attempt = |keep_parameter_lengths: bool| {
             let types: crate::sema::SymInputTypes = self
                 .input_types()
@@ -261,44 +236,46 @@ impl<'a> Session<'a> {
                     (name, ty)
                 })
                 .collect();
-            crate::pipeline::compile_generic(src, &types).ok()
+            let compiled = crate::pipeline::compile_generic(src, &types).ok()?;
+            crate::plan::verify_generic(compiled.plan.clone()).ok()?;
+            Some((compiled, types))
         };
-        let compiled = attempt(false).or_else(|| attempt(true))?;
-        let plan = crate::plan::verify_generic(compiled.plan).ok()?;
-        let kernel = self.programs.kernels().get_or_compile_generic(&plan).ok()?;
-        Some(GenericProgram::new(kernel))
+        let (compiled, types) = attempt(false).or_else(|| attempt(true))?;
+        // The kernel takes the inputs the plan reads, in plan order.
+        let inputs: Vec<(String, SymTensorType)> = (compiled.plan.inputs.iter())
+            .filter_map(|d| Some((d.name.clone(), types.get(&d.name)?.clone())))
+            .collect();
+        let inputs: Vec<(&str, SymTensorType)> = inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let kernel =
+            Kernel::from_program(src, &inputs, compiled, None, &self.options, Some(self.programs.kernels()));
+        Some(kernel.and_then(|k| Program::new(k, None, [], |name| self.get_view(name))))
     }
 
-    /// The program built for `src` over the current bindings, and whether it was kept from
-    /// an earlier eval.
-    fn program(&self, src: &str) -> Result<(std::sync::Arc<Program>, bool), Error> {
-        let view_of = |name: &str| self.get_view(name);
-        Ok(match self.programs.find(src, &view_of) {
-            Some(program) => (program, true),
-            None => (self.programs.insert(src, self.build(src)?), false),
-        })
-    }
-
-    /// Compiles `src` into a kernel over the bound inputs it reads, in plan order.
+    /// Compiles `src` into a kernel for the bound inputs it reads (in plan order), specialized
+    /// to their shapes and to the values of the parameters it read.
     fn build(&self, src: &str) -> Result<Program, Error> {
         let compiled = self.compile(src)?;
+        compiled.check_output_size(&self.options)?;
         let read = compiled.read.clone();
-        let inputs: Vec<(String, TensorType)> = compiled
-            .plan
-            .inputs
-            .iter()
-            .map(|d| (d.name.clone(), TensorType { dtype: d.dtype, shape: d.shape.clone() }))
+        let inputs: Vec<(String, SymTensorType)> = (compiled.plan.inputs.iter())
+            .map(|d| (d.name.clone(), TensorType { dtype: d.dtype, shape: d.shape.clone() }.generic()))
             .collect();
-        let order = jit::plan_order(&compiled.plan);
-        let kernel = Kernel::from_compiled(
-            compiled,
+        let inputs: Vec<(&str, SymTensorType)> = inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let program = crate::pipeline::CompiledGeneric {
+            ast: compiled.ast.clone(),
+            checked: compiled.checked.clone(),
+            plan: compiled.plan.generic(),
+            read: compiled.read.clone(),
+        };
+        let kernel = Kernel::from_program(
             src,
-            inputs,
-            order,
+            &inputs,
+            program,
+            Some(Arc::new(compiled)),
             &self.options,
             Some(self.programs.kernels()),
         )?;
-        Program::new(kernel, &read.types, &read.values, |name| self.get_view(name))
+        Program::new(kernel, Some(&read.types), &read.values, |name| self.get_view(name))
     }
 }
 

@@ -4,7 +4,7 @@
 //! run finishes in bounded time (a deadlock fails the test instead of hanging it).
 
 use slc::embed::{Kernel, TensorView};
-use slc::types::TensorType;
+use slc::types::{SymTensorType, TensorType};
 use slc::{DType, Executor, RunOptions, Session, Tensor};
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::Duration;
@@ -110,8 +110,8 @@ fn prepared_kernels_and_sessions_over_views_at_once() {
         }
         s
     };
-    let sigs: Vec<(&str, TensorType)> =
-        inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()))).collect();
+    let sigs: Vec<(&str, SymTensorType)> =
+        inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
     // One kernel per shared program, prepared once and run by every thread.
     let kernels: Vec<(String, Kernel, Tensor)> = programs(0)[..6]
         .iter()

@@ -7,7 +7,7 @@
 use slc::RunOptions;
 use slc::embed::{Kernel, TensorView};
 use slc::fuzz::{Case, Rng, check_case};
-use slc::types::TensorType;
+use slc::types::{SymTensorType, TensorType};
 
 fn cases() -> u64 {
     std::env::var("SLC_SAMPLE_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(300)
@@ -18,8 +18,8 @@ fn jit_kernels_and_emulator_equal_the_interpreter() {
     for seed in 0..cases() {
         let case = Case::draw(&mut Rng::new(seed));
         check_case(&case);
-        let sigs: Vec<(&str, TensorType)> =
-            case.inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()))).collect();
+        let sigs: Vec<(&str, SymTensorType)> =
+            case.inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
         let views: Vec<TensorView> = case.inputs.iter().map(|(_, t)| TensorView::of(t)).collect();
         let want =
             Kernel::prepare_with(&case.src, &sigs, &RunOptions::interpreter()).and_then(|k| k.run(&views));

@@ -6,7 +6,7 @@
 //! must equal the reference interpreter's, byte for byte, on one thread and on several.
 
 use slc::embed::TensorView;
-use slc::types::TensorType;
+use slc::types::{SymTensorType, TensorType};
 use slc::{DType, Kernel, RunOptions, Tensor};
 
 /// Memory whose bytes `[data, data + len)` touch a guard page: on the right (`End`) or on the
@@ -91,8 +91,8 @@ fn ints(dtype: DType, values: &[i64]) -> Tensor {
 /// Runs `src` on guarded copies of `inputs` into a guarded output, against both edges, on one
 /// thread and on four; compares with the interpreter.
 fn check(src: &str, inputs: &[(&str, &Tensor)]) {
-    let sigs: Vec<(&str, TensorType)> =
-        inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()))).collect();
+    let sigs: Vec<(&str, SymTensorType)> =
+        inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
     let tensors: Vec<&Tensor> = inputs.iter().map(|(_, t)| *t).collect();
     let expected = Kernel::prepare_with(src, &sigs, &RunOptions::interpreter())
         .and_then(|k| k.run(&tensors))
@@ -108,7 +108,7 @@ fn check(src: &str, inputs: &[(&str, &Tensor)]) {
             .collect();
         for threads in [1, 4] {
             kernel.set_threads(threads);
-            let mut out = Guarded::new(&vec![0xAB; kernel.output_nbytes()], edge);
+            let mut out = Guarded::new(&vec![0xAB; kernel.output_nbytes().unwrap()], edge);
             let got = kernel.run_into_bytes(&views, out.bytes_mut()).map(|()| out.bytes().to_vec());
             assert_eq!(
                 got.map_err(|e| e.to_string()),
@@ -271,7 +271,6 @@ fn large_outputs_split_across_threads_stay_inside() {
 /// too many columns, short rows) gather without. Results equal the interpreter's.
 #[test]
 fn generic_gathers_reading_ahead_at_the_edge() {
-    use slc::embed::GenericKernel;
     for (dtype, columns) in [(DType::U8, 1500), (DType::F32, 300), (DType::F32, 100), (DType::F64, 4100)] {
         let m = data(dtype, &[3, columns]);
         let n = columns as i64;
@@ -290,13 +289,15 @@ fn generic_gathers_reading_ahead_at_the_edge() {
                 let concrete: Vec<(&str, TensorType)> = [("m", &m), ("c", index)]
                     .map(|(name, t)| (name, TensorType::of(t.dtype(), t.shape())))
                     .into();
-                let expected = Kernel::prepare_with(src, &concrete, &RunOptions::interpreter())
+                let fixed: Vec<(&str, SymTensorType)> =
+                    concrete.iter().map(|(name, t)| (*name, t.generic())).collect();
+                let expected = Kernel::prepare_with(src, &fixed, &RunOptions::interpreter())
                     .and_then(|k| k.run(&tensors))
                     .map(|t| t.bytes().to_vec())
                     .map_err(|e| e.to_string());
-                let symbolic: Vec<(&str, slc::types::SymTensorType)> =
+                let symbolic: Vec<(&str, SymTensorType)> =
                     concrete.iter().map(|(name, t)| (*name, t.symbolic(name))).collect();
-                let kernel = GenericKernel::prepare(src, &symbolic).unwrap_or_else(|e| panic!("{src}: {e}"));
+                let kernel = Kernel::prepare(src, &symbolic).unwrap_or_else(|e| panic!("{src}: {e}"));
                 for edge in [Edge::Start, Edge::End] {
                     let copies: Vec<Guarded> =
                         tensors.iter().map(|t| Guarded::new(t.bytes(), edge)).collect();

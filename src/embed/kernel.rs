@@ -1,71 +1,97 @@
-//! Prepared kernels: a program compiled once for fixed input signatures, run many times.
+//! Prepared kernels: a program compiled once for input signatures, run many times — on inputs of
+//! exactly those types, or, where a signature's dims are symbols (`f32[N, M]`), on inputs of any
+//! conforming shapes. One type for both: a fixed shape is a signature with nothing to bind.
 
-use super::strided::StridedKernels;
+use super::held::{FEW_INPUTS, Held};
+use super::specialize::{Source, Special, Specials};
 use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
-use crate::backend::aot;
 use crate::backend::clif::STATUS_OK;
-use crate::backend::jit::{self, JitKernel, KernelCache};
+use crate::backend::jit::{self, GenericJitKernel};
 use crate::error::Error;
-use crate::exec::{Executor, RunOptions, Runnable};
-use crate::pipeline::Compiled;
-use crate::sema::{InputTypes, InputValues};
-use crate::types::{ShapeDisplay, TensorType};
+use crate::exec::{Executor, RunOptions};
+use crate::pipeline::{Compiled, CompiledGeneric, compile_generic, compile_with_values};
+use crate::plan::{InputDecl, VerifiedGenericPlan};
+use crate::sema::{InputTypes, InputValues, SymInputTypes};
+use crate::types::sym::SymExpr;
+use crate::types::{ShapeDisplay, SymTensorType, TensorType};
 use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Input tables up to this long live on the stack.
-const INLINE_INPUTS: usize = 8;
-
-/// A program compiled for fixed input signatures; run it as often as needed.
+/// A program compiled for input signatures; run it as often as needed.
 ///
 /// Inputs are passed by position, in the order of the signatures given to
-/// [`Kernel::prepare`]. Calls validate inputs with a few comparisons (dtype and shape), never
-/// allocate for dense inputs, and are safe to make from many threads at once.
+/// [`Kernel::prepare`]. A signature's dims may be constants (`f32[4, 5]`) or symbols
+/// (`f32[N, M]`, `?` for a name of its own): equal names must be equal sizes, and the one
+/// compiled kernel serves every shape its shape function accepts. Calls validate inputs with a
+/// few comparisons, never allocate for dense inputs, and are safe to make from many threads at
+/// once.
+///
+/// **Specialization is a policy inside the kernel**: a strided view is read in place by a kernel
+/// compiled for its layout, and a shape that comes back call after call gets a kernel with its
+/// dims bound into the code (see `embed/specialize.rs`); both are kept, a bounded number.
+/// Errors read as a fixed-shape compile reports them (same codes, same spans).
 ///
 /// ```
 /// use slc::{DType, Tensor, embed::{Kernel, TensorView}};
 /// let k = Kernel::prepare("a[1:3, ::-1]", &[("a", "f32[4,5]".parse()?)])?;
-/// assert_eq!((k.output_dtype(), k.output_shape()), (DType::F32, &[2usize, 5][..]));
+/// assert_eq!((k.output_dtype(), k.output_shape()), (DType::F32, Some(&[2usize, 5][..])));
 /// let data: Vec<f32> = (0..20).map(|x| x as f32).collect();
 /// let a = TensorView::from_slice(&[4, 5], &data)?;
 /// let mut out = k.output_tensor()?;
 /// k.run_into(&[&a], &mut out)?;
 /// assert_eq!(out.bytes()[..4], 9.0f32.to_le_bytes());
+///
+/// // Symbolic dims: one kernel for every shape.
+/// let k = Kernel::prepare("a[1:, ::-1]", &[("a", "f32[N, M]".parse()?)])?;
+/// assert_eq!(k.output_type().to_string(), "f32[max(0, N-1), M]");
+/// for (n, m) in [(4, 5), (3, 1), (100, 7)] {
+///     let a = Tensor::zeros(DType::F32, &[n, m])?;
+///     assert_eq!(k.run(&[&a])?.shape(), &[n - 1, m]);
+/// }
+/// // Equal names must be equal sizes.
+/// let k = Kernel::prepare("b", &[("a", "f32[N]".parse()?), ("b", "f32[N]".parse()?)])?;
+/// let (a, b) = (Tensor::zeros(DType::F32, &[3])?, Tensor::zeros(DType::F32, &[4])?);
+/// assert_eq!(k.run(&[&a, &b]).unwrap_err().diagnostic().code, "E0208");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
 pub struct Kernel {
-    compiled: Compiled,
+    shared: Arc<Shared>,
+    threads: usize,
+}
+
+/// What the clones of a kernel share.
+struct Shared {
     src: String,
     names: Vec<String>,
-    dtypes: Vec<DType>,
-    shapes: Vec<Vec<usize>>,
+    types: Vec<SymTensorType>,
+    executor: Executor,
+    max_output_bytes: Option<u64>,
+    /// The checked program and its plan over the declared types.
+    program: CompiledGeneric,
+    plan: VerifiedGenericPlan,
+    /// The front end's product for the declared types when every dim is a constant.
+    fixed: Option<Arc<Compiled>>,
+    /// The output's dims and bytes when they do not depend on the inputs.
+    out_fixed: Option<(Vec<usize>, usize)>,
     /// For each plan input, its position among the caller's inputs.
     order: Vec<usize>,
-    out_shape: Vec<usize>,
-    out_nbytes: usize,
-    threads: usize,
-    runnable: Runnable,
-    /// Kernels compiled for strided views (JIT only), by layout.
-    strided: Arc<StridedKernels>,
+    /// Whether the plan reads every input, in the order given (the call's fast path).
+    in_order: bool,
+    /// Whether the plan has symbols to bind (dense calls may then be specialized).
+    symbolic: bool,
+    /// The one compiled kernel (the JIT); `None` on the interpreter.
+    jit: Option<Arc<GenericJitKernel>>,
+    specials: Specials,
 }
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Kernel({:?} on {:?}: {})",
-            self.src,
-            self.runnable.executor(),
-            self.compiled.plan.to_string().trim_end()
-        )
+        let s = &self.shared;
+        write!(f, "Kernel({:?} on {:?}: {})", s.src, s.executor, s.plan.to_string().trim_end())
     }
-}
-
-fn dims(shape: &[i64]) -> Vec<usize> {
-    shape.iter().map(|&d| d as usize).collect()
 }
 
 impl Kernel {
@@ -81,7 +107,7 @@ impl Kernel {
     /// assert!(err.render("a[5]").contains("out of bounds"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn prepare(src: &str, inputs: &[(&str, TensorType)]) -> Result<Kernel, Error> {
+    pub fn prepare(src: &str, inputs: &[(&str, SymTensorType)]) -> Result<Kernel, Error> {
         Kernel::prepare_with(src, inputs, &RunOptions::default())
     }
 
@@ -96,121 +122,221 @@ impl Kernel {
     /// ```
     pub fn prepare_with(
         src: &str,
-        inputs: &[(&str, TensorType)],
+        inputs: &[(&str, SymTensorType)],
         options: &RunOptions,
     ) -> Result<Kernel, Error> {
         Kernel::prepare_with_values(src, inputs, &InputValues::new(), options)
     }
 
     /// As [`prepare_with`](Self::prepare_with), where some inputs' values are known too
-    /// (operator parameters such as `slice`'s starts, which shape the output). The kernel is
-    /// only valid for those values: [`Compiled::read`] names the inputs whose values it read.
+    /// (operator parameters such as `slice`'s starts, boolean masks). With fixed shapes the
+    /// kernel is only valid for those values ([`Compiled::read`] names the inputs whose values
+    /// it read); with symbolic dims, parameters are read per call instead.
     pub fn prepare_with_values(
         src: &str,
-        inputs: &[(&str, TensorType)],
+        inputs: &[(&str, SymTensorType)],
         values: &InputValues,
         options: &RunOptions,
     ) -> Result<Kernel, Error> {
-        let types: InputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
-        let compiled = crate::compile_with_values(src, &types, values)?;
-        let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
-        let order = aot::input_order(&compiled.plan, &names).map_err(|e| match e {
-            aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
-            other => ViewError::Signature(other.to_string()),
-        })?;
-        let signatures = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
-        Kernel::from_compiled(compiled, src, signatures, order, options, None)
+        let concrete: Option<InputTypes> =
+            inputs.iter().map(|(n, t)| Some((n.to_string(), t.concrete()?))).collect();
+        let (program, fixed) = match concrete {
+            Some(types) => {
+                let compiled = compile_with_values(src, &types, values)?;
+                compiled.check_output_size(options)?;
+                let program = CompiledGeneric {
+                    ast: compiled.ast.clone(),
+                    checked: compiled.checked.clone(),
+                    plan: compiled.plan.generic(),
+                    read: compiled.read.clone(),
+                };
+                (program, Some(Arc::new(compiled)))
+            }
+            None => {
+                let types: SymInputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+                (compile_generic(src, &types)?, None)
+            }
+        };
+        Kernel::from_program(src, inputs, program, fixed, options, None)
     }
 
-    /// A kernel for `compiled` over `inputs` (names and types, in call order); its machine code
-    /// comes from (and goes into) `cache` if given.
-    pub(crate) fn from_compiled(
-        compiled: Compiled,
+    /// A kernel for the front end's product `program` over `inputs` (call order); `fixed` is
+    /// the concrete product when every declared dim is a constant. Machine code comes from (and
+    /// goes into) `cache` if given.
+    pub(crate) fn from_program(
         src: &str,
-        inputs: Vec<(String, TensorType)>,
-        order: Vec<usize>,
+        inputs: &[(&str, SymTensorType)],
+        program: CompiledGeneric,
+        fixed: Option<Arc<Compiled>>,
         options: &RunOptions,
-        cache: Option<&KernelCache>,
+        cache: Option<&jit::KernelCache>,
     ) -> Result<Kernel, Error> {
-        compiled.check_output_size(options)?;
-        let out_shape = dims(&compiled.plan.shape);
-        let out_nbytes = Tensor::byte_size(compiled.plan.dtype, &out_shape).ok_or_else(|| {
-            RuntimeError::Alloc(slc_runtime::TensorError::TooLarge {
-                shape: out_shape.clone(),
-                dtype: compiled.plan.dtype,
-                bytes: None,
-            })
+        let plan = crate::plan::verify_generic(program.plan.clone())?;
+        let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
+        let order = crate::backend::aot::input_order(&plan, &names).map_err(|e| match e {
+            crate::backend::aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
+            other => ViewError::Signature(other.to_string()),
         })?;
-        let plan = &compiled.plan;
-        let runnable = Runnable::prepare(plan, &order, options.executor, cache)?;
-        Ok(Kernel {
+        let out_fixed = match &fixed {
+            Some(c) => {
+                let dims: Vec<usize> = c.plan.shape.iter().map(|&d| d as usize).collect();
+                let nbytes = Tensor::byte_size(c.plan.dtype, &dims).ok_or_else(|| {
+                    RuntimeError::Alloc(slc_runtime::TensorError::TooLarge {
+                        shape: dims.clone(),
+                        dtype: c.plan.dtype,
+                        bytes: None,
+                    })
+                })?;
+                Some((dims, nbytes))
+            }
+            None => None,
+        };
+        let jit = match options.executor {
+            Executor::Jit => Some(match cache {
+                Some(cache) => cache.get_or_compile_generic(&plan).map_err(RuntimeError::from)?,
+                None => Arc::new(GenericJitKernel::compile(&plan).map_err(RuntimeError::from)?),
+            }),
+            Executor::Interpreter => None,
+        };
+        let in_order = order.len() == inputs.len() && order.iter().enumerate().all(|(i, &o)| i == o);
+        let symbolic = !plan.symbols().is_empty();
+        let shared = Shared {
             src: src.to_string(),
-            dtypes: inputs.iter().map(|(_, t)| t.dtype).collect(),
-            shapes: inputs.iter().map(|(_, t)| dims(&t.shape)).collect(),
-            names: inputs.into_iter().map(|(n, _)| n).collect(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            types: inputs.iter().map(|(_, t)| t.clone()).collect(),
+            executor: options.executor,
+            max_output_bytes: options.max_output_bytes,
+            program,
+            plan,
+            fixed,
+            out_fixed,
             order,
-            out_shape,
-            out_nbytes,
-            threads: options.threads.max(1),
-            runnable,
-            strided: Arc::default(),
-            compiled,
-        })
+            in_order,
+            symbolic,
+            jit,
+            specials: Specials::default(),
+        };
+        Ok(Kernel { shared: Arc::new(shared), threads: options.threads.max(1) })
     }
 
     /// The program text (to render errors against).
     pub fn source(&self) -> &str {
-        &self.src
+        &self.shared.src
     }
 
-    /// The compiled program: AST, checked tree, plan.
-    pub fn compiled(&self) -> &Compiled {
-        &self.compiled
+    /// The checked program and its plan over the declared types (their dims expressions in the
+    /// symbols, or constants).
+    pub fn program(&self) -> &CompiledGeneric {
+        &self.shared.program
+    }
+
+    /// The verified plan over the declared types: the shape-generic plan, with its shape
+    /// function's requirements; a fixed-shape kernel's has only constants.
+    pub fn plan(&self) -> &VerifiedGenericPlan {
+        &self.shared.plan
+    }
+
+    /// The front end's product for the declared types, when every dim is a constant.
+    pub fn fixed(&self) -> Option<&Compiled> {
+        self.shared.fixed.as_deref()
     }
 
     /// The executor that runs the kernel.
     pub fn executor(&self) -> Executor {
-        self.runnable.executor()
+        self.shared.executor
     }
 
     /// The input names and types, in call order.
     ///
     /// ```
-    /// let k = slc::embed::Kernel::prepare("b", &[("a", "u8[1]".parse()?), ("b", "i8[2]".parse()?)])?;
-    /// assert_eq!(k.inputs().map(|(n, _, _)| n).collect::<Vec<_>>(), ["a", "b"]);
+    /// let k = slc::embed::Kernel::prepare("b", &[("a", "u8[1]".parse()?), ("b", "i8[N]".parse()?)])?;
+    /// let names: Vec<String> = k.inputs().map(|(n, t)| format!("{n}: {t}")).collect();
+    /// assert_eq!(names, ["a: u8[1]", "b: i8[N]"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn inputs(&self) -> impl Iterator<Item = (&str, DType, &[usize])> {
-        self.names
-            .iter()
-            .zip(&self.dtypes)
-            .zip(&self.shapes)
-            .map(|((n, &d), s)| (n.as_str(), d, s.as_slice()))
+    pub fn inputs(&self) -> impl Iterator<Item = (&str, &SymTensorType)> {
+        self.shared.names.iter().map(String::as_str).zip(&self.shared.types)
+    }
+
+    /// The output's type: dims in the symbols (`f32[max(0, N-1), M]`), or constants.
+    pub fn output_type(&self) -> SymTensorType {
+        TensorType { dtype: self.shared.plan.dtype, shape: self.shared.plan.shape.clone() }
     }
 
     /// The output's dtype.
     pub fn output_dtype(&self) -> DType {
-        self.compiled.plan.dtype
+        self.shared.plan.dtype
     }
 
-    /// The output's shape.
-    pub fn output_shape(&self) -> &[usize] {
-        &self.out_shape
+    /// The output's shape, when it does not depend on the inputs (every declared dim a
+    /// constant); else [`output_shape_for`](Self::output_shape_for) tells it per call.
+    pub fn output_shape(&self) -> Option<&[usize]> {
+        self.shared.out_fixed.as_ref().map(|(dims, _)| dims.as_slice())
     }
 
-    /// The output's size in bytes (dense, C order).
-    pub fn output_nbytes(&self) -> usize {
-        self.out_nbytes
+    /// The output's size in bytes (dense, C order), when it does not depend on the inputs.
+    pub fn output_nbytes(&self) -> Option<usize> {
+        self.shared.out_fixed.as_ref().map(|&(_, n)| n)
     }
 
-    /// A zeroed tensor of the output's type, to [`run_into`](Self::run_into) repeatedly.
+    /// The output's shape for these inputs, or why the kernel does not take them.
+    pub fn output_shape_for<V: AsView>(&self, inputs: &[V]) -> Result<Vec<usize>, Error> {
+        if let Some(dims) = self.output_shape() {
+            self.check_signature(inputs)?;
+            return Ok(dims.to_vec());
+        }
+        match self.route(inputs)? {
+            Route::Dense(jit, held) => jit.output_shape(held.refs()).map_err(|e| self.explain(e, inputs)),
+            Route::Special(special) => Ok(special.out_dims.clone()),
+        }
+    }
+
+    /// A zeroed tensor of the output's type, to [`run_into`](Self::run_into) repeatedly; the
+    /// output's shape must not depend on the inputs.
     pub fn output_tensor(&self) -> Result<Tensor, Error> {
-        Ok(Tensor::zeros(self.output_dtype(), &self.out_shape).map_err(RuntimeError::from)?)
+        let Some(dims) = self.output_shape() else {
+            let why = format!("the output's shape {} depends on the inputs", self.output_type());
+            return Err(ViewError::Signature(why).into());
+        };
+        Ok(Tensor::zeros(self.output_dtype(), dims).map_err(RuntimeError::from)?)
     }
 
     /// Sets the worker threads for large outputs (1: always the calling thread).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+    }
+
+    /// The threads a run with an output of `dims` splits it across (1 on the interpreter and for
+    /// small outputs).
+    pub fn threads_used(&self, dims: &[usize]) -> usize {
+        if self.shared.jit.is_none() {
+            return 1;
+        }
+        let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(0);
+        jit::workers(dims.first().map_or(1, |&d| d as i64), nbytes, self.threads)
+    }
+
+    /// The plans compiled for strided views so far ([`Kernel::run`] on a view that is not dense
+    /// reads it in place through a plan that declares its strides).
+    ///
+    /// ```
+    /// use slc::{DType, embed::{Kernel, TensorView}};
+    /// let k = Kernel::prepare("a[1:]", &[("a", "u8[3]".parse()?)])?;
+    /// let bytes = [1u8, 2, 3, 4, 5, 6];
+    /// // Every other byte: 1, 3, 5, read where they are.
+    /// let v = TensorView::strided(DType::U8, &[3], &[2], &bytes, 0)?;
+    /// assert_eq!(k.run(&[v])?.bytes(), &[3, 5]);
+    /// assert!(k.strided_plans()[0].to_string().starts_with("plan(a: u8[3] strides [2])"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn strided_plans(&self) -> Vec<crate::plan::VerifiedPlan> {
+        self.shared.specials.strided_plans()
+    }
+
+    /// The concrete kernels the specialization policy compiled so far (strided layouts and
+    /// repeated shapes).
+    pub fn specializations(&self) -> usize {
+        self.shared.specials.count()
     }
 
     /// Runs the kernel into a new tensor.
@@ -228,23 +354,22 @@ impl Kernel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn run<V: AsView>(&self, inputs: &[V]) -> Result<Tensor, Error> {
+        let dims = match self.output_shape() {
+            Some(dims) => std::borrow::Cow::Borrowed(dims),
+            None => std::borrow::Cow::Owned(self.output_shape_for(inputs)?),
+        };
+        if self.output_shape().is_none() {
+            let bytes = Tensor::byte_size(self.output_dtype(), &dims).map_or(u64::MAX, |b| b as u64);
+            crate::exec::check_output(bytes, self.shared.max_output_bytes, None)?;
+        }
         // Every back end writes every output element, so the buffer need not be zeroed first.
-        let mut out =
-            Tensor::for_overwrite(self.output_dtype(), &self.out_shape).map_err(RuntimeError::from)?;
+        let mut out = Tensor::for_overwrite(self.output_dtype(), &dims).map_err(RuntimeError::from)?;
         self.run_into(inputs, &mut out)?;
         Ok(out)
     }
 
-    /// The threads a run splits its output across (1 on the interpreter and for small outputs).
-    pub fn threads_used(&self) -> usize {
-        match &self.runnable {
-            Runnable::Jit(k) => k.workers(self.out_nbytes, self.threads),
-            Runnable::Interpreter => 1,
-        }
-    }
-
-    /// Runs the kernel into `out`, which must have the output's dtype and shape. For dense
-    /// inputs this allocates nothing.
+    /// Runs the kernel into `out`, which must have the output's dtype and the shape these
+    /// inputs give. For dense inputs this allocates nothing.
     ///
     /// ```
     /// use slc::{DType, Tensor, embed::{Kernel, TensorView}};
@@ -258,14 +383,23 @@ impl Kernel {
     /// ```
     #[inline]
     pub fn run_into<V: AsView>(&self, inputs: &[V], out: &mut Tensor) -> Result<(), Error> {
-        if out.dtype() != self.compiled.plan.dtype || out.shape() != self.out_shape.as_slice() {
-            return Err(self.output_mismatch(out.dtype(), out.shape()));
-        }
-        self.run_raw(inputs, out.as_mut_ptr())
+        // The output's dims, copied aside (on the stack for the usual ranks) while its bytes are
+        // lent to the kernel.
+        let (dtype, rank) = (out.dtype(), out.shape().len());
+        let mut few = [0usize; 16];
+        let many: Vec<usize>;
+        let dims: &[usize] = if rank <= few.len() {
+            few[..rank].copy_from_slice(out.shape());
+            &few[..rank]
+        } else {
+            many = out.shape().to_vec();
+            &many
+        };
+        self.run_raw(inputs, out.bytes_mut(), Expect::Shape(dtype, dims))
     }
 
-    /// Runs the kernel into a byte buffer of exactly [`output_nbytes`](Self::output_nbytes)
-    /// bytes (dense, C order, little-endian elements).
+    /// Runs the kernel into a byte buffer of exactly the output's size for these inputs (dense,
+    /// C order, little-endian elements).
     ///
     /// ```
     /// use slc::{DType, Tensor, embed::Kernel};
@@ -276,167 +410,253 @@ impl Kernel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn run_into_bytes<V: AsView>(&self, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
-        if out.len() != self.out_nbytes {
-            return Err(ViewError::OutputLength { expected: self.out_nbytes, len: out.len() }.into());
-        }
-        self.run_raw(inputs, out.as_mut_ptr())
+        self.run_raw(inputs, out, Expect::Bytes)
     }
 
-    /// The fast path: compare dtypes and shapes, fill a pointer table on the stack, call.
+    /// Checks `out` against the output of `dims`, runs, and explains a failure.
     #[inline]
-    fn run_raw<V: AsView>(&self, inputs: &[V], out: *mut u8) -> Result<(), Error> {
-        let Runnable::Jit(native) = &self.runnable else {
-            return self.run_interp(inputs, out);
-        };
-        let n = self.dtypes.len();
-        if inputs.len() != n || n > INLINE_INPUTS {
-            return self.run_general(native, inputs, out);
+    fn run_raw<V: AsView>(&self, inputs: &[V], out: &mut [u8], expect: Expect<'_>) -> Result<(), Error> {
+        if let Some((dims, nbytes)) = &self.shared.out_fixed {
+            self.check_out(&expect, out.len(), dims, *nbytes)?;
         }
-        let mut table = [std::ptr::null::<u8>(); INLINE_INPUTS];
-        let mut strided = false;
-        for (i, input) in inputs.iter().enumerate() {
-            let v = input.as_view();
-            if v.dtype() != self.dtypes[i] || v.shape() != self.shapes[i].as_slice() {
-                return self.run_general(native, inputs, out);
+        match self.route(inputs)? {
+            Route::Dense(jit, held) => {
+                let held = held.refs();
+                if self.shared.out_fixed.is_none() {
+                    let len = out.len();
+                    let checked = jit.with_output_shape(held, |dims| {
+                        let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
+                        self.check_out(&expect, len, dims, nbytes)
+                    });
+                    checked.map_err(|e| self.explain(e, inputs))??;
+                }
+                jit.run_into_bytes(held, out, self.threads).map_err(|e| self.explain(e, inputs))
             }
-            strided |= !v.is_contiguous();
-            table[i] = v.as_ptr();
+            Route::Special(special) => {
+                if self.shared.out_fixed.is_none() {
+                    let dims = &special.out_dims;
+                    let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
+                    self.check_out(&expect, out.len(), dims, nbytes)?;
+                }
+                self.run_special(&special, inputs, out)
+            }
         }
-        if strided {
-            return match self.strided.find(inputs) {
-                Some(kernel) => self.call(&kernel.native, &table[..n], out, inputs),
-                None => self.run_general(native, inputs, out),
-            };
-        }
-        self.call(native, &table[..n], out, inputs)
     }
 
-    /// Any number of inputs, strided views, and every input error. A strided view is read in
-    /// place by a kernel compiled for its layout ([`StridedKernels`]), or packed into a dense
-    /// copy when the kernel keeps too many layouts already.
-    #[cold]
-    fn run_general<V: AsView>(&self, native: &JitKernel, inputs: &[V], out: *mut u8) -> Result<(), Error> {
-        let views = self.check_inputs(inputs)?;
-        if views.iter().any(|v| !v.is_contiguous())
-            && let Some(strided) =
-                self.strided.get_or_compile(&self.compiled, &self.names, &self.order, &views)?
+    /// How this call runs: the generic kernel on dense inputs in plan order, or a specialized
+    /// kernel (strided views, a repeated shape, the interpreter).
+    #[inline]
+    fn route<'v, V: AsView>(&'v self, inputs: &'v [V]) -> Result<Route<'v>, Error> {
+        let s = &*self.shared;
+        if let Some(jit) = &s.jit
+            && s.in_order
+            && let Some(held) = Held::dense_in_order(inputs, s.names.len())
         {
-            let table: Vec<*const u8> = views.iter().map(|v| v.as_ptr()).collect();
-            return self.call(&strided.native, &table, out, &views);
+            if s.symbolic {
+                if let Some(special) = s.specials.find(inputs) {
+                    return Ok(Route::Special(special));
+                }
+                if s.specials.note_dense(inputs) && self.check_signature(inputs).is_ok() {
+                    let views: Vec<TensorView<'_>> = inputs.iter().map(|v| v.as_view()).collect();
+                    // A shape the generic kernel refuses is not specialized (its error comes from
+                    // the generic path, explained).
+                    if let Ok(Some(special)) = s.specials.get_or_compile(&self.specializing(), &views) {
+                        return Ok(Route::Special(special));
+                    }
+                }
+            }
+            return Ok(Route::Dense(jit, held));
         }
-        let packed = pack(&views)?;
-        let table: Vec<*const u8> =
-            views.iter().zip(&packed).map(|(v, p)| p.as_ref().map_or(v.as_ptr(), |t| t.as_ptr())).collect();
-        self.call(native, &table, out, &views)
+        self.route_general(inputs)
     }
 
-    /// The plans compiled for strided views so far ([`Kernel::run`] on a view that is not dense
-    /// reads it in place through a plan that declares its strides).
-    ///
-    /// ```
-    /// use slc::{DType, embed::{Kernel, TensorView}};
-    /// let k = Kernel::prepare("a[1:]", &[("a", "u8[3]".parse()?)])?;
-    /// let bytes = [1u8, 2, 3, 4, 5, 6];
-    /// // Every other byte: 1, 3, 5, read where they are.
-    /// let v = TensorView::strided(DType::U8, &[3], &[2], &bytes, 0)?;
-    /// assert_eq!(k.run(&[v])?.bytes(), &[3, 5]);
-    /// assert!(k.strided_plans()[0].to_string().starts_with("plan(a: u8[3] strides [2])"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn strided_plans(&self) -> Vec<crate::plan::VerifiedPlan> {
-        self.strided.plans()
+    /// Any number of inputs, strided views, inputs out of plan order, the interpreter, and every
+    /// signature error.
+    #[cold]
+    fn route_general<'v, V: AsView>(&'v self, inputs: &'v [V]) -> Result<Route<'v>, Error> {
+        let s = &*self.shared;
+        self.check_signature(inputs)?;
+        let views: Vec<TensorView<'v>> = inputs.iter().map(|v| v.as_view()).collect();
+        let strided = views.iter().any(|v| !v.is_contiguous());
+        if (strided || s.jit.is_none())
+            && let Some(special) = s.specials.get_or_compile(&self.specializing(), &views)?
+        {
+            return Ok(Route::Special(special));
+        }
+        let Some(jit) = &s.jit else {
+            // The interpreter past the layouts kept: compiled for this call alone.
+            return Ok(Route::Special(Arc::new(super::specialize::compile(&self.specializing(), &views)?)));
+        };
+        let mut held = views.into_iter().map(|v| Held::of(v).map(Some)).collect::<Result<Vec<_>, _>>()?;
+        // `order` names each caller's input at most once (plan inputs have distinct names).
+        let ordered = s.order.iter().filter_map(|&i| held[i].take()).collect();
+        Ok(Route::Dense(jit, HeldSet::Many(ordered)))
     }
 
-    fn check_inputs<'v, V: AsView>(&self, inputs: &'v [V]) -> Result<Vec<TensorView<'v>>, Error> {
-        if inputs.len() != self.dtypes.len() {
-            return Err(RuntimeError::InputCount { expected: self.dtypes.len(), found: inputs.len() }.into());
+    fn specializing(&self) -> Source<'_> {
+        let s = &*self.shared;
+        Source { src: &s.src, names: &s.names, fixed: s.fixed.as_ref(), jit: s.jit.is_some() }
+    }
+
+    /// Runs a specialized kernel on the caller's inputs (strided views in place).
+    fn run_special<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
+        let Some(native) = &special.native else { return self.run_interp(special, inputs, out) };
+        let mut few = [std::ptr::null::<u8>(); FEW_INPUTS];
+        let many: Vec<*const u8>;
+        let table: &[*const u8] = if inputs.len() <= FEW_INPUTS {
+            few.iter_mut().zip(inputs).for_each(|(slot, v)| *slot = v.as_view().as_ptr());
+            &few[..inputs.len()]
+        } else {
+            many = inputs.iter().map(|v| v.as_view().as_ptr()).collect();
+            &many
+        };
+        // SAFETY: the special matched the inputs' dtypes, dims and strides (its plan declares
+        // them, and a view reaches only readable elements), and `out` has exactly the bytes of
+        // its output (checked by the caller).
+        match unsafe { native.call(table, out.as_mut_ptr(), out.len(), self.threads) } {
+            STATUS_OK => Ok(()),
+            status => {
+                let fallback: Error = jit::status_error(status).into();
+                Err(self.interp_tensors(inputs).map_or(fallback.clone(), |tensors| {
+                    match special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default()) {
+                        Err(e) => e,
+                        Ok(_) => fallback,
+                    }
+                }))
+            }
         }
-        let views: Vec<TensorView<'v>> = inputs.iter().map(|i| i.as_view()).collect();
-        for (i, v) in views.iter().enumerate() {
-            if v.dtype() != self.dtypes[i] || v.shape() != self.shapes[i].as_slice() {
+    }
+
+    /// The interpreter on a specialized plan: inputs copied into tensors, the result out of one.
+    fn run_interp<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
+        let tensors = self.interp_tensors(inputs)?;
+        let result = special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default())?;
+        out.copy_from_slice(result.bytes());
+        Ok(())
+    }
+
+    fn interp_tensors<V: AsView>(&self, inputs: &[V]) -> Result<BTreeMap<String, Tensor>, Error> {
+        (self.shared.names.iter().zip(inputs))
+            .map(|(n, v)| Ok((n.clone(), v.as_view().to_tensor().map_err(RuntimeError::from)?)))
+            .collect()
+    }
+
+    /// The inputs' count, dtypes, ranks and constant dims against the declared signatures
+    /// (symbols are bound by the kernel, which checks that equal names are equal sizes).
+    fn check_signature<V: AsView>(&self, inputs: &[V]) -> Result<(), Error> {
+        let s = &*self.shared;
+        if inputs.len() != s.types.len() {
+            return Err(RuntimeError::InputCount { expected: s.types.len(), found: inputs.len() }.into());
+        }
+        for ((name, ty), input) in s.names.iter().zip(&s.types).zip(inputs) {
+            let v = input.as_view();
+            let fits = v.dtype() == ty.dtype
+                && v.shape().len() == ty.shape.len()
+                && (ty.shape.iter().zip(v.shape())).all(|(d, &n)| d.as_const().is_none_or(|d| d as usize == n));
+            if !fits {
+                let dims: Vec<i64> = v.shape().iter().map(|&d| d as i64).collect();
+                let found = format!("{}{}", v.dtype(), ShapeDisplay(&dims));
+                return Err(RuntimeError::InputMismatch { name: name.clone(), expected: ty.to_string(), found }.into());
+            }
+        }
+        if s.order.len() < s.types.len() {
+            // Inputs the plan does not read: their symbols must still agree with the others'.
+            let decls: Vec<InputDecl<SymExpr>> =
+                (s.names.iter().zip(&s.types)).map(|(n, t)| InputDecl::dense(n, t.dtype, t.shape.clone())).collect();
+            let dims: Vec<Vec<i64>> =
+                inputs.iter().map(|v| v.as_view().shape().iter().map(|&d| d as i64).collect()).collect();
+            let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
+            crate::plan::bind_dims(&decls, &dims).map_err(RuntimeError::from)?;
+        }
+        Ok(())
+    }
+
+    /// An error of the generic kernel as a fixed-shape compile for these inputs reports it: a
+    /// signature error names the declared type, and a shape the shape function refuses is
+    /// explained by the front end (an index outside its axis is E0102 at the index, as ever).
+    #[cold]
+    fn explain<V: AsView>(&self, e: RuntimeError, inputs: &[V]) -> Error {
+        if let Err(signature) = self.check_signature(inputs) {
+            return signature;
+        }
+        if !matches!(e, RuntimeError::Shape(_)) {
+            return e.into();
+        }
+        let views: Vec<TensorView<'_>> = inputs.iter().map(|v| v.as_view()).collect();
+        match super::specialize::compile(&Source { jit: false, ..self.specializing() }, &views) {
+            Err(told) => told,
+            Ok(special) => match self.interp_tensors(inputs) {
+                Ok(tensors) => {
+                    match special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default()) {
+                        Err(told) => told,
+                        Ok(_) => e.into(),
+                    }
+                }
+                Err(_) => e.into(),
+            },
+        }
+    }
+
+    #[cold]
+    fn check_out(&self, expect: &Expect<'_>, len: usize, dims: &[usize], nbytes: usize) -> Result<(), Error> {
+        match *expect {
+            Expect::Shape(dtype, found) if dtype != self.output_dtype() || found != dims => {
                 let show = |d: DType, s: &[usize]| {
                     let s: Vec<i64> = s.iter().map(|&x| x as i64).collect();
                     format!("{d}{}", ShapeDisplay(&s))
                 };
-                return Err(RuntimeError::InputMismatch {
-                    name: self.names[i].clone(),
-                    expected: show(self.dtypes[i], &self.shapes[i]),
-                    found: show(v.dtype(), v.shape()),
+                Err(RuntimeError::InputMismatch {
+                    name: "the output".into(),
+                    expected: show(self.output_dtype(), dims),
+                    found: show(dtype, found),
                 }
-                .into());
+                .into())
             }
+            Expect::Bytes if len != nbytes => Err(ViewError::OutputLength { expected: nbytes, len }.into()),
+            _ => Ok(()),
         }
-        Ok(views)
-    }
-
-    /// Calls `native` (this kernel's, or the one compiled for the inputs' layout) on `table`,
-    /// which holds element `[0, ..., 0]` of each of `inputs`.
-    #[inline]
-    fn call<V: AsView>(
-        &self,
-        native: &JitKernel,
-        table: &[*const u8],
-        out: *mut u8,
-        inputs: &[V],
-    ) -> Result<(), Error> {
-        // SAFETY: the table holds one readable input of the declared dtype, shape and layout per
-        // slot (checked by the callers; a view reaches only readable elements), and `out` has
-        // `out_nbytes` writable bytes.
-        match unsafe { native.call(table, out, self.out_nbytes, self.threads) } {
-            STATUS_OK => Ok(()),
-            s => Err(self.failure(s, inputs)),
-        }
-    }
-
-    /// A kernel status other than OK, as the error the interpreter reports for the same inputs
-    /// (it names the offending value and points at the index expression).
-    #[cold]
-    fn failure<V: AsView>(&self, status: i32, inputs: &[V]) -> Error {
-        let fallback = jit::status_error(status);
-        let mut tensors = BTreeMap::new();
-        for (name, input) in self.names.iter().zip(inputs) {
-            match input.as_view().to_tensor() {
-                Ok(t) => tensors.insert(name.clone(), t),
-                Err(_) => return fallback.into(),
-            };
-        }
-        match self.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default()) {
-            Err(e) => e,
-            Ok(_) => fallback.into(),
-        }
-    }
-
-    /// The interpreter: inputs are copied into tensors, the result out of one.
-    fn run_interp<V: AsView>(&self, inputs: &[V], out: *mut u8) -> Result<(), Error> {
-        let views = self.check_inputs(inputs)?;
-        let mut tensors = BTreeMap::new();
-        for &i in &self.order {
-            let t = views[i].to_tensor().map_err(RuntimeError::from)?;
-            tensors.insert(self.names[i].clone(), t);
-        }
-        let result = self.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default())?;
-        // SAFETY: `out` has `out_nbytes` writable bytes, the result's size.
-        unsafe { std::ptr::copy_nonoverlapping(result.as_ptr(), out, self.out_nbytes) };
-        Ok(())
-    }
-
-    #[cold]
-    fn output_mismatch(&self, dtype: DType, shape: &[usize]) -> Error {
-        let s: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
-        RuntimeError::InputMismatch {
-            name: "the output".into(),
-            expected: format!("{}{}", self.compiled.plan.dtype, ShapeDisplay(&self.compiled.plan.shape)),
-            found: format!("{dtype}{}", ShapeDisplay(&s)),
-        }
-        .into()
     }
 }
 
-/// Dense copies of the views that are not dense.
-fn pack(views: &[TensorView<'_>]) -> Result<Vec<Option<Tensor>>, Error> {
-    views
-        .iter()
-        .map(|v| if v.is_contiguous() { Ok(None) } else { v.to_tensor().map(Some) })
-        .collect::<Result<_, _>>()
-        .map_err(|e| RuntimeError::from(e).into())
+/// What the caller's output must be.
+enum Expect<'d> {
+    /// A tensor of this dtype and these dims, which must be the output's.
+    Shape(DType, &'d [usize]),
+    /// Bytes, exactly the output's.
+    Bytes,
+}
+
+/// The way one call runs.
+enum Route<'v> {
+    /// The generic kernel, on the inputs in plan order.
+    Dense(&'v GenericJitKernel, HeldSet<'v>),
+    /// A kernel specialized for the call's layout, on the inputs in call order.
+    Special(Arc<Special>),
+}
+
+/// The inputs handed to the generic kernel: a few on the stack, or any number.
+enum HeldSet<'v> {
+    Few([Held<'v>; FEW_INPUTS], usize),
+    Many(Vec<Held<'v>>),
+}
+
+impl<'v> HeldSet<'v> {
+    fn refs(&self) -> &[Held<'v>] {
+        match self {
+            HeldSet::Few(held, n) => &held[..*n],
+            HeldSet::Many(held) => held,
+        }
+    }
+}
+
+impl<'v> Held<'v> {
+    /// The inputs in place, when there are a few, all dense, and `n` of them.
+    #[inline]
+    fn dense_in_order<V: AsView>(inputs: &'v [V], n: usize) -> Option<HeldSet<'v>> {
+        if inputs.len() != n || n == 0 || n > FEW_INPUTS {
+            return None;
+        }
+        let held: [Held<'v>; FEW_INPUTS] = std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
+        held[..n].iter().all(Held::is_dense).then_some(HeldSet::Few(held, n))
+    }
 }

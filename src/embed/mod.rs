@@ -4,20 +4,17 @@
 //! - [`Session`](crate::Session) binds owned [`Tensor`](crate::Tensor)s
 //!   ([`bind`](crate::Session::bind)) or borrowed [`TensorView`]s
 //!   ([`bind_view`](crate::Session::bind_view)) and evaluates program text;
-//! - [`Kernel::prepare`] compiles a program for input signatures; [`Kernel::run`] and
+//! - [`Kernel::prepare`] compiles a program for input signatures, fixed (`f32[4, 5]`) or
+//!   symbolic (`f32[N, M]`: one kernel for inputs of any conforming shapes); [`Kernel::run`] and
 //!   [`Kernel::run_into`] run it on tensors or views, read in place (strided ones through a
 //!   kernel compiled for their strides);
-//! - [`GenericKernel::prepare`] compiles a program once for symbolic input types
-//!   (`f32[N, M]`), to run on inputs of any conforming shapes;
 //! - errors are [`Error`](crate::Error) values: structured ([`Error::diagnostic`](crate::Error::diagnostic),
 //!   the enum's variants) and renderable ([`Error::render`](crate::Error::render));
 //! - with the cargo feature `ndarray`, [`TensorView::from_ndarray`] and [`Kernel::run_array`]
 //!   take views in and give arrays out.
 //!
 //! The executor is chosen per session or kernel ([`RunOptions::executor`](crate::RunOptions)):
-//! the Cranelift JIT (default) or the reference interpreter. Both run plans through
-//! [`exec::Runnable`](crate::exec::Runnable), which a `Kernel` keeps in one field; a new
-//! executor is one variant there.
+//! the Cranelift JIT (default) or the reference interpreter.
 //!
 //! ```
 //! use slc::{Session, embed::TensorView};
@@ -29,15 +26,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub(crate) mod generic;
+mod held;
 mod kernel;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 pub(crate) mod programs;
-mod strided;
+mod specialize;
 mod view;
 
-pub use generic::GenericKernel;
 pub use kernel::Kernel;
 #[cfg(feature = "ndarray")]
 pub use ndarray::{ndarray_view, to_ndarray};

@@ -139,6 +139,15 @@ impl GenericJitKernel {
         self.with_bound(inputs, |bound| Ok(bound.shape.clone()))
     }
 
+    /// `f` of the output's dims for `inputs` (no allocation when the binding is kept).
+    pub fn with_output_shape<I: DenseInput, R>(
+        &self,
+        inputs: &[I],
+        f: impl FnOnce(&[usize]) -> R,
+    ) -> Result<R, RuntimeError> {
+        self.with_bound(inputs, |bound| Ok(f(&bound.shape)))
+    }
+
     /// Runs the kernel on `inputs` (in plan order) into a fresh output tensor, on up to
     /// `threads` workers for large outputs.
     pub fn run<I: DenseInput>(&self, inputs: &[I], threads: usize) -> Result<Tensor, RuntimeError> {

@@ -1,0 +1,128 @@
+//! One `embed::Kernel` for fixed and symbolic signatures: dense views are read where they are,
+//! strided views too (through a kernel specialized for their layout, never a packed copy), a
+//! repeated call allocates nothing, a shape that repeats gets a kernel of its own (the
+//! specialization policy), and every shape agrees with a fixed-shape kernel, errors included.
+
+use slc::embed::{Kernel, TensorView};
+use slc::{DType, Tensor};
+
+#[path = "support/counting.rs"]
+mod counting;
+use counting::allocated;
+
+/// A call on a dense view, and on a strided one, allocates nothing near its size, on a
+/// symbolic and on a fixed signature; both give the fixed kernel's result on a dense copy.
+#[test]
+fn views_are_read_in_place() {
+    for signature in ["f64[N, M]", "f64[256, 256]"] {
+        let mut k = Kernel::prepare("x[1:, ::-1]", &[("x", signature.parse().unwrap())]).unwrap();
+        k.set_threads(1);
+        // 512 KB: a copy would come from the allocator this test counts (tensors of 2 MiB and up
+        // come from the runtime's mapped pool).
+        let (n, m) = (256, 256);
+        let data: Vec<f64> = (0..n * m).map(|i| i as f64).collect();
+        let shape = [n, m];
+        let view = TensorView::from_slice(&shape, &data).unwrap();
+        let mut out = Tensor::zeros(DType::F64, &[n - 1, m]).unwrap();
+        k.run_into(&[view.reborrow()], &mut out).unwrap();
+        let before = allocated();
+        k.run_into(&[view.reborrow()], &mut out).unwrap();
+        let bytes = allocated() - before;
+        assert!(bytes < 4096, "{signature}: a call on a dense view allocated {bytes} bytes");
+        let fixed = Kernel::prepare("x[1:, ::-1]", &[("x", "f64[256, 256]".parse().unwrap())]).unwrap();
+        assert_eq!(out, fixed.run(&[view.reborrow()]).unwrap());
+
+        // Every other column of a 256x512 array, read backwards: not dense, read in place.
+        let wide: Vec<u8> = (0..n * 2 * m * 8).map(|i| i as u8).collect();
+        let strides = [16 * m as isize, -16];
+        let strided = TensorView::strided(DType::F64, &shape, &strides, &wide, 8 * (2 * m - 2)).unwrap();
+        k.run_into(&[strided.reborrow()], &mut out).unwrap();
+        let before = allocated();
+        k.run_into(&[strided.reborrow()], &mut out).unwrap();
+        let bytes = allocated() - before;
+        assert!(bytes < 4096, "{signature}: a call on a strided view allocated {bytes} bytes");
+        let dense = strided.to_tensor().unwrap();
+        assert_eq!(out, fixed.run(&[&dense]).unwrap(), "{signature}");
+        assert_eq!(k.strided_plans().len(), 1, "{signature}: one kernel for the layout");
+    }
+}
+
+/// One kernel, many shapes of views, against the fixed kernel of each shape.
+#[test]
+fn one_kernel_serves_every_shape() {
+    let k = Kernel::prepare(
+        "strided_slice(a, begin=[1, 0], end=[0, -1], stride=[2, 1], end_mask=[1, 0])[..., ::-1]",
+        &[("a", "u16[N, M]".parse().unwrap())],
+    )
+    .unwrap();
+    assert_eq!(k.output_shape(), None);
+    for (n, m) in [(0, 0), (1, 1), (2, 5), (7, 3), (9, 1), (4, 16)] {
+        let values: Vec<u16> = (0..n * m).map(|i| i as u16).collect();
+        let shape = [n, m];
+        let view = TensorView::from_slice(&shape, &values).unwrap();
+        let ty = format!("u16[{n}, {m}]").parse().unwrap();
+        let fixed = Kernel::prepare(k.source(), &[("a", ty)]).unwrap();
+        assert_eq!(k.run(&[view.reborrow()]).unwrap(), fixed.run(&[view.reborrow()]).unwrap(), "{n}x{m}");
+        assert_eq!(Some(&k.output_shape_for(&[view.reborrow()]).unwrap()[..]), fixed.output_shape(), "{n}x{m}");
+        let mut bytes = vec![0u8; fixed.output_nbytes().unwrap()];
+        k.run_into_bytes(&[view.reborrow()], &mut bytes).unwrap();
+        assert_eq!(bytes, fixed.run(&[view]).unwrap().bytes(), "{n}x{m}");
+    }
+}
+
+/// A repeated call with the dims of the one before allocates nothing at all, before and after
+/// the shape got a kernel of its own.
+#[test]
+fn repeated_calls_allocate_nothing() {
+    let mut k = Kernel::prepare("a[1:3, ::-1]", &[("a", "f32[N, M]".parse().unwrap())]).unwrap();
+    k.set_threads(1);
+    let a = Tensor::zeros(DType::F32, &[4, 5]).unwrap();
+    let mut out = Tensor::zeros(DType::F32, &[2, 5]).unwrap();
+    k.run_into(&[&a], &mut out).unwrap();
+    let before = allocated();
+    k.run_into(&[&a], &mut out).unwrap();
+    assert_eq!(allocated() - before, 0);
+    for _ in 0..10 {
+        k.run_into(&[&a], &mut out).unwrap();
+    }
+    let before = allocated();
+    for _ in 0..10 {
+        k.run_into(&[&a], &mut out).unwrap();
+    }
+    assert_eq!(allocated() - before, 0);
+}
+
+/// The policy: a shape that comes back call after call is specialized once; a kernel meeting a
+/// new shape every call specializes none; results never change.
+#[test]
+fn repeated_shapes_are_specialized() {
+    let k = Kernel::prepare("a[::2, ::-1]", &[("a", "i32[N, M]".parse().unwrap())]).unwrap();
+    let a = Tensor::from_i64s(DType::I32, &[3, 4], &(0..12).collect::<Vec<_>>()).unwrap();
+    let want = Kernel::prepare(k.source(), &[("a", "i32[3, 4]".parse().unwrap())]).unwrap().run(&[&a]).unwrap();
+    for _ in 0..10 {
+        assert_eq!(k.run(&[&a]).unwrap(), want);
+    }
+    assert_eq!(k.specializations(), 1);
+    let k = Kernel::prepare(k.source(), &[("a", "i32[N, M]".parse().unwrap())]).unwrap();
+    for n in 1..20 {
+        let a = Tensor::zeros(DType::I32, &[n, 2]).unwrap();
+        assert_eq!(k.run(&[&a]).unwrap().shape(), &[n.div_ceil(2), 2]);
+    }
+    assert_eq!(k.specializations(), 0);
+}
+
+/// Errors read as a fixed-shape kernel reports them: a constant index outside a symbolic axis is
+/// the front end's E0102 at the index; a wrong dtype or rank names the declared signature.
+#[test]
+fn errors_are_the_fixed_kernels() {
+    let src = "a[5, 1:]";
+    let k = Kernel::prepare(src, &[("a", "f32[N, M]".parse().unwrap())]).unwrap();
+    let a = Tensor::zeros(DType::F32, &[4, 3]).unwrap();
+    let generic = k.run(&[&a]).unwrap_err();
+    let fixed = Kernel::prepare(src, &[("a", "f32[4, 3]".parse().unwrap())]).unwrap_err();
+    assert_eq!(generic.diagnostic().code, "E0102");
+    assert_eq!(generic.render(src), fixed.render(src));
+    let b = Tensor::zeros(DType::I32, &[4, 3]).unwrap();
+    let e = k.run(&[&b]).unwrap_err();
+    assert!(e.to_string().contains("input `a` is i32[4, 3], but the plan was compiled for f32[N, M]"), "{e}");
+}
