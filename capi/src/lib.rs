@@ -9,7 +9,7 @@
 
 #![allow(non_camel_case_types)]
 
-use slc::embed::{GenericKernel, Kernel, TensorView};
+use slc::embed::{Kernel, TensorView};
 use slc::types::{SymTensorType, TensorType};
 use slc::{DType, Error, Executor, Session, Tensor};
 use std::cell::RefCell;
@@ -141,25 +141,25 @@ pub struct slc_session {
     threads: usize,
 }
 
-/// A prepared kernel: for fixed shapes (with its output shape as C reads it), or generic.
-pub enum slc_kernel {
-    Fixed { kernel: Box<Kernel>, out_shape: Vec<i64> },
-    Generic(GenericKernel),
+/// A prepared kernel, and its output shape as C reads it when that does not depend on the
+/// inputs.
+pub struct slc_kernel {
+    kernel: Kernel,
+    out_shape: Option<Vec<i64>>,
 }
 
 impl slc_kernel {
+    fn new(kernel: Kernel) -> slc_kernel {
+        let out_shape = kernel.output_shape().map(|dims| dims.iter().map(|&d| d as i64).collect());
+        slc_kernel { kernel, out_shape }
+    }
+
     fn source(&self) -> &str {
-        match self {
-            slc_kernel::Fixed { kernel, .. } => kernel.source(),
-            slc_kernel::Generic(kernel) => kernel.source(),
-        }
+        self.kernel.source()
     }
 
     fn input_name(&self, i: usize) -> Option<&str> {
-        match self {
-            slc_kernel::Fixed { kernel, .. } => kernel.inputs().nth(i).map(|(n, _, _)| n),
-            slc_kernel::Generic(kernel) => kernel.inputs().nth(i).map(|(n, _)| n),
-        }
+        self.kernel.inputs().nth(i).map(|(n, _)| n)
     }
 }
 
@@ -360,11 +360,10 @@ pub unsafe extern "C" fn slc_kernel_new(
             let name = unsafe { text(sig.name, &format!("the name of input {i}")) }?;
             let d = dtype(sig.dtype)?;
             let dims = unsafe { shape(sig.shape, sig.rank, name) }?;
-            named.push((name, TensorType { dtype: d, shape: dims.to_vec() }));
+            named.push((name, TensorType { dtype: d, shape: dims.to_vec() }.generic()));
         }
         let kernel = s.session.prepare(src, &named).map_err(|e| lib_error(&e, src))?;
-        let out_shape = kernel.output_shape().iter().map(|&d| d as i64).collect();
-        Ok(Box::into_raw(Box::new(slc_kernel::Fixed { kernel: Box::new(kernel), out_shape })))
+        Ok(Box::into_raw(Box::new(slc_kernel::new(kernel))))
     })
     .0
 }
@@ -399,8 +398,8 @@ pub unsafe extern "C" fn slc_kernel_new_generic(
             let ty = SymTensorType::parse_for(ty, name).map_err(|e| arg(format!("input `{name}`: {e}")))?;
             declared.push((name, ty));
         }
-        let kernel = s.session.prepare_generic(src, &declared).map_err(|e| lib_error(&e, src))?;
-        Ok(Box::into_raw(Box::new(slc_kernel::Generic(kernel))))
+        let kernel = s.session.prepare(src, &declared).map_err(|e| lib_error(&e, src))?;
+        Ok(Box::into_raw(Box::new(slc_kernel::new(kernel))))
     })
     .0
 }
@@ -423,15 +422,11 @@ pub unsafe extern "C" fn slc_kernel_output_shape_for(
         let k = unsafe { k.as_ref() }.ok_or_else(|| arg("the kernel is NULL"))?;
         let mut storage = vec![];
         let views = unsafe { input_views(k, inputs, n_inputs, &mut storage) }?;
-        let shape: Vec<i64> = match k {
-            slc_kernel::Fixed { out_shape, .. } => out_shape.clone(),
-            slc_kernel::Generic(kernel) => kernel
-                .output_shape(&views)
-                .map_err(|e| lib_error(&e, kernel.source()))?
-                .iter()
-                .map(|&d| d as i64)
-                .collect(),
-        };
+        let shape: Vec<i64> = (k.kernel.output_shape_for(&views))
+            .map_err(|e| lib_error(&e, k.source()))?
+            .iter()
+            .map(|&d| d as i64)
+            .collect();
         if !shape.is_empty() {
             if dims.is_null() {
                 return Err(arg("the dims are NULL"));
@@ -480,11 +475,7 @@ pub unsafe extern "C" fn slc_kernel_run(
         } else {
             unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), out_nbytes) }
         };
-        match k {
-            slc_kernel::Fixed { kernel, .. } => kernel.run_into_bytes(&views, out),
-            slc_kernel::Generic(kernel) => kernel.run_into_bytes(&views, out),
-        }
-        .map_err(|e| lib_error(&e, k.source()))
+        k.kernel.run_into_bytes(&views, out).map_err(|e| lib_error(&e, k.source()))
     })
     .1
 }
@@ -494,10 +485,7 @@ pub unsafe extern "C" fn slc_kernel_run(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_num_inputs(k: *const slc_kernel) -> usize {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(0, |k| match k {
-        slc_kernel::Fixed { kernel, .. } => kernel.inputs().count(),
-        slc_kernel::Generic(kernel) => kernel.inputs().count(),
-    })
+    unsafe { k.as_ref() }.map_or(0, |k| k.kernel.inputs().count())
 }
 
 /// # Safety
@@ -505,10 +493,7 @@ pub unsafe extern "C" fn slc_kernel_num_inputs(k: *const slc_kernel) -> usize {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_dtype(k: *const slc_kernel) -> i32 {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(-1, |k| match k {
-        slc_kernel::Fixed { kernel, .. } => dtype_code(kernel.output_dtype()),
-        slc_kernel::Generic(kernel) => dtype_code(kernel.output_dtype()),
-    })
+    unsafe { k.as_ref() }.map_or(-1, |k| dtype_code(k.kernel.output_dtype()))
 }
 
 /// # Safety
@@ -516,10 +501,7 @@ pub unsafe extern "C" fn slc_kernel_output_dtype(k: *const slc_kernel) -> i32 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_rank(k: *const slc_kernel) -> usize {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(0, |k| match k {
-        slc_kernel::Fixed { out_shape, .. } => out_shape.len(),
-        slc_kernel::Generic(kernel) => kernel.output_type().shape.len(),
-    })
+    unsafe { k.as_ref() }.map_or(0, |k| k.kernel.output_type().shape.len())
 }
 
 /// # Safety
@@ -527,10 +509,7 @@ pub unsafe extern "C" fn slc_kernel_output_rank(k: *const slc_kernel) -> usize {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_shape(k: *const slc_kernel) -> *const i64 {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(ptr::null(), |k| match k {
-        slc_kernel::Fixed { out_shape, .. } => out_shape.as_ptr(),
-        slc_kernel::Generic(_) => ptr::null(),
-    })
+    unsafe { k.as_ref() }.map_or(ptr::null(), |k| k.out_shape.as_ref().map_or(ptr::null(), |s| s.as_ptr()))
 }
 
 /// # Safety
@@ -538,10 +517,7 @@ pub unsafe extern "C" fn slc_kernel_output_shape(k: *const slc_kernel) -> *const
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn slc_kernel_output_nbytes(k: *const slc_kernel) -> usize {
     // SAFETY: per the contract above.
-    unsafe { k.as_ref() }.map_or(0, |k| match k {
-        slc_kernel::Fixed { kernel, .. } => kernel.output_nbytes(),
-        slc_kernel::Generic(_) => 0,
-    })
+    unsafe { k.as_ref() }.map_or(0, |k| k.kernel.output_nbytes().unwrap_or(0))
 }
 
 /// # Safety

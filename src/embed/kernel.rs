@@ -419,6 +419,16 @@ impl Kernel {
         if let Some((dims, nbytes)) = &self.shared.out_fixed {
             self.check_out(&expect, out.len(), dims, *nbytes)?;
         }
+        // Safe Rust cannot lend an output that overlaps an input, but views made from raw
+        // pointers (C, Python) can.
+        let (first, end) = (out.as_ptr() as usize, out.as_ptr() as usize + out.len());
+        for (i, v) in inputs.iter().enumerate() {
+            let (lo, hi) = v.as_view().byte_span();
+            if lo < end && first < hi {
+                let name = self.shared.names.get(i).cloned().unwrap_or_else(|| format!("{i}"));
+                return Err(ViewError::Overlap(name).into());
+            }
+        }
         match self.route(inputs)? {
             Route::Dense(jit, held) => {
                 let held = held.refs();

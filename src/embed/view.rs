@@ -47,6 +47,8 @@ pub enum ViewError {
     DuplicateInput(String),
     #[error("{0}")]
     Signature(String),
+    #[error("the output buffer overlaps input `{0}`: a kernel writes its output while it reads")]
+    Overlap(String),
     #[error("the output buffer has {len} bytes, the kernel writes {expected}")]
     OutputLength { expected: usize, len: usize },
 }
@@ -342,6 +344,17 @@ impl<'a> TensorView<'a> {
     /// [`strides`](Self::strides)).
     pub(crate) fn layout(&self) -> Option<&[isize]> {
         self.strides.as_deref()
+    }
+
+    /// The addresses `[first, end)` of the bytes the view reaches; empty for a view with no
+    /// elements.
+    pub(crate) fn byte_span(&self) -> (usize, usize) {
+        let base = self.ptr as usize as i128;
+        let reached = match &self.strides {
+            None => (self.numel() > 0).then(|| (0, self.nbytes() as i128)),
+            Some(s) => reach(&self.shape, s, self.dtype.width()),
+        };
+        reached.map_or((0, 0), |(lo, hi)| ((base + lo) as usize, (base + hi) as usize))
     }
 
     /// Element `[0, ..., 0]`, for kernels (which address every element from it).
