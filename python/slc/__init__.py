@@ -14,13 +14,13 @@ and the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
 ``strided_slice``, ...). See the project's docs/ for the full reference.
 
 - :func:`eval` compiles (once per program text and input types) and runs;
-- :func:`compile` gives a :class:`Kernel` for fixed input types, to call many times,
-  from many threads, into ``out=`` arrays; with named dims (``a=("float32", ("N", "M"))``)
-  a :class:`GenericKernel`, compiled once for arrays of every shape;
+- :func:`compile` gives a :class:`Kernel` for input types, to call many times, from many
+  threads, into ``out=`` arrays; with named dims (``a=("float32", ("N", "M"))``) the one
+  kernel serves arrays of every shape the names admit;
 - errors are :class:`Error` subclasses with ``.code``, ``.span`` and ``.message``.
 
-C-contiguous inputs are read in place; other layouts (``x[::2]``, ``x.T``) are packed into a
-dense temporary first in this version. The GIL is released while compiling and while running
+Inputs are read in place, C-contiguous or not (``x[::2]``, ``x.T``: through a kernel compiled
+once for their strides). The GIL is released while compiling and while running
 kernels whose results are at least 16 KiB.
 """
 
@@ -35,7 +35,7 @@ from ._errors import (
     RunError,
     ShapeError,
 )
-from ._slc import GenericKernel, Kernel, cache_size, clear_cache, compile, eval
+from ._slc import Kernel, cache_size, clear_cache, compile, eval
 
 __version__ = "0.1.0"
 
@@ -43,7 +43,6 @@ __all__ = [
     "eval",
     "compile",
     "Kernel",
-    "GenericKernel",
     "clear_cache",
     "cache_size",
     "Error",

@@ -34,14 +34,14 @@ def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray:
     compiling. Raises slc.Error subclasses; an index out of range raises slc.IndexError.
     """
 
-def compile(expr: str, /, **types: TypeSpec) -> Kernel | GenericKernel:
+def compile(expr: str, /, **types: TypeSpec) -> Kernel:
     """Compile `expr` once for inputs of the given types into a Kernel to call many times.
 
     Each type is an example array, a `(dtype, shape)` pair such as `("float32", (4, 5))`, or an
     int (a 0-d int64). Operator parameters read from inputs (`slice(x, s, e)`) and boolean masks
     (`x[m]`) take their values from the example arrays. The GIL is released while compiling.
-    A shape with named dims (`("float32", ("N", "M"))`, None for a name of its own) gives a
-    GenericKernel: one kernel for arrays of every shape the names admit.
+    A shape with named dims (`("float32", ("N", "M"))`, None for a name of its own) gives one
+    kernel for arrays of every shape the names admit.
     """
 
 def clear_cache() -> None:
@@ -50,31 +50,8 @@ def clear_cache() -> None:
 def cache_size() -> int:
     """The number of kernels `eval` keeps."""
 
-class GenericKernel:
-    """A slice program compiled once for input types with named dims; thread-safe."""
-
-    def __call__(
-        self, *, out: np.ndarray | None = None, threads: int | None = None, **inputs: ArrayInput
-    ) -> np.ndarray:
-        """Run on the named inputs, arrays of any shapes the declared dims admit (slc.ShapeError
-        otherwise: two dims of one name that differ, an index beyond an axis)."""
-    @property
-    def input_names(self) -> Tuple[str, ...]: ...
-    @property
-    def input_types(self) -> Mapping[str, Tuple[np.dtype, Tuple[int | str, ...]]]: ...
-    @property
-    def dtype(self) -> np.dtype: ...
-    @property
-    def shape(self) -> Tuple[int | str, ...]:
-        """The result's dims in the names: `("max(0, N-1)", "M")`."""
-    @property
-    def source(self) -> str: ...
-    @property
-    def plan(self) -> str:
-        """The generic plan IR with its shape function's requirements."""
-
 class Kernel:
-    """A slice program compiled for fixed input dtypes and shapes; thread-safe."""
+    """A slice program compiled for input dtypes and shapes (dims may be names); thread-safe."""
 
     def __call__(
         self, *, out: np.ndarray | None = None, threads: int | None = None, **inputs: ArrayInput
@@ -87,14 +64,14 @@ class Kernel:
     def input_names(self) -> Tuple[str, ...]:
         """The input names, in the order given to slc.compile."""
     @property
-    def input_types(self) -> dict[str, Tuple[np.dtype[Any], Tuple[int, ...]]]:
-        """Each input's (dtype, shape)."""
+    def input_types(self) -> dict[str, Tuple[np.dtype[Any], Tuple[int | str, ...]]]:
+        """Each input's (dtype, dims): ints, and the texts of named dims."""
     @property
     def dtype(self) -> np.dtype[Any]:
         """The result's dtype."""
     @property
-    def shape(self) -> Tuple[int, ...]:
-        """The result's shape."""
+    def shape(self) -> Tuple[int | str, ...]:
+        """The result's shape; with named dims, texts in the names: `("max(0, N-1)", "M")`."""
     @property
     def source(self) -> str:
         """The program text."""

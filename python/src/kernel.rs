@@ -1,4 +1,5 @@
-//! `slc.Kernel`: a program compiled once for fixed input types, called many times.
+//! `slc.Kernel`: a program compiled once for input types — fixed (``("float32", (4, 5))``) or
+//! with symbolic dims (``("float32", ("N", "M"))``) — called many times.
 
 use crate::convert::{Held, descr_of, hold, numpy_name, show_shape};
 use crate::errors;
@@ -7,14 +8,18 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use slc::DType;
+use slc::types::SymTensorType;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
-/// A slice program compiled for fixed input dtypes and shapes (see ``slc.compile``).
+/// A slice program compiled for input dtypes and shapes (see ``slc.compile``); a dim may be a
+/// name (``("float32", ("N", "M"))``), and then one kernel serves arrays of every shape the
+/// names admit (a name used twice must be the same size each time).
 ///
 /// Call it with the inputs by name: ``kernel(a=x)``; it checks each against the type it was
-/// compiled for and returns a new ``numpy.ndarray`` (or writes into ``out=``). One kernel may
-/// be called from many threads at once; large calls release the GIL.
+/// compiled for and returns a new ``numpy.ndarray`` (or writes into ``out=``). Inputs that break
+/// what the program needs of their shapes raise ``slc.ShapeError`` (also a ``ValueError``). One
+/// kernel may be called from many threads at once; large calls release the GIL.
 #[pyclass(name = "Kernel", module = "slc", frozen)]
 pub struct PyKernel {
     kernel: Arc<slc::Kernel>,
@@ -35,14 +40,14 @@ impl PyKernel {
     /// `values`: the example values it was compiled with (those checking may read: small integer
     /// inputs, masks).
     pub fn new(py: Python<'_>, kernel: slc::Kernel, values: &slc::sema::InputValues) -> PyKernel {
-        let read = &kernel.compiled().read.values;
+        let read = kernel.fixed().map(|c| c.read.values.clone()).unwrap_or_default();
         let parameters = kernel
             .inputs()
             .enumerate()
-            .filter(|(_, (name, _, _))| read.contains(*name))
-            .filter_map(|(i, (name, _, _))| values.get(name).map(|t| (i, t.bytes().to_vec())))
+            .filter(|(_, (name, _))| read.contains(*name))
+            .filter_map(|(i, (name, _))| values.get(name).map(|t| (i, t.bytes().to_vec())))
             .collect();
-        let keys = kernel.inputs().map(|(name, _, _)| PyString::intern(py, name).unbind()).collect();
+        let keys = kernel.inputs().map(|(name, _)| PyString::intern(py, name).unbind()).collect();
         let default_threads = slc::RunOptions::default().threads;
         PyKernel {
             kernel: Arc::new(kernel),
@@ -71,12 +76,12 @@ impl PyKernel {
 pub fn prepare(
     py: Python<'_>,
     src: &str,
-    inputs: &[(String, slc::types::TensorType)],
+    inputs: &[(String, SymTensorType)],
     values: &slc::sema::InputValues,
 ) -> PyResult<slc::Kernel> {
     let result = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            let signatures: Vec<(&str, slc::types::TensorType)> =
+            let signatures: Vec<(&str, SymTensorType)> =
                 inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
             slc::Kernel::prepare_with_values(src, &signatures, values, &slc::RunOptions::default())
         }))
@@ -88,28 +93,53 @@ pub fn prepare(
     }
 }
 
-/// `dtype[d0, d1]` as a NumPy user reads it: `float32 (4, 5)`.
-fn show_type(dtype: DType, shape: &[usize]) -> String {
-    format!("{} {}", numpy_name(dtype), show_shape(shape))
+/// A type as a NumPy user reads it: `float32 (4, 5)`, `float32 (N, 5)`.
+fn show_type(ty: &SymTensorType) -> String {
+    format!("{} {}", numpy_name(ty.dtype), dims_text(ty))
 }
 
-/// Checks that `held` fits the type `name` was compiled for.
-pub fn check_input(name: &str, held: &Held<'_>, dtype: DType, shape: &[usize]) -> PyResult<()> {
-    if held.dtype() != dtype {
+/// Checks that `held` fits the type `name` was compiled for: its dtype, rank and constant dims
+/// (the kernel binds the symbolic ones).
+pub fn check_input(name: &str, held: &Held<'_>, ty: &SymTensorType) -> PyResult<()> {
+    if held.dtype() != ty.dtype {
         return Err(PyTypeError::new_err(format!(
             "input '{name}' has dtype {}, but the kernel was compiled for {}",
             numpy_name(held.dtype()),
-            show_type(dtype, shape)
+            show_type(ty)
         )));
     }
-    if held.shape() != shape {
+    let fits = held.shape().len() == ty.shape.len()
+        && (ty.shape.iter().zip(held.shape())).all(|(d, &n)| d.as_const().is_none_or(|d| d as usize == n));
+    if !fits {
         return Err(PyValueError::new_err(format!(
             "input '{name}' has shape {}, but the kernel was compiled for {}",
             show_shape(held.shape()),
-            show_type(dtype, shape)
+            show_type(ty)
         )));
     }
     Ok(())
+}
+
+/// A type's dims as Python sees them: ints, and texts for symbolic ones.
+fn dims_tuple<'py>(py: Python<'py>, ty: &SymTensorType) -> PyResult<Bound<'py, PyTuple>> {
+    let dims: Vec<Bound<'py, PyAny>> = ty
+        .shape
+        .iter()
+        .map(|d| match d.as_const() {
+            Some(c) => c.into_pyobject(py).map(|o| o.into_any()).map_err(PyErr::from),
+            None => d.to_string().into_pyobject(py).map(|o| o.into_any()).map_err(PyErr::from),
+        })
+        .collect::<PyResult<_>>()?;
+    PyTuple::new(py, dims)
+}
+
+/// `(N, 3)` as a reader of Python sees a shape.
+fn dims_text(ty: &SymTensorType) -> String {
+    let dims: Vec<String> = ty.shape.iter().map(|d| d.to_string()).collect();
+    match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    }
 }
 
 #[pymethods]
@@ -136,13 +166,15 @@ impl PyKernel {
             Some(0) => return Err(PyValueError::new_err("threads= must be at least 1")),
             // An output too small to split runs on the calling thread whatever `threads` says
             // (the default is one per core): no copy of the kernel to find.
-            Some(n) if n <= self.default_threads && self.kernel.threads_used() == 1 => self.kernel.clone(),
+            Some(n) if n <= self.default_threads && self.kernel.output_shape().is_some_and(|dims| self.kernel.threads_used(dims) == 1) => {
+                self.kernel.clone()
+            }
             Some(n) => self.with_threads(n),
         };
         let given = inputs.as_ref().map_or(0, |d| d.len());
         let mut names = Vec::with_capacity(given);
         let mut held = Vec::with_capacity(given);
-        for ((name, dtype, shape), key) in kernel.inputs().zip(&self.keys) {
+        for ((name, ty), key) in kernel.inputs().zip(&self.keys) {
             let value = match &inputs {
                 Some(d) => d.get_item(key.bind(py))?,
                 None => None,
@@ -154,9 +186,9 @@ impl PyKernel {
                 )));
             };
             // A Python int fills a 0-d integer input of whichever width it was compiled for.
-            let int_dtype = if shape.is_empty() && dtype.is_integer() { dtype } else { DType::I64 };
+            let int_dtype = if ty.shape.is_empty() && ty.dtype.is_integer() { ty.dtype } else { DType::I64 };
             let h = hold(&value, name, int_dtype)?;
-            check_input(name, &h, dtype, shape)?;
+            check_input(name, &h, ty)?;
             names.push(name);
             held.push(h);
         }
@@ -189,15 +221,16 @@ impl PyKernel {
     /// The input names, in the order they were given to ``slc.compile``.
     #[getter]
     fn input_names<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.kernel.inputs().map(|(n, _, _)| n).collect::<Vec<_>>())
+        PyTuple::new(py, self.kernel.inputs().map(|(n, _)| n).collect::<Vec<_>>())
     }
 
-    /// The input types: a dict from name to ``(numpy.dtype, shape)``.
+    /// The input types: a dict from name to ``(numpy.dtype, dims)``, each dim an ``int`` or
+    /// the text of its symbol (``"N"``).
     #[getter]
     fn input_types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let types = PyDict::new(py);
-        for (name, dtype, shape) in self.kernel.inputs() {
-            types.set_item(name, (descr_of(py, dtype)?, PyTuple::new(py, shape)?))?;
+        for (name, ty) in self.kernel.inputs() {
+            types.set_item(name, (descr_of(py, ty.dtype)?, dims_tuple(py, ty)?))?;
         }
         Ok(types)
     }
@@ -208,10 +241,11 @@ impl PyKernel {
         Ok(descr_of(py, self.kernel.output_dtype())?.into_any())
     }
 
-    /// The result's shape, a tuple of ints.
+    /// The result's shape: a tuple of ints, and texts where it depends on symbolic dims
+    /// (``("max(0, N-1)", "M")``).
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.kernel.output_shape())
+        dims_tuple(py, &self.kernel.output_type())
     }
 
     /// The program text the kernel was compiled from.
@@ -220,10 +254,14 @@ impl PyKernel {
         self.kernel.source()
     }
 
-    /// The verified plan IR, as text (what ``slc plan`` prints).
+    /// The verified plan IR, as text (what ``slc plan`` prints; with symbolic dims, the
+    /// shape-generic plan and its requirements).
     #[getter]
     fn plan(&self) -> String {
-        self.kernel.compiled().plan.to_string()
+        match self.kernel.fixed() {
+            Some(fixed) => fixed.plan.to_string(),
+            None => self.kernel.plan().to_string(),
+        }
     }
 
     /// The plans compiled so far for non-contiguous inputs (``x[::2]``, ``x.T``, negative
@@ -236,7 +274,7 @@ impl PyKernel {
 
     /// The loop nest the JIT generates code from, after the scheduling passes (text).
     fn loop_nest(&self, py: Python<'_>) -> PyResult<String> {
-        let plan = &self.kernel.compiled().plan;
+        let plan = &self.fixed("the loop nest")?.plan;
         guarded(py, "scheduling the loop nest", || {
             let (nest, _) = slc::backend::jit::kernel_ir(plan).map_err(|e| e.to_string())?;
             Ok(nest.to_string())
@@ -245,7 +283,7 @@ impl PyKernel {
 
     /// The JIT kernel's Cranelift IR (text), as ``slc plan --clif`` prints it.
     fn clif(&self, py: Python<'_>) -> PyResult<String> {
-        let plan = &self.kernel.compiled().plan;
+        let plan = &self.fixed("the Cranelift IR")?.plan;
         guarded(py, "generating Cranelift IR", || {
             let (_, ir) = slc::backend::jit::kernel_ir(plan).map_err(|e| e.to_string())?;
             Ok(ir)
@@ -268,7 +306,7 @@ impl PyKernel {
                 ))
             })?;
         }
-        let compiled = self.kernel.compiled();
+        let compiled = self.fixed("DirectML descriptors")?;
         let lowered = catch_unwind(AssertUnwindSafe(|| slc::target::lower_program(compiled, &options)));
         let json = match lowered {
             Ok(Ok(graph)) => graph.to_json(),
@@ -284,17 +322,18 @@ impl PyKernel {
     /// A kernel knows its input types, not its index values: a gathered axis is drawn as chosen
     /// by its index. Jupyter shows it for a kernel at the end of a cell (``_repr_svg_``).
     fn show(&self, py: Python<'_>) -> PyResult<String> {
-        let compiled = self.kernel.compiled();
+        let compiled = self.fixed("a picture of the selection")?;
         let types: slc::sema::InputTypes = self
             .kernel
             .inputs()
-            .map(|(name, dtype, shape)| (name.to_string(), slc::types::TensorType::of(dtype, shape)))
+            .filter_map(|(name, ty)| Some((name.to_string(), ty.concrete()?)))
             .collect();
         // The operator parameters it was compiled with: each stage of a chain compiles again.
         let mut values = slc::sema::InputValues::new();
         for (i, bytes) in &self.parameters {
-            let (name, dtype, shape) = self.kernel.inputs().nth(*i).expect("a parameter is an input");
-            if let Ok(t) = slc::Tensor::from_bytes(dtype, shape, bytes) {
+            let Some((name, ty)) = self.kernel.inputs().nth(*i) else { continue };
+            let shape: Vec<usize> = ty.shape.iter().filter_map(|d| d.as_const()).map(|d| d as usize).collect();
+            if let Ok(t) = slc::Tensor::from_bytes(ty.dtype, &shape, bytes) {
                 values.insert(name.to_string(), t);
             }
         }
@@ -322,20 +361,38 @@ impl PyKernel {
         let inputs: Vec<String> = self
             .kernel
             .inputs()
-            .map(|(n, d, s)| format!("{n}=({:?}, {})", numpy_name(d), show_shape(s)))
+            .map(|(n, t)| format!("{n}=({:?}, {})", numpy_name(t.dtype), dims_text(t)))
             .collect();
         format!(
             "slc.compile({:?}{}) -> {}",
             self.kernel.source(),
             inputs.iter().map(|i| format!(", {i}")).collect::<String>(),
-            show_type(self.kernel.output_dtype(), self.kernel.output_shape())
+            show_type(&self.kernel.output_type())
         )
     }
 }
 
+impl PyKernel {
+    /// The front end's product for the declared types, which `what` needs: fixed shapes.
+    fn fixed(&self, what: &str) -> PyResult<&slc::pipeline::Compiled> {
+        self.kernel.fixed().ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{what} needs fixed input shapes; this kernel's are symbolic ({})",
+                input_types_text(&self.kernel)
+            ))
+        })
+    }
+}
+
+/// `a: float32 (N, M)`, for messages.
+fn input_types_text(kernel: &slc::Kernel) -> String {
+    let types: Vec<String> = kernel.inputs().map(|(n, t)| format!("{n}: {}", show_type(t))).collect();
+    types.join(", ")
+}
+
 /// The kernel's inputs, for messages: `a, b` or `no inputs`.
 fn input_list(kernel: &slc::Kernel) -> String {
-    let names: Vec<&str> = kernel.inputs().map(|(n, _, _)| n).collect();
+    let names: Vec<&str> = kernel.inputs().map(|(n, _)| n).collect();
     if names.is_empty() { "no inputs".into() } else { names.join(", ") }
 }
 

@@ -4,12 +4,10 @@
 
 mod convert;
 mod errors;
-mod generic;
 mod kernel;
 mod run;
 
 use convert::{Held, dtype_from_spec, hold};
-use generic::{PyGenericKernel, prepare_generic};
 use kernel::{PyKernel, prepare};
 use numpy::{PyArrayDescr, PyUntypedArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -44,18 +42,8 @@ fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyRe
         }
         signatures.push((name, ty));
     }
-    let concrete: Option<Vec<(String, TensorType)>> =
-        signatures.iter().map(|(n, t)| t.concrete().map(|t| (n.clone(), t))).collect();
-    match concrete {
-        Some(signatures) => {
-            let kernel = PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values);
-            Ok(kernel.into_pyobject(py)?.into_any().unbind())
-        }
-        None => {
-            let kernel = PyGenericKernel::new(py, prepare_generic(py, expr, &signatures)?);
-            Ok(kernel.into_pyobject(py)?.into_any().unbind())
-        }
-    }
+    let kernel = PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values);
+    Ok(kernel.into_pyobject(py)?.into_any().unbind())
 }
 
 /// The type an argument of `compile` declares, and its value when it is an example of a small
@@ -208,7 +196,7 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
         Some(kernel) => kernel,
         None => {
             let kernel = Arc::new(build(py, expr, &names, &held)?);
-            let read = &kernel.compiled().read.values;
+            let read = kernel.fixed().map(|c| c.read.values.clone()).unwrap_or_default();
             let values = names
                 .iter()
                 .enumerate()
@@ -249,7 +237,7 @@ fn build(py: Python<'_>, expr: &str, names: &[&str], held: &[Held<'_>]) -> PyRes
     let mut signatures = Vec::with_capacity(names.len());
     let mut values = InputValues::new();
     for (name, h) in names.iter().zip(held) {
-        signatures.push((name.to_string(), TensorType::of(h.dtype(), h.shape())));
+        signatures.push((name.to_string(), TensorType::of(h.dtype(), h.shape()).generic()));
         if let Some(value) = parameter_value(h, name)? {
             values.insert(name.to_string(), value);
         }
@@ -276,7 +264,6 @@ fn cache_size() -> usize {
 #[pymodule]
 fn _slc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKernel>()?;
-    m.add_class::<PyGenericKernel>()?;
     m.add_class::<convert::TensorMemory>()?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(eval, m)?)?;

@@ -28,7 +28,17 @@ pub fn run_kernel<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let views =
         held.iter().zip(names).map(|(h, name)| h.view(name)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
-    let (dtype, shape, nbytes) = (kernel.output_dtype(), kernel.output_shape(), kernel.output_nbytes());
+    let dtype = kernel.output_dtype();
+    let computed: Vec<usize>;
+    let shape: &[usize] = match kernel.output_shape() {
+        Some(dims) => dims,
+        None => {
+            computed = kernel.output_shape_for(&views).map_err(|e| errors::to_py(py, &e, kernel.source()))?;
+            &computed
+        }
+    };
+    let nbytes = slc::Tensor::byte_size(dtype, shape)
+        .ok_or_else(|| PyMemoryError::new_err(format!("the result of shape {shape:?} is too large")))?;
     let (array, data): (Bound<'py, PyUntypedArray>, *mut u8) = match out {
         Some(out) => {
             let (array, data) = output_bytes(out, dtype, shape, nbytes)?;
