@@ -41,9 +41,9 @@ pub struct EvalTimes {
 /// When the text comes back with other shapes (same dtypes and ranks), the JIT compiles one
 /// *shape-generic* kernel for it, which then serves every shape: a program evaluated over a
 /// thousand shapes compiles twice ([`compiles`](Self::compiles)). Its operator parameters read
-/// from bound tensors become run-time values. A text the generic pipeline does not take
-/// (boolean masks, index arrays with symbolic dims) and every error go the specialized way, so
-/// errors read as they always do.
+/// from bound tensors become run-time values. Both are the one [`Kernel`] type (its errors read
+/// as a fixed-shape compile reports them); a text the generic pipeline does not take keeps a
+/// kernel per set of shapes.
 ///
 /// ```
 /// use slc::{DType, Session, Tensor};

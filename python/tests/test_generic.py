@@ -67,8 +67,11 @@ def test_mismatched_shapes_raise_shape_error():
     with pytest.raises(slc.ShapeError) as e:
         kernel(a=np.zeros(4, np.float32), b=np.zeros(5, np.float32))
     assert isinstance(e.value, ValueError)
-    with pytest.raises(slc.ShapeError):
+    # An index outside its axis: IndexError at the index, as NumPy and a kernel compiled for
+    # these shapes say it.
+    with pytest.raises(slc.IndexError) as e:
         kernel(a=np.zeros(2, np.float32), b=np.zeros(2, np.float32))
+    assert e.value.code == "E0102"
     with pytest.raises(TypeError):
         kernel(a=np.zeros(4, np.int32), b=np.zeros(4, np.float32))
     assert kernel(a=np.zeros(3, np.float32), b=np.arange(3, dtype=np.float32)) == 2
