@@ -315,3 +315,26 @@ print(after - before)
 """
     grown_kib = int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
     assert grown_kib < 16 << 10, f"peak memory grew by {grown_kib} KiB"
+
+
+@pytest.mark.parametrize("shape", [(3, 5), ("N", "M")])
+def test_strided_inputs_are_not_copied_by_any_kernel(shape):
+    # Fixed and named dims alike: the view is read in place (peak memory of a fresh process: a
+    # copy of the 64 MB view would raise it by 64 MB), and out= is written in place.
+    script = f"""
+import resource, numpy as np, slc
+x = np.ones(2 * 8 << 20, dtype=np.float64).reshape(4096, 4096)
+view = x[:, ::2]
+k = slc.compile("a[::-1, ::512]", a=("float64", {shape!r} if {shape!r}[0] == "N" else view.shape))
+out = np.zeros((4096, 4))
+assert k(a=view, out=out) is out
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(3):
+    assert k(a=view, out=out) is out
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+assert k.strided_plans, k.strided_plans
+np.testing.assert_array_equal(out, view[::-1, ::512])
+print(after - before)
+"""
+    grown_kib = int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
+    assert grown_kib < 16 << 10, f"peak memory grew by {grown_kib} KiB"
