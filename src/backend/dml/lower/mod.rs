@@ -362,19 +362,31 @@ impl Lowering<'_> {
     }
 
     fn finish(self, dispatch: bool, notes: Vec<String>, output_size_in_bytes: u64) -> DmlGraph {
-        let p = self.parts;
+        let mut p = self.parts;
         let plan = self.plan;
         let decl = |name: &str, dtype: DType, shape: &[i64]| TensorDecl {
             name: name.to_string(),
             dtype: dtype.name().to_string(),
             shape: shape.to_vec(),
         };
+        // Below 2.1 there is no graph API: the lowering made one operator (or none), which the
+        // host compiles alone, binding its inputs in the order of its input slots.
+        let (graph_desc, operator_desc) = if self.level >= GRAPHS {
+            (true, None)
+        } else {
+            let mut slots: Vec<(u32, InputBinding)> =
+                p.input_edges.iter().map(|e| e.desc.to_node_input_index).zip(p.bindings).collect();
+            slots.sort_by_key(|(slot, _)| *slot);
+            p.bindings = slots.into_iter().map(|(_, b)| b).collect();
+            (false, p.nodes.pop().map(|n| n.desc.operator))
+        };
         DmlGraph {
             feature_level: self.level,
             inputs: plan.inputs.iter().map(|d| decl(&d.name, d.dtype, &d.shape)).collect(),
             constants: p.constants,
             output_size_in_bytes,
-            graph_desc: GraphDesc {
+            operator_desc,
+            graph_desc: graph_desc.then_some(GraphDesc {
                 input_count: p.bindings.len() as u32,
                 output_count: p.output_edges.len() as u32,
                 node_count: p.nodes.len() as u32,
@@ -385,7 +397,7 @@ impl Lowering<'_> {
                 output_edges: p.output_edges,
                 intermediate_edge_count: p.inter_edges.len() as u32,
                 intermediate_edges: p.inter_edges,
-            },
+            }),
             input_bindings: p.bindings,
             output: decl("out", plan.dtype, &plan.shape),
             dispatch,
