@@ -1244,6 +1244,32 @@ fn a_refused_gather_points_at_its_call_and_names_the_modes_that_lower() {
     assert!(stderr.contains("1 │ a[::-1][gather(i, k, axis=0)]"), "{stderr}");
 }
 
+/// With two gathers of the same mode over axes of the same size, the refusal points at the one
+/// the lowering refused, carried by its plan term, not at the first that could fit.
+#[test]
+fn a_refusal_among_two_gathers_points_at_the_refused_one() {
+    let t = types(&[("a", DType::F32, &[3, 3]), ("i", DType::I64, &[2]), ("j", DType::I64, &[2])]);
+    let target = slc::Target::DirectMl(DmlOptions::default());
+    let at = |src: &str| -> String {
+        let e = target.compile(slc::compile(src, &t).unwrap()).unwrap_err();
+        let d = e.diagnostic();
+        assert_eq!(d.code, "E0405", "{}", e.render(src));
+        let span = d.labels.first().unwrap_or_else(|| panic!("{src}: no label")).span;
+        src[span.start..span.end].to_string()
+    };
+    // The outer gather holds the out-of-range constant: it, not the inner one, is refused.
+    let outer = "gather(gather(a, [0, 1], axis=0, mode=zero), [1, 7], axis=1, mode=zero)";
+    assert_eq!(at(outer), outer);
+    let inner = "gather(gather(a, [0, 7], axis=0, mode=zero), [1, 0], axis=1, mode=zero)";
+    assert_eq!(at(inner), "gather(a, [0, 7], axis=0, mode=zero)");
+    // Run-time indices under clamp: only the gather by `j` is refused (the one by `i` is
+    // error-mode, which the host checks).
+    let src = "gather(gather(a, i, axis=0, mode=error), j, axis=1, mode=clamp)";
+    assert_eq!(at(src), src);
+    let src = "gather(gather(a, j, axis=0, mode=clamp), i, axis=1, mode=error)";
+    assert_eq!(at(src), "gather(a, j, axis=0, mode=clamp)");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The ONNX gathers: gather_elements is one GATHER_ELEMENTS, gather_nd one GATHER_ND1
 

@@ -400,7 +400,7 @@ fn show_generic_plan(
 /// `:dml`: the DirectML operator graph the plan lowers to (at the default feature level), as
 /// the JSON that `slc compile --target dml` writes.
 fn dml(planned: &Planned, reply: &mut Reply) -> Result<(), Fail> {
-    let graph = crate::target::lower_located(&planned.plan, &planned.checked, &dml::DmlOptions::default())
+    let graph = dml::lower(&planned.plan, &dml::DmlOptions::default())
         .map_err(|e| Fail::program(e.into_diagnostic()))?;
     let _ = writeln!(reply.out, "{}", graph.to_json().trim_end());
     Ok(())

@@ -17,6 +17,7 @@ use super::error::{DmlError, OobRefusal};
 use super::graph::*;
 use super::window::{Win, each_coord, fit, generic_view, map_view, packed_strides};
 use crate::plan::{Access, BufferId, Plan, VerifiedPlan};
+use crate::source::Span;
 use crate::types::OobMode;
 use slc_runtime::DType;
 
@@ -61,8 +62,8 @@ pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlErro
 
 /// A gather from an axis of size 0 into a non-empty result: no index is valid, so the CPU
 /// result is an error (or zeros); DirectML tensors cannot describe the axis at all.
-fn empty_axis(mode: OobMode) -> DmlError {
-    DmlError::OobPolicy { mode, refusal: OobRefusal::EmptyAxis, at: None }
+fn empty_axis(t: &Term) -> DmlError {
+    DmlError::OobPolicy { mode: t.mode, refusal: OobRefusal::EmptyAxis, at: t.origin }
 }
 
 fn round4(bytes: u64) -> u64 {
@@ -93,6 +94,8 @@ struct Term {
     len: i64,
     stride: i64,
     mode: OobMode,
+    /// The gather in the program text (the plan term's origin), where a refusal points.
+    origin: Option<Span>,
 }
 
 impl Acc {
@@ -104,7 +107,13 @@ impl Acc {
             terms: a
                 .terms
                 .iter()
-                .map(|t| Term { index: Acc::from_plan(&t.index), len: t.len, stride: t.stride, mode: t.mode })
+                .map(|t| Term {
+                    index: Acc::from_plan(&t.index),
+                    len: t.len,
+                    stride: t.stride,
+                    mode: t.mode,
+                    origin: t.origin.0,
+                })
                 .collect(),
         }
     }
