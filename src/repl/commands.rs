@@ -25,6 +25,10 @@ Statements (one or more per line, separated by `;`):
 Helpers (they make data; dtype defaults to f32):
   load(\"F.npy\")  arange(n, shape=[...], dtype=f32)  zeros(shape, dtype=)  ones(shape, dtype=)
   random(shape, dtype=, seed=, high=)  (floats in [0, 1), integers in [0, high), high=10)
+";
+
+/// The rest of `:help`, after the operators (which come from the operator table).
+const HELP_COMMANDS: &str = "\
 Commands:
   :vars                  bound names with dtype, shape and bytes
   :plan [-v] [-g] EXPR   the normalized plan (-v: checked program and every scheduling pass;
@@ -40,6 +44,17 @@ Commands:
 Keys: Tab completes, Up/Down recall history, Ctrl-C cancels the line, Ctrl-D quits.
 An open bracket continues the entry on the next line.
 ";
+
+/// `:help`: statements and helpers, every operator form (its signature, what it is, an example),
+/// then the commands.
+fn help() -> String {
+    let mut text = HELP.to_string();
+    text.push_str("Operators (docs/semantics.md says how each normalizes):\n");
+    for op in crate::sema::OPERATORS {
+        let _ = writeln!(text, "  {}\n      {}; e.g. {}", op.signature(), op.summary, op.example);
+    }
+    text + HELP_COMMANDS
+}
 
 /// A command's text split into its parts, each with its place in the entry.
 struct Parsed<'t> {
@@ -102,7 +117,7 @@ impl Repl {
             }
         };
         match cmd.name {
-            "help" | "h" | "?" => reply.out.push_str(HELP),
+            "help" | "h" | "?" => reply.out.push_str(&help()),
             "quit" | "q" | "exit" => reply.quit = true,
             "vars" => self.vars(reply),
             "plan" => {

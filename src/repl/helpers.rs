@@ -89,15 +89,9 @@ pub fn check_function(callee: &ast::Ident) -> Result<(), Fail> {
         .filter(|(d, f)| *d <= 2 && *d < f.len())
         .min()
         .map(|(_, f)| f.to_string());
-    let mut diag = SemaError::new(
-        K::UnknownFunction { name: callee.name.clone(), suggestion: suggestion.clone() },
-        callee.span,
-    )
-    .into_diagnostic();
-    if suggestion.is_none() {
-        diag.help = Some(format!("functions: {}", known().copied().collect::<Vec<_>>().join(", ")));
-    }
-    Err(Fail::program(diag))
+    let known = known().map(|f| f.to_string()).collect();
+    let kind = K::UnknownFunction { name: callee.name.clone(), suggestion, known };
+    Err(Fail::program(SemaError::new(kind, callee.span).into_diagnostic()))
 }
 
 /// Matches arguments to parameters: positional in order, then by keyword.

@@ -11,6 +11,11 @@ use crate::syntax::ast::Arg;
 use crate::types::sym::SymExpr;
 use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "gather_nd";
+pub(super) const REQUIRED: [&str; 2] = ["data", "indices"];
+pub(super) const OPTIONAL: [&str; 2] = ["batch_dims", "mode"];
+
 /// The arguments of a `gather_nd` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -22,7 +27,7 @@ pub(super) struct Args<'a> {
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
         let ([data, indices], [batch_dims, mode]) =
-            bind("gather_nd", ["data", "indices"], ["batch_dims", "mode"], args, span)?;
+            bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, indices, batch_dims, mode })
     }
 }

@@ -5,7 +5,9 @@
 //! order, or by keyword) into a struct of its own, validates them with diagnostics that point at
 //! the argument, normalizes with its own source's rules (docs/semantics.md), and produces the
 //! same core nodes as NumPy indexing: a view or a gather. Nothing downstream knows which form a
-//! node came from. This file holds what the forms share: binding and argument values.
+//! node came from. `table` lists every form once (name, parameters, description, example);
+//! checking dispatches through it and the help text, completion and the fuzzer's coverage test
+//! read it. This file holds what the forms share: binding and argument values.
 
 mod gather;
 mod gather_elements;
@@ -13,6 +15,7 @@ mod gather_nd;
 mod slice;
 mod slice1;
 mod strided_slice;
+mod table;
 
 use super::check::{Checker, Value, edit_distance, err};
 use super::consteval::{self, ConstEvalError};
@@ -22,8 +25,7 @@ use crate::source::Span;
 use crate::syntax::ast;
 use crate::types::sym::SymExpr;
 
-pub const FUNCTIONS: &[&str] =
-    &["strided_slice", "slice", "gather", "gather_elements", "gather_nd", "slice1"];
+pub use table::{FUNCTIONS, OPERATORS, Operator, operator};
 
 /// Matches `args` to a form's parameters: `REQUIRED` first (positional or keyword), then
 /// `OPTIONAL`. The arrays come back in the order of the names.
@@ -95,21 +97,18 @@ impl Checker<'_> {
         args: &[ast::Arg],
         span: Span,
     ) -> Result<TExpr, SemaError> {
-        match callee.name.as_str() {
-            "strided_slice" => self.strided_slice(strided_slice::Args::bind(args, span)?, span),
-            "slice" => self.onnx_slice(slice::Args::bind(args, span)?, span),
-            "gather" => self.gather_call(gather::Args::bind(args, span)?, span),
-            "slice1" => self.slice1(slice1::Args::bind(args, span)?, span),
-            "gather_elements" => self.gather_elements_call(gather_elements::Args::bind(args, span)?, span),
-            "gather_nd" => self.gather_nd_call(gather_nd::Args::bind(args, span)?, span),
-            name => {
+        match operator(&callee.name) {
+            Some(op) => (op.check)(self, args, span),
+            None => {
+                let name = callee.name.as_str();
                 let suggestion = FUNCTIONS
                     .iter()
                     .map(|f| (edit_distance(f, name), *f))
                     .filter(|(d, _)| *d <= 2)
                     .min()
                     .map(|(_, f)| f.to_string());
-                err(K::UnknownFunction { name: name.into(), suggestion }, callee.span)
+                let known = FUNCTIONS.iter().map(|f| f.to_string()).collect();
+                err(K::UnknownFunction { name: name.into(), suggestion, known }, callee.span)
             }
         }
     }

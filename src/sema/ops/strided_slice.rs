@@ -10,6 +10,11 @@ use crate::source::Span;
 use crate::syntax::ast::Arg;
 use crate::types::sym::{SymExpr, SymRange};
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "strided_slice";
+pub(super) const REQUIRED: [&str; 3] = ["data", "begin", "end"];
+pub(super) const OPTIONAL: [&str; 6] = ["stride", "begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"];
+
 /// The arguments of a `strided_slice` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -28,13 +33,7 @@ impl<'a> Args<'a> {
         let (
             [data, begin, end],
             [stride, begin_mask, end_mask, new_axis_mask, shrink_axis_mask, ellipsis_mask],
-        ) = bind(
-            "strided_slice",
-            ["data", "begin", "end"],
-            ["stride", "begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"],
-            args,
-            span,
-        )?;
+        ) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args {
             data,
             begin,
