@@ -309,11 +309,8 @@ fn constant_chains_of_gathers_are_one_operator() {
 fn random_constant_chains_are_one_operator_at_every_level() {
     // Chains of constant gathers and views over f32[d0, d1, d2]: lowered at 1.0, 3.0 and 5.0,
     // each is one operator (a view alone is a SLICE1, which 1.0 lacks), equal to the interpreter.
-    let mut state = 0x5eed_c0de_u64;
-    let mut next = |n: u64| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 33) % n
-    };
+    let mut rng = Rng::new(0x5eed_c0de);
+    let mut next = |n: u64| rng.below(n);
     let mut gathered = 0;
     for _ in 0..600 {
         let dims: Vec<usize> = (0..3).map(|_| 1 + next(4) as usize).collect();
@@ -420,7 +417,10 @@ fn below_feature_level_2_1_a_program_is_one_operator_without_a_graph() {
     let mut with_graph = g.clone();
     with_graph.graph_desc = Some(g.graph().into_owned());
     with_graph.operator_desc = None;
-    let run = emulate(&with_graph, &[&arange(DType::F32, &[2, 20]), &Tensor::from_i64s(DType::U32, &[3], &[19, 0, 7]).unwrap()]);
+    let run = emulate(
+        &with_graph,
+        &[&arange(DType::F32, &[2, 20]), &Tensor::from_i64s(DType::U32, &[3], &[19, 0, 7]).unwrap()],
+    );
     assert!(matches!(&run, Err(EmulateError::Invalid(m)) if m.contains("graph API")), "{run:?}");
     // Its C compiles against the header at the version of its level: no graph, no feature level.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -1062,7 +1062,8 @@ fn seed_002_slice1_examples_reproduce() {
             input_window_strides: nums(&ex["InputWindowStrides"]).iter().map(|&v| v as i32).collect(),
         };
         let mut g = lower_src("a[...]", &[("a", DType::F32, &[1, 1, 4, 4])], &DmlOptions::default()).unwrap();
-        g.graph_desc.as_mut().unwrap().nodes[0].desc.operator = OperatorDesc::new(OperatorFields::Slice1(fields));
+        g.graph_desc.as_mut().unwrap().nodes[0].desc.operator =
+            OperatorDesc::new(OperatorFields::Slice1(fields));
         g.output.shape = nums(&ex["output_sizes"]);
         let got = emulate(&g, &[&a]).unwrap_or_else(|e| panic!("{}: {e}", ex["name"]));
         assert_eq!(got.bytes(), &want[..], "{}", ex["name"]);
@@ -1079,7 +1080,10 @@ fn emulator_rejects_invalid_descriptors() {
     let base = lower_src("a[1:]", &[("a", DType::F32, &[4])], &DmlOptions::default()).unwrap();
     let with = |f: &dyn Fn(&mut Slice1Desc)| {
         let mut g = base.clone();
-        let OperatorFields::Slice1(d) = &mut g.graph_desc.as_mut().unwrap().nodes[0].desc.operator.desc else { panic!() };
+        let OperatorFields::Slice1(d) = &mut g.graph_desc.as_mut().unwrap().nodes[0].desc.operator.desc
+        else {
+            panic!()
+        };
         f(d);
         emulate(&g, &[&a])
     };
@@ -1398,7 +1402,10 @@ fn emulator_reads_gather_elements_as_documented() {
     assert_eq!(out, Tensor::from_i64s(DType::I32, &[2, 3], &[3, 7, 2, 6, 1, 2]).unwrap());
     // Index sizes that differ from the input's off the axis are invalid.
     let mut bad = g.clone();
-    let OperatorFields::GatherElements(d) = &mut bad.graph_desc.as_mut().unwrap().nodes[0].desc.operator.desc else { panic!() };
+    let OperatorFields::GatherElements(d) = &mut bad.graph_desc.as_mut().unwrap().nodes[0].desc.operator.desc
+    else {
+        panic!()
+    };
     d.input_tensor.desc.sizes[1] = 2;
     assert!(matches!(emulate(&bad, &[&data, &idx]), Err(EmulateError::Invalid(_))));
 }

@@ -1,10 +1,11 @@
 //! The `:` commands: inspection (`:vars`, `:plan`, `:show`, `:clif`, `:dml`, `:time`), settings
 //! (`:backend`), files (`:load`, `:save`), `:help` and `:quit`.
 
-use super::helpers::{edit_distance, expand_home};
+use super::helpers::expand_home;
 use super::{Fail, Planned, Repl, Reply, is_identifier, type_of};
 use crate::Executor;
 use crate::backend::{RuntimeError, dml, jit, loopnest};
+use crate::diag::suggest::closest;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::measure;
 use crate::show::{SelectError, Selection, terminal};
@@ -215,12 +216,7 @@ impl Repl {
             "save" => self.save_command(&cmd, reply)?,
             other => {
                 let typed = format!(":{other}");
-                let suggestion = NAMES
-                    .iter()
-                    .map(|n| (edit_distance(n, &typed), *n))
-                    .filter(|(d, _)| *d <= 2)
-                    .min()
-                    .map(|(_, n)| n);
+                let suggestion = closest(&typed, NAMES.iter().copied(), 2);
                 let help = match suggestion {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!("commands: {}", NAMES.join(" ")),

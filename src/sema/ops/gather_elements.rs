@@ -26,8 +26,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, indices], [axis, mode]) =
-            bind(NAME, REQUIRED, OPTIONAL, args, span)?;
+        let ([data, indices], [axis, mode]) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, indices, axis, mode })
     }
 }

@@ -17,10 +17,11 @@ mod slice1;
 mod strided_slice;
 mod table;
 
-use super::check::{Checker, Value, edit_distance, err};
+use super::check::{Checker, Value, err};
 use super::consteval::{self, ConstEvalError};
 use super::error::{SemaError, SemaErrorKind as K};
 use super::typed::{TExpr, TExprKind};
+use crate::diag::suggest::closest;
 use crate::source::Span;
 use crate::syntax::ast;
 use crate::types::sym::SymExpr;
@@ -36,7 +37,24 @@ fn bind<'a, const REQUIRED: usize, const OPTIONAL: usize>(
     args: &'a [ast::Arg],
     call_span: Span,
 ) -> Result<([&'a ast::Arg; REQUIRED], [Option<&'a ast::Arg>; OPTIONAL]), SemaError> {
-    let names: Vec<&'static str> = required.iter().chain(&optional).copied().collect();
+    let slots = bind_args(function, &required, &optional, args, call_span)?;
+    let bound_required =
+        std::array::from_fn(|i| slots[i].expect("every required slot is filled, checked by bind_args"));
+    let bound_optional = std::array::from_fn(|i| slots[REQUIRED + i]);
+    Ok((bound_required, bound_optional))
+}
+
+/// Matches `args` to parameters, one slot each in the order of the names: `required` first
+/// (positional or keyword; each must be given), then `optional`. The operator forms and the
+/// REPL's helpers bind with it, so their calls follow one rule and report alike.
+pub fn bind_args<'a>(
+    function: &str,
+    required: &[&str],
+    optional: &[&str],
+    args: &'a [ast::Arg],
+    call_span: Span,
+) -> Result<Vec<Option<&'a ast::Arg>>, SemaError> {
+    let names: Vec<&str> = required.iter().chain(optional).copied().collect();
     let mut slots: Vec<Option<&ast::Arg>> = vec![None; names.len()];
     let mut positional = 0;
     let mut seen_keyword = false;
@@ -69,19 +87,11 @@ fn bind<'a, const REQUIRED: usize, const OPTIONAL: usize>(
     if let Some(missing) = required.iter().zip(&slots).find(|(_, slot)| slot.is_none()) {
         return err(K::MissingArgument { function: function.into(), name: (*missing.0).into() }, call_span);
     }
-    let bound_required =
-        std::array::from_fn(|i| slots[i].expect("every required slot is filled, checked above"));
-    let bound_optional = std::array::from_fn(|i| slots[REQUIRED + i]);
-    Ok((bound_required, bound_optional))
+    Ok(slots)
 }
 
 fn unknown_keyword(function: &str, names: &[&str], name: &str) -> K {
-    let suggestion = names
-        .iter()
-        .map(|p| (edit_distance(p, name), *p))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, p)| p.to_string());
+    let suggestion = closest(name, names.iter().copied(), 3).map(str::to_string);
     let known = names.iter().map(|p| p.to_string()).collect();
     K::UnknownKeyword { function: function.into(), name: name.into(), suggestion, known }
 }
@@ -101,12 +111,7 @@ impl Checker<'_> {
             Some(op) => (op.check)(self, args, span),
             None => {
                 let name = callee.name.as_str();
-                let suggestion = FUNCTIONS
-                    .iter()
-                    .map(|f| (edit_distance(f, name), *f))
-                    .filter(|(d, _)| *d <= 2)
-                    .min()
-                    .map(|(_, f)| f.to_string());
+                let suggestion = closest(name, FUNCTIONS.iter().copied(), 2).map(str::to_string);
                 let known = FUNCTIONS.iter().map(|f| f.to_string()).collect();
                 err(K::UnknownFunction { name: name.into(), suggestion, known }, callee.span)
             }

@@ -25,8 +25,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, starts, ends], [axes, steps]) =
-            bind(NAME, REQUIRED, OPTIONAL, args, span)?;
+        let ([data, starts, ends], [axes, steps]) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, starts, ends, axes, steps })
     }
 }

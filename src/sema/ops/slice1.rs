@@ -23,8 +23,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, offsets, sizes, strides], []) =
-            bind(NAME, REQUIRED, OPTIONAL, args, span)?;
+        let ([data, offsets, sizes, strides], []) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, offsets, sizes, strides })
     }
 }

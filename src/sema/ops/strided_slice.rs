@@ -13,7 +13,8 @@ use crate::types::sym::{SymExpr, SymRange};
 /// The form's name and parameters, positional in this order (the operator table reads them).
 pub(super) const NAME: &str = "strided_slice";
 pub(super) const REQUIRED: [&str; 3] = ["data", "begin", "end"];
-pub(super) const OPTIONAL: [&str; 6] = ["stride", "begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"];
+pub(super) const OPTIONAL: [&str; 6] =
+    ["stride", "begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"];
 
 /// The arguments of a `strided_slice` call.
 pub(super) struct Args<'a> {

@@ -121,7 +121,8 @@ mod tests {
         for op in OPERATORS {
             assert!(op.example.starts_with(&format!("{}(", op.name)), "{}", op.example);
             let ast = parse_program(op.example).unwrap_or_else(|e| panic!("{}: {e:?}", op.example));
-            check_program(&ast, &types, &InputValues::new()).unwrap_or_else(|e| panic!("{}: {e:?}", op.example));
+            check_program(&ast, &types, &InputValues::new())
+                .unwrap_or_else(|e| panic!("{}: {e:?}", op.example));
             assert!(op.signature().starts_with(&format!("{}({}", op.name, op.required[0])));
         }
     }
