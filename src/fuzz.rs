@@ -719,3 +719,20 @@ pub fn check_generic(case: &Case) {
 pub fn generic(data: &[u8]) {
     check_generic(&Case::draw(&mut Bytes::new(data)));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The programs the fuzzer draws call every operator form of the operator table (a form
+    /// added to the table fails here until [`program`] draws it).
+    #[test]
+    fn programs_cover_every_operator_form() {
+        let mut r = Rng::new(7);
+        let called: Vec<String> = (0..2000).map(|_| program(&mut r, &[3, 4])).collect();
+        for op in crate::sema::OPERATORS {
+            let call = format!("{}(", op.name);
+            assert!(called.iter().any(|p| p.starts_with(&call)), "the fuzzer never calls {}", op.name);
+        }
+    }
+}

@@ -17,6 +17,7 @@ use cases::{c_bytes, hex};
 use generic_plans::{Dim, gather_plan};
 use objects::{check_elf, check_object, run};
 use slc::backend::aot;
+use slc::fuzz::{Draw, Rng};
 use slc::plan::{InputDecl, VerifiedGenericPlan, verify_generic};
 use slc::sema::SymInputTypes;
 use slc::types::sym::{MAX_DIM, SymExpr};
@@ -82,24 +83,10 @@ enum Expect {
     Mismatch,
 }
 
-/// A deterministic pseudo-random sequence (no dependency for a test's data).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-}
-
-fn tensor(dtype: DType, shape: &[usize], rng: &mut Lcg) -> Tensor {
+fn tensor(dtype: DType, shape: &[usize], rng: &mut Rng) -> Tensor {
     let numel: usize = shape.iter().product();
     let values: Vec<i64> =
-        (0..numel).map(|_| rng.below(100) + if dtype.is_signed() { -50 } else { 0 }).collect();
+        (0..numel).map(|_| rng.range(0, 100) + if dtype.is_signed() { -50 } else { 0 }).collect();
     if dtype == DType::F32 {
         let bytes: Vec<u8> = values.iter().flat_map(|&v| (v as f32 + 0.5).to_le_bytes()).collect();
         return Tensor::from_bytes(dtype, shape, &bytes).unwrap();
@@ -126,7 +113,7 @@ fn oracle(src: &str, names: &[&str], inputs: &[Tensor]) -> Expect {
 }
 
 fn programs() -> Vec<Program> {
-    let mut rng = Lcg(20);
+    let mut rng = Rng::new(20);
     let decl = |name: &str, dtype, shape| InputDecl::dense(name, dtype, shape);
     let matrix_programs: [(&str, DType); 7] = [
         ("a[1:, ::-1]", DType::F32),
@@ -184,7 +171,7 @@ fn programs() -> Vec<Program> {
             for k in 0..4usize {
                 let a = tensor(DType::F32, &[rows, cols], &mut rng);
                 let span = rows as i64 + 1; // one value in each span is out of range
-                let values: Vec<i64> = (0..k).map(|_| rng.below(2 * span + 1) - span).collect();
+                let values: Vec<i64> = (0..k).map(|_| rng.range(-span, span + 1)).collect();
                 let i = Tensor::from_i64s(DType::I64, &[k], &values).unwrap();
                 let expect = oracle("a[idx]", &["a", "idx"], &[a.clone(), i.clone()]);
                 calls.push(Call { inputs: vec![a, i], expect });

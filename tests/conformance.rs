@@ -3,9 +3,13 @@
 //! written by onnx_gathers.py next to it), run on the interpreter and the JIT. See the data files
 //! for the format and for each contradiction between a source and what slc does.
 
+#[path = "support/data.rs"]
+mod data;
+
+use data::element;
 use slc::sema::InputTypes;
 use slc::types::TensorType;
-use slc::{DType, Executor, Session, Tensor};
+use slc::{Executor, Session, Tensor};
 
 #[derive(Debug, Default)]
 struct Case {
@@ -83,18 +87,6 @@ fn load(text: &str) -> Vec<Case> {
         }
     }
     cases
-}
-
-/// Little-endian bytes of `v` as an element of `dtype` (integers wrap, floats are exact here).
-fn element(dtype: DType, v: i64) -> Vec<u8> {
-    match dtype {
-        DType::Bool => vec![(v != 0) as u8],
-        DType::F16 => half::f16::from_f64(v as f64).to_le_bytes().to_vec(),
-        DType::BF16 => half::bf16::from_f64(v as f64).to_le_bytes().to_vec(),
-        DType::F32 => (v as f32).to_le_bytes().to_vec(),
-        DType::F64 => (v as f64).to_le_bytes().to_vec(),
-        d => v.to_le_bytes()[..d.width()].to_vec(),
-    }
 }
 
 fn tensor(ty: &TensorType, values: &Values) -> Tensor {

@@ -10,24 +10,11 @@ use generic_plans::{Dim, Program, gather_plan, programs};
 use proptest::prelude::*;
 use slc::backend::interp;
 use slc::backend::jit::{GenericJitKernel, KernelCache};
+use slc::fuzz::{Draw, Rng};
 use slc::plan::{GenericPlan, verify, verify_generic};
 use slc::types::OobMode;
 use slc::types::sym::Env;
 use slc_runtime::{DType, Tensor};
-
-/// A small deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-
-    fn below(&mut self, n: u64) -> i64 {
-        (self.next() % n) as i64
-    }
-}
 
 /// The inputs of one call of `p`: each symbolic dim drawn (0 and 1 often), data random, index
 /// values in `[-2n, 2n)` for an axis of `n`, scalars in `[-2n, 2n]` (a slice's bounds beyond
@@ -37,9 +24,9 @@ fn draw_inputs(p: &Program, rng: &mut Rng) -> (Vec<Tensor>, Vec<i64>) {
     let mut dim = |d: Dim, rng: &mut Rng| match d {
         Dim::Const(c) => c,
         Dim::Sym(s) => *values.entry(s).or_insert_with(|| match rng.below(4) {
-            0 => rng.below(2),
-            1 => 2 + rng.below(3),
-            _ => rng.below(40),
+            0 => rng.range(0, 2),
+            1 => rng.range(2, 5),
+            _ => rng.range(0, 40),
         }),
     };
     let mut tensors = vec![];
@@ -50,14 +37,14 @@ fn draw_inputs(p: &Program, rng: &mut Rng) -> (Vec<Tensor>, Vec<i64>) {
         let shape: Vec<usize> = dims.iter().map(|&d| dim(d, rng) as usize).collect();
         let numel: usize = shape.iter().product();
         let t = if decl.dtype.is_integer() && !dims.is_empty() && decl.name != "a" {
-            let values: Vec<i64> = (0..numel).map(|_| rng.below(4 * span as u64) - 2 * span).collect();
+            let values: Vec<i64> = (0..numel).map(|_| rng.range(-2 * span, 2 * span)).collect();
             Tensor::from_i64s(decl.dtype, &shape, &values).unwrap()
         } else if dims.is_empty() {
-            let v = rng.below(4 * span as u64 + 1) - 2 * span;
+            let v = rng.range(-2 * span, 2 * span + 1);
             scalars.push(v);
             Tensor::from_i64s(decl.dtype, &shape, &[v]).unwrap()
         } else {
-            let bytes: Vec<u8> = (0..numel * decl.dtype.width()).map(|_| rng.next() as u8).collect();
+            let bytes: Vec<u8> = (0..numel * decl.dtype.width()).map(|_| rng.bits() as u8).collect();
             Tensor::from_bytes(decl.dtype, &shape, &bytes).unwrap()
         };
         tensors.push(t);
@@ -84,7 +71,7 @@ fn interpreted(plan: &GenericPlan, inputs: &[&Tensor], scalars: &[i64]) -> Resul
 }
 
 fn check_program(p: &Program, kernel: &GenericJitKernel, seed: u64) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (tensors, scalars) = draw_inputs(p, &mut rng);
     let inputs: Vec<&Tensor> = tensors.iter().collect();
     let shapes: Vec<&[usize]> = tensors.iter().map(Tensor::shape).collect();
@@ -137,11 +124,11 @@ fn one_compile_for_a_thousand_shapes() {
     let cache = KernelCache::default();
     let p = &programs()[0];
     let plan = verify_generic(p.plan.clone()).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for n in 0..1000 {
         let kernel = cache.get_or_compile_generic(&plan).unwrap();
         let shape = [n % 37, n / 37 + rng.below(3) as usize];
-        let bytes: Vec<u8> = (0..shape[0] * shape[1] * 4).map(|_| rng.next() as u8).collect();
+        let bytes: Vec<u8> = (0..shape[0] * shape[1] * 4).map(|_| rng.bits() as u8).collect();
         let a = Tensor::from_bytes(DType::F32, &shape, &bytes).unwrap();
         let expected = interpreted(&p.plan, &[&a], &[]).unwrap();
         let got = kernel.run(&[&a], 1).unwrap();
@@ -211,7 +198,7 @@ fn compiled(p: &Program) -> GenericJitKernel {
 
 fn random_tensor(dtype: DType, shape: &[usize], rng: &mut Rng) -> Tensor {
     let bytes: Vec<u8> =
-        (0..shape.iter().product::<usize>() * dtype.width()).map(|_| rng.next() as u8).collect();
+        (0..shape.iter().product::<usize>() * dtype.width()).map(|_| rng.bits() as u8).collect();
     Tensor::from_bytes(dtype, shape, &bytes).unwrap()
 }
 
@@ -220,7 +207,7 @@ fn random_tensor(dtype: DType, shape: &[usize], rng: &mut Rng) -> Tensor {
 fn the_last_binding_serves_only_the_same_dims_and_scalars() {
     let p = program("run-time bounds");
     let kernel = compiled(&p);
-    let a = random_tensor(DType::I32, &[6, 7], &mut Rng(3));
+    let a = random_tensor(DType::I32, &[6, 7], &mut Rng::new(3));
     for k in [2, 2, -3, -3, 9, 0, 2] {
         let kt = Tensor::from_i64s(DType::I64, &[], &[k]).unwrap();
         let expected = interpreted(&p.plan, &[&a, &kt], &[k]).unwrap();
@@ -235,11 +222,11 @@ fn large_outputs_split_across_threads() {
     for name in ["crop (a symbolic run)", "reversed pixels", "gather, zero mode"] {
         let p = program(name);
         let kernel = compiled(&p);
-        let mut rng = Rng(11);
+        let mut rng = Rng::new(11);
         let a = random_tensor(p.plan.inputs[0].dtype, &[700, 800, 3][..p.dims[0].len()], &mut rng);
         let mut inputs = vec![a];
         if p.plan.inputs.len() > 1 {
-            let idx: Vec<i64> = (0..900).map(|_| rng.below(1700) - 850).collect();
+            let idx: Vec<i64> = (0..900).map(|_| rng.range(-850, 850)).collect();
             inputs.push(Tensor::from_i64s(p.plan.inputs[1].dtype, &[900], &idx).unwrap());
         }
         let inputs: Vec<&Tensor> = inputs.iter().collect();
@@ -294,7 +281,7 @@ fn dims_at_the_limits() {
 fn symbolic_strides_unroll_by_the_call() {
     let p = program("a column");
     let kernel = compiled(&p);
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     for shape in [[9, 3], [9, 256], [9, 257], [33, 300], [5, 1]] {
         let a = random_tensor(DType::F32, &shape, &mut rng);
         let expected = interpreted(&p.plan, &[&a], &[]).unwrap();
@@ -308,7 +295,7 @@ fn symbolic_strides_unroll_by_the_call() {
 /// channel count around those limits, for 1- and 2-byte elements, equals the interpreter.
 #[test]
 fn reversed_tiles_dispatch_on_the_tile_size() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for dtype in ["u8", "u16"] {
         let ty = format!("{dtype}[N, M, C]");
         let plan = generic_plans::compiled("a[:, 1:, ::-1]", &[("a", ty.as_str())]);
@@ -329,7 +316,7 @@ fn reversed_tiles_dispatch_on_the_tile_size() {
 /// interpreter.
 #[test]
 fn block_rows_dispatch_on_the_run_length() {
-    let mut rng = Rng(9);
+    let mut rng = Rng::new(9);
     for (src, ty) in
         [("a[1:, 1:-1]", "u8[N, M]"), ("a[1:, 1:-1]", "f32[N, M]"), ("a[::2, ::-1, 1:]", "u8[K, N, M]")]
     {

@@ -2,50 +2,15 @@
 //! runs through the reference interpreter and the JIT, and must give NumPy's dtype, shape and
 //! bytes exactly — or an error where NumPy raised.
 
-use serde_json::Value;
-use slc::{DType, Executor, Session, Tensor};
+#[path = "support/data.rs"]
+mod data;
 
-/// splitmix64 bytes, as gen.py's fill().
-fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
-    let n = Tensor::byte_size(dtype, shape).expect("a small tensor");
-    let mut bytes = Vec::with_capacity(n + 8);
-    let mut state = seed;
-    while bytes.len() < n {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        bytes.extend_from_slice(&z.to_le_bytes());
-    }
-    bytes.truncate(n);
-    if dtype == DType::Bool {
-        bytes.iter_mut().for_each(|b| *b &= 1);
-    }
-    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
-}
+use data::golden_input as input;
+use serde_json::Value;
+use slc::{Executor, Session};
 
 fn shape_of(v: &Value) -> Vec<usize> {
     v.as_array().expect("a shape").iter().map(|d| d.as_u64().expect("a dimension") as usize).collect()
-}
-
-fn input(spec: &Value) -> Tensor {
-    let dtype = DType::from_name(spec["dtype"].as_str().expect("dtype")).expect("a known dtype");
-    let shape = shape_of(&spec["shape"]);
-    match spec.get("values") {
-        // u64 values above i64::MAX do not occur: gen.py keeps index values small. A mask's
-        // values are 0 and 1.
-        Some(values) => {
-            let values: Vec<i64> =
-                values.as_array().unwrap().iter().map(|v| v.as_i64().expect("an i64")).collect();
-            if dtype == DType::Bool {
-                let bytes: Vec<u8> = values.iter().map(|&v| v as u8).collect();
-                return Tensor::from_bytes(dtype, &shape, &bytes).unwrap();
-            }
-            Tensor::from_i64s(dtype, &shape, &values).unwrap()
-        }
-        None => fill(dtype, &shape, spec["seed"].as_u64().expect("a seed")),
-    }
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -49,8 +49,6 @@ fn values_follow_onnx() {
     }
     // Batch dimensions: out[b, j] = a[b, bd[b, j, 0]].
     assert_eq!(m("gather_nd(a, bd, batch_dims=1)"), m("gather(a, bd[:, :, 0], axis=1, batch_dims=1)"));
-    // An empty tuple takes the whole slice (ONNX Runtime accepts it).
-    assert_eq!(m("gather_nd(a, [[], []], batch_dims=0)"), m("a[newaxis][[0, 0]]"));
     // Out-of-range policies, as gather's.
     assert_eq!(m("gather_nd(m, [[5, 1], [-4, 1]], mode=clamp)"), m("m[[2, 0], 1]"));
     assert_eq!(m("gather_elements(m[0], [7, -5], mode=wrap)"), m("m[0][[3, 3]]"));
@@ -75,6 +73,7 @@ fn every_rule_is_a_diagnostic_at_the_argument() {
         ("gather_nd(a, 1)", "E0125", "1"),
         ("gather_nd(a[0, 0, 0], [[]])", "E0125", "a[0, 0, 0]"),
         ("gather_nd(a, [[0, 0, 0, 0]])", "E0125", "[[0, 0, 0, 0]]"),
+        ("gather_nd(a, [[], []])", "E0125", "[[], []]"),
         ("gather_nd(a, bd, batch_dims=-1)", "E0125", "-1"),
         ("gather_nd(a, bd, batch_dims=3)", "E0125", "3"),
         ("gather_nd(a, [[0], [1], [0]], batch_dims=1)", "E0125", "[[0], [1], [0]]"),
@@ -84,6 +83,25 @@ fn every_rule_is_a_diagnostic_at_the_argument() {
     ] {
         let (got_code, got_at) = error(src);
         assert_eq!((got_code.as_str(), got_at.as_str()), (code, at), "{src}");
+    }
+}
+
+/// Index tuples of length 0 are refused, as the ONNX text says (`indices.shape[-1]` in
+/// `[1, r - batch_dims]`), although ONNX Runtime accepts them: the example, on both
+/// executors, pointing at the index tensor.
+#[test]
+fn empty_index_tuples_are_refused_at_the_indices() {
+    for executor in [Executor::Interpreter, Executor::Jit] {
+        let mut s = Session::with_executor(executor);
+        s.bind("a", Tensor::from_i64s(DType::I8, &[5, 2, 3], &[0; 30]).unwrap());
+        s.bind("idx", Tensor::from_i64s(DType::I32, &[5, 2, 0], &[]).unwrap());
+        let src = "gather_nd(a, idx, batch_dims=1)";
+        let e = s.eval(src).expect_err(src);
+        let d = e.diagnostic();
+        assert_eq!(d.code, "E0125", "{}", e.render(src));
+        assert!(d.message.contains("at least 1"), "{}", d.message);
+        let span = d.labels[0].span;
+        assert_eq!(&src[span.start..span.end], "idx");
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod codes;
 mod render;
+pub mod suggest;
 
 pub use render::render;
 

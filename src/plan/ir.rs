@@ -126,6 +126,9 @@ pub struct Indirect<D = i64> {
     pub len: D,
     pub stride: D,
     pub mode: OobMode,
+    /// The gather in the program text that this term reads for: its call, or the index array of
+    /// a subscript. A back end that cannot honour the term points there.
+    pub origin: Origin,
 }
 
 /// Every value of `index` over `shape` must satisfy `-len ≤ j < len`.
@@ -253,6 +256,7 @@ impl<D> Access<D> {
                 len: f(&t.len)?,
                 stride: f(&t.stride)?,
                 mode: t.mode,
+                origin: t.origin,
             });
         }
         let strides = self.strides.iter().map(&mut *f).collect::<Result<Vec<E>, X>>()?;

@@ -98,8 +98,9 @@ fn build(
 enum Coord {
     /// `old = offset + scale * new[dim]` (or just `offset` when `dim` is None).
     Affine { dim: Option<usize>, offset: SymExpr, scale: SymExpr },
-    /// `old = norm(load(index))`; `index` is over the new coordinates.
-    Gathered { index: Access<SymExpr>, len: SymExpr, mode: OobMode },
+    /// `old = norm(load(index))`; `index` is over the new coordinates; `origin` is the gather's
+    /// place in the text.
+    Gathered { index: Access<SymExpr>, len: SymExpr, mode: OobMode, origin: Origin },
 }
 
 impl Coord {
@@ -185,11 +186,11 @@ fn substitute(
                     strides[*d] = add(&strides[*d], &s, span)?;
                 }
             }
-            Coord::Gathered { index, len, mode } => {
+            Coord::Gathered { index, len, mode, origin } => {
                 if stride.as_const() != Some(0) || top {
                     budget.take(index.accesses(), span)?;
-                    let index = Box::new(index.clone());
-                    terms.push(Indirect { index, len: len.clone(), stride: stride.clone(), mode: *mode });
+                    let (index, len, stride) = (Box::new(index.clone()), len.clone(), stride.clone());
+                    terms.push(Indirect { index, len, stride, mode: *mode, origin: *origin });
                 }
             }
         }
@@ -312,9 +313,12 @@ impl Builder<'_> {
                 let data_coords: Vec<Coord> = (0..data_shape.len())
                     .map(|d| match d.cmp(&axis) {
                         std::cmp::Ordering::Less => Coord::same(d),
-                        std::cmp::Ordering::Equal => {
-                            Coord::Gathered { index: index.clone(), len: len.clone(), mode: *mode }
-                        }
+                        std::cmp::Ordering::Equal => Coord::Gathered {
+                            index: index.clone(),
+                            len: len.clone(),
+                            mode: *mode,
+                            origin: Origin(Some(e.span)),
+                        },
                         std::cmp::Ordering::Greater => Coord::same(d + q - b - 1),
                     })
                     .collect();
@@ -332,7 +336,12 @@ impl Builder<'_> {
                 // the indices are smaller: a unit output axis then moves nowhere).
                 let data_coords: Vec<Coord> = (0..shape.len())
                     .map(|d| match d == axis {
-                        true => Coord::Gathered { index: index.clone(), len: len.clone(), mode: *mode },
+                        true => Coord::Gathered {
+                            index: index.clone(),
+                            len: len.clone(),
+                            mode: *mode,
+                            origin: Origin(Some(e.span)),
+                        },
                         false => Coord::Affine {
                             dim: Some(d),
                             offset: SymExpr::constant(0),
@@ -369,6 +378,7 @@ impl Builder<'_> {
                         index: entry(rank, &mut self.budget)?,
                         len,
                         mode: *mode,
+                        origin: Origin(Some(e.span)),
                     });
                 }
                 data_coords.extend((b + m..data_shape.len()).map(|d| Coord::same(d - b - m + tuple)));
@@ -429,7 +439,8 @@ impl Builder<'_> {
                 })
                 .collect();
             let index = substitute(&index_access, &index_coords, rank, false, e.span, &mut self.budget)?;
-            data_coords[a.axis] = Some(Coord::Gathered { index, len, mode: OobMode::Error });
+            let origin = Origin(Some(a.indices.span));
+            data_coords[a.axis] = Some(Coord::Gathered { index, len, mode: OobMode::Error, origin });
         }
         // The other axes of the data keep their order around the broadcast dimensions.
         let mut kept = (0..at).chain(at + broadcast..rank);

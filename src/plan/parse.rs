@@ -406,7 +406,7 @@ impl<'s> Parser<'s> {
             self.expect(Token::LParen)?;
             let index = self.access(const_count, levels)?;
             self.expect(Token::RParen)?;
-            terms.push(Indirect { index: Box::new(index), len, stride, mode });
+            terms.push(Indirect { index: Box::new(index), len, stride, mode, origin: Origin(None) });
         }
         Ok(Access { buffer, base, strides, terms })
     }

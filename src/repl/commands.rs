@@ -1,10 +1,11 @@
 //! The `:` commands: inspection (`:vars`, `:plan`, `:show`, `:clif`, `:dml`, `:time`), settings
 //! (`:backend`), files (`:load`, `:save`), `:help` and `:quit`.
 
-use super::helpers::{edit_distance, expand_home};
+use super::helpers::expand_home;
 use super::{Fail, Planned, Repl, Reply, is_identifier, type_of};
 use crate::Executor;
 use crate::backend::{RuntimeError, dml, jit, loopnest};
+use crate::diag::suggest::closest;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::measure;
 use crate::show::{SelectError, Selection, terminal};
@@ -25,6 +26,10 @@ Statements (one or more per line, separated by `;`):
 Helpers (they make data; dtype defaults to f32):
   load(\"F.npy\")  arange(n, shape=[...], dtype=f32)  zeros(shape, dtype=)  ones(shape, dtype=)
   random(shape, dtype=, seed=, high=)  (floats in [0, 1), integers in [0, high), high=10)
+";
+
+/// The rest of `:help`, after the operators (which come from the operator table).
+const HELP_COMMANDS: &str = "\
 Commands:
   :vars                  bound names with dtype, shape and bytes
   :plan [-v] [-g] EXPR   the normalized plan (-v: checked program and every scheduling pass;
@@ -40,6 +45,17 @@ Commands:
 Keys: Tab completes, Up/Down recall history, Ctrl-C cancels the line, Ctrl-D quits.
 An open bracket continues the entry on the next line.
 ";
+
+/// `:help`: statements and helpers, every operator form (its signature, what it is, an example),
+/// then the commands.
+fn help() -> String {
+    let mut text = HELP.to_string();
+    text.push_str("Operators (docs/semantics.md says how each normalizes):\n");
+    for op in crate::sema::OPERATORS {
+        let _ = writeln!(text, "  {}\n      {}; e.g. {}", op.signature(), op.summary, op.example);
+    }
+    text + HELP_COMMANDS
+}
 
 /// A command's text split into its parts, each with its place in the entry.
 struct Parsed<'t> {
@@ -102,7 +118,7 @@ impl Repl {
             }
         };
         match cmd.name {
-            "help" | "h" | "?" => reply.out.push_str(HELP),
+            "help" | "h" | "?" => reply.out.push_str(&help()),
             "quit" | "q" | "exit" => reply.quit = true,
             "vars" => self.vars(reply),
             "plan" => {
@@ -200,12 +216,7 @@ impl Repl {
             "save" => self.save_command(&cmd, reply)?,
             other => {
                 let typed = format!(":{other}");
-                let suggestion = NAMES
-                    .iter()
-                    .map(|n| (edit_distance(n, &typed), *n))
-                    .filter(|(d, _)| *d <= 2)
-                    .min()
-                    .map(|(_, n)| n);
+                let suggestion = closest(&typed, NAMES.iter().copied(), 2);
                 let help = match suggestion {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!("commands: {}", NAMES.join(" ")),
@@ -400,7 +411,7 @@ fn show_generic_plan(
 /// `:dml`: the DirectML operator graph the plan lowers to (at the default feature level), as
 /// the JSON that `slc compile --target dml` writes.
 fn dml(planned: &Planned, reply: &mut Reply) -> Result<(), Fail> {
-    let graph = crate::target::lower_located(&planned.plan, &planned.checked, &dml::DmlOptions::default())
+    let graph = dml::lower(&planned.plan, &dml::DmlOptions::default())
         .map_err(|e| Fail::program(e.into_diagnostic()))?;
     let _ = writeln!(reply.out, "{}", graph.to_json().trim_end());
     Ok(())

@@ -7,6 +7,7 @@
 //! pointing at the argument at fault.
 
 use super::{Fail, Repl, Reply, Val, type_of};
+use crate::diag::suggest::closest;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::error::Error;
 use crate::measure::SplitMix;
@@ -24,15 +25,14 @@ pub fn is_helper(name: &str) -> bool {
     HELPERS.contains(&name)
 }
 
-/// A parameter: its name and whether it must be given.
-struct Param(&'static str, bool);
+/// A helper's parameters: those a call must give, then those it may.
+struct Params(&'static [&'static str], &'static [&'static str]);
 
-const LOAD: &[Param] = &[Param("path", true)];
-const SAVE: &[Param] = &[Param("value", true), Param("path", true)];
-const ARANGE: &[Param] = &[Param("n", false), Param("shape", false), Param("dtype", false)];
-const RANDOM: &[Param] =
-    &[Param("shape", true), Param("dtype", false), Param("seed", false), Param("high", false)];
-const FILLED: &[Param] = &[Param("shape", true), Param("dtype", false)];
+const LOAD: Params = Params(&["path"], &[]);
+const SAVE: Params = Params(&["value", "path"], &[]);
+const ARANGE: Params = Params(&[], &["n", "shape", "dtype"]);
+const RANDOM: Params = Params(&["shape"], &["dtype", "seed", "high"]);
+const FILLED: Params = Params(&["shape"], &["dtype"]);
 
 /// The default dtype of the helpers that make data, as in the issue's `arange(n, dtype=f32)`.
 const DEFAULT_DTYPE: DType = DType::F32;
@@ -61,22 +61,6 @@ fn invalid(message: impl Into<String>, label: impl Into<String>, span: Span) -> 
     sema(K::InvalidArgument { message: message.into(), label: label.into() }, span)
 }
 
-/// Levenshtein distance, for "did you mean".
-pub(super) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// Reports a call of a function that is neither a helper nor an operator form, suggesting from
 /// both (the checker knows only the operator forms).
 pub fn check_function(callee: &ast::Ident) -> Result<(), Fail> {
@@ -84,76 +68,20 @@ pub fn check_function(callee: &ast::Ident) -> Result<(), Fail> {
     if known().any(|f| *f == callee.name) {
         return Ok(());
     }
-    let suggestion = known()
-        .map(|f| (edit_distance(f, &callee.name), *f))
-        .filter(|(d, f)| *d <= 2 && *d < f.len())
-        .min()
-        .map(|(_, f)| f.to_string());
-    let mut diag = SemaError::new(
-        K::UnknownFunction { name: callee.name.clone(), suggestion: suggestion.clone() },
-        callee.span,
-    )
-    .into_diagnostic();
-    if suggestion.is_none() {
-        diag.help = Some(format!("functions: {}", known().copied().collect::<Vec<_>>().join(", ")));
-    }
-    Err(Fail::program(diag))
+    let suggestion = closest(&callee.name, known().copied(), 2).map(str::to_string);
+    let known = known().map(|f| f.to_string()).collect();
+    let kind = K::UnknownFunction { name: callee.name.clone(), suggestion, known };
+    Err(Fail::program(SemaError::new(kind, callee.span).into_diagnostic()))
 }
 
-/// Matches arguments to parameters: positional in order, then by keyword.
+/// Matches arguments to a helper's parameters, as the operator forms bind theirs.
 fn bind<'a>(
     function: &str,
-    params: &[Param],
+    params: &Params,
     args: &'a [ast::Arg],
     call: Span,
 ) -> Result<Vec<Option<&'a ast::Arg>>, Fail> {
-    let mut bound: Vec<Option<&ast::Arg>> = vec![None; params.len()];
-    let (mut positional, mut seen_keyword) = (0, false);
-    for arg in args {
-        let slot = match &arg.name {
-            None if seen_keyword => return Err(sema(K::PositionalAfterKeyword, arg.span)),
-            None => {
-                positional += 1;
-                if positional > params.len() {
-                    let kind = K::TooManyArguments { function: function.into(), max: params.len() };
-                    return Err(sema(kind, arg.span));
-                }
-                positional - 1
-            }
-            Some(name) => {
-                seen_keyword = true;
-                match params.iter().position(|p| p.0 == name.name) {
-                    Some(i) => i,
-                    None => {
-                        let suggestion = params
-                            .iter()
-                            .map(|p| (edit_distance(p.0, &name.name), p.0))
-                            .filter(|(d, _)| *d <= 2)
-                            .min()
-                            .map(|(_, p)| p.to_string());
-                        let known = params.iter().map(|p| p.0.to_string()).collect();
-                        let kind = K::UnknownKeyword {
-                            function: function.into(),
-                            name: name.name.clone(),
-                            suggestion,
-                            known,
-                        };
-                        return Err(sema(kind, name.span));
-                    }
-                }
-            }
-        };
-        if bound[slot].is_some() {
-            return Err(sema(K::DuplicateArgument { name: params[slot].0.into() }, arg.span));
-        }
-        bound[slot] = Some(arg);
-    }
-    for (p, a) in params.iter().zip(&bound) {
-        if p.1 && a.is_none() {
-            return Err(sema(K::MissingArgument { function: function.into(), name: p.0.into() }, call));
-        }
-    }
-    Ok(bound)
+    sema::bind_args(function, params.0, params.1, args, call).map_err(|e| Fail::from(Error::from(e)))
 }
 
 /// One number to store into an element.
@@ -304,7 +232,7 @@ impl Repl {
     ) -> Result<Tensor, Fail> {
         match callee.name.as_str() {
             "load" => {
-                let [path] = bind("load", LOAD, args, span)?[..] else { unreachable!("one parameter") };
+                let [path] = bind("load", &LOAD, args, span)?[..] else { unreachable!("one parameter") };
                 let arg = path.expect("required");
                 let path = path_arg(arg)?;
                 read_npy(&path).map_err(|e| {
@@ -314,7 +242,7 @@ impl Repl {
                 })
             }
             "arange" => {
-                let [n, shape, dtype] = bind("arange", ARANGE, args, span)?[..] else {
+                let [n, shape, dtype] = bind("arange", &ARANGE, args, span)?[..] else {
                     unreachable!("three parameters")
                 };
                 let dtype = dtype_arg(dtype)?;
@@ -359,7 +287,7 @@ impl Repl {
                 filled(dtype, &dims, span, self.options.max_output_bytes, |i| Num::Int(i as u64))
             }
             "random" => {
-                let [shape, dtype, seed, high] = bind("random", RANDOM, args, span)?[..] else {
+                let [shape, dtype, seed, high] = bind("random", &RANDOM, args, span)?[..] else {
                     unreachable!("four")
                 };
                 let dims = self.shape_arg(shape.expect("required"))?;
@@ -404,7 +332,9 @@ impl Repl {
                 })
             }
             "zeros" | "ones" => {
-                let [shape, dtype] = bind(&callee.name, FILLED, args, span)?[..] else { unreachable!("two") };
+                let [shape, dtype] = bind(&callee.name, &FILLED, args, span)?[..] else {
+                    unreachable!("two")
+                };
                 let dims = self.shape_arg(shape.expect("required"))?;
                 let dtype = dtype_arg(dtype)?;
                 let one = u64::from(callee.name == "ones");
@@ -417,7 +347,7 @@ impl Repl {
     /// `save(expr, path)`: evaluates `expr` and writes it atomically (a temporary file renamed
     /// into place, so a failed write leaves no partial file).
     pub(crate) fn save(&mut self, args: &[ast::Arg], span: Span, reply: &mut Reply) -> Result<(), Fail> {
-        let [value, path] = bind("save", SAVE, args, span)?[..] else { unreachable!("two parameters") };
+        let [value, path] = bind("save", &SAVE, args, span)?[..] else { unreachable!("two parameters") };
         let (value, path_arg_) = (value.expect("required"), path.expect("required"));
         let path = path_arg(path_arg_)?;
         let tensor = match self.value(&value.value)? {

@@ -346,6 +346,11 @@ fn help_quit_and_unknown_commands() {
     for name in helpers::HELPERS {
         assert!(help.contains(name), "{name} missing from :help");
     }
+    // Every operator form, from the operator table: its signature and its example.
+    for op in crate::sema::OPERATORS {
+        assert!(help.contains(&op.signature()), "{} missing from :help", op.name);
+        assert!(help.contains(op.example), "{}'s example missing from :help", op.name);
+    }
     assert!(r.feed(":quit").quit && r.feed("  :q").quit);
     assert!(!r.feed(":vars").quit);
     assert!(ok(&mut r, ":vars").contains("no bindings"));
@@ -377,6 +382,10 @@ fn completion_knows_names_helpers_and_commands() {
     assert_eq!(words(&r, "al"), vec!["albedo", "alpha"]);
     assert_eq!(words(&r, "ar"), vec!["arange("]);
     assert_eq!(words(&r, "x = ga"), vec!["gather(", "gather_elements(", "gather_nd("]);
+    // Every operator form completes, from the operator table.
+    for op in crate::sema::OPERATORS {
+        assert!(words(&r, op.name).contains(&format!("{}(", op.name)), "{} does not complete", op.name);
+    }
     assert_eq!(words(&r, ":ti"), vec![":time"]);
     assert_eq!(words(&r, "zeros(2, dtype=bf"), vec!["bf16"]);
     assert_eq!(words(&r, "load(\"sr"), vec!["<path>"]);

@@ -11,6 +11,7 @@
 use super::error::{SemaError, SemaErrorKind as K};
 use super::shape::{bound_for, floor_div, floor_mod, normalize_numpy};
 use super::typed::{ShapeCondition, TExpr, TExprKind, ViewDim};
+use crate::diag::suggest::closest;
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
@@ -296,12 +297,7 @@ impl Checker<'_> {
         let mut known: Vec<String> = self.inputs.keys().chain(self.locals.keys()).cloned().collect();
         known.sort();
         known.dedup();
-        let suggestion = known
-            .iter()
-            .map(|k| (edit_distance(k, name), k))
-            .filter(|(d, k)| *d <= 2 && *d < k.len().max(name.len()))
-            .min()
-            .map(|(_, k)| k.clone());
+        let suggestion = closest(name, known.iter().map(String::as_str), 2).map(str::to_string);
         err(K::UnknownName { name: name.into(), suggestion, known }, span)
     }
 
@@ -773,20 +769,4 @@ impl Checker<'_> {
             TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
         node(kind, ty, span)
     }
-}
-
-/// Levenshtein distance, for "did you mean" suggestions.
-pub(super) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }

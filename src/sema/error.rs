@@ -49,7 +49,7 @@ pub enum SemaErrorKind {
     #[error("`{name}` is not an attribute of a tensor")]
     UnknownAttribute { name: String },
     #[error("unknown function `{name}`")]
-    UnknownFunction { name: String, suggestion: Option<String> },
+    UnknownFunction { name: String, suggestion: Option<String>, known: Vec<String> },
     #[error("a positional argument cannot follow a keyword argument")]
     PositionalAfterKeyword,
     #[error("`{function}` takes at most {max} arguments")]
@@ -167,14 +167,12 @@ impl IntoDiagnostic for SemaError {
             K::UnknownAttribute { .. } => {
                 ("E0112", "unknown attribute".into(), Some("tensors have `shape`, `ndim` and `size`".into()))
             }
-            K::UnknownFunction { suggestion, .. } => (
+            K::UnknownFunction { suggestion, known, .. } => (
                 "E0113",
                 "unknown function".into(),
                 Some(match suggestion {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => {
-                        "functions: strided_slice, slice, gather, gather_elements, gather_nd, slice1".into()
-                    }
+                    None => format!("functions: {}", known.join(", ")),
                 }),
             ),
             K::PositionalAfterKeyword => ("E0120", "positional argument".into(), None),

@@ -141,6 +141,11 @@ def gather_nd(rng, i):
     idx = (np.stack(cols, axis=-1) if m else np.zeros((tuples, 0), np.int64)).reshape(ishape)
     data = arange(dshape)
     out = run("GatherND", data, idx, batch_dims=b)
+    if m == 0 and not note:
+        # Empty index tuples. The ONNX text requires indices.shape[-1] in [1, r - b]; ONNX
+        # Runtime accepts 0 (each tuple selects a whole slice).
+        note = ["empty index tuples: the ONNX text requires the indices' last dimension to lie in",
+                "[1, r - batch_dims]; slc follows the text and rejects 0 (docs/semantics.md)"]
     if note:
         note.append(f"(ONNX Runtime {'rejects these inputs anyway' if out is None else 'accepts these inputs'})")
         out = None

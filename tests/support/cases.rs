@@ -4,9 +4,13 @@
 
 #![allow(dead_code)]
 
+#[path = "data.rs"]
+mod data;
+
+use data::{element, golden_input};
 use serde_json::Value;
+use slc::Tensor;
 use slc::types::TensorType;
-use slc::{DType, Tensor};
 
 pub struct Case {
     pub id: String,
@@ -18,17 +22,6 @@ pub struct Case {
 impl Case {
     pub fn types(&self) -> Vec<(String, TensorType)> {
         self.inputs.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect()
-    }
-}
-
-fn element(dtype: DType, v: i64) -> Vec<u8> {
-    match dtype {
-        DType::Bool => vec![(v != 0) as u8],
-        DType::F16 => half::f16::from_f64(v as f64).to_le_bytes().to_vec(),
-        DType::BF16 => half::bf16::from_f64(v as f64).to_le_bytes().to_vec(),
-        DType::F32 => (v as f32).to_le_bytes().to_vec(),
-        DType::F64 => (v as f64).to_le_bytes().to_vec(),
-        d => v.to_le_bytes()[..d.width()].to_vec(),
     }
 }
 
@@ -92,44 +85,6 @@ fn conformance(text: &str) -> Vec<Case> {
     }
     finish(&mut cases, runnable);
     cases
-}
-
-/// splitmix64 bytes, as gen.py's fill().
-fn fill(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
-    let n = Tensor::byte_size(dtype, shape).expect("a small tensor");
-    let mut bytes = Vec::with_capacity(n + 8);
-    let mut state = seed;
-    while bytes.len() < n {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        bytes.extend_from_slice(&z.to_le_bytes());
-    }
-    bytes.truncate(n);
-    if dtype == DType::Bool {
-        bytes.iter_mut().for_each(|b| *b &= 1);
-    }
-    Tensor::from_bytes(dtype, shape, &bytes).unwrap()
-}
-
-fn golden_input(spec: &Value) -> Tensor {
-    let dtype = DType::from_name(spec["dtype"].as_str().expect("dtype")).expect("a known dtype");
-    let shape: Vec<usize> =
-        spec["shape"].as_array().expect("a shape").iter().map(|d| d.as_u64().unwrap() as usize).collect();
-    match spec.get("values") {
-        // A mask's values are 0 and 1.
-        Some(values) => {
-            let values: Vec<i64> = values.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
-            if dtype == DType::Bool {
-                let bytes: Vec<u8> = values.iter().map(|&v| v as u8).collect();
-                return Tensor::from_bytes(dtype, &shape, &bytes).unwrap();
-            }
-            Tensor::from_i64s(dtype, &shape, &values).unwrap()
-        }
-        None => fill(dtype, &shape, spec["seed"].as_u64().expect("a seed")),
-    }
 }
 
 /// `count` golden cases drawn without replacement by a fixed-seed generator (the same sample

@@ -87,7 +87,7 @@ pub fn gather_plan(a: [Dim; 2], idx: (DType, Dim), axis: usize, mode: OobMode) -
         }],
         _ => vec![],
     };
-    let term = Indirect { index: Box::new(index(index_strides)), len, stride, mode };
+    let term = Indirect { index: Box::new(index(index_strides)), len, stride, mode, origin: Origin(None) };
     Plan {
         inputs: vec![
             InputDecl::dense("a", DType::F32, vec![sym(a[0]), sym(a[1])]),

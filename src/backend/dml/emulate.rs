@@ -6,7 +6,7 @@
 //! or negative where it is not supported) is an error here, so a lowering that relies on one
 //! fails its tests instead of passing by luck.
 
-use super::caps::Op;
+use super::caps::{GRAPHS, Op};
 use super::desc::*;
 use super::graph::*;
 use super::window::each_coord;
@@ -60,14 +60,21 @@ pub fn emulate(graph: &DmlGraph, inputs: &[&Tensor]) -> Result<Tensor, EmulateEr
     }
     let dims: Vec<usize> = graph.output.shape.iter().map(|&d| d as usize).collect();
     let numel: usize = dims.iter().product();
-    let g = &graph.graph_desc;
+    if graph.graph_desc.is_some() && graph.feature_level < GRAPHS {
+        return invalid(format!(
+            "a DML_GRAPH_DESC at feature level {}: the graph API (IDMLDevice1::CompileGraph) arrives at {GRAPHS}",
+            graph.feature_level
+        ));
+    }
+    let whole = graph.graph();
+    let g = &*whole;
     if !graph.dispatch {
         if numel != 0 || g.node_count != 0 {
             return invalid("a graph that is not dispatched must be empty and have an empty output");
         }
         return Tensor::zeros(dtype, &dims).map_err(|e| RuntimeError::from(e).into());
     }
-    check_counts(graph)?;
+    check_counts(graph, g)?;
     let mut outputs: Vec<Vec<u8>> = Vec::with_capacity(g.nodes.len());
     for (n, node) in g.nodes.iter().enumerate() {
         let op = &node.desc.operator;
@@ -77,7 +84,7 @@ pub fn emulate(graph: &DmlGraph, inputs: &[&Tensor]) -> Result<Tensor, EmulateEr
         let descs = op.desc.inputs();
         let mut args = vec![];
         for (slot, desc) in descs.iter().enumerate() {
-            args.push(node_input(graph, inputs, &outputs, n, slot, desc)?);
+            args.push(node_input(graph, g, inputs, &outputs, n, slot, desc)?);
         }
         let out = run_op(graph.feature_level, &op.desc, &args)
             .map_err(|e| prefix(e, &format!("node {n} ({})", op.r#type.name())))?;
@@ -110,8 +117,7 @@ fn round4(b: u64) -> u64 {
     b.div_ceil(4) * 4
 }
 
-fn check_counts(graph: &DmlGraph) -> Result<(), EmulateError> {
-    let g = &graph.graph_desc;
+fn check_counts(graph: &DmlGraph, g: &GraphDesc) -> Result<(), EmulateError> {
     let counts = [
         (g.node_count, g.nodes.len(), "NodeCount"),
         (g.input_count, graph.input_bindings.len(), "InputCount"),
@@ -135,15 +141,16 @@ fn check_counts(graph: &DmlGraph) -> Result<(), EmulateError> {
 }
 
 /// The bytes bound to input `slot` of node `n`: exactly one edge must feed it.
+#[allow(clippy::too_many_arguments)]
 fn node_input<'a>(
     graph: &'a DmlGraph,
+    g: &GraphDesc,
     inputs: &[&'a Tensor],
     outputs: &'a [Vec<u8>],
     n: usize,
     slot: usize,
     desc: &TensorDesc,
 ) -> Result<Vec<u8>, EmulateError> {
-    let g = &graph.graph_desc;
     let to = |node: u32, input: u32| node as usize == n && input as usize == slot;
     let from_inputs: Vec<_> =
         g.input_edges.iter().filter(|e| to(e.desc.to_node_index, e.desc.to_node_input_index)).collect();

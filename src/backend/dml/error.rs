@@ -1,7 +1,5 @@
-//! [`DmlError`]: why a plan has no DirectML form, and its diagnostic.
-//!
-//! The plan keeps no span per gathered term (only its checks have origins), so a refused gather
-//! is found again in the checked program to point at its call ([`crate::target::lower_program`]).
+//! [`DmlError`]: why a plan has no DirectML form, and its diagnostic. A refused gather points at
+//! its place in the text: the origin its plan term carries.
 
 use super::desc::FeatureLevel;
 use crate::diag::{Diagnostic, IntoDiagnostic};
@@ -32,8 +30,8 @@ pub enum DmlError {
     #[error("DirectML gathers cannot read {dtype} indices at feature level {level}")]
     IndexType { dtype: DType, level: FeatureLevel },
     /// The out-of-range policy of a gather cannot be honoured: DirectML leaves out-of-range
-    /// indices undefined. `at` is the gather's span in the program, once located
-    /// ([`crate::target::lower_program`]).
+    /// indices undefined. `at` is the gather's span in the program (the plan term's origin;
+    /// none for a plan parsed from text).
     #[error("mode={} cannot be honoured by DirectML for {refusal}", mode.name())]
     OobPolicy { mode: OobMode, refusal: OobRefusal, at: Option<Span> },
     /// A size, stride or offset does not fit the 32-bit fields of `directml.h`.

@@ -3,9 +3,13 @@
 //! index data slc computed, the index checks the host runs before dispatch, and the plan's
 //! logical output type.
 
-use super::desc::{DataType, FeatureLevel, GraphDesc};
+use super::desc::{
+    DataType, FeatureLevel, GraphDesc, GraphEdgeDesc, GraphEdgeType, GraphNodeDesc, GraphNodeType,
+    InputGraphEdgeDesc, OperatorDesc, OperatorGraphNodeDesc, OutputGraphEdgeDesc,
+};
 use crate::types::OobMode;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// Where a graph input's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,7 +130,15 @@ pub struct DmlGraph {
     pub input_bindings: Vec<InputBinding>,
     /// `SizeInBytes` of the graph output's binding (offset 0).
     pub output_size_in_bytes: u64,
-    pub graph_desc: GraphDesc,
+    /// What the host compiles, from feature level 2.1 on: `IDMLDevice1::CompileGraph` of this
+    /// `DML_GRAPH_DESC` (empty when nothing is dispatched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_desc: Option<GraphDesc>,
+    /// What the host compiles below feature level 2.1, which has no graph API: the one operator,
+    /// created with `IDMLDevice::CreateOperator` and compiled with `IDMLDevice::CompileOperator`;
+    /// input binding `k` binds the operator's input `k`. Absent when nothing is dispatched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_desc: Option<OperatorDesc>,
     /// The plan's result: the graph output's bytes are this tensor, C order (newaxis and shrunk
     /// dimensions are a reinterpretation of the packed output, not an operator).
     pub output: TensorDecl,
@@ -145,8 +157,71 @@ impl DmlGraph {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 
-    /// Reads the JSON form back (checking each enum's name against its value).
+    /// Reads the JSON form back (checking each enum's name against its value, and that a graph
+    /// and an operator are not both given).
     pub fn from_json(text: &str) -> Result<DmlGraph, serde_json::Error> {
-        serde_json::from_str(text)
+        let g: DmlGraph = serde_json::from_str(text)?;
+        if g.graph_desc.is_some() && g.operator_desc.is_some() {
+            return Err(serde::de::Error::custom("both GraphDesc and OperatorDesc are given"));
+        }
+        Ok(g)
+    }
+
+    /// The operators and edges, as a graph whatever the form: an [`operator_desc`](Self::operator_desc)
+    /// is the graph of that one node fed by input binding `k` at its input `k`.
+    pub fn graph(&self) -> Cow<'_, GraphDesc> {
+        match (&self.graph_desc, &self.operator_desc) {
+            (Some(g), _) => Cow::Borrowed(g),
+            (None, Some(op)) => Cow::Owned(one_operator_graph(op, self.input_bindings.len())),
+            (None, None) => Cow::Owned(graph_of(vec![], vec![], vec![])),
+        }
+    }
+}
+
+/// The graph of one node `op` whose input `k` is graph input `k`, for `inputs` inputs.
+fn one_operator_graph(op: &OperatorDesc, inputs: usize) -> GraphDesc {
+    let node = GraphNodeDesc {
+        r#type: GraphNodeType::Operator,
+        desc: OperatorGraphNodeDesc { operator: op.clone(), name: "op0".into() },
+    };
+    let input_edges = (0..inputs as u32)
+        .map(|k| GraphEdgeDesc {
+            r#type: GraphEdgeType::Input,
+            desc: InputGraphEdgeDesc {
+                graph_input_index: k,
+                to_node_index: 0,
+                to_node_input_index: k,
+                name: format!("in{k}"),
+            },
+        })
+        .collect();
+    let output = GraphEdgeDesc {
+        r#type: GraphEdgeType::Output,
+        desc: OutputGraphEdgeDesc {
+            from_node_index: 0,
+            from_node_output_index: 0,
+            graph_output_index: 0,
+            name: "out".into(),
+        },
+    };
+    graph_of(vec![node], input_edges, vec![output])
+}
+
+fn graph_of(
+    nodes: Vec<GraphNodeDesc>,
+    input_edges: Vec<GraphEdgeDesc<InputGraphEdgeDesc>>,
+    output_edges: Vec<GraphEdgeDesc<OutputGraphEdgeDesc>>,
+) -> GraphDesc {
+    GraphDesc {
+        input_count: input_edges.len() as u32,
+        output_count: output_edges.len() as u32,
+        node_count: nodes.len() as u32,
+        nodes,
+        input_edge_count: input_edges.len() as u32,
+        input_edges,
+        output_edge_count: output_edges.len() as u32,
+        output_edges,
+        intermediate_edge_count: 0,
+        intermediate_edges: vec![],
     }
 }

@@ -31,7 +31,7 @@
 //! constant indices are normalized on the host (per mode), `error`-mode dynamic indices are
 //! validated by the host before dispatch ([`DmlGraph::host_checks`]; in the C form,
 //! `<prefix>_check_indices`), and the other modes on dynamic indices are refused with a
-//! diagnostic that points at the gather ([`crate::target::lower_program`]).
+//! diagnostic that points at the gather (the origin its plan term carries).
 //!
 //! Files: `caps` (what each feature level offers), `window` (views as SLICE1 windows), `lower`
 //! (the rules above), `graph` and [`desc`] (the output model), [`c`] (its C form), `emulate`

@@ -11,6 +11,11 @@ use crate::types::OobMode;
 use crate::types::sym::{Cond, SymExpr};
 use slc_runtime::Tensor;
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "gather";
+pub(super) const REQUIRED: [&str; 3] = ["data", "indices", "axis"];
+pub(super) const OPTIONAL: [&str; 2] = ["batch_dims", "mode"];
+
 /// The arguments of a `gather` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -22,8 +27,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, indices, axis], [batch_dims, mode]) =
-            bind("gather", ["data", "indices", "axis"], ["batch_dims", "mode"], args, span)?;
+        let ([data, indices, axis], [batch_dims, mode]) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, indices, axis, batch_dims, mode })
     }
 }

@@ -11,6 +11,11 @@ use crate::syntax::ast::Arg;
 use crate::types::sym::SymExpr;
 use crate::types::{OobMode, ShapeDisplay, TensorType};
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "gather_elements";
+pub(super) const REQUIRED: [&str; 2] = ["data", "indices"];
+pub(super) const OPTIONAL: [&str; 2] = ["axis", "mode"];
+
 /// The arguments of a `gather_elements` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -21,8 +26,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, indices], [axis, mode]) =
-            bind("gather_elements", ["data", "indices"], ["axis", "mode"], args, span)?;
+        let ([data, indices], [axis, mode]) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, indices, axis, mode })
     }
 }

@@ -11,6 +11,11 @@ use crate::syntax::ast::Arg;
 use crate::types::sym::SymExpr;
 use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "gather_nd";
+pub(super) const REQUIRED: [&str; 2] = ["data", "indices"];
+pub(super) const OPTIONAL: [&str; 2] = ["batch_dims", "mode"];
+
 /// The arguments of a `gather_nd` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -21,8 +26,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, indices], [batch_dims, mode]) =
-            bind("gather_nd", ["data", "indices"], ["batch_dims", "mode"], args, span)?;
+        let ([data, indices], [batch_dims, mode]) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, indices, batch_dims, mode })
     }
 }
@@ -53,7 +57,12 @@ impl Checker<'_> {
                 raw as usize
             }
         };
-        // The index tuples select among the data's dimensions after the batch ones.
+        // The index tuples select among the data's dimensions after the batch ones, at least one
+        // (the ONNX text: `indices.shape[-1]` in `[1, r - b]`; ONNX Runtime also accepts 0).
+        if m == 0 {
+            let msg = "the indices' last dimension is the length of an index tuple, which must be at least 1";
+            return invalid(msg, "index tuples of length 0", index_span);
+        }
         if b > r || m > (r - b) as i64 {
             let msg = format!(
                 "the indices' last dimension ({m}) must be at most the data's rank after {b} batch dimensions ({})",
@@ -73,7 +82,7 @@ impl Checker<'_> {
             let tuple_dims = &indices.ty.shape[..q - 1];
             self.check_empty_axis(mode, &SymExpr::constant(d[b + j]), tuple_dims, b + j, span)?;
         }
-        if mode == OobMode::Error && m > 0 {
+        if mode == OobMode::Error {
             check_const_tuples(&indices, &d[b..b + m], b)?;
         }
         let shape: Vec<i64> = tuples.iter().chain(&d[b + m..]).copied().collect();

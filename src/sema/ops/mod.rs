@@ -5,7 +5,9 @@
 //! order, or by keyword) into a struct of its own, validates them with diagnostics that point at
 //! the argument, normalizes with its own source's rules (docs/semantics.md), and produces the
 //! same core nodes as NumPy indexing: a view or a gather. Nothing downstream knows which form a
-//! node came from. This file holds what the forms share: binding and argument values.
+//! node came from. `table` lists every form once (name, parameters, description, example);
+//! checking dispatches through it and the help text, completion and the fuzzer's coverage test
+//! read it. This file holds what the forms share: binding and argument values.
 
 mod gather;
 mod gather_elements;
@@ -13,17 +15,18 @@ mod gather_nd;
 mod slice;
 mod slice1;
 mod strided_slice;
+mod table;
 
-use super::check::{Checker, Value, edit_distance, err};
+use super::check::{Checker, Value, err};
 use super::consteval::{self, ConstEvalError};
 use super::error::{SemaError, SemaErrorKind as K};
 use super::typed::{TExpr, TExprKind};
+use crate::diag::suggest::closest;
 use crate::source::Span;
 use crate::syntax::ast;
 use crate::types::sym::SymExpr;
 
-pub const FUNCTIONS: &[&str] =
-    &["strided_slice", "slice", "gather", "gather_elements", "gather_nd", "slice1"];
+pub use table::{FUNCTIONS, OPERATORS, Operator, operator};
 
 /// Matches `args` to a form's parameters: `REQUIRED` first (positional or keyword), then
 /// `OPTIONAL`. The arrays come back in the order of the names.
@@ -34,7 +37,24 @@ fn bind<'a, const REQUIRED: usize, const OPTIONAL: usize>(
     args: &'a [ast::Arg],
     call_span: Span,
 ) -> Result<([&'a ast::Arg; REQUIRED], [Option<&'a ast::Arg>; OPTIONAL]), SemaError> {
-    let names: Vec<&'static str> = required.iter().chain(&optional).copied().collect();
+    let slots = bind_args(function, &required, &optional, args, call_span)?;
+    let bound_required =
+        std::array::from_fn(|i| slots[i].expect("every required slot is filled, checked by bind_args"));
+    let bound_optional = std::array::from_fn(|i| slots[REQUIRED + i]);
+    Ok((bound_required, bound_optional))
+}
+
+/// Matches `args` to parameters, one slot each in the order of the names: `required` first
+/// (positional or keyword; each must be given), then `optional`. The operator forms and the
+/// REPL's helpers bind with it, so their calls follow one rule and report alike.
+pub fn bind_args<'a>(
+    function: &str,
+    required: &[&str],
+    optional: &[&str],
+    args: &'a [ast::Arg],
+    call_span: Span,
+) -> Result<Vec<Option<&'a ast::Arg>>, SemaError> {
+    let names: Vec<&str> = required.iter().chain(optional).copied().collect();
     let mut slots: Vec<Option<&ast::Arg>> = vec![None; names.len()];
     let mut positional = 0;
     let mut seen_keyword = false;
@@ -67,19 +87,11 @@ fn bind<'a, const REQUIRED: usize, const OPTIONAL: usize>(
     if let Some(missing) = required.iter().zip(&slots).find(|(_, slot)| slot.is_none()) {
         return err(K::MissingArgument { function: function.into(), name: (*missing.0).into() }, call_span);
     }
-    let bound_required =
-        std::array::from_fn(|i| slots[i].expect("every required slot is filled, checked above"));
-    let bound_optional = std::array::from_fn(|i| slots[REQUIRED + i]);
-    Ok((bound_required, bound_optional))
+    Ok(slots)
 }
 
 fn unknown_keyword(function: &str, names: &[&str], name: &str) -> K {
-    let suggestion = names
-        .iter()
-        .map(|p| (edit_distance(p, name), *p))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, p)| p.to_string());
+    let suggestion = closest(name, names.iter().copied(), 3).map(str::to_string);
     let known = names.iter().map(|p| p.to_string()).collect();
     K::UnknownKeyword { function: function.into(), name: name.into(), suggestion, known }
 }
@@ -95,21 +107,13 @@ impl Checker<'_> {
         args: &[ast::Arg],
         span: Span,
     ) -> Result<TExpr, SemaError> {
-        match callee.name.as_str() {
-            "strided_slice" => self.strided_slice(strided_slice::Args::bind(args, span)?, span),
-            "slice" => self.onnx_slice(slice::Args::bind(args, span)?, span),
-            "gather" => self.gather_call(gather::Args::bind(args, span)?, span),
-            "slice1" => self.slice1(slice1::Args::bind(args, span)?, span),
-            "gather_elements" => self.gather_elements_call(gather_elements::Args::bind(args, span)?, span),
-            "gather_nd" => self.gather_nd_call(gather_nd::Args::bind(args, span)?, span),
-            name => {
-                let suggestion = FUNCTIONS
-                    .iter()
-                    .map(|f| (edit_distance(f, name), *f))
-                    .filter(|(d, _)| *d <= 2)
-                    .min()
-                    .map(|(_, f)| f.to_string());
-                err(K::UnknownFunction { name: name.into(), suggestion }, callee.span)
+        match operator(&callee.name) {
+            Some(op) => (op.check)(self, args, span),
+            None => {
+                let name = callee.name.as_str();
+                let suggestion = closest(name, FUNCTIONS.iter().copied(), 2).map(str::to_string);
+                let known = FUNCTIONS.iter().map(|f| f.to_string()).collect();
+                err(K::UnknownFunction { name: name.into(), suggestion, known }, callee.span)
             }
         }
     }

@@ -9,6 +9,11 @@ use crate::source::Span;
 use crate::syntax::ast::Arg;
 use crate::types::sym::{SymExpr, SymRange};
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "slice";
+pub(super) const REQUIRED: [&str; 3] = ["data", "starts", "ends"];
+pub(super) const OPTIONAL: [&str; 2] = ["axes", "steps"];
+
 /// The arguments of a `slice` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -20,8 +25,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, starts, ends], [axes, steps]) =
-            bind("slice", ["data", "starts", "ends"], ["axes", "steps"], args, span)?;
+        let ([data, starts, ends], [axes, steps]) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, starts, ends, axes, steps })
     }
 }

@@ -8,6 +8,11 @@ use crate::source::Span;
 use crate::syntax::ast::Arg;
 use crate::types::sym::{Cond, SymExpr};
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "slice1";
+pub(super) const REQUIRED: [&str; 4] = ["data", "offsets", "sizes", "strides"];
+pub(super) const OPTIONAL: [&str; 0] = [];
+
 /// The arguments of a `slice1` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -18,8 +23,7 @@ pub(super) struct Args<'a> {
 
 impl<'a> Args<'a> {
     pub(super) fn bind(args: &'a [Arg], span: Span) -> Result<Args<'a>, SemaError> {
-        let ([data, offsets, sizes, strides], []) =
-            bind("slice1", ["data", "offsets", "sizes", "strides"], [], args, span)?;
+        let ([data, offsets, sizes, strides], []) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args { data, offsets, sizes, strides })
     }
 }

@@ -10,6 +10,12 @@ use crate::source::Span;
 use crate::syntax::ast::Arg;
 use crate::types::sym::{SymExpr, SymRange};
 
+/// The form's name and parameters, positional in this order (the operator table reads them).
+pub(super) const NAME: &str = "strided_slice";
+pub(super) const REQUIRED: [&str; 3] = ["data", "begin", "end"];
+pub(super) const OPTIONAL: [&str; 6] =
+    ["stride", "begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"];
+
 /// The arguments of a `strided_slice` call.
 pub(super) struct Args<'a> {
     data: &'a Arg,
@@ -28,13 +34,7 @@ impl<'a> Args<'a> {
         let (
             [data, begin, end],
             [stride, begin_mask, end_mask, new_axis_mask, shrink_axis_mask, ellipsis_mask],
-        ) = bind(
-            "strided_slice",
-            ["data", "begin", "end"],
-            ["stride", "begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"],
-            args,
-            span,
-        )?;
+        ) = bind(NAME, REQUIRED, OPTIONAL, args, span)?;
         Ok(Args {
             data,
             begin,
@@ -118,7 +118,7 @@ impl Checker<'_> {
             );
         }
         let covered = rank - real; // by the (possibly implicit) ellipsis
-        // A shrink entry's begin must index its axis, whatever its begin_mask says.
+        // A shrink entry's begin must index its axis (its begin_mask bit is ignored).
         let shrink_index = |checker: &mut Self, i: usize, axis: usize| -> Result<SymExpr, SemaError> {
             let (index, size) = (&begin[i], &shape[axis]);
             let refusal = || {
@@ -158,9 +158,10 @@ impl Checker<'_> {
                 }
                 Entry::NewAxis => dims.push(ViewDim::NewAxis),
                 Entry::Shrink => {
-                    let j = shrink_index(self, i, axis)?;
-                    // With its begin_mask bit, a shrink entry takes element 0 (the CPU plugin).
-                    dims.push(ViewDim::Pick(if bit(&begin_mask, i) { SymExpr::constant(0) } else { j }));
+                    // begin_mask and end_mask mean nothing here: a shrink entry takes its begin,
+                    // as the spec, OpenVINO's reference and TensorFlow say (the CPU plugin takes
+                    // element 0 under begin_mask; docs/semantics.md, Where the sources disagree).
+                    dims.push(ViewDim::Pick(shrink_index(self, i, axis)?));
                     axis += 1;
                 }
                 Entry::Ordinary => {

@@ -64,7 +64,7 @@ impl Lowering<'_> {
             Ok(Some(j)) => Ok(j),
             Ok(None) => {
                 let refusal = OobRefusal::ZeroFill { index: v, len: t.len };
-                Err(DmlError::OobPolicy { mode: t.mode, refusal, at: None })
+                Err(DmlError::OobPolicy { mode: t.mode, refusal, at: t.origin })
             }
             Err(IndexOutOfRange) => Err(DmlError::Unsupported(format!(
                 "the constant index {v} is out of range for an axis of {}",
@@ -113,7 +113,7 @@ impl Lowering<'_> {
             if t.stride != 0 || (keep_one && i == 0) {
                 live.terms.push(t.clone());
             } else if t.len <= 0 {
-                return Err(empty_axis(t.mode));
+                return Err(empty_axis(t));
             } else if self.host_known(&t.index) {
                 self.host_indices(t, shape)?;
             } else {
@@ -144,7 +144,7 @@ impl Lowering<'_> {
     /// along stay dimensions of the gather's input and output.
     pub(super) fn composite(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
         if let Some(t) = acc.terms.iter().find(|t| t.len <= 0) {
-            return Err(empty_axis(t.mode));
+            return Err(empty_axis(t));
         }
         let m = shape.len();
         let indexed = |d: usize| acc.terms.iter().any(|t| varies(&t.index, d));

@@ -63,7 +63,7 @@ impl Lowering<'_> {
                 _ => None,
             };
             let refusal = OobRefusal::RuntimeIndex { tensor };
-            return Err(DmlError::OobPolicy { mode: t.mode, refusal, at: None });
+            return Err(DmlError::OobPolicy { mode: t.mode, refusal, at: t.origin });
         }
         self.guard(t, shape)
     }
@@ -87,7 +87,7 @@ impl Lowering<'_> {
     /// dimensions), or several that form one index tuple (GATHER_ND1; see `tuple_operand`).
     pub(super) fn gather(&mut self, acc: &Acc, shape: &[i64]) -> Result<usize, DmlError> {
         if let Some(t) = acc.terms.iter().find(|t| t.len <= 0) {
-            return Err(empty_axis(t.mode));
+            return Err(empty_axis(t));
         }
         let m = shape.len();
         let (isrc, ibase, istrides, itype) = match &acc.terms[..] {
@@ -261,7 +261,7 @@ impl Lowering<'_> {
         let lead = (2..acc.terms.len()).rev().find(|&g| gather_nd::is_tuple(&acc.terms[..g])).unwrap_or(1);
         let (first, rest) = acc.terms.split_at(lead);
         if let Some(t) = rest.iter().find(|t| t.len <= 0) {
-            return Err(empty_axis(t.mode));
+            return Err(empty_axis(t));
         }
         self.graph_because(
             "gathers along several axes with indices known only at run time take one operator each, \

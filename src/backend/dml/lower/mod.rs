@@ -17,6 +17,7 @@ use super::error::{DmlError, OobRefusal};
 use super::graph::*;
 use super::window::{Win, each_coord, fit, generic_view, map_view, packed_strides};
 use crate::plan::{Access, BufferId, Plan, VerifiedPlan};
+use crate::source::Span;
 use crate::types::OobMode;
 use slc_runtime::DType;
 
@@ -61,8 +62,8 @@ pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlErro
 
 /// A gather from an axis of size 0 into a non-empty result: no index is valid, so the CPU
 /// result is an error (or zeros); DirectML tensors cannot describe the axis at all.
-fn empty_axis(mode: OobMode) -> DmlError {
-    DmlError::OobPolicy { mode, refusal: OobRefusal::EmptyAxis, at: None }
+fn empty_axis(t: &Term) -> DmlError {
+    DmlError::OobPolicy { mode: t.mode, refusal: OobRefusal::EmptyAxis, at: t.origin }
 }
 
 fn round4(bytes: u64) -> u64 {
@@ -93,6 +94,8 @@ struct Term {
     len: i64,
     stride: i64,
     mode: OobMode,
+    /// The gather in the program text (the plan term's origin), where a refusal points.
+    origin: Option<Span>,
 }
 
 impl Acc {
@@ -104,7 +107,13 @@ impl Acc {
             terms: a
                 .terms
                 .iter()
-                .map(|t| Term { index: Acc::from_plan(&t.index), len: t.len, stride: t.stride, mode: t.mode })
+                .map(|t| Term {
+                    index: Acc::from_plan(&t.index),
+                    len: t.len,
+                    stride: t.stride,
+                    mode: t.mode,
+                    origin: t.origin.0,
+                })
                 .collect(),
         }
     }
@@ -362,19 +371,31 @@ impl Lowering<'_> {
     }
 
     fn finish(self, dispatch: bool, notes: Vec<String>, output_size_in_bytes: u64) -> DmlGraph {
-        let p = self.parts;
+        let mut p = self.parts;
         let plan = self.plan;
         let decl = |name: &str, dtype: DType, shape: &[i64]| TensorDecl {
             name: name.to_string(),
             dtype: dtype.name().to_string(),
             shape: shape.to_vec(),
         };
+        // Below 2.1 there is no graph API: the lowering made one operator (or none), which the
+        // host compiles alone, binding its inputs in the order of its input slots.
+        let (graph_desc, operator_desc) = if self.level >= GRAPHS {
+            (true, None)
+        } else {
+            let mut slots: Vec<(u32, InputBinding)> =
+                p.input_edges.iter().map(|e| e.desc.to_node_input_index).zip(p.bindings).collect();
+            slots.sort_by_key(|(slot, _)| *slot);
+            p.bindings = slots.into_iter().map(|(_, b)| b).collect();
+            (false, p.nodes.pop().map(|n| n.desc.operator))
+        };
         DmlGraph {
             feature_level: self.level,
             inputs: plan.inputs.iter().map(|d| decl(&d.name, d.dtype, &d.shape)).collect(),
             constants: p.constants,
             output_size_in_bytes,
-            graph_desc: GraphDesc {
+            operator_desc,
+            graph_desc: graph_desc.then_some(GraphDesc {
                 input_count: p.bindings.len() as u32,
                 output_count: p.output_edges.len() as u32,
                 node_count: p.nodes.len() as u32,
@@ -385,7 +406,7 @@ impl Lowering<'_> {
                 output_edges: p.output_edges,
                 intermediate_edge_count: p.inter_edges.len() as u32,
                 intermediate_edges: p.inter_edges,
-            },
+            }),
             input_bindings: p.bindings,
             output: decl("out", plan.dtype, &plan.shape),
             dispatch,
