@@ -199,6 +199,86 @@ fn source_longer_than_the_limit_is_refused_without_echoing_it() {
     assert!(err.render(&src).len() < 1000);
 }
 
+/// The forms the compile cost of all-symbolic programs of many dims is held to.
+const HIGH_RANK_FORMS: [&str; 5] =
+    ["a[1:, ::-1]", "a[::-1]", "a[..., ::2]", "a[2:, ..., None, :10]", "a[::2, ::-1, 1:]"];
+
+/// `a` of `rank` dims, every one a symbol of its own.
+fn all_symbolic(dtype: &str, rank: usize) -> slc::sema::SymInputTypes {
+    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+    let ty = format!("{dtype}[{}]", dims.join(", "));
+    [("a".to_string(), ty.parse().unwrap())].into()
+}
+
+/// The work of compiling `src` generically over `all_symbolic(rank)`, counted rather than
+/// timed: the plan's text (its shape function included), its requirements, the versions of
+/// its loops the kernel carries, and the lines of the kernel's Cranelift IR.
+fn generic_compile_work(src: &str, rank: usize) -> (usize, usize, usize, usize) {
+    let isa = slc::backend::jit::host_isa().unwrap();
+    let target = slc::backend::clif::target(&*isa);
+    let compiled = slc::pipeline::compile_generic(src, &all_symbolic("f32", rank)).unwrap();
+    let plan = slc::plan::verify_generic(compiled.plan).unwrap();
+    let nest = slc::backend::loopnest::schedule_generic(&plan, target, |_, _| {});
+    let ir = slc::backend::clif::kernel_ir(&*isa, &nest).lines().count();
+    (plan.to_string().len(), plan.requires.len(), nest.versions(), ir)
+}
+
+#[test]
+fn all_symbolic_programs_compile_with_work_linear_in_rank() {
+    use slc::backend::loopnest::MAX_VERSIONS;
+    for src in HIGH_RANK_FORMS {
+        let r4 = generic_compile_work(src, 4);
+        let mut text = vec![];
+        for rank in [16, 32] {
+            let (bytes, requires, versions, ir) = generic_compile_work(src, rank);
+            // Per-call versions are a budget for the nest, not a product over its axes.
+            assert!(versions <= MAX_VERSIONS && versions == r4.2, "{src} at rank {rank}: {versions}");
+            assert!(requires <= rank + 2, "{src} at rank {rank}: {requires} requirements");
+            assert!(ir <= r4.3 + 40 * rank, "{src} at rank {rank}: {ir} lines of IR, {} at rank 4", r4.3);
+            // Each requirement holds each dim once (the input's size check doubled with every
+            // dim when each step nested the one before twice: 3 MB of text at rank 16).
+            assert!(bytes < 64 << 10, "{src} at rank {rank}: {bytes} bytes of plan");
+            text.push(bytes);
+        }
+        // Quadratic in the rank at most.
+        assert!(text[1] <= 5 * text[0], "{src}: {text:?} bytes of plan at ranks 16 and 32");
+    }
+}
+
+#[test]
+fn rank_32_symbolic_kernels_agree_with_the_interpreter() {
+    // Shapes of 32 dims, most 1 or 2; the first is compiled for its shape, the others by the
+    // all-symbolic kernel.
+    let shape = |big: &[(usize, usize)]| {
+        let mut s = vec![1usize; 32];
+        for &(axis, n) in big {
+            s[axis] = n;
+        }
+        s
+    };
+    let shapes = [
+        shape(&[(0, 3), (1, 2), (31, 4)]),
+        shape(&[(0, 4), (5, 2), (17, 2), (30, 3), (31, 2)]),
+        shape(&[(0, 3), (1, 2), (2, 2), (16, 2), (31, 5)]),
+        shape(&[(0, 5), (2, 3), (29, 2)]),
+    ];
+    for src in HIGH_RANK_FORMS {
+        let (mut jit, mut oracle) =
+            (Session::with_executor(Executor::Jit), Session::with_executor(Executor::Interpreter));
+        for (k, s) in shapes.iter().enumerate() {
+            let n: usize = s.iter().product();
+            let values: Vec<i64> = (0..n as i64).map(|v| v * 7 - 11).collect();
+            let a = Tensor::from_i64s(DType::I32, s, &values).unwrap();
+            jit.bind("a", a.clone());
+            oracle.bind("a", a);
+            let (got, expected) = (jit.eval(src).unwrap(), oracle.eval(src).unwrap());
+            assert_eq!(got.shape(), expected.shape(), "{src} on shape {k}");
+            assert_eq!(got.bytes(), expected.bytes(), "{src} on shape {k}");
+        }
+        assert_eq!(jit.compiles(), 2, "{src}: one specialized kernel, then the generic one for every shape");
+    }
+}
+
 fn slc(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_slc"))
         .args(args)

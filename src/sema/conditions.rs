@@ -81,19 +81,33 @@ impl Checker<'_> {
     }
 
     /// The product of `factors` multiplied left to right, as [`checked_numel`] does, must not
-    /// overflow i64: one condition per step, each evaluating the product so far (which fails
-    /// where it overflows; a product already 0 takes no more factors). A later factor 0 does
-    /// not excuse an earlier overflow, as in `checked_numel`.
+    /// overflow i64. Factors are dims (never negative), so while none so far is 0 every partial
+    /// product is at most the product so far, and `checked_numel` overflows exactly where, at
+    /// some step with no factor 0 so far, the product so far exceeds i64: one condition per
+    /// step, `(0 if min(factors so far) == 0 else product so far) <= i64::MAX` (evaluating the
+    /// product fails where it overflows). A later factor 0 does not excuse an earlier overflow,
+    /// as in `checked_numel`. Each condition holds each factor once: the product so far nested
+    /// in the next step's condition and value would double the expression per factor (a rank-32
+    /// input's conditions would not fit in memory).
     pub(super) fn require_product_fits(
         &mut self,
         factors: &[SymExpr],
         refusal: impl Fn() -> SemaError,
     ) -> Result<(), SemaError> {
         let (zero, max) = (SymExpr::constant(0), SymExpr::constant(i64::MAX));
-        let mut acc = SymExpr::constant(1);
+        let mut product = SymExpr::constant(1);
+        // The factors so far that may be 0 (a constant one decides every later step).
+        let mut may_be_zero: Vec<SymExpr> = vec![];
         for d in factors {
-            acc = SymExpr::select(Cond::eq(&acc, &zero), &zero, &(&acc * d));
-            self.require(Cond::le(&acc, &max), &refusal)?;
+            product = &product * d;
+            if d.as_const().is_none() {
+                may_be_zero.push(d.clone());
+            }
+            let value = match may_be_zero.is_empty() {
+                true => product.clone(),
+                false => SymExpr::select(Cond::eq(&SymExpr::min(&may_be_zero), &zero), &zero, &product),
+            };
+            self.require(Cond::le(&value, &max), &refusal)?;
         }
         Ok(())
     }

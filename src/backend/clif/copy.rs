@@ -3,7 +3,7 @@
 
 use super::index::StreamState;
 use super::{Gen, NO_ARGS, vector_flags};
-use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES, LOOP_COPY_BYTES};
+use crate::backend::loopnest::{Copy, INLINE_COPY_BYTES, LOOP_COPY_BYTES, SIZE_CLASS_COUNT};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
 
@@ -17,7 +17,7 @@ struct SizeClass {
 }
 
 /// The size classes of runs of 1 to [`INLINE_COPY_BYTES`] bytes, largest first.
-const SIZE_CLASSES: [SizeClass; 6] = [
+const SIZE_CLASSES: [SizeClass; SIZE_CLASS_COUNT] = [
     SizeClass { least: 32, ty: types::I8X16, size: 16 },
     SizeClass { least: 16, ty: types::I8X16, size: 16 },
     SizeClass { least: 8, ty: types::I64, size: 8 },

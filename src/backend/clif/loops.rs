@@ -2,14 +2,10 @@
 //! ([`Gen::loop_over`]), and plain counted loops.
 
 use super::{Gen, NO_ARGS};
+use crate::backend::loopnest::{UNROLL, UNROLLED_STEP_MAX, unroll_versions, unrolls};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{BlockArg, InstBuilder, Value, types};
-
-/// Iterations per trip of the unrolled loops ([`Gen::strided_loop`]).
-const UNROLL: i64 = 4;
-/// The most bytes a pointer of an unrolled loop may advance per trip.
-const UNROLLED_STEP_MAX: u64 = 4096;
 
 /// The body of a loop emitted by [`Gen::loop_over`].
 pub(super) trait Iteration<'a, 'n> {
@@ -62,8 +58,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         count: Value,
         mut body: impl Iteration<'a, 'n>,
     ) {
-        let short = |s: i64| s.unsigned_abs().saturating_mul(UNROLL as u64) <= UNROLLED_STEP_MAX;
-        if !strides.iter().filter_map(SymExpr::as_const).all(short) {
+        if !strides.iter().filter_map(SymExpr::as_const).all(unrolls) {
             return self.loop_over_as(starts, strides, count, &mut body, false);
         }
         let mut all_short = None;
@@ -80,6 +75,8 @@ impl<'a, 'n> Gen<'a, 'n> {
         let Some(all_short) = all_short else {
             return self.loop_over_as(starts, strides, count, &mut body, true);
         };
+        // `LoopNest::versions` counts the two loops.
+        debug_assert_eq!(unroll_versions(strides), 2);
         let (unrolled, rolled, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         self.b.ins().brif(all_short, unrolled, NO_ARGS, rolled, NO_ARGS);
         for (block, unroll) in [(unrolled, true), (rolled, false)] {

@@ -5,7 +5,9 @@
 //! `select` — and the binding of a generic plan's symbols from its inputs' dims and run-time
 //! scalars. Whatever `eval_i64` leaves undefined (a zero divisor, an overflow, a dimension
 //! outside `[0, MAX_DIM]`) and every failed condition branch to one *failure block* the caller
-//! supplies, so the function never computes a wrong value.
+//! supplies, so the function never returns a wrong value. The branch is taken once per
+//! expression: along it, where it is undefined is collected as a flag (a division by zero
+//! divides by 1 instead of trapping, its result unused).
 
 use super::index::widen;
 use crate::plan::InputDecl;
@@ -80,8 +82,38 @@ impl SymEmitter {
 
     /// The truth of `cond` (an `i8`), both sides evaluated, the left first.
     pub fn cond(&self, b: &mut FunctionBuilder, cond: &Cond) -> Result<Value, ShapeFnError> {
-        let lhs = self.expr(b, cond.lhs())?;
-        let rhs = self.expr(b, cond.rhs())?;
+        let mut undefined = Undefined(None);
+        let holds = self.cond_value(b, cond, &mut undefined)?;
+        self.fail_if_undefined(b, undefined);
+        Ok(holds)
+    }
+
+    /// The value of `e` (an i64), in `eval_i64`'s order and with its checks.
+    pub fn expr(&self, b: &mut FunctionBuilder, e: &SymExpr) -> Result<Value, ShapeFnError> {
+        let mut undefined = Undefined(None);
+        let v = self.value(b, e, &mut undefined)?;
+        self.fail_if_undefined(b, undefined);
+        Ok(v)
+    }
+
+    /// Branches to the failure block where an evaluation was undefined: once per expression
+    /// rather than once per operation. (The requirements of a rank-32 input take a thousand
+    /// checked operations; a block each made register allocation most of the compile.)
+    fn fail_if_undefined(&self, b: &mut FunctionBuilder, undefined: Undefined) {
+        if let Some(flag) = undefined.0 {
+            self.fail_if(b, flag);
+        }
+    }
+
+    /// [`SymEmitter::cond`] without the branch: `undefined` collects where it is undefined.
+    fn cond_value(
+        &self,
+        b: &mut FunctionBuilder,
+        cond: &Cond,
+        undefined: &mut Undefined,
+    ) -> Result<Value, ShapeFnError> {
+        let lhs = self.value(b, cond.lhs(), undefined)?;
+        let rhs = self.value(b, cond.rhs(), undefined)?;
         let cc = match cond.op() {
             CmpOp::Lt => IntCC::SignedLessThan,
             CmpOp::Le => IntCC::SignedLessThanOrEqual,
@@ -90,24 +122,30 @@ impl SymEmitter {
         Ok(b.ins().icmp(cc, lhs, rhs))
     }
 
-    /// The value of `e` (an i64), in `eval_i64`'s order and with its checks.
-    pub fn expr(&self, b: &mut FunctionBuilder, e: &SymExpr) -> Result<Value, ShapeFnError> {
+    /// [`SymEmitter::expr`] without the branch: `undefined` collects where it is undefined,
+    /// and the value is then meaningless (but computed without a trap).
+    fn value(
+        &self,
+        b: &mut FunctionBuilder,
+        e: &SymExpr,
+        undefined: &mut Undefined,
+    ) -> Result<Value, ShapeFnError> {
         let mut acc = None;
         for (coef, atoms) in e.terms() {
             // `1 * v` and `0 + v` cannot overflow: starting from the first atom and the first
             // term checks exactly what eval_i64 checks.
             let mut prod = (coef != 1).then(|| b.ins().iconst(types::I64, coef));
             for atom in atoms {
-                let v = self.atom(b, atom)?;
+                let v = self.atom(b, atom, undefined)?;
                 prod = Some(match prod {
                     None => v,
-                    Some(p) => self.checked(b, RawOp::Mul, p, v),
+                    Some(p) => checked(b, RawOp::Mul, p, v, undefined),
                 });
             }
             let prod = prod.unwrap_or_else(|| b.ins().iconst(types::I64, coef));
             acc = Some(match acc {
                 None => prod,
-                Some(a) => self.checked(b, RawOp::Add, a, prod),
+                Some(a) => checked(b, RawOp::Add, a, prod, undefined),
             });
         }
         let constant = e.constant_term();
@@ -116,33 +154,31 @@ impl SymEmitter {
             Some(a) if constant == 0 => a,
             Some(a) => {
                 let k = b.ins().iconst(types::I64, constant);
-                self.checked(b, RawOp::Add, a, k)
+                checked(b, RawOp::Add, a, k, undefined)
             }
         })
     }
 
-    /// `x op y`, failing on overflow.
-    fn checked(&self, b: &mut FunctionBuilder, op: RawOp, x: Value, y: Value) -> Value {
-        let (v, overflow) = match op {
-            RawOp::Add => b.ins().sadd_overflow(x, y),
-            RawOp::Sub => b.ins().ssub_overflow(x, y),
-            RawOp::Mul => b.ins().smul_overflow(x, y),
-        };
-        self.fail_if(b, overflow);
-        v
-    }
-
-    fn atom(&self, b: &mut FunctionBuilder, atom: &Atom) -> Result<Value, ShapeFnError> {
+    fn atom(
+        &self,
+        b: &mut FunctionBuilder,
+        atom: &Atom,
+        undefined: &mut Undefined,
+    ) -> Result<Value, ShapeFnError> {
         Ok(match atom {
             Atom::Sym(s) => *self.values.get(s).ok_or_else(|| ShapeFnError::Unbound(s.clone()))?,
             Atom::FloorDiv(x, d) => {
-                let (x, d) = (self.expr(b, x)?, self.expr(b, d)?);
-                self.fail_on_zero(b, d);
-                // i64::MIN // -1 is the one quotient outside i64 (sdiv would trap).
+                let (x, d) = (self.value(b, x, undefined)?, self.value(b, d, undefined)?);
+                // A zero divisor and i64::MIN // -1 (the one quotient outside i64) are
+                // undefined; sdiv, which would trap on them, divides by 1 instead.
+                let zero = b.ins().icmp_imm_s(IntCC::Equal, d, 0);
                 let min = b.ins().icmp_imm_s(IntCC::Equal, x, i64::MIN);
                 let minus_one = b.ins().icmp_imm_s(IntCC::Equal, d, -1);
                 let overflow = b.ins().band(min, minus_one);
-                self.fail_if(b, overflow);
+                let bad = b.ins().bor(zero, overflow);
+                undefined.add(b, bad);
+                let one = b.ins().iconst(types::I64, 1);
+                let d = b.ins().select(bad, one, d);
                 let q = b.ins().sdiv(x, d);
                 let qd = b.ins().imul(q, d);
                 let r = b.ins().isub(x, qd);
@@ -152,12 +188,15 @@ impl SymEmitter {
                 b.ins().select(round, q1, q)
             }
             Atom::Mod(x, d) => {
-                let (x, d) = (self.expr(b, x)?, self.expr(b, d)?);
-                self.fail_on_zero(b, d);
-                // x % -1 is x % 1 (0), without srem's i64::MIN % -1 corner.
+                let (x, d) = (self.value(b, x, undefined)?, self.value(b, d, undefined)?);
+                let zero = b.ins().icmp_imm_s(IntCC::Equal, d, 0);
+                undefined.add(b, zero);
+                // x % -1 is x % 1 (0), without srem's i64::MIN % -1 corner; a zero divisor
+                // (undefined) divides by 1 rather than trap.
                 let minus_one = b.ins().icmp_imm_s(IntCC::Equal, d, -1);
+                let by_one = b.ins().bor(minus_one, zero);
                 let one = b.ins().iconst(types::I64, 1);
-                let divisor = b.ins().select(minus_one, one, d);
+                let divisor = b.ins().select(by_one, one, d);
                 let r = b.ins().srem(x, divisor);
                 // Python's result takes the divisor's sign.
                 let wrap = rounds_toward_zero(b, r, d);
@@ -167,36 +206,36 @@ impl SymEmitter {
             Atom::Min(args) | Atom::Max(args) => {
                 // Every argument is evaluated (and must be defined), as eval_i64 does.
                 let is_min = matches!(atom, Atom::Min(_));
-                let mut acc = self.expr(b, &args[0])?;
+                let mut acc = self.value(b, &args[0], undefined)?;
                 for a in &args[1..] {
-                    let v = self.expr(b, a)?;
+                    let v = self.value(b, a, undefined)?;
                     acc = if is_min { b.ins().smin(acc, v) } else { b.ins().smax(acc, v) };
                 }
                 acc
             }
             Atom::Select(c, then, otherwise) => {
-                let holds = self.cond(b, c)?;
+                // Only the chosen branch is evaluated, and only its undefinedness counts.
+                let holds = self.cond_value(b, c, undefined)?;
                 let (then_block, else_block, join) = (b.create_block(), b.create_block(), b.create_block());
                 let result = b.append_block_param(join, types::I64);
+                let chosen_undefined = b.append_block_param(join, types::I8);
                 b.ins().brif(holds, then_block, NO_ARGS, else_block, NO_ARGS);
                 for (block, branch) in [(then_block, then), (else_block, otherwise)] {
                     b.switch_to_block(block);
-                    let v = self.expr(b, branch)?;
-                    b.ins().jump(join, &[BlockArg::Value(v)]);
+                    let mut inner = Undefined(None);
+                    let v = self.value(b, branch, &mut inner)?;
+                    let flag = inner.0.unwrap_or_else(|| b.ins().iconst(types::I8, 0));
+                    b.ins().jump(join, &[BlockArg::Value(v), BlockArg::Value(flag)]);
                 }
                 b.switch_to_block(join);
+                undefined.add(b, chosen_undefined);
                 result
             }
             Atom::Raw(op, x, y) => {
-                let (x, y) = (self.expr(b, x)?, self.expr(b, y)?);
-                self.checked(b, *op, x, y)
+                let (x, y) = (self.value(b, x, undefined)?, self.value(b, y, undefined)?);
+                checked(b, *op, x, y, undefined)
             }
         })
-    }
-
-    fn fail_on_zero(&self, b: &mut FunctionBuilder, d: Value) {
-        let zero = b.ins().icmp_imm_s(IntCC::Equal, d, 0);
-        self.fail_if(b, zero);
     }
 
     /// Binds every symbol of a generic plan from the call's inputs, each `(declaration, the
@@ -281,6 +320,30 @@ impl SymEmitter {
         }
         Ok(())
     }
+}
+
+/// Where an evaluation so far is undefined (an `i8` flag; `None`: nowhere): collected along
+/// an expression, and branched on once.
+struct Undefined(Option<Value>);
+
+impl Undefined {
+    fn add(&mut self, b: &mut FunctionBuilder, flag: Value) {
+        self.0 = Some(match self.0 {
+            Some(f) => b.ins().bor(f, flag),
+            None => flag,
+        });
+    }
+}
+
+/// `x op y`; undefined on overflow.
+fn checked(b: &mut FunctionBuilder, op: RawOp, x: Value, y: Value, undefined: &mut Undefined) -> Value {
+    let (v, overflow) = match op {
+        RawOp::Add => b.ins().sadd_overflow(x, y),
+        RawOp::Sub => b.ins().ssub_overflow(x, y),
+        RawOp::Mul => b.ins().smul_overflow(x, y),
+    };
+    undefined.add(b, overflow);
+    v
 }
 
 /// Whether truncating division left remainder `r` with the sign opposite to divisor `d`'s (and

@@ -1,8 +1,10 @@
 //! The scheduling passes, in order: the first two reshape the loops, the others each choose a
-//! [`Strategy`] for the loops whose shape suits it. A strategy is chosen once: a pass leaves a
+//! [`Strategy`] for the loops whose shape suits it, and the last keeps the per-call versions
+//! within their budget. A strategy is chosen once: a pass leaves a
 //! loop alone that an earlier pass has given a strategy, so the order of [`PASSES`] is the order
 //! of preference; `shuffle-vectors` and `read-ahead` only refine a strategy chosen before them.
 
+use super::versions::{MAX_VERSIONS, fit_budget};
 use super::{ByteWindow, Copy, GatherAhead, LoopNest, ReadAhead, Shuffle, Strategy, Target, is_const};
 use crate::types::OobMode;
 use crate::types::sym::SymExpr;
@@ -48,6 +50,7 @@ pub const PASSES: &[Pass] = &[
     Pass { name: "shuffle-vectors", run: shuffle_vectors },
     Pass { name: "guarded-gather", run: guarded_gather },
     Pass { name: "read-ahead", run: read_ahead },
+    Pass { name: "version-budget", run: version_budget },
 ];
 
 /// Runs every pass on `nest`; `dump` sees it first and after each pass that changed it.
@@ -63,6 +66,11 @@ pub(super) fn run(mut nest: LoopNest, target: Target, mut dump: impl FnMut(&str,
     }
     nest.params = nest.collect_params();
     nest
+}
+
+/// At most [`MAX_VERSIONS`] versions of the loops per kernel ([`fit_budget`]).
+fn version_budget(nest: &mut LoopNest, _: Target) -> bool {
+    fit_budget(nest, MAX_VERSIONS)
 }
 
 /// A loop of one iteration only moves no pointer: remove it.

@@ -1,6 +1,6 @@
 //! Which strategy the passes choose, for one program per strategy.
 
-use super::{LoopNest, Target, schedule, schedule_check};
+use super::{LoopNest, MAX_VERSIONS, Target, fit_budget, schedule, schedule_check, schedule_generic};
 use crate::sema::InputTypes;
 
 const SHUFFLES: Target = Target { byte_shuffles: true };
@@ -64,4 +64,77 @@ fn checks_are_nests_of_their_own() {
     assert_eq!(nest.out, [crate::types::sym::SymExpr::constant(0)]);
     let empty = crate::plan::Check { shape: vec![0], ..plan.checks[0].clone() };
     assert!(schedule_check(&plan, &empty, SHUFFLES).is_none());
+}
+
+/// The nest of `src` over inputs whose dims may be symbols.
+fn generic_nest(src: &str, inputs: &[&str], target: Target) -> LoopNest {
+    let types: crate::sema::SymInputTypes = inputs
+        .iter()
+        .map(|d| {
+            let (name, ty) = d.split_once('=').expect("NAME=TYPE");
+            (name.to_string(), ty.parse().expect("a tensor type"))
+        })
+        .collect();
+    let compiled = crate::pipeline::compile_generic(src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let plan = crate::plan::verify_generic(compiled.plan).expect("a verified plan");
+    schedule_generic(&plan, target, |_, _| {})
+}
+
+#[test]
+fn versions_count_every_per_call_decision() {
+    let cases: &[(&str, &[&str], Target, &str, usize)] = &[
+        // Concrete nests decide nothing per call.
+        ("a[:, 1:-1]", &["a=f32[64,64]"], SHUFFLES, "run [serial, block loop]", 1),
+        ("a[1:]", &["a=f32[N,M]"], SHUFFLES, "run [block memcpy]", 1),
+        // Six size classes, each unrolled or not by the rows' symbolic stride; else the rows one
+        // by one, each block by its size (six classes, the loop, memcpy).
+        (
+            "a[:, 1:-1]",
+            &["a=f32[N,M]"],
+            SHUFFLES,
+            "run [(block-rows if <= 64 B, else serial), block (inline if <= 64 B, loop if <= 256 KiB, else memcpy)]",
+            6 * 2 + 8,
+        ),
+        ("a[::-1]", &["a=f32[N]"], SHUFFLES, "run [strided reverse]", 1),
+        // The rows' stride is symbolic: unrolled or not.
+        ("a[:, ::2]", &["a=f32[N,M]"], SHUFFLES, "run [serial, strided evens]", 1),
+        ("a[::2, 0]", &["a=f32[N,M]"], SHUFFLES, "run [strided]", 2),
+        // Tiles of 2 to 8 one-byte elements, else a strided reverse per tile.
+        (
+            "img[..., ::-1]",
+            &["img=u8[H,W,C]"],
+            SHUFFLES,
+            "run [(reversed-tiles if tiles of 2-8 B, else strided reverse), joined]",
+            7 + 1,
+        ),
+    ];
+    for &(src, inputs, target, run, versions) in cases {
+        let nest = generic_nest(src, inputs, target);
+        assert_eq!(
+            (strategies(&nest).as_str(), nest.versions()),
+            (run, versions),
+            "{src} on {inputs:?}:\n{nest}"
+        );
+        assert!(nest.versions() <= MAX_VERSIONS);
+    }
+}
+
+#[test]
+fn the_budget_takes_decisions_back_outermost_first() {
+    let mut nest = generic_nest("a[:, 1:-1]", &["a=f32[N,M]"], SHUFFLES);
+    assert!(!fit_budget(&mut nest, 20), "within the budget: unchanged");
+    // The rows one by one, each block still copied by its size; then memcpy.
+    assert!(fit_budget(&mut nest, 19));
+    let by_size = "block (inline if <= 64 B, loop if <= 256 KiB, else memcpy)";
+    assert_eq!((strategies(&nest), nest.versions()), (format!("run [serial, {by_size}]"), 8));
+    assert!(fit_budget(&mut nest, 1));
+    assert_eq!((strategies(&nest), nest.versions()), ("run [serial, block memcpy]".to_string(), 1));
+    // Reversed tiles of a symbolic size: a strided reverse per tile, as for tiles too long.
+    let mut tiles = generic_nest("img[..., ::-1]", &["img=u8[H,W,C]"], SHUFFLES);
+    assert!(fit_budget(&mut tiles, 4));
+    assert_eq!((strategies(&tiles), tiles.versions()), ("run [serial, strided reverse]".to_string(), 1));
+    // What cannot be taken back (a loop unrolled or not by the call) stays.
+    let mut strided = generic_nest("a[::2, 0]", &["a=f32[N,M]"], SHUFFLES);
+    assert!(!fit_budget(&mut strided, 1));
+    assert_eq!(strided.versions(), 2);
 }
