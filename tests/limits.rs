@@ -126,6 +126,41 @@ fn input_types_must_be_addressable() {
 }
 
 #[test]
+fn symbolic_input_sizes_are_refused_exactly_where_concrete_ones_are() {
+    // Products of dims near i64::MAX bytes, with a 0 dim before an overflow, after it, or none:
+    // a later 0 does not excuse an earlier overflow. (Strides stay within i64: a concrete plan
+    // whose strides overflow is refused by lowering, E0301, where an empty generic one runs.)
+    let shapes: [[i64; 4]; 9] = [
+        [1 << 20, 1 << 20, 1 << 20, 0],
+        [1 << 31, 1 << 31, 2, 0],
+        [0, 1 << 20, 1 << 20, 1 << 20],
+        [1 << 40, 1 << 22, 0, 1],
+        [1 << 30, 1 << 30, 2, 1],
+        [1 << 30, 1 << 30, 1, 1],
+        [1 << 62, 1, 1, 1],
+        [1 << 62, 0, 1, 1],
+        [3, 5, 7, 11],
+    ];
+    let generic = slc::pipeline::compile_generic("a[::-1]", &types_sym("f32[A, B, C, D]")).unwrap();
+    let plan = slc::plan::verify_generic(generic.plan).unwrap();
+    for shape in shapes {
+        let concrete = format!("f32[{}]", shape.map(|d| d.to_string()).join(", "));
+        let expected =
+            slc::compile("a[::-1]", &types(&[("a", &concrete)])).map(drop).map_err(|e| e.diagnostic().code);
+        let env = plan.binding(&[&shape], &|_, _| None).unwrap();
+        let got = plan.bind(&env).map(drop);
+        assert_eq!(got.is_ok(), expected.is_ok(), "{concrete}: {expected:?}, generic {got:?}");
+        if let Err(code) = expected {
+            assert_eq!(code, "E0128", "{concrete}");
+        }
+    }
+}
+
+fn types_sym(a: &str) -> slc::sema::SymInputTypes {
+    [("a".to_string(), a.parse().unwrap())].into()
+}
+
+#[test]
 fn plans_are_bounded_in_accesses() {
     // A gather of a gather of itself, twice per line: within the checker's copy budget, but
     // its fused reads multiply.
