@@ -265,7 +265,7 @@ impl<'a> Session<'a> {
         };
         let compiled = attempt(false).or_else(|| attempt(true))?;
         let plan = crate::plan::verify_generic(compiled.plan).ok()?;
-        let kernel = self.programs.kernels().get_or_compile_generic(&plan).ok()?;
+        let kernel = self.programs.kernels().get_or_compile(&plan, &jit::plan_order(&plan)).ok()?;
         Some(GenericProgram::new(kernel))
     }
 

@@ -3,7 +3,7 @@
 //! accepts.
 
 use super::view::{AsView, TensorView, ViewError};
-use crate::backend::jit::GenericJitKernel;
+use crate::backend::jit::{self, JitKernel};
 use crate::backend::{DenseInput, RuntimeError};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
@@ -53,7 +53,7 @@ pub struct GenericKernel {
     /// Whether the plan reads every input, in the order given (the call's fast path).
     in_order: bool,
     threads: usize,
-    kernel: Arc<GenericJitKernel>,
+    kernel: Arc<JitKernel>,
 }
 
 impl std::fmt::Debug for GenericKernel {
@@ -87,7 +87,7 @@ impl GenericKernel {
             crate::backend::aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
             other => ViewError::Signature(other.to_string()),
         })?;
-        let kernel = Arc::new(GenericJitKernel::compile(&plan).map_err(RuntimeError::from)?);
+        let kernel = Arc::new(jit::compile(&plan, &jit::plan_order(&plan)).map_err(RuntimeError::from)?);
         let declared =
             inputs.iter().map(|(n, t)| crate::plan::InputDecl::dense(*n, t.dtype, t.shape.clone())).collect();
         let unread = (plan.inputs.len() < inputs.len()).then_some(declared);

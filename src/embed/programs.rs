@@ -147,11 +147,11 @@ impl ProgramCache {
 /// shapes), and the dtypes and dims of the inputs it reads, in plan order (`None`: a symbol).
 pub(crate) struct GenericProgram {
     inputs: Vec<(String, DType, Vec<Option<usize>>)>,
-    kernel: Arc<crate::backend::jit::GenericJitKernel>,
+    kernel: Arc<crate::backend::jit::JitKernel>,
 }
 
 impl GenericProgram {
-    pub(crate) fn new(kernel: Arc<crate::backend::jit::GenericJitKernel>) -> GenericProgram {
+    pub(crate) fn new(kernel: Arc<crate::backend::jit::JitKernel>) -> GenericProgram {
         let dims = |d: &crate::plan::InputDecl<crate::types::sym::SymExpr>| {
             d.shape.iter().map(|n| n.as_const().map(|n| n as usize)).collect()
         };

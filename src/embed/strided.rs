@@ -82,7 +82,7 @@ impl StridedKernels {
         let strides: InputStrides =
             names.iter().zip(&layout).filter_map(|(name, s)| Some((name.clone(), s.clone()?))).collect();
         let plan = plan::verify(plan::lower_with_strides(&compiled.checked, &strides)?)?;
-        let native = jit::compile(&plan, order).map_err(RuntimeError::from)?;
+        let native = jit::compile(&plan.lift(), order).map_err(RuntimeError::from)?;
         let kernel = Arc::new(StridedKernel { plan, native });
         if self.first.set((layout.clone(), kernel.clone())).is_ok() {
             return Ok(Some(kernel));
