@@ -40,21 +40,22 @@ fn kernel_call(c: &mut Criterion) {
 /// B11 through a generic kernel (`a: f32[N, M]`) beside the concrete kernel, both called
 /// directly (no embedding layer): the generic call binds the shape (the last binding reused).
 fn generic_kernel_call(c: &mut Criterion) {
-    use slc::backend::jit::{self, GenericJitKernel};
+    use slc::backend::jit;
     let generic =
         generic_plans::programs().into_iter().find(|p| p.name == "reversed").expect("B11's program");
-    let generic = GenericJitKernel::compile(&slc::plan::verify_generic(generic.plan).unwrap()).unwrap();
+    let generic = slc::plan::verify_generic(generic.plan).unwrap();
+    let generic = jit::compile(&generic, &jit::plan_order(&generic)).unwrap();
     let concrete =
         slc::compile("a[1:3, ::-1]", &[("a".to_string(), "f32[4,5]".parse().unwrap())].into_iter().collect())
             .unwrap()
             .plan;
-    let kernel = jit::compile(&concrete, &jit::plan_order(&concrete)).unwrap();
+    let kernel = jit::compile(&concrete.lift(), &jit::plan_order(&concrete)).unwrap();
     let a = Tensor::from_bytes(DType::F32, &[4, 5], &[7; 80]).unwrap();
     let mut out = Tensor::zeros(DType::F32, &[2, 5]).unwrap();
     c.bench_function("B11 concrete JitKernel::run_into a[1:3, ::-1] f32[4,5]", |b| {
-        b.iter(|| kernel.run_into(&concrete, black_box(&[&a]), black_box(&mut out), 1).unwrap())
+        b.iter(|| kernel.run_into(black_box(&[&a]), black_box(&mut out), 1).unwrap())
     });
-    c.bench_function("B11 generic GenericJitKernel::run_into a[1:3, ::-1] f32[N,M] on 4x5", |b| {
+    c.bench_function("B11 generic JitKernel::run_into a[1:3, ::-1] f32[N,M] on 4x5", |b| {
         b.iter(|| generic.run_into(black_box(&[&a]), black_box(&mut out), 1).unwrap())
     });
     // The embedding layer over each: the prepared call users make.

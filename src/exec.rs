@@ -115,8 +115,8 @@ impl Runnable {
     ) -> Result<Runnable, RuntimeError> {
         Ok(match (executor, cache) {
             (Executor::Interpreter, _) => Runnable::Interpreter,
-            (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
-            (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
+            (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(&plan.lift(), order)?),
+            (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(&plan.lift(), order)?)),
         })
     }
 
@@ -145,7 +145,7 @@ impl Runnable {
     ) -> Result<Tensor, RuntimeError> {
         match self {
             Runnable::Interpreter => interp::run(plan, inputs),
-            Runnable::Jit(kernel) => kernel.run(plan, inputs, threads),
+            Runnable::Jit(kernel) => kernel.run(inputs, threads),
         }
     }
 
@@ -163,7 +163,7 @@ impl Runnable {
                 out.bytes_mut().copy_from_slice(result.bytes());
                 Ok(())
             }
-            Runnable::Jit(kernel) => kernel.run_into(plan, inputs, out, threads),
+            Runnable::Jit(kernel) => kernel.run_into(inputs, out, threads),
         }
     }
 }

@@ -699,7 +699,7 @@ pub fn check_generic(case: &Case) {
     let text = plan.to_string();
     let reread = crate::plan::parse::parse_generic(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
     assert_eq!(reread.to_string(), text, "{src}: generic plan text round trip");
-    let kernel = crate::backend::jit::GenericJitKernel::compile(&plan)
+    let kernel = crate::backend::jit::compile(&plan, &crate::backend::jit::plan_order(&plan))
         .unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
     let by_name = |name: &str| &case.inputs.iter().find(|(n, _)| *n == name).expect("a declared input").1;
     let args: Vec<&Tensor> = plan.inputs.iter().map(|d| by_name(&d.name)).collect();

@@ -12,9 +12,17 @@ mod objects;
 use cases::{Case, c_bytes, hex, oracle};
 use objects::{check_elf, check_object, run};
 use slc::backend::aot;
+use slc::plan::InputDecl;
+use slc::types::TensorType;
+use slc::types::sym::SymExpr;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Declared inputs of constant dims, as `aot::compile` takes them.
+fn declared(types: &[(String, TensorType)]) -> Vec<InputDecl<SymExpr>> {
+    types.iter().map(|(n, t)| InputDecl::dense(n, t.dtype, t.generic().shape)).collect()
+}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("slc-aot-{name}-{}", std::process::id()));
@@ -45,7 +53,7 @@ fn build_kernels<'c>(cases: &'c [Case], dir: &Path) -> (Vec<Job<'c>>, usize) {
             }
         };
         let name = format!("k{i}");
-        let k = aot::compile(&compiled.plan, &case.src, &types, &name)
+        let k = aot::compile(&compiled.plan.lift(), &case.src, &declared(&types), &name)
             .unwrap_or_else(|e| panic!("{} `{}`: {e}", case.id, case.src));
         std::fs::write(dir.join(format!("{name}.o")), &k.object).unwrap();
         std::fs::write(dir.join(format!("{name}.h")), &k.header).unwrap();
@@ -260,7 +268,7 @@ fn declared_order_and_unused_inputs() {
     let compiled = slc::compile(src, &types.iter().cloned().collect()).unwrap();
     assert_eq!(compiled.plan.inputs[0].name, "x", "the plan lists x first");
     let dir = scratch("order");
-    let k = aot::compile(&compiled.plan, src, &types, "pick").unwrap();
+    let k = aot::compile(&compiled.plan.lift(), src, &declared(&types), "pick").unwrap();
     std::fs::write(dir.join("pick.o"), &k.object).unwrap();
     std::fs::write(dir.join("pick.h"), &k.header).unwrap();
     assert!(k.header.contains("#define PICK_IN_x 2") && k.header.contains("(not read by the program)"));
@@ -289,8 +297,14 @@ fn bad_names_are_refused() {
     let types = vec![("a".to_string(), "u8[2]".parse().unwrap())];
     let compiled = slc::compile("a", &types.iter().cloned().collect()).unwrap();
     for bad in ["", "1a", "a-b", "a.b", "é"] {
-        assert!(matches!(aot::compile(&compiled.plan, "a", &types, bad), Err(aot::AotError::BadName(_))));
+        assert!(matches!(
+            aot::compile(&compiled.plan.lift(), "a", &declared(&types), bad),
+            Err(aot::AotError::BadName(_))
+        ));
     }
     let twice = vec![types[0].clone(), types[0].clone()];
-    assert!(matches!(aot::compile(&compiled.plan, "a", &twice, "k"), Err(aot::AotError::DuplicateInput(_))));
+    assert!(matches!(
+        aot::compile(&compiled.plan.lift(), "a", &declared(&twice), "k"),
+        Err(aot::AotError::DuplicateInput(_))
+    ));
 }

@@ -1,5 +1,5 @@
 //! Generic AOT kernels, end to end: one object per program serves every shape. Each program's
-//! generic plan is compiled with `aot::compile_generic`; a generated C driver links all the
+//! generic plan is compiled with `aot::compile` (the generic ABI); a generated C driver links all the
 //! objects and runs each over a few hundred shapes (empty and unit dims among them) through
 //! `NAME_shape` then `NAME` (whole range, split range, bad ranges), and prints the output; the
 //! expected output of each shape comes from the concrete pipeline and the interpreter (a
@@ -247,7 +247,7 @@ fn programs() -> Vec<Program> {
 /// The driver: per call, `NAME_shape` then `NAME` over the whole range, split in two, and bad
 /// ranges; one line per call: `PROGRAM CALL SHAPE_STATUS DIMS... | STATUS SPLIT SAME UNTOUCHED
 /// BAD_RANGE HEX`.
-fn driver(programs: &[Program], entries: &[aot::GenericAotKernel]) -> String {
+fn driver(programs: &[Program], entries: &[aot::AotKernel]) -> String {
     let mut c = String::from("#include <stdio.h>\n#include <string.h>\n#include <stdint.h>\n");
     for p in programs {
         let _ = writeln!(c, "#include \"{}.h\"", p.name);
@@ -320,8 +320,7 @@ fn generic_objects_run_every_shape_as_the_interpreter() {
     let mut kernels = vec![];
     for p in &programs {
         let plan = generic_plan(p.src, &p.inputs);
-        let k = aot::compile_generic(&plan, p.src, &p.inputs, &p.name)
-            .unwrap_or_else(|e| panic!("`{}`: {e}", p.src));
+        let k = aot::compile(&plan, p.src, &p.inputs, &p.name).unwrap_or_else(|e| panic!("`{}`: {e}", p.src));
         std::fs::write(dir.join(format!("{}.o", p.name)), &k.object).unwrap();
         std::fs::write(dir.join(format!("{}.h", p.name)), &k.header).unwrap();
         check_object(&dir, &p.name, &[p.name.as_str(), &format!("{}_shape", p.name)]);
@@ -388,7 +387,7 @@ fn generic_objects_run_every_shape_as_the_interpreter() {
 fn generic_header_declares_the_shape_function() {
     let inputs = vec![InputDecl::dense("a", DType::F32, vec![n("N"), n("M")])];
     let plan = generic_plan("a[1:, ::-1]", &inputs);
-    let k = aot::compile_generic(&plan, "a[1:, ::-1]", &inputs, "rev").unwrap();
+    let k = aot::compile(&plan, "a[1:, ::-1]", &inputs, "rev").unwrap();
     for line in [
         "#define REV_STATUS_SHAPE_MISMATCH 4",
         "#define REV_OUT_RANK 2",
@@ -401,12 +400,12 @@ fn generic_header_declares_the_shape_function() {
     ] {
         assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
     }
-    let bad = aot::compile_generic(&plan, "a", &inputs, "9rev");
+    let bad = aot::compile(&plan, "a", &inputs, "9rev");
     assert!(matches!(bad, Err(aot::AotError::BadName(_))));
     // With a run-time scalar, the shape function reads the inputs.
     let inputs =
         vec![InputDecl::dense("a", DType::I32, vec![n("N")]), InputDecl::dense("k", DType::I64, vec![])];
-    let k = aot::compile_generic(&generic_plan("a[:k]", &inputs), "a[:k]", &inputs, "head").unwrap();
+    let k = aot::compile(&generic_plan("a[:k]", &inputs), "a[:k]", &inputs, "head").unwrap();
     for line in [
         "#define HEAD_SHAPE_READS_INPUTS 1",
         "int32_t head_shape(const uint8_t *const *inputs, const int64_t *const *in_dims, int64_t *out_dims, int64_t *outer);",

@@ -275,7 +275,7 @@ fn row_loops_unroll_only_short_strides() {
     let clif = |src: &str, shape: &[usize]| {
         let types = [("a".to_string(), TensorType::of(DType::F32, shape))].into_iter().collect();
         let compiled = slc::compile(src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));
-        slc::backend::jit::kernel_ir(&compiled.plan).unwrap().1
+        slc::backend::jit::kernel_ir(&compiled.plan.lift()).unwrap().1
     };
     // 40 bytes of every 256-byte row: the fourth row of a trip is read 768 bytes on.
     let short_rows = clif("a[2:, ..., None, :10]", &[64, 64, 64, 64]);

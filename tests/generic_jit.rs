@@ -8,13 +8,18 @@ mod generic_plans;
 
 use generic_plans::{Dim, Program, gather_plan, programs};
 use proptest::prelude::*;
-use slc::backend::interp;
-use slc::backend::jit::{GenericJitKernel, KernelCache};
+use slc::backend::jit::{self, JitError, JitKernel, KernelCache};
+use slc::backend::{RuntimeError, interp};
 use slc::fuzz::{Draw, Rng};
-use slc::plan::{GenericPlan, verify, verify_generic};
+use slc::plan::{GenericPlan, VerifiedGenericPlan, verify, verify_generic};
 use slc::types::OobMode;
 use slc::types::sym::Env;
 use slc_runtime::{DType, Tensor};
+
+/// The JIT kernel of `plan` for inputs in plan order.
+fn compile_plan(plan: &VerifiedGenericPlan) -> Result<JitKernel, JitError> {
+    jit::compile(plan, &jit::plan_order(plan))
+}
 
 /// The inputs of one call of `p`: each symbolic dim drawn (0 and 1 often), data random, index
 /// values in `[-2n, 2n)` for an axis of `n`, scalars in `[-2n, 2n]` (a slice's bounds beyond
@@ -70,7 +75,7 @@ fn interpreted(plan: &GenericPlan, inputs: &[&Tensor], scalars: &[i64]) -> Resul
     interp::run(&verified, inputs).map_err(|e| format!("run: {e}"))
 }
 
-fn check_program(p: &Program, kernel: &GenericJitKernel, seed: u64) {
+fn check_program(p: &Program, kernel: &JitKernel, seed: u64) {
     let mut rng = Rng::new(seed);
     let (tensors, scalars) = draw_inputs(p, &mut rng);
     let inputs: Vec<&Tensor> = tensors.iter().collect();
@@ -110,7 +115,7 @@ proptest! {
     fn generic_kernels_equal_the_interpreter(seed in any::<u64>()) {
         for p in programs() {
             let plan = verify_generic(p.plan.clone()).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-            let kernel = GenericJitKernel::compile(&plan).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            let kernel = jit::compile(&plan, &jit::plan_order(&plan)).unwrap_or_else(|e| panic!("{}: {e}", p.name));
             for call in 0..8 {
                 check_program(&p, &kernel, seed.wrapping_add(call));
             }
@@ -126,7 +131,7 @@ fn one_compile_for_a_thousand_shapes() {
     let plan = verify_generic(p.plan.clone()).unwrap();
     let mut rng = Rng::new(7);
     for n in 0..1000 {
-        let kernel = cache.get_or_compile_generic(&plan).unwrap();
+        let kernel = cache.get_or_compile(&plan, &jit::plan_order(&plan)).unwrap();
         let shape = [n % 37, n / 37 + rng.below(3) as usize];
         let bytes: Vec<u8> = (0..shape[0] * shape[1] * 4).map(|_| rng.bits() as u8).collect();
         let a = Tensor::from_bytes(DType::F32, &shape, &bytes).unwrap();
@@ -141,7 +146,7 @@ fn one_compile_for_a_thousand_shapes() {
 #[test]
 fn mismatched_dims_are_refused() {
     let p = gather_plan([Dim::Sym("N"), Dim::Sym("N")], (DType::I64, Dim::Const(2)), 0, OobMode::Error);
-    let kernel = GenericJitKernel::compile(&verify_generic(p).unwrap()).unwrap();
+    let kernel = compile_plan(&verify_generic(p).unwrap()).unwrap();
     let a = Tensor::zeros(DType::F32, &[3, 4]).unwrap();
     let idx = Tensor::from_i64s(DType::I64, &[2], &[0, 1]).unwrap();
     let err = kernel.run(&[&a, &idx], 1).unwrap_err().to_string();
@@ -192,8 +197,8 @@ fn program(name: &str) -> Program {
     programs().into_iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no program {name}"))
 }
 
-fn compiled(p: &Program) -> GenericJitKernel {
-    GenericJitKernel::compile(&verify_generic(p.plan.clone()).unwrap()).unwrap()
+fn compiled(p: &Program) -> JitKernel {
+    compile_plan(&verify_generic(p.plan.clone()).unwrap()).unwrap()
 }
 
 fn random_tensor(dtype: DType, shape: &[usize], rng: &mut Rng) -> Tensor {
@@ -299,7 +304,7 @@ fn reversed_tiles_dispatch_on_the_tile_size() {
     for dtype in ["u8", "u16"] {
         let ty = format!("{dtype}[N, M, C]");
         let plan = generic_plans::compiled("a[:, 1:, ::-1]", &[("a", ty.as_str())]);
-        let kernel = GenericJitKernel::compile(&verify_generic(plan.clone()).unwrap()).unwrap();
+        let kernel = compile_plan(&verify_generic(plan.clone()).unwrap()).unwrap();
         for channels in 0..=12 {
             // Enough tiles per row for the 4-vector trips, the single ones and the tail.
             let a = random_tensor(DType::from_name(dtype).unwrap(), &[3, 41, channels], &mut rng);
@@ -321,7 +326,7 @@ fn block_rows_dispatch_on_the_run_length() {
         [("a[1:, 1:-1]", "u8[N, M]"), ("a[1:, 1:-1]", "f32[N, M]"), ("a[::2, ::-1, 1:]", "u8[K, N, M]")]
     {
         let plan = generic_plans::compiled(src, &[("a", ty)]);
-        let kernel = GenericJitKernel::compile(&verify_generic(plan.clone()).unwrap()).unwrap();
+        let kernel = compile_plan(&verify_generic(plan.clone()).unwrap()).unwrap();
         let dtype = plan.inputs[0].dtype;
         for bytes in 0..=72 {
             let m = bytes / dtype.width() + if src == "a[1:, 1:-1]" { 2 } else { 1 };
@@ -333,4 +338,92 @@ fn block_rows_dispatch_on_the_run_length() {
             assert_eq!(got.bytes(), expected.bytes(), "{src} on {ty} {shape:?}");
         }
     }
+}
+
+fn concrete(src: &str, types: &[(&str, &str)]) -> slc::Compiled {
+    let types = types.iter().map(|(n, t)| (n.to_string(), t.parse().unwrap())).collect();
+    slc::compile(src, &types).unwrap()
+}
+
+/// A concrete plan lifted (`VerifiedPlan::lift`) is a generic plan with nothing to bind: it
+/// prints as the concrete plan, and its kernel binds nothing, agrees with the interpreter, and
+/// reports the interpreter's errors; so does a generic plan whose dims are all constants.
+#[test]
+fn plans_without_symbols_bind_nothing() {
+    let compiled = concrete("a[i][:, ::-2]", &[("a", "i32[4,5]"), ("i", "i64[3]")]);
+    let lifted = compiled.plan.lift();
+    assert_eq!(lifted.to_string(), compiled.plan.to_string());
+    assert!(lifted.binds_nothing());
+    let kernel = compile_plan(&lifted).unwrap();
+    assert!(!kernel.binds());
+    let a = Tensor::from_i64s(DType::I32, &[4, 5], &(0..20).collect::<Vec<_>>()).unwrap();
+    let i = Tensor::from_i64s(DType::I64, &[3], &[3, -4, 0]).unwrap();
+    let want = interp::run(&compiled.plan, &[&a, &i]).unwrap();
+    assert_eq!(kernel.run(&[&a, &i], 1).unwrap(), want);
+    assert_eq!(kernel.output_shape(&[&a, &i]).unwrap(), want.shape());
+    let bad = Tensor::from_i64s(DType::I64, &[3], &[4, 0, 0]).unwrap();
+    let told = interp::run(&compiled.plan, &[&a, &bad]).unwrap_err();
+    assert!(matches!(told, RuntimeError::IndexOutOfBounds { .. }));
+    assert_eq!(kernel.run(&[&a, &bad], 1).unwrap_err(), told);
+    // Wrong inputs and outputs are errors, the same as a kernel with symbols reports.
+    let wrong = Tensor::zeros(DType::I32, &[5, 4]).unwrap();
+    assert!(matches!(kernel.run(&[&wrong, &i], 1), Err(RuntimeError::InputMismatch { .. })));
+    assert!(matches!(kernel.run(&[&a], 1), Err(RuntimeError::InputCount { expected: 2, found: 1 })));
+    let mut out = Tensor::zeros(DType::I32, &[3, 2]).unwrap();
+    let e = kernel.run_into(&[&a, &i], &mut out, 1).unwrap_err();
+    assert_eq!(e.to_string(), "input `the output` is i32[3, 2], but the plan was compiled for i32[3, 3]");
+    assert!(kernel.run_into_bytes(&[&a, &i], &mut [0u8; 35], 1).is_err());
+    let mut bytes = [0u8; 36];
+    kernel.run_into_bytes(&[&a, &i], &mut bytes, 1).unwrap();
+    assert_eq!(&bytes[..], want.bytes());
+
+    // The generic pipeline with constant dims: nothing to bind either.
+    let types: slc::sema::SymInputTypes =
+        [("a".to_string(), "i32[4, 5]".parse().unwrap())].into_iter().collect();
+    let generic = slc::pipeline::compile_generic("a[1:, ::-2]", &types).unwrap();
+    let generic = verify_generic(generic.plan).unwrap();
+    let kernel = compile_plan(&generic).unwrap();
+    assert!(generic.binds_nothing() && !kernel.binds());
+    let want = interp::run(&concrete("a[1:, ::-2]", &[("a", "i32[4,5]")]).plan, &[&a]).unwrap();
+    assert_eq!(kernel.run(&[&a], 1).unwrap(), want);
+}
+
+/// A kernel compiled for a caller's input order: its raw entry takes the table in that order,
+/// the checked calls take the inputs in plan order. A kernel with symbols has no raw entry (it
+/// needs the dims): the raw call refuses with SHAPE_MISMATCH and runs nothing.
+#[test]
+fn kernels_for_another_input_order() {
+    // The caller declares (i, x); the plan reads x first.
+    let compiled = concrete("x[i]", &[("i", "i32[2]"), ("x", "u8[4]")]);
+    assert_eq!(compiled.plan.inputs[0].name, "x");
+    let kernel = jit::compile(&compiled.plan.lift(), &[1, 0]).unwrap();
+    let x = Tensor::from_bytes(DType::U8, &[4], &[10, 11, 12, 13]).unwrap();
+    let i = Tensor::from_i64s(DType::I32, &[2], &[3, -4]).unwrap();
+    assert_eq!(kernel.run(&[&x, &i], 1).unwrap().bytes(), &[13, 10]);
+    let mut out = [0u8; 2];
+    // SAFETY: the table holds the caller's inputs in its order, `out` the output's 2 bytes.
+    let status = unsafe { kernel.call(&[i.as_ptr(), x.as_ptr()], out.as_mut_ptr(), 2, 1) };
+    assert_eq!((status, out), (0, [13, 10]));
+
+    let reversed = programs().into_iter().find(|p| p.name == "reversed").unwrap();
+    let symbolic = compile_plan(&verify_generic(reversed.plan).unwrap()).unwrap();
+    assert!(symbolic.binds());
+    // SAFETY: a kernel with symbols reads nothing through the raw call.
+    let status = unsafe { symbolic.call(&[x.as_ptr()], out.as_mut_ptr(), 2, 1) };
+    assert_eq!((status, out), (slc::backend::clif::STATUS_SHAPE_MISMATCH, [13, 10]));
+}
+
+/// A lifted plan keeps its inputs' strides: its kernel reads a strided view's window in place,
+/// as the interpreter does.
+#[test]
+fn lifted_plans_read_strided_windows() {
+    let compiled = concrete("a[1:, ::-1]", &[("a", "i16[3,4]")]);
+    // The transpose of a 4x3 array: element [r, c] at 3c + r.
+    let strides: slc::plan::InputStrides = [("a".to_string(), vec![1, 3])].into_iter().collect();
+    let plan = verify(slc::plan::lower_with_strides(&compiled.checked, &strides).unwrap()).unwrap();
+    let kernel = compile_plan(&plan.lift()).unwrap();
+    let window = Tensor::from_i64s(DType::I16, &[12], &(0..12).collect::<Vec<_>>()).unwrap();
+    let want = interp::run(&plan, &[&window]).unwrap();
+    assert_eq!(kernel.run(&[&window], 1).unwrap(), want);
+    assert_eq!(want.shape(), &[2, 4]);
 }

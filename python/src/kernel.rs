@@ -276,7 +276,7 @@ impl PyKernel {
     fn loop_nest(&self, py: Python<'_>) -> PyResult<String> {
         let plan = &self.fixed("the loop nest")?.plan;
         guarded(py, "scheduling the loop nest", || {
-            let (nest, _) = slc::backend::jit::kernel_ir(plan).map_err(|e| e.to_string())?;
+            let (nest, _) = slc::backend::jit::kernel_ir(&plan.lift()).map_err(|e| e.to_string())?;
             Ok(nest.to_string())
         })
     }
@@ -285,7 +285,7 @@ impl PyKernel {
     fn clif(&self, py: Python<'_>) -> PyResult<String> {
         let plan = &self.fixed("the Cranelift IR")?.plan;
         guarded(py, "generating Cranelift IR", || {
-            let (_, ir) = slc::backend::jit::kernel_ir(plan).map_err(|e| e.to_string())?;
+            let (_, ir) = slc::backend::jit::kernel_ir(&plan.lift()).map_err(|e| e.to_string())?;
             Ok(ir)
         })
     }

@@ -1,10 +1,22 @@
 //! Ahead-of-time kernels: a plan's entry ([`clif::define_entry`], the function the JIT runs
-//! too) written into a relocatable object file with a C header. The entry has the kernel's C
-//! signature:
+//! too) written into a relocatable object file with a C header. One [`compile`] and one
+//! [`header`] serve every plan; the ABI follows from what there is to bind
+//! ([`clif::binds`], docs/design/shape-generic.md §6):
 //!
-//! ```c
-//! int32_t NAME(const uint8_t *const *inputs, uint8_t *out, int64_t begin, int64_t end);
-//! ```
+//! - A plan without symbols, for inputs of constant dims, gets the *concrete ABI*:
+//!
+//!   ```c
+//!   int32_t NAME(const uint8_t *const *inputs, uint8_t *out, int64_t begin, int64_t end);
+//!   ```
+//!
+//!   and its header gives the shapes as macros (`NAME_OUTER`, `NAME_OUT_SHAPE`, ...).
+//! - A plan with symbolic dims or run-time scalars gets the *generic ABI*: one object for every
+//!   shape, exporting `NAME_shape`, which checks the call's dims (and run-time scalars) and
+//!   computes the output's dims and the outer extent, and `NAME`, which takes the dims too
+//!   (`in_dims`) and runs the same shape function before the kernel; a shape that does not fit
+//!   returns `SHAPE_MISMATCH` and writes nothing.
+//!
+//! Either way:
 //!
 //! - `inputs` holds one pointer per *declared* input, in declaration order (inputs the program
 //!   does not use are never read and may be NULL); the constants are data objects of the object;
@@ -13,23 +25,16 @@
 //! - a range outside `0 <= begin <= end <= OUTER` returns [`STATUS_BAD_RANGE`] and touches
 //!   nothing.
 //!
-//! A *generic* plan (symbolic dims, run-time scalars: [`compile_generic`]) gives one object for
-//! every shape ([`clif::define_generic_entry`]): it exports `NAME_shape`, which checks the
-//! call's dims (and run-time scalars) and computes the output's dims and the outer extent, and
-//! `NAME`, which takes the dims too (`in_dims`) and runs the same shape function before the
-//! kernel; a shape that does not fit returns `SHAPE_MISMATCH` and writes nothing. Its header
-//! ([`generic_header`]) declares both.
-//!
 //! Objects are built for the architecture's baseline features, so their loop nests may choose
 //! other strategies than the JIT's for the same plan (no byte shuffles on x86-64 without SSSE3).
 
 use super::clif::{
-    self, Entry, GenericEntry, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK,
+    self, Entry, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK,
     STATUS_SHAPE_MISMATCH,
 };
-use crate::plan::{InputDecl, Plan, VerifiedGenericPlan, VerifiedPlan};
+use crate::plan::{InputDecl, Plan, VerifiedGenericPlan};
+use crate::types::ShapeDisplay;
 use crate::types::sym::{Sym, SymExpr};
-use crate::types::{ShapeDisplay, TensorType};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_module::{Linkage, default_libcall_names};
@@ -48,7 +53,7 @@ pub const STATUSES: [(&str, i32, &str); 4] = [
     ("BAD_RANGE", STATUS_BAD_RANGE, "begin/end outside 0 <= begin <= end <= OUTER; nothing was written"),
 ];
 
-/// The status only generic kernels return, besides [`STATUSES`].
+/// The status only kernels with the generic ABI return, besides [`STATUSES`].
 pub const STATUS_SHAPE_MISMATCH_DOC: (&str, i32, &str) = (
     "SHAPE_MISMATCH",
     STATUS_SHAPE_MISMATCH,
@@ -122,12 +127,13 @@ pub fn valid_name(name: &str) -> bool {
         && name.len() <= 200
 }
 
-/// Compiles `plan` (the program `src` checked for `declared` inputs, in this order) into an
-/// object file exporting exactly `name`, and writes its header.
+/// Compiles `plan` (the program `src` checked for the `declared` inputs, in this order, their
+/// dims constants or symbols) into an object file exporting `name` (and, with the generic ABI,
+/// `name_shape`), and writes its header.
 pub fn compile(
-    plan: &VerifiedPlan,
+    plan: &VerifiedGenericPlan,
     src: &str,
-    declared: &[(String, TensorType)],
+    declared: &[InputDecl<SymExpr>],
     name: &str,
 ) -> Result<AotKernel, AotError> {
     if !valid_name(name) {
@@ -136,44 +142,13 @@ pub fn compile(
     if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
         return Err(AotError::StridedInput(strided.name.clone()));
     }
-    let names: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
-    let order = input_order(plan, &names)?;
-    let (object, entry) = object(name, plan.nesting(), |module| {
-        clif::define_entry(module, name, Linkage::Export, plan, &order).map_err(|e| e.to_string())
-    })?;
-    let header = header(plan, src, declared, name, entry.outer);
-    Ok(AotKernel { object, header, entry })
-}
-
-/// A generic AOT kernel: the object file's bytes (exporting `NAME` and `NAME_shape`) and its
-/// C header.
-#[derive(Debug, Clone)]
-pub struct GenericAotKernel {
-    pub object: Vec<u8>,
-    pub header: String,
-    pub entry: GenericEntry,
-}
-
-/// Compiles a generic plan (the program `src` checked for the `declared` inputs, in this order,
-/// their dims symbols or constants) into an object file exporting `name` and `name_shape` for
-/// every shape, and writes its header ([`generic_header`]).
-pub fn compile_generic(
-    plan: &VerifiedGenericPlan,
-    src: &str,
-    declared: &[InputDecl<SymExpr>],
-    name: &str,
-) -> Result<GenericAotKernel, AotError> {
-    if !valid_name(name) {
-        return Err(AotError::BadName(name.to_string()));
-    }
     let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
     let order = input_order(plan, &names)?;
     let (object, entry) = object(name, plan.nesting(), |module| {
-        clif::define_generic_entry(module, name, Linkage::Export, plan, &order, declared)
-            .map_err(|e| e.to_string())
+        clif::define_entry(module, name, Linkage::Export, plan, &order, declared).map_err(|e| e.to_string())
     })?;
-    let header = generic_header(plan, src, declared, name, &entry);
-    Ok(GenericAotKernel { object, header, entry })
+    let header = header(plan, src, declared, name, &entry);
+    Ok(AotKernel { object, header, entry })
 }
 
 /// An object file named `name.o` with what `define` puts in it (on a stack deep enough for
@@ -197,109 +172,24 @@ fn comment_safe(s: &str) -> String {
     s.replace("*/", "* /")
 }
 
-/// The C header of an AOT kernel.
-pub fn header(plan: &Plan, src: &str, declared: &[(String, TensorType)], name: &str, outer: i64) -> String {
-    let up = name.to_ascii_uppercase();
-    let guard = format!("SLC_KERNEL_{up}_H");
-    let mut h = String::new();
-    let w = &mut h;
-    source_comment(w, src, &plan.to_string());
-    let _ = writeln!(
-        w,
-        " *
- * Usage: `inputs[i]` points to the i-th input below (dense, C order, the element type given);
- * inputs the program does not read are never touched and may be NULL. Constants of the program
- * (index lists) are inside the object. `out` receives {up}_OUT_NBYTES bytes, dense, C order.
- * A call computes the outermost-loop range [begin, end) of [0, {up}_OUTER): call it once with
- * (0, {up}_OUTER), or split the range across threads (disjoint ranges write disjoint bytes).
- * Each call first checks every value of the index tensors (NumPy raises even for values a later
- * slice drops). The result is one of the {up}_STATUS_* codes. The object needs only libc
- * (memcpy, memset).
- */"
-    );
-    open_header(w, &guard);
-    status_macros(w, &up, &STATUSES);
-    let _ = writeln!(w, "\n/* The outermost-loop extent: call with 0 <= begin <= end <= {up}_OUTER. */");
-    let _ = writeln!(w, "#define {up}_OUTER INT64_C({outer})\n");
-    let _ = writeln!(w, "/* Inputs, in the order of `inputs`. */");
-    let _ = writeln!(w, "#define {up}_NUM_INPUTS {}", declared.len());
-    let used: Vec<&str> = plan.inputs.iter().map(|d| d.name.as_str()).collect();
-    for (i, (n, ty)) in declared.iter().enumerate() {
-        let note = if used.contains(&n.as_str()) { "" } else { " (not read by the program)" };
-        let _ = writeln!(w, "/* inputs[{i}]: {n}: {ty}{note} */");
-        let _ = writeln!(w, "#define {up}_IN_{n} {i}");
-        shape_macros(w, &format!("{up}_IN{i}"), ty);
-    }
-    let out = TensorType { dtype: plan.dtype, shape: plan.shape.clone() };
-    let _ = writeln!(w, "\n/* The output: {out}. */");
-    shape_macros(w, &format!("{up}_OUT"), &out);
-    let _ = writeln!(
-        w,
-        "\n/* Runs the kernel over [begin, end) of [0, {up}_OUTER); returns a {up}_STATUS_* code. */"
-    );
-    let _ = writeln!(
-        w,
-        "int32_t {name}(const uint8_t *const *inputs, uint8_t *out, int64_t begin, int64_t end);\n"
-    );
-    close_header(w, &guard);
-    h
-}
-
-/// The header's opening comment up to the plan's text.
-fn source_comment(w: &mut String, src: &str, plan: &str) {
-    let _ = writeln!(w, "/* Generated by `slc compile --target cpu`. Do not edit.");
-    let _ = writeln!(w, " *");
-    let _ = writeln!(w, " * Source expression:");
-    for line in src.lines() {
-        let _ = writeln!(w, " *     {}", comment_safe(line));
-    }
-    let _ = writeln!(w, " *");
-    let _ = writeln!(w, " * Plan:");
-    for line in plan.lines() {
-        let _ = writeln!(w, " *     {}", comment_safe(line));
-    }
-}
-
-fn open_header(w: &mut String, guard: &str) {
-    let _ = writeln!(w, "#ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n");
-    let _ = writeln!(w, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
-}
-
-fn close_header(w: &mut String, guard: &str) {
-    let _ = writeln!(w, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */");
-}
-
-fn status_macros(w: &mut String, up: &str, statuses: &[(&str, i32, &str)]) {
-    let _ = writeln!(w, "/* Status codes. */");
-    for (s, v, what) in statuses {
-        let _ = writeln!(w, "#define {up}_STATUS_{s} {v} /* {what} */");
-    }
-}
-
-/// `[N, max(0, M-1), 3]`.
-fn sym_shape(shape: &[SymExpr]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("[{}]", dims.join(", "))
-}
-
-/// The C header of a generic AOT kernel.
-pub fn generic_header(
+/// The C header of an AOT kernel: the ABI its entry has ([`Entry::binds`]).
+pub fn header(
     plan: &VerifiedGenericPlan,
     src: &str,
     declared: &[InputDecl<SymExpr>],
     name: &str,
-    entry: &GenericEntry,
+    entry: &Entry,
 ) -> String {
     let up = name.to_ascii_uppercase();
     let guard = format!("SLC_KERNEL_{up}_H");
-    let reads = entry.shape_reads_inputs;
+    let binds = entry.binds();
     let mut h = String::new();
     let w = &mut h;
     source_comment(w, src, &plan.to_string());
     let outer = comment_safe(&entry.outer().to_string());
-    let _ = writeln!(
-        w,
-        " *
+    let usage = if binds {
+        format!(
+            " *
  * A generic kernel: one object for every shape. `in_dims[i]` points to the dims of input i
  * ({up}_INi_RANK int64_t values); `inputs[i]` to its elements (dense, C order, the element
  * type given). Inputs the program does not read are never touched and may be NULL, in both
@@ -313,12 +203,35 @@ pub fn generic_header(
  * drops). Results are {up}_STATUS_* codes; on SHAPE_MISMATCH nothing was written. The
  * object needs only libc (memcpy, memset).
  */"
-    );
+        )
+    } else {
+        format!(
+            " *
+ * Usage: `inputs[i]` points to the i-th input below (dense, C order, the element type given);
+ * inputs the program does not read are never touched and may be NULL. Constants of the program
+ * (index lists) are inside the object. `out` receives {up}_OUT_NBYTES bytes, dense, C order.
+ * A call computes the outermost-loop range [begin, end) of [0, {up}_OUTER): call it once with
+ * (0, {up}_OUTER), or split the range across threads (disjoint ranges write disjoint bytes).
+ * Each call first checks every value of the index tensors (NumPy raises even for values a later
+ * slice drops). The result is one of the {up}_STATUS_* codes. The object needs only libc
+ * (memcpy, memset).
+ */"
+        )
+    };
+    let _ = writeln!(w, "{usage}");
     open_header(w, &guard);
     let mut statuses = STATUSES.to_vec();
-    statuses.push(STATUS_SHAPE_MISMATCH_DOC);
+    if binds {
+        statuses.push(STATUS_SHAPE_MISMATCH_DOC);
+    }
     status_macros(w, &up, &statuses);
-    let _ = writeln!(w, "\n/* Inputs, in the order of `inputs` and `in_dims`. */");
+    if binds {
+        let _ = writeln!(w, "\n/* Inputs, in the order of `inputs` and `in_dims`. */");
+    } else {
+        let _ = writeln!(w, "\n/* The outermost-loop extent: call with 0 <= begin <= end <= {up}_OUTER. */");
+        let _ = writeln!(w, "#define {up}_OUTER INT64_C({outer})\n");
+        let _ = writeln!(w, "/* Inputs, in the order of `inputs`. */");
+    }
     let _ = writeln!(w, "#define {up}_NUM_INPUTS {}", declared.len());
     let scalars: Vec<String> = plan
         .symbols()
@@ -331,18 +244,32 @@ pub fn generic_header(
     for (i, d) in declared.iter().enumerate() {
         let used = plan.inputs.iter().any(|p| p.name == d.name) || scalars.contains(&d.name);
         let note = if used { "" } else { " (not read by the program)" };
+        let ty = comment_safe(&format!("{}{}", d.dtype, ShapeDisplay(&d.shape)));
+        let _ = writeln!(w, "/* inputs[{i}]: {}: {ty}{note} */", d.name);
+        let _ = writeln!(w, "#define {up}_IN_{} {i}", d.name);
+        tensor_macros(w, &format!("{up}_IN{i}"), d.dtype, &d.shape, binds);
+    }
+    let out = comment_safe(&format!("{}{}", plan.dtype, ShapeDisplay(&plan.shape)));
+    let _ = writeln!(w, "\n/* The output: {out}. */");
+    tensor_macros(w, &format!("{up}_OUT"), plan.dtype, &plan.shape, binds);
+    if binds {
+        functions_generic(w, &up, name, entry.shape_reads_inputs);
+    } else {
         let _ = writeln!(
             w,
-            "/* inputs[{i}]: {}: {}{}{note} */",
-            d.name,
-            d.dtype,
-            comment_safe(&sym_shape(&d.shape))
+            "\n/* Runs the kernel over [begin, end) of [0, {up}_OUTER); returns a {up}_STATUS_* code. */"
         );
-        let _ = writeln!(w, "#define {up}_IN_{} {i}", d.name);
-        type_macros(w, &format!("{up}_IN{i}"), d.dtype, d.shape.len());
+        let _ = writeln!(
+            w,
+            "int32_t {name}(const uint8_t *const *inputs, uint8_t *out, int64_t begin, int64_t end);\n"
+        );
     }
-    let _ = writeln!(w, "\n/* The output: {}{}. */", plan.dtype, comment_safe(&sym_shape(&plan.shape)));
-    type_macros(w, &format!("{up}_OUT"), plan.dtype, plan.shape.len());
+    close_header(w, &guard);
+    h
+}
+
+/// The declarations of the generic ABI's functions.
+fn functions_generic(w: &mut String, up: &str, name: &str, reads: bool) {
     let inputs = if reads {
         let _ = writeln!(
             w,
@@ -377,8 +304,37 @@ pub fn generic_header(
         "",
         w = open.len()
     );
-    close_header(w, &guard);
-    h
+}
+
+/// The header's opening comment up to the plan's text.
+fn source_comment(w: &mut String, src: &str, plan: &str) {
+    let _ = writeln!(w, "/* Generated by `slc compile --target cpu`. Do not edit.");
+    let _ = writeln!(w, " *");
+    let _ = writeln!(w, " * Source expression:");
+    for line in src.lines() {
+        let _ = writeln!(w, " *     {}", comment_safe(line));
+    }
+    let _ = writeln!(w, " *");
+    let _ = writeln!(w, " * Plan:");
+    for line in plan.lines() {
+        let _ = writeln!(w, " *     {}", comment_safe(line));
+    }
+}
+
+fn open_header(w: &mut String, guard: &str) {
+    let _ = writeln!(w, "#ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n");
+    let _ = writeln!(w, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
+}
+
+fn close_header(w: &mut String, guard: &str) {
+    let _ = writeln!(w, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */");
+}
+
+fn status_macros(w: &mut String, up: &str, statuses: &[(&str, i32, &str)]) {
+    let _ = writeln!(w, "/* Status codes. */");
+    for (s, v, what) in statuses {
+        let _ = writeln!(w, "#define {up}_STATUS_{s} {v} /* {what} */");
+    }
 }
 
 /// A tensor's dtype, element size and rank.
@@ -388,15 +344,19 @@ fn type_macros(w: &mut String, p: &str, dtype: slc_runtime::DType, rank: usize) 
     let _ = writeln!(w, "#define {p}_RANK {rank}");
 }
 
-fn shape_macros(w: &mut String, p: &str, ty: &TensorType) {
-    let numel: i64 = ty.shape.iter().product();
-    let width = ty.dtype.width() as i64;
-    type_macros(w, p, ty.dtype, ty.shape.len());
-    if ty.shape.is_empty() {
+/// A tensor's type macros; with the concrete ABI (`binds` false: every dim a constant) its
+/// shape, element count and bytes too.
+fn tensor_macros(w: &mut String, p: &str, dtype: slc_runtime::DType, shape: &[SymExpr], binds: bool) {
+    type_macros(w, p, dtype, shape.len());
+    let dims: Option<Vec<i64>> = shape.iter().map(SymExpr::as_const).collect();
+    let Some(dims) = dims.filter(|_| !binds) else { return };
+    let numel: i64 = dims.iter().product();
+    let width = dtype.width() as i64;
+    if dims.is_empty() {
         let _ = writeln!(w, "/* 0-d: no {p}_SHAPE */");
     } else {
-        let dims: Vec<String> = ty.shape.iter().map(|d| format!("INT64_C({d})")).collect();
-        let _ = writeln!(w, "#define {p}_SHAPE {{{}}} /* {} */", dims.join(", "), ShapeDisplay(&ty.shape));
+        let list: Vec<String> = dims.iter().map(|d| format!("INT64_C({d})")).collect();
+        let _ = writeln!(w, "#define {p}_SHAPE {{{}}} /* {} */", list.join(", "), ShapeDisplay(&dims));
     }
     let _ = writeln!(w, "#define {p}_NUMEL INT64_C({numel})");
     let _ = writeln!(w, "#define {p}_NBYTES INT64_C({})", numel.saturating_mul(width));

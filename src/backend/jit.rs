@@ -1,31 +1,33 @@
-//! The Cranelift JIT: a verified plan's entry ([`clif::define_entry`]: the range and index
-//! checks, then the kernel, specialized to the plan's shapes, strides and element width) compiled
-//! into a `JITModule`, cached by plan and input order, and run on one or more threads (each a
-//! slice of the outermost loop). Sessions, prepared kernels, the REPL and `slc bench` all run
-//! machine code through here, so the Rust API, the C ABI and AOT objects share one code path.
+//! The Cranelift JIT: a verified plan's kernels compiled into a `JITModule`, cached by plan and
+//! input order, and run on one or more threads (each a slice of the outermost loop). One kernel
+//! type ([`JitKernel`], `kernel.rs`) serves every plan: one with nothing to bind (all integers
+//! constants) runs its entry ([`clif::define_entry`]: the range and index checks, then the
+//! kernel, specialized to the plan's shapes, strides and element width); one with symbols binds
+//! them per call. Sessions, prepared kernels, the REPL and `slc bench` all run machine code
+//! through here, so the Rust API, the C ABI and AOT objects share one code path.
 
-use super::clif::{self, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK};
+use super::RuntimeError;
+use super::clif::{self, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE};
 use super::loopnest::{self, LoopNest};
-use super::{RuntimeError, check_inputs, interp};
-use crate::plan::{Plan, VerifiedGenericPlan, VerifiedPlan};
+use crate::plan::{Plan, VerifiedGenericPlan};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module, default_libcall_names};
-use slc_runtime::Tensor;
+use cranelift_module::default_libcall_names;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-mod generic;
+mod kernel;
 
-pub use generic::GenericJitKernel;
+pub use kernel::{JitKernel, compile};
 
 /// Outputs smaller than this run on the calling thread only.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 type EntryFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64) -> i32;
-/// A generic nest's kernel: [`EntryFn`] and the parameter block (`clif::generic_signature`).
+/// A nest's kernel with symbolic integers: [`EntryFn`] and the parameter block
+/// (`clif::generic_signature`).
 type GenericFn = unsafe extern "C" fn(*const *const u8, *mut u8, i64, i64, *const i64) -> i32;
 
 /// Compiled code of either signature.
@@ -134,10 +136,10 @@ pub fn host_target() -> loopnest::Target {
 }
 
 /// The plan's loop nest and the Cranelift IR of its kernel (`slc plan --clif`, `:clif`).
-pub fn kernel_ir(plan: &VerifiedPlan) -> Result<(LoopNest, String), JitError> {
+pub fn kernel_ir(plan: &VerifiedGenericPlan) -> Result<(LoopNest, String), JitError> {
     let isa = host_isa()?;
     crate::limits::with_stack_for(plan.nesting(), || {
-        let nest = loopnest::schedule(plan, clif::target(&*isa), |_, _| {});
+        let nest = loopnest::schedule_generic(plan, clif::target(&*isa), |_, _| {});
         let ir = clif::kernel_ir(&*isa, &nest);
         Ok((nest, ir))
     })
@@ -160,8 +162,8 @@ impl Drop for Code {
 }
 
 /// A fresh module for the host, `define`d and finalized; `define`'s result says what to call.
-fn build<T>(
-    define: impl FnOnce(&mut JITModule) -> Result<T, clif::CodegenError>,
+fn build<T, E: std::fmt::Display>(
+    define: impl FnOnce(&mut JITModule) -> Result<T, E>,
 ) -> Result<(Code, T), JitError> {
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
     let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
@@ -182,123 +184,9 @@ impl Code {
     }
 }
 
-/// A plan's compiled entry. Owns its code; the memory is released when the kernel is dropped.
-pub struct JitKernel {
-    /// Points into `code`.
-    entry: EntryFn,
-    /// The entry's range: `[0, outer)`.
-    outer: i64,
-    _code: Code,
-}
-
-impl std::fmt::Debug for JitKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "JitKernel(outer {})", self.outer)
-    }
-}
-
 /// The input order of a caller that passes inputs as the plan declares them.
-pub fn plan_order(plan: &Plan) -> Vec<usize> {
+pub fn plan_order<D>(plan: &Plan<D>) -> Vec<usize> {
     (0..plan.inputs.len()).collect()
-}
-
-/// Compiles a verified plan (kernels do not check addresses: verification proved them) for inputs
-/// passed in `order` (for each plan input, its position among the caller's).
-pub fn compile(plan: &VerifiedPlan, order: &[usize]) -> Result<JitKernel, JitError> {
-    // Cranelift's passes take a deep stack in unoptimized builds; code generation recurses once
-    // per nested index access.
-    crate::limits::with_stack_for(plan.nesting(), || compile_in_place(plan, order))
-}
-
-fn compile_in_place(plan: &VerifiedPlan, order: &[usize]) -> Result<JitKernel, JitError> {
-    let pass_through =
-        plan.checks.is_empty() && plan.consts.is_empty() && order.iter().enumerate().all(|(p, &o)| p == o);
-    let (code, (id, outer)) = build(|module| {
-        if pass_through {
-            // The entry would only check the range, which `call` always passes valid: the kernel
-            // itself is the entry (a function less to compile, a third of a cold compile).
-            let nest = loopnest::schedule(plan, clif::target(module.isa()), |_, _| {});
-            let outer = nest.outer_extent().as_const().expect("a concrete plan's nest is concrete");
-            clif::define_kernel(module, "slc_entry", Linkage::Local, &nest).map(|id| (id, outer))
-        } else {
-            clif::define_entry(module, "slc_entry", Linkage::Local, plan, order).map(|e| (e.id, e.outer))
-        }
-    })?;
-    // SAFETY: the entry was defined with exactly this signature (clif::signature).
-    let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code.function(id)) };
-    Ok(JitKernel { entry, outer, _code: code })
-}
-
-impl JitKernel {
-    /// The threads a call with `threads` allowed splits an output of `out_nbytes` across:
-    /// outputs under 1 MiB are not worth a thread.
-    pub fn workers(&self, out_nbytes: usize, threads: usize) -> usize {
-        workers(self.outer, out_nbytes, threads)
-    }
-
-    /// Runs the entry over its whole range into `out` (`out_nbytes` bytes), on up to `threads`
-    /// workers for large outputs, and returns its status.
-    ///
-    /// # Safety
-    /// `table` holds, per plan input in the order the kernel was compiled for, a pointer to
-    /// element `[0, ..., 0]` of a readable input of the declared dtype, shape and strides (every
-    /// element of its window readable); `out` has `out_nbytes` writable bytes, the
-    /// plan's output size.
-    #[inline]
-    pub unsafe fn call(&self, table: &[*const u8], out: *mut u8, out_nbytes: usize, threads: usize) -> i32 {
-        let args = CallArgs { table: table.as_ptr(), out, params: std::ptr::null() };
-        let workers = self.workers(out_nbytes, threads);
-        // SAFETY: the caller's guarantees, over the entry's full range.
-        unsafe { KernelFn::Concrete(self.entry).run_split(args, self.outer, workers) }
-    }
-
-    /// Runs the kernel (compiled for [`plan_order`]) into a fresh output tensor.
-    pub fn run(
-        &self,
-        plan: &VerifiedPlan,
-        inputs: &[&Tensor],
-        threads: usize,
-    ) -> Result<Tensor, RuntimeError> {
-        let dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
-        let mut out = Tensor::for_overwrite(plan.dtype, &dims)?;
-        self.run_into(plan, inputs, &mut out, threads)?;
-        Ok(out)
-    }
-
-    /// Runs the kernel (compiled for [`plan_order`]) into the caller's output tensor, which
-    /// must have the plan's dtype and shape.
-    pub fn run_into(
-        &self,
-        plan: &VerifiedPlan,
-        inputs: &[&Tensor],
-        out: &mut Tensor,
-        threads: usize,
-    ) -> Result<(), RuntimeError> {
-        check_inputs(plan, inputs)?;
-        let shape: Vec<i64> = out.shape().iter().map(|&d| d as i64).collect();
-        if out.dtype() != plan.dtype || shape != plan.shape {
-            return Err(RuntimeError::InputMismatch {
-                name: "the output".into(),
-                expected: format!("{}{}", plan.dtype, crate::types::ShapeDisplay(&plan.shape)),
-                found: format!("{}{}", out.dtype(), crate::types::ShapeDisplay(&shape)),
-            });
-        }
-        // Kernels address a strided input from its element [0, ..., 0], inside its window.
-        let table: Vec<*const u8> = (plan.inputs.iter().zip(inputs))
-            .map(|(decl, t)| {
-                let first = if decl.strides.is_some() { decl.window().map_or(0, |w| w.0) } else { 0 };
-                t.as_ptr().wrapping_offset((-first * decl.dtype.width() as i64) as isize)
-            })
-            .collect();
-        let nbytes = out.nbytes();
-        // SAFETY: the inputs match the plan's declarations (check_inputs): dense tensors, or the
-        // windows of strided inputs, in plan order; `out` is a tensor of the plan's output type.
-        match unsafe { self.call(&table, out.as_mut_ptr(), nbytes, threads) } {
-            STATUS_OK => Ok(()),
-            // The interpreter names the offending value and its check.
-            status => Err(interp::run(plan, inputs).err().unwrap_or_else(|| status_error(status))),
-        }
-    }
 }
 
 /// The error of a kernel status other than OK, where the interpreter (which says more) could
@@ -314,53 +202,43 @@ pub fn status_error(status: i32) -> RuntimeError {
 
 /// Compiled kernels by plan and input order: the same expression on same-shaped inputs compiles
 /// once, and programs that lower to the same plan share machine code (`a[::-1]`, `a[-1::-1]`).
-/// Generic kernels are keyed by their plan alone, which is symbolic: one serves every shape.
+/// A plan with symbols is symbolic text: one kernel serves every shape.
 #[derive(Default)]
 pub struct KernelCache {
     kernels: Mutex<HashMap<String, Arc<JitKernel>>>,
-    generic: Mutex<HashMap<String, Arc<GenericJitKernel>>>,
     compiles: AtomicUsize,
 }
 
-/// The kernel under `key` in `map`, compiled by `compile` on a miss (counted in `compiles`).
-/// Compiled outside the lock, so that other plans need not wait; a race compiles twice and
-/// keeps the first.
-fn cached<K>(
-    map: &Mutex<HashMap<String, Arc<K>>>,
-    compiles: &AtomicUsize,
-    key: String,
-    compile: impl FnOnce() -> Result<K, JitError>,
-) -> Result<Arc<K>, JitError> {
-    if let Some(k) = map.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(k.clone());
-    }
-    let kernel = Arc::new(compile()?);
-    compiles.fetch_add(1, Ordering::Relaxed);
-    Ok(map.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(kernel).clone())
-}
-
 impl KernelCache {
-    pub fn get_or_compile(&self, plan: &VerifiedPlan, order: &[usize]) -> Result<Arc<JitKernel>, JitError> {
-        cached(&self.kernels, &self.compiles, format!("{plan}{order:?}"), || compile(plan, order))
-    }
-
-    /// The generic kernel of `plan`, compiled on its first request.
-    pub fn get_or_compile_generic(
+    /// The kernel of `plan` for inputs in `order`, compiled on its first request. Compiled
+    /// outside the lock, so that other plans need not wait; a race compiles twice and keeps the
+    /// first.
+    pub fn get_or_compile(
         &self,
         plan: &VerifiedGenericPlan,
-    ) -> Result<Arc<GenericJitKernel>, JitError> {
-        cached(&self.generic, &self.compiles, generic::cache_key(plan), || GenericJitKernel::compile(plan))
+        order: &[usize],
+    ) -> Result<Arc<JitKernel>, JitError> {
+        let key = format!("{}{order:?}", plan.plan());
+        if let Some(k) = self.lock().get(&key) {
+            return Ok(k.clone());
+        }
+        let kernel = Arc::new(compile(plan, order)?);
+        self.compiles.fetch_add(1, Ordering::Relaxed);
+        Ok(self.lock().entry(key).or_insert(kernel).clone())
     }
 
-    /// How many kernels this cache has compiled, concrete and generic.
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<JitKernel>>> {
+        self.kernels.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many kernels this cache has compiled.
     pub fn compiles(&self) -> usize {
         self.compiles.load(Ordering::Relaxed)
     }
 
-    /// The kernels held, concrete and generic.
+    /// The kernels held.
     pub fn len(&self) -> usize {
-        self.kernels.lock().unwrap_or_else(|e| e.into_inner()).len()
-            + self.generic.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.lock().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -368,7 +246,6 @@ impl KernelCache {
     }
 
     pub fn clear(&self) {
-        self.kernels.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        self.generic.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.lock().clear();
     }
 }

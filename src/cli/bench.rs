@@ -5,7 +5,7 @@
 
 use super::args::{concrete_types, parse_shape};
 use super::{Failure, report};
-use crate::backend::jit::GenericJitKernel;
+use crate::backend::jit::JitKernel;
 use crate::backend::{RuntimeError, jit};
 use crate::exec::Runnable;
 use crate::measure;
@@ -63,7 +63,7 @@ fn runtime(e: impl std::fmt::Display) -> Failure {
 /// The kernel a run times.
 enum Timed<'k> {
     Specialized(&'k Runnable, &'k crate::plan::VerifiedPlan),
-    Generic(&'k GenericJitKernel),
+    Generic(&'k JitKernel),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Failure> {
@@ -123,13 +123,13 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let mut times = vec![];
     for _ in 0..COMPILES {
         let ns = match &generic_plan {
-            Some(g) => timed(&|| GenericJitKernel::compile(g).map(drop).map_err(RuntimeError::from)),
+            Some(g) => timed(&|| jit::compile(g, &jit::plan_order(g)).map(drop).map_err(RuntimeError::from)),
             None => timed(&|| Runnable::prepare_in_plan_order(plan, args.backend, None).map(drop)),
         };
         times.push(ns.map_err(runtime)?);
     }
     match &generic_plan {
-        Some(g) => kernel = Some(GenericJitKernel::compile(g).map_err(runtime)?),
+        Some(g) => kernel = Some(jit::compile(g, &jit::plan_order(g)).map_err(runtime)?),
         None => runnable = Some(Runnable::prepare_in_plan_order(plan, args.backend, None).map_err(runtime)?),
     }
     times.sort_unstable();

@@ -106,7 +106,7 @@ pub fn run(args: PlanArgs, every_stage: bool) -> Result<(), Failure> {
         });
     }
     if args.clif || every_stage {
-        match crate::backend::jit::kernel_ir(&compiled.plan) {
+        match crate::backend::jit::kernel_ir(&compiled.plan.lift()) {
             Ok((nest, ir)) => text += &format!("== loop nest\n{nest}== clif\n{ir}"),
             Err(e) => {
                 print(&text)?;

@@ -7,7 +7,7 @@ use super::specialize::{Source, Special, Specials};
 use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
 use crate::backend::clif::STATUS_OK;
-use crate::backend::jit::{self, GenericJitKernel};
+use crate::backend::jit::{self, JitKernel};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
 use crate::pipeline::{Compiled, CompiledGeneric, compile_generic, compile_with_values};
@@ -83,7 +83,7 @@ struct Shared {
     /// Whether the plan has symbols to bind (dense calls may then be specialized).
     symbolic: bool,
     /// The one compiled kernel (the JIT); `None` on the interpreter.
-    jit: Option<Arc<GenericJitKernel>>,
+    jit: Option<Arc<JitKernel>>,
     specials: Specials,
 }
 
@@ -192,9 +192,10 @@ impl Kernel {
             None => None,
         };
         let jit = match options.executor {
+            // Compiled for inputs in plan order: calls hand it the inputs it reads, in that order.
             Executor::Jit => Some(match cache {
-                Some(cache) => cache.get_or_compile_generic(&plan).map_err(RuntimeError::from)?,
-                None => Arc::new(GenericJitKernel::compile(&plan).map_err(RuntimeError::from)?),
+                Some(cache) => cache.get_or_compile(&plan, &jit::plan_order(&plan)).map_err(RuntimeError::from)?,
+                None => Arc::new(jit::compile(&plan, &jit::plan_order(&plan)).map_err(RuntimeError::from)?),
             }),
             Executor::Interpreter => None,
         };
@@ -639,7 +640,7 @@ enum Expect<'d> {
 /// The way one call runs.
 enum Route<'v> {
     /// The generic kernel, on the inputs in plan order.
-    Dense(&'v GenericJitKernel, HeldSet<'v>),
+    Dense(&'v JitKernel, HeldSet<'v>),
     /// A kernel specialized for the call's layout, on the inputs in call order.
     Special(Arc<Special>),
 }

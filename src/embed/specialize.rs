@@ -213,7 +213,7 @@ pub(crate) fn compile(source: &Source<'_>, views: &[TensorView<'_>]) -> Result<S
     let order = crate::backend::aot::input_order(&plan, &names)
         .map_err(|e| super::view::ViewError::Signature(e.to_string()))?;
     let native = match source.jit {
-        true => Some(jit::compile(&plan, &order).map_err(RuntimeError::from)?),
+        true => Some(jit::compile(&plan.lift(), &order).map_err(RuntimeError::from)?),
         false => None,
     };
     let out_dims = plan.shape.iter().map(|&d| d as usize).collect();

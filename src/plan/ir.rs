@@ -48,7 +48,8 @@ pub struct InputDecl<D = i64> {
     /// Element strides of a strided view (NumPy's `x[::2]`, `x.T`, negative steps), read in
     /// place: accesses address elements relative to element `[0, ..., 0]`, which need not be
     /// the lowest one. `None`: dense and C-ordered. Never the strides of a dense layout, and 0
-    /// along unit axes, so that equal layouts make equal plans. Always `None` in a generic plan.
+    /// along unit axes, so that equal layouts make equal plans. Always `None` in a generic plan,
+    /// except one lifted from a verified concrete plan (`VerifiedPlan::lift`: all constants).
     pub strides: Option<Vec<i64>>,
 }
 

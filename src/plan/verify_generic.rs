@@ -6,7 +6,7 @@
 //! [`GenericPlan::bind`] then gives a concrete plan that [`verify`](super::verify) accepts.
 
 use super::ir::*;
-use super::verify::PlanError;
+use super::verify::{PlanError, VerifiedPlan};
 use crate::limits::MAX_RANK;
 use crate::types::sym::{Assumptions, Cond, SymExpr};
 
@@ -28,6 +28,23 @@ impl std::ops::Deref for VerifiedGenericPlan {
 impl VerifiedGenericPlan {
     pub fn plan(&self) -> &GenericPlan {
         &self.plan
+    }
+
+    /// Whether every integer is a constant and nothing is required: a concrete plan in generic
+    /// form, with nothing to bind per call.
+    pub fn binds_nothing(&self) -> bool {
+        self.plan.requires.is_empty() && self.plan.symbols().is_empty()
+    }
+}
+
+impl VerifiedPlan {
+    /// This plan as a verified generic plan with nothing to bind: its integers as constants, no
+    /// requirements, its inputs' strides kept (the one kind of generic plan that declares
+    /// strides: [`verify`](super::verify) bounded them, which `verify_generic` cannot). Lowering,
+    /// scheduling and code generation treat constants as immediates, so the back ends compile
+    /// every plan from this one type.
+    pub fn lift(&self) -> VerifiedGenericPlan {
+        VerifiedGenericPlan { plan: self.plan().generic() }
     }
 }
 

@@ -174,7 +174,7 @@ impl Repl {
                 needs_expr("after this")?;
                 self.with_temps(|repl, temps| {
                     let planned = repl.plan_text(text, cmd.rest_start, temps)?;
-                    let (nest, ir) = jit::kernel_ir(&planned.plan).map_err(RuntimeError::from)?;
+                    let (nest, ir) = jit::kernel_ir(&planned.plan.lift()).map_err(RuntimeError::from)?;
                     let _ = write!(reply.out, "== loop nest\n{nest}== clif\n{ir}");
                     Ok(())
                 })?;

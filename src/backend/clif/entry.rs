@@ -1,115 +1,357 @@
-//! A plan's *entry*: the function JIT kernels and AOT objects export. It has the kernel
-//! signature and wraps the plan's kernel, which takes the plan's inputs *and its constants* in
-//! one buffer table and leaves the plan's index checks to its caller:
+//! A plan's *entry*: the function JIT kernels and AOT objects export, and, for a plan with
+//! something to bind, its *shape function* (docs/design/shape-generic.md §6). One code path
+//! builds both ABIs: a plan without symbols is a generic plan with nothing left to bind, and gets
+//! the concrete ABI
 //!
-//! - `buffers` holds one pointer per input of the caller, in its order (`order` maps them to
-//!   the plan's); the constants are data objects of the module;
-//! - every call first runs the plan's checks, each a check nest compiled as a kernel of its own,
-//!   then the kernel over `[begin, end)` of the outermost loop;
-//! - a range outside `0 <= begin <= end <= OUTER` returns [`STATUS_BAD_RANGE`] and touches
-//!   nothing.
+//! ```c
+//! int32_t NAME(const uint8_t *const *inputs, uint8_t *out, int64_t begin, int64_t end);
+//! ```
 //!
-//! The generic entry (`generic_entry.rs`) is built from the same parts.
+//! while a plan with symbolic dims or run-time scalars (or a caller declaring a symbolic dim)
+//! gets the generic ABI:
+//!
+//! ```c
+//! int32_t NAME_shape([const uint8_t *const *inputs,] const int64_t *const *in_dims,
+//!                    int64_t *out_dims, int64_t *outer);
+//! int32_t NAME(const uint8_t *const *inputs, const int64_t *const *in_dims, uint8_t *out,
+//!              int64_t begin, int64_t end);
+//! ```
+//!
+//! - `inputs` holds one pointer per input of the caller, in its order (`order` maps them to the
+//!   plan's); the constants are data objects of the module. `in_dims[i]` points at the dims of
+//!   the caller's input `i`; `NAME_shape` takes `inputs` too when the plan reads run-time scalars
+//!   ([`Entry::shape_reads_inputs`]).
+//! - With the generic ABI both functions first run the shape function ([`SymEmitter`]): bind
+//!   the symbols, check the requirements, in order; any failure returns
+//!   [`STATUS_SHAPE_MISMATCH`] before anything is written. `NAME_shape` then writes the output's
+//!   dims and the outermost extent. With nothing to bind there is no shape function, and every
+//!   integer below is an immediate.
+//! - `NAME` evaluates the outer extent and the parameter blocks of its kernels, checks
+//!   `0 <= begin <= end <= OUTER` ([`STATUS_BAD_RANGE`]: nothing is touched), runs the plan's
+//!   index checks (each a check nest compiled as a kernel of its own), then (unless the output is
+//!   empty) the main kernel over `[begin, end)` of the outermost loop.
 
-use super::{CodegenError, NO_ARGS, STATUS_BAD_RANGE, define_kernel, signature, target, verify};
+use super::shape_fn::{ShapeFnError, SymEmitter};
+use super::{
+    CodegenError, NO_ARGS, STATUS_BAD_RANGE, STATUS_OK, STATUS_SHAPE_MISMATCH, define_kernel, target, verify,
+};
 use crate::backend::loopnest::{self, LoopNest};
-use crate::plan::{ConstDecl, VerifiedPlan};
+use crate::plan::{ConstDecl, InputDecl, VerifiedGenericPlan};
+use crate::types::sym::{Sym, SymExpr};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    Block, BlockArg, FuncRef, Function, GlobalValue, GlobalValueData, InstBuilder, MemFlagsData,
-    StackSlotData, StackSlotKind, Type, Value, types,
+    AbiParam, Block, BlockArg, FuncRef, Function, GlobalValue, GlobalValueData, InstBuilder, MemFlagsData,
+    Signature, StackSlotData, StackSlotKind, Type, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
+use std::collections::BTreeSet;
 
 /// What [`define_entry`] produced.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// `NAME`.
     pub id: FuncId,
-    /// The main kernel's schedule.
+    /// `NAME_shape`: present exactly when the entry has the generic ABI.
+    pub shape_id: Option<FuncId>,
+    /// Whether `NAME_shape` takes the inputs (the plan reads run-time scalars).
+    pub shape_reads_inputs: bool,
+    /// The main kernel's schedule; its outer extent is the range callers split.
     pub nest: LoopNest,
-    /// The range callers split: `[0, outer)`.
-    pub outer: i64,
     /// The schedules of the plan's checks (empty index tensors have none).
     pub checks: Vec<LoopNest>,
 }
 
-/// Defines `name` in `module`: the entry of `plan` described in the module doc. `order[p]` is
-/// the caller's slot for plan input `p`. Helper symbols are local, named `NAME.main`,
-/// `NAME.checkK`, `NAME.constK` (dots keep them apart from C identifiers).
+impl Entry {
+    /// Whether the entry has the generic ABI (takes the dims; `NAME_shape` exists).
+    pub fn binds(&self) -> bool {
+        self.shape_id.is_some()
+    }
+
+    /// The range callers split: `[0, outer)`, as a function of the shapes (a constant for the
+    /// concrete ABI).
+    pub fn outer(&self) -> SymExpr {
+        self.nest.outer_extent()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error(transparent)]
+    Codegen(#[from] CodegenError),
+    #[error(transparent)]
+    ShapeFn(#[from] ShapeFnError),
+}
+
+impl From<cranelift_module::ModuleError> for EntryError {
+    fn from(e: cranelift_module::ModuleError) -> EntryError {
+        EntryError::Codegen(e.into())
+    }
+}
+
+/// Whether an entry of `plan` for callers declaring `declared` has the generic ABI: the plan has
+/// symbols or requirements, or a declared input has a dim that is not a constant. Otherwise the
+/// concrete ABI (nothing to bind).
+pub fn binds(plan: &VerifiedGenericPlan, declared: &[InputDecl<SymExpr>]) -> bool {
+    !plan.requires.is_empty()
+        || !plan.symbols().is_empty()
+        || declared.iter().flat_map(|d| &d.shape).any(|n| n.as_const().is_none())
+}
+
+/// Defines `name` (linkage `linkage`) in `module` for `plan`, and with the generic ABI
+/// ([`binds`]) `name_shape` (exported alike): see the module doc. `order[p]` is the caller's
+/// slot for plan input `p`; `declared` lists the caller's inputs (run-time scalars are read from
+/// the one of their name, which the plan's accesses need not read). Helper symbols are local,
+/// named `NAME.main`, `NAME.checkK`, `NAME.constK` (dots keep them apart from C identifiers).
 pub fn define_entry<M: Module>(
     module: &mut M,
     name: &str,
     linkage: Linkage,
-    plan: &VerifiedPlan,
+    plan: &VerifiedGenericPlan,
     order: &[usize],
-) -> Result<Entry, CodegenError> {
+    declared: &[InputDecl<SymExpr>],
+) -> Result<Entry, EntryError> {
     let target = target(module.isa());
-    let nest = loopnest::schedule(plan, target, |_, _| {});
-    let outer = concrete_outer(&nest);
+    let nest = loopnest::schedule_generic(plan, target, |_, _| {});
     let main_id = define_kernel(module, &format!("{name}.main"), Linkage::Local, &nest)?;
     let mut checks = vec![];
     let mut check_ids = vec![];
     for (k, c) in plan.checks.iter().enumerate() {
-        if let Some(n) = loopnest::schedule_check(plan, c, target) {
-            let id = define_kernel(module, &format!("{name}.check{k}"), Linkage::Local, &n)?;
-            check_ids.push((id, concrete_outer(&n)));
+        if let Some(n) = loopnest::schedule_generic_check(plan, c, target) {
+            check_ids.push(define_kernel(module, &format!("{name}.check{k}"), Linkage::Local, &n)?);
             checks.push(n);
         }
     }
     let const_ids = define_consts(module, name, &plan.consts)?;
-
-    let sig = signature(module.isa());
-    let id = module.declare_function(name, linkage, &sig)?;
+    let binding = binds(plan, declared).then(|| Binding::of(plan, order, declared));
+    let ptr = module.target_config().pointer_type();
+    let call_conv = module.isa().default_call_conv();
+    let func_sig = |params: usize| {
+        let mut sig = Signature::new(call_conv);
+        sig.params.extend(std::iter::repeat_n(AbiParam::new(ptr), params));
+        sig
+    };
     let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+
+    // NAME_shape.
+    let shape_id = match &binding {
+        None => None,
+        Some(binding) => {
+            let reads = binding.reads_inputs();
+            let mut sig = func_sig(3 + reads as usize);
+            sig.returns.push(AbiParam::new(types::I32));
+            let shape_id = module.declare_function(&format!("{name}_shape"), linkage, &sig)?;
+            ctx.func.signature = sig;
+            {
+                let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+                let p = start(&mut b);
+                let (inputs, p) = if reads { (Some(p[0]), &p[1..]) } else { (None, &p[..]) };
+                let (in_dims, out_dims, outer) = (p[0], p[1], p[2]);
+                let (em, mismatch) = binding.shape_function(&mut b, plan, in_dims, inputs)?;
+                // Everything is evaluated before anything is stored: a failure writes nothing.
+                let dims = plan.shape.iter().map(|d| em.expr(&mut b, d)).collect::<Result<Vec<_>, _>>()?;
+                let extent = em.expr(&mut b, &nest.outer_extent())?;
+                for (j, v) in dims.into_iter().enumerate() {
+                    b.ins().store(MemFlagsData::trusted(), v, out_dims, j as i32 * 8);
+                }
+                b.ins().store(MemFlagsData::trusted(), extent, outer, 0);
+                let ok = b.ins().iconst(types::I32, STATUS_OK as i64);
+                b.ins().return_(&[ok]);
+                finish(b, Some(mismatch), None, module.target_config());
+            }
+            verify(&ctx.func, module.isa())?;
+            module.define_function(shape_id, &mut ctx)?;
+            module.clear_context(&mut ctx);
+            Some(shape_id)
+        }
+    };
+
+    // NAME.
+    let mut sig = func_sig(2 + binding.is_some() as usize);
+    sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I64)]);
+    sig.returns.push(AbiParam::new(types::I32));
+    let id = module.declare_function(name, linkage, &sig)?;
     ctx.func.signature = sig;
     let main_ref = func_ref(module, main_id, &mut ctx.func);
-    let check_refs: Vec<_> =
-        check_ids.iter().map(|&(id, n)| (func_ref(module, id, &mut ctx.func), n)).collect();
+    let check_refs: Vec<_> = check_ids.iter().map(|&id| func_ref(module, id, &mut ctx.func)).collect();
     let const_gvs = const_refs(module, &const_ids, &mut ctx.func);
-    let config = module.target_config();
-    let ptr = config.pointer_type();
-    let mut fctx = FunctionBuilderContext::new();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let p = b.block_params(entry).to_vec();
-        let (inputs, out, begin, end) = (p[0], p[1], p[2], p[3]);
+        let p = start(&mut b);
+        let (inputs, out, begin, end) = (p[0], p[p.len() - 3], p[p.len() - 2], p[p.len() - 1]);
+        // With nothing to bind, the emitter has no symbol and never branches to `mismatch`.
+        let (em, mismatch) = match &binding {
+            Some(binding) => binding.shape_function(&mut b, plan, p[1], Some(inputs))?,
+            None => {
+                let mismatch = b.create_block();
+                (SymEmitter::new(mismatch), mismatch)
+            }
+        };
         let fail = b.create_block();
         b.append_block_param(fail, types::I32);
-        let outer = b.ins().iconst(types::I64, outer);
+        let outer = em.expr(&mut b, &nest.outer_extent())?;
         check_range(&mut b, begin, end, outer, fail);
         let table = buffer_table(&mut b, ptr, inputs, order, &const_gvs);
+        // A kernel over no elements is not called: its parameters (byte offsets) need not even
+        // be defined, as when an empty tensor has a dim of MAX_DIM.
         if !check_refs.is_empty() {
             let scratch = check_scratch(&mut b, ptr);
             let zero = b.ins().iconst(types::I64, 0);
-            for &(f, n) in &check_refs {
-                let n = b.ins().iconst(types::I64, n);
-                call_or_fail(&mut b, f, &[table, scratch, zero, n], fail);
+            for (&f, n) in check_refs.iter().zip(&checks) {
+                let skip = unless_empty(&mut b, &em, n)?;
+                let extent = em.expr(&mut b, &n.outer_extent())?;
+                let mut args = vec![table, scratch, zero, extent];
+                args.extend(param_block(&mut b, ptr, &em, n)?);
+                call_or_fail(&mut b, f, &args, fail);
+                rejoin(&mut b, skip);
             }
         }
-        let call = b.ins().call(main_ref, &[table, out, begin, end]);
+        let skip = unless_empty(&mut b, &em, &nest)?;
+        let mut args = vec![table, out, begin, end];
+        args.extend(param_block(&mut b, ptr, &em, &nest)?);
+        let call = b.ins().call(main_ref, &args);
         let status = b.inst_results(call)[0];
         b.ins().return_(&[status]);
-        return_status(&mut b, fail);
-        b.seal_all_blocks();
-        b.finalize(config);
+        if let Some(empty) = skip {
+            b.switch_to_block(empty);
+            let ok = b.ins().iconst(types::I32, STATUS_OK as i64);
+            b.ins().return_(&[ok]);
+        }
+        finish(b, binding.is_some().then_some(mismatch), Some(fail), module.target_config());
     }
     verify(&ctx.func, module.isa())?;
     module.define_function(id, &mut ctx)?;
     module.clear_context(&mut ctx);
-    Ok(Entry { id, nest, outer, checks })
+    let shape_reads_inputs = binding.as_ref().is_some_and(Binding::reads_inputs);
+    Ok(Entry { id, shape_id, shape_reads_inputs, nest, checks })
 }
 
-/// The outermost extent of a concrete plan's nest.
-fn concrete_outer(nest: &LoopNest) -> i64 {
-    nest.outer_extent().as_const().expect("a concrete plan's nest has constant extents")
+/// What the shape function binds: the inputs it reads (the plan's, then the other scalar
+/// inputs, each with the caller's slot) and the run-time scalars.
+struct Binding<'p> {
+    bound: Vec<(&'p InputDecl<SymExpr>, usize)>,
+    scalars: BTreeSet<Sym>,
+}
+
+impl<'p> Binding<'p> {
+    fn of(plan: &'p VerifiedGenericPlan, order: &[usize], declared: &'p [InputDecl<SymExpr>]) -> Binding<'p> {
+        let scalars: BTreeSet<Sym> =
+            plan.symbols().into_iter().filter(|s| matches!(s, Sym::Scalar { .. })).collect();
+        let mut bound: Vec<(&InputDecl<SymExpr>, usize)> =
+            plan.inputs.iter().zip(order.iter().copied()).collect();
+        for s in &scalars {
+            let Sym::Scalar { name, .. } = s else { continue };
+            if let Some(slot) = declared.iter().position(|d| *d.name == **name)
+                && !bound.iter().any(|(d, _)| *d.name == **name)
+            {
+                bound.push((&declared[slot], slot));
+            }
+        }
+        Binding { bound, scalars }
+    }
+
+    fn reads_inputs(&self) -> bool {
+        !self.scalars.is_empty()
+    }
+
+    /// The shape function proper, shared by both functions: binds every symbol from the
+    /// inputs, then checks the plan's requirements in order. Returns the emitter (for the
+    /// integers to compute next) and the block every failure branched to.
+    fn shape_function(
+        &self,
+        b: &mut FunctionBuilder,
+        plan: &VerifiedGenericPlan,
+        in_dims: Value,
+        inputs: Option<Value>,
+    ) -> Result<(SymEmitter, Block), ShapeFnError> {
+        let mismatch = b.create_block();
+        let mut em = SymEmitter::new(mismatch);
+        let ptr = b.func.dfg.value_type(in_dims);
+        em.bind_inputs(b, ptr, &self.bound, in_dims, inputs, &self.scalars)?;
+        for r in &plan.requires {
+            em.require(b, &r.cond)?;
+        }
+        Ok((em, mismatch))
+    }
+}
+
+/// Continues where every symbolic extent of `nest` is non-zero; returns the block the code
+/// branches to otherwise (`None` when every extent is a constant: nothing to test).
+fn unless_empty(
+    b: &mut FunctionBuilder,
+    em: &SymEmitter,
+    nest: &LoopNest,
+) -> Result<Option<Block>, ShapeFnError> {
+    let mut empty = None;
+    for e in nest.extents.iter().filter(|e| e.as_const().is_none()) {
+        let v = em.expr(b, e)?;
+        let next = b.create_block();
+        let to = *empty.get_or_insert_with(|| b.create_block());
+        b.ins().brif(v, next, NO_ARGS, to, NO_ARGS);
+        b.switch_to_block(next);
+    }
+    Ok(empty)
+}
+
+/// Joins the skipped path of [`unless_empty`] (if any) after a part.
+fn rejoin(b: &mut FunctionBuilder, skip: Option<Block>) {
+    if let Some(skip) = skip {
+        b.ins().jump(skip, NO_ARGS);
+        b.switch_to_block(skip);
+    }
+}
+
+/// Opens the function's entry block; its parameters.
+fn start(b: &mut FunctionBuilder) -> Vec<Value> {
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.block_params(entry).to_vec()
+}
+
+/// The parameter block of `nest`'s kernel (its symbolic integers, in slot order) on the stack:
+/// the pointer to pass, or nothing for a kernel without parameters.
+fn param_block(
+    b: &mut FunctionBuilder,
+    ptr: Type,
+    em: &SymEmitter,
+    nest: &LoopNest,
+) -> Result<Option<Value>, ShapeFnError> {
+    if !nest.takes_params() {
+        return Ok(None);
+    }
+    let bytes = (nest.params.len() * 8) as u32;
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 3));
+    for (k, e) in nest.params.iter().enumerate() {
+        let v = em.expr(b, e)?;
+        b.ins().stack_store(types::I64, v, slot, k as i32 * 8);
+    }
+    Ok(Some(b.ins().stack_addr(ptr, slot, 0)))
+}
+
+/// Fills the failure blocks (`mismatch` returns [`STATUS_SHAPE_MISMATCH`], `fail` its
+/// parameter) and finalizes the function.
+fn finish(
+    mut b: FunctionBuilder,
+    mismatch: Option<Block>,
+    fail: Option<Block>,
+    config: cranelift_codegen::isa::TargetFrontendConfig,
+) {
+    if let Some(mismatch) = mismatch {
+        b.switch_to_block(mismatch);
+        let s = b.ins().iconst(types::I32, STATUS_SHAPE_MISMATCH as i64);
+        b.ins().return_(&[s]);
+    }
+    if let Some(fail) = fail {
+        return_status(&mut b, fail);
+    }
+    b.seal_all_blocks();
+    b.finalize(config);
 }
 
 /// Defines the plan's constants as local data objects `NAME.constK`.
-pub(super) fn define_consts<M: Module>(
+fn define_consts<M: Module>(
     module: &mut M,
     name: &str,
     consts: &[ConstDecl],
@@ -137,7 +379,7 @@ fn far<M: Module>(module: &M) -> bool {
 }
 
 /// A reference to function `id` of the module from `func`.
-pub(super) fn func_ref<M: Module>(module: &mut M, id: FuncId, func: &mut Function) -> FuncRef {
+fn func_ref<M: Module>(module: &mut M, id: FuncId, func: &mut Function) -> FuncRef {
     let far = far(&*module);
     let f = module.declare_func_in_func(id, func);
     func.dfg.ext_funcs[f].colocated &= !far;
@@ -145,7 +387,7 @@ pub(super) fn func_ref<M: Module>(module: &mut M, id: FuncId, func: &mut Functio
 }
 
 /// References to the constants' data objects from `func`.
-pub(super) fn const_refs<M: Module>(module: &mut M, ids: &[DataId], func: &mut Function) -> Vec<GlobalValue> {
+fn const_refs<M: Module>(module: &mut M, ids: &[DataId], func: &mut Function) -> Vec<GlobalValue> {
     let far = far(&*module);
     ids.iter()
         .map(|&id| {
@@ -159,7 +401,7 @@ pub(super) fn const_refs<M: Module>(module: &mut M, ids: &[DataId], func: &mut F
 }
 
 /// Branches to `fail` with [`STATUS_BAD_RANGE`] unless `0 <= begin <= end <= outer`.
-pub(super) fn check_range(b: &mut FunctionBuilder, begin: Value, end: Value, outer: Value, fail: Block) {
+fn check_range(b: &mut FunctionBuilder, begin: Value, end: Value, outer: Value, fail: Block) {
     let run = b.create_block();
     let below = b.ins().icmp_imm_s(IntCC::SignedLessThan, begin, 0);
     let crossed = b.ins().icmp(IntCC::SignedGreaterThan, begin, end);
@@ -173,7 +415,7 @@ pub(super) fn check_range(b: &mut FunctionBuilder, begin: Value, end: Value, out
 
 /// The kernel's buffer table: the caller's table as is when it already is the kernel's (plan
 /// order, no constants); otherwise built on the stack.
-pub(super) fn buffer_table(
+fn buffer_table(
     b: &mut FunctionBuilder,
     ptr: Type,
     inputs: Value,
@@ -199,13 +441,13 @@ pub(super) fn buffer_table(
 }
 
 /// The output check kernels write to (they write nothing).
-pub(super) fn check_scratch(b: &mut FunctionBuilder, ptr: Type) -> Value {
+fn check_scratch(b: &mut FunctionBuilder, ptr: Type) -> Value {
     let scratch = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
     b.ins().stack_addr(ptr, scratch, 0)
 }
 
 /// Calls `f` and branches to `fail` with its status unless it is OK.
-pub(super) fn call_or_fail(b: &mut FunctionBuilder, f: FuncRef, args: &[Value], fail: Block) {
+fn call_or_fail(b: &mut FunctionBuilder, f: FuncRef, args: &[Value], fail: Block) {
     let call = b.ins().call(f, args);
     let status = b.inst_results(call)[0];
     let next = b.create_block();
@@ -214,7 +456,7 @@ pub(super) fn call_or_fail(b: &mut FunctionBuilder, f: FuncRef, args: &[Value], 
 }
 
 /// Fills `fail` (one i32 parameter): it returns its status.
-pub(super) fn return_status(b: &mut FunctionBuilder, fail: Block) {
+fn return_status(b: &mut FunctionBuilder, fail: Block) {
     b.switch_to_block(fail);
     let s = b.block_params(fail)[0];
     b.ins().return_(&[s]);

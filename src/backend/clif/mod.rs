@@ -33,14 +33,12 @@
 mod copy;
 mod entry;
 mod gather;
-mod generic_entry;
 mod index;
 mod loops;
 pub mod shape_fn;
 mod vector;
 
-pub use entry::{Entry, define_entry};
-pub use generic_entry::{GenericEntry, GenericEntryError, define_generic_entry};
+pub use entry::{Entry, EntryError, binds, define_entry};
 
 use super::loopnest::{self, LoopNest, Strategy};
 use crate::types::sym::SymExpr;
@@ -60,7 +58,7 @@ pub const STATUS_INDEX_OUT_OF_RANGE: i32 = 1;
 pub const STATUS_EMPTY_AXIS: i32 = 2;
 /// An entry's `begin`/`end` outside `0 <= begin <= end <= OUTER`: nothing ran.
 pub const STATUS_BAD_RANGE: i32 = 3;
-/// A generic entry's shape function failed for the call's dims or run-time scalars (two axes
+/// An entry's shape function (generic ABI) failed for the call's dims or run-time scalars (two axes
 /// with one name differ, a constant dim differs, a requirement fails, an integer overflows):
 /// nothing ran.
 pub const STATUS_SHAPE_MISMATCH: i32 = 4;

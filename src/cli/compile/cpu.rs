@@ -1,13 +1,11 @@
 //! `slc compile --target cpu`: an object file exporting one kernel, and its C header (for
-//! symbolic dims, a generic kernel and its shape function).
+//! symbolic dims, the generic ABI: the kernel and its shape function).
 
 use super::CompileArgs;
-use crate::Compiled;
 use crate::backend::aot::{self, AotError};
 use crate::cli::Failure;
 use crate::cli::output::write_file;
 use crate::plan::{InputDecl, VerifiedGenericPlan};
-use crate::types::TensorType;
 use crate::types::sym::SymExpr;
 use std::path::Path;
 
@@ -16,24 +14,15 @@ fn usage(msg: &str) -> Failure {
     Failure::Usage
 }
 
+/// The kernel of `plan` for the `declared` inputs (a concrete program's plan lifted, its dims
+/// constants).
 pub fn run(
-    args: &CompileArgs,
-    declared: &[(String, TensorType)],
-    compiled: &Compiled,
-) -> Result<(), Failure> {
-    let (object, name) = check_args(args)?;
-    let kernel = aot::compile(&compiled.plan, &args.expr, declared, name).map_err(failure)?;
-    write(args, object, &kernel.object, &kernel.header)
-}
-
-/// For symbolic dims: the generic kernel of `plan`.
-pub fn run_generic(
     args: &CompileArgs,
     declared: &[InputDecl<SymExpr>],
     plan: &VerifiedGenericPlan,
 ) -> Result<(), Failure> {
     let (object, name) = check_args(args)?;
-    let kernel = aot::compile_generic(plan, &args.expr, declared, name).map_err(failure)?;
+    let kernel = aot::compile(plan, &args.expr, declared, name).map_err(failure)?;
     write(args, object, &kernel.object, &kernel.header)
 }
 

@@ -70,7 +70,13 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
     let compiled =
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
     match args.target {
-        TargetArg::Cpu => cpu::run(&args, &declared, &compiled),
+        TargetArg::Cpu => {
+            let declared: Vec<InputDecl<SymExpr>> = declared
+                .iter()
+                .map(|(name, ty)| InputDecl::dense(name, ty.dtype, ty.generic().shape))
+                .collect();
+            cpu::run(&args, &declared, &compiled.plan.lift())
+        }
         TargetArg::Dml => dml::run(&args, &compiled),
     }
 }
@@ -84,5 +90,5 @@ fn run_generic(args: &CompileArgs) -> Result<(), Failure> {
     let plan = crate::plan::verify_generic(compiled.plan).map_err(|e| report(&e.into(), &args.expr))?;
     let declared: Vec<InputDecl<SymExpr>> =
         declared.into_iter().map(|(name, ty)| InputDecl::dense(name, ty.dtype, ty.shape)).collect();
-    cpu::run_generic(args, &declared, &plan)
+    cpu::run(args, &declared, &plan)
 }

@@ -1,0 +1,650 @@
+//! The one JIT kernel type: a verified generic plan compiled once, for the caller's input order.
+//!
+//! - A plan with nothing to bind (every integer a constant: a concrete plan lifted, or a generic
+//!   one without symbols) compiles its entry (`clif::define_entry`, the concrete ABI: the index
+//!   checks, then the main kernel, every integer an immediate). A call compares the inputs'
+//!   dtypes and dims with the plan's, fills the pointer table on the stack and calls: no
+//!   binding, no parameter block.
+//! - A plan with symbols compiles its nests (the output's and one per index check that may check
+//!   anything) and binds per call: the plan's symbols from the inputs' dims and run-time
+//!   scalars, its requirements checked, each nest's parameter block (`LoopNest::params`)
+//!   evaluated with `eval_i64`'s checked arithmetic. Each thread keeps the last bindings of the
+//!   kernels it ran (no lock, no reference count on the way to the kernel), so a call with the
+//!   dims and scalars of one before costs a comparison.
+//!
+//! Either way the checks run first, then the output over `[0, outer)`, split across threads for
+//! large outputs; a failed status is reported as the interpreter reports it.
+
+use super::{CallArgs, Code, EntryFn, JitError, KernelFn, build, workers};
+use crate::backend::clif;
+use crate::backend::loopnest::{self, LoopNest};
+use crate::backend::{DenseInput, RuntimeError, interp};
+use crate::plan::{ShapeMismatch, VerifiedGenericPlan, VerifiedPlan, verify};
+use crate::types::ShapeDisplay;
+use crate::types::sym::{Env, Sym, SymExpr};
+use cranelift_module::{Linkage, Module};
+use slc_runtime::{DType, Tensor};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Buffer tables of up to this many pointers are built on the stack.
+const FEW_BUFFERS: usize = 8;
+
+/// How many bindings (of any kernels) a thread keeps.
+const REMEMBERED: usize = 4;
+
+thread_local! {
+    /// This thread's last bindings, newest first, by kernel id.
+    static LAST: RefCell<Vec<(u64, Bound)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The id of the next kernel with symbols compiled (ids are never reused, so a binding kept for
+/// a dropped kernel is never taken for another's).
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A verified plan's compiled code (see the module doc). Owns its code; the memory is released
+/// when the kernel is dropped.
+pub struct JitKernel {
+    plan: VerifiedGenericPlan,
+    calls: Calls,
+    /// Owns the code `calls` points into.
+    _code: Code,
+}
+
+impl std::fmt::Debug for JitKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.calls {
+            Calls::Fixed(fixed) => write!(f, "JitKernel(outer {})", fixed.outer),
+            Calls::Bound(parts) => write!(f, "JitKernel(symbolic, {} checks)", parts.checks.len()),
+        }
+    }
+}
+
+/// How a call runs the code.
+enum Calls {
+    Fixed(Fixed),
+    Bound(Parts),
+}
+
+/// A plan with nothing to bind: its entry, and what a call checks the inputs against.
+struct Fixed {
+    entry: EntryFn,
+    /// The entry's range: `[0, outer)`.
+    outer: i64,
+    shape: Vec<usize>,
+    /// Per plan input, the tensor that carries it.
+    inputs: Vec<FixedInput>,
+    /// The table slot of each plan input (the order the entry was compiled for); `None` when it
+    /// is the plan's own.
+    order: Option<Vec<usize>>,
+}
+
+struct FixedInput {
+    dtype: DType,
+    /// A dense input's dims; a strided view's window, as one axis.
+    dims: Vec<usize>,
+    /// The bytes from the tensor's first element to element `[0, ..., 0]`, which accesses count
+    /// from (negative for a view with negative strides).
+    first: isize,
+}
+
+/// A plan with symbols: its nests, bound per call.
+struct Parts {
+    main: Part,
+    checks: Vec<Part>,
+    /// The run-time scalars the plan reads: the symbol, the input holding it, its element.
+    scalars: Vec<(Sym, usize, usize)>,
+    /// Its bindings' key in [`LAST`].
+    id: u64,
+}
+
+/// One compiled nest: its code and the integers a call evaluates for it.
+struct Part {
+    f: KernelFn,
+    extents: Vec<SymExpr>,
+    params: Vec<SymExpr>,
+}
+
+/// A part's integers for one binding where it runs (no extent is 0).
+struct PartCall {
+    params: Vec<i64>,
+    outer: i64,
+}
+
+/// What one binding of the symbols gives: the output's dims and every part's integers.
+struct Bound {
+    /// The inputs' dims, input by input, then the run-time scalars' values: what identifies the
+    /// binding.
+    key: Vec<i64>,
+    shape: Vec<usize>,
+    /// `None` where a part has nothing to do.
+    main: Option<PartCall>,
+    checks: Vec<Option<PartCall>>,
+}
+
+/// One call, its inputs checked: what it runs.
+#[derive(Clone, Copy)]
+enum Call<'a> {
+    Fixed(&'a Fixed),
+    Bound(&'a Parts, &'a Bound),
+}
+
+impl Call<'_> {
+    /// The output's dims.
+    fn shape(&self) -> &[usize] {
+        match self {
+            Call::Fixed(fixed) => &fixed.shape,
+            Call::Bound(_, bound) => &bound.shape,
+        }
+    }
+}
+
+/// Compiles a verified plan (kernels do not check addresses: verification proved them) for a
+/// caller whose inputs are in `order` (for each plan input, its position among the caller's;
+/// it orders the table of [`JitKernel::call`]; the other calls take inputs in plan order).
+pub fn compile(plan: &VerifiedGenericPlan, order: &[usize]) -> Result<JitKernel, JitError> {
+    // Cranelift's passes take a deep stack in unoptimized builds; code generation recurses once
+    // per nested index access.
+    crate::limits::with_stack_for(plan.nesting(), || {
+        // A plan without symbols is verified as the concrete plan it is (a lifted plan again):
+        // that bounds every byte offset the entry holds as an immediate.
+        let concrete = plan.binds_nothing().then(|| plan.concrete().map(verify)).flatten();
+        match concrete {
+            Some(Ok(concrete)) => compile_fixed(plan, &concrete, order),
+            _ => compile_parts(plan),
+        }
+    })
+}
+
+fn compile_fixed(
+    plan: &VerifiedGenericPlan,
+    concrete: &VerifiedPlan,
+    order: &[usize],
+) -> Result<JitKernel, JitError> {
+    let identity = order.iter().enumerate().all(|(p, &o)| p == o);
+    let pass_through = plan.checks.is_empty() && plan.consts.is_empty() && identity;
+    let not_const =
+        || JitError::Codegen("the outer extent of a plan without symbols is not a constant".into());
+    let (code, (id, outer)) = build(|module| -> Result<_, String> {
+        let (id, nest) = if pass_through {
+            // The entry would only check the range, which `call` always passes valid: the kernel
+            // itself is the entry (a function less to compile, a third of a cold compile).
+            let nest = loopnest::schedule_generic(plan, clif::target(module.isa()), |_, _| {});
+            let id =
+                clif::define_kernel(module, "slc_entry", Linkage::Local, &nest).map_err(|e| e.to_string())?;
+            (id, nest)
+        } else {
+            let entry = clif::define_entry(module, "slc_entry", Linkage::Local, plan, order, &plan.inputs)
+                .map_err(|e| e.to_string())?;
+            (entry.id, entry.nest)
+        };
+        Ok((id, nest.outer_extent().as_const()))
+    })?;
+    let outer = outer.ok_or_else(not_const)?;
+    // SAFETY: the entry (or the kernel standing for it) has exactly this signature: a plan
+    // without symbols has no parameter block (clif::signature).
+    let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code.function(id)) };
+    let inputs = concrete
+        .inputs
+        .iter()
+        .map(|decl| {
+            let first = if decl.strides.is_some() { decl.window().map_or(0, |w| w.0) } else { 0 };
+            FixedInput {
+                dtype: decl.dtype,
+                dims: decl.tensor_shape().iter().map(|&d| d as usize).collect(),
+                first: (-first * decl.dtype.width() as i64) as isize,
+            }
+        })
+        .collect();
+    let fixed = Fixed {
+        entry,
+        outer,
+        shape: concrete.shape.iter().map(|&d| d as usize).collect(),
+        inputs,
+        order: (!identity).then(|| order.to_vec()),
+    };
+    Ok(JitKernel { plan: plan.clone(), calls: Calls::Fixed(fixed), _code: code })
+}
+
+fn compile_parts(plan: &VerifiedGenericPlan) -> Result<JitKernel, JitError> {
+    let scalars = plan
+        .symbols()
+        .into_iter()
+        .filter_map(|s| match &s {
+            Sym::Scalar { name, index } => {
+                let input = plan.inputs.iter().position(|d| *d.name == **name)?;
+                let element = index.map_or(0, |i| i as usize);
+                Some((s, input, element))
+            }
+            Sym::Dim(_) => None,
+        })
+        .collect();
+    let (code, (main, checks)) = build(|module| {
+        let target = clif::target(module.isa());
+        let mut define = |name: &str, nest: LoopNest| {
+            clif::define_kernel(module, name, Linkage::Local, &nest).map(|id| (id, nest))
+        };
+        let main = define("slc_main", loopnest::schedule_generic(plan, target, |_, _| {}))?;
+        let mut checks = vec![];
+        for (k, c) in plan.checks.iter().enumerate() {
+            if let Some(nest) = loopnest::schedule_generic_check(plan, c, target) {
+                checks.push(define(&format!("slc_check{k}"), nest)?);
+            }
+        }
+        Ok::<_, clif::CodegenError>((main, checks))
+    })?;
+    let part = |(id, nest): (cranelift_module::FuncId, LoopNest)| Part {
+        // SAFETY: `id` is the finalized kernel of `nest`.
+        f: unsafe { KernelFn::of_kernel(code.function(id), &nest) },
+        extents: nest.extents,
+        params: nest.params,
+    };
+    let parts = Parts {
+        main: part(main),
+        checks: checks.into_iter().map(part).collect(),
+        scalars,
+        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+    };
+    Ok(JitKernel { plan: plan.clone(), calls: Calls::Bound(parts), _code: code })
+}
+
+/// `f` of a buffer table of `n` pointers, `fill`ed: on the stack for the common few buffers
+/// (a call costs tens of ns).
+#[inline]
+fn with_table<R>(n: usize, fill: impl FnOnce(&mut [*const u8]), f: impl FnOnce(&[*const u8]) -> R) -> R {
+    let mut few = [std::ptr::null::<u8>(); FEW_BUFFERS];
+    let mut many: Vec<*const u8>;
+    let table: &mut [*const u8] = if n <= FEW_BUFFERS {
+        &mut few[..n]
+    } else {
+        many = vec![std::ptr::null(); n];
+        &mut many
+    };
+    fill(table);
+    f(table)
+}
+
+impl JitKernel {
+    pub fn plan(&self) -> &VerifiedGenericPlan {
+        &self.plan
+    }
+
+    /// Whether a call binds symbols (the plan has some); otherwise it runs the entry as compiled.
+    pub fn binds(&self) -> bool {
+        matches!(self.calls, Calls::Bound(..))
+    }
+
+    /// The threads a call with `threads` allowed splits an output of `out_nbytes` across:
+    /// outputs under 1 MiB are not worth a thread (with symbols, the outer extent is a call's).
+    pub fn workers(&self, out_nbytes: usize, threads: usize) -> usize {
+        match &self.calls {
+            Calls::Fixed(fixed) => workers(fixed.outer, out_nbytes, threads),
+            Calls::Bound(..) => workers(i64::MAX, out_nbytes, threads),
+        }
+    }
+
+    /// Runs the entry of a kernel without symbols over its whole range into `out` (`out_nbytes`
+    /// bytes), on up to `threads` workers for large outputs, and returns its status; a kernel
+    /// with symbols (it needs the dims) returns `STATUS_SHAPE_MISMATCH` and runs nothing.
+    ///
+    /// # Safety
+    /// `table` holds, per input of the caller in the order the kernel was compiled for, a
+    /// pointer to element `[0, ..., 0]` of a readable input of the declared dtype, shape and
+    /// strides (every element of its window readable); `out` has `out_nbytes` writable bytes,
+    /// the plan's output size.
+    #[inline]
+    pub unsafe fn call(&self, table: &[*const u8], out: *mut u8, out_nbytes: usize, threads: usize) -> i32 {
+        let Calls::Fixed(fixed) = &self.calls else { return clif::STATUS_SHAPE_MISMATCH };
+        // SAFETY: the caller's guarantees.
+        unsafe { call_fixed(fixed, table, out, out_nbytes, threads) }
+    }
+
+    /// `f` of the output's dims for `inputs` (in plan order; no allocation when the binding is
+    /// kept), or why the kernel does not take them.
+    #[inline]
+    pub fn with_output_shape<I: DenseInput, R>(
+        &self,
+        inputs: &[I],
+        f: impl FnOnce(&[usize]) -> R,
+    ) -> Result<R, RuntimeError> {
+        self.with_call(inputs, |call| Ok(f(call.shape())))
+    }
+
+    /// The output's dims for `inputs` (in plan order), or why the kernel does not take them.
+    pub fn output_shape<I: DenseInput>(&self, inputs: &[I]) -> Result<Vec<usize>, RuntimeError> {
+        self.with_call(inputs, |call| Ok(call.shape().to_vec()))
+    }
+
+    /// Runs the kernel on `inputs` (in plan order; a strided input's window) into a fresh
+    /// output tensor, on up to `threads` workers for large outputs.
+    pub fn run<I: DenseInput>(&self, inputs: &[I], threads: usize) -> Result<Tensor, RuntimeError> {
+        self.with_call(inputs, |call| {
+            let mut out = Tensor::for_overwrite(self.plan.dtype, call.shape())?;
+            self.execute(call, inputs, out.bytes_mut(), threads)?;
+            Ok(out)
+        })
+    }
+
+    /// Runs the kernel into the caller's output tensor, which must have the plan's dtype and
+    /// the shape the inputs give.
+    #[inline]
+    pub fn run_into<I: DenseInput>(
+        &self,
+        inputs: &[I],
+        out: &mut Tensor,
+        threads: usize,
+    ) -> Result<(), RuntimeError> {
+        self.with_call(inputs, |call| {
+            if out.dtype() != self.plan.dtype || out.shape() != call.shape() {
+                return Err(
+                    self.output_mismatch(call.shape(), &format!("{}{}", out.dtype(), dims(out.shape())))
+                );
+            }
+            self.execute(call, inputs, out.bytes_mut(), threads)
+        })
+    }
+
+    /// Runs the kernel into the caller's bytes, which must be exactly the output's for the
+    /// shape the inputs give (dense, C order).
+    pub fn run_into_bytes<I: DenseInput>(
+        &self,
+        inputs: &[I],
+        out: &mut [u8],
+        threads: usize,
+    ) -> Result<(), RuntimeError> {
+        self.with_call(inputs, |call| {
+            let expected = Tensor::byte_size(self.plan.dtype, call.shape()).unwrap_or(usize::MAX);
+            if out.len() != expected {
+                return Err(RuntimeError::InputMismatch {
+                    name: "the output".into(),
+                    expected: format!("{expected} bytes"),
+                    found: format!("{} bytes", out.len()),
+                });
+            }
+            self.execute(call, inputs, out, threads)
+        })
+    }
+
+    /// The one output check's error: the output is not of the dtype and `shape` a call gives.
+    #[cold]
+    fn output_mismatch(&self, shape: &[usize], found: &str) -> RuntimeError {
+        RuntimeError::InputMismatch {
+            name: "the output".into(),
+            expected: format!("{}{}", self.plan.dtype, dims(shape)),
+            found: found.to_string(),
+        }
+    }
+
+    /// `f` of the call `inputs` make, checked: against the plan's dims, or bound.
+    #[inline]
+    fn with_call<I: DenseInput, R>(
+        &self,
+        inputs: &[I],
+        f: impl FnOnce(Call<'_>) -> Result<R, RuntimeError>,
+    ) -> Result<R, RuntimeError> {
+        match &self.calls {
+            Calls::Fixed(fixed) => {
+                let fits = inputs.len() == fixed.inputs.len()
+                    && inputs
+                        .iter()
+                        .zip(&fixed.inputs)
+                        .all(|(t, i)| t.dtype() == i.dtype && t.shape() == i.dims);
+                if !fits {
+                    return Err(self.fixed_mismatch(fixed, inputs));
+                }
+                f(Call::Fixed(fixed))
+            }
+            Calls::Bound(parts) => self.with_bound(parts, inputs, |bound| f(Call::Bound(parts, bound))),
+        }
+    }
+
+    /// Why `inputs` do not fit a kernel without symbols.
+    #[cold]
+    fn fixed_mismatch<I: DenseInput>(&self, fixed: &Fixed, inputs: &[I]) -> RuntimeError {
+        if inputs.len() != fixed.inputs.len() {
+            return RuntimeError::InputCount { expected: fixed.inputs.len(), found: inputs.len() };
+        }
+        let p =
+            inputs.iter().zip(&fixed.inputs).position(|(t, i)| t.dtype() != i.dtype || t.shape() != i.dims);
+        let Some(p) = p else {
+            return RuntimeError::InputCount { expected: fixed.inputs.len(), found: inputs.len() };
+        };
+        let decl = &self.plan.inputs[p];
+        let strided = if decl.strides.is_some() { " (the window of a strided view)" } else { "" };
+        RuntimeError::InputMismatch {
+            name: decl.name.clone(),
+            expected: format!("{}{}{strided}", decl.dtype, dims(&fixed.inputs[p].dims)),
+            found: format!("{}{}", inputs[p].dtype(), dims(inputs[p].shape())),
+        }
+    }
+
+    /// Runs `call` on `inputs` into `out` (checked: the output's bytes for the call).
+    fn execute<I: DenseInput>(
+        &self,
+        call: Call<'_>,
+        inputs: &[I],
+        out: &mut [u8],
+        threads: usize,
+    ) -> Result<(), RuntimeError> {
+        let status = match call {
+            Call::Fixed(fixed) => {
+                let slots =
+                    fixed.order.as_ref().map_or(inputs.len(), |o| o.iter().max().map_or(0, |m| m + 1));
+                let fill = |table: &mut [*const u8]| {
+                    // Kernels address a strided input from its element [0, ..., 0], inside its window.
+                    let ptrs =
+                        inputs.iter().zip(&fixed.inputs).map(|(t, i)| t.as_ptr().wrapping_offset(i.first));
+                    match &fixed.order {
+                        None => table.iter_mut().zip(ptrs).for_each(|(slot, p)| *slot = p),
+                        Some(order) => order.iter().zip(ptrs).for_each(|(&o, p)| table[o] = p),
+                    }
+                };
+                // SAFETY: the inputs match the plan's declarations (`with_call`): dense tensors,
+                // or the windows of strided inputs, each in its slot; `out` holds the output.
+                with_table(slots, fill, |table| unsafe {
+                    call_fixed(fixed, table, out.as_mut_ptr(), out.len(), threads)
+                })
+            }
+            Call::Bound(parts, bound) => self.run_bound(parts, bound, inputs, out, threads),
+        };
+        match status {
+            clif::STATUS_OK => Ok(()),
+            status => Err(self.failure(inputs, status)),
+        }
+    }
+
+    /// `f` of the binding of `inputs`: one this thread kept when their dims and scalars are the
+    /// same, else a new one, kept.
+    fn with_bound<I: DenseInput, R>(
+        &self,
+        parts: &Parts,
+        inputs: &[I],
+        f: impl FnOnce(&Bound) -> Result<R, RuntimeError>,
+    ) -> Result<R, RuntimeError> {
+        self.check_ranks(inputs)?;
+        LAST.with(|last| {
+            // Taken only here, and `f` runs no kernel's `with_bound`; should one ever, it binds
+            // without the cache.
+            let Ok(mut last) = last.try_borrow_mut() else { return f(&self.bind(parts, inputs)?) };
+            let kept = last.iter().position(|(id, b)| *id == parts.id && same_key(parts, &b.key, inputs));
+            let at = match kept {
+                Some(at) => at,
+                None => {
+                    let bound = self.bind(parts, inputs)?;
+                    last.insert(0, (parts.id, bound));
+                    last.truncate(REMEMBERED);
+                    0
+                }
+            };
+            f(&last[at].1)
+        })
+    }
+
+    /// The number of inputs and their dtypes and ranks (the binding checks the dims).
+    fn check_ranks<I: DenseInput>(&self, inputs: &[I]) -> Result<(), RuntimeError> {
+        let decls = &self.plan.inputs;
+        if decls.len() != inputs.len() {
+            return Err(RuntimeError::InputCount { expected: decls.len(), found: inputs.len() });
+        }
+        for (decl, t) in decls.iter().zip(inputs) {
+            if decl.dtype != t.dtype() || decl.shape.len() != t.shape().len() {
+                let declared: Vec<String> = decl.shape.iter().map(SymExpr::to_string).collect();
+                return Err(RuntimeError::InputMismatch {
+                    name: decl.name.clone(),
+                    expected: format!("{}[{}]", decl.dtype, declared.join(", ")),
+                    found: format!("{}{}", t.dtype(), dims(t.shape())),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The symbols of a call: dims and scalar values, checked against the plan.
+    fn binding<I: DenseInput>(&self, parts: &Parts, inputs: &[I]) -> Result<Env, ShapeMismatch> {
+        let dims: Vec<Vec<i64>> =
+            inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
+        let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
+        let scalar = |name: &str, index: Option<u32>| {
+            let (_, i, e) = parts.scalars.iter().find(|(s, _, _)| match s {
+                Sym::Scalar { name: n, index: k } => **n == *name && *k == index,
+                Sym::Dim(_) => false,
+            })?;
+            scalar_value(&inputs[*i], *e)
+        };
+        self.plan.binding(&dims, &scalar)
+    }
+
+    /// Binds the symbols for `inputs`, checks the requirements and evaluates every part's
+    /// integers (an overflow is [`ShapeMismatch::TooLarge`]).
+    fn bind<I: DenseInput>(&self, parts: &Parts, inputs: &[I]) -> Result<Bound, ShapeMismatch> {
+        let env = self.binding(parts, inputs)?;
+        // Checks every requirement in order and that every integer of the plan fits.
+        let plan = self.plan.bind(&env)?;
+        let eval =
+            |e: &SymExpr| e.eval_i64(&env).ok_or_else(|| ShapeMismatch::TooLarge { what: e.to_string() });
+        // A part with an extent of 0 reads nothing: its byte offsets need not fit (an empty
+        // tensor may have a dim of MAX_DIM).
+        let part = |p: &Part| -> Result<Option<PartCall>, ShapeMismatch> {
+            let extents = p.extents.iter().map(eval).collect::<Result<Vec<i64>, _>>()?;
+            if extents.contains(&0) {
+                return Ok(None);
+            }
+            let params = p.params.iter().map(eval).collect::<Result<_, _>>()?;
+            Ok(Some(PartCall { params, outer: extents.first().copied().unwrap_or(1) }))
+        };
+        let mut key: Vec<i64> = inputs.iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
+        key.extend(parts.scalars.iter().map(|(s, _, _)| env.get(s).unwrap_or(i64::MIN)));
+        Ok(Bound {
+            key,
+            shape: plan.shape.iter().map(|&d| d as usize).collect(),
+            main: part(&parts.main)?,
+            checks: parts.checks.iter().map(part).collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Runs the checks, then the output, of a bound call; the first status other than OK.
+    fn run_bound<I: DenseInput>(
+        &self,
+        parts: &Parts,
+        bound: &Bound,
+        inputs: &[I],
+        out: &mut [u8],
+        threads: usize,
+    ) -> i32 {
+        let consts = &self.plan.consts;
+        let fill = |table: &mut [*const u8]| {
+            let buffers = inputs.iter().map(|t| t.as_ptr()).chain(consts.iter().map(|c| c.tensor.as_ptr()));
+            table.iter_mut().zip(buffers).for_each(|(slot, p)| *slot = p);
+        };
+        with_table(inputs.len() + consts.len(), fill, |table| {
+            let mut scratch = [0u64; 2];
+            let calls = parts.checks.iter().zip(&bound.checks).filter_map(|(p, c)| Some((p, c.as_ref()?)));
+            for (part, call) in calls {
+                let args = CallArgs {
+                    table: table.as_ptr(),
+                    out: scratch.as_mut_ptr().cast(),
+                    params: call.params.as_ptr(),
+                };
+                // SAFETY: the binding checked the inputs' dtypes and dims against the plan and
+                // its requirements, under which verification proved every address in bounds;
+                // `params` is the check's parameter block for this binding; every value goes
+                // to `scratch`.
+                let status = unsafe { part.f.call(args, 0, call.outer) };
+                if status != clif::STATUS_OK {
+                    return status;
+                }
+            }
+            let nbytes = out.len();
+            let Some(call) = &bound.main else { return clif::STATUS_OK };
+            let args =
+                CallArgs { table: table.as_ptr(), out: out.as_mut_ptr(), params: call.params.as_ptr() };
+            let workers = workers(call.outer, nbytes, threads);
+            // SAFETY: as for the checks; `out` holds the output of this binding's shape.
+            unsafe { parts.main.f.run_split(args, call.outer, workers) }
+        })
+    }
+
+    /// The error of a kernel status other than OK: the interpreter's on the concrete plan of
+    /// the call (which names the offending value and its check), where it tells.
+    #[cold]
+    fn failure<I: DenseInput>(&self, inputs: &[I], status: i32) -> RuntimeError {
+        let env = match &self.calls {
+            Calls::Fixed(_) => Some(Env::new()),
+            Calls::Bound(parts) => self.binding(parts, inputs).ok(),
+        };
+        let told = env.and_then(|env| self.plan.bind(&env).ok());
+        // The interpreter reads tensors: copies of the inputs, on this cold path only.
+        let tensors: Option<Vec<Tensor>> =
+            inputs.iter().map(|t| Tensor::from_bytes(t.dtype(), t.shape(), t.bytes()).ok()).collect();
+        let told = told.zip(tensors).and_then(|(plan, tensors)| {
+            let refs: Vec<&Tensor> = tensors.iter().collect();
+            verify(plan).ok().and_then(|plan| interp::run(&plan, &refs).err())
+        });
+        told.unwrap_or_else(|| super::status_error(status))
+    }
+}
+
+/// Runs a fixed kernel's entry over its whole range.
+///
+/// # Safety
+/// As for [`JitKernel::call`].
+#[inline]
+unsafe fn call_fixed(
+    fixed: &Fixed,
+    table: &[*const u8],
+    out: *mut u8,
+    out_nbytes: usize,
+    threads: usize,
+) -> i32 {
+    let args = CallArgs { table: table.as_ptr(), out, params: std::ptr::null() };
+    let workers = workers(fixed.outer, out_nbytes, threads);
+    // SAFETY: the caller's guarantees, over the entry's full range.
+    unsafe { KernelFn::Concrete(fixed.entry).run_split(args, fixed.outer, workers) }
+}
+
+/// Whether `inputs` have the dims and scalar values `key` was made of.
+fn same_key<I: DenseInput>(parts: &Parts, key: &[i64], inputs: &[I]) -> bool {
+    // Compared in place, dim by dim (a call with the dims before is the common case).
+    let mut at = 0;
+    for t in inputs {
+        let shape = t.shape();
+        let Some(kept) = key.get(at..at + shape.len()) else { return false };
+        if shape.iter().zip(kept).any(|(&d, &k)| d as i64 != k) {
+            return false;
+        }
+        at += shape.len();
+    }
+    let scalars = parts.scalars.iter().map(|(_, i, e)| scalar_value(&inputs[*i], *e).unwrap_or(i64::MIN));
+    key.len() == at + parts.scalars.len() && scalars.eq(key[at..].iter().copied())
+}
+
+/// Element `element` of an integer tensor, as a run-time scalar.
+fn scalar_value(t: &impl DenseInput, element: usize) -> Option<i64> {
+    i64::try_from(t.int_at(element)?).ok()
+}
+
+/// `[4, 5]`: dims as the messages show them.
+fn dims(shape: &[usize]) -> String {
+    let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    ShapeDisplay(&shape).to_string()
+}
