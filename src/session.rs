@@ -261,12 +261,7 @@ impl<'a> Session<'a> {
             .map(|d| (d.name.clone(), TensorType { dtype: d.dtype, shape: d.shape.clone() }.generic()))
             .collect();
         let inputs: Vec<(&str, SymTensorType)> = inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-        let program = crate::pipeline::CompiledGeneric {
-            ast: compiled.ast.clone(),
-            checked: compiled.checked.clone(),
-            plan: compiled.plan.generic(),
-            read: compiled.read.clone(),
-        };
+        let program = Kernel::lifted(&compiled);
         let kernel = Kernel::from_program(
             src,
             &inputs,

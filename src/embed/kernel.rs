@@ -144,13 +144,7 @@ impl Kernel {
             Some(types) => {
                 let compiled = compile_with_values(src, &types, values)?;
                 compiled.check_output_size(options)?;
-                let program = CompiledGeneric {
-                    ast: compiled.ast.clone(),
-                    checked: compiled.checked.clone(),
-                    plan: compiled.plan.generic(),
-                    read: compiled.read.clone(),
-                };
-                (program, Some(Arc::new(compiled)))
+                (Kernel::lifted(&compiled), Some(Arc::new(compiled)))
             }
             None => {
                 let types: SymInputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
@@ -158,6 +152,17 @@ impl Kernel {
             }
         };
         Kernel::from_program(src, inputs, program, fixed, options, None)
+    }
+
+    /// A concrete product as a generic one whose integers are constants.
+    pub(crate) fn lifted(compiled: &Compiled) -> CompiledGeneric {
+        // Cloning and lifting recurse once per level of the program.
+        crate::limits::with_stack_for(compiled.checked.depth, || CompiledGeneric {
+            ast: compiled.ast.clone(),
+            checked: compiled.checked.clone(),
+            plan: compiled.plan.generic(),
+            read: compiled.read.clone(),
+        })
     }
 
     /// A kernel for the front end's product `program` over `inputs` (call order); `fixed` is
@@ -171,7 +176,26 @@ impl Kernel {
         options: &RunOptions,
         cache: Option<&jit::KernelCache>,
     ) -> Result<Kernel, Error> {
-        let plan = crate::plan::verify_generic(program.plan.clone())?;
+        // Verification, scheduling and code generation recurse once per level of the program.
+        let depth = program.checked.depth;
+        crate::limits::with_stack_for(depth, || {
+            Kernel::from_program_here(src, inputs, program, fixed, options, cache)
+        })
+    }
+
+    fn from_program_here(
+        src: &str,
+        inputs: &[(&str, SymTensorType)],
+        program: CompiledGeneric,
+        fixed: Option<Arc<Compiled>>,
+        options: &RunOptions,
+        cache: Option<&jit::KernelCache>,
+    ) -> Result<Kernel, Error> {
+        let plan = match &fixed {
+            // Verified already: its addresses are proven for these constants.
+            Some(compiled) => compiled.plan.lift(),
+            None => crate::plan::verify_generic(program.plan.clone())?,
+        };
         let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
         let order = crate::backend::aot::input_order(&plan, &names).map_err(|e| match e {
             crate::backend::aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),

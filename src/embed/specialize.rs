@@ -198,6 +198,17 @@ pub(crate) fn compile(source: &Source<'_>, views: &[TensorView<'_>]) -> Result<S
             Arc::new(compile_with_values(source.src, &types, &values)?)
         }
     };
+    // Lowering, cloning and compiling recurse once per level of the program.
+    crate::limits::with_stack_for(compiled.checked.depth, || specialize(source, views, layout, compiled))
+}
+
+/// [`compile`]'s steps after the front end.
+fn specialize(
+    source: &Source<'_>,
+    views: &[TensorView<'_>],
+    layout: Vec<InputLayout>,
+    compiled: Arc<Compiled>,
+) -> Result<Special, Error> {
     let values = (source.names.iter().enumerate())
         .filter(|(_, n)| compiled.read.values.contains(*n))
         .map(|(i, _)| Ok((i, views[i].to_tensor().map_err(RuntimeError::from)?)))
