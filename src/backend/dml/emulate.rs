@@ -141,7 +141,6 @@ fn check_counts(graph: &DmlGraph, g: &GraphDesc) -> Result<(), EmulateError> {
 }
 
 /// The bytes bound to input `slot` of node `n`: exactly one edge must feed it.
-#[allow(clippy::too_many_arguments)]
 fn node_input<'a>(
     graph: &'a DmlGraph,
     g: &GraphDesc,
