@@ -23,9 +23,8 @@ mod versions;
 
 pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, LOOP_COPY_BYTES, PASSES, Pass};
 pub use passes::{TOUCH_MAX_BYTES, TOUCH_MIN_BYTES};
-pub use versions::{
-    MAX_VERSIONS, SIZE_CLASS_COUNT, UNROLL, UNROLLED_STEP_MAX, fit_budget, unroll_versions, unrolls,
-};
+pub use versions::{MAX_VERSIONS, SIZE_CLASS_COUNT, UNROLL, UNROLLED_STEP_MAX};
+pub use versions::{fit_budget, unroll_versions, unrolls};
 
 use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
 use crate::types::OobMode;
