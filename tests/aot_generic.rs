@@ -440,3 +440,40 @@ fn cli_compiles_symbolic_shapes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One `aot::compile` for every plan: the ABI follows from what there is to bind. A plan
+/// without symbols for inputs of constant dims (a concrete plan lifted, or the generic pipeline
+/// on constant dims) gets the concrete ABI and the shape macros; a declared input with a
+/// symbolic dim, even one the program does not read, gets the generic ABI.
+#[test]
+fn the_abi_follows_what_there_is_to_bind() {
+    let inputs = vec![InputDecl::dense("a", DType::F32, vec![c(4), c(5)])];
+    let types = [("a".to_string(), "f32[4,5]".parse().unwrap())].into_iter().collect();
+    let lifted = slc::compile("a[1:3, ::-1]", &types).unwrap().plan.lift();
+    let from_generic = generic_plan("a[1:3, ::-1]", &inputs);
+    for plan in [&lifted, &from_generic] {
+        let k = aot::compile(plan, "a[1:3, ::-1]", &inputs, "rev").unwrap();
+        assert!(!k.entry.binds());
+        for line in [
+            "#define REV_OUTER INT64_C(2)",
+            "#define REV_IN0_SHAPE {INT64_C(4), INT64_C(5)} /* [4, 5] */",
+            "#define REV_OUT_NBYTES INT64_C(40)",
+            "int32_t rev(const uint8_t *const *inputs, uint8_t *out, int64_t begin, int64_t end);",
+        ] {
+            assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
+        }
+        assert!(!k.header.contains("rev_shape") && !k.header.contains("SHAPE_MISMATCH"));
+    }
+    let mut with_symbolic = inputs.clone();
+    with_symbolic.push(InputDecl::dense("b", DType::U8, vec![n("N")]));
+    let k = aot::compile(&lifted, "a[1:3, ::-1]", &with_symbolic, "rev").unwrap();
+    assert!(k.entry.binds() && !k.entry.shape_reads_inputs);
+    for line in [
+        "int32_t rev_shape(",
+        "#define REV_IN1_RANK 1",
+        "/* inputs[1]: b: u8[N] (not read by the program) */",
+    ] {
+        assert!(k.header.contains(line), "no `{line}` in\n{}", k.header);
+    }
+    assert!(!k.header.contains("REV_OUTER"));
+}
