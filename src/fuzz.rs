@@ -316,6 +316,17 @@ impl Case {
         self.inputs.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect()
     }
 
+    /// Every dim a symbol (`_a0`, `_idx0`, ...), but the length of `idx2`'s index tuples: it sets
+    /// the rank of `gather_nd`'s result, a value checking needs (E0129 names it).
+    pub fn symbolic_types(&self) -> crate::sema::SymInputTypes {
+        let mut types: crate::sema::SymInputTypes =
+            self.types().into_iter().map(|(n, t)| (n.clone(), t.symbolic(&n))).collect();
+        if let Some(last) = types.get_mut("idx2").and_then(|t| t.shape.last_mut()) {
+            *last = crate::types::sym::SymExpr::constant(2);
+        }
+        types
+    }
+
     /// Every input's value, as `slc eval` gives the checker those it may read (a mask's, here).
     pub fn values(&self) -> InputValues {
         self.inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect()
@@ -691,9 +702,7 @@ pub fn strided(data: &[u8]) {
 /// that fails (a requirement of the shape function may stand for a compile-time diagnostic).
 pub fn check_generic(case: &Case) {
     let src = &case.src;
-    let types: crate::sema::SymInputTypes =
-        case.types().into_iter().map(|(n, t)| (n.clone(), t.symbolic(&n))).collect();
-    let Ok(compiled) = crate::pipeline::compile_generic(src, &types) else { return };
+    let Ok(compiled) = crate::pipeline::compile_generic(src, &case.symbolic_types()) else { return };
     let plan = crate::plan::verify_generic(compiled.plan).unwrap_or_else(|e| panic!("{src}: {e}"));
     let text = plan.to_string();
     let reread = crate::plan::parse::parse_generic(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));

@@ -83,18 +83,18 @@ impl Checker<'_> {
     /// The product of `factors` multiplied left to right, as [`checked_numel`] does, must not
     /// overflow i64: one condition per step, each evaluating the product so far (which fails
     /// where it overflows; a product already 0 takes no more factors). A later factor 0 does
-    /// not excuse an earlier overflow, as in `checked_numel`.
+    /// not excuse an earlier overflow, as in `checked_numel`. Returns the product.
     pub(super) fn require_product_fits(
         &mut self,
         factors: &[SymExpr],
         refusal: impl Fn() -> SemaError,
-    ) -> Result<(), SemaError> {
+    ) -> Result<SymExpr, SemaError> {
         let (zero, max) = (SymExpr::constant(0), SymExpr::constant(i64::MAX));
         let mut acc = SymExpr::constant(1);
         for d in factors {
             acc = SymExpr::select(Cond::eq(&acc, &zero), &zero, &(&acc * d));
             self.require(Cond::le(&acc, &max), &refusal)?;
         }
-        Ok(())
+        Ok(acc)
     }
 }

@@ -72,6 +72,14 @@ impl TExprKind {
     }
 }
 
+/// The condition "a broadcast of this shape has no element" (false for a 0-d broadcast): NumPy
+/// then checks no index value of the arrays.
+pub fn broadcast_is_empty(broadcast: &[SymExpr]) -> Cond {
+    let mut least = vec![SymExpr::constant(1)];
+    least.extend(broadcast.iter().cloned());
+    Cond::le(&SymExpr::min(&least), &SymExpr::constant(0))
+}
+
 impl TExpr {
     /// A node over already checked children, with its depth and size.
     pub fn new(kind: TExprKind, ty: SymTensorType, span: Span) -> TExpr {
