@@ -50,12 +50,15 @@ pub struct InputDecl<D = i64> {
     /// the lowest one. `None`: dense and C-ordered. Never the strides of a dense layout, and 0
     /// along unit axes, so that equal layouts make equal plans. Always `None` in a generic plan.
     pub strides: Option<Vec<i64>>,
+    /// `Some(mask)`: not given by the caller but derived from the input `mask` per call, its
+    /// `nonzero()` (an i64 `[count, max(1, rank)]`: [`nonzero`](super::nonzero::nonzero)).
+    pub nonzero_of: Option<String>,
 }
 
 impl<D> InputDecl<D> {
     /// A dense, C-ordered input.
     pub fn dense(name: impl Into<String>, dtype: DType, shape: Vec<D>) -> InputDecl<D> {
-        InputDecl { name: name.into(), dtype, shape, strides: None }
+        InputDecl { name: name.into(), dtype, shape, strides: None, nonzero_of: None }
     }
 }
 
@@ -219,6 +222,7 @@ impl<D> Plan<D> {
                 dtype: i.dtype,
                 shape: dims(&i.shape, f)?,
                 strides: i.strides.clone(),
+                nonzero_of: i.nonzero_of.clone(),
             });
         }
         let mut checks = Vec::with_capacity(self.checks.len());

@@ -20,6 +20,7 @@ use crate::sema::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim, broadca
 use crate::source::Span;
 use crate::types::sym::{Cond, SymExpr};
 use crate::types::{OobMode, row_major_strides};
+use slc_runtime::DType;
 use std::collections::HashMap;
 
 /// Element strides of inputs that are strided views, by name (see [`InputDecl::strides`]).
@@ -375,8 +376,40 @@ impl Builder<'_> {
                 substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
             }
             TExprKind::AdvancedIndex { data, arrays, at } => self.advanced_index(e, data, arrays, *at)?,
+            TExprKind::Nonzero { mask } => self.nonzero(mask, &shape, e.span)?,
         };
         Ok((access, shape))
+    }
+
+    /// The `nonzero()` of a mask input, an input of the plan its executors derive from the mask
+    /// per call (`name_nonzero: i64[T, k] = nonzero(name)`); the mask is an input too.
+    fn nonzero(&mut self, mask: &TExpr, shape: &[SymExpr], span: Span) -> Result<Access<SymExpr>, PlanError> {
+        let TExprKind::Input(mask_name) = &mask.kind else {
+            return Err(PlanError::Invalid(format!(
+                "the mask of a run-time `nonzero` must be an input: {mask}"
+            )));
+        };
+        self.expr(mask)?;
+        let name = format!("{mask_name}_nonzero");
+        let id = match self.input_ids.get(&name) {
+            Some(&id) if self.inputs[id].nonzero_of.as_deref() == Some(mask_name) => id,
+            Some(_) => {
+                return Err(PlanError::Invalid(format!(
+                    "an input named `{name}` leaves no name for the `True`s of the mask `{mask_name}`"
+                )));
+            }
+            None => {
+                let decl = InputDecl {
+                    nonzero_of: Some(mask_name.clone()),
+                    ..InputDecl::dense(name.clone(), DType::I64, shape.to_vec())
+                };
+                self.inputs.push(decl);
+                self.input_ids.insert(name, self.inputs.len() - 1);
+                self.inputs.len() - 1
+            }
+        };
+        let strides = row_major(shape, span)?;
+        Ok(Access { buffer: BufferId::Input(id), base: SymExpr::constant(0), strides, terms: vec![] })
     }
 
     /// An `error`-mode gather's index, checked as a whole over `shape` before the kernel runs

@@ -1,5 +1,6 @@
 //! NumPy's advanced indexing (docs/semantics.md, NumPy indexing): the index arrays of one
-//! subscript, and the `nonzero()` arrays of its masks (read from the masks' values), broadcast
+//! subscript, and the `nonzero()` arrays of its masks (read from the masks' values now, or for
+//! a mask input of a generic program, derived from it per call: [`TExprKind::Nonzero`]), broadcast
 //! together into one [`TExprKind::AdvancedIndex`], with NumPy's placement rule for the broadcast
 //! dimensions. `check.rs` walks the subscript; this file takes over once it has the arrays.
 //!
@@ -9,9 +10,9 @@
 //! value) is decided per call where the dims are symbols: lowering runs such an array's check
 //! over no element when the broadcast is empty.
 
-use super::check::{Checker, Selector, const_tensor, node};
+use super::check::{Checker, Selector, const_tensor, node, view};
 use super::error::{SemaError, SemaErrorKind as K};
-use super::typed::{IndexArray, TExpr, TExprKind, broadcast_is_empty};
+use super::typed::{IndexArray, TExpr, TExprKind, ViewDim, broadcast_is_empty, trues_symbol};
 use crate::source::Span;
 use crate::types::sym::{Cond, SymExpr};
 use crate::types::{Coords, TensorType};
@@ -54,8 +55,15 @@ impl Checker<'_> {
     }
 
     /// A mask's `nonzero()`: one i64 array of the `True` positions per dimension, read from the
-    /// mask's value now, since the result's shape depends on it. A 0-d mask is `[0]` or `[]`.
+    /// mask's value now, since the result's shape depends on it (in a generic program, a mask
+    /// input's are read per call). A 0-d mask is `[0]` or `[]`.
     pub(super) fn nonzero(&mut self, mask: &TExpr) -> Result<Vec<TExpr>, SemaError> {
+        if let TExprKind::Input(name) = &mask.kind
+            && self.runtime_scalars
+            && !self.values.contains_key(name)
+        {
+            return self.run_time_nonzero(mask, name);
+        }
         let bits = self.value_of(mask).map_err(|e| match e.kind {
             K::ValueUnknown { name } | K::NotCompileTime { name, .. } => {
                 SemaError::new(K::MaskValueUnknown { name }, e.span)
@@ -77,6 +85,22 @@ impl Checker<'_> {
             const_tensor(t, mask.span)
         });
         Ok(arrays.collect())
+    }
+
+    /// The `nonzero()` arrays of a mask input whose value is known only at run time: the
+    /// columns of its [`TExprKind::Nonzero`], of the run-time length `_m_trues`.
+    fn run_time_nonzero(&mut self, mask: &TExpr, name: &str) -> Result<Vec<TExpr>, SemaError> {
+        let count = SymExpr::dim(&trues_symbol(name));
+        let columns = mask.ty.shape.len().max(1);
+        let shape = vec![count.clone(), SymExpr::constant(columns as i64)];
+        let ty = TensorType { dtype: DType::I64, shape };
+        let nonzero = node(TExprKind::Nonzero { mask: Box::new(mask.clone()) }, ty, mask.span)?;
+        (0..columns)
+            .map(|d| {
+                let rows = ViewDim::Range { start: SymExpr::constant(0), step: 1, len: count.clone() };
+                view(nonzero.clone(), vec![rows, ViewDim::Pick(SymExpr::constant(d as i64))], mask.span)
+            })
+            .collect()
     }
 
     /// NumPy's broadcast of the arrays' shapes: aligned at the last dimension, each pair of
