@@ -152,9 +152,9 @@ fn index_arrays_gathers_and_shapes_are_generic() {
     // `.shape` and `.size` of symbolic dims are integers known at run time.
     assert_eq!(result_type("a[:a.shape[1]]", &a), "f32[min(M, N), M]");
     assert!(result_type("a[:, :a.size - 1]", &a).starts_with("f32[N, "));
-    assert_eq!(result_type("slice(a, a.shape, [0, 0], steps=[-1, -1])", &a).matches('N').count() > 0, true);
+    assert!(result_type("slice(a, a.shape, [0, 0], steps=[-1, -1])", &a).contains('N'));
     // List literals of run-time scalars are operator bounds.
-    assert_eq!(result_type("slice(a, [s], [e], axes=[0], steps=[-1])", &a).ends_with(", M]"), true);
+    assert!(result_type("slice(a, [s], [e], axes=[0], steps=[-1])", &a).ends_with(", M]"));
     assert!(result_type("strided_slice(a, [k, 0], [e, 1], [1, 1])", &a).contains("k[()]"));
     // Each prints as plan text that parses back, and verifies.
     for src in [
@@ -362,14 +362,12 @@ fn draw(r: &mut Rng) -> Case {
         (0..rank).map(|_| if r.below(2) == 0 { SymExpr::dim("K") } else { SymExpr::constant(1) }).collect();
     let nd_dims = vec![idx_dim.clone(), SymExpr::constant(r.range(1, 3))];
     match r.below(12) {
-        8 => t.both(*r.pick(&[
-            "a[idx]",
-            "a[..., idx]",
-            "a[idx, jdx]",
-            "a[idx, :, jdx]",
-            "a[jdx][idx]",
-            "a[1:, idx][::-1]",
-        ])),
+        8 => {
+            let forms: [&str; 6] =
+                ["a[idx]", "a[..., idx]", "a[idx, jdx]", "a[idx, :, jdx]", "a[jdx][idx]", "a[1:, idx][::-1]"];
+            let form = r.pick::<&str>(&forms);
+            t.both(form)
+        }
         9 => {
             let mode = r.pick(&["error", "zero", "clamp", "wrap"]);
             let axis = r.range(-(rank as i64), rank as i64);

@@ -150,3 +150,11 @@ fn aot_objects_refuse_run_time_masks() {
         .collect();
     assert!(slc::backend::aot::compile_generic(&plan, "a[m]", &declared, "k").is_err());
 }
+
+#[test]
+fn an_input_named_like_the_derived_one_keeps_the_mask_compile_time() {
+    let mut t = types(false);
+    t.insert("m_nonzero".into(), SymTensorType::parse_for("i64[T, 1]", "m_nonzero").unwrap());
+    let e = compile_generic("a[m]", &t).unwrap_err();
+    assert_eq!(e.diagnostic().code, "E0126", "{e}");
+}

@@ -16,7 +16,7 @@
 use super::ir::*;
 use super::verify::PlanError;
 use crate::limits::MAX_PLAN_ACCESSES;
-use crate::sema::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim, broadcast_is_empty};
+use crate::sema::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim, broadcast_is_empty, nonzero_input};
 use crate::source::Span;
 use crate::types::sym::{Cond, SymExpr};
 use crate::types::{OobMode, row_major_strides};
@@ -390,7 +390,7 @@ impl Builder<'_> {
             )));
         };
         self.expr(mask)?;
-        let name = format!("{mask_name}_nonzero");
+        let name = nonzero_input(mask_name);
         let id = match self.input_ids.get(&name) {
             Some(&id) if self.inputs[id].nonzero_of.as_deref() == Some(mask_name) => id,
             Some(_) => {

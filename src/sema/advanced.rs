@@ -10,9 +10,9 @@
 //! value) is decided per call where the dims are symbols: lowering runs such an array's check
 //! over no element when the broadcast is empty.
 
-use super::check::{Checker, Selector, const_tensor, node, view};
+use super::check::{Checker, Selector, const_tensor, err, node, view};
 use super::error::{SemaError, SemaErrorKind as K};
-use super::typed::{IndexArray, TExpr, TExprKind, ViewDim, broadcast_is_empty, trues_symbol};
+use super::typed::{IndexArray, TExpr, TExprKind, ViewDim, broadcast_is_empty, nonzero_input, trues_symbol};
 use crate::source::Span;
 use crate::types::sym::{Cond, SymExpr};
 use crate::types::{Coords, TensorType};
@@ -90,6 +90,11 @@ impl Checker<'_> {
     /// The `nonzero()` arrays of a mask input whose value is known only at run time: the
     /// columns of its [`TExprKind::Nonzero`], of the run-time length `_m_trues`.
     fn run_time_nonzero(&mut self, mask: &TExpr, name: &str) -> Result<Vec<TExpr>, SemaError> {
+        // The plan names the derived input so; a bound input of that name would be mistaken
+        // for it by an executor that looks inputs up by name.
+        if self.input_types().contains_key(&nonzero_input(name)) {
+            return err(K::MaskValueUnknown { name: name.into() }, mask.span);
+        }
         let count = SymExpr::dim(&trues_symbol(name));
         let columns = mask.ty.shape.len().max(1);
         let shape = vec![count.clone(), SymExpr::constant(columns as i64)];

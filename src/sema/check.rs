@@ -356,6 +356,11 @@ impl Checker<'_> {
         err(K::SymbolicUnsupported { form, what }, t.span)
     }
 
+    /// The types of the inputs the program may name.
+    pub(super) fn input_types(&self) -> &SymInputTypes {
+        self.inputs
+    }
+
     /// The input whose dims (or value) the first symbol of `dims` comes from.
     pub(super) fn symbol_source(&self, dims: &[SymExpr]) -> Option<String> {
         Some(match dims.iter().flat_map(SymExpr::symbols).next()? {

@@ -57,6 +57,11 @@ pub fn trues_symbol(mask: &str) -> String {
     format!("_{mask}_trues")
 }
 
+/// The name of the plan input that holds the [`TExprKind::Nonzero`] of the mask input `mask`.
+pub fn nonzero_input(mask: &str) -> String {
+    format!("{mask}_nonzero")
+}
+
 /// One index array of an [`TExprKind::AdvancedIndex`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexArray {

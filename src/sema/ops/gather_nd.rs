@@ -43,7 +43,7 @@ impl Checker<'_> {
         };
         // The tuples' length sets the output's rank: a value the program needs now.
         let Some(m) = m.as_const() else {
-            let source = self.symbol_source(&[m.clone()]).unwrap_or_else(|| indices.to_string());
+            let source = self.symbol_source(std::slice::from_ref(m)).unwrap_or_else(|| indices.to_string());
             let what = format!("the last dim of `{source}`");
             let form = "`gather_nd`'s tuple length (the last dim of `indices`: it sets the output's rank)";
             return err(K::SymbolicUnsupported { form, what }, index_span);
