@@ -265,6 +265,11 @@ impl<'a> Session<'a> {
         };
         let compiled = attempt(false).or_else(|| attempt(true))?;
         let plan = crate::plan::verify_generic(compiled.plan).ok()?;
+        // A run-time mask's nonzero() is an input the session's bindings do not hold: such a
+        // text stays specialized (the mask's value is then known when it is checked).
+        if plan.plan().inputs.iter().any(|d| d.nonzero_of.is_some()) {
+            return None;
+        }
         let kernel = self.programs.kernels().get_or_compile_generic(&plan).ok()?;
         Some(GenericProgram::new(kernel))
     }

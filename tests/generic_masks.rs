@@ -158,3 +158,29 @@ fn an_input_named_like_the_derived_one_keeps_the_mask_compile_time() {
     let e = compile_generic("a[m]", &t).unwrap_err();
     assert_eq!(e.diagnostic().code, "E0126", "{e}");
 }
+
+/// A session evaluating a mask program over changing shapes keeps it specialized (its
+/// bindings hold no derived nonzero()): right results, and no generic kernel built per eval.
+#[test]
+fn sessions_keep_mask_programs_specialized() {
+    let mut s = slc::Session::new();
+    let mut r = Rng::new(7);
+    let mut generic_tries = vec![];
+    for n in [3usize, 4, 5, 4, 3, 6] {
+        let inputs = tensors(&mut r, false, (n, 2, 1, 0));
+        for (name, t) in &inputs {
+            s.bind(name, t.clone());
+        }
+        let got = s.eval("a[m]").unwrap();
+        let types: InputTypes =
+            inputs.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
+        let values: InputValues = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+        let c = slc::compile_with_values("a[m]", &types, &values).unwrap();
+        let args: Vec<&Tensor> =
+            c.plan.inputs.iter().map(|d| &inputs.iter().find(|(n, _)| *n == d.name).unwrap().1).collect();
+        assert_eq!(got.bytes(), interp::run(&c.plan, &args).unwrap().bytes());
+        generic_tries.push(s.compiles());
+    }
+    // Each shape compiles its specialized kernel at most once; nothing more.
+    assert!(generic_tries.last().copied().unwrap_or(0) <= 6, "{generic_tries:?}");
+}
