@@ -316,6 +316,17 @@ impl Case {
         self.inputs.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect()
     }
 
+    /// Every dim a symbol (`_a0`, `_idx0`, ...), but the length of `idx2`'s index tuples: it sets
+    /// the rank of `gather_nd`'s result, a value checking needs (E0129 names it).
+    pub fn symbolic_types(&self) -> crate::sema::SymInputTypes {
+        let mut types: crate::sema::SymInputTypes =
+            self.types().into_iter().map(|(n, t)| (n.clone(), t.symbolic(&n))).collect();
+        if let Some(last) = types.get_mut("idx2").and_then(|t| t.shape.last_mut()) {
+            *last = crate::types::sym::SymExpr::constant(2);
+        }
+        types
+    }
+
     /// Every input's value, as `slc eval` gives the checker those it may read (a mask's, here).
     pub fn values(&self) -> InputValues {
         self.inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect()
@@ -692,9 +703,7 @@ pub fn strided(data: &[u8]) {
 /// that fails (a requirement of the shape function may stand for a compile-time diagnostic).
 pub fn check_generic(case: &Case) {
     let src = &case.src;
-    let types: crate::sema::SymInputTypes =
-        case.types().into_iter().map(|(n, t)| (n.clone(), t.symbolic(&n))).collect();
-    let Ok(compiled) = crate::pipeline::compile_generic(src, &types) else { return };
+    let Ok(compiled) = crate::pipeline::compile_generic(src, &case.symbolic_types()) else { return };
     let plan = crate::plan::verify_generic(compiled.plan).unwrap_or_else(|e| panic!("{src}: {e}"));
     let text = plan.to_string();
     let reread = crate::plan::parse::parse_generic(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
@@ -702,12 +711,17 @@ pub fn check_generic(case: &Case) {
     let kernel = crate::backend::jit::compile(&plan, &crate::backend::jit::plan_order(&plan))
         .unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
     let by_name = |name: &str| &case.inputs.iter().find(|(n, _)| *n == name).expect("a declared input").1;
-    let args: Vec<&Tensor> = plan.inputs.iter().map(|d| by_name(&d.name)).collect();
+    // With the `nonzero()` of a run-time mask derived from it.
+    let tensors = plan::input_tensors(&plan.inputs, &|name| Some(by_name(name))).expect("the case's inputs");
+    let args: Vec<&Tensor> = tensors.iter().map(|t| t.as_ref()).collect();
     let got = kernel.run(&args, 1);
-    let want = crate::compile(src, &case.types()).map_err(|e| e.diagnostic().code).and_then(|c| {
-        let args: Vec<&Tensor> = c.plan.inputs.iter().map(|d| by_name(&d.name)).collect();
-        Runnable::Interpreter.run(&c.plan, &args, 1).map_err(|e| Error::from(e).diagnostic().code)
-    });
+    // The concrete pipeline reads the masks' values when it checks the program.
+    let want = crate::compile_with_values(src, &case.types(), &case.values())
+        .map_err(|e| e.diagnostic().code)
+        .and_then(|c| {
+            let args: Vec<&Tensor> = c.plan.inputs.iter().map(|d| by_name(&d.name)).collect();
+            Runnable::Interpreter.run(&c.plan, &args, 1).map_err(|e| Error::from(e).diagnostic().code)
+        });
     match (&want, &got) {
         (Ok(x), Ok(y)) => assert!(x == y, "{src}: interpreter {x:?}, generic kernel {y:?}\n{text}"),
         (Err(_), Err(_)) => {}

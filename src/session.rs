@@ -241,10 +241,15 @@ impl<'a> Session<'a> {
             Some((compiled, types))
         };
         let (compiled, types) = attempt(false).or_else(|| attempt(true))?;
-        // The kernel takes the inputs the plan reads, in plan order.
-        let inputs: Vec<(String, SymTensorType)> = (compiled.plan.inputs.iter())
-            .filter_map(|d| Some((d.name.clone(), types.get(&d.name)?.clone())))
-            .collect();
+        // The kernel takes the inputs the plan reads, in plan order; for an input the plan
+        // derives from a mask (its `nonzero()`), the mask.
+        let mut inputs: Vec<(String, SymTensorType)> = vec![];
+        for d in &compiled.plan.inputs {
+            let name = d.nonzero_of.as_ref().unwrap_or(&d.name);
+            if !inputs.iter().any(|(n, _)| n == name) {
+                inputs.push((name.clone(), types.get(name)?.clone()));
+            }
+        }
         let inputs: Vec<(&str, SymTensorType)> = inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
         let kernel =
             Kernel::from_program(src, &inputs, compiled, None, &self.options, Some(self.programs.kernels()));

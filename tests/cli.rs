@@ -153,7 +153,7 @@ fn subcommands_take_symbolic_shapes() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("_a0"), "{}", stdout(&o));
     // A program error on symbolic shapes is a diagnostic, as on concrete ones.
-    let o = slc(&["plan", "gather_nd(a, [[0]])", "--shape", "a=f32[N]"]);
+    let o = slc(&["plan", "gather_nd(a, j)", "--shape", "a=f32[N]", "--shape", "j=i64[K, T]"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("E0129"), "{}", stderr(&o));
     // bench needs a size for each symbol; DirectML needs concrete shapes.

@@ -126,3 +126,23 @@ fn errors_are_the_fixed_kernels() {
     let e = k.run(&[&b]).unwrap_err();
     assert!(e.to_string().contains("input `a` is i32[4, 3], but the plan was compiled for f32[N, M]"), "{e}");
 }
+
+/// A mask known only per call: the kernel derives its `nonzero()` for each call; results equal
+/// a fixed kernel's compiled with the mask's value, on many shapes and masks.
+#[test]
+fn run_time_masks() {
+    let src = "a[m][::-1, 1:]";
+    let k = Kernel::prepare(src, &[("a", "i32[N, M]".parse().unwrap()), ("m", "bool[N]".parse().unwrap())]).unwrap();
+    for (n, m, bits) in [(4, 3, vec![1u8, 0, 1, 1]), (1, 5, vec![0]), (6, 2, vec![1; 6]), (0, 3, vec![])] {
+        let a = Tensor::from_i64s(DType::I32, &[n, m], &(0..(n * m) as i64).collect::<Vec<_>>()).unwrap();
+        let mask = Tensor::from_bytes(DType::Bool, &[n], &bits).unwrap();
+        let fixed = slc::embed::Kernel::prepare_with_values(
+            src,
+            &[("a", format!("i32[{n}, {m}]").parse().unwrap()), ("m", format!("bool[{n}]").parse().unwrap())],
+            &[("m".to_string(), mask.clone())].into_iter().collect(),
+            &slc::RunOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(k.run(&[&a, &mask]).unwrap(), fixed.run(&[&a, &mask]).unwrap(), "{n}x{m} {bits:?}");
+    }
+}

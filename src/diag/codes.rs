@@ -39,9 +39,12 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0128", "an input type with a negative dimension or more bytes than i64 counts"),
     (
         "E0129",
-        "a form that does not take symbolic dims yet (index arrays, masks, gather_elements, gather_nd, `a.shape` of a symbolic dim)",
+        "a value needed when the program is checked depends on a symbolic dim (the tuple length of `gather_nd`'s indices, which sets the output's rank; an operator parameter computed from a shape): the message names the dim to make constant",
     ),
-    ("E0130", "a run-time scalar where a compile-time integer is needed (a step, an axis, a mask)"),
+    (
+        "E0130",
+        "a run-time integer (a scalar input, a symbolic dim's `.shape`/`.size`) where a compile-time integer is needed (a step, an axis, a mask bit)",
+    ),
     (
         "E0201",
         "a value of an index tensor out of range (NumPy's IndexError), pointing at the index expression",

@@ -76,8 +76,11 @@ struct Shared {
     fixed: Option<Arc<Compiled>>,
     /// The output's dims and bytes when they do not depend on the inputs.
     out_fixed: Option<(Vec<usize>, usize)>,
-    /// For each plan input, its position among the caller's inputs.
+    /// For each plan input, its position among the caller's inputs (for an input the plan
+    /// derives from a mask, the mask's).
     order: Vec<usize>,
+    /// Whether each plan input is derived per call (a mask's `nonzero()`).
+    derived: Vec<bool>,
     /// Whether the plan reads every input, in the order given (the call's fast path).
     in_order: bool,
     /// Whether the plan has symbols to bind (dense calls may then be specialized).
@@ -197,10 +200,8 @@ impl Kernel {
             None => crate::plan::verify_generic(program.plan.clone())?,
         };
         let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
-        let order = crate::backend::aot::input_order(&plan, &names).map_err(|e| match e {
-            crate::backend::aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
-            other => ViewError::Signature(other.to_string()),
-        })?;
+        let order = caller_order(&plan, &names)?;
+        let derived: Vec<bool> = plan.inputs.iter().map(|d| d.nonzero_of.is_some()).collect();
         let out_fixed = match &fixed {
             Some(c) => {
                 let dims: Vec<usize> = c.plan.shape.iter().map(|&d| d as usize).collect();
@@ -223,7 +224,9 @@ impl Kernel {
             }),
             Executor::Interpreter => None,
         };
-        let in_order = order.len() == inputs.len() && order.iter().enumerate().all(|(i, &o)| i == o);
+        let in_order = order.len() == inputs.len()
+            && !derived.contains(&true)
+            && order.iter().enumerate().all(|(i, &o)| i == o);
         let symbolic = !plan.symbols().is_empty();
         let shared = Shared {
             src: src.to_string(),
@@ -236,6 +239,7 @@ impl Kernel {
             fixed,
             out_fixed,
             order,
+            derived,
             in_order,
             symbolic,
             jit,
@@ -522,9 +526,17 @@ impl Kernel {
             // The interpreter past the layouts kept: compiled for this call alone.
             return Ok(Route::Special(Arc::new(super::specialize::compile(&self.specializing(), &views)?)));
         };
-        let mut held = views.into_iter().map(|v| Held::of(v).map(Some)).collect::<Result<Vec<_>, _>>()?;
-        // `order` names each caller's input at most once (plan inputs have distinct names).
-        let ordered = s.order.iter().filter_map(|&i| held[i].take()).collect();
+        drop(views);
+        let ordered = (s.order.iter().zip(&s.derived))
+            .map(|(&i, &derived)| match derived {
+                // The mask's nonzero(), computed for this call.
+                true => {
+                    let mask = inputs[i].as_view().to_tensor().map_err(RuntimeError::from)?;
+                    Ok(Held::Packed(crate::plan::nonzero(&mask)))
+                }
+                false => Held::of(inputs[i].as_view()),
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         Ok(Route::Dense(jit, HeldSet::Many(ordered)))
     }
 
@@ -594,7 +606,7 @@ impl Kernel {
                 return Err(RuntimeError::InputMismatch { name: name.clone(), expected: ty.to_string(), found }.into());
             }
         }
-        if s.order.len() < s.types.len() {
+        if s.order.len() < s.types.len() || s.derived.contains(&true) {
             // Inputs the plan does not read: their symbols must still agree with the others'.
             let decls: Vec<InputDecl<SymExpr>> =
                 (s.names.iter().zip(&s.types)).map(|(n, t)| InputDecl::dense(n, t.dtype, t.shape.clone())).collect();
@@ -651,6 +663,23 @@ impl Kernel {
             _ => Ok(()),
         }
     }
+}
+
+/// For each plan input, the caller's input that carries it: its own, or for an input the plan
+/// derives from a mask, the mask.
+fn caller_order(plan: &VerifiedGenericPlan, names: &[&str]) -> Result<Vec<usize>, ViewError> {
+    for (i, name) in names.iter().enumerate() {
+        if names[..i].contains(name) {
+            return Err(ViewError::DuplicateInput(name.to_string()));
+        }
+    }
+    (plan.inputs.iter())
+        .map(|d| {
+            let name = d.nonzero_of.as_deref().unwrap_or(&d.name);
+            (names.iter().position(|n| *n == name))
+                .ok_or_else(|| ViewError::Signature(format!("the plan reads `{name}`, which is not a declared input")))
+        })
+        .collect()
 }
 
 /// What the caller's output must be.

@@ -51,12 +51,15 @@ pub struct InputDecl<D = i64> {
     /// along unit axes, so that equal layouts make equal plans. Always `None` in a generic plan,
     /// except one lifted from a verified concrete plan (`VerifiedPlan::lift`: all constants).
     pub strides: Option<Vec<i64>>,
+    /// `Some(mask)`: not given by the caller but derived from the input `mask` per call, its
+    /// `nonzero()` (an i64 `[count, max(1, rank)]`: [`nonzero`](super::nonzero::nonzero)).
+    pub nonzero_of: Option<String>,
 }
 
 impl<D> InputDecl<D> {
     /// A dense, C-ordered input.
     pub fn dense(name: impl Into<String>, dtype: DType, shape: Vec<D>) -> InputDecl<D> {
-        InputDecl { name: name.into(), dtype, shape, strides: None }
+        InputDecl { name: name.into(), dtype, shape, strides: None, nonzero_of: None }
     }
 }
 
@@ -223,6 +226,7 @@ impl<D> Plan<D> {
                 dtype: i.dtype,
                 shape: dims(&i.shape, f)?,
                 strides: i.strides.clone(),
+                nonzero_of: i.nonzero_of.clone(),
             });
         }
         let mut checks = Vec::with_capacity(self.checks.len());

@@ -16,10 +16,11 @@
 use super::ir::*;
 use super::verify::PlanError;
 use crate::limits::MAX_PLAN_ACCESSES;
-use crate::sema::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim};
+use crate::sema::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim, broadcast_is_empty, nonzero_input};
 use crate::source::Span;
 use crate::types::sym::{Cond, SymExpr};
 use crate::types::{OobMode, row_major_strides};
+use slc_runtime::DType;
 use std::collections::HashMap;
 
 /// Element strides of inputs that are strided views, by name (see [`InputDecl::strides`]).
@@ -385,8 +386,40 @@ impl Builder<'_> {
                 substitute(&data_access, &data_coords, rank, true, e.span, &mut self.budget)?
             }
             TExprKind::AdvancedIndex { data, arrays, at } => self.advanced_index(e, data, arrays, *at)?,
+            TExprKind::Nonzero { mask } => self.nonzero(mask, &shape, e.span)?,
         };
         Ok((access, shape))
+    }
+
+    /// The `nonzero()` of a mask input, an input of the plan its executors derive from the mask
+    /// per call (`name_nonzero: i64[T, k] = nonzero(name)`); the mask is an input too.
+    fn nonzero(&mut self, mask: &TExpr, shape: &[SymExpr], span: Span) -> Result<Access<SymExpr>, PlanError> {
+        let TExprKind::Input(mask_name) = &mask.kind else {
+            return Err(PlanError::Invalid(format!(
+                "the mask of a run-time `nonzero` must be an input: {mask}"
+            )));
+        };
+        self.expr(mask)?;
+        let name = nonzero_input(mask_name);
+        let id = match self.input_ids.get(&name) {
+            Some(&id) if self.inputs[id].nonzero_of.as_deref() == Some(mask_name) => id,
+            Some(_) => {
+                return Err(PlanError::Invalid(format!(
+                    "an input named `{name}` leaves no name for the `True`s of the mask `{mask_name}`"
+                )));
+            }
+            None => {
+                let decl = InputDecl {
+                    nonzero_of: Some(mask_name.clone()),
+                    ..InputDecl::dense(name.clone(), DType::I64, shape.to_vec())
+                };
+                self.inputs.push(decl);
+                self.input_ids.insert(name, self.inputs.len() - 1);
+                self.inputs.len() - 1
+            }
+        };
+        let strides = row_major(shape, span)?;
+        Ok(Access { buffer: BufferId::Input(id), base: SymExpr::constant(0), strides, terms: vec![] })
     }
 
     /// An `error`-mode gather's index, checked as a whole over `shape` before the kernel runs
@@ -420,22 +453,38 @@ impl Builder<'_> {
     ) -> Result<Access<SymExpr>, PlanError> {
         let (data_access, data_shape) = self.expr(data)?;
         let rank = e.ty.shape.len();
-        let broadcast = e.kind.broadcast_shape(&e.ty).len();
+        let broadcast_shape = e.kind.broadcast_shape(&e.ty);
+        let broadcast = broadcast_shape.len();
+        let empty = broadcast_is_empty(broadcast_shape);
         let mut data_coords: Vec<Option<Coord>> = vec![None; data_shape.len()];
         for a in arrays {
             let (index_access, index_shape) = self.expr(&a.indices)?;
             let len = data_shape[a.axis].clone();
-            if a.checked {
-                self.check(&index_access, &index_shape, &len, a.source_axis, a.indices.span, e.span)?;
-            }
             let skip = broadcast - index_shape.len();
-            let index_coords: Vec<Coord> = index_shape
-                .iter()
-                .enumerate()
-                .map(|(d, n)| {
-                    // Checking refuses symbolic index arrays: their dims are constants.
-                    let dim = (n.as_const() != Some(1)).then_some(at + skip + d);
-                    Coord::Affine { dim, offset: SymExpr::constant(0), scale: SymExpr::constant(1) }
+            if a.checked {
+                // Over nothing when the broadcast is empty (NumPy then checks no value), which
+                // an array of another shape decides only per call.
+                let mut check_shape = index_shape.clone();
+                if let Some(first) = check_shape.first_mut()
+                    && index_shape[..] != broadcast_shape[skip..]
+                    && empty.decide(&Default::default()).is_none()
+                {
+                    *first = SymExpr::select(empty.clone(), &SymExpr::constant(0), first);
+                }
+                self.check(&index_access, &check_shape, &len, a.source_axis, a.indices.span, e.span)?;
+            }
+            let index_coords: Vec<Coord> = (index_shape.iter().zip(&broadcast_shape[skip..]).enumerate())
+                .map(|(d, (n, b))| {
+                    // A dimension of 1 stretched to the broadcast stays at 0; one that may be 1
+                    // or not (a symbol other than the broadcast's) moves by `(0 if n == 1 else 1)`.
+                    let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
+                    let is_one = Cond::eq(n, &one);
+                    let (dim, scale) = match is_one.decide(&Default::default()) {
+                        Some(true) => (None, zero),
+                        None if n != b => (Some(at + skip + d), SymExpr::select(is_one, &zero, &one)),
+                        _ => (Some(at + skip + d), one),
+                    };
+                    Coord::Affine { dim, offset: SymExpr::constant(0), scale }
                 })
                 .collect();
             let index = substitute(&index_access, &index_coords, rank, false, e.span, &mut self.budget)?;

@@ -3,6 +3,7 @@
 
 pub mod ir;
 pub mod lower;
+pub mod nonzero;
 pub mod parse;
 pub mod print;
 mod token;
@@ -11,5 +12,6 @@ pub mod verify_generic;
 
 pub use ir::*;
 pub use lower::{InputStrides, lower, lower_generic, lower_with_strides};
+pub use nonzero::{input_tensors, nonzero};
 pub use verify::{PlanError, VerifiedPlan, verify};
 pub use verify_generic::{VerifiedGenericPlan, verify_generic};

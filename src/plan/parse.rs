@@ -273,7 +273,16 @@ impl<'s> Parser<'s> {
             self.expect(Token::Colon)?;
             let (dtype, shape) = self.tensor_type()?;
             let strides = if self.eat(Token::Ident("strides")) { Some(self.int_list()?) } else { None };
-            self.inputs.push(InputDecl { strides, ..InputDecl::dense(name, dtype, shape) });
+            let nonzero_of = if self.eat(Token::Eq) {
+                self.keyword("nonzero")?;
+                self.expect(Token::LParen)?;
+                let mask = self.ident()?.to_string();
+                self.expect(Token::RParen)?;
+                Some(mask)
+            } else {
+                None
+            };
+            self.inputs.push(InputDecl { strides, nonzero_of, ..InputDecl::dense(name, dtype, shape) });
         }
         self.expect(Token::Arrow)?;
         let (out_dtype, out_shape) = self.tensor_type()?;

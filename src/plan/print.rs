@@ -7,7 +7,8 @@
 //!   out a{5; 0, -1} + 5*error<4>(idx{0; 1, 0})
 //! ```
 //! An input read in place through a strided view says so: `a: f32[4, 5] strides [-5, 2]` (its
-//! accesses count elements from `a[0, 0]`).
+//! accesses count elements from `a[0, 0]`); one derived from a mask per call says how:
+//! `m_nonzero: i64[_m_trues, 1] = nonzero(m)`.
 //! An access is `BUFFER{BASE; STRIDES...}` followed by its indirect terms
 //! `+ STRIDE*MODE<LEN>(INDEX ACCESS)`. Inputs are named, constants are `$N`.
 //!
@@ -73,6 +74,9 @@ impl<D: PlanInt> Plan<D> {
             write!(f, "{}: {}{}", input.name, input.dtype, List(&input.shape))?;
             if let Some(strides) = &input.strides {
                 write!(f, " strides {}", List(strides))?;
+            }
+            if let Some(mask) = &input.nonzero_of {
+                write!(f, " = nonzero({mask})")?;
             }
         }
         writeln!(f, ") -> {}{}", self.dtype, List(&self.shape))?;

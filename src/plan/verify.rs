@@ -176,6 +176,19 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
     if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
         return invalid("the output access reads a buffer of another dtype");
     }
+    for d in &plan.inputs {
+        let Some(mask) = &d.nonzero_of else { continue };
+        // Executors derive it as `plan::nonzero` makes it (its length is bound like any dim).
+        let Some(m) = plan.inputs.iter().find(|m| m.name == *mask && m.nonzero_of.is_none()) else {
+            return invalid(format!("`{}` is the nonzero() of `{mask}`, which is no input", d.name));
+        };
+        if m.dtype != slc_runtime::DType::Bool || d.dtype != slc_runtime::DType::I64 || d.shape.len() != 2 {
+            return invalid(format!(
+                "`{}` must be the i64[count, columns] nonzero() of a bool input",
+                d.name
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -15,7 +15,7 @@ use crate::diag::suggest::closest;
 use crate::limits::{MAX_NESTING, MAX_PROGRAM_NODES, MAX_RANK};
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, ExprKind, ItemKind, StmtKind};
-use crate::types::sym::{self, SymExpr};
+use crate::types::sym::{self, Cond, SymExpr};
 use crate::types::{OobMode, ShapeDisplay, SymTensorType, TensorType, checked_numel};
 use slc_runtime::{DType, Tensor};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -121,8 +121,8 @@ pub(super) enum Value {
     Int(i64),
     /// An integer known only at run time: an expression in run-time scalars.
     Sym(SymExpr),
-    /// `a.shape` (or a slice of it).
-    Shape(Vec<i64>),
+    /// `a.shape` (or a slice of it): symbolic dims are integers known at run time.
+    Shape(Vec<SymExpr>),
     Tensor(TExpr),
     Str(String),
 }
@@ -253,11 +253,17 @@ impl Checker<'_> {
                     }
                 };
                 match name.name.as_str() {
-                    "shape" => Ok(Value::Shape(self.concrete_shape(&t, "`.shape`")?)),
+                    "shape" => Ok(Value::Shape(t.ty.shape.clone())),
                     "ndim" => Ok(Value::Int(t.ty.shape.len() as i64)),
-                    "size" => match checked_numel(&self.concrete_shape(&t, "`.size`")?) {
-                        Some(n) => Ok(Value::Int(n)),
-                        None => err(K::Overflow { expr: format!("{e}") }, e.span),
+                    "size" => match t.ty.concrete_shape() {
+                        Some(shape) => match checked_numel(&shape) {
+                            Some(n) => Ok(Value::Int(n)),
+                            None => err(K::Overflow { expr: format!("{e}") }, e.span),
+                        },
+                        None => {
+                            let refusal = || SemaError::new(K::Overflow { expr: format!("{e}") }, e.span);
+                            Ok(Value::Sym(self.require_product_fits(&t.ty.shape, refusal)?))
+                        }
                     },
                     other => err(K::UnknownAttribute { name: other.into() }, name.span),
                 }
@@ -341,15 +347,24 @@ impl Checker<'_> {
         if let Some(shape) = t.ty.concrete_shape() {
             return Ok(shape);
         }
-        let symbol = t.ty.shape.iter().flat_map(SymExpr::symbols).next();
-        let input = match symbol {
-            Some(sym::Sym::Scalar { name, .. }) => name.to_string(),
-            Some(sym::Sym::Dim(dim)) => (self.inputs.iter())
+        let what =
+            format!("the dims of `{}`", self.symbol_source(&t.ty.shape).unwrap_or_else(|| t.to_string()));
+        err(K::SymbolicUnsupported { form, what }, t.span)
+    }
+
+    /// The types of the inputs the program may name.
+    pub(super) fn input_types(&self) -> &SymInputTypes {
+        self.inputs
+    }
+
+    /// The input whose dims (or value) the first symbol of `dims` comes from.
+    pub(super) fn symbol_source(&self, dims: &[SymExpr]) -> Option<String> {
+        Some(match dims.iter().flat_map(SymExpr::symbols).next()? {
+            sym::Sym::Scalar { name, .. } => name.to_string(),
+            sym::Sym::Dim(dim) => (self.inputs.iter())
                 .find(|(_, ty)| ty.shape.iter().any(|d| d.symbols().contains(&sym::Sym::Dim(dim.clone()))))
                 .map_or_else(|| dim.to_string(), |(name, _)| name.clone()),
-            None => format!("{t}"),
-        };
-        err(K::SymbolicUnsupported { form, input }, t.span)
+        })
     }
 
     fn to_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
@@ -357,6 +372,10 @@ impl Checker<'_> {
             Value::Tensor(t) => Ok(t),
             Value::Int(v) => Ok(const_tensor(Tensor::scalar_i64(v), span)),
             Value::Shape(s) => {
+                let Some(s) = s.iter().map(SymExpr::as_const).collect::<Option<Vec<i64>>>() else {
+                    let what = "a shape as a tensor";
+                    return err(K::NotCompileTime { what, name: format!("{}", ShapeDisplay(&s)) }, span);
+                };
                 let t = Tensor::from_i64s(DType::I64, &[s.len()], &s)
                     .map_err(|_| SemaError::new(K::TooLarge { shape: format!("[{}]", s.len()) }, span))?;
                 Ok(const_tensor(t, span))
@@ -462,7 +481,12 @@ impl Checker<'_> {
     }
 
     /// `a.shape[i]` and `a.shape[i:j]`.
-    fn index_shape(&mut self, shape: &[i64], items: &[ast::Item], span: Span) -> Result<Value, SemaError> {
+    fn index_shape(
+        &mut self,
+        shape: &[SymExpr],
+        items: &[ast::Item],
+        span: Span,
+    ) -> Result<Value, SemaError> {
         let [item] = items else {
             let extra = items.get(1).map_or(span, |i| i.span);
             return err(K::TooManyIndices { rank: 1, count: items.len() }, extra);
@@ -481,12 +505,13 @@ impl Checker<'_> {
                     let (index, size) = (SymExpr::constant(i), SymExpr::constant(n));
                     return err(K::IndexOutOfRange { index, axis: 0, size }, item.span);
                 }
-                Ok(Value::Int(shape[j as usize]))
+                let dim = &shape[j as usize];
+                Ok(dim.as_const().map_or_else(|| Value::Sym(dim.clone()), Value::Int))
             }
             Entry::Slice { start, stop, step } => {
                 let (start, stop) = (start.map(known).transpose()?, stop.map(known).transpose()?);
                 let r = normalize_numpy(n, start, stop, step);
-                Ok(Value::Shape((0..r.len).map(|j| shape[(r.first + j * r.step) as usize]).collect()))
+                Ok(Value::Shape((0..r.len).map(|j| shape[(r.first + j * r.step) as usize].clone()).collect()))
             }
             _ => err(K::NotIndexable { what: "a shape with this index".into() }, item.span),
         }
@@ -608,8 +633,6 @@ impl Checker<'_> {
                     axis += 1;
                 }
                 Entry::Array(indices) => {
-                    self.concrete_shape(&base, "indexing by an index array")?;
-                    self.concrete_shape(&indices, "indexing by an index array")?;
                     dims.push(whole(&shape[axis]));
                     selectors.push(Selector { indices, view_axis: out_pos, axis });
                     advanced.push(pos);
@@ -617,18 +640,19 @@ impl Checker<'_> {
                     out_pos += 1;
                 }
                 Entry::Mask(mask) => {
-                    let shape = self.concrete_shape(&base, "indexing by a boolean mask")?;
-                    let mask_shape = self.concrete_shape(&mask, "indexing by a boolean mask")?;
-                    let covered = mask_shape.len();
-                    for (d, (&size, &mask_size)) in shape[axis..].iter().zip(&mask_shape).enumerate() {
-                        if size != mask_size {
-                            return err(K::MaskMismatch { axis: axis + d, size, mask_size }, item_span);
-                        }
+                    let covered = mask.ty.shape.len();
+                    for (d, (size, mask_size)) in shape[axis..].iter().zip(&mask.ty.shape).enumerate() {
+                        let refusal = || {
+                            let (size, mask_size) = (size.clone(), mask_size.clone());
+                            SemaError::new(K::MaskMismatch { axis: axis + d, size, mask_size }, item_span)
+                        };
+                        self.require(Cond::eq(size, mask_size), refusal)?;
                     }
                     if covered == 0 {
                         dims.push(ViewDim::NewAxis);
                     }
-                    dims.extend(shape[axis..axis + covered].iter().map(|&n| whole(&SymExpr::constant(n))));
+                    // The mask's dims (those of a literal are constants) equal the data's.
+                    dims.extend(mask.ty.shape.iter().map(whole));
                     for (d, indices) in self.nonzero(&mask)?.into_iter().enumerate() {
                         selectors.push(Selector { indices, view_axis: out_pos + d, axis: axis + d });
                     }
@@ -759,14 +783,22 @@ impl Checker<'_> {
         let shape: Vec<SymExpr> =
             d[..axis].iter().chain(&indices.ty.shape[batch_dims..]).chain(&d[axis + 1..]).cloned().collect();
         let ty = TensorType { dtype: data.ty.dtype, shape };
-        let refusal = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&ty.shape)) }, span);
-        match ty.concrete_shape() {
-            Some(s) if checked_numel(&s).is_none() => return Err(refusal()),
-            Some(_) => {}
-            None => self.require_product_fits(&ty.shape, refusal)?,
-        }
+        self.require_numel_fits(&ty.shape, span)?;
         let kind =
             TExprKind::Gather { data: Box::new(data), indices: Box::new(indices), axis, batch_dims, mode };
         node(kind, ty, span)
+    }
+}
+
+impl Checker<'_> {
+    /// The element count of a result of `shape` must fit in i64: refused now where the dims
+    /// are constants, required per call where they are not.
+    pub(super) fn require_numel_fits(&mut self, shape: &[SymExpr], span: Span) -> Result<(), SemaError> {
+        let refusal = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(shape)) }, span);
+        match shape.iter().map(SymExpr::as_const).collect::<Option<Vec<i64>>>() {
+            Some(s) if checked_numel(&s).is_none() => Err(refusal()),
+            Some(_) => Ok(()),
+            None => self.require_product_fits(shape, refusal).map(drop),
+        }
     }
 }

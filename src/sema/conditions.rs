@@ -89,26 +89,28 @@ impl Checker<'_> {
     /// as in `checked_numel`. Each condition holds each factor once: the product so far nested
     /// in the next step's condition and value would double the expression per factor (a rank-32
     /// input's conditions would not fit in memory).
+    /// Returns the element count: 0 where a factor is, else the product.
     pub(super) fn require_product_fits(
         &mut self,
         factors: &[SymExpr],
         refusal: impl Fn() -> SemaError,
-    ) -> Result<(), SemaError> {
+    ) -> Result<SymExpr, SemaError> {
         let (zero, max) = (SymExpr::constant(0), SymExpr::constant(i64::MAX));
         let mut product = SymExpr::constant(1);
         // The factors so far that may be 0 (a constant one decides every later step).
         let mut may_be_zero: Vec<SymExpr> = vec![];
+        let mut value = product.clone();
         for d in factors {
             product = &product * d;
             if d.as_const().is_none() {
                 may_be_zero.push(d.clone());
             }
-            let value = match may_be_zero.is_empty() {
+            value = match may_be_zero.is_empty() {
                 true => product.clone(),
                 false => SymExpr::select(Cond::eq(&SymExpr::min(&may_be_zero), &zero), &zero, &product),
             };
             self.require(Cond::le(&value, &max), &refusal)?;
         }
-        Ok(())
+        Ok(value)
     }
 }

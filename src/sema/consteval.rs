@@ -107,6 +107,8 @@ fn element<'v>(
             let tensor = value_of(name).ok_or_else(|| ConstEvalError::Unknown(name.clone()))?;
             stored(tensor, c)
         }
+        // Its length is a symbol: never evaluated now.
+        TExprKind::Nonzero { .. } => Err(ConstEvalError::Symbolic),
         TExprKind::Const(tensor) => stored(tensor, c),
         TExprKind::View { base, dims } => {
             let mut out = c.iter();

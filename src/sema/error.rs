@@ -31,7 +31,7 @@ pub enum SemaErrorKind {
     #[error(
         "boolean index did not match indexed array along axis {axis}; size of axis is {size} but size of corresponding boolean axis is {mask_size}"
     )]
-    MaskMismatch { axis: usize, size: i64, mask_size: i64 },
+    MaskMismatch { axis: usize, size: SymExpr, mask_size: SymExpr },
     #[error("shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}")]
     BroadcastMismatch { shapes: String, first: Span },
     #[error("a boolean mask needs the value of `{name}` when the program is checked")]
@@ -80,8 +80,12 @@ pub enum SemaErrorKind {
     ProgramTooLarge,
     #[error("input `{name}` cannot be used: {reason}")]
     BadInput { name: String, reason: String },
-    #[error("{form} does not take symbolic dims yet: give `{input}` a concrete shape")]
-    SymbolicUnsupported { form: &'static str, input: String },
+    /// A value the program needs when it is checked (a rank, an operator parameter) depends on
+    /// a symbolic dim; `what` names what to make concrete.
+    #[error(
+        "{form} must be known when the program is checked, but depends on symbolic dims: give {what} a constant size"
+    )]
+    SymbolicUnsupported { form: &'static str, what: String },
     #[error("{what} must be known when the program is checked, but `{name}` is a run-time scalar")]
     NotCompileTime { what: &'static str, name: String },
 }
@@ -216,7 +220,7 @@ impl IntoDiagnostic for SemaError {
                 Some("every use of a name bound with `let` copies its expression".into()),
             ),
             K::BadInput { .. } => ("E0128", "this input".into(), None),
-            K::SymbolicUnsupported { .. } => ("E0129", "symbolic dims here".into(), None),
+            K::SymbolicUnsupported { .. } => ("E0129", "depends on a symbolic dim".into(), None),
             K::NotCompileTime { .. } => (
                 "E0130",
                 "known only at run time".into(),

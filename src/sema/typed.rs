@@ -43,6 +43,23 @@ pub enum TExprKind {
     /// mode). The output is `data`'s other axes in order, with the broadcast shape of the arrays
     /// inserted at output position `at`.
     AdvancedIndex { data: Box<TExpr>, arrays: Vec<IndexArray>, at: usize },
+    /// NumPy's `nonzero()` of a boolean mask whose value is known only at run time (an input),
+    /// stacked: `i64[T, max(1, rank)]`, row `j` the coordinates of the `j`-th `True` in C order,
+    /// `T` (the dim symbol [`trues_symbol`]) their count. Executors derive it from the mask per
+    /// call (`plan::nonzero`).
+    Nonzero { mask: Box<TExpr> },
+}
+
+/// The dim symbol of the number of `True`s of the run-time mask `mask` (an input's name): the
+/// length of its [`TExprKind::Nonzero`]. `_` first and a non-digit last, so that it is never the
+/// name of an anonymous dim (`_m0`).
+pub fn trues_symbol(mask: &str) -> String {
+    format!("_{mask}_trues")
+}
+
+/// The name of the plan input that holds the [`TExprKind::Nonzero`] of the mask input `mask`.
+pub fn nonzero_input(mask: &str) -> String {
+    format!("{mask}_nonzero")
 }
 
 /// One index array of an [`TExprKind::AdvancedIndex`].
@@ -72,6 +89,14 @@ impl TExprKind {
     }
 }
 
+/// The condition "a broadcast of this shape has no element" (false for a 0-d broadcast): NumPy
+/// then checks no index value of the arrays.
+pub fn broadcast_is_empty(broadcast: &[SymExpr]) -> Cond {
+    let mut least = vec![SymExpr::constant(1)];
+    least.extend(broadcast.iter().cloned());
+    Cond::le(&SymExpr::min(&least), &SymExpr::constant(0))
+}
+
 impl TExpr {
     /// A node over already checked children, with its depth and size.
     pub fn new(kind: TExprKind, ty: SymTensorType, span: Span) -> TExpr {
@@ -86,7 +111,9 @@ impl TExprKind {
     pub fn children(&self) -> impl Iterator<Item = &TExpr> {
         let (first, second, rest) = match self {
             TExprKind::Input(_) | TExprKind::Const(_) => (None, None, &[][..]),
-            TExprKind::View { base, .. } => (Some(&**base), None, &[][..]),
+            TExprKind::View { base, .. } | TExprKind::Nonzero { mask: base } => {
+                (Some(&**base), None, &[][..])
+            }
             TExprKind::Gather { data, indices, .. }
             | TExprKind::GatherElements { data, indices, .. }
             | TExprKind::GatherNd { data, indices, .. } => (Some(&**data), Some(&**indices), &[][..]),
@@ -163,6 +190,7 @@ impl fmt::Display for TExpr {
             TExprKind::GatherNd { data, indices, batch_dims, mode } => {
                 write!(f, "gather_nd({data}, {indices}, batch_dims={batch_dims}, mode={})", mode.name())?
             }
+            TExprKind::Nonzero { mask } => write!(f, "nonzero({mask})")?,
         }
         write!(f, ": {}", self.ty)
     }

@@ -30,6 +30,12 @@ pub enum ShapeFnError {
     NoInputs(Sym),
     #[error("run-time scalar `{sym}` reads input `{input}` ({dtype}, rank {rank}): {why}")]
     BadScalarInput { sym: Sym, input: String, dtype: slc_runtime::DType, rank: usize, why: &'static str },
+    /// The object's caller passes every input; a mask's `nonzero()` is derived by the JIT and
+    /// the interpreter only.
+    #[error(
+        "input `{input}` is the nonzero() of the mask `{mask}`, which an AOT object does not derive: give `{mask}`'s value when compiling"
+    )]
+    DerivedInput { input: String, mask: String },
 }
 
 /// Emits the evaluation of symbolic integers into a function being built: the values of the
@@ -256,6 +262,10 @@ impl SymEmitter {
         data: Option<Value>,
         scalars: &BTreeSet<Sym>,
     ) -> Result<(), ShapeFnError> {
+        if let Some((d, _)) = inputs.iter().find(|(d, _)| d.nonzero_of.is_some()) {
+            let mask = d.nonzero_of.clone().unwrap_or_default();
+            return Err(ShapeFnError::DerivedInput { input: d.name.clone(), mask });
+        }
         let pw = ptr.bytes() as i32;
         let mut loaded = Vec::with_capacity(inputs.len());
         let mut computed = vec![];

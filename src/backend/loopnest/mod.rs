@@ -256,7 +256,7 @@ fn buffer_windows(plan: &GenericPlan) -> Vec<Option<ByteWindow>> {
         .iter()
         .map(|d| {
             let shape = d.shape.iter().map(SymExpr::as_const).collect::<Option<Vec<i64>>>()?;
-            Some(InputDecl { name: String::new(), dtype: d.dtype, shape, strides: d.strides.clone() })
+            Some(InputDecl { strides: d.strides.clone(), ..InputDecl::dense(String::new(), d.dtype, shape) })
         })
         .collect();
     let windows = concrete_inputs.iter().map(|d| d.as_ref().and_then(InputDecl::window)).chain(

@@ -4,11 +4,11 @@
 use super::gather::oob_mode;
 use super::{Checker, bind, invalid};
 use crate::sema::check::node;
-use crate::sema::error::SemaError;
+use crate::sema::error::{SemaError, SemaErrorKind as K};
 use crate::sema::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
-use crate::types::sym::SymExpr;
+use crate::types::sym::Cond;
 use crate::types::{OobMode, ShapeDisplay, TensorType};
 
 /// The form's name and parameters, positional in this order (the operator table reads them).
@@ -45,8 +45,7 @@ impl Checker<'_> {
             }
             None => 0,
         };
-        const FORM: &str = "`gather_elements`";
-        let (d, i) = (&self.concrete_shape(&data, FORM)?, &self.concrete_shape(&indices, FORM)?);
+        let (d, i) = (&data.ty.shape, &indices.ty.shape);
         let index_span = args.indices.value.span;
         if i.len() != rank {
             let msg = format!("indices {} must have the rank of data {}", indices.ty, data.ty);
@@ -54,18 +53,22 @@ impl Checker<'_> {
         }
         // Off the axis, ONNX Runtime accepts indices smaller than the data (a corner of it is
         // read), not larger; along the axis any length is fine.
-        if let Some(k) = (0..rank).find(|&k| k != axis && i[k] > d[k]) {
-            let msg = format!(
-                "indices {} must not exceed data {} off the axis {axis}: dimension {k} is {} > {}",
-                ShapeDisplay(i),
-                ShapeDisplay(d),
-                i[k],
-                d[k]
-            );
-            return invalid(msg, "larger than the data", index_span);
+        for k in (0..rank).filter(|&k| k != axis) {
+            let refusal = || {
+                let msg = format!(
+                    "indices {} must not exceed data {} off the axis {axis}: dimension {k} is {} > {}",
+                    ShapeDisplay(i),
+                    ShapeDisplay(d),
+                    i[k],
+                    d[k]
+                );
+                let label = "larger than the data";
+                SemaError::new(K::InvalidArgument { message: msg, label: label.into() }, index_span)
+            };
+            self.require(Cond::le(&i[k], &d[k]), refusal)?;
         }
         let mode = oob_mode(args.mode, OobMode::Error)?;
-        let size = SymExpr::constant(d[axis]);
+        let size = d[axis].clone();
         self.check_empty_axis(mode, &size, &indices.ty.shape, axis, span)?;
         if mode == OobMode::Error {
             self.check_const_indices(&indices, axis, &size)?;

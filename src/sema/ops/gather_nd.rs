@@ -8,8 +8,8 @@ use crate::sema::error::{SemaError, SemaErrorKind as K};
 use crate::sema::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
-use crate::types::sym::SymExpr;
-use crate::types::{OobMode, ShapeDisplay, TensorType, checked_numel};
+use crate::types::sym::{Cond, SymExpr};
+use crate::types::{OobMode, TensorType};
 
 /// The form's name and parameters, positional in this order (the operator table reads them).
 pub(super) const NAME: &str = "gather_nd";
@@ -36,15 +36,21 @@ impl Checker<'_> {
     pub(super) fn gather_nd_call(&mut self, args: Args, span: Span) -> Result<TExpr, SemaError> {
         let data = self.tensor_arg(args.data)?;
         let indices = self.indices_arg(args.indices)?;
-        const FORM: &str = "`gather_nd`";
-        let (d, i) = (&self.concrete_shape(&data, FORM)?, &self.concrete_shape(&indices, FORM)?);
+        let (d, i) = (&data.ty.shape, &indices.ty.shape);
         let (r, q) = (d.len(), i.len());
         let index_span = args.indices.value.span;
         if r == 0 {
             return invalid("gather_nd needs data of rank at least 1", "0-d data", args.data.value.span);
         }
-        let Some(&m) = i.last() else {
+        let Some(m) = i.last() else {
             return invalid("gather_nd needs indices of rank at least 1", "0-d indices", index_span);
+        };
+        // The tuples' length sets the output's rank: a value the program needs now.
+        let Some(m) = m.as_const() else {
+            let source = self.symbol_source(std::slice::from_ref(m)).unwrap_or_else(|| indices.to_string());
+            let what = format!("the last dim of `{source}`");
+            let form = "`gather_nd`'s tuple length (the last dim of `indices`: it sets the output's rank)";
+            return err(K::SymbolicUnsupported { form, what }, index_span);
         };
         let b = match args.batch_dims {
             None => 0,
@@ -71,45 +77,62 @@ impl Checker<'_> {
             return invalid(msg, "index tuples too long", index_span);
         }
         let m = m as usize;
-        if d[..b] != i[..b] {
-            let msg =
-                format!("the first {b} dimensions of data {} and indices {} must match", data.ty, indices.ty);
-            return invalid(msg, "batch dimensions differ", index_span);
+        for (x, y) in d[..b].iter().zip(&i[..b]) {
+            let refusal = || {
+                let message = format!(
+                    "the first {b} dimensions of data {} and indices {} must match",
+                    data.ty, indices.ty
+                );
+                SemaError::new(
+                    K::InvalidArgument { message, label: "batch dimensions differ".into() },
+                    index_span,
+                )
+            };
+            self.require(Cond::eq(x, y), refusal)?;
         }
         let mode = oob_mode(args.mode, OobMode::Error)?;
         let tuples = &i[..q - 1];
         for j in 0..m {
             let tuple_dims = &indices.ty.shape[..q - 1];
-            self.check_empty_axis(mode, &SymExpr::constant(d[b + j]), tuple_dims, b + j, span)?;
+            self.check_empty_axis(mode, &d[b + j], tuple_dims, b + j, span)?;
         }
-        if mode == OobMode::Error {
-            check_const_tuples(&indices, &d[b..b + m], b)?;
+        if mode == OobMode::Error && m > 0 {
+            self.check_const_tuples(&indices, &d[b..b + m], b)?;
         }
-        let shape: Vec<i64> = tuples.iter().chain(&d[b + m..]).copied().collect();
-        if checked_numel(&shape).is_none() {
-            return err(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, span);
-        }
-        let ty =
-            TensorType { dtype: data.ty.dtype, shape: shape.into_iter().map(SymExpr::constant).collect() };
+        let shape: Vec<SymExpr> = tuples.iter().chain(&d[b + m..]).cloned().collect();
+        self.require_numel_fits(&shape, span)?;
+        let ty = TensorType { dtype: data.ty.dtype, shape };
         let kind =
             TExprKind::GatherNd { data: Box::new(data), indices: Box::new(indices), batch_dims: b, mode };
         node(kind, ty, span)
     }
 }
 
-/// Literal index tuples are checked now, pointing at the literal: entry `j` of each tuple
-/// indexes data axis `first_axis + j`, of size `sizes[j]` (not empty).
-fn check_const_tuples(indices: &TExpr, sizes: &[i64], first_axis: usize) -> Result<(), SemaError> {
-    if let TExprKind::Const(t) = &indices.kind {
-        for at in 0..t.numel() {
-            let j = at % sizes.len();
-            let v = t.int_at(at).unwrap_or_default();
-            if OobMode::Error.normalize(v, sizes[j]).is_err() {
-                let (index, size) = (SymExpr::constant(v as i64), SymExpr::constant(sizes[j]));
-                let kind = K::IndexOutOfRange { index, axis: first_axis + j, size };
-                return err(kind, indices.span);
+impl Checker<'_> {
+    /// Literal index tuples are checked now, pointing at the literal (against symbolic sizes:
+    /// per call): entry `j` of each tuple indexes data axis `first_axis + j`, of size `sizes[j]`.
+    fn check_const_tuples(
+        &mut self,
+        indices: &TExpr,
+        sizes: &[SymExpr],
+        first_axis: usize,
+    ) -> Result<(), SemaError> {
+        if let TExprKind::Const(t) = &indices.kind {
+            for at in 0..t.numel() {
+                let j = at % sizes.len();
+                // A u64 above i64::MAX is out of range of every axis, as i64::MAX is.
+                let v = t.int_at(at).unwrap_or_default();
+                let index = SymExpr::constant(i64::try_from(v).unwrap_or(i64::MAX));
+                let (axis, size) = (first_axis + j, sizes[j].clone());
+                let refusal = || {
+                    SemaError::new(
+                        K::IndexOutOfRange { index: index.clone(), axis, size: size.clone() },
+                        indices.span,
+                    )
+                };
+                self.index_into(&index, &sizes[j], refusal)?;
             }
         }
+        Ok(())
     }
-    Ok(())
 }

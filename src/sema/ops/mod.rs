@@ -135,7 +135,12 @@ impl Checker<'_> {
     fn int_list(&mut self, arg: &ast::Arg) -> Result<Vec<i64>, SemaError> {
         let span = arg.value.span;
         let t = match self.expr(&arg.value)? {
-            Value::Shape(s) => return Ok(s),
+            Value::Shape(s) => {
+                return s.iter().map(SymExpr::as_const).collect::<Option<Vec<i64>>>().ok_or_else(|| {
+                    let name = format!("{}", arg.value);
+                    SemaError::new(K::NotCompileTime { what: "this operator parameter", name }, span)
+                });
+            }
             Value::Tensor(t) => t,
             other => {
                 return invalid(
@@ -172,10 +177,27 @@ impl Checker<'_> {
         }
     }
 
-    /// The bounds of a slicing form (`begin`/`end`, `starts`/`ends`): an integer list, or with
-    /// run-time scalars on, a 1-d integer input bound without a value, whose elements are the
-    /// symbols `k[0]`, `k[1]`, ...
+    /// The bounds of a slicing form (`begin`/`end`, `starts`/`ends`): an integer list, `x.shape`
+    /// (symbolic dims included), or with run-time scalars on, a list literal whose elements are
+    /// integers known at run time (`[k, n - 1]`), or a 1-d integer input bound without a value,
+    /// whose elements are the symbols `k[0]`, `k[1]`, ...
     fn bound_list(&mut self, arg: &ast::Arg) -> Result<Vec<SymExpr>, SemaError> {
+        if let ast::ExprKind::Attr { name, .. } = &arg.value.kind
+            && name.name == "shape"
+            && let Value::Shape(s) = self.expr(&arg.value)?
+        {
+            return Ok(s);
+        }
+        if self.runtime_scalars
+            && let ast::ExprKind::List(items) = &arg.value.kind
+            && !items.iter().any(|i| matches!(i.kind, ast::ExprKind::List(_) | ast::ExprKind::Bool(_)))
+            && let Ok(bounds) =
+                items.iter().map(|i| self.sym_int(i, "a bound")).collect::<Result<Vec<_>, _>>()
+            && bounds.iter().any(|b| b.as_const().is_none())
+        {
+            // (A list of constants, or one with an error, is read as every integer list is.)
+            return Ok(bounds);
+        }
         if self.runtime_scalars
             && let ast::ExprKind::Name(name) = &arg.value.kind
             && let Ok(Value::Tensor(t)) = self.expr(&arg.value)
@@ -207,10 +229,11 @@ impl Checker<'_> {
                 SemaError::new(K::NotCompileTime { what: "this operator parameter", name }, t.span)
             }
             ConstEvalError::Unknown(name) => SemaError::new(K::ValueUnknown { name }, t.span),
-            ConstEvalError::Symbolic => SemaError::new(
-                K::SymbolicUnsupported { form: "an operator parameter", input: format!("{}", t.ty) },
-                t.span,
-            ),
+            ConstEvalError::Symbolic => {
+                let source = self.symbol_source(&symbolic_dims(t)).unwrap_or_else(|| t.to_string());
+                let what = format!("the dims of `{source}`");
+                SemaError::new(K::SymbolicUnsupported { form: "this operator parameter", what }, t.span)
+            }
             ConstEvalError::IndexOutOfRange { index, axis, len } => SemaError::new(
                 K::InvalidArgument {
                     message: format!("index {index} is out of bounds for axis {axis} with size {len}"),
@@ -245,6 +268,17 @@ impl Checker<'_> {
 /// dimensions far below i64::MAX.
 fn saturating_i64(v: i128) -> i64 {
     v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// The dims of the nodes of `t`, its own first: the symbolic one among them is what evaluating
+/// `t` now stumbled on.
+fn symbolic_dims(t: &TExpr) -> Vec<SymExpr> {
+    let mut dims = t.ty.shape.clone();
+    for child in t.kind.children() {
+        dims.extend(symbolic_dims(child));
+    }
+    dims.retain(|d| d.as_const().is_none());
+    dims
 }
 
 /// The names of the inputs an expression reads.

@@ -1,0 +1,76 @@
+//! The inputs a plan derives from others per call: the `nonzero()` of a boolean mask whose
+//! value a generic program does not know when it is checked (docs/design/shape-generic.md,
+//! Masks). The count of `True`s is a dim of the derived input (`_m_trues`), so binding its
+//! dims binds the count, as any dim; its rows are the coordinates NumPy's advanced indexing
+//! reads. Every executor is handed the derived tensors with the others ([`input_tensors`]).
+
+use super::ir::InputDecl;
+use crate::types::Coords;
+use slc_runtime::{DType, Tensor};
+use std::borrow::Cow;
+
+/// NumPy's `nonzero()` of `mask`, stacked: an i64 tensor `[count, max(1, rank)]`, row `j` the
+/// coordinates of the `j`-th nonzero element in C order (a 0-d mask: `[[0]]` or no row).
+pub fn nonzero(mask: &Tensor) -> Tensor {
+    let shape: Vec<i64> = mask.shape().iter().map(|&d| d as i64).collect();
+    let columns = shape.len().max(1);
+    let bytes = mask.bytes();
+    let width = mask.dtype().width();
+    let mut rows: Vec<i64> = vec![];
+    for (at, c) in Coords::new(&shape).enumerate() {
+        if bytes[at * width..(at + 1) * width].iter().any(|&b| b != 0) {
+            rows.extend(c.iter().copied());
+            if c.is_empty() {
+                rows.push(0);
+            }
+        }
+    }
+    Tensor::from_i64s(DType::I64, &[rows.len() / columns, columns], &rows).expect("i64 coordinates")
+}
+
+/// The tensors of every input `decls` declares, in order: `given(name)` for the inputs the
+/// caller passes, the derived ones computed from theirs. `Err` names an input `given` lacks
+/// (or a mask of another dtype than bool).
+pub fn input_tensors<'t, D>(
+    decls: &[InputDecl<D>],
+    given: &dyn Fn(&str) -> Option<&'t Tensor>,
+) -> Result<Vec<Cow<'t, Tensor>>, String> {
+    decls
+        .iter()
+        .map(|d| match &d.nonzero_of {
+            None => {
+                given(&d.name).map(Cow::Borrowed).ok_or_else(|| format!("no tensor for input `{}`", d.name))
+            }
+            Some(mask) => match given(mask) {
+                Some(m) if m.dtype() == DType::Bool => Ok(Cow::Owned(nonzero(m))),
+                Some(m) => Err(format!("the mask `{mask}` is {}, not bool", m.dtype())),
+                None => Err(format!("no tensor for the mask `{mask}`")),
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mask(shape: &[usize], bits: &[u8]) -> Tensor {
+        Tensor::from_bytes(DType::Bool, shape, bits).unwrap()
+    }
+
+    fn values(t: &Tensor) -> (Vec<usize>, Vec<i64>) {
+        (t.shape().to_vec(), (0..t.numel()).map(|i| t.int_at(i).unwrap() as i64).collect())
+    }
+
+    #[test]
+    fn coordinates_of_the_trues_in_c_order() {
+        assert_eq!(
+            values(&nonzero(&mask(&[2, 3], &[0, 1, 0, 1, 0, 1]))),
+            (vec![3, 2], vec![0, 1, 1, 0, 1, 2])
+        );
+        assert_eq!(values(&nonzero(&mask(&[4], &[1, 0, 0, 1]))), (vec![2, 1], vec![0, 3]));
+        assert_eq!(values(&nonzero(&mask(&[0, 3], &[]))), (vec![0, 2], vec![]));
+        assert_eq!(values(&nonzero(&mask(&[], &[1]))), (vec![1, 1], vec![0]));
+        assert_eq!(values(&nonzero(&mask(&[], &[0]))), (vec![0, 1], vec![]));
+    }
+}
