@@ -15,6 +15,5 @@ pub use check::{InputTypes, InputValues, InputsRead, check_program, value_may_be
 pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.
 pub use ops::{FUNCTIONS as OPERATOR_FUNCTIONS, OPERATORS, Operator, bind_args, operator};
-pub use typed::{
-    IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim, broadcast_is_empty, nonzero_input, trues_symbol,
-};
+pub use typed::{IndexArray, ShapeCondition, TExpr, TExprKind, ViewDim};
+pub use typed::{broadcast_is_empty, nonzero_input, trues_symbol};
