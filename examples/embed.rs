@@ -22,7 +22,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         kernel.run_into(&[TensorView::from_slice(&[4, 5], &data)?], &mut out)?;
     }
     let first = f32::from_le_bytes(out.bytes()[..4].try_into()?);
-    println!("a[1:3, ::-1] -> {}{:?}, first element {first}", kernel.output_dtype(), kernel.output_shape().unwrap_or_default());
+    println!(
+        "a[1:3, ::-1] -> {}{:?}, first element {first}",
+        kernel.output_dtype(),
+        kernel.output_shape().unwrap_or_default()
+    );
 
     // 3. Strided views (here: the transpose of a 5x4 buffer) are accepted as they are.
     let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();

@@ -1,15 +1,16 @@
 //! The one way a verified plan runs. [`Runnable::prepare`] turns a plan into something to run
 //! on an [`Executor`] — the reference interpreter, or a JIT kernel (its index checks compiled
 //! in) — and [`Runnable::run`] runs it; a failed check points at its index expression through
-//! the check's origin in the plan. Sessions, prepared kernels, the REPL, `slc bench`, the fuzz
-//! targets and the C ABI all run plans through here.
+//! the check's origin in the plan. Prepared kernels (`embed::Kernel`: sessions, the C ABI,
+//! Python) hold the `Runnable` of their plan, the REPL, `slc bench` and the fuzz targets
+//! prepare theirs here.
 
 use crate::backend::RuntimeError;
 use crate::backend::interp;
 use crate::backend::jit::{self, JitKernel, KernelCache};
 use crate::error::Error;
 use crate::pipeline::Compiled;
-use crate::plan::{Plan, VerifiedPlan};
+use crate::plan::{Plan, VerifiedGenericPlan, VerifiedPlan};
 use crate::source::Span;
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
@@ -105,28 +106,29 @@ pub enum Runnable {
 }
 
 impl Runnable {
-    /// Prepares `plan` for `executor`; a JIT kernel takes its inputs in `order` (for each plan
-    /// input, its position among the caller's) and comes from (and goes into) `cache` if given.
+    /// Prepares `plan` (a concrete plan is one with nothing to bind: [`VerifiedPlan::lift`])
+    /// for `executor`; a JIT kernel takes its inputs in `order` (for each plan input, its
+    /// position among the caller's) and comes from (and goes into) `cache` if given.
     pub fn prepare(
-        plan: &VerifiedPlan,
+        plan: &VerifiedGenericPlan,
         order: &[usize],
         executor: Executor,
         cache: Option<&KernelCache>,
     ) -> Result<Runnable, RuntimeError> {
         Ok(match (executor, cache) {
             (Executor::Interpreter, _) => Runnable::Interpreter,
-            (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(&plan.lift(), order)?),
-            (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(&plan.lift(), order)?)),
+            (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
+            (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
         })
     }
 
-    /// Prepares `plan` for inputs in plan order.
+    /// Prepares a concrete plan for inputs in plan order.
     pub fn prepare_in_plan_order(
         plan: &VerifiedPlan,
         executor: Executor,
         cache: Option<&KernelCache>,
     ) -> Result<Runnable, RuntimeError> {
-        Runnable::prepare(plan, &jit::plan_order(plan), executor, cache)
+        Runnable::prepare(&plan.lift(), &jit::plan_order(plan), executor, cache)
     }
 
     pub fn executor(&self) -> Executor {

@@ -250,7 +250,8 @@ impl<'a> Session<'a> {
                 inputs.push((name.clone(), types.get(name)?.clone()));
             }
         }
-        let inputs: Vec<(&str, SymTensorType)> = inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let inputs: Vec<(&str, SymTensorType)> =
+            inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
         let kernel =
             Kernel::from_program(src, &inputs, compiled, None, &self.options, Some(self.programs.kernels()));
         Some(kernel.and_then(|k| Program::new(k, None, [], |name| self.get_view(name))))
@@ -265,7 +266,8 @@ impl<'a> Session<'a> {
         let inputs: Vec<(String, SymTensorType)> = (compiled.plan.inputs.iter())
             .map(|d| (d.name.clone(), TensorType { dtype: d.dtype, shape: d.shape.clone() }.generic()))
             .collect();
-        let inputs: Vec<(&str, SymTensorType)> = inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let inputs: Vec<(&str, SymTensorType)> =
+            inputs.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
         let program = Kernel::lifted(&compiled);
         let kernel = Kernel::from_program(
             src,

@@ -63,7 +63,11 @@ fn one_kernel_serves_every_shape() {
         let ty = format!("u16[{n}, {m}]").parse().unwrap();
         let fixed = Kernel::prepare(k.source(), &[("a", ty)]).unwrap();
         assert_eq!(k.run(&[view.reborrow()]).unwrap(), fixed.run(&[view.reborrow()]).unwrap(), "{n}x{m}");
-        assert_eq!(Some(&k.output_shape_for(&[view.reborrow()]).unwrap()[..]), fixed.output_shape(), "{n}x{m}");
+        assert_eq!(
+            Some(&k.output_shape_for(&[view.reborrow()]).unwrap()[..]),
+            fixed.output_shape(),
+            "{n}x{m}"
+        );
         let mut bytes = vec![0u8; fixed.output_nbytes().unwrap()];
         k.run_into_bytes(&[view.reborrow()], &mut bytes).unwrap();
         assert_eq!(bytes, fixed.run(&[view]).unwrap().bytes(), "{n}x{m}");
@@ -98,7 +102,8 @@ fn repeated_calls_allocate_nothing() {
 fn repeated_shapes_are_specialized() {
     let k = Kernel::prepare("a[::2, ::-1]", &[("a", "i32[N, M]".parse().unwrap())]).unwrap();
     let a = Tensor::from_i64s(DType::I32, &[3, 4], &(0..12).collect::<Vec<_>>()).unwrap();
-    let want = Kernel::prepare(k.source(), &[("a", "i32[3, 4]".parse().unwrap())]).unwrap().run(&[&a]).unwrap();
+    let want =
+        Kernel::prepare(k.source(), &[("a", "i32[3, 4]".parse().unwrap())]).unwrap().run(&[&a]).unwrap();
     for _ in 0..10 {
         assert_eq!(k.run(&[&a]).unwrap(), want);
     }
@@ -132,7 +137,8 @@ fn errors_are_the_fixed_kernels() {
 #[test]
 fn run_time_masks() {
     let src = "a[m][::-1, 1:]";
-    let k = Kernel::prepare(src, &[("a", "i32[N, M]".parse().unwrap()), ("m", "bool[N]".parse().unwrap())]).unwrap();
+    let k = Kernel::prepare(src, &[("a", "i32[N, M]".parse().unwrap()), ("m", "bool[N]".parse().unwrap())])
+        .unwrap();
     for (n, m, bits) in [(4, 3, vec![1u8, 0, 1, 1]), (1, 5, vec![0]), (6, 2, vec![1; 6]), (0, 3, vec![])] {
         let a = Tensor::from_i64s(DType::I32, &[n, m], &(0..(n * m) as i64).collect::<Vec<_>>()).unwrap();
         let mask = Tensor::from_bytes(DType::Bool, &[n], &bits).unwrap();

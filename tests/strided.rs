@@ -87,7 +87,8 @@ fn strided_views_are_not_copied() {
     for executor in [Executor::Jit, Executor::Interpreter] {
         options.executor = executor;
         let k =
-            Kernel::prepare_with("x[::-1]", &[("x", TensorType::of(DType::F64, &[n]).generic())], &options).unwrap();
+            Kernel::prepare_with("x[::-1]", &[("x", TensorType::of(DType::F64, &[n]).generic())], &options)
+                .unwrap();
         // Every other f64, backwards from the last.
         let shape = [n];
         let view = TensorView::strided(DType::F64, &shape, &[-16], &data, (2 * n - 2) * 8).unwrap();

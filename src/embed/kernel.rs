@@ -9,7 +9,7 @@ use crate::backend::RuntimeError;
 use crate::backend::clif::STATUS_OK;
 use crate::backend::jit::{self, JitKernel};
 use crate::error::Error;
-use crate::exec::{Executor, RunOptions};
+use crate::exec::{Executor, RunOptions, Runnable};
 use crate::pipeline::{Compiled, CompiledGeneric, compile_generic, compile_with_values};
 use crate::plan::{InputDecl, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, SymInputTypes};
@@ -85,8 +85,9 @@ struct Shared {
     in_order: bool,
     /// Whether the plan has symbols to bind (dense calls may then be specialized).
     symbolic: bool,
-    /// The one compiled kernel (the JIT); `None` on the interpreter.
-    jit: Option<Arc<JitKernel>>,
+    /// The plan on its executor: the one compiled kernel, or the interpreter (which runs the
+    /// concrete plan of each call's layout, a specialization).
+    runnable: Runnable,
     specials: Specials,
 }
 
@@ -180,72 +181,54 @@ impl Kernel {
         cache: Option<&jit::KernelCache>,
     ) -> Result<Kernel, Error> {
         // Verification, scheduling and code generation recurse once per level of the program.
-        let depth = program.checked.depth;
-        crate::limits::with_stack_for(depth, || {
-            Kernel::from_program_here(src, inputs, program, fixed, options, cache)
-        })
-    }
-
-    fn from_program_here(
-        src: &str,
-        inputs: &[(&str, SymTensorType)],
-        program: CompiledGeneric,
-        fixed: Option<Arc<Compiled>>,
-        options: &RunOptions,
-        cache: Option<&jit::KernelCache>,
-    ) -> Result<Kernel, Error> {
-        let plan = match &fixed {
-            // Verified already: its addresses are proven for these constants.
-            Some(compiled) => compiled.plan.lift(),
-            None => crate::plan::verify_generic(program.plan.clone())?,
-        };
-        let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
-        let order = caller_order(&plan, &names)?;
-        let derived: Vec<bool> = plan.inputs.iter().map(|d| d.nonzero_of.is_some()).collect();
-        let out_fixed = match &fixed {
-            Some(c) => {
-                let dims: Vec<usize> = c.plan.shape.iter().map(|&d| d as usize).collect();
-                let nbytes = Tensor::byte_size(c.plan.dtype, &dims).ok_or_else(|| {
-                    RuntimeError::Alloc(slc_runtime::TensorError::TooLarge {
-                        shape: dims.clone(),
-                        dtype: c.plan.dtype,
-                        bytes: None,
-                    })
-                })?;
-                Some((dims, nbytes))
-            }
-            None => None,
-        };
-        let jit = match options.executor {
+        crate::limits::with_stack_for(program.checked.depth, move || {
+            let plan = match &fixed {
+                // Verified already: its addresses are proven for these constants.
+                Some(compiled) => compiled.plan.lift(),
+                None => crate::plan::verify_generic(program.plan.clone())?,
+            };
+            let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
+            let order = caller_order(&plan, &names)?;
+            let derived: Vec<bool> = plan.inputs.iter().map(|d| d.nonzero_of.is_some()).collect();
+            let out_fixed = match &fixed {
+                Some(c) => {
+                    let dims: Vec<usize> = c.plan.shape.iter().map(|&d| d as usize).collect();
+                    let nbytes = Tensor::byte_size(c.plan.dtype, &dims).ok_or_else(|| {
+                        RuntimeError::Alloc(slc_runtime::TensorError::TooLarge {
+                            shape: dims.clone(),
+                            dtype: c.plan.dtype,
+                            bytes: None,
+                        })
+                    })?;
+                    Some((dims, nbytes))
+                }
+                None => None,
+            };
             // Compiled for inputs in plan order: calls hand it the inputs it reads, in that order.
-            Executor::Jit => Some(match cache {
-                Some(cache) => cache.get_or_compile(&plan, &jit::plan_order(&plan)).map_err(RuntimeError::from)?,
-                None => Arc::new(jit::compile(&plan, &jit::plan_order(&plan)).map_err(RuntimeError::from)?),
-            }),
-            Executor::Interpreter => None,
-        };
-        let in_order = order.len() == inputs.len()
-            && !derived.contains(&true)
-            && order.iter().enumerate().all(|(i, &o)| i == o);
-        let symbolic = !plan.symbols().is_empty();
-        let shared = Shared {
-            src: src.to_string(),
-            names: names.iter().map(|n| n.to_string()).collect(),
-            types: inputs.iter().map(|(_, t)| t.clone()).collect(),
-            executor: options.executor,
-            max_output_bytes: options.max_output_bytes,
-            program,
-            plan,
-            fixed,
-            out_fixed,
-            order,
-            derived,
-            in_order,
-            symbolic,
-            jit,
-            specials: Specials::default(),
-        };
-        Ok(Kernel { shared: Arc::new(shared), threads: options.threads.max(1) })
+            let runnable = Runnable::prepare(&plan, &jit::plan_order(&plan), options.executor, cache)?;
+            let in_order = order.len() == inputs.len()
+                && !derived.contains(&true)
+                && order.iter().enumerate().all(|(i, &o)| i == o);
+            let symbolic = !plan.symbols().is_empty();
+            let shared = Shared {
+                src: src.to_string(),
+                names: names.iter().map(|n| n.to_string()).collect(),
+                types: inputs.iter().map(|(_, t)| t.clone()).collect(),
+                executor: options.executor,
+                max_output_bytes: options.max_output_bytes,
+                program,
+                plan,
+                fixed,
+                out_fixed,
+                order,
+                derived,
+                in_order,
+                symbolic,
+                runnable,
+                specials: Specials::default(),
+            };
+            Ok(Kernel { shared: Arc::new(shared), threads: options.threads.max(1) })
+        })
     }
 
     /// The program text (to render errors against).
@@ -338,7 +321,7 @@ impl Kernel {
     /// The threads a run with an output of `dims` splits it across (1 on the interpreter and for
     /// small outputs).
     pub fn threads_used(&self, dims: &[usize]) -> usize {
-        if self.shared.jit.is_none() {
+        if self.shared.runnable.executor() == Executor::Interpreter {
             return 1;
         }
         let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(0);
@@ -487,7 +470,7 @@ impl Kernel {
     #[inline]
     fn route<'v, V: AsView>(&'v self, inputs: &'v [V]) -> Result<Route<'v>, Error> {
         let s = &*self.shared;
-        if let Some(jit) = &s.jit
+        if let Runnable::Jit(jit) = &s.runnable
             && s.in_order
             && let Some(held) = Held::dense_in_order(inputs, s.names.len())
         {
@@ -517,12 +500,13 @@ impl Kernel {
         self.check_signature(inputs)?;
         let views: Vec<TensorView<'v>> = inputs.iter().map(|v| v.as_view()).collect();
         let strided = views.iter().any(|v| !v.is_contiguous());
-        if (strided || s.jit.is_none())
+        let interpreted = s.runnable.executor() == Executor::Interpreter;
+        if (strided || interpreted)
             && let Some(special) = s.specials.get_or_compile(&self.specializing(), &views)?
         {
             return Ok(Route::Special(special));
         }
-        let Some(jit) = &s.jit else {
+        let Runnable::Jit(jit) = &s.runnable else {
             // The interpreter past the layouts kept: compiled for this call alone.
             return Ok(Route::Special(Arc::new(super::specialize::compile(&self.specializing(), &views)?)));
         };
@@ -542,7 +526,12 @@ impl Kernel {
 
     fn specializing(&self) -> Source<'_> {
         let s = &*self.shared;
-        Source { src: &s.src, names: &s.names, fixed: s.fixed.as_ref(), jit: s.jit.is_some() }
+        Source {
+            src: &s.src,
+            names: &s.names,
+            fixed: s.fixed.as_ref(),
+            jit: s.runnable.executor() == Executor::Jit,
+        }
     }
 
     /// Runs a specialized kernel on the caller's inputs (strided views in place).
@@ -565,7 +554,8 @@ impl Kernel {
             status => {
                 let fallback: Error = jit::status_error(status).into();
                 Err(self.interp_tensors(inputs).map_or(fallback.clone(), |tensors| {
-                    match special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default()) {
+                    match special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default())
+                    {
                         Err(e) => e,
                         Ok(_) => fallback,
                     }
@@ -599,17 +589,24 @@ impl Kernel {
             let v = input.as_view();
             let fits = v.dtype() == ty.dtype
                 && v.shape().len() == ty.shape.len()
-                && (ty.shape.iter().zip(v.shape())).all(|(d, &n)| d.as_const().is_none_or(|d| d as usize == n));
+                && (ty.shape.iter().zip(v.shape()))
+                    .all(|(d, &n)| d.as_const().is_none_or(|d| d as usize == n));
             if !fits {
                 let dims: Vec<i64> = v.shape().iter().map(|&d| d as i64).collect();
                 let found = format!("{}{}", v.dtype(), ShapeDisplay(&dims));
-                return Err(RuntimeError::InputMismatch { name: name.clone(), expected: ty.to_string(), found }.into());
+                return Err(RuntimeError::InputMismatch {
+                    name: name.clone(),
+                    expected: ty.to_string(),
+                    found,
+                }
+                .into());
             }
         }
         if s.order.len() < s.types.len() || s.derived.contains(&true) {
             // Inputs the plan does not read: their symbols must still agree with the others'.
-            let decls: Vec<InputDecl<SymExpr>> =
-                (s.names.iter().zip(&s.types)).map(|(n, t)| InputDecl::dense(n, t.dtype, t.shape.clone())).collect();
+            let decls: Vec<InputDecl<SymExpr>> = (s.names.iter().zip(&s.types))
+                .map(|(n, t)| InputDecl::dense(n, t.dtype, t.shape.clone()))
+                .collect();
             let dims: Vec<Vec<i64>> =
                 inputs.iter().map(|v| v.as_view().shape().iter().map(|&d| d as i64).collect()).collect();
             let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
@@ -634,7 +631,8 @@ impl Kernel {
             Err(told) => told,
             Ok(special) => match self.interp_tensors(inputs) {
                 Ok(tensors) => {
-                    match special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default()) {
+                    match special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default())
+                    {
                         Err(told) => told,
                         Ok(_) => e.into(),
                     }
@@ -676,8 +674,9 @@ fn caller_order(plan: &VerifiedGenericPlan, names: &[&str]) -> Result<Vec<usize>
     (plan.inputs.iter())
         .map(|d| {
             let name = d.nonzero_of.as_deref().unwrap_or(&d.name);
-            (names.iter().position(|n| *n == name))
-                .ok_or_else(|| ViewError::Signature(format!("the plan reads `{name}`, which is not a declared input")))
+            (names.iter().position(|n| *n == name)).ok_or_else(|| {
+                ViewError::Signature(format!("the plan reads `{name}`, which is not a declared input"))
+            })
         })
         .collect()
 }
@@ -720,7 +719,8 @@ impl<'v> Held<'v> {
         if inputs.len() != n || n == 0 || n > FEW_INPUTS {
             return None;
         }
-        let held: [Held<'v>; FEW_INPUTS] = std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
+        let held: [Held<'v>; FEW_INPUTS] =
+            std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
         held[..n].iter().all(Held::is_dense).then_some(HeldSet::Few(held, n))
     }
 }

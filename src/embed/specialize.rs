@@ -77,8 +77,6 @@ impl Special {
             && self.layout.iter().zip(inputs).all(|(l, v)| l.matches(&v.as_view(), strides))
             && self.values.iter().all(|(i, value)| holds(&inputs[*i].as_view(), value))
     }
-
-
 }
 
 /// Whether `view` holds exactly `value` (same dtype, shape and elements).
@@ -150,7 +148,11 @@ impl Specials {
     /// The kernel for the layout of `views` (call order), compiled on first use; `None` once
     /// [`MAX_LAYOUTS`] are kept. Errors are the front end's for these types and values, so a
     /// call the generic plan refuses is explained as a fixed-shape compile explains it.
-    pub fn get_or_compile(&self, source: &Source<'_>, views: &[TensorView<'_>]) -> Result<Option<Arc<Special>>, Error> {
+    pub fn get_or_compile(
+        &self,
+        source: &Source<'_>,
+        views: &[TensorView<'_>],
+    ) -> Result<Option<Arc<Special>>, Error> {
         if let Some(k) = self.find(views) {
             return Ok(Some(k));
         }
