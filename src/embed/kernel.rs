@@ -690,6 +690,8 @@ enum Expect<'d> {
 }
 
 /// The way one call runs.
+// Large by design: a call's few inputs live on the stack, so a call allocates nothing.
+#[allow(clippy::large_enum_variant)]
 enum Route<'v> {
     /// The generic kernel, on the inputs in plan order.
     Dense(&'v JitKernel, HeldSet<'v>),
@@ -698,6 +700,7 @@ enum Route<'v> {
 }
 
 /// The inputs handed to the generic kernel: a few on the stack, or any number.
+#[allow(clippy::large_enum_variant)]
 enum HeldSet<'v> {
     Few([Held<'v>; FEW_INPUTS], usize),
     Many(Vec<Held<'v>>),
