@@ -581,7 +581,9 @@ impl JitKernel {
             Calls::Fixed(_) => Some(Env::new()),
             Calls::Bound(parts) => self.binding(parts, inputs).ok(),
         };
-        let told = env.and_then(|env| self.plan.bind(&env).ok());
+        // Binding recurses once per nested index access, as the interpreter does.
+        let told = env
+            .and_then(|env| crate::limits::with_stack_for(self.plan.nesting(), || self.plan.bind(&env).ok()));
         // The interpreter reads tensors: copies of the inputs, on this cold path only.
         let tensors: Option<Vec<Tensor>> =
             inputs.iter().map(|t| Tensor::from_bytes(t.dtype(), t.shape(), t.bytes()).ok()).collect();
