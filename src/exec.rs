@@ -147,7 +147,7 @@ impl Runnable {
     ) -> Result<Tensor, RuntimeError> {
         match self {
             Runnable::Interpreter => interp::run(plan, inputs),
-            Runnable::Jit(kernel) => kernel.run(inputs, threads),
+            Runnable::Jit(kernel) => kernel.run(inputs, threads).map_err(|e| e.located(plan)),
         }
     }
 
@@ -165,7 +165,7 @@ impl Runnable {
                 out.bytes_mut().copy_from_slice(result.bytes());
                 Ok(())
             }
-            Runnable::Jit(kernel) => kernel.run_into(inputs, out, threads),
+            Runnable::Jit(kernel) => kernel.run_into(inputs, out, threads).map_err(|e| e.located(plan)),
         }
     }
 }

@@ -427,3 +427,23 @@ fn lifted_plans_read_strided_windows() {
     assert_eq!(kernel.run(&[&window], 1).unwrap(), want);
     assert_eq!(want.shape(), &[2, 4]);
 }
+
+/// Programs that lower to one plan share a kernel (the cache keys it by text); a failed check
+/// still points into the text of the program that ran, as the interpreter does.
+#[test]
+fn a_shared_kernel_reports_the_callers_place() {
+    use slc::exec::{Executor, Runnable};
+    let cache = KernelCache::default();
+    let a = Tensor::from_i64s(DType::I64, &[2, 3], &[1, 2, 3, 4, 5, 6]).unwrap();
+    let idx = Tensor::from_i64s(DType::I64, &[1], &[5]).unwrap();
+    let mut errors = vec![];
+    for src in ["a[idx]", "a[:][idx]"] {
+        let c = concrete(src, &[("a", "i64[2,3]"), ("idx", "i64[1]")]);
+        let r = Runnable::prepare_in_plan_order(&c.plan, Executor::Jit, Some(&cache)).unwrap();
+        let e = r.run(&c.plan, &[&a, &idx], 1).unwrap_err();
+        assert_eq!(e, interp::run(&c.plan, &[&a, &idx]).unwrap_err(), "{src}");
+        errors.push(e);
+    }
+    assert_eq!(cache.compiles(), 1, "one plan, one kernel");
+    assert_ne!(errors[0], errors[1], "each error points into its own program");
+}

@@ -218,7 +218,8 @@ impl KernelCache {
         plan: &VerifiedGenericPlan,
         order: &[usize],
     ) -> Result<Arc<JitKernel>, JitError> {
-        let key = format!("{}{order:?}", plan.plan());
+        // Printing recurses once per nested index access.
+        let key = crate::limits::with_stack_for(plan.nesting(), || format!("{}{order:?}", plan.plan()));
         if let Some(k) = self.lock().get(&key) {
             return Ok(k.clone());
         }

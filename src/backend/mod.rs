@@ -56,12 +56,14 @@ pub enum RuntimeError {
 }
 
 impl RuntimeError {
-    /// A failed check of `plan` that names its check but not its place (the DirectML emulator
-    /// sees only the graph) points at the check's index expression.
+    /// A failed check of `plan` points at the check's index expression in `plan`'s text: where
+    /// the error names its check but not its place (the DirectML emulator sees only the graph),
+    /// and where a kernel shared by plans that differ only in their origins (the cache keys them
+    /// by text) names another program's place.
     pub fn located(self, plan: &crate::plan::Plan) -> RuntimeError {
         match self {
-            RuntimeError::IndexOutOfBounds { check, index, axis, len, span: None } => {
-                let span = plan.checks.get(check).and_then(|c| c.origin.0);
+            RuntimeError::IndexOutOfBounds { check, index, axis, len, span } => {
+                let span = plan.checks.get(check).and_then(|c| c.origin.0).or(span);
                 RuntimeError::IndexOutOfBounds { check, index, axis, len, span }
             }
             e => e,

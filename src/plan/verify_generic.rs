@@ -44,7 +44,9 @@ impl VerifiedPlan {
     /// scheduling and code generation treat constants as immediates, so the back ends compile
     /// every plan from this one type.
     pub fn lift(&self) -> VerifiedGenericPlan {
-        VerifiedGenericPlan { plan: self.plan().generic() }
+        // The mapping recurses once per nested index access.
+        let plan = crate::limits::with_stack_for(self.nesting(), || self.plan().generic());
+        VerifiedGenericPlan { plan }
     }
 }
 
