@@ -60,7 +60,7 @@ impl RuntimeError {
     /// the error names its check but not its place (the DirectML emulator sees only the graph),
     /// and where a kernel shared by plans that differ only in their origins (the cache keys them
     /// by text) names another program's place.
-    pub fn located(self, plan: &crate::plan::Plan) -> RuntimeError {
+    pub fn located<D>(self, plan: &crate::plan::Plan<D>) -> RuntimeError {
         match self {
             RuntimeError::IndexOutOfBounds { check, index, axis, len, span } => {
                 let span = plan.checks.get(check).and_then(|c| c.origin.0).or(span);

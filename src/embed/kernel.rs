@@ -620,6 +620,8 @@ impl Kernel {
     /// explained by the front end (an index outside its axis is E0102 at the index, as ever).
     #[cold]
     fn explain<V: AsView>(&self, e: RuntimeError, inputs: &[V]) -> Error {
+        // The compiled kernel may be shared with programs that differ only in their spans.
+        let e = e.located(self.shared.plan.plan());
         if let Err(signature) = self.check_signature(inputs) {
             return signature;
         }
