@@ -23,18 +23,11 @@ impl<'v> Held<'v> {
             false => view.to_tensor().map(Held::Packed).map_err(|e| RuntimeError::from(e).into()),
         }
     }
-
-    pub(crate) fn is_dense(&self) -> bool {
-        match self {
-            Held::InPlace(v) => v.is_contiguous(),
-            Held::Packed(_) => true,
-        }
-    }
 }
 
 // SAFETY: a contiguous view's `nbytes` bytes from `as_ptr` are readable for its lifetime (the
 // view's own invariant), in C order; a tensor owns its dense bytes. Only dense views are handed
-// to kernels as `DenseInput`s (`Held::of`, `is_dense`).
+// to kernels as `DenseInput`s (`Held::of`, and the callers' contiguity checks).
 unsafe impl DenseInput for Held<'_> {
     fn dtype(&self) -> DType {
         match self {

@@ -76,6 +76,9 @@ struct Shared {
     fixed: Option<Arc<Compiled>>,
     /// The output's dims and bytes when they do not depend on the inputs.
     out_fixed: Option<(Vec<usize>, usize)>,
+    /// The inputs' dtypes and dims, in call order, when every one is fixed and the compiled
+    /// entry takes them as they come (the call's fastest path).
+    fixed_inputs: Option<Vec<(DType, Vec<usize>, usize)>>,
     /// For each plan input, its position among the caller's inputs (for an input the plan
     /// derives from a mask, the mask's).
     order: Vec<usize>,
@@ -210,6 +213,21 @@ impl Kernel {
                 && !derived.contains(&true)
                 && order.iter().enumerate().all(|(i, &o)| i == o);
             let symbolic = !plan.symbols().is_empty();
+            let binds = matches!(&runnable, Runnable::Jit(jit) if jit.binds());
+            let fixed_inputs =
+                (fixed.is_some() && in_order && !binds && !plan.inputs.iter().any(|d| d.strides.is_some()))
+                    .then(|| {
+                        inputs
+                            .iter()
+                            .map(|(_, t)| {
+                                let dims: Vec<usize> =
+                                    t.concrete_shape()?.iter().map(|&d| d as usize).collect();
+                                let nbytes = Tensor::byte_size(t.dtype, &dims)?;
+                                Some((t.dtype, dims, nbytes))
+                            })
+                            .collect::<Option<Vec<_>>>()
+                    })
+                    .flatten();
             let shared = Shared {
                 src: src.to_string(),
                 names: names.iter().map(|n| n.to_string()).collect(),
@@ -220,6 +238,7 @@ impl Kernel {
                 plan,
                 fixed,
                 out_fixed,
+                fixed_inputs,
                 order,
                 derived,
                 in_order,
@@ -297,8 +316,8 @@ impl Kernel {
             self.check_signature(inputs)?;
             return Ok(dims.to_vec());
         }
-        match self.route(inputs)? {
-            Route::Dense(jit, held) => jit.output_shape(held.refs()).map_err(|e| self.explain(e, inputs)),
+        match self.route_general(inputs)? {
+            Route::Dense(jit, held) => jit.output_shape(&held).map_err(|e| self.explain(e, inputs)),
             Route::Special(special) => Ok(special.out_dims.clone()),
         }
     }
@@ -428,7 +447,27 @@ impl Kernel {
     /// Checks `out` against the output of `dims`, runs, and explains a failure.
     #[inline]
     fn run_raw<V: AsView>(&self, inputs: &[V], out: &mut [u8], expect: Expect<'_>) -> Result<(), Error> {
-        if let Some((dims, nbytes)) = &self.shared.out_fixed {
+        let s = &*self.shared;
+        let few = s.in_order && (1..=FEW_INPUTS).contains(&inputs.len()) && inputs.len() == s.names.len();
+        // Fixed shapes: compare, fill the pointer table on the stack, call the entry. Anything
+        // else (a failed status included) takes the checked path below, which reports it.
+        if few
+            && let Runnable::Jit(jit) = &s.runnable
+            && let (Some(fixed), Some((dims, nbytes))) = (&s.fixed_inputs, &s.out_fixed)
+            && expect.fits(self.output_dtype(), dims, *nbytes, out.len())
+        {
+            let mut table = [std::ptr::null::<u8>(); FEW_INPUTS];
+            // SAFETY: each input is dense, of the dtype and dims the entry was compiled for, in
+            // its slot (plan order = call order), and overlaps no byte of `out`, which has the
+            // output's bytes.
+            if fill_dense(&mut table, inputs, fixed, out)
+                && unsafe { jit.call(&table[..inputs.len()], out.as_mut_ptr(), out.len(), self.threads) }
+                    == STATUS_OK
+            {
+                return Ok(());
+            }
+        }
+        if let Some((dims, nbytes)) = &s.out_fixed {
             self.check_out(&expect, out.len(), dims, *nbytes)?;
         }
         // Safe Rust cannot lend an output that overlaps an input, but views made from raw
@@ -437,59 +476,91 @@ impl Kernel {
         for (i, v) in inputs.iter().enumerate() {
             let (lo, hi) = v.as_view().byte_span();
             if lo < end && first < hi {
-                let name = self.shared.names.get(i).cloned().unwrap_or_else(|| format!("{i}"));
+                let name = s.names.get(i).cloned().unwrap_or_else(|| format!("{i}"));
                 return Err(ViewError::Overlap(name).into());
             }
         }
-        match self.route(inputs)? {
-            Route::Dense(jit, held) => {
-                let held = held.refs();
-                if self.shared.out_fixed.is_none() {
-                    let len = out.len();
-                    let checked = jit.with_output_shape(held, |dims| {
-                        let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
-                        self.check_out(&expect, len, dims, nbytes)
-                    });
-                    checked.map_err(|e| self.explain(e, inputs))??;
-                }
-                jit.run_into_bytes(held, out, self.threads).map_err(|e| self.explain(e, inputs))
+        if few
+            && s.fixed_inputs.is_none()
+            && let Runnable::Jit(jit) = &s.runnable
+            && inputs.iter().all(|v| v.as_view().is_contiguous())
+        {
+            if s.symbolic
+                && let Some(special) = self.specialize_dense(inputs)
+            {
+                return self.run_special_checked(&special, inputs, out, &expect);
             }
-            Route::Special(special) => {
-                if self.shared.out_fixed.is_none() {
-                    let dims = &special.out_dims;
-                    let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
-                    self.check_out(&expect, out.len(), dims, nbytes)?;
-                }
-                self.run_special(&special, inputs, out)
-            }
+            let n = inputs.len();
+            let held: [Held<'_>; FEW_INPUTS] =
+                std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
+            return self.run_dense(jit, &held[..n], inputs, out, &expect);
+        }
+        // A layout met before (a strided view, a repeated shape): its kernel, found without a
+        // lock for the first one.
+        if let Some(special) = s.specials.find(inputs) {
+            return self.run_special_checked(&special, inputs, out, &expect);
+        }
+        match self.route_general(inputs)? {
+            Route::Dense(jit, held) => self.run_dense(jit, &held, inputs, out, &expect),
+            Route::Special(special) => self.run_special_checked(&special, inputs, out, &expect),
         }
     }
 
-    /// How this call runs: the generic kernel on dense inputs in plan order, or a specialized
-    /// kernel (strided views, a repeated shape, the interpreter).
-    #[inline]
-    fn route<'v, V: AsView>(&'v self, inputs: &'v [V]) -> Result<Route<'v>, Error> {
-        let s = &*self.shared;
-        if let Runnable::Jit(jit) = &s.runnable
-            && s.in_order
-            && let Some(held) = Held::dense_in_order(inputs, s.names.len())
-        {
-            if s.symbolic {
-                if let Some(special) = s.specials.find(inputs) {
-                    return Ok(Route::Special(special));
-                }
-                if s.specials.note_dense(inputs) && self.check_signature(inputs).is_ok() {
-                    let views: Vec<TensorView<'_>> = inputs.iter().map(|v| v.as_view()).collect();
-                    // A shape the generic kernel refuses is not specialized (its error comes from
-                    // the generic path, explained).
-                    if let Ok(Some(special)) = s.specials.get_or_compile(&self.specializing(), &views) {
-                        return Ok(Route::Special(special));
-                    }
-                }
-            }
-            return Ok(Route::Dense(jit, held));
+    /// A specialized kernel, once `out` is checked against its output.
+    fn run_special_checked<V: AsView>(
+        &self,
+        special: &Special,
+        inputs: &[V],
+        out: &mut [u8],
+        expect: &Expect<'_>,
+    ) -> Result<(), Error> {
+        if self.shared.out_fixed.is_none() {
+            let dims = &special.out_dims;
+            let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
+            self.check_out(expect, out.len(), dims, nbytes)?;
         }
-        self.route_general(inputs)
+        self.run_special(special, inputs, out)
+    }
+
+    /// The generic kernel on dense inputs in plan order.
+    #[inline]
+    fn run_dense<V: AsView>(
+        &self,
+        jit: &JitKernel,
+        held: &[Held<'_>],
+        inputs: &[V],
+        out: &mut [u8],
+        expect: &Expect<'_>,
+    ) -> Result<(), Error> {
+        if self.shared.out_fixed.is_some() {
+            return jit.run_into_bytes(held, out, self.threads).map_err(|e| self.explain(e, inputs));
+        }
+        let len = out.len();
+        let ran = jit.run_into_checked(held, out, self.threads, |dims| {
+            let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
+            match expect.fits(self.output_dtype(), dims, nbytes, len) {
+                true => Ok(()),
+                false => self.check_out(expect, len, dims, nbytes),
+            }
+        });
+        ran.map_err(|e| self.explain(e, inputs))?
+    }
+
+    /// The specialization policy on a dense call of a generic plan: the kernel kept for its
+    /// dims, or compiled now (the shape repeated).
+    #[inline]
+    fn specialize_dense<V: AsView>(&self, inputs: &[V]) -> Option<Arc<Special>> {
+        let s = &*self.shared;
+        if let Some(special) = s.specials.find(inputs) {
+            return Some(special);
+        }
+        if s.specials.note_dense(inputs) && self.check_signature(inputs).is_ok() {
+            let views: Vec<TensorView<'_>> = inputs.iter().map(|v| v.as_view()).collect();
+            // A shape the generic kernel refuses is not specialized (its error comes from the
+            // generic path, explained).
+            return s.specials.get_or_compile(&self.specializing(), &views).ok().flatten();
+        }
+        None
     }
 
     /// Any number of inputs, strided views, inputs out of plan order, the interpreter, and every
@@ -499,6 +570,9 @@ impl Kernel {
         let s = &*self.shared;
         self.check_signature(inputs)?;
         let views: Vec<TensorView<'v>> = inputs.iter().map(|v| v.as_view()).collect();
+        if let Some(special) = s.specials.find(inputs) {
+            return Ok(Route::Special(special));
+        }
         let strided = views.iter().any(|v| !v.is_contiguous());
         let interpreted = s.runnable.executor() == Executor::Interpreter;
         if (strided || interpreted)
@@ -521,7 +595,7 @@ impl Kernel {
                 false => Held::of(inputs[i].as_view()),
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        Ok(Route::Dense(jit, HeldSet::Many(ordered)))
+        Ok(Route::Dense(jit, ordered))
     }
 
     fn specializing(&self) -> Source<'_> {
@@ -691,41 +765,43 @@ enum Expect<'d> {
     Bytes,
 }
 
+impl Expect<'_> {
+    /// Whether an output of `len` bytes is the output of `dtype` and `dims` (`nbytes` bytes).
+    #[inline]
+    fn fits(&self, dtype: DType, dims: &[usize], nbytes: usize, len: usize) -> bool {
+        match *self {
+            Expect::Shape(d, found) => d == dtype && found == dims,
+            Expect::Bytes => len == nbytes,
+        }
+    }
+}
+
 /// The way one call runs.
-// Large by design: a call's few inputs live on the stack, so a call allocates nothing.
-#[allow(clippy::large_enum_variant)]
 enum Route<'v> {
     /// The generic kernel, on the inputs in plan order.
-    Dense(&'v JitKernel, HeldSet<'v>),
+    Dense(&'v JitKernel, Vec<Held<'v>>),
     /// A kernel specialized for the call's layout, on the inputs in call order.
     Special(Arc<Special>),
 }
 
-/// The inputs handed to the generic kernel: a few on the stack, or any number.
-#[allow(clippy::large_enum_variant)]
-enum HeldSet<'v> {
-    Few([Held<'v>; FEW_INPUTS], usize),
-    Many(Vec<Held<'v>>),
-}
-
-impl<'v> HeldSet<'v> {
-    fn refs(&self) -> &[Held<'v>] {
-        match self {
-            HeldSet::Few(held, n) => &held[..*n],
-            HeldSet::Many(held) => held,
+/// Fills `table` with `inputs`' pointers when each is dense, of its fixed type, and overlaps
+/// no byte of `out`.
+#[inline]
+fn fill_dense<V: AsView>(
+    table: &mut [*const u8; FEW_INPUTS],
+    inputs: &[V],
+    fixed: &[(DType, Vec<usize>, usize)],
+    out: &[u8],
+) -> bool {
+    let (first, end) = (out.as_ptr() as usize, out.as_ptr() as usize + out.len());
+    for ((slot, input), (dtype, dims, nbytes)) in table.iter_mut().zip(inputs).zip(fixed) {
+        let v = input.as_view();
+        let at = v.as_ptr() as usize;
+        let disjoint = *nbytes == 0 || at + nbytes <= first || end <= at;
+        if v.dtype() != *dtype || v.shape() != dims.as_slice() || !v.is_contiguous() || !disjoint {
+            return false;
         }
+        *slot = v.as_ptr();
     }
-}
-
-impl<'v> Held<'v> {
-    /// The inputs in place, when there are a few, all dense, and `n` of them.
-    #[inline]
-    fn dense_in_order<V: AsView>(inputs: &'v [V], n: usize) -> Option<HeldSet<'v>> {
-        if inputs.len() != n || n == 0 || n > FEW_INPUTS {
-            return None;
-        }
-        let held: [Held<'v>; FEW_INPUTS] =
-            std::array::from_fn(|i| Held::InPlace(inputs[i.min(n - 1)].as_view()));
-        held[..n].iter().all(Held::is_dense).then_some(HeldSet::Few(held, n))
-    }
+    true
 }

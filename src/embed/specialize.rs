@@ -37,6 +37,7 @@ pub(crate) const REPEATS: u64 = 4;
 /// One input of a layout: its dims, and its element strides when it is not dense.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct InputLayout {
+    dtype: slc_runtime::DType,
     dims: Vec<usize>,
     strides: Option<Vec<isize>>,
 }
@@ -46,11 +47,13 @@ impl InputLayout {
     /// reads dense copies).
     fn of(view: &TensorView<'_>, strides: bool) -> InputLayout {
         let strides = if strides { view.layout().map(<[isize]>::to_vec) } else { None };
-        InputLayout { dims: view.shape().to_vec(), strides }
+        InputLayout { dtype: view.dtype(), dims: view.shape().to_vec(), strides }
     }
 
     fn matches(&self, view: &TensorView<'_>, strides: bool) -> bool {
-        self.dims == view.shape() && (!strides || self.strides.as_deref() == view.layout())
+        self.dtype == view.dtype()
+            && self.dims == view.shape()
+            && (!strides || self.strides.as_deref() == view.layout())
     }
 }
 
@@ -127,13 +130,16 @@ impl Specials {
     /// times in a row (and room is left), so that the caller specializes them.
     #[inline]
     pub fn note_dense<V: AsView>(&self, inputs: &[V]) -> bool {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::hash::DefaultHasher::new();
+        // A cheap mix of the dims (FNV-style): a collision only specializes a shape early.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for v in inputs {
-            v.as_view().shape().hash(&mut h);
+            for &d in v.as_view().shape() {
+                h = (h ^ d as u64).wrapping_mul(0x0100_0000_01b3);
+            }
+            h = (h ^ 0xff).wrapping_mul(0x0100_0000_01b3);
         }
         // The high 56 bits identify the dims, the low 8 count the streak.
-        let id = h.finish() & !0xff;
+        let id = h & !0xff;
         let last = self.streak.load(Ordering::Relaxed);
         let count = if last & !0xff == id { (last & 0xff).saturating_add(1).min(0xff) } else { 1 };
         self.streak.store(id | count, Ordering::Relaxed);

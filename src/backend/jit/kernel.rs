@@ -331,6 +331,22 @@ impl JitKernel {
         }
     }
 
+    /// Runs the kernel into the caller's bytes once `check` accepts the output's dims for
+    /// `inputs` (it must check that `out` holds exactly that output): one binding for both.
+    #[inline]
+    pub fn run_into_checked<I: DenseInput, E>(
+        &self,
+        inputs: &[I],
+        out: &mut [u8],
+        threads: usize,
+        check: impl FnOnce(&[usize]) -> Result<(), E>,
+    ) -> Result<Result<(), E>, RuntimeError> {
+        self.with_call(inputs, |call| match check(call.shape()) {
+            Err(e) => Ok(Err(e)),
+            Ok(()) => self.execute(call, inputs, out, threads).map(Ok),
+        })
+    }
+
     /// Runs `call` on `inputs` into `out` (checked: the output's bytes for the call).
     fn execute<I: DenseInput>(
         &self,
