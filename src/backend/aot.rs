@@ -80,7 +80,8 @@ pub enum AotError {
     StridedInput(String),
 }
 
-/// For each plan input, its position among `declared` (by name).
+/// For each plan input, its position among `declared` (by name; for an input the plan derives
+/// from a mask per call, the mask's).
 pub fn input_order<D>(plan: &Plan<D>, declared: &[&str]) -> Result<Vec<usize>, AotError> {
     for (i, name) in declared.iter().enumerate() {
         if declared[..i].contains(name) {
@@ -90,10 +91,11 @@ pub fn input_order<D>(plan: &Plan<D>, declared: &[&str]) -> Result<Vec<usize>, A
     plan.inputs
         .iter()
         .map(|d| {
+            let name = d.nonzero_of.as_deref().unwrap_or(&d.name);
             declared
                 .iter()
-                .position(|n| *n == d.name)
-                .ok_or_else(|| AotError::UndeclaredInput(d.name.clone()))
+                .position(|n| *n == name)
+                .ok_or_else(|| AotError::UndeclaredInput(name.to_string()))
         })
         .collect()
 }

@@ -191,7 +191,10 @@ impl Kernel {
                 None => crate::plan::verify_generic(program.plan.clone())?,
             };
             let names: Vec<&str> = inputs.iter().map(|(n, _)| *n).collect();
-            let order = caller_order(&plan, &names)?;
+            let order = crate::backend::aot::input_order(&plan, &names).map_err(|e| match e {
+                crate::backend::aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
+                other => ViewError::Signature(other.to_string()),
+            })?;
             let derived: Vec<bool> = plan.inputs.iter().map(|d| d.nonzero_of.is_some()).collect();
             let out_fixed = match &fixed {
                 Some(c) => {
@@ -538,10 +541,7 @@ impl Kernel {
         let len = out.len();
         let ran = jit.run_into_checked(held, out, self.threads, |dims| {
             let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
-            match expect.fits(self.output_dtype(), dims, nbytes, len) {
-                true => Ok(()),
-                false => self.check_out(expect, len, dims, nbytes),
-            }
+            self.check_out(expect, len, dims, nbytes)
         });
         ran.map_err(|e| self.explain(e, inputs))?
     }
@@ -737,24 +737,6 @@ impl Kernel {
             _ => Ok(()),
         }
     }
-}
-
-/// For each plan input, the caller's input that carries it: its own, or for an input the plan
-/// derives from a mask, the mask.
-fn caller_order(plan: &VerifiedGenericPlan, names: &[&str]) -> Result<Vec<usize>, ViewError> {
-    for (i, name) in names.iter().enumerate() {
-        if names[..i].contains(name) {
-            return Err(ViewError::DuplicateInput(name.to_string()));
-        }
-    }
-    (plan.inputs.iter())
-        .map(|d| {
-            let name = d.nonzero_of.as_deref().unwrap_or(&d.name);
-            (names.iter().position(|n| *n == name)).ok_or_else(|| {
-                ViewError::Signature(format!("the plan reads `{name}`, which is not a declared input"))
-            })
-        })
-        .collect()
 }
 
 /// What the caller's output must be.

@@ -212,17 +212,6 @@ impl JitKernel {
         unsafe { call_fixed(fixed, table, out, out_nbytes, threads) }
     }
 
-    /// `f` of the output's dims for `inputs` (in plan order; no allocation when the binding is
-    /// kept), or why the kernel does not take them.
-    #[inline]
-    pub fn with_output_shape<I: DenseInput, R>(
-        &self,
-        inputs: &[I],
-        f: impl FnOnce(&[usize]) -> R,
-    ) -> Result<R, RuntimeError> {
-        self.with_call(inputs, |call| Ok(f(call.shape())))
-    }
-
     /// The output's dims for `inputs` (in plan order), or why the kernel does not take them.
     pub fn output_shape<I: DenseInput>(&self, inputs: &[I]) -> Result<Vec<usize>, RuntimeError> {
         self.with_call(inputs, |call| Ok(call.shape().to_vec()))
