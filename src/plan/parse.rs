@@ -206,8 +206,12 @@ impl<'s> Parser<'s> {
     fn term_stride(&mut self) -> Result<SymExpr> {
         match self.peek() {
             Some(Token::Ident(name)) => {
+                let span = self.span();
                 self.pos += 1;
-                Ok(SymExpr::dim(name))
+                SymExpr::try_dim(name).ok_or_else(|| PlanParseError {
+                    message: format!("`{name}` is a keyword, not a dimension name"),
+                    span,
+                })
             }
             Some(Token::LParen) => {
                 self.pos += 1;

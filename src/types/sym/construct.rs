@@ -28,6 +28,11 @@ impl SymExpr {
         SymExpr::of_atom(Atom::Sym(Sym::Dim(name.into())))
     }
 
+    /// A dimension symbol, or `None` where `name` is not an identifier or is a keyword.
+    pub fn try_dim(name: &str) -> Option<SymExpr> {
+        is_name(name).then(|| SymExpr::of_atom(Atom::Sym(Sym::Dim(name.into()))))
+    }
+
     /// A 0-d run-time scalar input (`k[()]`). Panics on a name as [`SymExpr::dim`] does.
     pub fn scalar(name: &str) -> SymExpr {
         assert!(is_name(name), "`{name}` is not a scalar name");
