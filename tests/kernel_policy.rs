@@ -152,3 +152,42 @@ fn run_time_masks() {
         assert_eq!(k.run(&[&a, &mask]).unwrap(), fixed.run(&[&a, &mask]).unwrap(), "{n}x{m} {bits:?}");
     }
 }
+
+/// An output that overlaps an input (possible through raw views, as C and Python make them) is
+/// refused on every path — the fixed signature's entry, a strided layout's kernel once it is
+/// kept, a symbolic kernel's repeated shape — and nothing is written; the same buffers, disjoint,
+/// run.
+#[test]
+fn an_output_overlapping_an_input_is_refused_on_every_path() {
+    // 16 f32 of input, then the output: `x[1:, ::-1]` of 4x4 is 3x4 = 48 bytes.
+    let mut buf = vec![0u8; 64 + 48];
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let base = buf.as_mut_ptr();
+    let shape = [4usize, 4];
+    for (signature, strides) in [
+        ("f32[4, 4]", None),
+        ("f32[4, 4]", Some([4isize, 16])),
+        ("f32[N, M]", None),
+        ("f32[N, M]", Some([4, 16])),
+    ] {
+        let k = Kernel::prepare("x[1:, ::-1]", &[("x", signature.parse().unwrap())]).unwrap();
+        // SAFETY: the view reaches the first 64 bytes of `buf` (the transpose too), alive and
+        // only read by the kernel while it runs.
+        let view =
+            unsafe { TensorView::from_raw(DType::F32, &shape, strides.as_ref().map(|s| &s[..]), base) }
+                .unwrap();
+        for call in 0..8 {
+            // SAFETY: bytes 64.. of `buf`, disjoint from the view's.
+            let disjoint = unsafe { std::slice::from_raw_parts_mut(base.add(64), 48) };
+            k.run_into_bytes(&[view.reborrow()], disjoint).unwrap();
+            // SAFETY: bytes 16..64 of `buf`: the view's own (an aliasing the API must catch).
+            let overlapping = unsafe { std::slice::from_raw_parts_mut(base.add(16), 48) };
+            let before = overlapping.to_vec();
+            let e = k.run_into_bytes(&[view.reborrow()], overlapping).unwrap_err();
+            assert!(e.to_string().contains("overlaps input `x`"), "{signature} {strides:?} call {call}: {e}");
+            assert_eq!(overlapping, &before[..], "{signature} {strides:?} call {call}: written");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! conforming shapes. One type for both: a fixed shape is a signature with nothing to bind.
 
 use super::held::{FEW_INPUTS, Held};
+use super::layout_entry::{Expect, LayoutEntry};
 use super::specialize::{Source, Special, Specials};
 use super::view::{AsView, TensorView, ViewError};
 use crate::backend::RuntimeError;
@@ -76,9 +77,9 @@ struct Shared {
     fixed: Option<Arc<Compiled>>,
     /// The output's dims and bytes when they do not depend on the inputs.
     out_fixed: Option<(Vec<usize>, usize)>,
-    /// The inputs' dtypes and dims, in call order, when every one is fixed and the compiled
-    /// entry takes them as they come (the call's fastest path).
-    fixed_inputs: Option<Vec<(DType, Vec<usize>, usize)>>,
+    /// The compiled entry's signature when every input is fixed and the entry takes them as
+    /// they come (the call's fastest path).
+    fixed_entry: Option<LayoutEntry>,
     /// For each plan input, its position among the caller's inputs (for an input the plan
     /// derives from a mask, the mask's).
     order: Vec<usize>,
@@ -217,20 +218,19 @@ impl Kernel {
                 && order.iter().enumerate().all(|(i, &o)| i == o);
             let symbolic = !plan.symbols().is_empty();
             let binds = matches!(&runnable, Runnable::Jit(jit) if jit.binds());
-            let fixed_inputs =
-                (fixed.is_some() && in_order && !binds && !plan.inputs.iter().any(|d| d.strides.is_some()))
-                    .then(|| {
-                        inputs
-                            .iter()
-                            .map(|(_, t)| {
-                                let dims: Vec<usize> =
-                                    t.concrete_shape()?.iter().map(|&d| d as usize).collect();
-                                let nbytes = Tensor::byte_size(t.dtype, &dims)?;
-                                Some((t.dtype, dims, nbytes))
-                            })
-                            .collect::<Option<Vec<_>>>()
-                    })
-                    .flatten();
+            let fixed_entry = match (&fixed, &out_fixed) {
+                (Some(c), Some((out_dims, _)))
+                    if in_order && !binds && !plan.inputs.iter().any(|d| d.strides.is_some()) =>
+                {
+                    let dims = |t: &SymTensorType| -> Option<Vec<usize>> {
+                        t.concrete_shape()?.iter().map(|&d| usize::try_from(d).ok()).collect()
+                    };
+                    let signature: Option<Vec<_>> =
+                        inputs.iter().map(|(_, t)| Some((t.dtype, dims(t)?, None))).collect();
+                    signature.and_then(|sig| LayoutEntry::new(&sig, c.plan.dtype, out_dims.clone()))
+                }
+                _ => None,
+            };
             let shared = Shared {
                 src: src.to_string(),
                 names: names.iter().map(|n| n.to_string()).collect(),
@@ -241,7 +241,7 @@ impl Kernel {
                 plan,
                 fixed,
                 out_fixed,
-                fixed_inputs,
+                fixed_entry,
                 order,
                 derived,
                 in_order,
@@ -417,6 +417,18 @@ impl Kernel {
     /// ```
     #[inline]
     pub fn run_into<V: AsView>(&self, inputs: &[V], out: &mut Tensor) -> Result<(), Error> {
+        let (ptr, len) = (out.as_mut_ptr(), out.bytes().len());
+        // SAFETY: `out` has `len` writable bytes, not otherwise borrowed while the kernel runs
+        // (its dims are only read before).
+        if unsafe { self.try_entry(inputs, &Expect::Shape(out.dtype(), out.shape()), ptr, len) } {
+            return Ok(());
+        }
+        self.run_into_checked(inputs, out)
+    }
+
+    /// [`run_into`](Self::run_into) past the fastest path: every check, and the error explained.
+    #[inline(never)]
+    fn run_into_checked<V: AsView>(&self, inputs: &[V], out: &mut Tensor) -> Result<(), Error> {
         // The output's dims, copied aside (on the stack for the usual ranks) while its bytes are
         // lent to the kernel.
         let (dtype, rank) = (out.dtype(), out.shape().len());
@@ -444,7 +456,43 @@ impl Kernel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn run_into_bytes<V: AsView>(&self, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
+        // SAFETY: `out` is the caller's writable bytes.
+        if unsafe { self.try_entry(inputs, &Expect::Bytes, out.as_mut_ptr(), out.len()) } {
+            return Ok(());
+        }
         self.run_raw(inputs, out, Expect::Bytes)
+    }
+
+    /// The fastest path: the fixed signature's entry, or the entry of the first layout
+    /// specialized (a strided view's, a symbolic kernel's repeated shape). False when neither
+    /// fits or the entry failed.
+    ///
+    /// # Safety
+    /// `out` points to `len` writable bytes that nothing else reads or writes during the call.
+    #[inline]
+    unsafe fn try_entry<V: AsView>(
+        &self,
+        inputs: &[V],
+        expect: &Expect<'_>,
+        out: *mut u8,
+        len: usize,
+    ) -> bool {
+        let s = &*self.shared;
+        // SAFETY: each entry was compiled for its layout, in call order, binding nothing; `out`
+        // is as the caller says.
+        unsafe {
+            if let (Some(entry), Runnable::Jit(jit)) = (&s.fixed_entry, &s.runnable)
+                && entry.try_call(jit, inputs, expect, out, len, self.threads)
+            {
+                return true;
+            }
+            match s.specials.first() {
+                Some(Special { entry: Some(entry), native: Some(native), .. }) => {
+                    entry.try_call(native, inputs, expect, out, len, self.threads)
+                }
+                _ => false,
+            }
+        }
     }
 
     /// Checks `out` against the output of `dims`, runs, and explains a failure.
@@ -452,24 +500,6 @@ impl Kernel {
     fn run_raw<V: AsView>(&self, inputs: &[V], out: &mut [u8], expect: Expect<'_>) -> Result<(), Error> {
         let s = &*self.shared;
         let few = s.in_order && (1..=FEW_INPUTS).contains(&inputs.len()) && inputs.len() == s.names.len();
-        // Fixed shapes: compare, fill the pointer table on the stack, call the entry. Anything
-        // else (a failed status included) takes the checked path below, which reports it.
-        if few
-            && let Runnable::Jit(jit) = &s.runnable
-            && let (Some(fixed), Some((dims, nbytes))) = (&s.fixed_inputs, &s.out_fixed)
-            && expect.fits(self.output_dtype(), dims, *nbytes, out.len())
-        {
-            let mut table = [std::ptr::null::<u8>(); FEW_INPUTS];
-            // SAFETY: each input is dense, of the dtype and dims the entry was compiled for, in
-            // its slot (plan order = call order), and overlaps no byte of `out`, which has the
-            // output's bytes.
-            if fill_dense(&mut table, inputs, fixed, out)
-                && unsafe { jit.call(&table[..inputs.len()], out.as_mut_ptr(), out.len(), self.threads) }
-                    == STATUS_OK
-            {
-                return Ok(());
-            }
-        }
         if let Some((dims, nbytes)) = &s.out_fixed {
             self.check_out(&expect, out.len(), dims, *nbytes)?;
         }
@@ -484,7 +514,7 @@ impl Kernel {
             }
         }
         if few
-            && s.fixed_inputs.is_none()
+            && s.fixed_entry.is_none()
             && let Runnable::Jit(jit) = &s.runnable
             && inputs.iter().all(|v| v.as_view().is_contiguous())
         {
@@ -739,51 +769,10 @@ impl Kernel {
     }
 }
 
-/// What the caller's output must be.
-enum Expect<'d> {
-    /// A tensor of this dtype and these dims, which must be the output's.
-    Shape(DType, &'d [usize]),
-    /// Bytes, exactly the output's.
-    Bytes,
-}
-
-impl Expect<'_> {
-    /// Whether an output of `len` bytes is the output of `dtype` and `dims` (`nbytes` bytes).
-    #[inline]
-    fn fits(&self, dtype: DType, dims: &[usize], nbytes: usize, len: usize) -> bool {
-        match *self {
-            Expect::Shape(d, found) => d == dtype && found == dims,
-            Expect::Bytes => len == nbytes,
-        }
-    }
-}
-
 /// The way one call runs.
 enum Route<'v> {
     /// The generic kernel, on the inputs in plan order.
     Dense(&'v JitKernel, Vec<Held<'v>>),
     /// A kernel specialized for the call's layout, on the inputs in call order.
     Special(Arc<Special>),
-}
-
-/// Fills `table` with `inputs`' pointers when each is dense, of its fixed type, and overlaps
-/// no byte of `out`.
-#[inline]
-fn fill_dense<V: AsView>(
-    table: &mut [*const u8; FEW_INPUTS],
-    inputs: &[V],
-    fixed: &[(DType, Vec<usize>, usize)],
-    out: &[u8],
-) -> bool {
-    let (first, end) = (out.as_ptr() as usize, out.as_ptr() as usize + out.len());
-    for ((slot, input), (dtype, dims, nbytes)) in table.iter_mut().zip(inputs).zip(fixed) {
-        let v = input.as_view();
-        let at = v.as_ptr() as usize;
-        let disjoint = *nbytes == 0 || at + nbytes <= first || end <= at;
-        if v.dtype() != *dtype || v.shape() != dims.as_slice() || !v.is_contiguous() || !disjoint {
-            return false;
-        }
-        *slot = v.as_ptr();
-    }
-    true
 }

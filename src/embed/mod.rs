@@ -28,6 +28,7 @@
 
 mod held;
 mod kernel;
+mod layout_entry;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 pub(crate) mod programs;

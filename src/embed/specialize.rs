@@ -14,6 +14,7 @@
 //! At most [`MAX_LAYOUTS`] layouts are kept per kernel; beyond them calls take the generic
 //! kernel (strided views packed into dense copies).
 
+use super::layout_entry::LayoutEntry;
 use super::view::{AsView, TensorView};
 use crate::backend::RuntimeError;
 use crate::backend::jit::{self, JitKernel};
@@ -71,6 +72,9 @@ pub(crate) struct Special {
     /// Takes the caller's inputs in call order (the plan may read fewer inputs than the generic
     /// one: parameters whose values it read are folded in).
     pub native: Option<JitKernel>,
+    /// The layout `native` was compiled for, when no input's value was read: calls that fit it
+    /// take the fastest path.
+    pub entry: Option<LayoutEntry>,
 }
 
 impl Special {
@@ -115,6 +119,12 @@ pub(crate) struct Specials {
 }
 
 impl Specials {
+    /// The first layout's kernel, if one is kept.
+    #[inline]
+    pub fn first(&self) -> Option<&Special> {
+        self.first.get().map(|k| &**k)
+    }
+
     /// The kernel kept for the layout of `inputs`, if any.
     #[inline]
     pub fn find<V: AsView>(&self, inputs: &[V]) -> Option<Arc<Special>> {
@@ -235,6 +245,14 @@ fn specialize(
         true => Some(jit::compile(&plan.lift(), &order).map_err(RuntimeError::from)?),
         false => None,
     };
-    let out_dims = plan.shape.iter().map(|&d| d as usize).collect();
-    Ok(Special { layout, values, compiled, plan, out_dims, native })
+    let out_dims: Vec<usize> = plan.shape.iter().map(|&d| d as usize).collect();
+    let entry = match &native {
+        Some(native) if !native.binds() && values.is_empty() => {
+            let signature: Vec<_> =
+                layout.iter().map(|l| (l.dtype, l.dims.clone(), l.strides.clone())).collect();
+            LayoutEntry::new(&signature, plan.dtype, out_dims.clone())
+        }
+        _ => None,
+    };
+    Ok(Special { layout, values, compiled, plan, out_dims, native, entry })
 }

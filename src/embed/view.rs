@@ -146,7 +146,7 @@ fn byte_size(dtype: DType, shape: &[usize]) -> Result<usize, ViewError> {
 
 /// Byte range `[first, end)` that a view with these element strides reaches from element 0;
 /// `None` when it reaches nothing (no elements).
-fn reach(shape: &[usize], strides: &[isize], width: usize) -> Option<(i128, i128)> {
+pub(crate) fn reach(shape: &[usize], strides: &[isize], width: usize) -> Option<(i128, i128)> {
     if shape.contains(&0) {
         return None;
     }
@@ -286,6 +286,7 @@ impl<'a> TensorView<'a> {
     /// let t = Tensor::zeros(DType::U8, &[2, 2]).unwrap();
     /// assert_eq!(TensorView::of(&t).shape(), t.shape());
     /// ```
+    #[inline]
     pub fn of(t: &'a Tensor) -> TensorView<'a> {
         TensorView {
             dtype: t.dtype(),
@@ -297,6 +298,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// A view of this view, borrowing rather than cloning its shape and strides.
+    #[inline]
     pub fn reborrow(&self) -> TensorView<'_> {
         TensorView {
             dtype: self.dtype,
@@ -308,11 +310,13 @@ impl<'a> TensorView<'a> {
     }
 
     /// The element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
     /// The dimensions.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
@@ -328,6 +332,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// Whether the elements lie dense and in C order (then kernels read them in place).
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         self.strides.is_none()
     }
@@ -342,6 +347,7 @@ impl<'a> TensorView<'a> {
 
     /// Element strides when the view is not dense (without allocating, unlike
     /// [`strides`](Self::strides)).
+    #[inline]
     pub(crate) fn layout(&self) -> Option<&[isize]> {
         self.strides.as_deref()
     }
@@ -358,6 +364,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// Element `[0, ..., 0]`, for kernels (which address every element from it).
+    #[inline]
     pub(crate) fn as_ptr(&self) -> *const u8 {
         self.ptr
     }
@@ -436,18 +443,21 @@ pub trait AsView {
 }
 
 impl AsView for Tensor {
+    #[inline]
     fn as_view(&self) -> TensorView<'_> {
         TensorView::of(self)
     }
 }
 
 impl AsView for TensorView<'_> {
+    #[inline]
     fn as_view(&self) -> TensorView<'_> {
         self.reborrow()
     }
 }
 
 impl<T: AsView + ?Sized> AsView for &T {
+    #[inline]
     fn as_view(&self) -> TensorView<'_> {
         (**self).as_view()
     }
