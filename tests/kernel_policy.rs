@@ -191,3 +191,33 @@ fn an_output_overlapping_an_input_is_refused_on_every_path() {
         }
     }
 }
+
+/// A mask axis of length 0 matches any axis, as NumPy matches it (it selects nothing), on a
+/// symbolic signature as on fixed ones; another length is refused with the fixed kernel's error.
+#[test]
+fn a_mask_axis_of_length_zero_matches_any_axis() {
+    let src = "a[:, m]";
+    let k = Kernel::prepare(src, &[("a", "i32[N, M]".parse().unwrap()), ("m", "bool[K]".parse().unwrap())])
+        .unwrap();
+    let a = Tensor::from_i64s(DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5]).unwrap();
+    for (len, bits) in [(0, vec![]), (3, vec![1u8, 0, 1]), (2, vec![1, 1])] {
+        let mask = Tensor::from_bytes(DType::Bool, &[len], &bits).unwrap();
+        let fixed = slc::embed::Kernel::prepare_with_values(
+            src,
+            &[("a", "i32[2, 3]".parse().unwrap()), ("m", format!("bool[{len}]").parse().unwrap())],
+            &[("m".to_string(), mask.clone())].into_iter().collect(),
+            &slc::RunOptions::default(),
+        );
+        match (k.run(&[&a, &mask]), fixed) {
+            (Ok(generic), Ok(fixed)) => {
+                assert_eq!(generic, fixed.run(&[&a, &mask]).unwrap(), "{bits:?}");
+                assert_eq!(len == 0, generic.shape() == [2, 0], "{bits:?}");
+            }
+            (Err(generic), Err(fixed)) => {
+                assert_eq!(len, 2);
+                assert_eq!((generic.diagnostic().code, fixed.diagnostic().code), ("E0107", "E0107"));
+            }
+            (generic, fixed) => panic!("{bits:?}: generic {generic:?}, fixed {:?}", fixed.map(|_| ())),
+        }
+    }
+}

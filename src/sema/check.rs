@@ -487,6 +487,10 @@ impl Checker<'_> {
         items: &[ast::Item],
         span: Span,
     ) -> Result<Value, SemaError> {
+        if items.is_empty() {
+            let found = "the empty tuple `()`".to_string();
+            return err(K::NotAnInteger { what: "an index of a shape", found }, span);
+        }
         let [item] = items else {
             let extra = items.get(1).map_or(span, |i| i.span);
             return err(K::TooManyIndices { rank: 1, count: items.len() }, extra);
@@ -646,12 +650,15 @@ impl Checker<'_> {
                             let (size, mask_size) = (size.clone(), mask_size.clone());
                             SemaError::new(K::MaskMismatch { axis: axis + d, size, mask_size }, item_span)
                         };
-                        self.require(Cond::eq(size, mask_size), refusal)?;
+                        // NumPy matches a mask axis of length 0 to any axis (it selects nothing):
+                        // `mask_size * (size - mask_size) == 0`, one condition for both cases.
+                        let zero_or_equal = mask_size.clone() * (size.clone() - mask_size.clone());
+                        self.require(Cond::eq(&zero_or_equal, &SymExpr::constant(0)), refusal)?;
                     }
                     if covered == 0 {
                         dims.push(ViewDim::NewAxis);
                     }
-                    // The mask's dims (those of a literal are constants) equal the data's.
+                    // The mask's dims (those of a literal are constants): the data's, or 0 (nothing selected).
                     dims.extend(mask.ty.shape.iter().map(whole));
                     for (d, indices) in self.nonzero(&mask)?.into_iter().enumerate() {
                         selectors.push(Selector { indices, view_axis: out_pos + d, axis: axis + d });

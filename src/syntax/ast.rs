@@ -200,6 +200,7 @@ impl fmt::Display for Expr {
             }
             ExprKind::Neg(e) => write!(f, "(-{e})"),
             ExprKind::Binary { op, lhs, rhs } => write!(f, "({lhs} {op} {rhs})"),
+            ExprKind::Index { base, items } if items.is_empty() => write!(f, "{base}[()]"),
             ExprKind::Index { base, items } => {
                 write!(f, "{base}[")?;
                 comma_list(f, items)?;

@@ -28,6 +28,10 @@ CASES = 3000
 # draws from a stream of its own, so the first CASES cases stay as they were.
 ADVANCED_SEED = 20261125
 ADVANCED_CASES = 1500
+# NumPy's corners of the index tuple: `a[()]`, and boolean masks with an axis of length 0 (which
+# match any axis: they select nothing)
+PARITY_SEED = 20261127
+PARITY_CASES = 200
 
 DTYPES = {
     "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
@@ -341,6 +345,42 @@ def make_case(rng, cid):
     return finish_case(cid, src, g.inputs, dtype, value, error)
 
 
+def make_parity_case(rng, cid):
+    g = Gen(rng)
+    rank = rng.choice([0, 1, 1, 2, 2, 3])
+    shape = [rng.randint(0, 4) for _ in range(rank)]
+    dtype, value = bind_data(rng, g, shape)
+    if rank == 0 or rng.random() < 0.3:
+        src, idx = "a[()]", ()
+        if rng.random() < 0.3 and rank > 0:
+            i = rng.randint(-shape[0] - 1, shape[0])
+            src, idx = f"a[()][{i}]", None
+            try:
+                value = value[()][i]
+            except IndexError as e:
+                return finish_case(cid, src, g.inputs, dtype, value, e)
+            return finish_case(cid, src, g.inputs, dtype, value, None)
+    else:
+        axis = rng.randint(0, rank - 1)
+        k = rng.randint(1, rank - axis)
+        mshape = list(shape[axis:axis + k])
+        mshape[rng.randrange(k)] = 0
+        if rng.random() < 0.2:
+            mshape[rng.randrange(k)] += rng.randint(1, 2)  # may not match
+        name = f"m{len(g.inputs)}"
+        count = int(np.prod(mshape, dtype=np.int64))
+        bits = [rng.randint(0, 1) for _ in range(count)]
+        g.inputs[name] = {"dtype": "bool", "shape": mshape, "values": bits}
+        mask = np.array(bits, dtype=np.bool_).reshape(mshape)
+        src = "a[" + ":, " * axis + name + "]"
+        idx = (slice(None),) * axis + (mask,)
+    try:
+        value = value[idx]
+    except IndexError as e:
+        return finish_case(cid, src, g.inputs, dtype, value, e)
+    return finish_case(cid, src, g.inputs, dtype, value, None)
+
+
 def finish_case(cid, src, all_inputs, dtype, value, error):
     """The JSON case: the inputs the source names, and NumPy's result or error."""
     inputs = {}
@@ -365,6 +405,11 @@ def generate():
     rng = random.Random(ADVANCED_SEED)
     for cid in range(CASES, CASES + ADVANCED_CASES):
         case = make_advanced_case(rng, cid)
+        lines.append(json.dumps(case, separators=(",", ":")))
+    rng = random.Random(PARITY_SEED)
+    first = CASES + ADVANCED_CASES
+    for cid in range(first, first + PARITY_CASES):
+        case = make_parity_case(rng, cid)
         lines.append(json.dumps(case, separators=(",", ":")))
     return "\n".join(lines) + "\n"
 
