@@ -56,11 +56,7 @@ impl LayoutEntry {
     /// The entry's layout: its inputs' dtypes, dims and strides (`None`: dense) in call order,
     /// and its output's; `None` when more inputs than the stack table holds, or a size past
     /// addressing.
-    pub fn new(
-        inputs: &[InputLayout],
-        out_dtype: DType,
-        out_dims: Vec<usize>,
-    ) -> Option<LayoutEntry> {
+    pub fn new(inputs: &[InputLayout], out_dtype: DType, out_dims: Vec<usize>) -> Option<LayoutEntry> {
         if inputs.len() > FEW_INPUTS {
             return None;
         }

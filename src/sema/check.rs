@@ -321,8 +321,24 @@ impl Checker<'_> {
             Value::Tensor(t) if self.runtime_scalar(&t).is_some() => {
                 Ok(self.runtime_scalar(&t).expect("checked in the guard"))
             }
+            // A 0-d integer input bound with its value is that integer, as NumPy takes a 0-d
+            // integer array (or a Python `int`) as a slice bound (`a[:k]`); the value is recorded
+            // as read, so caches key on it.
+            Value::Tensor(t) if self.bound_scalar(&t) => {
+                let value = self.value_of(&t)?[0];
+                let value = i64::try_from(value)
+                    .map_err(|_| SemaError::new(K::Overflow { expr: format!("{e} = {value}") }, e.span))?;
+                Ok(SymExpr::constant(value))
+            }
             other => err(K::NotAnInteger { what, found: other.describe() }, e.span),
         }
+    }
+
+    /// Whether `t` is a 0-d integer input bound with its value.
+    fn bound_scalar(&self, t: &TExpr) -> bool {
+        matches!(&t.kind, TExprKind::Input(name) if self.values.contains_key(name))
+            && t.ty.shape.is_empty()
+            && t.ty.dtype.is_integer()
     }
 
     /// The run-time scalar a tensor stands for where an integer is needed: a 0-d integer input

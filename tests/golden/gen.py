@@ -350,6 +350,29 @@ def make_parity_case(rng, cid):
     rank = rng.choice([0, 1, 1, 2, 2, 3])
     shape = [rng.randint(0, 4) for _ in range(rank)]
     dtype, value = bind_data(rng, g, shape)
+    if rank > 0 and rng.random() < 0.3:
+        # Slice bounds and steps from 0-d integer inputs (NumPy takes them through __index__).
+        n = shape[0]
+        names, texts, parts = [], [], []
+        for part in range(3):
+            if rng.random() < 0.4:
+                texts.append("")
+                parts.append(None)
+                continue
+            v = rng.randint(-n - 2, n + 2) if part < 2 else rng.choice([-2, -1, 1, 2, 3, 0])
+            kdtype = rng.choice(["i8", "i16", "i32", "i64"] + (["u8", "u32", "u64"] if v >= 0 else []))
+            name = f"k{len(g.inputs)}"
+            g.inputs[name] = {"dtype": kdtype, "shape": [], "values": [v]}
+            names.append(name)
+            plus = rng.choice([0, 0, 1, -1])
+            texts.append(name if plus == 0 else f"{name} + {plus}" if plus > 0 else f"{name} - 1")
+            parts.append(np.array(v, dtype=DTYPES[kdtype]) if plus == 0 else v + plus)
+        src = f"a[{texts[0]}:{texts[1]}:{texts[2]}]"
+        try:
+            value = value[slice(*parts)]
+        except (IndexError, ValueError) as e:
+            return finish_case(cid, src, g.inputs, dtype, value, e)
+        return finish_case(cid, src, g.inputs, dtype, value, None)
     if rank == 0 or rng.random() < 0.3:
         src, idx = "a[()]", ()
         if rng.random() < 0.3 and rank > 0:
