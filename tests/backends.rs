@@ -289,3 +289,30 @@ fn row_loops_unroll_only_short_strides() {
     assert!(clif("a[[3, 1]][:, 1:-1]", &[4096, 4096]).contains("Memcpy"));
     assert!(clif("a[1:]", &[1024, 1024]).contains("Memcpy"));
 }
+
+/// Every out-of-range policy of a gather, over every element width (complex128's 16 bytes
+/// included: a zero fill of an element wider than a machine word), 0-d and 1-d indices, through
+/// the JIT, the interpreter and the DirectML emulator (`check_case`).
+#[test]
+fn gathers_of_every_width_and_policy() {
+    use slc::DType;
+    for dtype in DType::ALL {
+        let data: Vec<u8> = (0..5 * dtype.width())
+            .map(|i| (i * 7 + 1) as u8 & if dtype == DType::Bool { 1 } else { 0xff })
+            .collect();
+        let a = slc::Tensor::from_bytes(dtype, &[5], &data).unwrap();
+        for index in [
+            slc::Tensor::from_i64s(DType::I8, &[], &[7]).unwrap(),
+            slc::Tensor::from_i64s(DType::I32, &[4], &[0, -1, 5, -9]).unwrap(),
+        ] {
+            for mode in ["zero", "clamp", "wrap", "error"] {
+                let case = Case {
+                    src: format!("gather(a, i, axis=0, mode={mode})"),
+                    inputs: vec![("a", a.clone()), ("i", index.clone())],
+                    level: slc::backend::dml::FeatureLevel::L5_0,
+                };
+                check_case(&case);
+            }
+        }
+    }
+}

@@ -110,7 +110,7 @@ fn dtype(code: i32) -> Result<DType, Fail> {
     usize::try_from(code)
         .ok()
         .and_then(|i| DType::ALL.get(i).copied())
-        .ok_or_else(|| arg(format!("{code} is not a dtype code (0..=12, see slc_dtype)")))
+        .ok_or_else(|| arg(format!("{code} is not a dtype code (0..=14, see slc_dtype)")))
 }
 
 fn dtype_code(d: DType) -> i32 {
@@ -602,9 +602,9 @@ pub extern "C" fn slc_last_error_rendered() -> *const c_char {
 /// The name of a dtype code (`"f32"`), or NULL for an unknown code.
 #[unsafe(no_mangle)]
 pub extern "C" fn slc_dtype_name(code: i32) -> *const c_char {
-    const NAMES: [&CStr; 13] = [
+    const NAMES: [&CStr; 15] = [
         c"bool", c"i8", c"i16", c"i32", c"i64", c"u8", c"u16", c"u32", c"u64", c"f16", c"bf16", c"f32",
-        c"f64",
+        c"f64", c"c64", c"c128",
     ];
     usize::try_from(code).ok().and_then(|i| NAMES.get(i)).map_or(ptr::null(), |n| n.as_ptr())
 }
@@ -627,7 +627,7 @@ mod tests {
             let name = unsafe { CStr::from_ptr(slc_dtype_name(i as i32)) };
             assert_eq!(name.to_str().unwrap(), d.name());
         }
-        assert!(slc_dtype_name(13).is_null());
+        assert!(slc_dtype_name(15).is_null());
         assert!(slc_dtype_name(-1).is_null());
     }
 }

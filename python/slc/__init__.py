@@ -8,8 +8,10 @@ A program is a slice expression over named inputs, as NumPy writes it::
     array([[ 9.,  8.,  7.,  6.,  5.],
            [14., 13., 12., 11., 10.]], dtype=float32)
 
-The language in brief: basic indices (``a[2:, ..., None, :10]``, negative steps, integers),
-integer-array indices (``x[i]``, ``x[:, i]``), ``let`` statements (``let b = a[::2]; b[1:]``),
+The language in brief: basic indices (``a[2:, ..., None, :10]``, negative steps, integers,
+``a[()]``), advanced indices as NumPy has them (several integer arrays broadcast together,
+``x[i, j]``, ``x[:, i]``; boolean masks, ``x[m]``), slice bounds from Python ``int``s or 0-d
+integer arrays (``slc.eval("a[:k]", a=x, k=3)``), ``let`` statements (``let b = a[::2]; b[1:]``),
 and the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
 ``strided_slice``, ...). See the project's docs/ for the full reference.
 
@@ -17,7 +19,10 @@ and the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
 - :func:`compile` gives a :class:`Kernel` for input types, to call many times, from many
   threads, into ``out=`` arrays; with named dims (``a=("float32", ("N", "M"))``) the one
   kernel serves arrays of every shape the names admit;
-- errors are :class:`Error` subclasses with ``.code``, ``.span`` and ``.message``.
+- errors are :class:`Error` subclasses with ``.code``, ``.span`` and ``.message``; where NumPy
+  raises ``IndexError`` slc raises :class:`slc.IndexError`, which ``except IndexError`` catches
+  (``from slc import *`` leaves the builtins ``IndexError`` and ``MemoryError`` alone: the
+  subclasses are ``slc.IndexError`` and ``slc.MemoryError``).
 
 Inputs are read in place, C-contiguous or not (``x[::2]``, ``x.T``: through a kernel compiled
 once for their strides). The GIL is released while compiling and while running
@@ -48,10 +53,8 @@ __all__ = [
     "Error",
     "ParseError",
     "CompileError",
-    "IndexError",
     "RunError",
     "ShapeError",
-    "MemoryError",
     "DmlError",
     "InternalError",
 ]

@@ -2,7 +2,10 @@
 
 The language in brief (a program is one expression, or `let` statements then one):
     a[2:, ..., None, :10]       basic indices: slices, steps (negative too), ints, None, ...
-    x[i], x[:, i]               one integer-array index per indexing (NumPy's placement rule)
+    x[i, j], x[:, i], x[m]      advanced indices: integer arrays broadcast together, boolean
+                                masks (NumPy's placement rule)
+    a[:k], a[k:k+2]             slice bounds from ints or 0-d integer arrays bound by name
+    a[()]                       the whole array
     let b = a[::2]; b[1:]       names for intermediate results
     a[1:][::2, 0]               chains of indexings
     slice(x, [1], [5], steps=[2]), strided_slice(...), gather(x, idx, axis=1), ...

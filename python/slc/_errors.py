@@ -49,8 +49,12 @@ class ParseError(CompileError):
 
 
 class IndexError(Error, builtins.IndexError):
-    """An index out of range: a constant one found while compiling (E0102), or a value of an
-    index array found while running (E0201, E0202). Also a Python ``IndexError``."""
+    """An index NumPy would refuse with ``IndexError``: out of range, a constant one found while
+    compiling (E0102) or a value of an index array found while running (E0201, E0202); too many
+    indices (E0103); two ellipses (E0104); a float where an integer index is needed (E0106); a
+    boolean mask whose shape does not match (E0107); index arrays that do not broadcast
+    (E0108). Also a Python ``IndexError``, so ``except IndexError`` catches it as it catches
+    NumPy's."""
 
 
 class RunError(Error):

@@ -18,7 +18,7 @@ pub fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 }
 
 /// slc's dtype for a NumPy dtype, by kind and size (so `int64`, `long` and `'<i8'` agree).
-/// `None` for dtypes slc does not have (complex, object, strings, datetimes, records...).
+/// `None` for dtypes slc does not have (object, strings, datetimes, records...).
 pub fn dtype_of_descr(descr: &Bound<'_, PyArrayDescr>) -> Option<DType> {
     if descr.has_fields() || descr.has_subarray() {
         return None;
@@ -36,6 +36,8 @@ pub fn dtype_of_descr(descr: &Bound<'_, PyArrayDescr>) -> Option<DType> {
         (b'f', 2) => DType::F16,
         (b'f', 4) => DType::F32,
         (b'f', 8) => DType::F64,
+        (b'c', 8) => DType::C64,
+        (b'c', 16) => DType::C128,
         // ml_dtypes' bfloat16 (a NumPy user dtype: kind 'V', named by its type).
         (b'V', 2) if is_bfloat16(descr) => DType::BF16,
         _ => return None,
@@ -78,6 +80,8 @@ pub fn numpy_name(dtype: DType) -> &'static str {
         DType::BF16 => "bfloat16",
         DType::F32 => "float32",
         DType::F64 => "float64",
+        DType::C64 => "complex64",
+        DType::C128 => "complex128",
     }
 }
 
@@ -96,6 +100,8 @@ pub fn descr_of(py: Python<'_>, dtype: DType) -> PyResult<Bound<'_, PyArrayDescr
         DType::F16 => numpy::dtype::<half::f16>(py),
         DType::F32 => numpy::dtype::<f32>(py),
         DType::F64 => numpy::dtype::<f64>(py),
+        DType::C64 => numpy::dtype::<numpy::Complex32>(py),
+        DType::C128 => numpy::dtype::<numpy::Complex64>(py),
         DType::BF16 => bfloat16(py)?,
     })
 }
@@ -122,7 +128,7 @@ pub fn dtype_from_spec(spec: &Bound<'_, PyAny>, what: &str) -> PyResult<DType> {
         .map_err(|e| PyTypeError::new_err(format!("{what}: {spec} is not a NumPy dtype ({e})")))?;
     let descr = descr.cast_into::<PyArrayDescr>().map_err(PyErr::from)?;
     dtype_of_descr(&descr).ok_or_else(|| {
-        PyTypeError::new_err(format!("{what}: slc has no dtype {} (it has bool, int8..uint64, float16, float32, float64, and bfloat16 with ml_dtypes)", descr))
+        PyTypeError::new_err(format!("{what}: slc has no dtype {} (it has bool, int8..uint64, float16, float32, float64, complex64, complex128, and bfloat16 with ml_dtypes)", descr))
     })
 }
 
@@ -224,7 +230,7 @@ fn held_array<'py>(array: Bound<'py, PyUntypedArray>, name: &str) -> PyResult<He
     let descr = array.dtype();
     let Some(dtype) = dtype_of_descr(&descr) else {
         return Err(PyTypeError::new_err(format!(
-            "input '{name}' has dtype {descr}, which slc does not have (it has bool, int8..uint64, float16, float32, float64, and bfloat16 with ml_dtypes)"
+            "input '{name}' has dtype {descr}, which slc does not have (it has bool, int8..uint64, float16, float32, float64, complex64, complex128, and bfloat16 with ml_dtypes)"
         )));
     };
     if descr.is_native_byteorder() == Some(false) {
@@ -345,6 +351,8 @@ pub fn empty_array<'py>(
         DType::F16 => direct::<half::f16>(py, shape),
         DType::F32 => direct::<f32>(py, shape),
         DType::F64 => direct::<f64>(py, shape),
+        DType::C64 => direct::<numpy::Complex32>(py, shape),
+        DType::C128 => direct::<numpy::Complex64>(py, shape),
         // ml_dtypes' type has no rust-numpy Element.
         DType::BF16 => numpy_empty(py, dtype, shape)?,
     })

@@ -19,9 +19,10 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 /// are the stage (E00 parsing, E01 checking, E02 running, E03 the plan, E04 DirectML).
 fn class_for(code: &str) -> &'static str {
     match code {
-        // Out-of-range indices, found while checking (constant indices) or while running
-        // (index tensors): NumPy raises IndexError for both.
-        "E0102" | "E0201" | "E0202" => "IndexError",
+        // Where NumPy raises IndexError: out-of-range indices, found while checking (constant
+        // indices) or while running (index tensors); too many indices, two ellipses, a float
+        // index, a mask of the wrong shape, index arrays that do not broadcast.
+        "E0102" | "E0201" | "E0202" | "E0103" | "E0104" | "E0106" | "E0107" | "E0108" => "IndexError",
         "E0204" | "E0207" => "MemoryError",
         // Inputs a shape-generic kernel cannot take: NumPy raises ValueError for shapes.
         "E0208" => "ShapeError",

@@ -16,10 +16,20 @@ use std::sync::{Arc, Mutex};
 /// name (``("float32", ("N", "M"))``), and then one kernel serves arrays of every shape the
 /// names admit (a name used twice must be the same size each time).
 ///
-/// Call it with the inputs by name: ``kernel(a=x)``; it checks each against the type it was
-/// compiled for and returns a new ``numpy.ndarray`` (or writes into ``out=``). Inputs that break
-/// what the program needs of their shapes raise ``slc.ShapeError`` (also a ``ValueError``). One
-/// kernel may be called from many threads at once; large calls release the GIL.
+/// Calling it: ``kernel(*, out=None, threads=None, **inputs)``, the inputs by name
+/// (``kernel(a=x)``). Each input is a ``numpy.ndarray`` of any strides (read in place; a
+/// non-contiguous one through a kernel compiled once for its layout, past 16 layouts packed
+/// into a dense copy first), any object NumPy reads without copying (``memoryview``,
+/// ``array.array``, ``__array_interface__``), or a Python ``int`` for a 0-d integer input; each
+/// is checked against the type it was compiled for (a wrong dtype raises ``TypeError``, a wrong
+/// shape ``ValueError``, both naming the input). It returns a new ``numpy.ndarray``, or writes
+/// into ``out=`` (a writable, C-contiguous array of the result's dtype and shape) and returns
+/// it. ``threads=``: worker threads for large results (default: one per core; 1 runs on the
+/// calling thread only). Inputs that break what the program needs of their shapes raise
+/// ``slc.ShapeError`` (also a ``ValueError``); an index NumPy would refuse raises
+/// ``slc.IndexError`` (also an ``IndexError``). One kernel may be called from many threads at
+/// once; large calls release the GIL. (CPython shows its own text for ``help(Kernel.__call__)``:
+/// an extension type's call slot keeps no docstring.)
 #[pyclass(name = "Kernel", module = "slc", frozen)]
 pub struct PyKernel {
     kernel: Arc<slc::Kernel>,
@@ -144,8 +154,9 @@ fn dims_text(ty: &SymTensorType) -> String {
 
 #[pymethods]
 impl PyKernel {
-    /// Runs the kernel. Each input is passed by name: a ``numpy.ndarray`` (any strides; read in
-    /// place when C-contiguous, packed into a dense copy first otherwise), any object NumPy
+    /// Runs the kernel. Each input is passed by name: a ``numpy.ndarray`` (any strides: read in
+    /// place, a non-contiguous one through a kernel compiled once for its layout; past 16
+    /// layouts, packed into a dense copy first), any object NumPy
     /// reads without copying (``memoryview``, ``array.array``, ``__array_interface__``), or a
     /// Python ``int`` for a 0-d integer input. A wrong dtype raises ``TypeError``, a wrong shape
     /// ``ValueError``, both naming the input.

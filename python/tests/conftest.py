@@ -16,6 +16,8 @@ DTYPES = [
     np.float16,
     np.float32,
     np.float64,
+    np.complex64,
+    np.complex128,
 ]
 
 

@@ -17,7 +17,7 @@ SNAPSHOTS = ROOT / "snapshots"
 DTYPES = {
     "bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "f16": "float16", "f32": "float32", "f64": "float64",
+    "f16": "float16", "f32": "float32", "f64": "float64", "c64": "complex64", "c128": "complex128",
 }
 
 

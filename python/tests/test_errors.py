@@ -18,10 +18,10 @@ A = np.arange(20, dtype=np.float32).reshape(4, 5)
         ("a[1 ? 2]", "E0001", slc.ParseError, (4, 5)),
         ("b[0]", "E0101", slc.CompileError, (0, 1)),
         ("a[5]", "E0102", slc.IndexError, (2, 3)),
-        ("a[0, 0, 0]", "E0103", slc.CompileError, None),
-        ("a[..., 1, ...]", "E0104", slc.CompileError, None),
+        ("a[0, 0, 0]", "E0103", slc.IndexError, None),
+        ("a[..., 1, ...]", "E0104", slc.IndexError, None),
         ("a[::0]", "E0105", slc.CompileError, None),
-        ("a[1.5]", "E0106", slc.CompileError, None),
+        ("a[1.5]", "E0106", slc.IndexError, None),
         ("let b = a", "E0115", slc.CompileError, None),
     ],
 )

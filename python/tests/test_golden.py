@@ -23,6 +23,8 @@ DTYPES = {
     "u32": np.uint32,
     "u64": np.uint64,
     "f16": np.float16,
+    "c64": np.complex64,
+    "c128": np.complex128,
     "f32": np.float32,
     "f64": np.float64,
 }

@@ -44,7 +44,7 @@ def test_compile_type_specs():
     with pytest.raises(ValueError, match="negative"):
         slc.compile("a", a=("f4", (-1,)))
     with pytest.raises(TypeError, match="'a'"):
-        slc.compile("a", a=("complex64", (2,)))
+        slc.compile("a", a=("datetime64[s]", (2,)))
     with pytest.raises(TypeError, match="'a'"):
         slc.compile("a", a=("f4", "x"))
 
@@ -60,6 +60,8 @@ def test_wrong_dtype_shape_and_names(kernel):
         kernel(a=A, b=A)
     with pytest.raises(TypeError, match="'a'"):
         kernel(a=np.zeros((4, 5), dtype=np.complex64))
+    with pytest.raises(TypeError, match="'a'"):
+        kernel(a=np.zeros((4, 5), dtype="U3"))
     with pytest.raises(TypeError, match="'a'"):
         kernel(a=np.array([[object()] * 5] * 4))
     with pytest.raises(TypeError, match="'a'"):

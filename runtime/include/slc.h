@@ -44,7 +44,9 @@ typedef enum slc_dtype {
     SLC_F16 = 9,
     SLC_BF16 = 10,
     SLC_F32 = 11,
-    SLC_F64 = 12
+    SLC_F64 = 12,
+    SLC_C64 = 13,  /* complex64: two f32, real then imaginary */
+    SLC_C128 = 14  /* complex128: two f64 */
 } slc_dtype;
 
 typedef enum slc_status {

@@ -20,12 +20,16 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// Two f32s, real then imaginary (NumPy's complex64): slicing moves their bytes.
+    C64,
+    /// Two f64s (NumPy's complex128).
+    C128,
 }
 
 use DType::*;
 
 /// IMPORTANT: keep in sync — name, NumPy spelling, width, `.npy` descr (little-endian).
-const TABLE: [(DType, &str, &str, usize, Option<&str>); 13] = [
+const TABLE: [(DType, &str, &str, usize, Option<&str>); 15] = [
     (Bool, "bool", "bool", 1, Some("|b1")),
     (I8, "i8", "int8", 1, Some("|i1")),
     (I16, "i16", "int16", 2, Some("<i2")),
@@ -39,10 +43,12 @@ const TABLE: [(DType, &str, &str, usize, Option<&str>); 13] = [
     (BF16, "bf16", "bfloat16", 2, None),
     (F32, "f32", "float32", 4, Some("<f4")),
     (F64, "f64", "float64", 8, Some("<f8")),
+    (C64, "c64", "complex64", 8, Some("<c8")),
+    (C128, "c128", "complex128", 16, Some("<c16")),
 ];
 
 impl DType {
-    pub const ALL: [DType; 13] = [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64];
+    pub const ALL: [DType; 15] = [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, C64, C128];
 
     fn row(self) -> &'static (DType, &'static str, &'static str, usize, Option<&'static str>) {
         &TABLE[self as usize]
@@ -91,6 +97,16 @@ impl DType {
         matches!(self, F16 | BF16 | F32 | F64)
     }
 
+    pub fn is_complex(self) -> bool {
+        matches!(self, C64 | C128)
+    }
+
+    /// Bytes per byte-swapped unit: the element's width, or one part's for a complex (its real
+    /// and imaginary parts are swapped separately).
+    pub fn swap_width(self) -> usize {
+        if self.is_complex() { self.width() / 2 } else { self.width() }
+    }
+
     /// The little-endian `.npy` descr; `None` for bf16.
     pub fn npy_descr(self) -> Option<&'static str> {
         self.row().4
@@ -121,7 +137,7 @@ impl fmt::Display for DType {
 /// The error of parsing a dtype name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown dtype `{0}` (expected one of bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64)"
+    "unknown dtype `{0}` (expected one of bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, c64, c128)"
 )]
 pub struct UnknownDType(pub String);
 
@@ -155,7 +171,10 @@ mod tests {
         assert_eq!(DType::from_npy_descr("|b1"), Some((Bool, false)));
         assert_eq!(DType::from_npy_descr(">u1"), Some((U8, false)));
         assert_eq!(DType::from_npy_descr("=f8"), Some((F64, false)));
-        assert_eq!(DType::from_npy_descr("<c8"), None);
+        assert_eq!(DType::from_npy_descr("<c8"), Some((C64, false)));
+        assert_eq!(DType::from_npy_descr(">c16"), Some((C128, true)));
+        assert_eq!((C128.swap_width(), C64.swap_width(), F64.swap_width()), (8, 4, 8));
+        assert_eq!(DType::from_npy_descr("<c32"), None);
         assert_eq!(DType::from_npy_descr("|O"), None);
         assert_eq!(BF16.npy_descr(), None);
         assert_eq!("float16".parse::<DType>(), Ok(F16));

@@ -30,6 +30,27 @@ fn float_at(t: &Tensor, i: usize) -> f64 {
     }
 }
 
+fn widest(texts: &[String]) -> usize {
+    texts.iter().map(String::len).max().unwrap_or(0)
+}
+
+/// One complex element's parts as f64, and the float dtype of its parts.
+fn complex_at(t: &Tensor, i: usize) -> (f64, f64) {
+    let w = t.dtype().width();
+    let b = &t.bytes()[i * w..(i + 1) * w];
+    let (re, im) = b.split_at(w / 2);
+    match t.dtype() {
+        DType::C64 => (
+            f32::from_le_bytes(re.try_into().expect("4 bytes")) as f64,
+            f32::from_le_bytes(im.try_into().expect("4 bytes")) as f64,
+        ),
+        _ => (
+            f64::from_le_bytes(re.try_into().expect("8 bytes")),
+            f64::from_le_bytes(im.try_into().expect("8 bytes")),
+        ),
+    }
+}
+
 /// Formats every shown float the way NumPy's default `FloatingFormat` does: positional with
 /// the fewest digits that round-trip (`1.`, `0.5`), or scientific when the magnitudes call for it.
 struct FloatStyle {
@@ -119,6 +140,28 @@ pub fn format_tensor(t: &Tensor, opts: &PrintOptions) -> String {
         let values: Vec<f64> = visible.iter().map(|&i| float_at(t, i)).collect();
         let style = float_style(&values, dtype);
         values.iter().map(|&v| format_float(v, &style, dtype)).collect()
+    } else if dtype.is_complex() {
+        // As NumPy writes them: the real parts in one float style, the imaginary parts in
+        // another, signed, then `j` (`1.+2.j`, `0.5-1.j`).
+        let part = if dtype == DType::C64 { DType::F32 } else { DType::F64 };
+        let (re, im): (Vec<f64>, Vec<f64>) = visible.iter().map(|&i| complex_at(t, i)).unzip();
+        let (re_style, im_style) = (float_style(&re, part), float_style(&im, part));
+        let reals: Vec<String> = re.iter().map(|&r| format_float(r, &re_style, part)).collect();
+        let imags: Vec<String> = (im.iter())
+            .map(|&i| {
+                let imag = format_float(i, &im_style, part);
+                if imag.starts_with('-') { imag } else { format!("+{imag}") }
+            })
+            .collect();
+        // Each part right-aligned among its own kind; the imaginary digits' padding after the `j`.
+        let (re_width, im_width) = (widest(&reals), widest(&imags));
+        (reals.iter().zip(&imags))
+            .map(|(r, i)| {
+                let digits = i.trim_end();
+                let pad = " ".repeat(i.len() - digits.len());
+                format!("{r:>re_width$}{digits:>0$}j{pad}", im_width - pad.len())
+            })
+            .collect()
     } else if dtype == DType::Bool {
         visible.iter().map(|&i| if t.bytes()[i] != 0 { "True".into() } else { "False".into() }).collect()
     } else {
@@ -262,6 +305,16 @@ mod tests {
             show(&m),
             "[[    0  1000  2000  3000  4000  5000]\n [ 6000  7000  8000  9000 10000 11000]]"
         );
+    }
+
+    #[test]
+    fn complexes() {
+        let values: Vec<u8> = [1.0f32, 2.0, 0.5, -4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(show(&Tensor::from_bytes(DType::C64, &[2], &values).unwrap()), "[1. +2.j 0.5-4.j]");
+        let values: Vec<u8> = [1.0f64, 2.5, 3.0, -4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(show(&Tensor::from_bytes(DType::C128, &[2], &values).unwrap()), "[1.+2.5j 3.-4.j ]");
+        let one: Vec<u8> = [3.0f64, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(show(&Tensor::from_bytes(DType::C128, &[], &one).unwrap()), "3.+0.j");
     }
 
     #[test]

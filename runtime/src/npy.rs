@@ -33,7 +33,7 @@ pub enum NpyError {
     #[error("{} has a malformed header: {reason}", show(path))]
     BadHeader { path: Option<PathBuf>, reason: String },
     #[error(
-        "{} has dtype '{descr}', which slc does not support (bool, int8..int64, uint8..uint64, float16/32/64)",
+        "{} has dtype '{descr}', which slc does not support (bool, int8..int64, uint8..uint64, float16/32/64, complex64/128)",
         show(path)
     )]
     UnsupportedDtype { path: Option<PathBuf>, descr: String },
@@ -315,7 +315,7 @@ impl Lit<'_> {
 
 /// Brings the elements read into C order and little-endian where needed, and validates bools.
 fn finish(mut t: Tensor, encoding: Encoding, path: &Option<PathBuf>) -> Result<Tensor, NpyError> {
-    let w = t.dtype().width();
+    let w = t.dtype().swap_width();
     if encoding.swap {
         t.bytes_mut().chunks_exact_mut(w).for_each(|c| c.reverse());
     }

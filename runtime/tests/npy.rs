@@ -118,7 +118,7 @@ fn bad_files_are_clear_errors() {
     assert!(matches!(parse_npy(&long), Err(NpyError::TrailingData { extra: 1, .. })));
     let short_fortran = npy_file(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", &[0; 20]);
     assert!(matches!(parse_npy(&short_fortran), Err(NpyError::Truncated { .. })));
-    for descr in ["<c8", "|O", "<U3", "<M8[ns]"] {
+    for descr in ["<c32", "|O", "<U3", "<M8[ns]"] {
         let f =
             npy_file(1, &format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (1,), }}"), &[0; 8]);
         assert!(matches!(parse_npy(&f), Err(NpyError::UnsupportedDtype { .. })), "{descr}");
@@ -239,4 +239,27 @@ fn fortran_order_reads_into_c_order() {
             assert_eq!(parse_npy(&file).unwrap(), t, "{dtype} {shape:?} big-endian");
         }
     }
+}
+
+/// A big-endian complex swaps its real and imaginary parts each on its own (NumPy's `>c8` and
+/// `>c16`), not the element as one number.
+#[test]
+fn big_endian_complexes_swap_each_part() {
+    let mut data = vec![];
+    for part in [1.5f32, -2.0] {
+        data.extend(part.to_be_bytes());
+    }
+    let t =
+        parse_npy(&npy_file(1, "{'descr': '>c8', 'fortran_order': False, 'shape': (), }", &data)).unwrap();
+    assert_eq!(t.dtype(), DType::C64);
+    let want: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|p| p.to_le_bytes()).collect();
+    assert_eq!(t.bytes(), &want[..]);
+    let mut data = vec![];
+    for part in [3.25f64, 0.5] {
+        data.extend(part.to_be_bytes());
+    }
+    let t =
+        parse_npy(&npy_file(1, "{'descr': '>c16', 'fortran_order': False, 'shape': (1,), }", &data)).unwrap();
+    let want: Vec<u8> = [3.25f64, 0.5].iter().flat_map(|p| p.to_le_bytes()).collect();
+    assert_eq!((t.dtype(), t.bytes()), (DType::C128, &want[..]));
 }

@@ -148,16 +148,30 @@ impl Kernel {
     ) -> Result<Kernel, Error> {
         let concrete: Option<InputTypes> =
             inputs.iter().map(|(n, t)| Some((n.to_string(), t.concrete()?))).collect();
+        let generic = || {
+            let types: SymInputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+            compile_generic(src, &types)
+        };
         let (program, fixed) = match concrete {
-            Some(types) => {
-                let compiled = compile_with_values(src, &types, values)?;
-                compiled.check_output_size(options)?;
-                (Kernel::lifted(&compiled), Some(Arc::new(compiled)))
-            }
-            None => {
-                let types: SymInputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
-                (compile_generic(src, &types)?, None)
-            }
+            Some(types) => match compile_with_values(src, &types, values) {
+                Ok(compiled) => {
+                    compiled.check_output_size(options)?;
+                    (Kernel::lifted(&compiled), Some(Arc::new(compiled)))
+                }
+                // A 0-d integer input without a value may be a run-time slice bound (`a[:k]`,
+                // taken per call), which only the generic check admits; its errors are the
+                // fixed check's otherwise.
+                Err(e) => {
+                    let scalar = |(n, t): &&(&str, SymTensorType)| {
+                        t.shape.is_empty() && t.dtype.is_integer() && !values.contains_key(*n)
+                    };
+                    match inputs.iter().any(|i| scalar(&i)).then(generic) {
+                        Some(Ok(program)) => (program, None),
+                        _ => return Err(e),
+                    }
+                }
+            },
+            None => (generic()?, None),
         };
         Kernel::from_program(src, inputs, program, fixed, options, None)
     }

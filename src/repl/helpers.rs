@@ -110,15 +110,22 @@ fn filled(
     let w = dtype.width();
     for (i, chunk) in t.bytes_mut().chunks_exact_mut(w).enumerate() {
         let v = value(i);
-        let bytes: [u8; 8] = match (dtype, v) {
+        let as_f64 = |v: Num| match v {
+            Num::Int(v) => v as f64,
+            Num::Float(v) => v,
+        };
+        let bytes: [u8; 16] = match (dtype, v) {
+            // A complex's real part; its imaginary part is 0.
+            (DType::C64, v) => widen((as_f64(v) as f32).to_le_bytes()),
+            (DType::C128, v) => widen(as_f64(v).to_le_bytes()),
             (DType::F16, Num::Int(v)) => widen(half::f16::from_f64(v as f64).to_le_bytes()),
             (DType::F16, Num::Float(v)) => widen(half::f16::from_f64(v).to_le_bytes()),
             (DType::BF16, Num::Int(v)) => widen(half::bf16::from_f64(v as f64).to_le_bytes()),
             (DType::BF16, Num::Float(v)) => widen(half::bf16::from_f64(v).to_le_bytes()),
             (DType::F32, Num::Int(v)) => widen((v as f32).to_le_bytes()),
             (DType::F32, Num::Float(v)) => widen((v as f32).to_le_bytes()),
-            (DType::F64, Num::Int(v)) => (v as f64).to_le_bytes(),
-            (DType::F64, Num::Float(v)) => v.to_le_bytes(),
+            (DType::F64, Num::Int(v)) => widen((v as f64).to_le_bytes()),
+            (DType::F64, Num::Float(v)) => widen(v.to_le_bytes()),
             (_, Num::Int(v)) => {
                 // Every integer helper value is non-negative: it fits if it is below 2^(bits-1)
                 // (signed), 2^bits (unsigned) or 2 (bool).
@@ -131,18 +138,18 @@ fn filled(
                         span,
                     ));
                 }
-                v.to_le_bytes()
+                widen(v.to_le_bytes())
             }
             // Floats are only made for float dtypes; truncate rather than fail if that changes.
-            (_, Num::Float(v)) => (v as u64).to_le_bytes(),
+            (_, Num::Float(v)) => widen((v as u64).to_le_bytes()),
         };
         chunk.copy_from_slice(&bytes[..w]);
     }
     Ok(t)
 }
 
-fn widen<const N: usize>(b: [u8; N]) -> [u8; 8] {
-    let mut out = [0u8; 8];
+fn widen<const N: usize>(b: [u8; N]) -> [u8; 16] {
+    let mut out = [0u8; 16];
     out[..N].copy_from_slice(&b);
     out
 }
@@ -322,7 +329,7 @@ impl Repl {
                     let r = rng.next_u64();
                     match dtype {
                         // Uniform in [0, 1) (or [0, high)), from the top 53 bits.
-                        d if d.is_float() => {
+                        d if d.is_float() || d.is_complex() => {
                             Num::Float((r >> 11) as f64 / (1u64 << 53) as f64 * high.unwrap_or(1) as f64)
                         }
                         DType::Bool => Num::Int(r >> 63),

@@ -38,6 +38,12 @@ DTYPES = {
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
     "f16": np.float16, "f32": np.float32, "f64": np.float64,
 }
+# The data dtypes the cases draw from; the complex section below swaps in its own.
+DATA_DTYPES = list(DTYPES)
+DTYPES.update({"c64": np.complex64, "c128": np.complex128})
+# Every kind of case again on complex data (8- and 16-byte elements)
+COMPLEX_SEED = 20261128
+COMPLEX_CASES = 400
 INDEX_DTYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 MASK = 2**64 - 1
@@ -286,7 +292,7 @@ class AdvancedGen(Gen):
 
 def bind_data(rng, g, shape):
     """Binds the data tensor `a` of `shape` (a random dtype, filled from a random seed)."""
-    dtype = rng.choice(list(DTYPES))
+    dtype = rng.choice(DATA_DTYPES)
     seed = rng.getrandbits(63)
     g.inputs["a"] = {"dtype": dtype, "shape": shape, "seed": seed}
     return dtype, fill(dtype, shape, seed)
@@ -434,6 +440,15 @@ def generate():
     for cid in range(first, first + PARITY_CASES):
         case = make_parity_case(rng, cid)
         lines.append(json.dumps(case, separators=(",", ":")))
+    global DATA_DTYPES
+    kept, DATA_DTYPES = DATA_DTYPES, ["c64", "c128"]
+    rng = random.Random(COMPLEX_SEED)
+    first += PARITY_CASES
+    makers = [make_case, make_advanced_case, make_parity_case]
+    for cid in range(first, first + COMPLEX_CASES):
+        case = makers[cid % 3](rng, cid)
+        lines.append(json.dumps(case, separators=(",", ":")))
+    DATA_DTYPES = kept
     return "\n".join(lines) + "\n"
 
 

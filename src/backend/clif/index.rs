@@ -182,6 +182,18 @@ impl Gen<'_, '_> {
     /// Loads `ty` at `addr` of `buffer`, or yields 0 when `miss` is set: after a zero-mode miss
     /// the address is meaningless. A buffer that holds an element is read at element `[0, ..., 0]` instead
     /// (branch-free); an empty one is not touched at all.
+    /// The zero of an element type (`iconst` takes at most 64 bits: a 16-byte element is the
+    /// widened 64-bit zero).
+    fn zero(&mut self, ty: Type) -> Value {
+        match ty == types::I128 {
+            true => {
+                let zero = self.b.ins().iconst(types::I64, 0);
+                self.b.ins().uextend(types::I128, zero)
+            }
+            false => self.b.ins().iconst(ty, 0),
+        }
+    }
+
     pub(super) fn load_unless(&mut self, ty: Type, addr: Value, miss: Option<Value>, buffer: usize) -> Value {
         let Some(miss) = miss else {
             return self.b.ins().load(ty, MemFlagsData::trusted(), addr, 0);
@@ -190,7 +202,7 @@ impl Gen<'_, '_> {
             let base = self.base(buffer);
             let safe = self.b.ins().select(miss, base, addr);
             let v = self.b.ins().load(ty, MemFlagsData::trusted(), safe, 0);
-            let zero = self.b.ins().iconst(ty, 0);
+            let zero = self.zero(ty);
             return self.b.ins().select(miss, zero, v);
         }
         let result = self.b.declare_var(ty);
@@ -201,7 +213,7 @@ impl Gen<'_, '_> {
         self.b.def_var(result, v);
         self.b.ins().jump(join, NO_ARGS);
         self.b.switch_to_block(skip);
-        let zero = self.b.ins().iconst(ty, 0);
+        let zero = self.zero(ty);
         self.b.def_var(result, zero);
         self.b.ins().jump(join, NO_ARGS);
         self.b.switch_to_block(join);

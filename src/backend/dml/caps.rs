@@ -108,8 +108,9 @@ impl Ord for FeatureLevel {
     }
 }
 
-/// The DirectML type that holds `dtype`'s bytes: bool is UINT8 and bf16 UINT16 (slicing only
-/// moves bits, so the bit pattern is all that matters).
+/// The DirectML type that holds `dtype`'s bytes: bool is UINT8, bf16 UINT16 and complex64
+/// UINT64 (slicing only moves bits, so the bit pattern is all that matters). complex128 has no
+/// 16-byte type: `lower` refuses it before asking.
 pub fn natural_type(dtype: DType) -> DataType {
     match dtype {
         DType::Bool | DType::U8 => DataType::Uint8,
@@ -119,7 +120,7 @@ pub fn natural_type(dtype: DType) -> DataType {
         DType::I64 => DataType::Int64,
         DType::U16 | DType::BF16 => DataType::Uint16,
         DType::U32 => DataType::Uint32,
-        DType::U64 => DataType::Uint64,
+        DType::U64 | DType::C64 | DType::C128 => DataType::Uint64,
         DType::F16 => DataType::Float16,
         DType::F32 => DataType::Float32,
         DType::F64 => DataType::Float64,

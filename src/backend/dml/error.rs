@@ -26,6 +26,9 @@ pub enum DmlError {
     /// The element type has no DirectML form for this operator at this level.
     #[error("{op} does not support {dtype} data at DirectML feature level {level}")]
     DataType { op: &'static str, dtype: DType, level: FeatureLevel },
+    /// Elements wider than any DirectML type (complex128's 16 bytes): no operator moves them.
+    #[error("DirectML has no element type of {} bytes for {dtype} data ({name})", dtype.width())]
+    ElementSize { dtype: DType, name: String },
     /// The index tensor's type is not one DirectML gathers accept.
     #[error("DirectML gathers cannot read {dtype} indices at feature level {level}")]
     IndexType { dtype: DType, level: FeatureLevel },
@@ -75,6 +78,8 @@ impl IntoDiagnostic for DmlError {
                 .help("dimensions merge only where the window leaves them whole or they coalesce"),
             DmlError::DataType { .. } => Diagnostic::error("E0403", message)
                 .help("64-bit types are native from feature level 4.1 (below, they move as pairs of UINT32)"),
+            DmlError::ElementSize { .. } => Diagnostic::error("E0403", message)
+                .help("DirectML's widest elements are 8 bytes (complex64 moves as UINT64)"),
             DmlError::IndexType { .. } => Diagnostic::error("E0404", message)
                 .help("DirectML gathers take INT32/INT64/UINT32/UINT64 indices (UINT32 only below 3.0); cast the index tensor"),
             DmlError::OobPolicy { mode, refusal, at } => oob_policy(message, mode, &refusal, at),

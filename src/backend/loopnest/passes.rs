@@ -228,7 +228,9 @@ fn strided_copy(nest: &mut LoopNest, _: Target) -> bool {
 fn shuffle_vectors(nest: &mut LoopNest, target: Target) -> bool {
     let Some(last) = nest.extents.len().checked_sub(1) else { return false };
     let w = nest.width as i64;
+    // A 16-byte element fills the vector alone: there is nothing to shuffle.
     if !target.byte_shuffles
+        || w > 8
         || nest.strategies[last] != Strategy::Strided(None)
         || !is_const(&nest.out[last], w)
     {

@@ -32,6 +32,12 @@ pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlErro
             strided.name
         )));
     }
+    // DirectML's widest element is 8 bytes: complex64 moves as UINT64 bits, complex128 not at all.
+    let dtypes =
+        plan.inputs.iter().map(|d| (d.name.to_string(), d.dtype)).chain([("the output".into(), plan.dtype)]);
+    if let Some((name, dtype)) = dtypes.into_iter().find(|(_, d)| d.width() > 8) {
+        return Err(DmlError::ElementSize { dtype, name });
+    }
     let mut cx = Lowering { plan, level: opts.feature_level, parts: Parts::default() };
     cx.host_checks()?;
     let numel: i64 = plan.shape.iter().product();

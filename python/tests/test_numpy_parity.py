@@ -1,0 +1,124 @@
+"""Where the Python package meets NumPy users' habits: integers bound by name as slice bounds,
+IndexError wherever NumPy raises it, `a[()]`, masks with an axis of length 0, the star import,
+and docstrings that tell the truth."""
+
+import builtins
+
+import numpy as np
+import pytest
+
+import slc
+
+X = np.arange(24, dtype=np.int32).reshape(4, 6)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, -2, 9, np.int64(2), np.int8(-1), np.uint16(5), np.array(2)])
+def test_ints_bound_by_name_are_slice_bounds(k):
+    for src, want in [
+        ("a[:k]", lambda a: a[:k]),
+        ("a[k:k+2]", lambda a: a[k : int(k) + 2]),
+        ("a[1, k:]", lambda a: a[1, k:]),
+        ("a[::k]", lambda a: a[:: int(k)] if int(k) != 0 else None),
+    ]:
+        expected = want(X)
+        if expected is None:
+            with pytest.raises(slc.CompileError):
+                slc.eval(src, a=X, k=k)
+            continue
+        got = slc.eval(src, a=X, k=k)
+        assert got.dtype == expected.dtype and got.shape == expected.shape, src
+        assert np.array_equal(got, expected), src
+
+
+def test_a_kernel_with_a_0d_input_takes_each_bound_per_call():
+    k = slc.compile("a[k:k+2]", a=X, k=("int64", ()))
+    for v in [0, 2, -1, 7]:
+        assert np.array_equal(k(a=X, k=v), X[v : v + 2])
+
+
+# Each raises IndexError in NumPy; slc raises slc.IndexError, with its code and a span in the
+# program.
+NUMPY_INDEX_ERRORS = [
+    ("a[0, 0, 0]", lambda a, i, j, m: a[0, 0, 0]),
+    ("a[..., 1, ...]", lambda a, i, j, m: a[..., 1, ...]),
+    ("a[1.5]", lambda a, i, j, m: a[1.5]),
+    ("a[m]", lambda a, i, j, m: a[m]),
+    ("a[i, j]", lambda a, i, j, m: a[i, j]),
+    ("a[9]", lambda a, i, j, m: a[9]),
+    ("a[:, -7]", lambda a, i, j, m: a[:, -7]),
+]
+
+
+@pytest.mark.parametrize("src, numpy", NUMPY_INDEX_ERRORS)
+def test_index_errors_are_where_numpys_are(src, numpy):
+    i, j, m = np.array([0, 1, 2]), np.array([0, 1]), np.zeros(3, bool)
+    with pytest.raises(builtins.IndexError):
+        numpy(X, i, j, m)
+    with pytest.raises(IndexError) as info:
+        slc.eval(src, a=X, i=i, j=j, m=m)
+    e = info.value
+    assert isinstance(e, slc.IndexError) and isinstance(e, slc.Error)
+    assert e.code is not None and e.code.startswith("E0")
+    assert e.span is not None and 0 <= e.span[0] <= e.span[1] <= len(src)
+
+
+def test_the_star_import_leaves_the_builtins_alone():
+    scope = {}
+    exec("from slc import *", scope)
+    assert "IndexError" not in scope and "MemoryError" not in scope
+    assert "eval" in scope and "Error" in scope
+    assert issubclass(slc.IndexError, builtins.IndexError)
+    assert issubclass(slc.MemoryError, builtins.MemoryError)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_the_empty_tuple_is_the_whole_array(shape):
+    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    got = slc.eval("a[()]", a=a)
+    assert got.shape == a[()].shape if shape else got.shape == ()
+    assert np.array_equal(got, a[()])
+
+
+@pytest.mark.parametrize(
+    "mshape, axis",
+    [((0,), 0), ((0,), 1), ((0, 6), 0), ((4, 0), 0), ((0, 0), 0), ((0, 7), 0), ((5,), 0)],
+)
+def test_masks_with_an_axis_of_length_zero_match_as_numpys(mshape, axis):
+    m = np.zeros(mshape, bool)
+    index = (slice(None),) * axis + (m,)
+    src = "a[" + ":, " * axis + "m]"
+    try:
+        want = X[index]
+    except builtins.IndexError:
+        with pytest.raises(slc.IndexError) as info:
+            slc.eval(src, a=X, m=m)
+        assert info.value.code == "E0107"
+        return
+    got = slc.eval(src, a=X, m=m)
+    assert got.shape == want.shape and got.dtype == want.dtype
+
+
+def test_docstrings_document_the_call():
+    doc = slc.Kernel.__doc__
+    assert "kernel(*, out=None, threads=None, **inputs)" in doc and "slc.IndexError" in doc
+    assert "packed into a dense copy first otherwise" not in doc
+    assert "a[()]" in slc.__doc__ and "a[:k]" in slc.__doc__
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, ">c8", ">c16"])
+def test_complex_arrays_are_sliced_as_numpy_slices_them(dtype):
+    x = (np.arange(24) + 1j * np.arange(24)[::-1]).reshape(4, 6).astype(dtype)
+    for src, index in [
+        ("a[::-1, 1::2]", (slice(None, None, -1), slice(1, None, 2))),
+        ("a[i]", (np.array([3, 0, 3]),)),
+        ("a[m]", (np.array([True, False, True, False]),)),
+        ("a[..., None, -1]", (Ellipsis, None, -1)),
+    ]:
+        want = x[index]
+        got = slc.eval(src, a=x, i=np.array([3, 0, 3]), m=np.array([True, False, True, False]))
+        assert got.dtype == want.dtype.newbyteorder("=") and got.shape == want.shape, src
+        assert np.array_equal(got, want), src
+    k = slc.compile("a[:, ::-2]", a=("complex128", ("N", "M")))
+    y = np.arange(10, dtype=np.complex128).reshape(2, 5) * (1 - 2j)
+    assert np.array_equal(k(a=y), y[:, ::-2])
+    assert np.array_equal(k(a=y.T), y.T[:, ::-2])
