@@ -22,4 +22,4 @@ pub use npy::{
     write_npy_to,
 };
 pub use output::{Destination, destination, write_output};
-pub use tensor::{Tensor, TensorError};
+pub use tensor::{Access, Tensor, TensorError};

@@ -3,6 +3,12 @@
 //! `np.save` writes). Sizes are checked against
 //! the file before anything is allocated, so a header that lies cannot exhaust memory, and
 //! writes go to a temporary file that is renamed into place: a failed write leaves nothing.
+//!
+//! A file (or a `.npz` member stored uncompressed) whose data is already a tensor's bytes —
+//! little-endian, C order, not bool (whose bytes are checked), at an offset that is a multiple
+//! of the element width — is mapped read-only rather than read: a kernel then reads only the
+//! pages it touches, and an input may be larger than memory. docs/inputs.md says when, and what
+//! happens if the file changes while mapped.
 
 use crate::output::write_output;
 use crate::{DType, MAX_RANK, Tensor};
@@ -46,6 +52,11 @@ pub enum NpyError {
     TrailingData { path: Option<PathBuf>, extra: u64 },
     #[error("{} declares shape {shape:?}, too large to address", show(path))]
     TooLarge { path: Option<PathBuf>, shape: Vec<u64> },
+    #[error(
+        "{} needs {bytes} bytes of memory to be read ({why}), more than this machine has available",
+        show(path)
+    )]
+    OutOfMemory { path: Option<PathBuf>, bytes: u64, why: &'static str },
     #[error("{} has {rank} dimensions; at most {MAX_RANK} are supported", show(path))]
     TooManyDims { path: Option<PathBuf>, rank: usize },
     #[error("{} has a header of {len} bytes; at most {MAX_HEADER_BYTES} are read", show(path))]
@@ -323,9 +334,10 @@ fn finish(mut t: Tensor, encoding: Encoding, path: &Option<PathBuf>) -> Result<T
         return Err(NpyError::InvalidBool { path: path.clone() });
     }
     if encoding.fortran {
-        t = c_order(&t).map_err(|_| NpyError::TooLarge {
+        t = c_order(&t).map_err(|_| NpyError::OutOfMemory {
             path: path.clone(),
-            shape: t.shape().iter().map(|&d| d as u64).collect(),
+            bytes: 2 * t.nbytes() as u64,
+            why: "Fortran order is converted to C order",
         })?;
     }
     Ok(t)
@@ -406,6 +418,9 @@ pub struct PendingNpy {
     /// Whether the body's length was checked when the header was read; otherwise it is checked
     /// while reading (a stream).
     length_checked: bool,
+    /// The file holding the data as it is, uncompressed, and the data's offset in it: the data
+    /// may be mapped instead of read. `None` for streams and compressed `.npz` members.
+    mappable: Option<(File, u64)>,
 }
 
 impl std::fmt::Debug for PendingNpy {
@@ -428,13 +443,50 @@ impl PendingNpy {
         self.data_bytes
     }
 
-    /// Reads the data into a new tensor.
-    pub fn read(mut self) -> Result<Tensor, NpyError> {
+    /// Whether [`read`](Self::read) maps the data rather than reading it.
+    pub fn maps(&self) -> bool {
+        self.mappable.as_ref().is_some_and(|(_, offset)| {
+            cfg!(unix)
+                && self.data_bytes > 0
+                && !self.encoding.swap
+                && !self.encoding.fortran
+                && self.dtype != DType::Bool
+                && offset % self.dtype.width() as u64 == 0
+        })
+    }
+
+    /// The tensor: the file's pages mapped read-only where [`maps`](Self::maps) says so
+    /// (nothing is read until a kernel touches it), the data read into memory otherwise.
+    pub fn read(self) -> Result<Tensor, NpyError> {
+        if self.maps()
+            && let Some((file, offset)) = &self.mappable
+            && let Ok(t) = Tensor::map_file(self.dtype, &self.shape, file, *offset)
+        {
+            return Ok(t);
+        }
+        self.read_into_memory()
+    }
+
+    /// Why the data is read into memory rather than mapped, for errors.
+    fn why_read(&self) -> &'static str {
+        match &self.mappable {
+            None => "a stream or a compressed .npz member",
+            Some(_) if self.encoding.swap => "big-endian elements are converted",
+            Some(_) if self.encoding.fortran => "Fortran order is converted to C order",
+            Some(_) if self.dtype == DType::Bool => "bool values are checked",
+            Some(_) => "its data is not aligned to its elements, or the system cannot map it",
+        }
+    }
+
+    /// Reads the data into a new tensor in memory, never mapping it.
+    pub fn read_into_memory(mut self) -> Result<Tensor, NpyError> {
         let label = self.label.clone();
         let read_err = |source| NpyError::Read { path: label.clone().unwrap_or_default(), source };
-        let mut t = Tensor::for_overwrite(self.dtype, &self.shape).map_err(|_| NpyError::TooLarge {
+        let why = self.why_read();
+        let mut t = Tensor::for_overwrite(self.dtype, &self.shape).map_err(|_| NpyError::OutOfMemory {
             path: label.clone(),
-            shape: self.shape.iter().map(|&d| d as u64).collect(),
+            bytes: self.data_bytes,
+            why,
         })?;
         let mut filled = 0;
         let buf = t.bytes_mut();
@@ -468,7 +520,8 @@ const ZIP_MAGIC: &[u8; 4] = b"PK\x03\x04";
 pub fn open_npy(path: &Path) -> Result<PendingNpy, NpyError> {
     let read_err = |source| NpyError::Read { path: path.to_path_buf(), source };
     let mut file = File::open(path).map_err(read_err)?;
-    let file_len = file.metadata().map_err(read_err)?.len();
+    let meta = file.metadata().map_err(read_err)?;
+    let file_len = meta.len();
     let mut magic = [0u8; 4];
     if file_len >= 4 {
         file.read_exact(&mut magic).map_err(read_err)?;
@@ -477,7 +530,12 @@ pub fn open_npy(path: &Path) -> Result<PendingNpy, NpyError> {
     if &magic == ZIP_MAGIC {
         return open_npz(path, None);
     }
-    open_body(Box::new(file), Some(path.to_path_buf()), Some(file_len))
+    // Only a regular file's pages can be mapped (a FIFO or device is read).
+    let mapped = if meta.is_file() { Some(file.try_clone().map_err(read_err)?) } else { None };
+    let mut npy = open_body(Box::new(file), Some(path.to_path_buf()), Some(file_len))?;
+    // The length check passed: the data is the file's last `data_bytes` bytes.
+    npy.mappable = mapped.map(|f| (f, file_len - npy.data_bytes));
+    Ok(npy)
 }
 
 /// Opens the `.npy` array `KEY.npy` of the `.npz` archive at `path` (`np.savez`, compressed or
@@ -501,10 +559,22 @@ pub fn open_npz(path: &Path, key: Option<&str>) -> Result<PendingNpy, NpyError> 
         return Err(NpyError::NpzKey { path: path.to_path_buf(), key: Some(key), keys: sorted(keys) });
     };
     let label = PathBuf::from(format!("{}:{key}", path.display()));
-    let size = archive.by_index(index).map_err(bad_zip)?.size();
+    let (size, stored_at) = {
+        let member = archive.by_index(index).map_err(bad_zip)?;
+        let stored = member.compression() == zip::CompressionMethod::Stored && !member.encrypted();
+        // A stored member's bytes lie in the archive as they are, from its data start on.
+        let stored_at = member.data_start().filter(|_| stored && member.compressed_size() == member.size());
+        (member.size(), stored_at)
+    };
+    let mapped = match stored_at {
+        Some(start) => Some((File::open(path).map_err(read_err)?, start)),
+        None => None,
+    };
     // The member's reader borrows the archive: hand out a reader that owns both.
     let body = NpzMember::new(archive, index).map_err(bad_zip)?;
-    open_body(Box::new(body), Some(label), Some(size))
+    let mut npy = open_body(Box::new(body), Some(label), Some(size))?;
+    npy.mappable = mapped.map(|(file, start)| (file, start + size - npy.data_bytes));
+    Ok(npy)
 }
 
 fn sorted(mut keys: Vec<String>) -> Vec<String> {
@@ -597,6 +667,7 @@ fn open_body(
         label,
         body,
         length_checked: len.is_some(),
+        mappable: None,
     })
 }
 

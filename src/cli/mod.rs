@@ -4,6 +4,7 @@
 //! of range in an index tensor, output not writable); 2 a usage error or an error in the
 //! expression (parse or check), reported with a diagnostic.
 
+mod access;
 mod args;
 mod bench;
 mod compile;
