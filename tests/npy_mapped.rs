@@ -1,0 +1,206 @@
+//! Inputs larger than memory, through the command line: `.npy` inputs are mapped, so a slice
+//! reads only the pages it touches. The files are sparse (their data a hole, costing no disk),
+//! and what a run read is seen afterwards in the page cache (`mincore` on the file): a hole's
+//! page enters the cache only when read.
+#![cfg(target_os = "linux")]
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[path = "support/command.rs"]
+mod command;
+
+use command::stderr;
+
+const BIN: &str = env!("CARGO_BIN_EXE_slc");
+/// Where np.save puts the data of a 2-d f32 array.
+const DATA: u64 = 128;
+const COLS: usize = 1024;
+const ROW: u64 = COLS as u64 * 4;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A sparse `f32[rows, 1024]` `.npy` whose rows listed in `filled` hold `row * 1024 + col`;
+/// `None` where the file system cannot hold it.
+fn sparse_npy(path: &Path, rows: u64, filled: &[u64]) -> Option<()> {
+    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {COLS}), }}");
+    let mut h = header.clone();
+    h.push_str(&" ".repeat(DATA as usize - 10 - header.len() - 1));
+    h.push('\n');
+    let mut f = File::create(path).unwrap();
+    f.write_all(b"\x93NUMPY\x01\x00").unwrap();
+    f.write_all(&(h.len() as u16).to_le_bytes()).unwrap();
+    f.write_all(h.as_bytes()).unwrap();
+    if let Err(e) = f.set_len(DATA + rows * ROW) {
+        eprintln!("skipped: no sparse file of {rows} rows here ({e})");
+        return None;
+    }
+    for &r in filled {
+        f.write_all_at(&row_bytes(r, COLS), DATA + r * ROW).unwrap();
+    }
+    f.sync_all().unwrap();
+    Some(())
+}
+
+fn row_bytes(r: u64, cols: usize) -> Vec<u8> {
+    (0..cols).flat_map(|c| ((r as usize * COLS + c) as f32).to_le_bytes()).collect()
+}
+
+/// Which pages of the file are in the page cache.
+fn resident_pages(path: &Path) -> Vec<bool> {
+    let f = File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    // SAFETY: a fresh read-only mapping of the whole file, unmapped below; only its residency
+    // is asked, no byte of it is read.
+    unsafe {
+        let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0);
+        assert_ne!(p, libc::MAP_FAILED);
+        let mut flags = vec![0u8; len.div_ceil(4096)];
+        assert_eq!(libc::mincore(p, len, flags.as_mut_ptr().cast()), 0);
+        libc::munmap(p, len);
+        flags.iter().map(|f| f & 1 == 1).collect()
+    }
+}
+
+/// Runs slc, returning its time and peak resident memory in bytes (`wait4`: this child's own).
+fn run(args: &[&str]) -> (Duration, u64) {
+    let started = Instant::now();
+    let child = Command::new(BIN).args(args).env("NO_COLOR", "1").spawn().expect("slc runs");
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "slc {args:?} failed: {status}");
+    (started.elapsed(), usage.ru_maxrss as u64 * 1024)
+}
+
+/// The `f32` values of a `.npy` file written by slc, and its shape.
+fn read_f32(path: &Path) -> (Vec<usize>, Vec<f32>) {
+    let t = slc_runtime::read_npy(path).unwrap();
+    let values = t.bytes().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    (t.shape().to_vec(), values)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    command::scratch("npy_mapped", name)
+}
+
+#[test]
+fn a_64_gib_input_answers_a_tail_slice_in_under_a_second() {
+    let dir = scratch("tail");
+    let (big, out) = (dir.join("big.npy"), dir.join("out.npy"));
+    let rows = 16 << 20; // f32[16777216, 1024]: 64 GiB
+    let filled = [rows - 3, rows - 1];
+    if sparse_npy(&big, rows, &filled).is_none() {
+        return;
+    }
+    let (took, _) = run(&["eval", "a[-3:, :8]", "-i", &format!("a={}", s(&big)), "-o", s(&out)]);
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    let (shape, values) = read_f32(&out);
+    assert_eq!(shape, [3, 8]);
+    let expected: Vec<f32> = [rows - 3, rows - 2, rows - 1]
+        .iter()
+        .flat_map(|&r| {
+            (0..8).map(move |c| if filled.contains(&r) { (r as usize * COLS + c) as f32 } else { 0.0 })
+        })
+        .collect();
+    assert_eq!(values, expected, "holes read as zeros, the rows written as written");
+    let read = resident_pages(&big).iter().filter(|&&r| r).count();
+    assert!(read < 64, "{read} pages of the 64 GiB file were read");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_strided_slice_of_a_4_gib_input_stays_under_64_mb() {
+    let dir = scratch("strided");
+    let (big, out) = (dir.join("big.npy"), dir.join("out.npy"));
+    let rows = 1 << 20; // f32[1048576, 1024]: 4 GiB
+    let filled = [0, 1000, 1048000];
+    if sparse_npy(&big, rows, &filled).is_none() {
+        return;
+    }
+    let (_, peak) = run(&["eval", "a[::1000, :4]", "-i", &format!("a={}", s(&big)), "-o", s(&out)]);
+    assert!(peak < 64 << 20, "peak resident memory {} MB", peak >> 20);
+    let (shape, values) = read_f32(&out);
+    assert_eq!(shape, [1049, 4]);
+    for (i, row) in values.chunks(4).enumerate() {
+        let r = i as u64 * 1000;
+        let expected: Vec<f32> =
+            (0..4).map(|c| if filled.contains(&r) { (r as usize * COLS + c) as f32 } else { 0.0 }).collect();
+        assert_eq!(row, expected, "row {r}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_gather_of_random_rows_reads_only_their_pages() {
+    let dir = scratch("gather");
+    let (big, idx, out) = (dir.join("big.npy"), dir.join("idx.npy"), dir.join("out.npy"));
+    let rows = 1u64 << 20;
+    // 10,000 rows from a linear congruential generator, two of them written.
+    let mut x = 12345u64;
+    let mut picked: Vec<u64> = (0..10_000)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % rows
+        })
+        .collect();
+    picked[10] = 5;
+    picked[20] = 777_777;
+    if sparse_npy(&big, rows, &[5, 777_777]).is_none() {
+        return;
+    }
+    let values: Vec<i64> = picked.iter().map(|&r| r as i64).collect();
+    let index = slc::Tensor::from_i64s(slc::DType::I64, &[values.len()], &values).unwrap();
+    slc_runtime::write_npy(&idx, &index).unwrap();
+    let before = resident_pages(&big);
+    run(&["eval", "a[i]", "-i", &format!("a={}", s(&big)), "-i", &format!("i={}", s(&idx)), "-o", s(&out)]);
+    let (shape, got) = read_f32(&out);
+    assert_eq!(shape, [10_000, COLS]);
+    for (i, &r) in picked.iter().enumerate() {
+        let row = &got[i * COLS..(i + 1) * COLS];
+        if r == 5 || r == 777_777 {
+            assert_eq!(row[7], (r as usize * COLS + 7) as f32, "row {r}");
+        } else {
+            assert!(row.iter().all(|&v| v == 0.0), "row {r}");
+        }
+    }
+    // Row r spans bytes 128 + 4096 r .. 128 + 4096 (r + 1): pages r and r + 1.
+    let mut allowed = vec![false; before.len()];
+    for &r in &picked {
+        allowed[r as usize] = true;
+        allowed[r as usize + 1] = true;
+    }
+    let after = resident_pages(&big);
+    let stray: Vec<usize> = (0..after.len()).filter(|&p| after[p] && !before[p] && !allowed[p]).collect();
+    assert!(
+        stray.is_empty(),
+        "{} pages read outside the gathered rows, e.g. {:?}",
+        stray.len(),
+        &stray[..5.min(stray.len())]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_truncated_input_is_an_error_naming_it() {
+    let dir = scratch("truncated");
+    let big = dir.join("short.npy");
+    if sparse_npy(&big, 1000, &[]).is_none() {
+        return;
+    }
+    File::options().write(true).open(&big).unwrap().set_len(DATA + 999 * ROW).unwrap();
+    let o = command::slc(&["eval", "a[::-1]", "-i", &format!("a={}", s(&big))]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("short.npy") && e.contains("is truncated"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
