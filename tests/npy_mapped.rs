@@ -204,3 +204,51 @@ fn a_truncated_input_is_an_error_naming_it() {
     assert!(e.contains("short.npy") && e.contains("is truncated"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_input_truncated_while_mapped_is_named_not_a_bus_error() {
+    use std::process::Stdio;
+    let dir = scratch("shrinks");
+    let big = dir.join("shrinks.npy");
+    let rows = 4096;
+    if sparse_npy(&big, rows, &[]).is_none() {
+        return;
+    }
+    // `b` comes from a pipe and is read after `a` is mapped: while slc waits for b's data, `a`
+    // is cut short; the kernel then reads pages that no longer exist.
+    let b = slc::Tensor::zeros(slc::DType::F32, &[100_000]).unwrap();
+    let b = slc_runtime::encode_npy(&b).unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "eval",
+            "a[::-1, 0]",
+            "-i",
+            &format!("a={}", s(&big)),
+            "-i",
+            "b=-",
+            "-o",
+            s(&dir.join("out.npy")),
+        ])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&b[..128]).unwrap();
+    // Wait for the mapping to appear in slc's address space.
+    let maps = format!("/proc/{}/maps", child.id());
+    let started = Instant::now();
+    while !std::fs::read_to_string(&maps).unwrap_or_default().contains("shrinks.npy") {
+        assert!(started.elapsed() < Duration::from_secs(20), "slc never mapped its input");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    File::options().write(true).open(&big).unwrap().set_len(DATA + 10 * ROW).unwrap();
+    stdin.write_all(&b[128..]).unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("shrinks.npy") && e.contains("changed while being read"), "{e}");
+    assert!(!dir.join("out.npy").exists(), "no output");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -182,6 +182,8 @@ pub(crate) struct FileMap {
     len: usize,
     /// Whether the pages were made writable (private copy-on-write) by [`Buffer::mut_ptr`].
     writable: bool,
+    /// Its slot in the table that names the file should reading it raise SIGBUS.
+    sigbus_slot: Option<usize>,
 }
 
 // SAFETY: the mapping is owned by this value; shared access only reads.
@@ -207,6 +209,9 @@ impl FileMap {
 
 impl Drop for FileMap {
     fn drop(&mut self) {
+        if let Some(slot) = self.sigbus_slot {
+            crate::sigbus::release(slot);
+        }
         file_map::unmap(self.base.as_ptr(), self.mapped);
     }
 }
@@ -225,10 +230,10 @@ mod file_map {
     }
 
     impl FileMap {
-        /// Maps `len` (> 0) bytes of `file` from byte `start`, read-only. The caller has checked
-        /// that the file holds them; should it shrink later, touching the lost pages raises
-        /// SIGBUS (as NumPy's memmap does).
-        pub(crate) fn new(file: &File, start: u64, len: usize) -> std::io::Result<FileMap> {
+        /// Maps `len` (> 0) bytes of `file` (called `name`) from byte `start`, read-only. The
+        /// caller has checked that the file holds them; should it shrink later, touching the
+        /// lost pages raises SIGBUS (as NumPy's memmap does; see `sigbus`).
+        pub(crate) fn new(file: &File, start: u64, len: usize, name: &str) -> std::io::Result<FileMap> {
             let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
             let page = page_size() as u64;
             let lead = (start % page) as usize;
@@ -251,7 +256,8 @@ mod file_map {
                 return Err(std::io::Error::last_os_error());
             }
             let base = NonNull::new(p.cast()).ok_or_else(invalid)?;
-            Ok(FileMap { base, mapped, lead, len, writable: false })
+            let sigbus_slot = crate::sigbus::register(p as usize, mapped, name);
+            Ok(FileMap { base, mapped, lead, len, writable: false, sigbus_slot })
         }
 
         /// Makes the pages writable, as private copies: the file is never written.
@@ -297,7 +303,12 @@ mod file_map {
 
     impl FileMap {
         /// No mapping without unix: callers read the file instead.
-        pub(crate) fn new(_file: &std::fs::File, _start: u64, _len: usize) -> std::io::Result<FileMap> {
+        pub(crate) fn new(
+            _file: &std::fs::File,
+            _start: u64,
+            _len: usize,
+            _name: &str,
+        ) -> std::io::Result<FileMap> {
             Err(std::io::ErrorKind::Unsupported.into())
         }
 

@@ -8,6 +8,7 @@ pub mod format;
 mod memory;
 pub mod npy;
 pub mod output;
+mod sigbus;
 pub mod tensor;
 
 pub use atomic::write_atomically;
@@ -22,4 +23,5 @@ pub use npy::{
     write_npy_to,
 };
 pub use output::{Destination, destination, write_output};
+pub use sigbus::report_truncated_inputs;
 pub use tensor::{Access, Tensor, TensorError};

@@ -80,6 +80,11 @@ fn npz_key_message(path: &Path, key: &Option<String>, keys: &[String]) -> String
     }
 }
 
+/// The source's name, unquoted.
+fn show_name(path: &Option<PathBuf>) -> String {
+    path.as_ref().map_or_else(|| "the data".to_string(), |p| p.display().to_string())
+}
+
 fn show(path: &Option<PathBuf>) -> String {
     match path {
         Some(p) => format!("'{}'", p.display()),
@@ -460,7 +465,7 @@ impl PendingNpy {
     pub fn read(self) -> Result<Tensor, NpyError> {
         if self.maps()
             && let Some((file, offset)) = &self.mappable
-            && let Ok(t) = Tensor::map_file(self.dtype, &self.shape, file, *offset)
+            && let Ok(t) = Tensor::map_file(self.dtype, &self.shape, file, *offset, &show_name(&self.label))
         {
             return Ok(t);
         }

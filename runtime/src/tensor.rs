@@ -64,7 +64,7 @@ impl Tensor {
         Ok(Tensor { dtype, shape: shape.to_vec(), buf: Buffer::Owned(buf) })
     }
 
-    /// A tensor over the bytes of `file` from byte `offset` (little-endian elements, C order),
+    /// A tensor over the bytes of `file` (called `name` in errors) from byte `offset` (little-endian elements, C order),
     /// mapped read-only: nothing is read until touched, and then only the pages touched. The
     /// caller has checked that the file holds the tensor's bytes and that `offset` is a multiple
     /// of the element width; a shape of no bytes maps nothing. Fails where the system cannot
@@ -74,12 +74,13 @@ impl Tensor {
         shape: &[usize],
         file: &std::fs::File,
         offset: u64,
+        name: &str,
     ) -> std::io::Result<Tensor> {
         let bytes = Tensor::byte_size(dtype, shape).ok_or(std::io::ErrorKind::InvalidInput)?;
         if bytes == 0 {
             return Tensor::zeros(dtype, shape).map_err(std::io::Error::other);
         }
-        let buf = Buffer::Mapped(FileMap::new(file, offset, bytes)?);
+        let buf = Buffer::Mapped(FileMap::new(file, offset, bytes, name)?);
         Ok(Tensor { dtype, shape: shape.to_vec(), buf })
     }
 
