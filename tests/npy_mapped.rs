@@ -70,6 +70,7 @@ fn resident_pages(path: &Path) -> Vec<bool> {
 }
 
 /// Runs slc, returning its time and peak resident memory in bytes (`wait4`: this child's own).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its resource usage
 fn run(args: &[&str]) -> (Duration, u64) {
     let started = Instant::now();
     let child = Command::new(BIN).args(args).env("NO_COLOR", "1").spawn().expect("slc runs");

@@ -18,7 +18,7 @@ fn scratch(name: &str) -> PathBuf {
 fn npy_at(offset: usize, descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
     let fortran = if fortran { "True" } else { "False" };
     let mut h = format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}");
-    assert!(offset >= 10 + h.len() + 1, "offset {offset} leaves no room for the header");
+    assert!(offset > 10 + h.len(), "offset {offset} leaves no room for the header");
     h.push_str(&" ".repeat(offset - 10 - h.len() - 1));
     h.push('\n');
     let mut out = b"\x93NUMPY\x01\x00".to_vec();
