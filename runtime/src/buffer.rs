@@ -41,7 +41,17 @@ impl AlignedBuf {
     pub(crate) fn zeroed(len: usize) -> Option<AlignedBuf> {
         if len >= LARGE {
             // Fresh mappings are zero-filled by the kernel; pooled ones are not.
-            return map::fresh(len);
+            return map::fresh(len, false);
+        }
+        AlignedBuf::heap(len)
+    }
+
+    /// A zero-filled buffer of which only a few pages will be written (the parts of a large
+    /// input that a plan reads): mapped without reserving memory and without huge pages, so
+    /// that it costs only the pages written, however large it is.
+    pub(crate) fn sparse(len: usize) -> Option<AlignedBuf> {
+        if len >= LARGE {
+            return map::fresh(len, true);
         }
         AlignedBuf::heap(len)
     }
@@ -50,7 +60,7 @@ impl AlignedBuf {
     /// that are about to be overwritten entirely.
     pub(crate) fn for_overwrite(len: usize) -> Option<AlignedBuf> {
         if len >= LARGE {
-            return map::pooled(len).or_else(|| map::fresh(len));
+            return map::pooled(len).or_else(|| map::fresh(len, false));
         }
         AlignedBuf::heap(len)
     }
@@ -342,12 +352,13 @@ mod map {
         len.checked_add(HUGE - 1).map(|l| l & !(HUGE - 1))
     }
 
-    pub(super) fn fresh(len: usize) -> Option<AlignedBuf> {
+    /// `sparse`: only a few pages will be touched (no memory check, no huge pages).
+    pub(super) fn fresh(len: usize, sparse: bool) -> Option<AlignedBuf> {
         let mapped = page_round(len)?;
         // The mapping does not reserve memory, so a size the machine cannot back would succeed
         // here and get the process killed when touched: refuse it now. Small mappings skip the
         // check (it reads /proc), their worst case being an ordinary out-of-memory.
-        if len >= CHECKED && crate::available_memory().is_some_and(|free| len as u64 > free) {
+        if !sparse && len >= CHECKED && crate::available_memory().is_some_and(|free| len as u64 > free) {
             return None;
         }
         // SAFETY: an anonymous private mapping; no existing memory is touched.
@@ -365,10 +376,10 @@ mod map {
             return None;
         }
         #[cfg(target_os = "linux")]
-        // SAFETY: advice on our own mapping; failure only means no huge pages.
-        unsafe {
-            libc::madvise(p, mapped, libc::MADV_HUGEPAGE)
-        };
+        if !sparse {
+            // SAFETY: advice on our own mapping; failure only means no huge pages.
+            unsafe { libc::madvise(p, mapped, libc::MADV_HUGEPAGE) };
+        }
         Some(AlignedBuf { ptr: NonNull::new(p.cast())?, len, mapped, offset: 0 })
     }
 
@@ -409,7 +420,7 @@ mod map {
 mod map {
     use super::AlignedBuf;
 
-    pub(super) fn fresh(len: usize) -> Option<AlignedBuf> {
+    pub(super) fn fresh(len: usize, _sparse: bool) -> Option<AlignedBuf> {
         AlignedBuf::heap(len)
     }
 

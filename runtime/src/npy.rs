@@ -472,6 +472,31 @@ impl PendingNpy {
         self.read_into_memory()
     }
 
+    /// A tensor holding only the bytes of the data in `parts` (byte ranges of the data) and
+    /// zeros elsewhere, read with one `pread` each: for a plan that reads a few pages of many,
+    /// which then cost only themselves (a mapping would map the page cache's whole large folios
+    /// around each). The tensor is right only for a reader that stays within `parts`. Data that
+    /// cannot be mapped (it needs converting, or it is a stream) is read whole instead.
+    pub fn read_parts(self, parts: &[std::ops::Range<u64>]) -> Result<Tensor, NpyError> {
+        let Some((file, offset)) = self.mappable.as_ref().filter(|_| self.maps()) else {
+            return self.read();
+        };
+        let read_err = |source| NpyError::Read { path: self.label.clone().unwrap_or_default(), source };
+        let mut t = Tensor::sparse_zeros(self.dtype, &self.shape).map_err(|_| NpyError::OutOfMemory {
+            path: self.label.clone(),
+            bytes: self.data_bytes,
+            why: "its address space could not be reserved",
+        })?;
+        let data = t.bytes_mut();
+        for part in parts {
+            let (start, end) = (part.start.min(self.data_bytes), part.end.min(self.data_bytes));
+            if start < end {
+                read_at(file, &mut data[start as usize..end as usize], offset + start).map_err(read_err)?;
+            }
+        }
+        Ok(t)
+    }
+
     /// Why the data is read into memory rather than mapped, for errors.
     fn why_read(&self) -> &'static str {
         match &self.mappable {
@@ -514,6 +539,18 @@ impl PendingNpy {
             check_length(self.data_bytes, self.data_bytes + extra, &label)?;
         }
         finish(t, self.encoding, &label)
+    }
+}
+
+/// Fills `buf` from `file` at `offset`, leaving the file's position alone.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_exact_at(file, buf, offset);
+    #[cfg(not(unix))]
+    {
+        let mut file = file;
+        file.seek(SeekFrom::Start(offset))?;
+        file.read_exact(buf)
     }
 }
 

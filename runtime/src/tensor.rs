@@ -64,6 +64,16 @@ impl Tensor {
         Ok(Tensor { dtype, shape: shape.to_vec(), buf: Buffer::Owned(buf) })
     }
 
+    /// A zero-filled tensor that costs only the pages later written, however large: for the
+    /// parts of an input a plan reads (`PendingNpy::read_parts`). Not checked against the memory
+    /// available.
+    pub(crate) fn sparse_zeros(dtype: DType, shape: &[usize]) -> Result<Tensor, TensorError> {
+        let too_large = |bytes| TensorError::TooLarge { shape: shape.to_vec(), dtype, bytes };
+        let bytes = Tensor::byte_size(dtype, shape).ok_or(too_large(None))?;
+        let buf = AlignedBuf::sparse(bytes).ok_or(too_large(Some(bytes)))?;
+        Ok(Tensor { dtype, shape: shape.to_vec(), buf: Buffer::Owned(buf) })
+    }
+
     /// A tensor over the bytes of `file` (called `name` in errors) from byte `offset` (little-endian elements, C order),
     /// mapped read-only: nothing is read until touched, and then only the pages touched. The
     /// caller has checked that the file holds the tensor's bytes and that `offset` is a multiple

@@ -73,6 +73,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     let compiled =
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
     let sparse = access::sparse_inputs(&compiled.plan);
+    let parts = access::sparse_parts(&compiled.plan, &sparse);
 
     let mut session = Session::with_executor(args.backend);
     if let Some(n) = args.threads {
@@ -83,9 +84,14 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         session.bind(&name, tensor);
     }
     // Files are mapped, not read, where they can be: then only the pages the kernel touches
-    // are read, as it runs.
+    // are read, as it runs. Of an input the plan reads in a few known places, only those are
+    // read (the session evaluates this same program, so it reads nothing else).
     for (name, npy) in pending {
-        let tensor = npy.read().map_err(|e| input_error(&name, e))?;
+        let tensor = match parts.get(&name) {
+            Some(parts) => npy.read_parts(parts),
+            None => npy.read(),
+        };
+        let tensor = tensor.map_err(|e| input_error(&name, e))?;
         access::advise(&name, &tensor, &sparse);
         if tensor.is_mapped() {
             mapped_bytes += tensor.nbytes() as u64;
