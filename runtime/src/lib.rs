@@ -7,6 +7,7 @@ pub mod dtype;
 pub mod format;
 mod memory;
 pub mod npy;
+mod npz;
 pub mod output;
 mod sigbus;
 pub mod tensor;

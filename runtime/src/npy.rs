@@ -10,6 +10,7 @@
 //! pages it touches, and an input may be larger than memory. docs/inputs.md says when, and what
 //! happens if the file changes while mapped.
 
+pub use crate::npz::open_npz;
 use crate::output::write_output;
 use crate::{DType, MAX_RANK, Tensor};
 use std::fs::File;
@@ -425,7 +426,7 @@ pub struct PendingNpy {
     length_checked: bool,
     /// The file holding the data as it is, uncompressed, and the data's offset in it: the data
     /// may be mapped instead of read. `None` for streams and compressed `.npz` members.
-    mappable: Option<(File, u64)>,
+    pub(crate) mappable: Option<(File, u64)>,
 }
 
 impl std::fmt::Debug for PendingNpy {
@@ -554,9 +555,6 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     }
 }
 
-/// The first bytes of a zip archive, which is what a `.npz` file is.
-const ZIP_MAGIC: &[u8; 4] = b"PK\x03\x04";
-
 /// Opens a `.npy` file and reads its header; a `.npz` archive (recognized by its content, not
 /// its name) stands for its only array.
 pub fn open_npy(path: &Path) -> Result<PendingNpy, NpyError> {
@@ -569,8 +567,8 @@ pub fn open_npy(path: &Path) -> Result<PendingNpy, NpyError> {
         file.read_exact(&mut magic).map_err(read_err)?;
         file.seek(SeekFrom::Start(0)).map_err(read_err)?;
     }
-    if &magic == ZIP_MAGIC {
-        return open_npz(path, None);
+    if &magic == crate::npz::ZIP_MAGIC {
+        return crate::npz::open_npz(path, None);
     }
     // Only a regular file's pages can be mapped (a FIFO or device is read).
     let mapped = if meta.is_file() { Some(file.try_clone().map_err(read_err)?) } else { None };
@@ -578,83 +576,6 @@ pub fn open_npy(path: &Path) -> Result<PendingNpy, NpyError> {
     // The length check passed: the data is the file's last `data_bytes` bytes.
     npy.mappable = mapped.map(|f| (f, file_len - npy.data_bytes));
     Ok(npy)
-}
-
-/// Opens the `.npy` array `KEY.npy` of the `.npz` archive at `path` (`np.savez`, compressed or
-/// not); without a key, the archive must hold exactly one array.
-pub fn open_npz(path: &Path, key: Option<&str>) -> Result<PendingNpy, NpyError> {
-    let read_err = |source| NpyError::Read { path: path.to_path_buf(), source };
-    let bad_zip =
-        |e: zip::result::ZipError| NpyError::BadArchive { path: path.to_path_buf(), reason: e.to_string() };
-    let file = File::open(path).map_err(read_err)?;
-    let mut archive = zip::ZipArchive::new(file).map_err(bad_zip)?;
-    let keys: Vec<String> =
-        archive.file_names().flatten().filter_map(|n| n.strip_suffix(".npy").map(str::to_string)).collect();
-    let key = match key {
-        Some(k) => k.to_string(),
-        None if keys.len() == 1 => keys[0].clone(),
-        None => {
-            return Err(NpyError::NpzKey { path: path.to_path_buf(), key: None, keys: sorted(keys) });
-        }
-    };
-    let Some(index) = archive.index_for_name(&format!("{key}.npy")) else {
-        return Err(NpyError::NpzKey { path: path.to_path_buf(), key: Some(key), keys: sorted(keys) });
-    };
-    let label = PathBuf::from(format!("{}:{key}", path.display()));
-    let (size, stored_at) = {
-        let member = archive.by_index(index).map_err(bad_zip)?;
-        let stored = member.compression() == zip::CompressionMethod::Stored && !member.encrypted();
-        // A stored member's bytes lie in the archive as they are, from its data start on.
-        let stored_at = member.data_start().filter(|_| stored && member.compressed_size() == member.size());
-        (member.size(), stored_at)
-    };
-    let mapped = match stored_at {
-        Some(start) => Some((File::open(path).map_err(read_err)?, start)),
-        None => None,
-    };
-    // The member's reader borrows the archive: hand out a reader that owns both.
-    let body = NpzMember::new(archive, index).map_err(bad_zip)?;
-    let mut npy = open_body(Box::new(body), Some(label), Some(size))?;
-    npy.mappable = mapped.map(|(file, start)| (file, start + size - npy.data_bytes));
-    Ok(npy)
-}
-
-fn sorted(mut keys: Vec<String>) -> Vec<String> {
-    keys.sort();
-    keys
-}
-
-/// Reads one member of a zip archive it owns.
-struct NpzMember {
-    archive: zip::ZipArchive<File>,
-    index: usize,
-    /// Bytes of the member consumed so far (a fresh member reader is skipped forward to here).
-    consumed: u64,
-}
-
-impl NpzMember {
-    fn new(mut archive: zip::ZipArchive<File>, index: usize) -> zip::result::ZipResult<NpzMember> {
-        archive.by_index(index)?;
-        Ok(NpzMember { archive, index, consumed: 0 })
-    }
-}
-
-impl Read for NpzMember {
-    /// Each call opens the member afresh and skips what was read: a compressed member cannot be
-    /// sought. Callers read the header in a few small reads and then the data in one.
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let mut member = self.archive.by_index(self.index).map_err(std::io::Error::other)?;
-        std::io::copy(&mut (&mut member).take(self.consumed), &mut std::io::sink())?;
-        let mut total = 0;
-        while total < buf.len() {
-            match member.read(&mut buf[total..])? {
-                0 => break,
-                n => total += n,
-            }
-        }
-        self.consumed += total as u64;
-        Ok(total)
-    }
 }
 
 /// Reads one `.npy` from a stream (standard input): the header now, the data when asked; its
@@ -665,7 +586,7 @@ pub fn open_npy_stream(stream: Box<dyn Read + Send>, label: &str) -> Result<Pend
 
 /// Reads and checks the header at the start of `body`, leaving it at the data. `len`: the
 /// body's length, where known.
-fn open_body(
+pub(crate) fn open_body(
     mut body: Box<dyn Read + Send>,
     label: Option<PathBuf>,
     len: Option<u64>,
