@@ -208,3 +208,24 @@ fn only_the_pages_touched_are_resident() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_file_too_large_to_read_into_memory_says_so() {
+    // 64 GiB of big-endian data (sparse: no disk) must be converted, so read: more memory than
+    // this machine has is an error saying why it is read, not "too large to address".
+    let bytes = 64u64 << 30;
+    if slc_runtime::available_memory().is_none_or(|free| free >= bytes) {
+        return;
+    }
+    let dir = scratch("oom");
+    let path = dir.join("be.npy");
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(&npy_at(128, ">f4", false, "(16777216, 1024)", &[])).unwrap();
+    if f.set_len(128 + bytes).is_err() {
+        return;
+    }
+    let e = read_npy(&path).unwrap_err();
+    assert!(matches!(e, NpyError::OutOfMemory { why: "big-endian elements are converted", .. }), "{e:?}");
+    assert!(e.to_string().contains("be.npy") && e.to_string().contains("more than this machine has"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
