@@ -48,7 +48,7 @@ measure() {
 }
 
 NP_SLICE="import numpy as np; np.save('$OUT', np.load('$BIG', mmap_mode='r')[::1000, :4])"
-measure "slc eval 'a[::1000, :4]' (mapped)" "$SLC" eval 'a[::1000, :4]' -i "a=$BIG" -o "$OUT"
+measure "slc eval 'a[::1000, :4]' (read in parts)" "$SLC" eval 'a[::1000, :4]' -i "a=$BIG" -o "$OUT"
 measure "NumPy np.load(mmap_mode='r')[::1000, :4]" python3 -c "$NP_SLICE"
 GATHER="import numpy as np; np.save('$DIR/idx.npy', np.random.default_rng(0).integers(0, 1048576, 10000))"
 python3 -c "$GATHER"
@@ -70,7 +70,7 @@ cold() {
     done
     printf '%-58s cold median %6.3f s\n' "$label" "$(printf '%s\n' "${times[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')"
 }
-cold "slc eval 'a[::1000, :4]' (mapped)" "$SLC" eval 'a[::1000, :4]' -i "a=$BIG" -o "$OUT"
+cold "slc eval 'a[::1000, :4]' (read in parts)" "$SLC" eval 'a[::1000, :4]' -i "a=$BIG" -o "$OUT"
 cold "NumPy np.load(mmap_mode='r')[::1000, :4]" python3 -c "$NP_SLICE"
 
 # A slice that touches everything: the mapped input against the read path (standard input is
