@@ -7,7 +7,9 @@ pub mod dtype;
 pub mod format;
 mod memory;
 pub mod npy;
+mod npz;
 pub mod output;
+mod sigbus;
 pub mod tensor;
 
 pub use atomic::write_atomically;
@@ -22,4 +24,5 @@ pub use npy::{
     write_npy_to,
 };
 pub use output::{Destination, destination, write_output};
-pub use tensor::{Tensor, TensorError};
+pub use sigbus::report_truncated_inputs;
+pub use tensor::{Access, Tensor, TensorError};

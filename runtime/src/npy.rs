@@ -3,7 +3,14 @@
 //! `np.save` writes). Sizes are checked against
 //! the file before anything is allocated, so a header that lies cannot exhaust memory, and
 //! writes go to a temporary file that is renamed into place: a failed write leaves nothing.
+//!
+//! A file (or a `.npz` member stored uncompressed) whose data is already a tensor's bytes —
+//! little-endian, C order, not bool (whose bytes are checked), at an offset that is a multiple
+//! of the element width — is mapped read-only rather than read: a kernel then reads only the
+//! pages it touches, and an input may be larger than memory. docs/inputs.md says when, and what
+//! happens if the file changes while mapped.
 
+pub use crate::npz::open_npz;
 use crate::output::write_output;
 use crate::{DType, MAX_RANK, Tensor};
 use std::fs::File;
@@ -46,6 +53,11 @@ pub enum NpyError {
     TrailingData { path: Option<PathBuf>, extra: u64 },
     #[error("{} declares shape {shape:?}, too large to address", show(path))]
     TooLarge { path: Option<PathBuf>, shape: Vec<u64> },
+    #[error(
+        "{} needs {bytes} bytes of memory to be read ({why}), more than this machine has available",
+        show(path)
+    )]
+    OutOfMemory { path: Option<PathBuf>, bytes: u64, why: &'static str },
     #[error("{} has {rank} dimensions; at most {MAX_RANK} are supported", show(path))]
     TooManyDims { path: Option<PathBuf>, rank: usize },
     #[error("{} has a header of {len} bytes; at most {MAX_HEADER_BYTES} are read", show(path))]
@@ -67,6 +79,11 @@ fn npz_key_message(path: &Path, key: &Option<String>, keys: &[String]) -> String
             path.display()
         ),
     }
+}
+
+/// The source's name, unquoted.
+fn show_name(path: &Option<PathBuf>) -> String {
+    path.as_ref().map_or_else(|| "the data".to_string(), |p| p.display().to_string())
 }
 
 fn show(path: &Option<PathBuf>) -> String {
@@ -323,9 +340,10 @@ fn finish(mut t: Tensor, encoding: Encoding, path: &Option<PathBuf>) -> Result<T
         return Err(NpyError::InvalidBool { path: path.clone() });
     }
     if encoding.fortran {
-        t = c_order(&t).map_err(|_| NpyError::TooLarge {
+        t = c_order(&t).map_err(|_| NpyError::OutOfMemory {
             path: path.clone(),
-            shape: t.shape().iter().map(|&d| d as u64).collect(),
+            bytes: 2 * t.nbytes() as u64,
+            why: "Fortran order is converted to C order",
         })?;
     }
     Ok(t)
@@ -406,6 +424,9 @@ pub struct PendingNpy {
     /// Whether the body's length was checked when the header was read; otherwise it is checked
     /// while reading (a stream).
     length_checked: bool,
+    /// The file holding the data as it is, uncompressed, and the data's offset in it: the data
+    /// may be mapped instead of read. `None` for streams and compressed `.npz` members.
+    pub(crate) mappable: Option<(File, u64)>,
 }
 
 impl std::fmt::Debug for PendingNpy {
@@ -428,13 +449,75 @@ impl PendingNpy {
         self.data_bytes
     }
 
-    /// Reads the data into a new tensor.
-    pub fn read(mut self) -> Result<Tensor, NpyError> {
+    /// Whether [`read`](Self::read) maps the data rather than reading it.
+    pub fn maps(&self) -> bool {
+        self.mappable.as_ref().is_some_and(|(_, offset)| {
+            cfg!(unix)
+                && self.data_bytes > 0
+                && !self.encoding.swap
+                && !self.encoding.fortran
+                && self.dtype != DType::Bool
+                && offset % self.dtype.width() as u64 == 0
+        })
+    }
+
+    /// The tensor: the file's pages mapped read-only where [`maps`](Self::maps) says so
+    /// (nothing is read until a kernel touches it), the data read into memory otherwise.
+    pub fn read(self) -> Result<Tensor, NpyError> {
+        if self.maps()
+            && let Some((file, offset)) = &self.mappable
+            && let Ok(t) = Tensor::map_file(self.dtype, &self.shape, file, *offset, &show_name(&self.label))
+        {
+            return Ok(t);
+        }
+        self.read_into_memory()
+    }
+
+    /// A tensor holding only the bytes of the data in `parts` (byte ranges of the data) and
+    /// zeros elsewhere, read with one `pread` each: for a plan that reads a few pages of many,
+    /// which then cost only themselves (a mapping would map the page cache's whole large folios
+    /// around each). The tensor is right only for a reader that stays within `parts`. Data that
+    /// cannot be mapped (it needs converting, or it is a stream) is read whole instead.
+    pub fn read_parts(self, parts: &[std::ops::Range<u64>]) -> Result<Tensor, NpyError> {
+        let Some((file, offset)) = self.mappable.as_ref().filter(|_| self.maps()) else {
+            return self.read();
+        };
+        let read_err = |source| NpyError::Read { path: self.label.clone().unwrap_or_default(), source };
+        let mut t = Tensor::sparse_zeros(self.dtype, &self.shape).map_err(|_| NpyError::OutOfMemory {
+            path: self.label.clone(),
+            bytes: self.data_bytes,
+            why: "its address space could not be reserved",
+        })?;
+        let data = t.bytes_mut();
+        for part in parts {
+            let (start, end) = (part.start.min(self.data_bytes), part.end.min(self.data_bytes));
+            if start < end {
+                read_at(file, &mut data[start as usize..end as usize], offset + start).map_err(read_err)?;
+            }
+        }
+        Ok(t)
+    }
+
+    /// Why the data is read into memory rather than mapped, for errors.
+    fn why_read(&self) -> &'static str {
+        match &self.mappable {
+            None => "a stream or a compressed .npz member",
+            Some(_) if self.encoding.swap => "big-endian elements are converted",
+            Some(_) if self.encoding.fortran => "Fortran order is converted to C order",
+            Some(_) if self.dtype == DType::Bool => "bool values are checked",
+            Some(_) => "its data is not aligned to its elements, or the system cannot map it",
+        }
+    }
+
+    /// Reads the data into a new tensor in memory, never mapping it.
+    pub fn read_into_memory(mut self) -> Result<Tensor, NpyError> {
         let label = self.label.clone();
         let read_err = |source| NpyError::Read { path: label.clone().unwrap_or_default(), source };
-        let mut t = Tensor::for_overwrite(self.dtype, &self.shape).map_err(|_| NpyError::TooLarge {
+        let why = self.why_read();
+        let mut t = Tensor::for_overwrite(self.dtype, &self.shape).map_err(|_| NpyError::OutOfMemory {
             path: label.clone(),
-            shape: self.shape.iter().map(|&d| d as u64).collect(),
+            bytes: self.data_bytes,
+            why,
         })?;
         let mut filled = 0;
         let buf = t.bytes_mut();
@@ -460,89 +543,39 @@ impl PendingNpy {
     }
 }
 
-/// The first bytes of a zip archive, which is what a `.npz` file is.
-const ZIP_MAGIC: &[u8; 4] = b"PK\x03\x04";
+/// Fills `buf` from `file` at `offset`, leaving the file's position alone.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_exact_at(file, buf, offset);
+    #[cfg(not(unix))]
+    {
+        let mut file = file;
+        file.seek(SeekFrom::Start(offset))?;
+        file.read_exact(buf)
+    }
+}
 
 /// Opens a `.npy` file and reads its header; a `.npz` archive (recognized by its content, not
 /// its name) stands for its only array.
 pub fn open_npy(path: &Path) -> Result<PendingNpy, NpyError> {
     let read_err = |source| NpyError::Read { path: path.to_path_buf(), source };
     let mut file = File::open(path).map_err(read_err)?;
-    let file_len = file.metadata().map_err(read_err)?.len();
+    let meta = file.metadata().map_err(read_err)?;
+    let file_len = meta.len();
     let mut magic = [0u8; 4];
     if file_len >= 4 {
         file.read_exact(&mut magic).map_err(read_err)?;
         file.seek(SeekFrom::Start(0)).map_err(read_err)?;
     }
-    if &magic == ZIP_MAGIC {
-        return open_npz(path, None);
+    if &magic == crate::npz::ZIP_MAGIC {
+        return crate::npz::open_npz(path, None);
     }
-    open_body(Box::new(file), Some(path.to_path_buf()), Some(file_len))
-}
-
-/// Opens the `.npy` array `KEY.npy` of the `.npz` archive at `path` (`np.savez`, compressed or
-/// not); without a key, the archive must hold exactly one array.
-pub fn open_npz(path: &Path, key: Option<&str>) -> Result<PendingNpy, NpyError> {
-    let read_err = |source| NpyError::Read { path: path.to_path_buf(), source };
-    let bad_zip =
-        |e: zip::result::ZipError| NpyError::BadArchive { path: path.to_path_buf(), reason: e.to_string() };
-    let file = File::open(path).map_err(read_err)?;
-    let mut archive = zip::ZipArchive::new(file).map_err(bad_zip)?;
-    let keys: Vec<String> =
-        archive.file_names().flatten().filter_map(|n| n.strip_suffix(".npy").map(str::to_string)).collect();
-    let key = match key {
-        Some(k) => k.to_string(),
-        None if keys.len() == 1 => keys[0].clone(),
-        None => {
-            return Err(NpyError::NpzKey { path: path.to_path_buf(), key: None, keys: sorted(keys) });
-        }
-    };
-    let Some(index) = archive.index_for_name(&format!("{key}.npy")) else {
-        return Err(NpyError::NpzKey { path: path.to_path_buf(), key: Some(key), keys: sorted(keys) });
-    };
-    let label = PathBuf::from(format!("{}:{key}", path.display()));
-    let size = archive.by_index(index).map_err(bad_zip)?.size();
-    // The member's reader borrows the archive: hand out a reader that owns both.
-    let body = NpzMember::new(archive, index).map_err(bad_zip)?;
-    open_body(Box::new(body), Some(label), Some(size))
-}
-
-fn sorted(mut keys: Vec<String>) -> Vec<String> {
-    keys.sort();
-    keys
-}
-
-/// Reads one member of a zip archive it owns.
-struct NpzMember {
-    archive: zip::ZipArchive<File>,
-    index: usize,
-    /// Bytes of the member consumed so far (a fresh member reader is skipped forward to here).
-    consumed: u64,
-}
-
-impl NpzMember {
-    fn new(mut archive: zip::ZipArchive<File>, index: usize) -> zip::result::ZipResult<NpzMember> {
-        archive.by_index(index)?;
-        Ok(NpzMember { archive, index, consumed: 0 })
-    }
-}
-
-impl Read for NpzMember {
-    /// Each call opens the member afresh and skips what was read: a compressed member cannot be
-    /// sought. Callers read the header in a few small reads and then the data in one.
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let mut member = self.archive.by_index(self.index).map_err(std::io::Error::other)?;
-        std::io::copy(&mut (&mut member).take(self.consumed), &mut std::io::sink())?;
-        let mut total = 0;
-        while total < buf.len() {
-            match member.read(&mut buf[total..])? {
-                0 => break,
-                n => total += n,
-            }
-        }
-        self.consumed += total as u64;
-        Ok(total)
-    }
+    // Only a regular file's pages can be mapped (a FIFO or device is read).
+    let mapped = if meta.is_file() { Some(file.try_clone().map_err(read_err)?) } else { None };
+    let mut npy = open_body(Box::new(file), Some(path.to_path_buf()), Some(file_len))?;
+    // The length check passed: the data is the file's last `data_bytes` bytes.
+    npy.mappable = mapped.map(|f| (f, file_len - npy.data_bytes));
+    Ok(npy)
 }
 
 /// Reads one `.npy` from a stream (standard input): the header now, the data when asked; its
@@ -553,7 +586,7 @@ pub fn open_npy_stream(stream: Box<dyn Read + Send>, label: &str) -> Result<Pend
 
 /// Reads and checks the header at the start of `body`, leaving it at the data. `len`: the
 /// body's length, where known.
-fn open_body(
+pub(crate) fn open_body(
     mut body: Box<dyn Read + Send>,
     label: Option<PathBuf>,
     len: Option<u64>,
@@ -597,6 +630,7 @@ fn open_body(
         label,
         body,
         length_checked: len.is_some(),
+        mappable: None,
     })
 }
 

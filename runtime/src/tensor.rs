@@ -1,9 +1,10 @@
-//! Dense tensors: a dtype, a shape, and a 64-byte-aligned owned buffer in C (row-major) order.
-//! Alignment lets kernels use wide vector loads; allocation is fallible, so a shape too large
-//! for memory is an error, never an abort.
+//! Dense tensors: a dtype, a shape, and their bytes in C (row-major) order — a 64-byte-aligned
+//! owned buffer, or a read-only mapping of a file (a `.npy` input, read in place; aligned to its
+//! elements, and to 64 bytes where the file's data is, as `np.save` writes it). Allocation is
+//! fallible, so a shape too large for memory is an error, never an abort.
 
 use crate::DType;
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, Buffer, FileMap};
 use std::fmt;
 
 pub use crate::buffer::ALIGN;
@@ -20,10 +21,22 @@ pub enum TensorError {
     NotAnIntegerType(DType),
 }
 
+/// How a kernel will read a mapped tensor: the read-ahead its file's pages get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The system's default: pages around each one touched are read too.
+    Normal,
+    /// A few pages of many (a strided slice, a gather of rows): only the pages touched are
+    /// read, one by one.
+    Sparse,
+    /// Front to back: read far ahead.
+    Sequential,
+}
+
 pub struct Tensor {
     dtype: DType,
     shape: Vec<usize>,
-    buf: AlignedBuf,
+    buf: Buffer,
 }
 
 impl Tensor {
@@ -39,7 +52,7 @@ impl Tensor {
         let too_large = |bytes| TensorError::TooLarge { shape: shape.to_vec(), dtype, bytes };
         let bytes = Tensor::byte_size(dtype, shape).ok_or(too_large(None))?;
         let buf = AlignedBuf::zeroed(bytes).ok_or(too_large(Some(bytes)))?;
-        Ok(Tensor { dtype, shape: shape.to_vec(), buf })
+        Ok(Tensor { dtype, shape: shape.to_vec(), buf: Buffer::Owned(buf) })
     }
 
     /// A tensor whose contents are unspecified (zeros or old data, never uninitialized memory):
@@ -48,7 +61,59 @@ impl Tensor {
         let too_large = |bytes| TensorError::TooLarge { shape: shape.to_vec(), dtype, bytes };
         let bytes = Tensor::byte_size(dtype, shape).ok_or(too_large(None))?;
         let buf = AlignedBuf::for_overwrite(bytes).ok_or(too_large(Some(bytes)))?;
+        Ok(Tensor { dtype, shape: shape.to_vec(), buf: Buffer::Owned(buf) })
+    }
+
+    /// A zero-filled tensor that costs only the pages later written, however large: for the
+    /// parts of an input a plan reads (`PendingNpy::read_parts`). Not checked against the memory
+    /// available.
+    pub(crate) fn sparse_zeros(dtype: DType, shape: &[usize]) -> Result<Tensor, TensorError> {
+        let too_large = |bytes| TensorError::TooLarge { shape: shape.to_vec(), dtype, bytes };
+        let bytes = Tensor::byte_size(dtype, shape).ok_or(too_large(None))?;
+        let buf = AlignedBuf::sparse(bytes).ok_or(too_large(Some(bytes)))?;
+        Ok(Tensor { dtype, shape: shape.to_vec(), buf: Buffer::Owned(buf) })
+    }
+
+    /// A tensor over the bytes of `file` (called `name` in errors) from byte `offset` (little-endian elements, C order),
+    /// mapped read-only: nothing is read until touched, and then only the pages touched. The
+    /// caller has checked that the file holds the tensor's bytes and that `offset` is a multiple
+    /// of the element width; a shape of no bytes maps nothing. Fails where the system cannot
+    /// map the file (then read it).
+    pub(crate) fn map_file(
+        dtype: DType,
+        shape: &[usize],
+        file: &std::fs::File,
+        offset: u64,
+        name: &str,
+    ) -> std::io::Result<Tensor> {
+        let bytes = Tensor::byte_size(dtype, shape).ok_or(std::io::ErrorKind::InvalidInput)?;
+        if bytes == 0 {
+            return Tensor::zeros(dtype, shape).map_err(std::io::Error::other);
+        }
+        let buf = Buffer::Mapped(FileMap::new(file, offset, bytes, name)?);
         Ok(Tensor { dtype, shape: shape.to_vec(), buf })
+    }
+
+    /// Whether the tensor's bytes are a file's pages, mapped (see [`crate::open_npy`]).
+    pub fn is_mapped(&self) -> bool {
+        self.buf.is_mapped()
+    }
+
+    /// Tells the system how a mapped tensor's pages will be read (nothing for owned tensors).
+    pub fn advise(&self, access: Access) {
+        if let Buffer::Mapped(m) = &self.buf {
+            m.advise(access);
+        }
+    }
+
+    /// For a mapped tensor, which of its pages are resident (in the page cache), one flag per
+    /// page from the page holding its first byte: what a run has read of the file. `None` for
+    /// owned tensors, or where the system cannot tell.
+    pub fn resident_pages(&self) -> Option<Vec<bool>> {
+        match &self.buf {
+            Buffer::Mapped(m) => m.resident_pages(),
+            Buffer::Owned(_) => None,
+        }
     }
 
     /// A tensor holding a copy of `bytes` (little-endian elements, C order).
@@ -142,7 +207,7 @@ impl Tensor {
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.buf.ptr()
+        self.buf.mut_ptr()
     }
 
     /// Element `linear` of an integer tensor, exactly; `None` for other dtypes or out of range.

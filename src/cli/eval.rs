@@ -4,6 +4,7 @@
 //! program type-checked against the inputs' headers before any input's data is read (a typo
 //! next to a 1 GB input answers at once).
 
+use super::access;
 use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
 use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
@@ -54,6 +55,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     let mut values = InputValues::new();
     let mut pending: Vec<(String, PendingNpy)> = vec![];
     let mut read_bytes = 0u64;
+    let mut mapped_bytes = 0u64;
     for input in &args.inputs {
         let npy = input.open()?;
         read_bytes += npy.data_bytes();
@@ -68,7 +70,10 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     }
     // Type-check before reading data; the session compiles again over the bound tensors (the
     // front end costs microseconds, and the kernel is built once, there).
-    crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
+    let sparse = access::sparse_inputs(&compiled.plan);
+    let parts = access::sparse_parts(&compiled.plan, &sparse);
 
     let mut session = Session::with_executor(args.backend);
     if let Some(n) = args.threads {
@@ -78,8 +83,20 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     for (name, tensor) in values {
         session.bind(&name, tensor);
     }
+    // Files are mapped, not read, where they can be: then only the pages the kernel touches
+    // are read, as it runs. Of an input the plan reads in a few known places, only those are
+    // read (the session evaluates this same program, so it reads nothing else).
     for (name, npy) in pending {
-        session.bind(&name, npy.read().map_err(|e| input_error(&name, e))?);
+        let tensor = match parts.get(&name) {
+            Some(parts) => npy.read_parts(parts),
+            None => npy.read(),
+        };
+        let tensor = tensor.map_err(|e| input_error(&name, e))?;
+        access::advise(&name, &tensor, &sparse);
+        if tensor.is_mapped() {
+            mapped_bytes += tensor.nbytes() as u64;
+        }
+        session.bind(&name, tensor);
     }
     let read = started.elapsed();
 
@@ -90,7 +107,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         None => print_result(&result)?,
     }
     if args.time {
-        report_times(read, read_bytes, &times, written.elapsed(), &result);
+        report_times(read, read_bytes, mapped_bytes, &times, written.elapsed(), &result);
     }
     Ok(())
 }
@@ -103,14 +120,26 @@ fn print_result(result: &Tensor) -> Result<(), Failure> {
 }
 
 /// `--time`: one line per phase on standard error.
-fn report_times(read: Duration, read_bytes: u64, times: &crate::EvalTimes, write: Duration, out: &Tensor) {
+fn report_times(
+    read: Duration,
+    read_bytes: u64,
+    mapped_bytes: u64,
+    times: &crate::EvalTimes,
+    write: Duration,
+    out: &Tensor,
+) {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let rate = |bytes: u64, d: Duration| bytes as f64 / d.as_secs_f64().max(1e-9) / 1e9;
     let out_bytes = out.nbytes() as u64;
     let threads =
         if times.threads == 1 { "1 thread".to_string() } else { format!("{} threads", times.threads) };
+    let mapped = if mapped_bytes > 0 {
+        format!(" ({mapped_bytes} of them mapped: read as the kernel touches them)")
+    } else {
+        String::new()
+    };
     eprintln!(
-        "read    {:>10.3} ms  {read_bytes} bytes of input data, {:.2} GB/s",
+        "read    {:>10.3} ms  {read_bytes} bytes of input data, {:.2} GB/s{mapped}",
         ms(read),
         rate(read_bytes, read)
     );

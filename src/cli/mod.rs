@@ -4,6 +4,7 @@
 //! of range in an index tensor, output not writable); 2 a usage error or an error in the
 //! expression (parse or check), reported with a diagnostic.
 
+mod access;
 mod args;
 mod bench;
 mod compile;
@@ -58,6 +59,8 @@ pub(crate) enum Failure {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Inputs are mapped: a file truncated while it is read is named, not a bare "Bus error".
+    slc_runtime::report_truncated_inputs();
     let result = match cli.command {
         None if std::io::stdin().is_terminal() => repl::run(repl::ReplArgs::default()),
         None => {
