@@ -57,11 +57,17 @@ pub fn translation_unit(sources: &[&CudaSource]) -> String {
 
 /// Compiles `sources` (distinct names) into a shared object in `dir` and loads it.
 pub fn build(sources: &[&CudaSource], dir: &Path) -> Result<Emulator, CudaError> {
+    load(&translation_unit(sources), dir)
+}
+
+/// Compiles `text` (C: generated CUDA C after `host_emulation.h`) into a shared object in `dir`
+/// and loads it.
+pub fn load(text: &str, dir: &Path) -> Result<Emulator, CudaError> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let stem = format!("slc_emulated_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
     let c = dir.join(format!("{stem}.c"));
     let so = dir.join(format!("{stem}.so"));
-    std::fs::write(&c, translation_unit(sources)).map_err(|e| CudaError::Compile(format!("{}: {e}", c.display())))?;
+    std::fs::write(&c, text).map_err(|e| CudaError::Compile(format!("{}: {e}", c.display())))?;
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let output = std::process::Command::new(&cc)
         .args(["-std=c99", "-O1", "-w", "-shared", "-fPIC", "-o"])
@@ -83,6 +89,13 @@ pub fn build(sources: &[&CudaSource], dir: &Path) -> Result<Emulator, CudaError>
 }
 
 impl Emulator {
+    /// The address of `name` in the object, or null.
+    pub fn symbol(&self, name: &str) -> *mut c_void {
+        let Ok(name) = CString::new(name) else { return std::ptr::null_mut() };
+        // SAFETY: a symbol lookup in a loaded object.
+        unsafe { libc::dlsym(self.handle, name.as_ptr()) }
+    }
+
     /// Runs `source`'s kernel (built into this object; generated from `plan`) on `inputs` (in
     /// plan order) as a launch on a GPU would: the same argument block, the same error words.
     pub fn run(
@@ -109,12 +122,11 @@ impl Emulator {
             Some(false) if source.layout.narrow => bound.wide = false,
             _ => {}
         }
-        let symbol = CString::new(format!("{}_emulate", source.entry(bound.wide))).expect("an identifier");
-        // SAFETY: a symbol lookup in a loaded object.
-        let f = unsafe { libc::dlsym(self.handle, symbol.as_ptr()) };
+        let symbol = format!("{}_emulate", source.entry(bound.wide));
+        let f = self.symbol(&symbol);
         if f.is_null() {
             return Err(RuntimeError::Jit(crate::backend::jit::JitError::Codegen(format!(
-                "no emulated kernel {symbol:?}"
+                "no emulated kernel `{symbol}`"
             ))));
         }
         // SAFETY: SLC_EMULATE defines the launcher with this signature.

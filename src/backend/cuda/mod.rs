@@ -6,6 +6,7 @@
 //! an NVIDIA GPU through the driver and NVRTC, loaded at run time ([`device`]; slc needs no CUDA
 //! to build or run). docs/cuda.md says what is supported.
 
+pub mod aot;
 pub mod codegen;
 
 pub mod emulate;
