@@ -11,6 +11,7 @@ pub mod codegen;
 
 pub mod emulate;
 pub mod launch;
+pub mod nvrtc;
 
 
 pub use codegen::{ArgLayout, CudaSource, generate};
