@@ -2,7 +2,7 @@
 //! shape-generic) compiled by NVRTC to a CUBIN for sm_90, as `slc eval --backend cuda` compiles
 //! them on an H100; and a `slc compile --target cuda` file, whose host launcher NVRTC skips.
 //! NVRTC needs no GPU: .ci/run installs NVIDIA's wheel and names the library in `SLC_NVRTC`.
-//! Without it the tests pass saying "skipped: no NVRTC".
+//! Without it (and without `SLC_NVRTC` set) the tests pass saying "skipped: no NVRTC".
 
 #[path = "support/cuda_programs.rs"]
 mod programs;
@@ -14,9 +14,12 @@ use std::collections::HashSet;
 const BATCH: usize = 400;
 const ARCH: u32 = 90;
 
+/// NVRTC, or `None` (the test is skipped) where none is installed; where `SLC_NVRTC` names one
+/// (CI), failing to load it fails the test.
 fn nvrtc_or_skip() -> Option<&'static nvrtc::Nvrtc> {
     match nvrtc::get() {
         Ok(n) => Some(n),
+        Err(e) if std::env::var_os(nvrtc::ENV).is_some() => panic!("{} is set: {e}", nvrtc::ENV),
         Err(e) => {
             eprintln!("skipped: no NVRTC ({e})");
             None
