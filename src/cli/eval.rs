@@ -6,10 +6,11 @@
 
 use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
 use super::output::{OutputArg, check_output, parse_output, print, write_result};
+use super::eval_cuda::EvalBackend;
 use super::{Failure, report};
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
-use crate::{Executor, Session};
+use crate::Session;
 use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 
@@ -25,9 +26,10 @@ pub struct EvalArgs {
     /// symbolic link's target; a FIFO or device in place), or `-` for standard output.
     #[arg(short = 'o', long = "output", value_name = "OUT.npy", value_parser = parse_output)]
     pub output: Option<OutputArg>,
-    /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
-    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = super::parse_backend)]
-    pub backend: Executor,
+    /// The executor: `jit` (Cranelift, default), `interp` (the reference interpreter) or `cuda`
+    /// (an NVIDIA GPU: host inputs copied in, the result copied out; docs/cuda.md).
+    #[arg(long, value_name = "jit|interp|cuda", default_value = "jit", value_parser = super::eval_cuda::parse_backend)]
+    pub backend: EvalBackend,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -43,6 +45,10 @@ pub struct EvalArgs {
 
 pub fn run(args: EvalArgs) -> Result<(), Failure> {
     check_bindings(&args.inputs, &[])?;
+    if args.backend == EvalBackend::Cuda {
+        // No driver: a usage error before any input is read.
+        super::eval_cuda::device()?;
+    }
     if let Some(out) = &args.output {
         check_output(out, &args.inputs)?;
     }
@@ -70,7 +76,17 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     // front end costs microseconds, and the kernel is built once, there).
     crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
 
-    let mut session = Session::with_executor(args.backend);
+    let executor = match args.backend {
+        EvalBackend::Cpu(executor) => executor,
+        EvalBackend::Cuda => {
+            let mut tensors = values;
+            for (name, npy) in pending {
+                tensors.insert(name.clone(), npy.read().map_err(|e| input_error(&name, e))?);
+            }
+            return super::eval_cuda::run(&args, &tensors, started.elapsed(), read_bytes);
+        }
+    };
+    let mut session = Session::with_executor(executor);
     if let Some(n) = args.threads {
         session.options_mut().threads = n as usize;
     }
@@ -96,7 +112,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
 }
 
 /// NumPy's printing, then the type (`f32[2, 3]`).
-fn print_result(result: &Tensor) -> Result<(), Failure> {
+pub(super) fn print_result(result: &Tensor) -> Result<(), Failure> {
     let shape: Vec<i64> = result.shape().iter().map(|&d| d as i64).collect();
     let text = format_tensor(result, &PrintOptions::default());
     print(&format!("{text}\n{}{}\n", result.dtype(), ShapeDisplay(&shape)))

@@ -8,6 +8,7 @@
 
 pub mod aot;
 pub mod codegen;
+pub mod device;
 
 pub mod emulate;
 pub mod launch;
