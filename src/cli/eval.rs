@@ -41,6 +41,10 @@ pub struct EvalArgs {
     /// running, writing; bytes moved, bandwidth, threads.
     #[arg(long, short = 'v', alias = "verbose")]
     pub time: bool,
+    /// With `--backend cuda`: launch the kernel N times on the same device buffers; `--time`
+    /// shows the median launch.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub repeat: u32,
 }
 
 pub fn run(args: EvalArgs) -> Result<(), Failure> {
@@ -48,6 +52,9 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     if args.backend == EvalBackend::Cuda {
         // No driver: a usage error before any input is read.
         super::eval_cuda::device()?;
+    } else if args.repeat != 1 {
+        eprintln!("error: --repeat applies to --backend cuda only");
+        return Err(Failure::Usage);
     }
     if let Some(out) = &args.output {
         check_output(out, &args.inputs)?;
@@ -79,11 +86,12 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     let executor = match args.backend {
         EvalBackend::Cpu(executor) => executor,
         EvalBackend::Cuda => {
-            let mut tensors = values;
+            // The values checking may read are small: a copy of them stays apart for checking.
+            let mut tensors = values.clone();
             for (name, npy) in pending {
                 tensors.insert(name.clone(), npy.read().map_err(|e| input_error(&name, e))?);
             }
-            return super::eval_cuda::run(&args, &tensors, started.elapsed(), read_bytes);
+            return super::eval_cuda::run(&args, &values, &tensors, started.elapsed(), read_bytes);
         }
     };
     let mut session = Session::with_executor(executor);

@@ -7,7 +7,7 @@ use super::output::write_result;
 use super::{Failure, report};
 use crate::Executor;
 use crate::backend::cuda::device::{self, Cached, Device, GpuError};
-use crate::sema::InputTypes;
+use crate::sema::{InputTypes, InputValues};
 use crate::types::TensorType;
 use slc_runtime::Tensor;
 use std::collections::BTreeMap;
@@ -37,12 +37,19 @@ pub fn device() -> Result<&'static Device, Failure> {
     })
 }
 
-/// Runs the program on `tensors` (every input, read) on the GPU.
-pub fn run(args: &EvalArgs, tensors: &BTreeMap<String, Tensor>, read: Duration, read_bytes: u64) -> Result<(), Failure> {
+/// Runs the program on `tensors` (every input, read) on the GPU; `values` are those checking
+/// may read, as the CPU path gives them.
+pub fn run(
+    args: &EvalArgs,
+    values: &InputValues,
+    tensors: &BTreeMap<String, Tensor>,
+    read: Duration,
+    read_bytes: u64,
+) -> Result<(), Failure> {
     let gpu = device()?;
     let types: InputTypes =
         tensors.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
-    let compiled = crate::compile_with_values(&args.expr, &types, tensors).map_err(|e| report(&e, &args.expr))?;
+    let compiled = crate::compile_with_values(&args.expr, &types, values).map_err(|e| report(&e, &args.expr))?;
     compiled
         .check_output_size(&crate::RunOptions { max_output_bytes: args.max_output_bytes, ..Default::default() })
         .map_err(|e| report(&e.into(), &args.expr))?;
@@ -51,7 +58,7 @@ pub fn run(args: &EvalArgs, tensors: &BTreeMap<String, Tensor>, read: Duration, 
         Failure::Usage
     })?;
     let inputs: Vec<&Tensor> = inputs.iter().map(|t| t.as_ref()).collect();
-    let (result, times) = gpu.run(&compiled.plan.lift(), &inputs).map_err(|e| match e {
+    let (result, times) = gpu.run_repeated(&compiled.plan.lift(), &inputs, args.repeat as usize).map_err(|e| match e {
         GpuError::Run(e) => report(&e.located(&compiled.plan).into(), &args.expr),
         GpuError::Cuda(e) => {
             eprintln!("error: --backend cuda: {e}");
@@ -77,8 +84,9 @@ pub fn run(args: &EvalArgs, tensors: &BTreeMap<String, Tensor>, read: Duration, 
         eprintln!("read    {:>10.3} ms  {read_bytes} bytes of input data", ms(read));
         eprintln!("compile {:>10.3} ms  {compile}", ms(times.compile));
         eprintln!("h2d     {:>10.3} ms  {in_bytes} bytes, {:.2} GB/s", ms(times.h2d), rate(in_bytes, times.h2d));
+        let launches = if args.repeat > 1 { format!(", median of {} launches", args.repeat) } else { String::new() };
         eprintln!(
-            "kernel  {:>10.3} ms  {} bytes moved (read and written), {:.2} GB/s",
+            "kernel  {:>10.3} ms  {} bytes moved (read and written), {:.2} GB/s{launches}",
             ms(times.kernel),
             2 * out_bytes,
             rate(2 * out_bytes, times.kernel)

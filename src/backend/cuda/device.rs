@@ -156,6 +156,17 @@ impl Device {
 
     /// Runs `plan` on `inputs` (in plan order, on the host): copies in, launches, copies out.
     pub fn run(&self, plan: &VerifiedGenericPlan, inputs: &[&Tensor]) -> Result<(Tensor, GpuTimes), GpuError> {
+        self.run_repeated(plan, inputs, 1)
+    }
+
+    /// [`run`](Self::run), launching the kernel `launches` times (at least once) on the same
+    /// buffers: the kernel time is the median launch (`slc eval --time --repeat N`).
+    pub fn run_repeated(
+        &self,
+        plan: &VerifiedGenericPlan,
+        inputs: &[&Tensor],
+        launches: usize,
+    ) -> Result<(Tensor, GpuTimes), GpuError> {
         self.enter()?;
         let started = Instant::now();
         let source = super::generate(plan, "slc_kernel")?;
@@ -166,7 +177,7 @@ impl Device {
         let function = unsafe { result::module::get_function(module.0, entry) }.map_err(driver)?;
         let mut times = GpuTimes { compile: started.elapsed(), cached, ..GpuTimes::default() };
         let mut memory = Allocations(vec![]);
-        let (out, err) = self.launch(function, &source, &bound, inputs, &mut memory, &mut times)?;
+        let (out, err) = self.launch(function, &source, &bound, inputs, launches.max(1), &mut memory, &mut times)?;
         launch::decode_errors(&bound, &err, inputs)?;
         Ok((Tensor::from_bytes(plan.dtype, &bound.shape, &out).map_err(RuntimeError::from)?, times))
     }
@@ -177,13 +188,18 @@ impl Device {
         source: &CudaSource,
         bound: &launch::Bound,
         inputs: &[&Tensor],
+        launches: usize,
         memory: &mut Allocations,
         times: &mut GpuTimes,
     ) -> Result<(Vec<u8>, Vec<u64>), CudaError> {
         let stream = std::ptr::null_mut(); // the default stream
         let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(driver);
-        let events = [event()?, event()?, event()?, event()?];
-        let _destroy = Events(events);
+        // Before the copies in, then one after each launch, then after the copies out.
+        let mut events = Events(vec![]);
+        for _ in 0..launches + 3 {
+            events.0.push(event()?);
+        }
+        let events = &events.0;
         let mut words = bound.words.clone();
         let mut out = vec![0u8; bound.out_bytes];
         let mut err = vec![NO_ERROR; bound.err_words];
@@ -207,22 +223,28 @@ impl Device {
             words[source.layout.out_word()] = out_d;
             words[source.layout.err_word()] = err_d;
             result::event::record(events[1], stream).map_err(driver)?;
-            if bound.total > 0 {
-                let grid = bound.total.div_ceil(BLOCK as u64).min(MAX_GRID) as u32;
-                let mut params = [words.as_mut_ptr().cast::<c_void>()];
-                result::launch_kernel(function, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params).map_err(driver)?;
+            for launch in 0..launches {
+                if bound.total > 0 {
+                    let grid = bound.total.div_ceil(BLOCK as u64).min(MAX_GRID) as u32;
+                    let mut params = [words.as_mut_ptr().cast::<c_void>()];
+                    result::launch_kernel(function, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params)
+                        .map_err(driver)?;
+                }
+                result::event::record(events[2 + launch], stream).map_err(driver)?;
             }
-            result::event::record(events[2], stream).map_err(driver)?;
+            let after = events[launches + 1];
             if !out.is_empty() {
                 result::memcpy_dtoh_async(&mut out, out_d, stream).map_err(driver)?;
             }
             result::memcpy_dtoh_async(&mut err, err_d, stream).map_err(driver)?;
-            result::event::record(events[3], stream).map_err(driver)?;
+            result::event::record(events[launches + 2], stream).map_err(driver)?;
             result::stream::synchronize(stream).map_err(driver)?;
             let ms = |a, b| result::event::elapsed(a, b).map(|t| Duration::from_secs_f64(t as f64 / 1e3)).map_err(driver);
             times.h2d = ms(events[0], events[1])?;
-            times.kernel = ms(events[1], events[2])?;
-            times.d2h = ms(events[2], events[3])?;
+            let mut kernel = (0..launches).map(|k| ms(events[1 + k], events[2 + k])).collect::<Result<Vec<_>, _>>()?;
+            kernel.sort();
+            times.kernel = kernel[launches / 2];
+            times.d2h = ms(after, events[launches + 2])?;
         }
         Ok((out, err))
     }
@@ -250,7 +272,7 @@ impl Drop for Allocations {
     }
 }
 
-struct Events([sys::CUevent; 4]);
+struct Events(Vec<sys::CUevent>);
 
 impl Drop for Events {
     fn drop(&mut self) {
