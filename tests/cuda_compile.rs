@@ -25,17 +25,34 @@ enum Outcome {
 
 /// `slc compile EXPR --target cuda` for inputs `a` and `idx`, compiled and launched on them.
 fn launch(expr: &str, a: &Tensor, idx: &Tensor, dims: Option<&[i64]>) -> Result<Outcome, i32> {
-    let dir = scratch("cuda_compile", &format!("{:x}", expr.len() * 31 + expr.bytes().map(|b| b as usize).sum::<usize>()));
+    let dir = scratch(
+        "cuda_compile",
+        &format!("{:x}", expr.len() * 31 + expr.bytes().map(|b| b as usize).sum::<usize>()),
+    );
     let cu = dir.join("k.cu");
     let h = dir.join("k.h");
     let ty = |t: &Tensor| format!("{}{:?}", t.dtype(), t.shape()).replace(' ', "");
     let out = slc(&[
-        "compile", expr, "--shape", &format!("a={}", ty(a)), "--shape", &format!("idx={}", ty(idx)),
-        "--target", "cuda", "--name", "kern", "-o", cu.to_str().unwrap(), "--header", h.to_str().unwrap(),
+        "compile",
+        expr,
+        "--shape",
+        &format!("a={}", ty(a)),
+        "--shape",
+        &format!("idx={}", ty(idx)),
+        "--target",
+        "cuda",
+        "--name",
+        "kern",
+        "-o",
+        cu.to_str().unwrap(),
+        "--header",
+        h.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let header = std::fs::read_to_string(&h).unwrap();
-    assert!(header.contains("int kern_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream);"));
+    assert!(header.contains(
+        "int kern_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream);"
+    ));
     let text = format!("{}{}", cuda::HOST_EMULATION_H, std::fs::read_to_string(&cu).unwrap());
     let object = emulate::load(&text, &dir).unwrap_or_else(|e| panic!("{e}"));
     // SAFETY: the launcher's documented signatures.
@@ -57,7 +74,9 @@ fn launch(expr: &str, a: &Tensor, idx: &Tensor, dims: Option<&[i64]>) -> Result<
     let inputs = [a.as_ptr().cast::<c_void>(), idx.as_ptr().cast::<c_void>()];
     // SAFETY: host pointers stand for device pointers under emulation; the inputs have the
     // compiled shapes (or the launcher refuses the dims before reading anything).
-    let code = unsafe { launch(inputs.as_ptr(), result.bytes_mut().as_mut_ptr().cast(), dims.as_ptr(), std::ptr::null_mut()) };
+    let code = unsafe {
+        launch(inputs.as_ptr(), result.bytes_mut().as_mut_ptr().cast(), dims.as_ptr(), std::ptr::null_mut())
+    };
     if code != 0 {
         return Err(code);
     }

@@ -87,7 +87,12 @@ fn check(programs: &[Program]) -> usize {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {runs} runs differ:\n{}", failures.len(), failures[..failures.len().min(5)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs differ:\n{}",
+        failures.len(),
+        failures[..failures.len().min(5)].join("\n")
+    );
     eprintln!("{runs} emulated runs of {} kernels agree with the CPU", sources.len());
     runs
 }

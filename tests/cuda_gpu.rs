@@ -34,7 +34,13 @@ fn check(gpu: &device::Device, programs: &[programs::Program]) {
             failures.push(format!("{}: CPU {:?}, GPU {got:?}", p.what, p.want));
         }
     }
-    assert!(failures.is_empty(), "{} of {} differ:\n{}", failures.len(), programs.len(), failures[..failures.len().min(10)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        programs.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
 }
 
 #[test]

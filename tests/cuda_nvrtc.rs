@@ -54,7 +54,9 @@ fn compile_all(nvrtc: &nvrtc::Nvrtc, sources: &[CudaSource]) {
                                 if (wide && k.layout.wide) || (!wide && k.layout.narrow) {
                                     let name = k.entry(wide);
                                     assert!(
-                                        cubin.windows(name.len() + 1).any(|w| w[..name.len()] == *name.as_bytes() && w[name.len()] == 0),
+                                        cubin.windows(name.len() + 1).any(|w| w[..name.len()]
+                                            == *name.as_bytes()
+                                            && w[name.len()] == 0),
                                         "{name} is not in the CUBIN"
                                     );
                                 }
@@ -85,7 +87,16 @@ fn fuzzer_kernels_compile_with_nvrtc() {
 fn a_compiled_file_with_its_launcher_compiles_with_nvrtc() {
     let Some(nvrtc) = nvrtc_or_skip() else { return };
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_slc"))
-        .args(["compile", "a[idx, ::-1]", "--shape", "a=f16[6,5]", "--shape", "idx=u64[4]", "--target", "cuda"])
+        .args([
+            "compile",
+            "a[idx, ::-1]",
+            "--shape",
+            "a=f16[6,5]",
+            "--shape",
+            "idx=u64[4]",
+            "--target",
+            "cuda",
+        ])
         .output()
         .expect("slc runs");
     assert!(out.status.success());

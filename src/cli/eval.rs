@@ -5,12 +5,12 @@
 //! next to a 1 GB input answers at once).
 
 use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
-use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::eval_cuda::EvalBackend;
+use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
+use crate::Session;
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
-use crate::Session;
 use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 

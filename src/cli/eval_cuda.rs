@@ -49,22 +49,28 @@ pub fn run(
     let gpu = device()?;
     let types: InputTypes =
         tensors.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
-    let compiled = crate::compile_with_values(&args.expr, &types, values).map_err(|e| report(&e, &args.expr))?;
+    let compiled =
+        crate::compile_with_values(&args.expr, &types, values).map_err(|e| report(&e, &args.expr))?;
     compiled
-        .check_output_size(&crate::RunOptions { max_output_bytes: args.max_output_bytes, ..Default::default() })
+        .check_output_size(&crate::RunOptions {
+            max_output_bytes: args.max_output_bytes,
+            ..Default::default()
+        })
         .map_err(|e| report(&e.into(), &args.expr))?;
-    let inputs = crate::plan::input_tensors(&compiled.plan.inputs, &|name| tensors.get(name)).map_err(|e| {
-        eprintln!("error: {e}");
-        Failure::Usage
-    })?;
+    let inputs =
+        crate::plan::input_tensors(&compiled.plan.inputs, &|name| tensors.get(name)).map_err(|e| {
+            eprintln!("error: {e}");
+            Failure::Usage
+        })?;
     let inputs: Vec<&Tensor> = inputs.iter().map(|t| t.as_ref()).collect();
-    let (result, times) = gpu.run_repeated(&compiled.plan.lift(), &inputs, args.repeat as usize).map_err(|e| match e {
-        GpuError::Run(e) => report(&e.located(&compiled.plan).into(), &args.expr),
-        GpuError::Cuda(e) => {
-            eprintln!("error: --backend cuda: {e}");
-            Failure::Runtime
-        }
-    })?;
+    let (result, times) =
+        gpu.run_repeated(&compiled.plan.lift(), &inputs, args.repeat as usize).map_err(|e| match e {
+            GpuError::Run(e) => report(&e.located(&compiled.plan).into(), &args.expr),
+            GpuError::Cuda(e) => {
+                eprintln!("error: --backend cuda: {e}");
+                Failure::Runtime
+            }
+        })?;
     let written = Instant::now();
     match &args.output {
         Some(out) => write_result(out, &result)?,
@@ -83,15 +89,24 @@ pub fn run(
         eprintln!("device  {} (sm_{})", gpu.name, gpu.arch);
         eprintln!("read    {:>10.3} ms  {read_bytes} bytes of input data", ms(read));
         eprintln!("compile {:>10.3} ms  {compile}", ms(times.compile));
-        eprintln!("h2d     {:>10.3} ms  {in_bytes} bytes, {:.2} GB/s", ms(times.h2d), rate(in_bytes, times.h2d));
-        let launches = if args.repeat > 1 { format!(", median of {} launches", args.repeat) } else { String::new() };
+        eprintln!(
+            "h2d     {:>10.3} ms  {in_bytes} bytes, {:.2} GB/s",
+            ms(times.h2d),
+            rate(in_bytes, times.h2d)
+        );
+        let launches =
+            if args.repeat > 1 { format!(", median of {} launches", args.repeat) } else { String::new() };
         eprintln!(
             "kernel  {:>10.3} ms  {} bytes moved (read and written), {:.2} GB/s{launches}",
             ms(times.kernel),
             2 * out_bytes,
             rate(2 * out_bytes, times.kernel)
         );
-        eprintln!("d2h     {:>10.3} ms  {out_bytes} bytes, {:.2} GB/s", ms(times.d2h), rate(out_bytes, times.d2h));
+        eprintln!(
+            "d2h     {:>10.3} ms  {out_bytes} bytes, {:.2} GB/s",
+            ms(times.d2h),
+            rate(out_bytes, times.d2h)
+        );
         eprintln!("write   {:>10.3} ms", ms(written.elapsed()));
     }
     Ok(())

@@ -72,9 +72,12 @@ pub fn fuzzed(seeds: std::ops::RangeInclusive<u64>) -> Vec<Program> {
     let mut out = vec![];
     for seed in seeds {
         let case = Case::draw(&mut Rng::new(seed));
-        let given: BTreeMap<String, Tensor> = case.inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+        let given: BTreeMap<String, Tensor> =
+            case.inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
         out.extend(concrete(format!("fuzz seed {seed} `{}`", case.src), &case.src, &given));
-        let Ok(compiled) = slc::pipeline::compile_generic(&case.src, &case.symbolic_types()) else { continue };
+        let Ok(compiled) = slc::pipeline::compile_generic(&case.src, &case.symbolic_types()) else {
+            continue;
+        };
         let Ok(plan) = slc::plan::verify_generic(compiled.plan) else { continue };
         let Some(inputs) = plan_inputs(&plan, &given) else { continue };
         let kernel = jit::compile(&plan, &jit::plan_order(&plan)).expect("the JIT compiles a verified plan");

@@ -43,7 +43,9 @@ pub fn launcher(
         .concrete()
         .filter(|p| p.inputs.iter().all(|d| d.strides.is_none() && d.nonzero_of.is_none()))
         .ok_or_else(|| {
-            CudaError::Codegen("a host launcher needs concrete shapes and dense inputs given by the caller".into())
+            CudaError::Codegen(
+                "a host launcher needs concrete shapes and dense inputs given by the caller".into(),
+            )
         })?;
     let l = &source.layout;
     let name = &source.name;
@@ -66,7 +68,13 @@ pub fn launcher(
     }
     let err_words = plan.checks.len() + 1;
     let grid = total.div_ceil(BLOCK).clamp(1, MAX_GRID);
-    let list = |v: &[i64]| if v.is_empty() { "0".to_string() } else { v.iter().map(|d| format!("{d}LL")).collect::<Vec<_>>().join(", ") };
+    let list = |v: &[i64]| {
+        if v.is_empty() {
+            "0".to_string()
+        } else {
+            v.iter().map(|d| format!("{d}LL")).collect::<Vec<_>>().join(", ")
+        }
+    };
     let mut t = String::new();
     let _ = write!(
         t,

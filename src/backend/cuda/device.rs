@@ -133,7 +133,10 @@ impl Device {
         }
         let nvrtc = nvrtc::get()?;
         let (major, minor) = nvrtc.version();
-        let key = format!("{:016x}", fnv(format!("{}\0sm_{}\0nvrtc {major}.{minor}", source.text, self.arch).as_bytes()));
+        let key = format!(
+            "{:016x}",
+            fnv(format!("{}\0sm_{}\0nvrtc {major}.{minor}", source.text, self.arch).as_bytes())
+        );
         let file = dirs::cache_dir().map(|d| d.join("slc").join("cuda").join(format!("{key}.cubin")));
         let (cubin, cached) = match file.as_ref().and_then(|f| std::fs::read(f).ok()) {
             Some(cubin) => (cubin, Cached::Disk),
@@ -155,7 +158,11 @@ impl Device {
     }
 
     /// Runs `plan` on `inputs` (in plan order, on the host): copies in, launches, copies out.
-    pub fn run(&self, plan: &VerifiedGenericPlan, inputs: &[&Tensor]) -> Result<(Tensor, GpuTimes), GpuError> {
+    pub fn run(
+        &self,
+        plan: &VerifiedGenericPlan,
+        inputs: &[&Tensor],
+    ) -> Result<(Tensor, GpuTimes), GpuError> {
         self.run_repeated(plan, inputs, 1)
     }
 
@@ -176,8 +183,7 @@ impl Device {
         // SAFETY: a module loaded from the source that defines `entry`.
         let function = unsafe { result::module::get_function(module.0, entry) }.map_err(driver)?;
         let mut times = GpuTimes { compile: started.elapsed(), cached, ..GpuTimes::default() };
-        let mut memory = Allocations(vec![]);
-        let (out, err) = self.launch(function, &source, &bound, inputs, launches.max(1), &mut memory, &mut times)?;
+        let (out, err) = self.launch(function, &source, &bound, inputs, launches.max(1), &mut times)?;
         launch::decode_errors(&bound, &err, inputs)?;
         Ok((Tensor::from_bytes(plan.dtype, &bound.shape, &out).map_err(RuntimeError::from)?, times))
     }
@@ -189,9 +195,9 @@ impl Device {
         bound: &launch::Bound,
         inputs: &[&Tensor],
         launches: usize,
-        memory: &mut Allocations,
         times: &mut GpuTimes,
     ) -> Result<(Vec<u8>, Vec<u64>), CudaError> {
+        let mut memory = Allocations(vec![]);
         let stream = std::ptr::null_mut(); // the default stream
         let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(driver);
         // Before the copies in, then one after each launch, then after the copies out.
@@ -204,7 +210,8 @@ impl Device {
         let mut out = vec![0u8; bound.out_bytes];
         let mut err = vec![NO_ERROR; bound.err_words];
         // SAFETY: every device pointer below is an allocation of at least the bytes copied
-        // into or out of it, freed only when `memory` drops, after the stream is synchronized;
+        // into or out of it, freed only when `memory` drops (after the stream is synchronized, or
+        // by cuMemFree's own synchronization on an early error);
         // the argument block holds the inputs bound and checked against the plan (verification
         // proved every address in bounds under that binding), the output's and the error words'
         // allocations.
@@ -239,9 +246,12 @@ impl Device {
             result::memcpy_dtoh_async(&mut err, err_d, stream).map_err(driver)?;
             result::event::record(events[launches + 2], stream).map_err(driver)?;
             result::stream::synchronize(stream).map_err(driver)?;
-            let ms = |a, b| result::event::elapsed(a, b).map(|t| Duration::from_secs_f64(t as f64 / 1e3)).map_err(driver);
+            let ms = |a, b| {
+                result::event::elapsed(a, b).map(|t| Duration::from_secs_f64(t as f64 / 1e3)).map_err(driver)
+            };
             times.h2d = ms(events[0], events[1])?;
-            let mut kernel = (0..launches).map(|k| ms(events[1 + k], events[2 + k])).collect::<Result<Vec<_>, _>>()?;
+            let mut kernel =
+                (0..launches).map(|k| ms(events[1 + k], events[2 + k])).collect::<Result<Vec<_>, _>>()?;
             kernel.sort();
             times.kernel = kernel[launches / 2];
             times.d2h = ms(after, events[launches + 2])?;

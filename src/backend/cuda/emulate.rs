@@ -79,7 +79,8 @@ pub fn load(text: &str, dir: &Path) -> Result<Emulator, CudaError> {
         return Err(CudaError::Compile(String::from_utf8_lossy(&output.stderr).into_owned()));
     }
     let _ = std::fs::remove_file(&c);
-    let path = CString::new(so.to_string_lossy().as_bytes()).map_err(|e| CudaError::Compile(e.to_string()))?;
+    let path =
+        CString::new(so.to_string_lossy().as_bytes()).map_err(|e| CudaError::Compile(e.to_string()))?;
     // SAFETY: a path to the object just built; its initializers are the C compiler's own.
     let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if handle.is_null() {

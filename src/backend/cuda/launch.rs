@@ -8,8 +8,8 @@ use super::codegen::{ArgLayout, KIND_EMPTY_AXIS, KIND_GATHER_OUT_OF_RANGE, KIND_
 use super::codegen::{NARROW_ELEMENTS, NARROW_LIMIT};
 use crate::backend::{DenseInput, RuntimeError, interp};
 use crate::plan::{Plan, ShapeMismatch, VerifiedGenericPlan, verify};
-use crate::types::sym::{Env, SymExpr};
 use crate::types::ShapeDisplay;
+use crate::types::sym::{Env, SymExpr};
 use slc_runtime::Tensor;
 
 /// An error word no element wrote.
@@ -64,7 +64,8 @@ pub fn bind<I: DenseInput>(
     }
     let (env, concrete) = if plan.binds_nothing() {
         let concrete = plan.concrete().ok_or_else(|| ShapeMismatch::TooLarge { what: "the plan".into() })?;
-        let tensors: Vec<Vec<i64>> = inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
+        let tensors: Vec<Vec<i64>> =
+            inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
         for ((decl, t), dims) in concrete.inputs.iter().zip(inputs).zip(&tensors) {
             if decl.tensor_shape() != *dims {
                 let strided = if decl.strides.is_some() { " (the window of a strided view)" } else { "" };
@@ -77,7 +78,8 @@ pub fn bind<I: DenseInput>(
         }
         (Env::new(), concrete)
     } else {
-        let dims: Vec<Vec<i64>> = inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
+        let dims: Vec<Vec<i64>> =
+            inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
         let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
         let scalar = |name: &str, index: Option<u32>| {
             let input = plan.inputs.iter().position(|d| d.name == name)?;
@@ -104,7 +106,9 @@ pub fn bind<I: DenseInput>(
                 words[layout.param_word(p)] = v as u64;
             }
         }
-        total = total.checked_add(count).ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
+        total = total
+            .checked_add(count)
+            .ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
         words[layout.end_word(n)] = total;
     }
     let shape: Vec<usize> = concrete.shape.iter().map(|&d| d as usize).collect();
@@ -113,7 +117,9 @@ pub fn bind<I: DenseInput>(
     let input_offsets: Vec<i64> = concrete
         .inputs
         .iter()
-        .map(|d| if d.strides.is_some() { -d.window().map_or(0, |w| w.0) * d.dtype.width() as i64 } else { 0 })
+        .map(
+            |d| if d.strides.is_some() { -d.window().map_or(0, |w| w.0) * d.dtype.width() as i64 } else { 0 },
+        )
         .collect();
     small &= total < NARROW_ELEMENTS
         && (out_bytes as u64) < NARROW_LIMIT as u64
@@ -150,7 +156,13 @@ pub fn decode_errors(bound: &Bound, err: &[u64], inputs: &[&Tensor]) -> Result<(
     let verified = crate::limits::with_stack_for(plan.nesting(), || verify(plan.clone()))
         .map_err(|_| RuntimeError::GatherOutOfRange)?;
     let index = interp::Machine::new(&verified, inputs).load(&check.index, &coords)?;
-    Err(RuntimeError::IndexOutOfBounds { check: slot, index, axis: check.axis, len: check.len, span: check.origin.0 })
+    Err(RuntimeError::IndexOutOfBounds {
+        check: slot,
+        index,
+        axis: check.axis,
+        len: check.len,
+        span: check.origin.0,
+    })
 }
 
 /// The coordinates of element `linear` of `shape` in C order, or `None` past its last element.

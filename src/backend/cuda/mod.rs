@@ -14,7 +14,6 @@ pub mod emulate;
 pub mod launch;
 pub mod nvrtc;
 
-
 pub use codegen::{ArgLayout, CudaSource, generate};
 pub use launch::{Bound, bind, decode_errors};
 

@@ -15,8 +15,14 @@ const NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
 
 type Program = *mut c_void;
 type VersionFn = unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int;
-type CreateFn =
-    unsafe extern "C" fn(*mut Program, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int;
+type CreateFn = unsafe extern "C" fn(
+    *mut Program,
+    *const c_char,
+    *const c_char,
+    c_int,
+    *const *const c_char,
+    *const *const c_char,
+) -> c_int;
 type CompileFn = unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_int;
 type SizeFn = unsafe extern "C" fn(Program, *mut usize) -> c_int;
 type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
@@ -52,7 +58,10 @@ fn load() -> Result<Nvrtc, CudaError> {
         (!h.is_null()).then_some(h)
     });
     let Some(handle) = handle else {
-        return Err(CudaError::NoDriver(format!("NVRTC not found (tried {}; set {ENV} to its path)", names.join(", "))));
+        return Err(CudaError::NoDriver(format!(
+            "NVRTC not found (tried {}; set {ENV} to its path)",
+            names.join(", ")
+        )));
     };
     let symbol = |name: &str| -> Result<*mut c_void, CudaError> {
         let c = CString::new(name).expect("a symbol name");
@@ -89,14 +98,23 @@ impl Nvrtc {
         let src = CString::new(source).map_err(|e| CudaError::Compile(e.to_string()))?;
         let name = CString::new("slc.cu").expect("no NUL");
         let options = [format!("--gpu-architecture=sm_{arch}"), "--std=c++17".to_string(), "-w".to_string()];
-        let options: Vec<CString> = options.iter().map(|o| CString::new(o.as_str()).expect("no NUL")).collect();
+        let options: Vec<CString> =
+            options.iter().map(|o| CString::new(o.as_str()).expect("no NUL")).collect();
         let pointers: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
         let mut program: Program = std::ptr::null_mut();
-        let fail = |what: &str, code: c_int| CudaError::Compile(format!("{what} failed (NVRTC error {code})"));
+        let fail =
+            |what: &str, code: c_int| CudaError::Compile(format!("{what} failed (NVRTC error {code})"));
         // SAFETY: NVRTC's API as documented; every pointer outlives the calls that take it, and
         // the program is destroyed on every path once created.
         unsafe {
-            let code = (self.create)(&mut program, src.as_ptr(), name.as_ptr(), 0, std::ptr::null(), std::ptr::null());
+            let code = (self.create)(
+                &mut program,
+                src.as_ptr(),
+                name.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            );
             if code != 0 {
                 return Err(fail("nvrtcCreateProgram", code));
             }
@@ -106,7 +124,9 @@ impl Nvrtc {
                 (self.log_size)(program, &mut size);
                 let mut log = vec![0u8; size.max(1)];
                 (self.log)(program, log.as_mut_ptr().cast());
-                let log = CStr::from_bytes_until_nul(&log).map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+                let log = CStr::from_bytes_until_nul(&log)
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 Err(CudaError::Compile(log))
             } else {
                 let mut size = 0usize;
