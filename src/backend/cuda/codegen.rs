@@ -60,6 +60,9 @@ pub struct NestInfo {
     pub slot: usize,
     /// Indices into [`ArgLayout::params`] of the integers it reads.
     pub params: Vec<usize>,
+    /// Elements per step of a thread: more than one where the nest moves contiguous runs as
+    /// vectors ([`vector_bytes`]); the kernel's range counts steps.
+    pub unit: u64,
 }
 
 impl ArgLayout {
@@ -116,6 +119,40 @@ const PRELUDE: &str = "#ifndef SLC_CUDA_PRELUDE
 #endif
 ";
 
+/// The 16-byte vector type (a struct, so that C compiles it too), once per file.
+const VECTOR_TYPE: &str = "#ifndef SLC_V16
+#define SLC_V16
+struct SLC_ALIGN(16) slc_v16 { unsigned long long lo, hi; };
+typedef struct slc_v16 slc_v16;
+#endif
+";
+
+/// The bytes an output nest moves per step where its innermost loop is a contiguous run in
+/// both output and data (its gathers fixed along it: the scheduler's block copy) and every
+/// address of a run's start is a multiple of them: the widest of 16, 8, 4 and 2 bytes above the
+/// element width that divides the run's bytes, the data's base, its outer strides and gathered
+/// strides (buffers are aligned: device allocations to 256 bytes, constants to 16; a strided
+/// view's pointer is not, so its runs move element by element). `None`: one element per step.
+/// The numbers must be constants.
+fn vector_bytes(plan: &VerifiedGenericPlan, nest: &LoopNest) -> Option<u64> {
+    let last = nest.extents.len().checked_sub(1)?;
+    if nest.kind != NestKind::Output || !matches!(nest.strategies[last], loopnest::Strategy::Block(_)) {
+        return None;
+    }
+    let dense_buffer = plan.inputs.get(nest.data.buffer).is_none_or(|d| d.strides.is_none());
+    let run = nest.extents[last].as_const()? * nest.width as i64;
+    let mut numbers = vec![run, nest.data.base.as_const()?];
+    for s in &nest.data.strides[..last] {
+        numbers.push(s.as_const()?);
+    }
+    for t in &nest.data.terms {
+        numbers.push(t.stride.as_const()?);
+    }
+    let fits = |v: i64| numbers.iter().all(|n| n % v == 0);
+    let v = [16i64, 8, 4, 2].into_iter().find(|&v| v > nest.width as i64 && fits(v))?;
+    dense_buffer.then_some(v as u64)
+}
+
 /// Generates the CUDA C of `plan`'s kernels, named `name` (a C identifier).
 pub fn generate(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, CudaError> {
     if !is_identifier(name) {
@@ -147,7 +184,8 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
             });
             own.push(at);
         }
-        infos.push(NestInfo { extents: nest.extents.clone(), slot: *slot, params: own });
+        let unit = vector_bytes(plan, nest).map_or(1, |v| v / nest.width as u64);
+        infos.push(NestInfo { extents: nest.extents.clone(), slot: *slot, params: own, unit });
     }
     let symbolic =
         !params.is_empty() || nests.iter().any(|(_, n)| n.extents.iter().any(|e| e.as_const().is_none()));
@@ -177,6 +215,7 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
         }
         text.push_str("\n};\n");
     }
+    text.push_str(VECTOR_TYPE);
     let generator = Gen { plan, name, layout: &layout };
     for wide in [false, true] {
         if (wide && layout.wide) || (!wide && layout.narrow) {
@@ -341,7 +380,7 @@ impl Gen<'_> {
             for (n, (slot, nest)) in nests.iter().enumerate() {
                 let start = if n == 0 { "0".to_string() } else { format!("e{}", n - 1) };
                 b.text.push_str(&format!("    if (i < e{n}) {{\n      const {} lin = i - {start};\n", t.u));
-                self.nest(&mut b, nest, *slot)?;
+                self.nest(&mut b, nest, *slot, l.nests[n].unit)?;
                 b.text.push_str("    }\n");
             }
             out.push_str(&b.text);
@@ -369,26 +408,38 @@ impl Gen<'_> {
     }
 
     /// The body of one element of `nest`: coordinates, then the nest's work.
-    fn nest(&self, b: &mut Body, nest: &LoopNest, slot: usize) -> Result<(), CudaError> {
+    /// `unit`: elements per step (a vector of a contiguous run, [`vector_bytes`]); `lin` counts
+    /// steps.
+    fn nest(&self, b: &mut Body, nest: &LoopNest, slot: usize, unit: u64) -> Result<(), CudaError> {
         let t = b.t;
         let rank = nest.extents.len();
         if rank > 0 {
             let _ = writeln!(b.text, "      {} r = lin;", t.u);
         }
         for d in (0..rank).rev() {
-            let e = self.int(&nest.extents[d], t);
+            let mut e = self.int(&nest.extents[d], t);
+            // The innermost loop counts vectors: its coordinate is the vector's first element.
+            let scale = if d == rank - 1 && unit > 1 {
+                e = format!("{}", nest.extents[d].as_const().unwrap_or(0) / unit as i64);
+                format!(" * {unit}")
+            } else {
+                String::new()
+            };
             if d == 0 {
-                let _ = writeln!(b.text, "      const {} c0 = ({})r;", t.s, t.s);
+                let _ = writeln!(b.text, "      const {} c0 = ({})r{scale};", t.s, t.s);
             } else {
                 let _ = writeln!(
                     b.text,
-                    "      const {} c{d} = ({})(r % ({})({e})); r /= ({})({e});",
+                    "      const {} c{d} = ({})(r % ({})({e})){scale}; r /= ({})({e});",
                     t.s, t.s, t.u, t.u
                 );
             }
         }
+        // A vector's elements share their gathers (fixed along the run): the first fails first.
         let fail = |kind: u64| {
-            format!("{{ atomicMin(err + {slot}, ((unsigned long long)lin << 2) | {kind}ULL); continue; }}")
+            format!(
+                "{{ atomicMin(err + {slot}, ((unsigned long long)lin * {unit}ULL << 2) | {kind}ULL); continue; }}"
+            )
         };
         let zero = b.label();
         let offset = self.access(b, &nest.data, &fail, &zero, nest.kind == NestKind::Check)?;
@@ -397,14 +448,20 @@ impl Gen<'_> {
                 let _ = writeln!(b.text, "      (void){offset}; continue;\n      {zero}: continue;");
             }
             NestKind::Output => {
-                let ty = move_type(nest.width);
-                let w = nest.width;
+                let w = unit * nest.width as u64;
+                let ty = if w == 16 { "slc_v16" } else { move_type(w as u8) };
                 let _ = writeln!(
                     b.text,
                     "      *({ty}*)(out + ({})lin * {w}) = *(const {ty}*)(b{} + {offset}); continue;",
                     t.s, nest.data.buffer
                 );
-                let _ = writeln!(b.text, "      {zero}: *({ty}*)(out + ({})lin * {w}) = 0; continue;", t.s);
+                // In a block of its own: a jump to the label may not pass an initialization.
+                let _ = writeln!(
+                    b.text,
+                    "      {zero}: {{ const {ty} z = {}; *({ty}*)(out + ({})lin * {w}) = z; }} continue;",
+                    if w == 16 { "{0ULL, 0ULL}" } else { "0" },
+                    t.s
+                );
             }
         }
         Ok(())

@@ -98,6 +98,8 @@ pub fn bind<I: DenseInput>(
         let extents = nest.extents.iter().map(eval).collect::<Result<Vec<i64>, _>>()?;
         let count = extents.iter().try_fold(1u64, |c, &e| c.checked_mul(e.max(0) as u64));
         let count = count.ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
+        // A nest moving vectors counts them (its innermost extent is a constant multiple).
+        let count = count / nest.unit;
         // A nest with no elements reads nothing: its integers need not fit.
         if count > 0 {
             for &p in &nest.params {

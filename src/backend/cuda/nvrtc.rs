@@ -48,7 +48,10 @@ pub fn get() -> Result<&'static Nvrtc, CudaError> {
 
 fn load() -> Result<Nvrtc, CudaError> {
     let names: Vec<String> = match std::env::var(ENV) {
-        Ok(path) if !path.is_empty() => vec![path],
+        Ok(path) if !path.is_empty() => {
+            preload_builtins(std::path::Path::new(&path));
+            vec![path]
+        }
         _ => NAMES.iter().map(|s| s.to_string()).collect(),
     };
     let handle = names.iter().find_map(|n| {
@@ -84,6 +87,21 @@ fn load() -> Result<Nvrtc, CudaError> {
             cubin: std::mem::transmute::<*mut c_void, GetFn>(symbol("nvrtcGetCUBIN")?),
             destroy: std::mem::transmute::<*mut c_void, DestroyFn>(symbol("nvrtcDestroyProgram")?),
         })
+    }
+}
+
+/// NVRTC opens its builtins library by name when it compiles; beside a library named by path
+/// (NVIDIA's wheel: no loader looks there, and NVRTC 13.0 has no RPATH), it would not find it.
+/// Loaded first, globally, it is found by its soname.
+fn preload_builtins(nvrtc: &std::path::Path) {
+    let Some(Ok(entries)) = nvrtc.parent().map(std::fs::read_dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = CString::new(entry.path().to_string_lossy().as_bytes());
+        if let (true, Ok(path)) = (name.starts_with("libnvrtc-builtins.so"), path) {
+            // SAFETY: loading NVRTC's own builtins library, which has no initializers of note.
+            unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+        }
     }
 }
 
