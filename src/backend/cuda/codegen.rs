@@ -23,11 +23,13 @@ use crate::types::sym::SymExpr;
 use slc_runtime::DType;
 use std::fmt::Write;
 
-/// A call takes the 32-bit kernel when every element count is below this and every integer it
-/// evaluates, and every buffer's bytes, are below [`NARROW_LIMIT`]: each partial sum of an
-/// address is itself an address inside a buffer (the other coordinates 0), so it stays in
-/// `i32`, and `linear + grid stride` stays below 2^31.
-pub const NARROW_LIMIT: i64 = 1 << 29;
+/// A call takes the 32-bit kernel when it has at most [`NARROW_ELEMENTS`] steps and every
+/// integer it evaluates, and every buffer's bytes, are at most [`NARROW_LIMIT`] (1 GiB buffers
+/// included): each partial sum of an address is itself an address in a buffer (the other
+/// coordinates 0), below 2^30 in magnitude, and each product of a coordinate and a stride is a
+/// difference of two such addresses, so every intermediate stays below 2^31; `linear + grid
+/// stride` stays below 2^31 too (grids of at most 2^24 threads).
+pub const NARROW_LIMIT: i64 = 1 << 30;
 pub const NARROW_ELEMENTS: u64 = 1 << 30;
 
 /// Error kinds, the low two bits of an error word.
@@ -245,7 +247,7 @@ pub fn is_identifier(s: &str) -> bool {
 
 /// Whether a concrete plan's kernel may use 32-bit arithmetic (see [`NARROW_LIMIT`]).
 fn fits_narrow(plan: &VerifiedGenericPlan, nests: &[(usize, LoopNest)]) -> bool {
-    let small = |e: &SymExpr| e.as_const().is_some_and(|v| v.unsigned_abs() < NARROW_LIMIT as u64);
+    let small = |e: &SymExpr| e.as_const().is_some_and(|v| v.unsigned_abs() <= NARROW_LIMIT as u64);
     let elements = nests.iter().try_fold(0u64, |acc, (_, n)| {
         let count = n.extents.iter().try_fold(1u64, |c, e| c.checked_mul(e.as_const()?.max(0) as u64))?;
         acc.checked_add(count)
@@ -261,12 +263,12 @@ fn fits_narrow(plan: &VerifiedGenericPlan, nests: &[(usize, LoopNest)]) -> bool 
         n.extents.iter().chain(&all).all(small)
     });
     elements.is_some_and(|e| e < NARROW_ELEMENTS)
-        && out_bytes.is_some_and(|b| b < NARROW_LIMIT as u64)
+        && out_bytes.is_some_and(|b| b <= NARROW_LIMIT as u64)
         && buffers
         && numbers
 }
 
-/// Whether every buffer's bytes are below [`NARROW_LIMIT`] (for a strided view: its window).
+/// Whether every buffer's bytes are at most [`NARROW_LIMIT`] (for a strided view: its window).
 fn n_buffers_small(plan: &VerifiedGenericPlan) -> bool {
     let inputs = plan.inputs.iter().all(|d| {
         let shape: Option<Vec<i64>> = d.shape.iter().map(SymExpr::as_const).collect();
@@ -276,9 +278,9 @@ fn n_buffers_small(plan: &VerifiedGenericPlan) -> bool {
             ..crate::plan::InputDecl::dense("", d.dtype, shape)
         };
         let elements = decl.tensor_shape().iter().try_fold(1i64, |c, &e| c.checked_mul(e));
-        elements.and_then(|e| e.checked_mul(d.dtype.width() as i64)).is_some_and(|b| b < NARROW_LIMIT)
+        elements.and_then(|e| e.checked_mul(d.dtype.width() as i64)).is_some_and(|b| b <= NARROW_LIMIT)
     });
-    inputs && plan.consts.iter().all(|c| (c.tensor.nbytes() as i64) < NARROW_LIMIT)
+    inputs && plan.consts.iter().all(|c| (c.tensor.nbytes() as i64) <= NARROW_LIMIT)
 }
 
 /// Every integer of a stream (bases, strides, lengths, gathered strides), depth first.

@@ -104,7 +104,7 @@ pub fn bind<I: DenseInput>(
         if count > 0 {
             for &p in &nest.params {
                 let v = eval(&layout.params[p])?;
-                small &= v.unsigned_abs() < NARROW_LIMIT as u64;
+                small &= v.unsigned_abs() <= NARROW_LIMIT as u64;
                 words[layout.param_word(p)] = v as u64;
             }
         }
@@ -124,8 +124,8 @@ pub fn bind<I: DenseInput>(
         )
         .collect();
     small &= total < NARROW_ELEMENTS
-        && (out_bytes as u64) < NARROW_LIMIT as u64
-        && inputs.iter().all(|t| (t.bytes().len() as u64) < NARROW_LIMIT as u64);
+        && (out_bytes as u64) <= NARROW_LIMIT as u64
+        && inputs.iter().all(|t| (t.bytes().len() as u64) <= NARROW_LIMIT as u64);
     let wide = !(layout.narrow && (small || !layout.wide));
     Ok(Bound {
         words,
