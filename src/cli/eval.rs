@@ -91,7 +91,15 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
             for (name, npy) in pending {
                 tensors.insert(name.clone(), npy.read().map_err(|e| input_error(&name, e))?);
             }
-            return super::eval_cuda::run(&args, &values, &tensors, started.elapsed(), read_bytes);
+            let read = started.elapsed();
+            let (result, report) =
+                super::eval_cuda::run(&args.expr, &values, &tensors, args.max_output_bytes, args.repeat)?;
+            let written = Instant::now();
+            emit(&args.output, &result)?;
+            if args.time {
+                report.print(read, read_bytes, &result, written.elapsed());
+            }
+            return Ok(());
         }
     };
     let mut session = Session::with_executor(executor);
@@ -109,18 +117,23 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
 
     let (result, times) = session.eval_timed(&args.expr).map_err(|e| report(&e, &args.expr))?;
     let written = Instant::now();
-    match &args.output {
-        Some(out) => write_result(out, &result)?,
-        None => print_result(&result)?,
-    }
+    emit(&args.output, &result)?;
     if args.time {
         report_times(read, read_bytes, &times, written.elapsed(), &result);
     }
     Ok(())
 }
 
+/// The result written to `-o`, or printed.
+fn emit(output: &Option<OutputArg>, result: &Tensor) -> Result<(), Failure> {
+    match output {
+        Some(out) => write_result(out, result),
+        None => print_result(result),
+    }
+}
+
 /// NumPy's printing, then the type (`f32[2, 3]`).
-pub(super) fn print_result(result: &Tensor) -> Result<(), Failure> {
+fn print_result(result: &Tensor) -> Result<(), Failure> {
     let shape: Vec<i64> = result.shape().iter().map(|&d| d as i64).collect();
     let text = format_tensor(result, &PrintOptions::default());
     print(&format!("{text}\n{}{}\n", result.dtype(), ShapeDisplay(&shape)))

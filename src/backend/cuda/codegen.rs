@@ -368,11 +368,7 @@ impl Gen<'_> {
         }
         let last = nests.len().saturating_sub(1);
         let _ = writeln!(out, "  const {u} step = ({u})gridDim.x * ({u})blockDim.x;", u = t.u);
-        let _ = writeln!(
-            out,
-            "  (void)out; (void)err; (void)step;\n  if ({}) return;",
-            if nests.is_empty() { "1".to_string() } else { "0".to_string() }
-        );
+        let _ = writeln!(out, "  (void)out; (void)err; (void)step;");
         if !nests.is_empty() {
             let _ = writeln!(
                 out,
