@@ -70,14 +70,15 @@ def run_slc(slc, case, x, tmp):
     out = tmp / "out.npy"
     args += ["-o", str(out)]
     env = dict(os.environ, CUDA_MODULE_LOADING="EAGER")
-    proc = subprocess.run(args, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip()[-400:]}
-    times = {m.group(1): float(m.group(2)) / 1e3 for m in re.finditer(r"^(\w+)\s+([0-9.]+) ms", proc.stderr, re.M)}
-    result = np.load(out)
-    for f in tmp.iterdir():
-        f.unlink()
-    return {"s": times.get("kernel"), "times": times, "result": result, "log": proc.stderr}
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            return {"error": proc.stderr.strip()[-400:]}
+        times = {m.group(1): float(m.group(2)) / 1e3 for m in re.finditer(r"^(\w+)\s+([0-9.]+) ms", proc.stderr, re.M)}
+        return {"s": times.get("kernel"), "times": times, "result": np.load(out), "log": proc.stderr}
+    finally:
+        for f in tmp.iterdir():
+            f.unlink()
 
 
 def main():
