@@ -3,6 +3,7 @@
 
 pub mod aot;
 pub mod clif;
+pub mod cuda;
 pub mod dml;
 pub mod interp;
 pub mod jit;

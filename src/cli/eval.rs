@@ -6,11 +6,12 @@
 
 use super::access;
 use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
+use super::eval_cuda::EvalBackend;
 use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
+use crate::Session;
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
-use crate::{Executor, Session};
 use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 
@@ -26,9 +27,10 @@ pub struct EvalArgs {
     /// symbolic link's target; a FIFO or device in place), or `-` for standard output.
     #[arg(short = 'o', long = "output", value_name = "OUT.npy", value_parser = parse_output)]
     pub output: Option<OutputArg>,
-    /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
-    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = super::parse_backend)]
-    pub backend: Executor,
+    /// The executor: `jit` (Cranelift, default), `interp` (the reference interpreter) or `cuda`
+    /// (an NVIDIA GPU: host inputs copied in, the result copied out; docs/cuda.md).
+    #[arg(long, value_name = "jit|interp|cuda", default_value = "jit", value_parser = super::eval_cuda::parse_backend)]
+    pub backend: EvalBackend,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -40,10 +42,21 @@ pub struct EvalArgs {
     /// running, writing; bytes moved, bandwidth, threads.
     #[arg(long, short = 'v', alias = "verbose")]
     pub time: bool,
+    /// With `--backend cuda`: launch the kernel N times on the same device buffers; `--time`
+    /// shows the median launch.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub repeat: u32,
 }
 
 pub fn run(args: EvalArgs) -> Result<(), Failure> {
     check_bindings(&args.inputs, &[])?;
+    if args.backend == EvalBackend::Cuda {
+        // No driver: a usage error before any input is read.
+        super::eval_cuda::device()?;
+    } else if args.repeat != 1 {
+        eprintln!("error: --repeat applies to --backend cuda only");
+        return Err(Failure::Usage);
+    }
     if let Some(out) = &args.output {
         check_output(out, &args.inputs)?;
     }
@@ -75,7 +88,26 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     let sparse = access::sparse_inputs(&compiled.plan);
     let parts = access::sparse_parts(&compiled.plan, &sparse);
 
-    let mut session = Session::with_executor(args.backend);
+    let executor = match args.backend {
+        EvalBackend::Cpu(executor) => executor,
+        EvalBackend::Cuda => {
+            // The values checking may read are small: a copy of them stays apart for checking.
+            let mut tensors = values.clone();
+            for (name, npy) in pending {
+                tensors.insert(name.clone(), npy.read().map_err(|e| input_error(&name, e))?);
+            }
+            let read = started.elapsed();
+            let (result, report) =
+                super::eval_cuda::run(&args.expr, &values, &tensors, args.max_output_bytes, args.repeat)?;
+            let written = Instant::now();
+            emit(&args.output, &result)?;
+            if args.time {
+                report.print(read, read_bytes, &result, written.elapsed());
+            }
+            return Ok(());
+        }
+    };
+    let mut session = Session::with_executor(executor);
     if let Some(n) = args.threads {
         session.options_mut().threads = n as usize;
     }
@@ -102,14 +134,19 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
 
     let (result, times) = session.eval_timed(&args.expr).map_err(|e| report(&e, &args.expr))?;
     let written = Instant::now();
-    match &args.output {
-        Some(out) => write_result(out, &result)?,
-        None => print_result(&result)?,
-    }
+    emit(&args.output, &result)?;
     if args.time {
         report_times(read, read_bytes, mapped_bytes, &times, written.elapsed(), &result);
     }
     Ok(())
+}
+
+/// The result written to `-o`, or printed.
+fn emit(output: &Option<OutputArg>, result: &Tensor) -> Result<(), Failure> {
+    match output {
+        Some(out) => write_result(out, result),
+        None => print_result(result),
+    }
 }
 
 /// NumPy's printing, then the type (`f32[2, 3]`).

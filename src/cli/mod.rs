@@ -9,6 +9,7 @@ mod args;
 mod bench;
 mod compile;
 mod eval;
+mod eval_cuda;
 mod output;
 mod plan;
 mod repl;

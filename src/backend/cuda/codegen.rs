@@ -1,0 +1,549 @@
+//! CUDA C from the loop nests of a verified plan: one kernel per plan, a grid-stride loop over
+//! the elements of every nest (the index checks first, then the output), each element's
+//! coordinates taken from its linear position over the nest's merged loops. Elements are moved
+//! as unsigned integers of their width (f16/bf16 are 2-byte moves); index values are read once
+//! per element and normalized by their term's out-of-range policy exactly as the interpreter
+//! does (`OobMode::normalize`). A failure is recorded, never asserted: `atomicMin` of
+//! `linear << 2 | kind` into the error word of its nest, so the first failing element in C order
+//! wins whatever the schedule (see [`super::launch`] for the decoding).
+//!
+//! The code is the common subset of C and CUDA C++ (no templates, no references), so that the
+//! same text compiles with NVRTC, nvcc, and a host C compiler under `host_emulation.h`.
+//!
+//! Every symbolic integer of a nest is a word of the kernel's argument block, evaluated per call
+//! by the host ([`super::launch`]); constants are literals. A plan whose numbers all fit gets a
+//! kernel with 32-bit index arithmetic; a generic plan gets both a 32-bit and a 64-bit kernel,
+//! and each call picks the narrow one when its numbers allow ([`NARROW_LIMIT`]).
+
+use super::CudaError;
+use crate::backend::loopnest::{self, LoopNest, NestKind, Stream};
+use crate::plan::VerifiedGenericPlan;
+use crate::types::OobMode;
+use crate::types::sym::SymExpr;
+use slc_runtime::DType;
+use std::fmt::Write;
+
+/// A call takes the 32-bit kernel when it has at most [`NARROW_ELEMENTS`] steps and every
+/// integer it evaluates, and every buffer's bytes, are at most [`NARROW_LIMIT`] (1 GiB buffers
+/// included): each partial sum of an address is itself an address in a buffer (the other
+/// coordinates 0), below 2^30 in magnitude, and each product of a coordinate and a stride is a
+/// difference of two such addresses, so every intermediate stays below 2^31; `linear + grid
+/// stride` stays below 2^31 too (grids of at most 2^24 threads).
+pub const NARROW_LIMIT: i64 = 1 << 30;
+pub const NARROW_ELEMENTS: u64 = 1 << 30;
+
+/// Error kinds, the low two bits of an error word.
+pub const KIND_INDEX_BOUNDS: u64 = 0;
+pub const KIND_EMPTY_AXIS: u64 = 1;
+pub const KIND_GATHER_OUT_OF_RANGE: u64 = 2;
+
+/// What the host needs to know about the argument block of the generated kernels: one array of
+/// 64-bit words, `[inputs..., out, err, ends..., params...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgLayout {
+    /// Input pointers (device addresses of element `[0, ..., 0]`), in plan order.
+    pub inputs: usize,
+    /// The nests, in the order the kernel walks them: the index checks, then the output.
+    pub nests: Vec<NestInfo>,
+    /// The symbolic integers the kernels read, each once.
+    pub params: Vec<SymExpr>,
+    /// Which kernels the source defines.
+    pub narrow: bool,
+    pub wide: bool,
+}
+
+/// One nest of the kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestInfo {
+    /// Its loops' extents (merged), outermost first.
+    pub extents: Vec<SymExpr>,
+    /// The error word it records into: the plan's check index, or the number of checks for the
+    /// output.
+    pub slot: usize,
+    /// Indices into [`ArgLayout::params`] of the integers it reads.
+    pub params: Vec<usize>,
+    /// Elements per step of a thread: more than one where the nest moves contiguous runs as
+    /// vectors ([`vector_bytes`]); the kernel's range counts steps.
+    pub unit: u64,
+}
+
+impl ArgLayout {
+    pub fn out_word(&self) -> usize {
+        self.inputs
+    }
+    pub fn err_word(&self) -> usize {
+        self.inputs + 1
+    }
+    /// The word holding the cumulative element count up to and including nest `n`.
+    pub fn end_word(&self, n: usize) -> usize {
+        self.inputs + 2 + n
+    }
+    pub fn param_word(&self, p: usize) -> usize {
+        self.inputs + 2 + self.nests.len() + p
+    }
+    /// Words in the argument block (at least one: C has no empty arrays).
+    pub fn words(&self) -> usize {
+        self.param_word(self.params.len())
+    }
+    /// Error words: one per plan check, then the output's.
+    pub fn err_words(&self, checks: usize) -> usize {
+        checks + 1
+    }
+}
+
+/// Generated source and the layout of its argument block.
+#[derive(Debug, Clone)]
+pub struct CudaSource {
+    /// The kernels' name stem: `NAME` (32-bit) and `NAME_wide` (64-bit).
+    pub name: String,
+    pub text: String,
+    pub layout: ArgLayout,
+}
+
+impl CudaSource {
+    /// The entry name of the kernel with 64-bit (`wide`) or 32-bit arithmetic.
+    pub fn entry(&self, wide: bool) -> String {
+        if wide { format!("{}_wide", self.name) } else { self.name.clone() }
+    }
+}
+
+/// The guard every generated file starts with: the types and the linkage macro.
+const PRELUDE: &str = "#ifndef SLC_CUDA_PRELUDE
+#define SLC_CUDA_PRELUDE
+#ifdef __cplusplus
+#define SLC_EXTERN extern \"C\"
+#else
+#define SLC_EXTERN
+#endif
+#ifndef SLC_HOST_EMULATION
+#define SLC_ALIGN(n) __align__(n)
+#endif
+#endif
+";
+
+/// The 16-byte vector type (a struct, so that C compiles it too), once per file.
+const VECTOR_TYPE: &str = "#ifndef SLC_V16
+#define SLC_V16
+struct SLC_ALIGN(16) slc_v16 { unsigned long long lo, hi; };
+typedef struct slc_v16 slc_v16;
+#endif
+";
+
+/// The bytes an output nest moves per step where its innermost loop is a contiguous run in
+/// both output and data (its gathers fixed along it: the scheduler's block copy) and every
+/// address of a run's start is a multiple of them: the widest of 16, 8, 4 and 2 bytes above the
+/// element width that divides the run's bytes, the data's base, its outer strides and gathered
+/// strides (buffers are aligned: device allocations to 256 bytes, constants to 16; a strided
+/// view's pointer is not, so its runs move element by element). `None`: one element per step.
+/// The numbers must be constants.
+fn vector_bytes(plan: &VerifiedGenericPlan, nest: &LoopNest) -> Option<u64> {
+    let last = nest.extents.len().checked_sub(1)?;
+    if nest.kind != NestKind::Output || !matches!(nest.strategies[last], loopnest::Strategy::Block(_)) {
+        return None;
+    }
+    let dense_buffer = plan.inputs.get(nest.data.buffer).is_none_or(|d| d.strides.is_none());
+    let run = nest.extents[last].as_const()? * nest.width as i64;
+    let mut numbers = vec![run, nest.data.base.as_const()?];
+    for s in &nest.data.strides[..last] {
+        numbers.push(s.as_const()?);
+    }
+    for t in &nest.data.terms {
+        numbers.push(t.stride.as_const()?);
+    }
+    let fits = |v: i64| numbers.iter().all(|n| n % v == 0);
+    let v = [16i64, 8, 4, 2].into_iter().find(|&v| v > nest.width as i64 && fits(v))?;
+    dense_buffer.then_some(v as u64)
+}
+
+/// Generates the CUDA C of `plan`'s kernels, named `name` (a C identifier).
+pub fn generate(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, CudaError> {
+    if !is_identifier(name) {
+        return Err(CudaError::Codegen(format!("`{name}` is not a C identifier")));
+    }
+    crate::limits::with_stack_for(plan.nesting(), || generate_nested(plan, name))
+}
+
+fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, CudaError> {
+    let target = loopnest::Target::default();
+    let mut nests: Vec<(usize, LoopNest)> = vec![];
+    for (k, check) in plan.checks.iter().enumerate() {
+        if let Some(nest) = loopnest::schedule_generic_check(plan, check, target) {
+            nests.push((k, nest));
+        }
+    }
+    let main = loopnest::schedule_generic(plan, target, |_, _| {});
+    if !main.empty {
+        nests.push((plan.checks.len(), main));
+    }
+    let mut params: Vec<SymExpr> = vec![];
+    let mut infos = vec![];
+    for (slot, nest) in &nests {
+        let mut own = vec![];
+        for p in &nest.params {
+            let at = params.iter().position(|q| q == p).unwrap_or_else(|| {
+                params.push(p.clone());
+                params.len() - 1
+            });
+            own.push(at);
+        }
+        let unit = vector_bytes(plan, nest).map_or(1, |v| v / nest.width as u64);
+        infos.push(NestInfo { extents: nest.extents.clone(), slot: *slot, params: own, unit });
+    }
+    let symbolic =
+        !params.is_empty() || nests.iter().any(|(_, n)| n.extents.iter().any(|e| e.as_const().is_none()));
+    let narrow = symbolic || fits_narrow(plan, &nests);
+    let layout =
+        ArgLayout { inputs: plan.inputs.len(), nests: infos, params, narrow, wide: symbolic || !narrow };
+    let mut text = String::new();
+    let _ = writeln!(text, "/* Generated by slc {}: {} */", env!("CARGO_PKG_VERSION"), summary(plan));
+    text.push_str(PRELUDE);
+    let _ =
+        writeln!(text, "typedef struct {{ unsigned long long w[{}]; }} {name}_args;", layout.words().max(1));
+    for (i, c) in plan.consts.iter().enumerate() {
+        let bytes = c.tensor.bytes();
+        let _ = write!(
+            text,
+            "__device__ SLC_ALIGN(16) const unsigned char {name}_c{i}[{}] = {{",
+            bytes.len().max(1)
+        );
+        for (j, b) in bytes.iter().enumerate() {
+            if j % 24 == 0 {
+                text.push_str("\n ");
+            }
+            let _ = write!(text, "{b},");
+        }
+        if bytes.is_empty() {
+            text.push('0');
+        }
+        text.push_str("\n};\n");
+    }
+    text.push_str(VECTOR_TYPE);
+    let generator = Gen { plan, name, layout: &layout };
+    for wide in [false, true] {
+        if (wide && layout.wide) || (!wide && layout.narrow) {
+            generator.kernel(&mut text, &nests, wide)?;
+        }
+    }
+    Ok(CudaSource { name: name.to_string(), text, layout })
+}
+
+/// The plan's output type, for the file's first line.
+fn summary(plan: &VerifiedGenericPlan) -> String {
+    let shape: Vec<String> = plan.shape.iter().map(SymExpr::to_string).collect();
+    format!(
+        "{}[{}] from {} input(s), {} check(s)",
+        plan.dtype,
+        shape.join(", "),
+        plan.inputs.len(),
+        plan.checks.len()
+    )
+}
+
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether a concrete plan's kernel may use 32-bit arithmetic (see [`NARROW_LIMIT`]).
+fn fits_narrow(plan: &VerifiedGenericPlan, nests: &[(usize, LoopNest)]) -> bool {
+    let small = |e: &SymExpr| e.as_const().is_some_and(|v| v.unsigned_abs() <= NARROW_LIMIT as u64);
+    let elements = nests.iter().try_fold(0u64, |acc, (_, n)| {
+        let count = n.extents.iter().try_fold(1u64, |c, e| c.checked_mul(e.as_const()?.max(0) as u64))?;
+        acc.checked_add(count)
+    });
+    let buffers = n_buffers_small(plan);
+    let out_bytes = plan
+        .shape
+        .iter()
+        .try_fold(plan.dtype.width() as u64, |c, e| c.checked_mul(e.as_const()?.max(0) as u64));
+    let numbers = nests.iter().all(|(_, n)| {
+        let mut all = vec![];
+        stream_numbers(&n.data, &mut all);
+        n.extents.iter().chain(&all).all(small)
+    });
+    elements.is_some_and(|e| e < NARROW_ELEMENTS)
+        && out_bytes.is_some_and(|b| b <= NARROW_LIMIT as u64)
+        && buffers
+        && numbers
+}
+
+/// Whether every buffer's bytes are at most [`NARROW_LIMIT`] (for a strided view: its window).
+fn n_buffers_small(plan: &VerifiedGenericPlan) -> bool {
+    let inputs = plan.inputs.iter().all(|d| {
+        let shape: Option<Vec<i64>> = d.shape.iter().map(SymExpr::as_const).collect();
+        let Some(shape) = shape else { return false };
+        let decl = crate::plan::InputDecl {
+            strides: d.strides.clone(),
+            ..crate::plan::InputDecl::dense("", d.dtype, shape)
+        };
+        let elements = decl.tensor_shape().iter().try_fold(1i64, |c, &e| c.checked_mul(e));
+        elements.and_then(|e| e.checked_mul(d.dtype.width() as i64)).is_some_and(|b| b <= NARROW_LIMIT)
+    });
+    inputs && plan.consts.iter().all(|c| (c.tensor.nbytes() as i64) <= NARROW_LIMIT)
+}
+
+/// Every integer of a stream (bases, strides, lengths, gathered strides), depth first.
+fn stream_numbers(s: &Stream, all: &mut Vec<SymExpr>) {
+    all.push(s.base.clone());
+    all.extend(s.strides.iter().cloned());
+    for t in &s.terms {
+        stream_numbers(&t.index, all);
+        all.push(t.len.clone());
+        all.push(t.stride.clone());
+    }
+}
+
+/// The C type of an element of `width` bytes, moved as bits.
+fn move_type(width: u8) -> &'static str {
+    match width {
+        1 => "unsigned char",
+        2 => "unsigned short",
+        4 => "unsigned int",
+        _ => "unsigned long long",
+    }
+}
+
+/// The C type an index value of `dtype` is read as; `None` for a non-integer dtype.
+fn index_type(dtype: DType) -> Option<&'static str> {
+    Some(match dtype {
+        DType::I8 => "signed char",
+        DType::I16 => "short",
+        DType::I32 => "int",
+        DType::I64 => "long long",
+        DType::U8 => "unsigned char",
+        DType::U16 => "unsigned short",
+        DType::U32 => "unsigned int",
+        DType::U64 => "unsigned long long",
+        _ => return None,
+    })
+}
+
+/// One kernel's code generation state.
+struct Gen<'a> {
+    plan: &'a VerifiedGenericPlan,
+    name: &'a str,
+    layout: &'a ArgLayout,
+}
+
+/// The integer types of one kernel: `u` for positions and coordinates, `s` for byte offsets.
+#[derive(Clone, Copy)]
+struct Types {
+    u: &'static str,
+    s: &'static str,
+}
+
+/// Per-kernel counters for unique names.
+struct Body {
+    text: String,
+    labels: usize,
+    t: Types,
+}
+
+impl Gen<'_> {
+    fn kernel(&self, out: &mut String, nests: &[(usize, LoopNest)], wide: bool) -> Result<(), CudaError> {
+        let t = if wide {
+            Types { u: "unsigned long long", s: "long long" }
+        } else {
+            Types { u: "unsigned int", s: "int" }
+        };
+        let name = if wide { format!("{}_wide", self.name) } else { self.name.to_string() };
+        let l = self.layout;
+        let mut b = Body { text: String::new(), labels: 0, t };
+        let _ = writeln!(out, "SLC_EXTERN __global__ void {name}({}_args a) {{", self.name);
+        for i in 0..self.plan.inputs.len() {
+            let _ = writeln!(out, "  const unsigned char* b{i} = (const unsigned char*)a.w[{i}];");
+        }
+        for i in 0..self.plan.consts.len() {
+            let _ =
+                writeln!(out, "  const unsigned char* b{} = {}_c{i};", self.plan.inputs.len() + i, self.name);
+        }
+        let _ = writeln!(out, "  unsigned char* out = (unsigned char*)a.w[{}];", l.out_word());
+        let _ = writeln!(out, "  unsigned long long* err = (unsigned long long*)a.w[{}];", l.err_word());
+        for p in 0..l.params.len() {
+            let _ = writeln!(out, "  const {} p{p} = ({})(long long)a.w[{}];", t.s, t.s, l.param_word(p));
+        }
+        for n in 0..nests.len() {
+            let _ = writeln!(out, "  const {} e{n} = ({})a.w[{}];", t.u, t.u, l.end_word(n));
+        }
+        let last = nests.len().saturating_sub(1);
+        let _ = writeln!(out, "  const {u} step = ({u})gridDim.x * ({u})blockDim.x;", u = t.u);
+        let _ = writeln!(out, "  (void)out; (void)err; (void)step;");
+        if !nests.is_empty() {
+            let _ = writeln!(
+                out,
+                "  for ({u} i = ({u})blockIdx.x * ({u})blockDim.x + ({u})threadIdx.x; i < e{last}; i += step) {{",
+                u = t.u
+            );
+            for (n, (slot, nest)) in nests.iter().enumerate() {
+                let start = if n == 0 { "0".to_string() } else { format!("e{}", n - 1) };
+                b.text.push_str(&format!("    if (i < e{n}) {{\n      const {} lin = i - {start};\n", t.u));
+                self.nest(&mut b, nest, *slot, l.nests[n].unit)?;
+                b.text.push_str("    }\n");
+            }
+            out.push_str(&b.text);
+            out.push_str("  }\n");
+        }
+        out.push_str("}\n");
+        Ok(())
+    }
+
+    /// A C expression for the integer `e` (a literal, or its parameter word).
+    fn int(&self, e: &SymExpr, t: Types) -> String {
+        match e.as_const() {
+            Some(c) if t.s == "int" => format!("{c}"),
+            Some(c) => format!("{c}LL"),
+            None => {
+                let p = self
+                    .layout
+                    .params
+                    .iter()
+                    .position(|q| q == e)
+                    .expect("every symbolic integer is a parameter");
+                format!("p{p}")
+            }
+        }
+    }
+
+    /// The body of one element of `nest`: coordinates, then the nest's work.
+    /// `unit`: elements per step (a vector of a contiguous run, [`vector_bytes`]); `lin` counts
+    /// steps.
+    fn nest(&self, b: &mut Body, nest: &LoopNest, slot: usize, unit: u64) -> Result<(), CudaError> {
+        let t = b.t;
+        let rank = nest.extents.len();
+        if rank > 0 {
+            let _ = writeln!(b.text, "      {} r = lin;", t.u);
+        }
+        for d in (0..rank).rev() {
+            let mut e = self.int(&nest.extents[d], t);
+            // The innermost loop counts vectors: its coordinate is the vector's first element.
+            let scale = if d == rank - 1 && unit > 1 {
+                e = format!("{}", nest.extents[d].as_const().unwrap_or(0) / unit as i64);
+                format!(" * {unit}")
+            } else {
+                String::new()
+            };
+            if d == 0 {
+                let _ = writeln!(b.text, "      const {} c0 = ({})r{scale};", t.s, t.s);
+            } else {
+                let _ = writeln!(
+                    b.text,
+                    "      const {} c{d} = ({})(r % ({})({e})){scale}; r /= ({})({e});",
+                    t.s, t.s, t.u, t.u
+                );
+            }
+        }
+        // A vector's elements share their gathers (fixed along the run): the first fails first.
+        let fail = |kind: u64| {
+            format!(
+                "{{ atomicMin(err + {slot}, ((unsigned long long)lin * {unit}ULL << 2) | {kind}ULL); continue; }}"
+            )
+        };
+        let zero = b.label();
+        let offset = self.access(b, &nest.data, &fail, &zero, nest.kind == NestKind::Check)?;
+        match nest.kind {
+            NestKind::Check => {
+                let _ = writeln!(b.text, "      (void){offset}; continue;\n      {zero}: continue;");
+            }
+            NestKind::Output => {
+                let w = unit * nest.width as u64;
+                let ty = if w == 16 { "slc_v16" } else { move_type(w as u8) };
+                let _ = writeln!(
+                    b.text,
+                    "      *({ty}*)(out + ({})lin * {w}) = *(const {ty}*)(b{} + {offset}); continue;",
+                    t.s, nest.data.buffer
+                );
+                // In a block of its own: a jump to the label may not pass an initialization.
+                let _ = writeln!(
+                    b.text,
+                    "      {zero}: {{ const {ty} z = {}; *({ty}*)(out + ({})lin * {w}) = z; }} continue;",
+                    if w == 16 { "{0ULL, 0ULL}" } else { "0" },
+                    t.s
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits the byte offset of `s` into a fresh variable and returns its name; a `zero`-mode
+    /// miss jumps to `miss`; a failure runs `fail(kind)`. `check`: the stream is a check nest's,
+    /// whose own (outermost) term failing is the check's `IndexOutOfBounds`.
+    fn access(
+        &self,
+        b: &mut Body,
+        s: &Stream,
+        fail: &dyn Fn(u64) -> String,
+        miss: &str,
+        check: bool,
+    ) -> Result<String, CudaError> {
+        let t = b.t;
+        let o = b.label();
+        let mut expr = self.int(&s.base, t);
+        for (d, stride) in s.strides.iter().enumerate() {
+            if stride.as_const() != Some(0) {
+                expr = format!("{expr} + c{d} * ({})", self.int(stride, t));
+            }
+        }
+        let _ = writeln!(b.text, "      {} {o} = {expr};", t.s);
+        for term in &s.terms {
+            let Some(ity) = index_type(term.index_dtype) else {
+                return Err(CudaError::Codegen(format!("an index tensor of {}", term.index_dtype)));
+            };
+            let unsigned64 = term.index_dtype == DType::U64;
+            let j = b.label();
+            let jty = if unsigned64 { "unsigned long long" } else { "long long" };
+            let inner_miss = b.label();
+            let done = b.label();
+            let _ = writeln!(b.text, "      {jty} {j};\n      {{");
+            let io = self.access(b, &term.index, fail, &inner_miss, false)?;
+            let _ = writeln!(
+                b.text,
+                "      {j} = ({jty})*(const {ity}*)(b{} + {io}); goto {done};\n      }}\n      {inner_miss}: {j} = 0;\n      {done}:;",
+                term.index.buffer
+            );
+            let len = self.int(&term.len, t);
+            let bound_kind = if check { KIND_INDEX_BOUNDS } else { KIND_GATHER_OUT_OF_RANGE };
+            let empty = match term.len.as_const() {
+                Some(n) if n > 0 => String::new(),
+                _ => format!("      if ({len} == 0) {}\n", fail(KIND_EMPTY_AXIS)),
+            };
+            let text = match (term.mode, unsigned64) {
+                (OobMode::Error | OobMode::Zero, _) => {
+                    let out =
+                        if term.mode == OobMode::Error { fail(bound_kind) } else { format!("goto {miss};") };
+                    if unsigned64 {
+                        format!("      if ({j} >= (unsigned long long)({len})) {out}\n")
+                    } else {
+                        format!(
+                            "      if ({j} < 0) {j} += {len};\n      if ({j} < 0 || {j} >= (long long)({len})) {out}\n"
+                        )
+                    }
+                }
+                (OobMode::Clamp, true) => {
+                    format!(
+                        "{empty}      if ({j} >= (unsigned long long)({len})) {j} = (unsigned long long)({len}) - 1;\n"
+                    )
+                }
+                (OobMode::Clamp, false) => format!(
+                    "{empty}      if ({j} < 0) {j} = 0;\n      if ({j} >= (long long)({len})) {j} = (long long)({len}) - 1;\n"
+                ),
+                (OobMode::Wrap, true) => format!("{empty}      {j} %= (unsigned long long)({len});\n"),
+                (OobMode::Wrap, false) => {
+                    format!("{empty}      {j} %= (long long)({len});\n      if ({j} < 0) {j} += {len};\n")
+                }
+            };
+            b.text.push_str(&text);
+            if term.stride.as_const() != Some(0) {
+                let _ = writeln!(b.text, "      {o} += ({}){j} * ({});", t.s, self.int(&term.stride, t));
+            }
+        }
+        Ok(o)
+    }
+}
+
+impl Body {
+    fn label(&mut self) -> String {
+        self.labels += 1;
+        format!("v{}", self.labels)
+    }
+}

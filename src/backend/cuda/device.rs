@@ -1,0 +1,294 @@
+//! Plans run on an NVIDIA GPU: the driver through `cudarc` (loaded at run time; its presence is
+//! checked before any call, since a missing library would panic inside cudarc), kernels
+//! compiled by NVRTC to a CUBIN for the device's compute capability and cached in memory and on
+//! disk (`<cache dir>/slc/cuda/`, keyed by the source — which holds the plan — the architecture
+//! and NVRTC's version). A run copies host inputs in, launches on the default stream, copies
+//! the output and the error words back, and reports the error the interpreter would; the
+//! context stays usable (no device assert). One device: ordinal 0.
+
+use super::launch::{self, NO_ERROR};
+use super::{CudaError, CudaSource, nvrtc};
+use crate::backend::RuntimeError;
+use crate::plan::VerifiedGenericPlan;
+use cudarc::driver::{result, sys};
+use slc_runtime::Tensor;
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Threads per block; the grid is capped at [`MAX_GRID`] blocks, each thread striding over the
+/// rest (in the 32-bit kernel `linear + stride` stays below 2^31: at most 2^30 elements).
+pub const BLOCK: u32 = 256;
+pub const MAX_GRID: u64 = 1 << 16;
+
+/// Why a run on the GPU failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// What the CPU reports for the same inputs (an index out of range, a shape mismatch).
+    #[error(transparent)]
+    Run(#[from] RuntimeError),
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+}
+
+/// Where one run's time went.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GpuTimes {
+    /// Generating and compiling the kernel (or finding it cached).
+    pub compile: Duration,
+    /// Where the kernel came from.
+    pub cached: Cached,
+    /// Measured with CUDA events on the stream.
+    pub h2d: Duration,
+    pub kernel: Duration,
+    pub d2h: Duration,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Cached {
+    #[default]
+    Compiled,
+    Memory,
+    Disk,
+}
+
+/// The device slc runs on, its context current on the threads that use it.
+pub struct Device {
+    ctx: sys::CUcontext,
+    /// Compute capability as NVRTC names it (90 for sm_90).
+    pub arch: u32,
+    pub name: String,
+    modules: Mutex<HashMap<String, Module>>,
+}
+
+#[derive(Clone, Copy)]
+struct Module(sys::CUmodule);
+
+// SAFETY: driver handles may be used from any thread once the context is current there
+// (`Device::enter`); the module map is behind a lock.
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+unsafe impl Send for Module {}
+
+fn driver(e: result::DriverError) -> CudaError {
+    CudaError::Driver(format!("{e:?}"))
+}
+
+/// The GPU, initialized once per process; [`CudaError::NoDriver`] where there is none.
+pub fn device() -> Result<&'static Device, CudaError> {
+    static DEVICE: OnceLock<Result<Device, CudaError>> = OnceLock::new();
+    DEVICE.get_or_init(open).as_ref().map_err(Clone::clone)
+}
+
+/// Whether the driver library can be loaded (cudarc's own probe, which never panics).
+pub fn driver_present() -> bool {
+    // SAFETY: tries to load the library by cudarc's candidate names, nothing more.
+    unsafe { sys::is_culib_present() }
+}
+
+fn open() -> Result<Device, CudaError> {
+    if !driver_present() {
+        return Err(CudaError::NoDriver("no CUDA driver: libcuda.so is not on this machine".into()));
+    }
+    // A driver older than the bindings may lack a symbol, which cudarc reports by panicking.
+    std::panic::catch_unwind(|| -> Result<Device, CudaError> {
+        result::init().map_err(|e| CudaError::NoDriver(format!("the CUDA driver does not start: {e:?}")))?;
+        let count = result::device::get_count().map_err(driver)?;
+        if count < 1 {
+            return Err(CudaError::NoDriver("the CUDA driver sees no GPU".into()));
+        }
+        let dev = result::device::get(0).map_err(driver)?;
+        let attribute = |a| {
+            // SAFETY: a valid device and attribute.
+            unsafe { result::device::get_attribute(dev, a) }.map_err(driver)
+        };
+        let major = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        // SAFETY: retains the device's primary context (released never: it lives as the process).
+        let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(driver)?;
+        let name = result::device::get_name(dev).unwrap_or_default();
+        Ok(Device { ctx, arch: (major * 10 + minor) as u32, name, modules: Mutex::new(HashMap::new()) })
+    })
+    .unwrap_or_else(|_| Err(CudaError::NoDriver("the CUDA driver lacks an entry point slc uses".into())))
+}
+
+/// FNV-1a: a stable name for a cache file.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+}
+
+impl Device {
+    /// Makes the context current on this thread.
+    fn enter(&self) -> Result<(), CudaError> {
+        // SAFETY: the primary context retained in `open`.
+        unsafe { result::ctx::set_current(self.ctx) }.map_err(driver)
+    }
+
+    /// The module of `source`: from memory, the disk cache, or NVRTC.
+    fn module(&self, source: &CudaSource) -> Result<(Module, Cached), CudaError> {
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = modules.get(&source.text) {
+            return Ok((*m, Cached::Memory));
+        }
+        let nvrtc = nvrtc::get()?;
+        let (major, minor) = nvrtc.version();
+        let key = format!(
+            "{:016x}",
+            fnv(format!("{}\0sm_{}\0nvrtc {major}.{minor}", source.text, self.arch).as_bytes())
+        );
+        let file = dirs::cache_dir().map(|d| d.join("slc").join("cuda").join(format!("{key}.cubin")));
+        let (cubin, cached) = match file.as_ref().and_then(|f| std::fs::read(f).ok()) {
+            Some(cubin) => (cubin, Cached::Disk),
+            None => {
+                let cubin = nvrtc.cubin(&source.text, self.arch)?;
+                if let Some(f) = &file {
+                    // A cache: failing to write it costs a compile next time, nothing more.
+                    let _ = f.parent().map(std::fs::create_dir_all);
+                    let _ = std::fs::write(f, &cubin);
+                }
+                (cubin, Cached::Compiled)
+            }
+        };
+        // SAFETY: a CUBIN image NVRTC made for this device's architecture.
+        let module = unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(driver)?;
+        let module = Module(module);
+        modules.insert(source.text.clone(), module);
+        Ok((module, cached))
+    }
+
+    /// Runs `plan` on `inputs` (in plan order, on the host): copies in, launches, copies out.
+    pub fn run(
+        &self,
+        plan: &VerifiedGenericPlan,
+        inputs: &[&Tensor],
+    ) -> Result<(Tensor, GpuTimes), GpuError> {
+        self.run_repeated(plan, inputs, 1)
+    }
+
+    /// [`run`](Self::run), launching the kernel `launches` times (at least once) on the same
+    /// buffers: the kernel time is the median launch (`slc eval --time --repeat N`).
+    pub fn run_repeated(
+        &self,
+        plan: &VerifiedGenericPlan,
+        inputs: &[&Tensor],
+        launches: usize,
+    ) -> Result<(Tensor, GpuTimes), GpuError> {
+        self.enter()?;
+        let started = Instant::now();
+        let source = super::generate(plan, "slc_kernel")?;
+        let bound = launch::bind(plan, &source.layout, inputs)?;
+        let (module, cached) = self.module(&source)?;
+        let entry = CString::new(source.entry(bound.wide)).expect("an identifier");
+        // SAFETY: a module loaded from the source that defines `entry`.
+        let function = unsafe { result::module::get_function(module.0, entry) }.map_err(driver)?;
+        let mut times = GpuTimes { compile: started.elapsed(), cached, ..GpuTimes::default() };
+        let (out, err) = self.launch(function, &source, &bound, inputs, launches.max(1), &mut times)?;
+        launch::decode_errors(&bound, &err, inputs)?;
+        Ok((Tensor::from_bytes(plan.dtype, &bound.shape, &out).map_err(RuntimeError::from)?, times))
+    }
+
+    fn launch(
+        &self,
+        function: sys::CUfunction,
+        source: &CudaSource,
+        bound: &launch::Bound,
+        inputs: &[&Tensor],
+        launches: usize,
+        times: &mut GpuTimes,
+    ) -> Result<(Vec<u8>, Vec<u64>), CudaError> {
+        let mut memory = Allocations(vec![]);
+        let stream = std::ptr::null_mut(); // the default stream
+        let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(driver);
+        // Before the copies in, then one after each launch, then after the copies out.
+        let mut events = Events(vec![]);
+        for _ in 0..launches + 3 {
+            events.0.push(event()?);
+        }
+        let events = &events.0;
+        let mut words = bound.words.clone();
+        let mut out = vec![0u8; bound.out_bytes];
+        let mut err = vec![NO_ERROR; bound.err_words];
+        // SAFETY: every device pointer below is an allocation of at least the bytes copied
+        // into or out of it, freed only when `memory` drops (after the stream is synchronized, or
+        // by cuMemFree's own synchronization on an early error);
+        // the argument block holds the inputs bound and checked against the plan (verification
+        // proved every address in bounds under that binding), the output's and the error words'
+        // allocations.
+        unsafe {
+            result::event::record(events[0], stream).map_err(driver)?;
+            for (i, t) in inputs.iter().enumerate() {
+                let d = memory.alloc(t.nbytes())?;
+                if t.nbytes() > 0 {
+                    result::memcpy_htod_async(d, t.bytes(), stream).map_err(driver)?;
+                }
+                words[i] = d.wrapping_add(bound.input_offsets[i] as u64);
+            }
+            let out_d = memory.alloc(bound.out_bytes)?;
+            let err_d = memory.alloc(8 * bound.err_words)?;
+            result::memset_d8_async(err_d, 0xff, 8 * bound.err_words, stream).map_err(driver)?;
+            words[source.layout.out_word()] = out_d;
+            words[source.layout.err_word()] = err_d;
+            result::event::record(events[1], stream).map_err(driver)?;
+            for launch in 0..launches {
+                if bound.total > 0 {
+                    let grid = bound.total.div_ceil(BLOCK as u64).min(MAX_GRID) as u32;
+                    let mut params = [words.as_mut_ptr().cast::<c_void>()];
+                    result::launch_kernel(function, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params)
+                        .map_err(driver)?;
+                }
+                result::event::record(events[2 + launch], stream).map_err(driver)?;
+            }
+            let after = events[launches + 1];
+            if !out.is_empty() {
+                result::memcpy_dtoh_async(&mut out, out_d, stream).map_err(driver)?;
+            }
+            result::memcpy_dtoh_async(&mut err, err_d, stream).map_err(driver)?;
+            result::event::record(events[launches + 2], stream).map_err(driver)?;
+            result::stream::synchronize(stream).map_err(driver)?;
+            let ms = |a, b| {
+                result::event::elapsed(a, b).map(|t| Duration::from_secs_f64(t as f64 / 1e3)).map_err(driver)
+            };
+            times.h2d = ms(events[0], events[1])?;
+            let mut kernel =
+                (0..launches).map(|k| ms(events[1 + k], events[2 + k])).collect::<Result<Vec<_>, _>>()?;
+            kernel.sort();
+            times.kernel = kernel[launches / 2];
+            times.d2h = ms(after, events[launches + 2])?;
+        }
+        Ok((out, err))
+    }
+}
+
+/// Device memory of one run, freed when dropped.
+struct Allocations(Vec<sys::CUdeviceptr>);
+
+impl Allocations {
+    fn alloc(&mut self, bytes: usize) -> Result<sys::CUdeviceptr, CudaError> {
+        // SAFETY: a plain allocation (at least a byte, so that every buffer has an address).
+        let d = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(driver)?;
+        self.0.push(d);
+        Ok(d)
+    }
+}
+
+impl Drop for Allocations {
+    fn drop(&mut self) {
+        for &d in &self.0 {
+            // SAFETY: allocated by `alloc`, and every use ended (the stream was synchronized,
+            // or the run failed before anything was queued on them).
+            let _ = unsafe { result::free_sync(d) };
+        }
+    }
+}
+
+struct Events(Vec<sys::CUevent>);
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        for &e in &self.0 {
+            // SAFETY: events created for one run, no longer waited on.
+            let _ = unsafe { result::event::destroy(e) };
+        }
+    }
+}

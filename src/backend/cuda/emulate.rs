@@ -1,0 +1,154 @@
+//! Generated CUDA C run on the host: the sources, with `host_emulation.h` in front and an
+//! emulated launcher per kernel, compiled by the system C compiler (`$CC`, else `cc`) into one
+//! shared object, loaded, and called with the argument block [`launch::bind`] makes. Many
+//! kernels share one compile (a compiler start costs more than a kernel). This is how tests
+//! hold the GPU's source against the interpreter on a machine without one.
+
+use super::launch::{self, NO_ERROR};
+use super::{CudaError, CudaSource, HOST_EMULATION_H};
+use crate::backend::RuntimeError;
+use crate::plan::VerifiedGenericPlan;
+use slc_runtime::Tensor;
+use std::ffi::{CString, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Threads per emulated block; the grid is at most [`MAX_BLOCKS`] blocks, so that larger
+/// outputs take the grid-stride loop more than once, as on a GPU.
+pub const BLOCK: u64 = 32;
+pub const MAX_BLOCKS: u64 = 3;
+
+type EmulateFn = unsafe extern "C" fn(*const u64, u32, u32);
+
+/// A loaded shared object of emulated kernels.
+pub struct Emulator {
+    handle: *mut c_void,
+    path: PathBuf,
+    /// The kernels share the translation unit's built-in index variables.
+    lock: Mutex<()>,
+}
+
+// SAFETY: calls into the object are serialized by `lock`; the handle is only closed in Drop.
+unsafe impl Send for Emulator {}
+unsafe impl Sync for Emulator {}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        // SAFETY: nothing points into the object once the emulator is gone.
+        unsafe { libc::dlclose(self.handle) };
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The C translation unit of `sources` under host emulation.
+pub fn translation_unit(sources: &[&CudaSource]) -> String {
+    let mut text = String::from(HOST_EMULATION_H);
+    for s in sources {
+        text.push_str(&s.text);
+        for wide in [false, true] {
+            if (wide && s.layout.wide) || (!wide && s.layout.narrow) {
+                text.push_str(&format!("SLC_EMULATE({}, {}_args)\n", s.entry(wide), s.name));
+            }
+        }
+    }
+    text
+}
+
+/// Compiles `sources` (distinct names) into a shared object in `dir` and loads it.
+pub fn build(sources: &[&CudaSource], dir: &Path) -> Result<Emulator, CudaError> {
+    load(&translation_unit(sources), dir)
+}
+
+/// Compiles `text` (C: generated CUDA C after `host_emulation.h`) into a shared object in `dir`
+/// and loads it.
+pub fn load(text: &str, dir: &Path) -> Result<Emulator, CudaError> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let stem = format!("slc_emulated_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let c = dir.join(format!("{stem}.c"));
+    let so = dir.join(format!("{stem}.so"));
+    std::fs::write(&c, text).map_err(|e| CudaError::Compile(format!("{}: {e}", c.display())))?;
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let output = std::process::Command::new(&cc)
+        .args(["-std=c99", "-O1", "-w", "-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&c)
+        .output()
+        .map_err(|e| CudaError::Compile(format!("cannot run `{cc}`: {e}")))?;
+    if !output.status.success() {
+        return Err(CudaError::Compile(String::from_utf8_lossy(&output.stderr).into_owned()));
+    }
+    let _ = std::fs::remove_file(&c);
+    let path =
+        CString::new(so.to_string_lossy().as_bytes()).map_err(|e| CudaError::Compile(e.to_string()))?;
+    // SAFETY: a path to the object just built; its initializers are the C compiler's own.
+    let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    if handle.is_null() {
+        return Err(CudaError::Compile(format!("cannot load {}", so.display())));
+    }
+    Ok(Emulator { handle, path: so, lock: Mutex::new(()) })
+}
+
+impl Emulator {
+    /// The address of `name` in the object, or null.
+    pub fn symbol(&self, name: &str) -> *mut c_void {
+        let Ok(name) = CString::new(name) else { return std::ptr::null_mut() };
+        // SAFETY: a symbol lookup in a loaded object.
+        unsafe { libc::dlsym(self.handle, name.as_ptr()) }
+    }
+
+    /// Runs `source`'s kernel (built into this object; generated from `plan`) on `inputs` (in
+    /// plan order) as a launch on a GPU would: the same argument block, the same error words.
+    pub fn run(
+        &self,
+        plan: &VerifiedGenericPlan,
+        source: &CudaSource,
+        inputs: &[&Tensor],
+    ) -> Result<Tensor, RuntimeError> {
+        self.run_as(plan, source, inputs, None)
+    }
+
+    /// [`run`](Self::run), with the 64-bit (`Some(true)`) or the 32-bit kernel where the source
+    /// has it, instead of the one the call's numbers choose.
+    pub fn run_as(
+        &self,
+        plan: &VerifiedGenericPlan,
+        source: &CudaSource,
+        inputs: &[&Tensor],
+        wide: Option<bool>,
+    ) -> Result<Tensor, RuntimeError> {
+        let mut bound = launch::bind(plan, &source.layout, inputs)?;
+        match wide {
+            Some(true) if source.layout.wide => bound.wide = true,
+            Some(false) if source.layout.narrow => bound.wide = false,
+            _ => {}
+        }
+        let symbol = format!("{}_emulate", source.entry(bound.wide));
+        let f = self.symbol(&symbol);
+        if f.is_null() {
+            return Err(RuntimeError::Jit(crate::backend::jit::JitError::Codegen(format!(
+                "no emulated kernel `{symbol}`"
+            ))));
+        }
+        // SAFETY: SLC_EMULATE defines the launcher with this signature.
+        let f: EmulateFn = unsafe { std::mem::transmute::<*mut c_void, EmulateFn>(f) };
+        let mut out = Tensor::zeros(plan.dtype, &bound.shape)?;
+        let mut err = vec![NO_ERROR; bound.err_words];
+        let mut words = bound.words.clone();
+        for (i, t) in inputs.iter().enumerate() {
+            words[i] = (t.as_ptr() as u64).wrapping_add(bound.input_offsets[i] as u64);
+        }
+        words[source.layout.out_word()] = out.bytes_mut().as_mut_ptr() as u64;
+        words[source.layout.err_word()] = err.as_mut_ptr() as u64;
+        let grid = bound.total.div_ceil(BLOCK).clamp(1, MAX_BLOCKS);
+        {
+            let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: the argument block holds the inputs bound and checked against the plan,
+            // under which verification proved every address in bounds, an output of the
+            // call's bytes, and the error words; the words outlive the call.
+            unsafe { f(words.as_ptr(), grid as u32, BLOCK as u32) };
+        }
+        launch::decode_errors(&bound, &err, inputs)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,135 @@
+//! `slc compile --target cuda`: the file it writes (kernels and host launcher) compiled under
+//! `host_emulation.h` and called through its C ABI — `NAME_launch(inputs, out, dims, stream)`
+//! and `NAME_status(stream, &check, &element)` — on host memory, against the interpreter:
+//! results, dims refused, and each out-of-range policy's outcome.
+
+#[path = "support/command.rs"]
+mod command;
+
+use command::{scratch, slc, stderr};
+use slc::backend::cuda::{self, emulate};
+use slc::sema::InputTypes;
+use slc::types::TensorType;
+use slc::{DType, Tensor};
+use std::ffi::c_void;
+
+type LaunchFn = unsafe extern "C" fn(*const *const c_void, *mut c_void, *const i64, *mut c_void) -> i32;
+type StatusFn = unsafe extern "C" fn(*mut c_void, *mut i32, *mut u64) -> i32;
+
+/// What the launcher gave: the output, or `NAME_status`'s code with its check and element.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Ok(Tensor),
+    Status(i32, i32, u64),
+}
+
+/// `slc compile EXPR --target cuda` for inputs `a` and `idx`, compiled and launched on them.
+fn launch(expr: &str, a: &Tensor, idx: &Tensor, dims: Option<&[i64]>) -> Result<Outcome, i32> {
+    let dir = scratch(
+        "cuda_compile",
+        &format!("{:x}", expr.len() * 31 + expr.bytes().map(|b| b as usize).sum::<usize>()),
+    );
+    let cu = dir.join("k.cu");
+    let h = dir.join("k.h");
+    let ty = |t: &Tensor| format!("{}{:?}", t.dtype(), t.shape()).replace(' ', "");
+    let out = slc(&[
+        "compile",
+        expr,
+        "--shape",
+        &format!("a={}", ty(a)),
+        "--shape",
+        &format!("idx={}", ty(idx)),
+        "--target",
+        "cuda",
+        "--name",
+        "kern",
+        "-o",
+        cu.to_str().unwrap(),
+        "--header",
+        h.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let header = std::fs::read_to_string(&h).unwrap();
+    assert!(header.contains(
+        "int kern_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream);"
+    ));
+    let text = format!("{}{}", cuda::HOST_EMULATION_H, std::fs::read_to_string(&cu).unwrap());
+    let object = emulate::load(&text, &dir).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: the launcher's documented signatures.
+    let (launch, status) = unsafe {
+        (
+            std::mem::transmute::<*mut c_void, LaunchFn>(object.symbol("kern_launch")),
+            std::mem::transmute::<*mut c_void, StatusFn>(object.symbol("kern_status")),
+        )
+    };
+    let types: InputTypes = [("a", a), ("idx", idx)]
+        .iter()
+        .map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape())))
+        .collect();
+    let compiled = slc::compile(expr, &types).unwrap();
+    let shape: Vec<usize> = compiled.plan.shape.iter().map(|&d| d as usize).collect();
+    let mut result = Tensor::zeros(compiled.plan.dtype, &shape).unwrap();
+    let given: Vec<i64> = [a, idx].iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
+    let dims = dims.unwrap_or(&given);
+    let inputs = [a.as_ptr().cast::<c_void>(), idx.as_ptr().cast::<c_void>()];
+    // SAFETY: host pointers stand for device pointers under emulation; the inputs have the
+    // compiled shapes (or the launcher refuses the dims before reading anything).
+    let code = unsafe {
+        launch(inputs.as_ptr(), result.bytes_mut().as_mut_ptr().cast(), dims.as_ptr(), std::ptr::null_mut())
+    };
+    if code != 0 {
+        return Err(code);
+    }
+    let (mut check, mut element) = (-1i32, 0u64);
+    // SAFETY: as above.
+    let code = unsafe { status(std::ptr::null_mut(), &mut check, &mut element) };
+    Ok(if code == 0 { Outcome::Ok(result) } else { Outcome::Status(code, check, element) })
+}
+
+fn interp(expr: &str, a: &Tensor, idx: &Tensor) -> Result<Tensor, slc::Error> {
+    let inputs = [("a".to_string(), a.clone()), ("idx".to_string(), idx.clone())].into_iter().collect();
+    let types: InputTypes = [("a", a), ("idx", idx)]
+        .iter()
+        .map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape())))
+        .collect();
+    slc::compile(expr, &types)?.run(&inputs)
+}
+
+fn tensors(values: &[i64]) -> (Tensor, Tensor) {
+    let a = slc::fuzz::fill(DType::F32, &[4, 5], 7);
+    let idx = Tensor::from_i64s(DType::I64, &[values.len()], values).unwrap();
+    (a, idx)
+}
+
+#[test]
+fn the_launcher_gives_the_interpreters_results_for_every_policy() {
+    let (a, idx) = tensors(&[4, -1, 9, -7, 0]);
+    for mode in ["clamp", "wrap", "zero"] {
+        let expr = format!("gather(a, idx, axis=1, mode={mode})[::-1, 1:]");
+        let want = interp(&expr, &a, &idx).unwrap();
+        assert_eq!(launch(&expr, &a, &idx, None), Ok(Outcome::Ok(want)), "{expr}");
+    }
+}
+
+#[test]
+fn an_index_out_of_range_is_reported_with_its_check_and_first_element() {
+    let (a, idx) = tensors(&[1, 2, 9, -7, 0]);
+    let expr = "a[:, idx]";
+    let err = interp(expr, &a, &idx).unwrap_err();
+    assert!(err.to_string().contains("index 9 is out of bounds for axis 1 with size 5"), "{err}");
+    // Check 0 fails first at element 2 (the 9; the -7 at element 3 fails too).
+    assert_eq!(launch(expr, &a, &idx, None), Ok(Outcome::Status(1, 0, 2)));
+}
+
+#[test]
+fn dims_other_than_the_compiled_ones_are_refused() {
+    let (a, idx) = tensors(&[0, 1]);
+    assert_eq!(launch("a[idx]", &a, &idx, Some(&[4, 6, 2])), Err(-1));
+}
+
+#[test]
+fn symbolic_shapes_are_refused_for_now() {
+    let out = slc(&["compile", "a[::-1]", "--shape", "a=f32[N]", "--target", "cuda"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--target cuda needs concrete shapes"), "{}", stderr(&out));
+}
