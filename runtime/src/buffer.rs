@@ -92,6 +92,7 @@ impl AlignedBuf {
         self.len
     }
 
+    #[inline]
     pub(crate) fn ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
@@ -136,6 +137,7 @@ impl Buffer {
         }
     }
 
+    #[inline]
     pub(crate) fn ptr(&self) -> *const u8 {
         match self {
             Buffer::Owned(b) => b.ptr(),
@@ -147,6 +149,7 @@ impl Buffer {
         matches!(self, Buffer::Mapped(_))
     }
 
+    #[inline]
     pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             Buffer::Owned(b) => b.as_slice(),
@@ -163,7 +166,18 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts_mut(ptr, self.len()) }
     }
 
+    #[inline]
     pub(crate) fn mut_ptr(&mut self) -> *mut u8 {
+        match self {
+            Buffer::Owned(b) => b.ptr(),
+            Buffer::Mapped(m) if m.writable => m.ptr().cast_mut(),
+            Buffer::Mapped(_) => self.mapped_mut_ptr(),
+        }
+    }
+
+    /// [`mut_ptr`](Self::mut_ptr) of a mapping not yet writable.
+    #[cold]
+    fn mapped_mut_ptr(&mut self) -> *mut u8 {
         if let Buffer::Mapped(m) = self
             && !m.writable
             && !m.make_writable()
@@ -201,6 +215,7 @@ unsafe impl Send for FileMap {}
 unsafe impl Sync for FileMap {}
 
 impl FileMap {
+    #[inline]
     fn ptr(&self) -> *const u8 {
         // SAFETY: lead < page size <= mapped.
         unsafe { self.base.as_ptr().add(self.lead) }

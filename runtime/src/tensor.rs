@@ -162,10 +162,12 @@ impl Tensor {
         t
     }
 
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
@@ -194,6 +196,7 @@ impl Tensor {
         strides
     }
 
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
         self.buf.as_slice()
     }
@@ -202,10 +205,12 @@ impl Tensor {
         self.buf.as_mut_slice()
     }
 
+    #[inline]
     pub fn as_ptr(&self) -> *const u8 {
         self.buf.ptr()
     }
 
+    #[inline]
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.buf.mut_ptr()
     }
