@@ -1,18 +1,13 @@
 //! `slc compile --target cpu`: an object file exporting one kernel, and its C header (for
 //! symbolic dims, the generic ABI: the kernel and its shape function).
 
-use super::CompileArgs;
+use super::{CompileArgs, usage};
 use crate::backend::aot::{self, AotError};
 use crate::cli::Failure;
 use crate::cli::output::write_file;
 use crate::plan::{InputDecl, VerifiedGenericPlan};
 use crate::types::sym::SymExpr;
 use std::path::Path;
-
-fn usage(msg: &str) -> Failure {
-    eprintln!("error: {msg}");
-    Failure::Usage
-}
 
 /// The kernel of `plan` for the `declared` inputs (a concrete program's plan lifted, its dims
 /// constants).

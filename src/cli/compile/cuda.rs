@@ -1,17 +1,12 @@
 //! `slc compile --target cuda`: CUDA C source (kernels and a host launcher, which nvcc
 //! compiles as it is; NVRTC takes the kernels alone) and, with `--header`, its C header.
 
-use super::CompileArgs;
+use super::{CompileArgs, usage};
 use crate::backend::cuda::{self, aot};
 use crate::cli::Failure;
 use crate::cli::output::{print, write_file};
 use crate::plan::{InputDecl, VerifiedGenericPlan};
 use crate::types::sym::SymExpr;
-
-fn usage(msg: &str) -> Failure {
-    eprintln!("error: {msg}");
-    Failure::Usage
-}
 
 /// The source of `plan` (a concrete program's plan lifted) for the `declared` inputs.
 pub fn run(

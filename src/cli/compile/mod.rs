@@ -58,6 +58,12 @@ pub struct CompileArgs {
     pub name: Option<String>,
 }
 
+/// A usage error of a target's options, printed; exit 2.
+fn usage(msg: &str) -> Failure {
+    eprintln!("error: {msg}");
+    Failure::Usage
+}
+
 pub fn run(args: CompileArgs) -> Result<(), Failure> {
     if let Some((name, ty)) = args.types.first_symbolic() {
         if args.target == TargetArg::Dml {
