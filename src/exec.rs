@@ -6,8 +6,8 @@
 //! prepare theirs here.
 
 use crate::backend::RuntimeError;
-use crate::backend::interp;
 use crate::backend::jit::{self, JitKernel, KernelCache};
+use crate::backend::{cuda, interp};
 use crate::error::Error;
 use crate::pipeline::Compiled;
 use crate::plan::{Plan, VerifiedGenericPlan, VerifiedPlan};
@@ -24,14 +24,18 @@ pub enum Executor {
     Jit,
     /// The reference interpreter: slow, obviously correct; the oracle.
     Interpreter,
+    /// An NVIDIA GPU through the CUDA driver (`backend::cuda`): host inputs copied to the
+    /// device, the plan's kernel run there, the result copied back.
+    Cuda,
 }
 
 impl Executor {
-    /// `jit` or `interp`, as the CLI and the REPL spell them.
+    /// `jit`, `interp` or `cuda`, as the CLI and the REPL spell them.
     pub fn from_name(s: &str) -> Option<Executor> {
         match s {
             "jit" => Some(Executor::Jit),
             "interp" => Some(Executor::Interpreter),
+            "cuda" => Some(Executor::Cuda),
             _ => None,
         }
     }
@@ -40,6 +44,7 @@ impl Executor {
         match self {
             Executor::Jit => "jit",
             Executor::Interpreter => "interp",
+            Executor::Cuda => "cuda",
         }
     }
 }
@@ -103,6 +108,8 @@ pub enum Runnable {
     Interpreter,
     /// The plan's entry, compiled for inputs in the order it was prepared for.
     Jit(Arc<JitKernel>),
+    /// The GPU (found when prepared): kernels compiled per plan and kept by the device.
+    Cuda(&'static cuda::device::Device),
 }
 
 impl Runnable {
@@ -119,7 +126,13 @@ impl Runnable {
             (Executor::Interpreter, _) => Runnable::Interpreter,
             (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
             (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
+            (Executor::Cuda, _) => Runnable::Cuda(gpu()?),
         })
+    }
+
+    /// The GPU's runnable, or why there is none (no driver, no NVRTC).
+    pub fn prepare_gpu() -> Result<Runnable, RuntimeError> {
+        gpu().map(Runnable::Cuda)
     }
 
     /// Prepares a concrete plan for inputs in plan order.
@@ -135,6 +148,7 @@ impl Runnable {
         match self {
             Runnable::Interpreter => Executor::Interpreter,
             Runnable::Jit(_) => Executor::Jit,
+            Runnable::Cuda(_) => Executor::Cuda,
         }
     }
 
@@ -148,6 +162,7 @@ impl Runnable {
         match self {
             Runnable::Interpreter => interp::run(plan, inputs),
             Runnable::Jit(kernel) => kernel.run(inputs, threads).map_err(|e| e.located(plan)),
+            Runnable::Cuda(gpu) => run_on_gpu(gpu, plan, inputs),
         }
     }
 
@@ -166,7 +181,31 @@ impl Runnable {
                 Ok(())
             }
             Runnable::Jit(kernel) => kernel.run_into(inputs, out, threads).map_err(|e| e.located(plan)),
+            Runnable::Cuda(gpu) => {
+                let result = run_on_gpu(gpu, plan, inputs)?;
+                out.bytes_mut().copy_from_slice(result.bytes());
+                Ok(())
+            }
         }
+    }
+}
+
+/// The GPU, or why there is none (checked before any driver call: never a panic).
+fn gpu() -> Result<&'static cuda::device::Device, RuntimeError> {
+    cuda::device::device().map_err(|e| RuntimeError::Cuda(e.to_string()))
+}
+
+/// `plan` on the GPU: a failed check is the error the CPU gives (located in `plan`), anything
+/// else the CUDA back end's.
+fn run_on_gpu(
+    gpu: &cuda::device::Device,
+    plan: &VerifiedPlan,
+    inputs: &[&Tensor],
+) -> Result<Tensor, RuntimeError> {
+    match gpu.run(&plan.lift(), inputs) {
+        Ok((result, _)) => Ok(result),
+        Err(cuda::device::GpuError::Run(e)) => Err(e.located(plan)),
+        Err(cuda::device::GpuError::Cuda(e)) => Err(RuntimeError::Cuda(e.to_string())),
     }
 }
 

@@ -218,7 +218,8 @@ pub unsafe extern "C" fn slc_session_set_backend(s: *mut slc_session, backend: i
         let b = match backend {
             0 => Executor::Jit,
             1 => Executor::Interpreter,
-            _ => return Err(arg(format!("{backend} is not a back end (SLC_BACKEND_JIT or _INTERP)"))),
+            2 => Executor::Cuda,
+            _ => return Err(arg(format!("{backend} is not a back end (SLC_BACKEND_JIT, _INTERP or _CUDA)"))),
         };
         s.executor = b;
         s.session.options_mut().executor = b;

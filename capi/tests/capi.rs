@@ -256,6 +256,18 @@ int main(void) {
     CHECK(ki && slc_kernel_run(ki, &tin, 1, out3, sizeof out3) == SLC_OK && memcmp(out, out3, sizeof out) == 0);
     slc_kernel_free(ki);
 
+    /* The GPU: the same bytes where there is one, E0209 (no CUDA driver) where there is none. */
+    CHECK(slc_session_set_backend(s, SLC_BACKEND_CUDA) == SLC_OK);
+    slc_kernel *kc = slc_kernel_new(s, "a[1:3, ::-1]", &sig, 1);
+    if (kc) {
+        float out4[8];
+        CHECK(slc_kernel_run(kc, &tin, 1, out4, sizeof out4) == SLC_OK && memcmp(out, out4, sizeof out) == 0);
+        slc_kernel_free(kc);
+    } else {
+        CHECK(slc_last_error_status() == SLC_ERR_RUNTIME && strcmp(slc_last_error_code(), "E0209") == 0);
+    }
+    CHECK(slc_session_set_backend(s, SLC_BACKEND_INTERP) == SLC_OK);
+
     /* Session evaluation over a bound copy. */
     CHECK(slc_session_bind(s, "a", &in) == SLC_OK);
     a[5] = 100.0f; /* the session holds a copy */

@@ -58,8 +58,10 @@ typedef enum slc_status {
 } slc_status;
 
 typedef enum slc_backend {
-    SLC_BACKEND_JIT = 0,   /* Cranelift machine code (default) */
-    SLC_BACKEND_INTERP = 1 /* the reference interpreter */
+    SLC_BACKEND_JIT = 0,    /* Cranelift machine code (default) */
+    SLC_BACKEND_INTERP = 1, /* the reference interpreter */
+    SLC_BACKEND_CUDA = 2    /* an NVIDIA GPU (host memory in and out); SLC_ERR_RUNTIME, code
+                               E0209, at the first kernel when there is no driver */
 } slc_backend;
 
 typedef struct slc_session slc_session;

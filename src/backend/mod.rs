@@ -54,6 +54,9 @@ pub enum RuntimeError {
     /// outside a symbolic axis, two dims that must agree, sizes whose arithmetic overflows).
     #[error("{0}")]
     Shape(#[from] crate::plan::ShapeMismatch),
+    /// The CUDA back end could not run: no driver, a kernel NVRTC refused, a driver call failed.
+    #[error("{0}")]
+    Cuda(String),
 }
 
 impl RuntimeError {
@@ -93,6 +96,9 @@ impl IntoDiagnostic for RuntimeError {
             | RuntimeError::InputCount { .. }
             | RuntimeError::UnboundInput(_) => Diagnostic::error("E0203", message),
             RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
+            RuntimeError::Cuda(_) => Diagnostic::error("E0209", message).help(
+                "the CUDA back end needs an NVIDIA driver (libcuda) and NVRTC (libnvrtc; SLC_NVRTC names it)",
+            ),
             RuntimeError::OutOfBuffer { .. } => Diagnostic::error("E0299", message),
             RuntimeError::Shape(mismatch) => {
                 let d = Diagnostic::error("E0208", message);

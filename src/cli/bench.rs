@@ -27,7 +27,7 @@ pub struct BenchArgs {
     /// The size of a symbolic dim of the shapes: NAME=SIZE (then the generic kernel is timed).
     #[arg(long = "size", value_name = "NAME=SIZE", value_parser = parse_size)]
     pub sizes: Vec<(String, i64)>,
-    #[arg(long, value_name = "jit|interp", default_value = "jit", value_parser = super::parse_backend)]
+    #[arg(long, value_name = "jit|interp|cuda", default_value = "jit", value_parser = super::parse_backend)]
     pub backend: Executor,
     /// Worker threads (default 1: single-thread numbers are the comparable ones).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
@@ -91,6 +91,12 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     };
     if generic && args.backend != Executor::Jit {
         eprintln!("error: generic kernels are timed on the JIT (--backend jit)");
+        return Err(Failure::Usage);
+    }
+    if args.backend == Executor::Cuda
+        && let Err(e) = Runnable::prepare_gpu()
+    {
+        eprintln!("error: --backend cuda: {e}");
         return Err(Failure::Usage);
     }
     let plan = &compiled.plan;

@@ -87,7 +87,7 @@ pub fn main() -> ExitCode {
 
 /// `--backend jit|interp`.
 fn parse_backend(s: &str) -> Result<crate::Executor, String> {
-    crate::Executor::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit or interp"))
+    crate::Executor::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit, interp or cuda"))
 }
 
 /// Colour only on a terminal, and never with NO_COLOR set.

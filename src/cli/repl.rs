@@ -47,6 +47,13 @@ pub(super) fn configured(
     let mut repl = Repl::new();
     repl.color = super::color_stderr();
     if let Some(b) = backend {
+        // Without a GPU, `--backend cuda` is a usage error before any input is read.
+        if b == Executor::Cuda
+            && let Err(e) = crate::exec::Runnable::prepare_gpu()
+        {
+            eprintln!("error: --backend cuda: {e}");
+            return Err(Failure::Usage);
+        }
         repl.options_mut().executor = b;
     }
     if let Some(n) = threads {

@@ -17,7 +17,7 @@ pub struct RunArgs {
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
     /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
-    #[arg(long, value_name = "jit|interp", value_parser = parse_backend)]
+    #[arg(long, value_name = "jit|interp|cuda", value_parser = parse_backend)]
     pub backend: Option<Executor>,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

@@ -63,6 +63,10 @@ pub const CODES: &[(&str, &str)] = &[
         "inputs a shape-generic kernel cannot take: a condition of its shape function fails (an index beyond a symbolic axis, dims that must agree, sizes that overflow)",
     ),
     (
+        "E0209",
+        "the CUDA back end could not run: no driver or NVRTC, a kernel NVRTC refused, a driver call that failed",
+    ),
+    (
         "E0299",
         "internal: an address outside a buffer (verification makes this unreachable; reported, never a crash)",
     ),

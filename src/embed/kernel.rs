@@ -357,7 +357,7 @@ impl Kernel {
     /// The threads a run with an output of `dims` splits it across (1 on the interpreter and for
     /// small outputs).
     pub fn threads_used(&self, dims: &[usize]) -> usize {
-        if self.shared.runnable.executor() == Executor::Interpreter {
+        if self.shared.runnable.executor() != Executor::Jit {
             return 1;
         }
         let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(0);
@@ -618,14 +618,15 @@ impl Kernel {
             return Ok(Route::Special(special));
         }
         let strided = views.iter().any(|v| !v.is_contiguous());
-        let interpreted = s.runnable.executor() == Executor::Interpreter;
-        if (strided || interpreted)
+        // The interpreter and the GPU run the concrete plan of each layout.
+        let per_layout = s.runnable.executor() != Executor::Jit;
+        if (strided || per_layout)
             && let Some(special) = s.specials.get_or_compile(&self.specializing(), &views)?
         {
             return Ok(Route::Special(special));
         }
         let Runnable::Jit(jit) = &s.runnable else {
-            // The interpreter past the layouts kept: compiled for this call alone.
+            // The interpreter or the GPU past the layouts kept: compiled for this call alone.
             return Ok(Route::Special(Arc::new(super::specialize::compile(&self.specializing(), &views)?)));
         };
         drop(views);
@@ -682,10 +683,12 @@ impl Kernel {
         }
     }
 
-    /// The interpreter on a specialized plan: inputs copied into tensors, the result out of one.
+    /// A specialized plan on the interpreter or the GPU (the kernel's executor): inputs copied
+    /// into tensors, the result out of one.
     fn run_interp<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
         let tensors = self.interp_tensors(inputs)?;
-        let result = special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default())?;
+        let options = RunOptions { executor: self.shared.executor, threads: 1, max_output_bytes: None };
+        let result = special.compiled.run_with(&tensors, &options, &Default::default())?;
         out.copy_from_slice(result.bytes());
         Ok(())
     }

@@ -38,7 +38,7 @@ Commands:
   :clif EXPR             the JIT kernel's Cranelift IR
   :dml EXPR              the DirectML operator graph, as JSON
   :time EXPR             median kernel time, GB/s, and the ratio to memcpy of the same bytes
-  :backend [jit|interp]  show or choose the executor
+  :backend [NAME]        show or choose the executor: jit, interp, or cuda (an NVIDIA GPU)
   :load NAME=FILE.npy    bind a .npy file (`:load FILE.npy` binds it to the file's stem)
   :save NAME FILE.npy    write a binding to a .npy file (atomically)
   :help  :quit
@@ -197,20 +197,26 @@ impl Repl {
                 "" => {
                     let _ = writeln!(reply.out, "backend: {}", self.executor().name());
                 }
-                name => match Executor::from_name(name) {
-                    Some(b) => {
-                        self.options_mut().executor = b;
-                        let _ = writeln!(reply.out, "backend: {}", b.name());
+                name => {
+                    let span = Span::new(cmd.rest_start, cmd.rest_start + name.len());
+                    match Executor::from_name(name) {
+                        // The GPU is looked for now: without one, the back end stays as it was.
+                        Some(Executor::Cuda) if let Err(e) = crate::exec::Runnable::prepare_gpu() => {
+                            return Err(Fail::runtime(e.into_diagnostic().label(span, "no GPU for this")));
+                        }
+                        Some(b) => {
+                            self.options_mut().executor = b;
+                            let _ = writeln!(reply.out, "backend: {}", b.name());
+                        }
+                        None => {
+                            return Err(usage(
+                                format!("`{name}` is not a back end; use jit, interp or cuda"),
+                                span,
+                                "not a back end",
+                            ));
+                        }
                     }
-                    None => {
-                        let span = Span::new(cmd.rest_start, cmd.rest_start + name.len());
-                        return Err(usage(
-                            format!("`{name}` is not a back end; use jit or interp"),
-                            span,
-                            "not a back end",
-                        ));
-                    }
-                },
+                }
             },
             "load" => self.load_command(&cmd, reply)?,
             "save" => self.save_command(&cmd, reply)?,
@@ -352,7 +358,9 @@ impl Repl {
         let t = measure::time_against_memcpy(once, out_bytes, moved, self.time_budget)?;
         let threads = match self.options.executor {
             Executor::Jit => format!(", {threads} thread{}", if threads == 1 { "" } else { "s" }),
+            // The GPU's time includes the copies to and from the device.
             Executor::Interpreter => String::new(),
+            Executor::Cuda => ", with its copies to and from the device".into(),
         };
         let _ = writeln!(
             reply.out,

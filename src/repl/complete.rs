@@ -113,7 +113,7 @@ pub fn complete(line: &str, pos: usize, vocab: &Vocabulary) -> Completion {
                 return Completion::Words { start: indent, candidates: c };
             }
             Some((name, rest)) => match name {
-                "backend" => return words(vec!["jit".into(), "interp".into()]),
+                "backend" => return words(vec!["jit".into(), "interp".into(), "cuda".into()]),
                 "load" if !rest.contains('=') => return words(names(vocab)),
                 "load" => return Completion::Path,
                 "save" if rest.trim_start().contains(char::is_whitespace) => return Completion::Path,
