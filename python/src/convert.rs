@@ -218,12 +218,40 @@ pub fn hold<'py>(value: &Bound<'py, PyAny>, name: &str, int_dtype: DType) -> PyR
     if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() && int_dtype.is_integer() {
         return Ok(Held::Scalar { bytes: int_bytes(value, name, int_dtype)?, dtype: int_dtype });
     }
+    // A DLPack producer (PyTorch, JAX, CuPy): host memory is taken without a copy; memory on a
+    // device is refused by name before any library call could copy or fail on it.
+    let convert = match dlpack_device(value)? {
+        Some((kind, _)) if HOST_DLPACK_DEVICES.contains(&kind) => "from_dlpack",
+        Some((kind, id)) => {
+            return Err(PyTypeError::new_err(format!(
+                "input '{name}' is in device memory (DLPack device type {kind}, id {id}); slc.eval and \
+                 Kernel take host arrays (copy it to the host first, e.g. x.cpu() or cupy.asnumpy(x); \
+                 the CUDA back end runs from `slc eval --backend cuda`, the REPL and sessions)"
+            )));
+        }
+        None => "asarray",
+    };
     let array = numpy(value.py())?
-        .getattr("asarray")?
+        .getattr(convert)?
         .call1((value,))
         .map_err(|e| PyTypeError::new_err(format!("input '{name}' is not an array or buffer: {e}")))?;
     let array = array.cast_into::<PyUntypedArray>().map_err(PyErr::from)?;
     held_array(array, name)
+}
+
+/// DLPack's host device types: CPU, CUDA-pinned host memory, CUDA managed memory.
+const HOST_DLPACK_DEVICES: [i64; 3] = [1, 3, 13];
+
+/// `value.__dlpack_device__()` as `(device type, id)`, when `value` has it.
+fn dlpack_device(value: &Bound<'_, PyAny>) -> PyResult<Option<(i64, i64)>> {
+    if !value.hasattr("__dlpack_device__")? {
+        return Ok(None);
+    }
+    let device = value.call_method0("__dlpack_device__")?;
+    let (kind, id): (Bound<'_, PyAny>, Bound<'_, PyAny>) = device.extract()?;
+    // An IntEnum (PyTorch's, NumPy's) converts through int().
+    let int = |v: Bound<'_, PyAny>| -> PyResult<i64> { v.call_method0("__index__")?.extract() };
+    Ok(Some((int(kind)?, int(id)?)))
 }
 
 fn held_array<'py>(array: Bound<'py, PyUntypedArray>, name: &str) -> PyResult<Held<'py>> {

@@ -177,7 +177,10 @@ impl PyKernel {
             Some(0) => return Err(PyValueError::new_err("threads= must be at least 1")),
             // An output too small to split runs on the calling thread whatever `threads` says
             // (the default is one per core): no copy of the kernel to find.
-            Some(n) if n <= self.default_threads && self.kernel.output_shape().is_some_and(|dims| self.kernel.threads_used(dims) == 1) => {
+            Some(n)
+                if n <= self.default_threads
+                    && self.kernel.output_shape().is_some_and(|dims| self.kernel.threads_used(dims) == 1) =>
+            {
                 self.kernel.clone()
             }
             Some(n) => self.with_threads(n),
@@ -334,16 +337,14 @@ impl PyKernel {
     /// by its index. Jupyter shows it for a kernel at the end of a cell (``_repr_svg_``).
     fn show(&self, py: Python<'_>) -> PyResult<String> {
         let compiled = self.fixed("a picture of the selection")?;
-        let types: slc::sema::InputTypes = self
-            .kernel
-            .inputs()
-            .filter_map(|(name, ty)| Some((name.to_string(), ty.concrete()?)))
-            .collect();
+        let types: slc::sema::InputTypes =
+            self.kernel.inputs().filter_map(|(name, ty)| Some((name.to_string(), ty.concrete()?))).collect();
         // The operator parameters it was compiled with: each stage of a chain compiles again.
         let mut values = slc::sema::InputValues::new();
         for (i, bytes) in &self.parameters {
             let Some((name, ty)) = self.kernel.inputs().nth(*i) else { continue };
-            let shape: Vec<usize> = ty.shape.iter().filter_map(|d| d.as_const()).map(|d| d as usize).collect();
+            let shape: Vec<usize> =
+                ty.shape.iter().filter_map(|d| d.as_const()).map(|d| d as usize).collect();
             if let Ok(t) = slc::Tensor::from_bytes(ty.dtype, &shape, bytes) {
                 values.insert(name.to_string(), t);
             }

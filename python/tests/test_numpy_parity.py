@@ -122,3 +122,25 @@ def test_complex_arrays_are_sliced_as_numpy_slices_them(dtype):
     y = np.arange(10, dtype=np.complex128).reshape(2, 5) * (1 - 2j)
     assert np.array_equal(k(a=y), y[:, ::-2])
     assert np.array_equal(k(a=y.T), y.T[:, ::-2])
+
+
+class DLPackOnly:
+    """A DLPack producer with no array interface (as a PyTorch or JAX array is to NumPy)."""
+
+    def __init__(self, array, device=None):
+        self.array, self.device = array, device
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device or self.array.__dlpack_device__()
+
+
+def test_dlpack_producers_in_host_memory_are_read_and_device_memory_is_refused():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.array_equal(slc.eval("a[::-1, 1:]", a=DLPackOnly(x)), x[::-1, 1:])
+    k = slc.compile("a[:, ::2]", a=x)
+    assert np.array_equal(k(a=DLPackOnly(x)), x[:, ::2])
+    with pytest.raises(TypeError, match=r"input 'a' is in device memory \(DLPack device type 2, id 0\)"):
+        slc.eval("a[1:]", a=DLPackOnly(x, device=(2, 0)))
