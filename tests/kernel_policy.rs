@@ -221,3 +221,29 @@ fn a_mask_axis_of_length_zero_matches_any_axis() {
         }
     }
 }
+
+/// An index list that is only the trailing dims of the broadcast (`[1, -3]` beside an
+/// `i32[N, 2]`) is checked over the broadcast, as NumPy checks it: nothing when `N` is 0 (an
+/// empty result), its out-of-range `-3` otherwise — on a symbolic signature as on fixed ones.
+#[test]
+fn index_values_are_checked_over_the_broadcast() {
+    let src = "a[:, i, [1, -3]]";
+    let k =
+        Kernel::prepare(src, &[("a", "f32[A, B, C]".parse().unwrap()), ("i", "i32[N, 2]".parse().unwrap())])
+            .unwrap();
+    let a = Tensor::zeros(DType::F32, &[3, 2, 2]).unwrap();
+    for n in [0usize, 1] {
+        let i = Tensor::zeros(DType::I32, &[n, 2]).unwrap();
+        let fixed = Kernel::prepare(
+            src,
+            &[("a", "f32[3, 2, 2]".parse().unwrap()), ("i", format!("i32[{n}, 2]").parse().unwrap())],
+        )
+        .and_then(|f| f.run(&[&a, &i]));
+        let generic = k.run(&[&a, &i]);
+        match (n, &generic, &fixed) {
+            (0, Ok(g), Ok(f)) => assert_eq!((g, g.shape()), (f, &[3, 0, 2][..])),
+            (1, Err(g), Err(f)) => assert_eq!(g.to_string(), f.to_string()),
+            _ => panic!("n = {n}: generic {generic:?}, fixed {fixed:?}"),
+        }
+    }
+}

@@ -463,10 +463,11 @@ impl Builder<'_> {
             let skip = broadcast - index_shape.len();
             if a.checked {
                 // Over nothing when the broadcast is empty (NumPy then checks no value), which
-                // an array of another shape decides only per call.
+                // an array of another shape decides only per call — also one that is the
+                // broadcast's trailing dims (`[1, -3]` beside an `i32[N, 2]`: nothing at N = 0).
                 let mut check_shape = index_shape.clone();
                 if let Some(first) = check_shape.first_mut()
-                    && index_shape[..] != broadcast_shape[skip..]
+                    && index_shape[..] != broadcast_shape[..]
                     && empty.decide(&Default::default()).is_none()
                 {
                     *first = SymExpr::select(empty.clone(), &SymExpr::constant(0), first);
