@@ -259,7 +259,7 @@ fn fits_narrow(plan: &VerifiedGenericPlan, nests: &[(usize, LoopNest)]) -> bool 
         .try_fold(plan.dtype.width() as u64, |c, e| c.checked_mul(e.as_const()?.max(0) as u64));
     let numbers = nests.iter().all(|(_, n)| {
         let mut all = vec![];
-        stream_numbers(&n.data, &mut all);
+        n.data.push_numbers(&mut all);
         n.extents.iter().chain(&all).all(small)
     });
     elements.is_some_and(|e| e < NARROW_ELEMENTS)
@@ -281,17 +281,6 @@ fn n_buffers_small(plan: &VerifiedGenericPlan) -> bool {
         elements.and_then(|e| e.checked_mul(d.dtype.width() as i64)).is_some_and(|b| b <= NARROW_LIMIT)
     });
     inputs && plan.consts.iter().all(|c| (c.tensor.nbytes() as i64) <= NARROW_LIMIT)
-}
-
-/// Every integer of a stream (bases, strides, lengths, gathered strides), depth first.
-fn stream_numbers(s: &Stream, all: &mut Vec<SymExpr>) {
-    all.push(s.base.clone());
-    all.extend(s.strides.iter().cloned());
-    for t in &s.terms {
-        stream_numbers(&t.index, all);
-        all.push(t.len.clone());
-        all.push(t.stride.clone());
-    }
 }
 
 /// The C type of an element of `width` bytes, moved as bits.

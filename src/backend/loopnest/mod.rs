@@ -189,6 +189,18 @@ pub fn is_const(e: &SymExpr, c: i64) -> bool {
 }
 
 impl Stream {
+    /// Every integer of the stream (base, strides, then each gather's index stream, length and
+    /// stride), depth first: the order code generation meets them.
+    pub fn push_numbers(&self, all: &mut Vec<SymExpr>) {
+        all.push(self.base.clone());
+        all.extend(self.strides.iter().cloned());
+        for t in &self.terms {
+            t.index.push_numbers(all);
+            all.push(t.len.clone());
+            all.push(t.stride.clone());
+        }
+    }
+
     /// Whether loop `level` leaves the stream (and every index stream nested in it) where it is.
     pub fn invariant_at(&self, level: usize) -> bool {
         is_const(&self.strides[level], 0) && self.terms.iter().all(|t| t.index.invariant_at(level))
@@ -384,17 +396,8 @@ impl LoopNest {
     /// The nest's symbolic integers, each once, in the order code generation meets them:
     /// extents, output strides, then the data stream depth first.
     fn collect_params(&self) -> Vec<SymExpr> {
-        fn stream(s: &Stream, all: &mut Vec<SymExpr>) {
-            all.push(s.base.clone());
-            all.extend(s.strides.iter().cloned());
-            for t in &s.terms {
-                stream(&t.index, all);
-                all.push(t.len.clone());
-                all.push(t.stride.clone());
-            }
-        }
         let mut all: Vec<SymExpr> = self.extents.iter().chain(&self.out).cloned().collect();
-        stream(&self.data, &mut all);
+        self.data.push_numbers(&mut all);
         all.extend(self.ahead_per_element());
         let mut seen = std::collections::HashSet::new();
         all.into_iter().filter(|e| e.as_const().is_none() && seen.insert(e.clone())).collect()
