@@ -14,6 +14,23 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 gpu=target/gpu
 
+# Ahead of time: `slc compile --target cuda` output built by nvcc with benches/gpu_aot/main.cu,
+# its output and errors against slc's CPU path.
+aot() {
+  local out=$1 dir
+  dir=$(mktemp -d)
+  python3 -c 'import numpy as np, sys; np.save(sys.argv[1], np.arange(30, dtype=np.float32).reshape(6, 5))' "$dir/a.npy"
+  "$gpu/slc" compile 'a[i]' --shape a=f32[6,5] --shape i=i64[3] --target cuda -o "$dir/k.cu" --header "$dir/k.h" --name k &&
+    nvcc -O2 -arch=native -I"$dir" -o "$dir/main" benches/gpu_aot/main.cu "$dir/k.cu" &&
+    "$dir/main" "$dir/good.raw" 0 && "$dir/main" "$dir/bad.raw" 7 &&
+    python3 -c 'import numpy as np, sys
+d = sys.argv[1]
+a = np.load(d + "/a.npy")
+got = np.fromfile(d + "/good.raw", dtype=np.float32).reshape(3, 5)
+assert (got == a[[4, -1, 0]]).all(), got
+print("aot: output equals NumPy")' "$dir"
+}
+
 case "${1:-}" in
 build)
   set -e
@@ -37,9 +54,19 @@ run)
   status=0
   fail() { [ "$status" = 0 ] && status=$1; }
   nvidia-smi > "$out/nvidia-smi.txt" 2>&1
-  "$gpu/cuda_gpu" --nocapture --test-threads 1 > "$out/cuda_gpu.txt" 2>&1 || fail 1
-  python3 benches/gpu.py --slc "$gpu/slc" --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 2
-  tail -n 5 "$out/cuda_gpu.txt" "$out/gpu_table.txt"
+  # NVRTC where the loader does not find it by name (a toolkit under /usr/local/cuda, a wheel).
+  if [ -z "${SLC_NVRTC:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc.so'; then
+    SLC_NVRTC=$(ls /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda*/targets/*/lib/libnvrtc.so* \
+      "$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)"/nvidia/cu*/lib/libnvrtc.so* 2>/dev/null | head -n 1)
+    export SLC_NVRTC
+  fi
+  echo "SLC_NVRTC=${SLC_NVRTC:-}" > "$out/env.txt"
+  # A first look that is quick to read when something is wrong.
+  timeout 60 "$gpu/slc" eval 'a[::-1, 1:]' -i a=examples/data/a.npy --backend cuda --time > "$out/smoke.txt" 2>&1 || fail 1
+  timeout 240 "$gpu/cuda_gpu" --nocapture --test-threads 1 > "$out/cuda_gpu.txt" 2>&1 || fail 2
+  aot "$out" > "$out/aot.txt" 2>&1 || fail 3
+  timeout 300 python3 benches/gpu.py --slc "$gpu/slc" --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
+  tail -n 5 "$out"/smoke.txt "$out"/cuda_gpu.txt "$out"/aot.txt "$out"/gpu_table.txt
   exit "$status"
   ;;
 *)

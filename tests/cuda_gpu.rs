@@ -21,19 +21,33 @@ fn device_or_skip() -> Option<&'static device::Device> {
 }
 
 fn check(gpu: &device::Device, programs: &[programs::Program]) {
-    let mut failures = vec![];
-    for p in programs {
-        let inputs: Vec<&Tensor> = p.inputs.iter().collect();
-        let got = gpu.run(&p.plan, &inputs).map(|(t, _)| t);
-        let same = match (&p.want, &got) {
-            (Ok(x), Ok(y)) => x == y,
-            (Err(x), Err(GpuError::Run(y))) => x == y,
-            _ => false,
-        };
-        if !same {
-            failures.push(format!("{}: CPU {:?}, GPU {got:?}", p.what, p.want));
-        }
-    }
+    // On every core at once: NVRTC dominates, and the device is shared by threads as a user's
+    // program would share it.
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut failures = vec![];
+                    for p in programs.iter().skip(t).step_by(threads) {
+                        let inputs: Vec<&Tensor> = p.inputs.iter().collect();
+                        let got = gpu.run(&p.plan, &inputs).map(|(t, _)| t);
+                        let same = match (&p.want, &got) {
+                            (Ok(x), Ok(y)) => x == y,
+                            (Err(x), Err(GpuError::Run(y))) => x == y,
+                            _ => false,
+                        };
+                        if !same {
+                            failures.push(format!("{}: CPU {:?}, GPU {got:?}", p.what, p.want));
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a worker thread")).collect()
+    });
+    eprintln!("{} programs on the GPU, {} differ", programs.len(), failures.len());
     assert!(
         failures.is_empty(),
         "{} of {} differ:\n{}",

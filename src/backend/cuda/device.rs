@@ -127,9 +127,10 @@ impl Device {
 
     /// The module of `source`: from memory, the disk cache, or NVRTC.
     fn module(&self, source: &CudaSource) -> Result<(Module, Cached), CudaError> {
-        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = modules.get(&source.text) {
-            return Ok((*m, Cached::Memory));
+        // The lock is not held while NVRTC compiles: threads compile different kernels at once.
+        let loaded = |modules: &HashMap<String, Module>| modules.get(&source.text).copied();
+        if let Some(m) = loaded(&self.modules.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok((m, Cached::Memory));
         }
         let nvrtc = nvrtc::get()?;
         let (major, minor) = nvrtc.version();
@@ -152,9 +153,15 @@ impl Device {
         };
         // SAFETY: a CUBIN image NVRTC made for this device's architecture.
         let module = unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(driver)?;
-        let module = Module(module);
-        modules.insert(source.text.clone(), module);
-        Ok((module, cached))
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(first) = loaded(&modules) {
+            // Another thread loaded the same kernel meanwhile: keep one.
+            // SAFETY: loaded just above, never used.
+            let _ = unsafe { result::module::unload(module) };
+            return Ok((first, Cached::Memory));
+        }
+        modules.insert(source.text.clone(), Module(module));
+        Ok((Module(module), cached))
     }
 
     /// Runs `plan` on `inputs` (in plan order, on the host): copies in, launches, copies out.
