@@ -63,9 +63,9 @@ run)
   echo "SLC_NVRTC=${SLC_NVRTC:-}" > "$out/env.txt"
   # A first look that is quick to read when something is wrong.
   timeout 60 "$gpu/slc" eval 'a[::-1, 1:]' -i a=examples/data/a.npy --backend cuda --time > "$out/smoke.txt" 2>&1 || fail 1
-  timeout 240 "$gpu/cuda_gpu" --nocapture --test-threads 1 > "$out/cuda_gpu.txt" 2>&1 || fail 2
+  timeout 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 > "$out/cuda_gpu.txt" 2>&1 || fail 2
   aot "$out" > "$out/aot.txt" 2>&1 || fail 3
-  timeout 300 python3 benches/gpu.py --slc "$gpu/slc" --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
+  timeout 240 python3 benches/gpu.py --slc "$gpu/slc" --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
   tail -n 5 "$out"/smoke.txt "$out"/cuda_gpu.txt "$out"/aot.txt "$out"/gpu_table.txt
   exit "$status"
   ;;
