@@ -3,13 +3,15 @@ file), each timed with CUDA events as a ratio to a device-to-device copy of the 
 measured in the same run, every result checked bit for bit against NumPy. Prints the table of
 issue 27 with slc's column, then the measurements as JSON.
 
-slc runs through its command line (`slc eval EXPR -i ... --backend cuda --time --repeat 20 -o
-OUT.npy`: the median of 20 launches on the same device buffers, timed by CUDA events inside
-slc); PyTorch and CuPy as ../shared/bench/gpu_peers.py times them (median of 20 after 2
-warm-ups). B11 is per call from Python for the peers; slc has no Python device surface yet, so
-its B11 cell is the kernel alone.
+slc runs as a PyTorch user runs it: `slc.compile(EXPR, **types)` once, then `k(**tensors)` on
+the torch tensors in device memory (read in place through DLPack, the result a new
+`slc.DeviceArray` taken back with `torch.from_dlpack`), timed exactly as PyTorch and CuPy are
+(CUDA events, median of 20 after 2 warm-ups; the peers as gpu_peers.py times them). B11 is per
+call from Python including the synchronization, for all three. The command line
+(`slc eval EXPR --backend cuda --time`) runs each case too, for its H2D / kernel / D2H split.
 
-Run on the GPU machine (Python 3.12 with numpy, torch, cupy; no Rust needed):
+Run on the GPU machine (Python >= 3.10 with numpy, torch, cupy, and the slc package importable;
+no Rust needed):
 
     python3 benches/gpu.py --slc ./target/release/slc [--cases B1,B2] [--json out.json]
 """
@@ -136,6 +138,11 @@ def main():
     rows = []
     info = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "cupy": cp.__version__ if cp else None, "slc": subprocess.run([args.slc, "--version"], capture_output=True, text=True).stdout.strip()}
+    try:
+        import slc
+        info["slc_python"] = slc.__file__
+    except ImportError as e:
+        info["slc_python"] = f"not importable: {e}"
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for case in cases:
@@ -145,11 +152,29 @@ def main():
             row = {"id": case["id"], "expr": case["expr"], "out_bytes": out_bytes,
                    "copy_s": copy_time(max(out_bytes, 1))}
             s = run_slc(args.slc, case, x, tmp)
-            if "error" in s:
-                row["slc"] = {"error": s["error"]}
-            else:
-                row["slc"] = {"s": s["s"], "vs_copy": s["s"] / row["copy_s"], "bitwise": same_bits(s["result"], want),
-                              "h2d_s": s["times"].get("h2d"), "d2h_s": s["times"].get("d2h")}
+            row["slc_cli"] = ({"error": s["error"]} if "error" in s else
+                              {"kernel_s": s["s"], "bitwise": same_bits(s["result"], want),
+                               "h2d_s": s["times"].get("h2d"), "d2h_s": s["times"].get("d2h")})
+            try:
+                import slc
+                t = {k: torch.from_numpy(v).to(dev) for k, v in x.items()}
+                types = {k: (str(v.dtype), v.shape) for k, v in x.items()}
+                kernel = slc.compile(case["expr"], **types)
+                fn = lambda: kernel(**t)  # noqa: E731
+                entry = {"bitwise": same_bits(torch.from_dlpack(fn()).cpu().numpy(), want)}
+                if case["id"] == "B11":
+                    for _ in range(200): fn()
+                    torch.cuda.synchronize(); n = 2000; t0 = time.perf_counter()
+                    for _ in range(n): fn()
+                    torch.cuda.synchronize()
+                    entry["us_per_call"] = (time.perf_counter() - t0) / n * 1e6
+                else:
+                    secs = events_time(fn)
+                    entry.update(s=secs, vs_copy=secs / row["copy_s"])
+                row["slc"] = entry
+                del t
+            except Exception as e:  # noqa: BLE001
+                row["slc"] = {"error": repr(e)[:300]}
             if not args.no_peers:
                 for name, fn in peers(case, x).items():
                     try:
@@ -187,14 +212,17 @@ def main():
 
     by_id = {c["id"]: c for c in cases}
     print(f"device: {info['device']}; slc: {info['slc']}; torch {info['torch']}; cupy {info['cupy']}")
-    print("| case | PyTorch | CuPy | hand-written CUDA | slc |")
-    print("|---|---|---|---|---|")
+    print("| case | PyTorch | CuPy | hand-written CUDA | slc | slc CLI, kernel alone |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         c = by_id[row["id"]]
         b11 = row["id"] == "B11"
         hand = c.get("plain_cuda", c.get("hand_cuda", ""))
-        print(f"| {row['id']} `{row['expr']}` | {cell(row.get('torch'), b11)} | {cell(row.get('cupy'), b11)} | {hand} | {cell(row.get('slc'), b11)} |")
-    ok = all(r.get("slc", {}).get("bitwise") for r in rows)
+        cli = row.get("slc_cli", {})
+        cli_cell = ("error" if "error" in cli else
+                    f"{cli['kernel_s'] / row['copy_s']:.2f}{'' if cli['bitwise'] else ' (DIFFERS)'}" if cli else "")
+        print(f"| {row['id']} `{row['expr']}` | {cell(row.get('torch'), b11)} | {cell(row.get('cupy'), b11)} | {hand} | {cell(row.get('slc'), b11)} | {cli_cell} |")
+    ok = all(r.get("slc", {}).get("bitwise") and r.get("slc_cli", {}).get("bitwise") for r in rows)
     print(f"slc results bit for bit equal to NumPy: {'all' if ok else 'NOT ALL'}")
     if args.json:
         Path(args.json).write_text(json.dumps({"info": info, "rows": rows}, indent=1, default=str))

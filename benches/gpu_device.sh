@@ -6,7 +6,8 @@
 #   bash benches/gpu_device.sh run     # there (carry target/gpu): the GPU-only tests
 #                                      # (tests/cuda_gpu.rs, golden corpus and fuzzer programs
 #                                      # on the device against the CPU), then benches/gpu.py's
-#                                      # table (B1-B12 against PyTorch and CuPy, bit for bit)
+#                                      # table (B1-B12 against PyTorch and CuPy, bit for bit),
+#                                      # the Python package's GPU tests (python/tests/test_cuda.py)
 #
 # Each step's output goes to $OUT (default target/gpu/out); a failing step does not stop the
 # next, and the script's exit status is the first failure's.
@@ -46,6 +47,9 @@ for line in sys.stdin:
         print(m["executable"])')
   cp "$test_bin" "$gpu/cuda_gpu"
   strip "$gpu/slc" "$gpu/cuda_gpu"
+  # The Python package as one abi3 wheel (the GPU machine's Python differs from this one's).
+  rm -rf "$gpu/wheels"
+  (cd python && maturin build --release --strip -o "../$gpu/wheels")
   du -sh "$gpu"
   ;;
 run)
@@ -61,12 +65,16 @@ run)
     export SLC_NVRTC
   fi
   echo "SLC_NVRTC=${SLC_NVRTC:-}" > "$out/env.txt"
+  # The wheel unpacked beside the tree (no pip install: nothing is fetched).
+  rm -rf "$gpu/py" && mkdir -p "$gpu/py" && python3 -m zipfile -e "$gpu"/wheels/slc-*.whl "$gpu/py"
+  export PYTHONPATH="$PWD/$gpu/py${PYTHONPATH:+:$PYTHONPATH}"
   # A first look that is quick to read when something is wrong.
   timeout 60 "$gpu/slc" eval 'a[::-1, 1:]' -i a=examples/data/a.npy --backend cuda --time > "$out/smoke.txt" 2>&1 || fail 1
   timeout 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 > "$out/cuda_gpu.txt" 2>&1 || fail 2
   aot "$out" > "$out/aot.txt" 2>&1 || fail 3
+  timeout 120 python3 python/tests/test_cuda.py > "$out/python_cuda.txt" 2>&1 || fail 5
   timeout 240 python3 benches/gpu.py --slc "$gpu/slc" --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
-  tail -n 5 "$out"/smoke.txt "$out"/cuda_gpu.txt "$out"/aot.txt "$out"/gpu_table.txt
+  tail -n 8 "$out"/smoke.txt "$out"/cuda_gpu.txt "$out"/aot.txt "$out"/python_cuda.txt "$out"/gpu_table.txt
   exit "$status"
   ;;
 *)

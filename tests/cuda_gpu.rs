@@ -130,7 +130,8 @@ fn sessions_run_and_the_repl_on_the_gpu() {
         assert!(stdout.contains("backend: jit"), "the back end stays: {stdout}");
         return;
     };
-    let a = Tensor::from_i64s(slc::DType::F32, &[6, 5], &(0..30).collect::<Vec<_>>()).unwrap();
+    let floats: Vec<u8> = (0..30).flat_map(|x| (x as f32).to_le_bytes()).collect();
+    let a = Tensor::from_bytes(slc::DType::F32, &[6, 5], &floats).unwrap();
     let i = Tensor::from_i64s(slc::DType::I64, &[3], &[4, -1, 0]).unwrap();
     let bad = Tensor::from_i64s(slc::DType::I32, &[2], &[0, 9]).unwrap();
     let m = Tensor::from_bytes(slc::DType::Bool, &[6], &[1, 0, 1, 1, 0, 0]).unwrap();
@@ -160,4 +161,81 @@ fn sessions_run_and_the_repl_on_the_gpu() {
         }
     }
     assert!(failures.is_empty(), "{} of {} differ:\n{}", failures.len(), sources.len(), failures.join("\n"));
+}
+
+/// `Kernel::run_device` on arrays in device memory, against the same kernel on the host: dense
+/// inputs of several shapes through one symbolic kernel, strided views read in place, masks,
+/// Python-like scalar bounds, `run_device_into`, and errors (an index out of range, an output
+/// that overlaps an input), the context usable after each. Without a GPU: E0209.
+#[test]
+fn kernels_on_device_memory() {
+    use slc::embed::{DeviceArray, Kernel, Stream};
+    let ty = |s: &str| -> slc::types::SymTensorType { s.parse().unwrap() };
+    let Some(gpu) = device_or_skip() else {
+        let k = Kernel::prepare("a[::-1]", &[("a", ty("f32[N]"))]).unwrap();
+        let a = DeviceArray { ptr: 0, dtype: slc::DType::F32, shape: vec![0], strides: None };
+        // SAFETY: never dereferenced: there is no device.
+        let e = unsafe { k.run_device(&[a], Stream(1)) }.unwrap_err();
+        assert_eq!(e.diagnostic().code, "E0209", "{e}");
+        return;
+    };
+    let stream = Stream(1);
+    let upload = |t: &Tensor| {
+        let m = gpu.upload(t.bytes(), stream).unwrap();
+        let a = DeviceArray { ptr: m.ptr, dtype: t.dtype(), shape: t.shape().to_vec(), strides: None };
+        (m, a)
+    };
+    let data = Tensor::from_i64s(slc::DType::I64, &[6, 5], &(0..30).collect::<Vec<_>>()).unwrap();
+    let idx = Tensor::from_i64s(slc::DType::I32, &[3], &[4, -1, 0]).unwrap();
+    let bad = Tensor::from_i64s(slc::DType::I32, &[2], &[0, 9]).unwrap();
+    let mask = Tensor::from_bytes(slc::DType::Bool, &[6], &[1, 0, 1, 1, 0, 0]).unwrap();
+    let k3 = Tensor::from_i64s(slc::DType::I64, &[], &[3]).unwrap();
+    let cases: Vec<(&str, Vec<(&str, &str, &Tensor)>)> = vec![
+        ("a[::-1, 1:]", vec![("a", "i64[N, M]", &data)]),
+        ("a[i]", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &idx)]),
+        ("gather(a, i, axis=1)", vec![("a", "i64[6, 5]", &data), ("i", "i32[3]", &idx)]),
+        ("a[m]", vec![("a", "i64[6, 5]", &data), ("m", "bool[6]", &mask)]),
+        ("a[:k, ::2]", vec![("a", "i64[N, M]", &data), ("k", "i64[]", &k3)]),
+        ("a[i]", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &bad)]),
+    ];
+    let mut failures = vec![];
+    for (src, inputs) in &cases {
+        let signature: Vec<(&str, slc::types::SymTensorType)> = inputs.iter().map(|(n, t, _)| (*n, ty(t))).collect();
+        let k = Kernel::prepare(src, &signature).unwrap();
+        let host: Vec<&Tensor> = inputs.iter().map(|(_, _, t)| *t).collect();
+        let want = k.run(&host).map_err(|e| e.to_string());
+        let (held, arrays): (Vec<_>, Vec<_>) = host.iter().map(|t| upload(t)).unzip();
+        // SAFETY: the uploads live in `held` until the end of the iteration.
+        let got = unsafe { k.run_device(&arrays, stream) }.map_err(|e| e.to_string()).map(|o| {
+            let a = DeviceArray { ptr: o.memory.ptr, dtype: o.dtype, shape: o.shape.clone(), strides: None };
+            a.to_host().unwrap()
+        });
+        if want != got {
+            failures.push(format!("{src}: host {want:?}, device {got:?}"));
+        }
+        drop(held);
+    }
+    // A strided view in place: every other row of `data`, reversed (element strides).
+    let (held, full) = upload(&data);
+    let view = DeviceArray { ptr: full.ptr + 8 * 25, dtype: slc::DType::I64, shape: vec![3, 5], strides: Some(vec![-10, 1]) };
+    let k = Kernel::prepare("a[:, ::-2]", &[("a", ty("i64[3, 5]"))]).unwrap();
+    // SAFETY: the view lies inside the upload.
+    let got = unsafe { k.run_device(&[view], stream) }.unwrap();
+    let got = DeviceArray { ptr: got.memory.ptr, dtype: got.dtype, shape: got.shape.clone(), strides: None }.to_host().unwrap();
+    let mut s = slc::Session::new();
+    s.bind("d", data.clone());
+    assert_eq!(got, s.eval("d[::-2][:, ::-2]").unwrap(), "a strided view on the device");
+    // Into a caller's output, and an output overlapping an input refused.
+    let k = Kernel::prepare("a[1:]", &[("a", ty("i64[6, 5]"))]).unwrap();
+    let (out_mem, _) = upload(&Tensor::zeros(slc::DType::I64, &[5, 5]).unwrap());
+    let out = DeviceArray { ptr: out_mem.ptr, dtype: slc::DType::I64, shape: vec![5, 5], strides: None };
+    // SAFETY: both are uploads alive here.
+    unsafe { k.run_device_into(&[full.clone()], &out, stream) }.unwrap();
+    assert_eq!(out.to_host().unwrap(), s.eval("d[1:]").unwrap());
+    let overlapping = DeviceArray { ptr: full.ptr, ..out.clone() };
+    // SAFETY: as above; refused before any launch.
+    let e = unsafe { k.run_device_into(&[full.clone()], &overlapping, stream) }.unwrap_err();
+    assert!(e.to_string().contains("overlaps"), "{e}");
+    drop((held, out_mem));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

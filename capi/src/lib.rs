@@ -481,6 +481,67 @@ pub unsafe extern "C" fn slc_kernel_run(
     .1
 }
 
+/// Runs the kernel on arrays in CUDA device memory (device 0) on `stream`: `inputs` describe
+/// device memory (`data` a device pointer, strides in bytes), `out` is `out_nbytes` bytes of
+/// device memory, dense, overlapping no input.
+///
+/// # Safety
+/// `k` is null or a live kernel; each input describes device memory that stays readable until
+/// the stream has run the kernel; `out` is writable device memory; `stream` a valid `CUstream`
+/// of device 0's primary context (or 0, or `CU_STREAM_LEGACY`/`CU_STREAM_PER_THREAD`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn slc_kernel_run_device(
+    k: *const slc_kernel,
+    inputs: *const slc_tensor,
+    n_inputs: usize,
+    out: *mut c_void,
+    out_nbytes: usize,
+    stream: *mut c_void,
+) -> i32 {
+    guard((), || {
+        // SAFETY: per the contract above.
+        let k = unsafe { k.as_ref() }.ok_or_else(|| arg("the kernel is NULL"))?;
+        if out.is_null() && out_nbytes > 0 {
+            return Err(arg("the output buffer is NULL"));
+        }
+        let ts: &[slc_tensor] = match (n_inputs, inputs.is_null()) {
+            (0, _) => &[],
+            (_, true) => return Err(arg("the inputs are NULL")),
+            // SAFETY: per the caller.
+            _ => unsafe { std::slice::from_raw_parts(inputs, n_inputs) },
+        };
+        let mut arrays = Vec::with_capacity(ts.len());
+        for (i, t) in ts.iter().enumerate() {
+            let what = k.input_name(i).map_or_else(|| format!("input {i}"), |n| format!("input `{n}`"));
+            let d = dtype(t.dtype)?;
+            // SAFETY: per the caller.
+            let dims = unsafe { shape(t.shape, t.rank, &what) }?;
+            let strides = match t.strides.is_null() {
+                true => None,
+                false => {
+                    // SAFETY: a non-null `strides` has `rank` entries.
+                    let bytes = unsafe { std::slice::from_raw_parts(t.strides, t.rank) };
+                    let w = d.width() as i64;
+                    if let Some(b) = bytes.iter().find(|&&b| b % w != 0) {
+                        return Err(Fail(SLC_ERR_RUNTIME, format!("{what}: the byte stride {b} is not a multiple of the element size {w}")));
+                    }
+                    Some(bytes.iter().map(|&b| (b / w) as isize).collect())
+                }
+            };
+            if t.data.is_null() && dims.iter().all(|&x| x > 0) {
+                return Err(Fail(SLC_ERR_RUNTIME, format!("{what}: the data pointer is NULL")));
+            }
+            let dims = dims.iter().map(|&x| x as usize).collect();
+            arrays.push(slc::embed::DeviceArray { ptr: t.data as u64, dtype: d, shape: dims, strides });
+        }
+        let stream = slc::embed::Stream(stream as usize);
+        // SAFETY: per the contract above.
+        unsafe { k.kernel.run_device_into_bytes(&arrays, out as u64, out_nbytes, stream) }
+            .map_err(|e| lib_error(&e, k.source()))
+    })
+    .1
+}
+
 /// # Safety
 /// `k` is null or a live kernel.
 #[unsafe(no_mangle)]

@@ -265,6 +265,15 @@ int main(void) {
         slc_kernel_free(kc);
     } else {
         CHECK(slc_last_error_status() == SLC_ERR_RUNTIME && strcmp(slc_last_error_code(), "E0209") == 0);
+        /* Device memory without a driver: E0209 too, before any pointer is touched. */
+        slc_kernel *kd = slc_kernel_new(s, "a[1:3, ::-1]", &sig, 1);
+        CHECK(kd == NULL);
+        CHECK(slc_session_set_backend(s, SLC_BACKEND_JIT) == SLC_OK);
+        kd = slc_kernel_new(s, "a[1:3, ::-1]", &sig, 1);
+        CHECK(kd && slc_kernel_run_device(kd, &tin, 1, (void *)16, 32, NULL) == SLC_ERR_RUNTIME);
+        CHECK(strcmp(slc_last_error_code(), "E0209") == 0 && strstr(slc_last_error_message(), "CUDA") != NULL);
+        CHECK(slc_kernel_run_device(NULL, &tin, 1, (void *)16, 32, NULL) == SLC_ERR_ARGUMENT);
+        slc_kernel_free(kd);
     }
     CHECK(slc_session_set_backend(s, SLC_BACKEND_INTERP) == SLC_OK);
 

@@ -224,9 +224,8 @@ pub fn hold<'py>(value: &Bound<'py, PyAny>, name: &str, int_dtype: DType) -> PyR
         Some((kind, _)) if HOST_DLPACK_DEVICES.contains(&kind) => "from_dlpack",
         Some((kind, id)) => {
             return Err(PyTypeError::new_err(format!(
-                "input '{name}' is in device memory (DLPack device type {kind}, id {id}); slc.eval and \
-                 Kernel take host arrays (copy it to the host first, e.g. x.cpu() or cupy.asnumpy(x); \
-                 the CUDA back end runs from `slc eval --backend cuda`, the REPL and sessions)"
+                "input '{name}' is in device memory (DLPack device type {kind}, id {id}) that slc \
+                 does not run on: slc reads host memory and CUDA device memory"
             )));
         }
         None => "asarray",
@@ -243,7 +242,7 @@ pub fn hold<'py>(value: &Bound<'py, PyAny>, name: &str, int_dtype: DType) -> PyR
 const HOST_DLPACK_DEVICES: [i64; 3] = [1, 3, 13];
 
 /// `value.__dlpack_device__()` as `(device type, id)`, when `value` has it.
-fn dlpack_device(value: &Bound<'_, PyAny>) -> PyResult<Option<(i64, i64)>> {
+pub fn dlpack_device(value: &Bound<'_, PyAny>) -> PyResult<Option<(i64, i64)>> {
     if !value.hasattr("__dlpack_device__")? {
         return Ok(None);
     }

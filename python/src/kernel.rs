@@ -103,6 +103,32 @@ pub fn prepare(
     }
 }
 
+impl PyKernel {
+    /// `__call__` where an input or `out` is on the GPU (`crate::cuda`).
+    fn call_on_device<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: &Bound<'py, PyDict>,
+        out: Option<&Bound<'py, PyAny>>,
+        stream: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut values = Vec::with_capacity(inputs.len());
+        for ((name, _), key) in self.kernel.inputs().zip(&self.keys) {
+            let Some(value) = inputs.get_item(key.bind(py))? else {
+                return Err(PyTypeError::new_err(format!(
+                    "missing input '{name}' (the kernel takes {})",
+                    input_list(&self.kernel)
+                )));
+            };
+            values.push((name.to_string(), value));
+        }
+        if values.len() != inputs.len() {
+            return Err(PyTypeError::new_err(format!("unexpected inputs (the kernel takes {})", input_list(&self.kernel))));
+        }
+        crate::cuda::run_on_device(py, &self.kernel, &values, out, crate::cuda::stream_of(stream)?)
+    }
+}
+
 /// A type as a NumPy user reads it: `float32 (4, 5)`, `float32 (N, 5)`.
 fn show_type(ty: &SymTensorType) -> String {
     format!("{} {}", numpy_name(ty.dtype), dims_text(ty))
@@ -164,14 +190,23 @@ impl PyKernel {
     /// ``out``: a writable, C-contiguous array of the result's dtype and shape to write into
     /// (it is returned). ``threads``: worker threads for large results (default: one per core;
     /// 1 runs on the calling thread only). An index out of range raises ``slc.IndexError``.
-    #[pyo3(signature = (*, out=None, threads=None, **inputs))]
+    #[pyo3(signature = (*, out=None, threads=None, stream=None, **inputs))]
     fn __call__<'py>(
         &self,
         py: Python<'py>,
         out: Option<Bound<'py, PyAny>>,
         threads: Option<usize>,
+        stream: Option<Bound<'py, PyAny>>,
         inputs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(d) = &inputs
+            && (d.iter().any(|(_, v)| crate::cuda::is_cuda(&v)) || out.as_ref().is_some_and(crate::cuda::is_cuda))
+        {
+            return self.call_on_device(py, d, out.as_ref(), stream.as_ref());
+        }
+        if stream.is_some() {
+            return Err(PyValueError::new_err("stream= is for inputs in CUDA device memory; these are on the host"));
+        }
         let kernel = match threads {
             None => self.kernel.clone(),
             Some(0) => return Err(PyValueError::new_err("threads= must be at least 1")),

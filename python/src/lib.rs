@@ -3,6 +3,7 @@
 //! it with the exception classes (`slc/_errors.py`) and the type stub.
 
 mod convert;
+mod cuda;
 mod errors;
 mod kernel;
 mod run;
@@ -174,6 +175,11 @@ static EVAL_CACHE: Mutex<Option<HashMap<u64, Vec<EvalEntry>>>> = Mutex::new(None
 #[pyfunction]
 #[pyo3(signature = (expr, /, **inputs))]
 fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(d) = &inputs
+        && d.values().iter().any(|v| cuda::is_cuda(&v))
+    {
+        return cuda::eval_on_device(py, expr, d);
+    }
     let count = inputs.as_ref().map_or(0, |d| d.len());
     let mut keys: Vec<Bound<'py, PyString>> = Vec::with_capacity(count);
     let mut held: Vec<Held<'py>> = Vec::with_capacity(count);
@@ -265,6 +271,7 @@ fn cache_size() -> usize {
 fn _slc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKernel>()?;
     m.add_class::<convert::TensorMemory>()?;
+    m.add_class::<cuda::PyDeviceArray>()?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(eval, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;

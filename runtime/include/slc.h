@@ -115,6 +115,15 @@ size_t slc_kernel_output_nbytes(const slc_kernel *kernel);
 slc_status slc_kernel_run(const slc_kernel *kernel, const slc_tensor *inputs, size_t n_inputs, void *out,
                           size_t out_nbytes);
 
+/* Runs the kernel on arrays in CUDA device memory (device 0), asynchronously on `stream` (a
+ * CUstream / cudaStream_t; 0 the default stream): each input's `data` is a device pointer
+ * (strides in bytes, as for host tensors), `out` out_nbytes of device memory, dense, overlapping
+ * no input. Returns when the launch is queued — or, for a program that can fail on an index
+ * value, when the kernel ran, with SLC_ERR_RUNTIME and the CPU's message for a bad index. Any
+ * kernel (whatever its session's back end); SLC_ERR_RUNTIME, code E0209, without a driver. */
+slc_status slc_kernel_run_device(const slc_kernel *kernel, const slc_tensor *inputs, size_t n_inputs, void *out,
+                                 size_t out_nbytes, void *stream);
+
 /* Compiles `expr` once for inputs declared by name and type text whose dims may be names
  * ("f32[N, M]"; "?" for a name of its own; a name used twice is one size): a generic kernel,
  * for inputs of any shapes the types admit. NULL on error. slc_kernel_run takes any such

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 mod build;
 mod checks;
+pub mod device;
 
 /// A program compiled for input signatures; run it as often as needed.
 ///
@@ -96,6 +97,8 @@ struct Shared {
     /// concrete plan of each call's layout, a specialization).
     runnable: Runnable,
     specials: Specials,
+    /// The generic plan's kernels on the GPU, for calls on device memory.
+    device: device::DeviceCache,
 }
 
 impl std::fmt::Debug for Kernel {

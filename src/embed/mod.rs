@@ -35,6 +35,7 @@ pub(crate) mod programs;
 mod specialize;
 mod view;
 
+pub use kernel::device::{DeviceArray, DeviceMemory, DeviceOutput, Stream};
 pub use kernel::Kernel;
 #[cfg(feature = "ndarray")]
 pub use ndarray::{ndarray_view, to_ndarray};

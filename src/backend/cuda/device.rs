@@ -63,7 +63,7 @@ pub struct Device {
 }
 
 #[derive(Clone, Copy)]
-struct Module(sys::CUmodule);
+pub(super) struct Module(pub(super) sys::CUmodule);
 
 // SAFETY: driver handles may be used from any thread once the context is current there
 // (`Device::enter`); the module map is behind a lock.
@@ -71,7 +71,7 @@ unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 unsafe impl Send for Module {}
 
-fn driver(e: result::DriverError) -> CudaError {
+pub(super) fn driver(e: result::DriverError) -> CudaError {
     CudaError::Driver(format!("{e:?}"))
 }
 
@@ -108,6 +108,19 @@ fn open() -> Result<Device, CudaError> {
         // SAFETY: retains the device's primary context (released never: it lives as the process).
         let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(driver)?;
         let name = result::device::get_name(dev).unwrap_or_default();
+        // Outputs made for callers come from the stream-ordered pool (`cuMemAllocAsync`): keep
+        // what it frees for the next call instead of giving it back at every synchronization.
+        // SAFETY: the device's own pool; the attribute takes a u64. Failing costs speed only.
+        unsafe {
+            if let Ok(pool) = result::device::get_default_mem_pool(dev) {
+                let mut keep = u64::MAX;
+                let _ = result::mem_pool::set_attribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut keep as *mut u64).cast(),
+                );
+            }
+        }
         Ok(Device { ctx, arch: (major * 10 + minor) as u32, name, modules: Mutex::new(HashMap::new()) })
     })
     .unwrap_or_else(|_| Err(CudaError::NoDriver("the CUDA driver lacks an entry point slc uses".into())))
@@ -120,13 +133,13 @@ fn fnv(bytes: &[u8]) -> u64 {
 
 impl Device {
     /// Makes the context current on this thread.
-    fn enter(&self) -> Result<(), CudaError> {
+    pub(super) fn enter(&self) -> Result<(), CudaError> {
         // SAFETY: the primary context retained in `open`.
         unsafe { result::ctx::set_current(self.ctx) }.map_err(driver)
     }
 
     /// The module of `source`: from memory, the disk cache, or NVRTC.
-    fn module(&self, source: &CudaSource) -> Result<(Module, Cached), CudaError> {
+    pub(super) fn module(&self, source: &CudaSource) -> Result<(Module, Cached), CudaError> {
         // The lock is not held while NVRTC compiles: threads compile different kernels at once.
         let loaded = |modules: &HashMap<String, Module>| modules.get(&source.text).copied();
         if let Some(m) = loaded(&self.modules.lock().unwrap_or_else(|e| e.into_inner())) {

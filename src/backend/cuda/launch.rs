@@ -12,6 +12,31 @@ use crate::types::ShapeDisplay;
 use crate::types::sym::{Env, SymExpr};
 use slc_runtime::Tensor;
 
+/// What binding needs of an input: its type, its bytes' count, and the value of a run-time
+/// scalar (an integer input the plan reads as a slice bound). Host tensors have it through
+/// [`DenseInput`]; arrays in device memory read a scalar back from the device.
+pub trait Input {
+    fn dtype(&self) -> slc_runtime::DType;
+    fn shape(&self) -> &[usize];
+    fn nbytes(&self) -> usize;
+    fn int_at(&self, linear: usize) -> Option<i128>;
+}
+
+impl<T: DenseInput> Input for T {
+    fn dtype(&self) -> slc_runtime::DType {
+        DenseInput::dtype(self)
+    }
+    fn shape(&self) -> &[usize] {
+        DenseInput::shape(self)
+    }
+    fn nbytes(&self) -> usize {
+        self.bytes().len()
+    }
+    fn int_at(&self, linear: usize) -> Option<i128> {
+        DenseInput::int_at(self, linear)
+    }
+}
+
 /// An error word no element wrote.
 pub const NO_ERROR: u64 = u64::MAX;
 
@@ -37,14 +62,14 @@ pub struct Bound {
     plan: Plan,
 }
 
-fn shape_of(t: &impl DenseInput) -> String {
+fn shape_of(t: &impl Input) -> String {
     let dims: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
     format!("{}{}", t.dtype(), ShapeDisplay(&dims))
 }
 
 /// Binds `inputs` (in plan order; a strided input's window) for a launch of the kernels `layout`
 /// describes.
-pub fn bind<I: DenseInput>(
+pub fn bind<I: Input>(
     plan: &VerifiedGenericPlan,
     layout: &ArgLayout,
     inputs: &[I],
@@ -125,7 +150,7 @@ pub fn bind<I: DenseInput>(
         .collect();
     small &= total < NARROW_ELEMENTS
         && (out_bytes as u64) <= NARROW_LIMIT as u64
-        && inputs.iter().all(|t| (t.bytes().len() as u64) <= NARROW_LIMIT as u64);
+        && inputs.iter().all(|t| (t.nbytes() as u64) <= NARROW_LIMIT as u64);
     let wide = !(layout.narrow && (small || !layout.wide));
     Ok(Bound {
         words,

@@ -4,9 +4,11 @@
 //! source: on the host, compiled by the system C compiler under `host_emulation.h`, which runs
 //! the grid as loops ([`emulate`], the tests' CPU run of the very source a GPU compiles), and on
 //! an NVIDIA GPU through the driver and NVRTC, loaded at run time ([`device`]; slc needs no CUDA
-//! to build or run). docs/cuda.md says what is supported.
+//! to build or run), on slc's own copies of host arrays or on the caller's device memory and stream
+//! ([`buffers`]). docs/cuda.md says what is supported.
 
 pub mod aot;
+pub mod buffers;
 pub mod codegen;
 pub mod device;
 

@@ -163,6 +163,7 @@ impl Kernel {
                 symbolic,
                 runnable,
                 specials: Specials::default(),
+                device: Default::default(),
             };
             Ok(Kernel { shared: Arc::new(shared), threads: options.threads.max(1) })
         })

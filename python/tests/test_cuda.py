@@ -1,0 +1,203 @@
+"""slc on arrays in CUDA device memory (PyTorch, CuPy): read in place through DLPack, results as
+slc.DeviceArray (a DLPack producer) or written into a device out=, on the caller's stream —
+checked bit for bit against NumPy, errors included. These are the GPU-only Python tests: where
+there is no GPU they skip, except the one that checks the error without a CUDA driver.
+
+Runs under pytest, or as a plain script where pytest is not installed (the GPU machine):
+``python3 python/tests/test_cuda.py``.
+"""
+import ctypes
+import sys
+
+import numpy as np
+
+import slc
+
+
+def _driver_present():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def _cupy():
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception:  # noqa: BLE001
+        return None
+
+
+class _Skip(Exception):
+    pass
+
+
+def _skip(why):
+    try:
+        import pytest
+    except ImportError:
+        raise _Skip(why) from None
+    pytest.skip(why)
+
+
+class FakeCudaArray:
+    """Says it is on a CUDA device; must never be asked for its memory without a driver."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("asked for device memory on a machine without a CUDA driver")
+
+
+def test_device_inputs_without_a_driver_are_a_clear_error():
+    if _driver_present():
+        _skip("this machine has a CUDA driver")
+    for call in (lambda: slc.eval("a[::-1]", a=FakeCudaArray()),
+                 lambda: slc.compile("a[::-1]", a=("float32", (3,)))(a=FakeCudaArray())):
+        try:
+            call()
+        except slc.Error as e:
+            assert e.code == "E0209", e
+            assert "CUDA" in str(e), e
+        else:
+            raise AssertionError("no error")
+
+
+CASES = [
+    # (expression, inputs as NumPy arrays)
+    ("a[:, 1:-1]", {"a": np.arange(60, dtype=np.float32).reshape(6, 10)}),
+    ("a[::-1, ::2]", {"a": np.arange(60, dtype=np.int16).reshape(6, 10)}),
+    ("a[2:, ..., None, :3]", {"a": np.arange(120, dtype=np.float64).reshape(2, 3, 4, 5)}),
+    ("a[i]", {"a": np.arange(60, dtype=np.uint8).reshape(6, 10), "i": np.array([5, -1, 0, 2])}),
+    ("a[:, i]", {"a": np.arange(60, dtype=np.float32).reshape(6, 10), "i": np.array([[9, 0], [-3, 4]], dtype=np.int32)}),
+    ("a[m]", {"a": np.arange(60, dtype=np.float32).reshape(6, 10), "m": np.arange(6) % 2 == 0}),
+    ("gather(d, i, axis=1)", {"d": np.arange(60, dtype=np.float32).reshape(6, 10), "i": np.array([3, 1, 1])}),
+    ("gather_elements(d, i, axis=1)", {"d": np.arange(12, dtype=np.float32).reshape(3, 4),
+                                       "i": np.array([[0, 3], [1, 1], [2, 0]])}),
+    ("a[1:][::2, ::-1]", {"a": np.arange(35, dtype=np.int64).reshape(7, 5)}),
+    ("a[:k, k]", {"a": np.arange(36, dtype=np.float32).reshape(6, 6), "k": 3}),
+]
+
+
+def _numpy(expr, x):
+    if expr.startswith("gather_elements("):
+        return np.take_along_axis(x["d"], x["i"], axis=1)
+    if expr.startswith("gather("):
+        return np.take(x["d"], x["i"], axis=1)
+    return np.ascontiguousarray(eval(expr, {}, dict(x)))  # noqa: S307
+
+
+def _same(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_torch_tensors_in_place_every_form():
+    torch = _torch()
+    if torch is None:
+        _skip("no PyTorch with CUDA")
+    for expr, x in CASES:
+        t = {k: (torch.from_numpy(v).cuda() if isinstance(v, np.ndarray) else v) for k, v in x.items()}
+        got = slc.eval(expr, **t)
+        assert isinstance(got, slc.DeviceArray), (expr, got)
+        back = torch.from_dlpack(got)
+        assert back.is_cuda and _same(back.cpu().numpy(), _numpy(expr, x)), expr
+        assert _same(got.get(), _numpy(expr, x)), expr
+
+
+def test_strided_torch_views_are_read_in_place():
+    torch = _torch()
+    if torch is None:
+        _skip("no PyTorch with CUDA")
+    base = torch.arange(200, dtype=torch.float32, device="cuda").reshape(10, 20)
+    for view, host in ((base.T, base.cpu().numpy().T), (base[::2, 3:], base.cpu().numpy()[::2, 3:]),
+                       (base.flip(0), base.cpu().numpy()[::-1])):
+        got = slc.eval("a[1:, ::-3]", a=view)
+        assert _same(got.get(), host[1:, ::-3])
+
+
+def test_kernels_out_and_streams():
+    torch = _torch()
+    if torch is None:
+        _skip("no PyTorch with CUDA")
+    k = slc.compile("a[::-1, i]", a=("float32", ("N", "M")), i=("int64", ("K",)))
+    a = torch.randn(300, 70, device="cuda")
+    i = torch.tensor([5, -1, 0], device="cuda")
+    want = a.cpu().numpy()[::-1][:, i.cpu().numpy()]
+    # On a stream of the caller's: the producer's work is ordered before slc's.
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        a2 = a * 1.0  # queued on s
+        got = k(a=a2, i=i, stream=s)
+    out = torch.empty(300, 3, device="cuda")
+    assert k(a=a, i=i, out=out) is out
+    torch.cuda.synchronize()
+    assert _same(torch.from_dlpack(got).cpu().numpy(), want)
+    assert _same(out.cpu().numpy(), want)
+    # A wrong out=: an error naming it, nothing launched.
+    try:
+        k(a=a, i=i, out=torch.empty(3, 300, device="cuda"))
+    except slc.Error as e:
+        assert "output" in str(e), e
+    else:
+        raise AssertionError("a wrong out= was taken")
+
+
+def test_index_errors_on_the_device_as_on_the_host():
+    torch = _torch()
+    if torch is None:
+        _skip("no PyTorch with CUDA")
+    a = np.arange(60, dtype=np.float32).reshape(6, 10)
+    bad = np.array([0, 7, 1])
+    try:
+        slc.eval("a[i]", a=a, i=bad)
+    except IndexError as host_error:
+        host = (host_error.code, str(host_error))
+    try:
+        slc.eval("a[i]", a=torch.from_numpy(a).cuda(), i=torch.from_numpy(bad).cuda())
+    except IndexError as e:
+        assert (e.code, str(e)) == host, (e, host)
+    else:
+        raise AssertionError("no IndexError on the device")
+    # The context stays usable (no device assert).
+    assert _same(slc.eval("a[i]", a=torch.from_numpy(a).cuda(), i=torch.tensor([1], device="cuda")).get(), a[[1]])
+    assert float(torch.ones(2, device="cuda").sum()) == 2.0
+
+
+def test_cupy_arrays_and_the_cuda_array_interface():
+    cp = _cupy()
+    if cp is None:
+        _skip("no CuPy with a GPU")
+    a = cp.arange(120, dtype=cp.float32).reshape(10, 12)
+    got = slc.eval("a[::3, 2:-1]", a=a)
+    want = cp.asnumpy(a)[::3, 2:-1]
+    assert _same(cp.asnumpy(cp.from_dlpack(got)), want)
+    assert _same(cp.asnumpy(cp.asarray(got)), want)  # __cuda_array_interface__
+    assert got.shape == want.shape and got.dtype == want.dtype
+
+
+if __name__ == "__main__":
+    failed = 0
+    for name, fn in sorted(globals().items()):
+        if name.startswith("test_") and callable(fn):
+            try:
+                fn()
+                print(f"{name}: ok")
+            except _Skip as s:
+                print(f"{name}: skipped: {s}")
+            except Exception as e:  # noqa: BLE001
+                failed += 1
+                print(f"{name}: FAILED: {type(e).__name__}: {e}")
+    sys.exit(1 if failed else 0)

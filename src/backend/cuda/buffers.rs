@@ -1,0 +1,316 @@
+//! Plans run on the caller's device memory and stream — Python's DLPack producers (PyTorch,
+//! CuPy, JAX), the C ABI's device pointers, Rust's [`DeviceArray`]s — with nothing copied in or
+//! out: the kernel reads the caller's arrays where they are (a strided view through a plan
+//! lowered with its strides) and writes the caller's output.
+//!
+//! A launch is asynchronous on the caller's stream unless the kernel can fail: a plan with
+//! index checks or `error`-mode gathers records failures in error words, which are read back
+//! (a synchronization of that stream) to report the interpreter's error with its span. Which
+//! kernels can fail is read off their source: only a failing path writes an error word.
+
+use super::device::{Device, GpuError, Module, driver};
+use super::launch::{self, Bound, Input, NO_ERROR};
+use super::{CudaError, CudaSource};
+use crate::backend::RuntimeError;
+use crate::plan::VerifiedGenericPlan;
+use cudarc::driver::{result, sys};
+use slc_runtime::{DType, Tensor};
+use std::ffi::{CString, c_void};
+
+/// A CUDA stream as the driver names it: `0` the default stream, `1` the legacy default stream
+/// (`CU_STREAM_LEGACY`), `2` the per-thread default stream, any other value a `CUstream` —
+/// DLPack's numbering for CUDA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stream(pub usize);
+
+impl Stream {
+    fn raw(self) -> sys::CUstream {
+        self.0 as sys::CUstream
+    }
+}
+
+/// An array in device memory, lent by the caller: the device address of its element
+/// `[0, ..., 0]`, and element strides where it is not dense in C order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceArray {
+    pub ptr: u64,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub strides: Option<Vec<isize>>,
+}
+
+impl DeviceArray {
+    /// Its strides, unless they are C order's (or it has no elements).
+    pub fn layout(&self) -> Option<&[isize]> {
+        let strides = self.strides.as_deref()?;
+        let mut want = 1isize;
+        let dense = self.shape.contains(&0)
+            || self.shape.iter().zip(strides).rev().all(|(&d, &s)| {
+                let ok = d == 1 || s == want;
+                want = want.saturating_mul(d as isize);
+                ok
+            });
+        (!dense).then_some(strides)
+    }
+
+    /// The byte range its elements occupy, `(lo, hi)` relative to `ptr`; `(0, 0)` when empty.
+    pub fn reach(&self) -> (i128, i128) {
+        if self.shape.contains(&0) {
+            return (0, 0);
+        }
+        let w = self.dtype.width() as i128;
+        match self.layout() {
+            None => (0, self.shape.iter().map(|&d| d as i128).product::<i128>() * w),
+            Some(strides) => {
+                let (mut lo, mut hi) = (0i128, 0i128);
+                for (&d, &s) in self.shape.iter().zip(strides) {
+                    let r = (d as i128 - 1) * s as i128;
+                    if r < 0 { lo += r } else { hi += r }
+                }
+                (lo * w, (hi + 1) * w)
+            }
+        }
+    }
+
+    /// The array as the plan's input sees it: itself when dense, else its window (the bytes
+    /// from its lowest element to its highest, as one dimension), moved to the window's start.
+    pub fn window(&self) -> DeviceArray {
+        if self.layout().is_none() {
+            return DeviceArray { strides: None, ..self.clone() };
+        }
+        let (lo, hi) = self.reach();
+        let w = self.dtype.width() as i128;
+        DeviceArray {
+            ptr: (self.ptr as i128 + lo) as u64,
+            dtype: self.dtype,
+            shape: vec![((hi - lo) / w) as usize],
+            strides: None,
+        }
+    }
+
+    /// Its elements copied to the host as a dense tensor of its dims (a window: as one
+    /// dimension); synchronous.
+    pub fn to_host(&self) -> Result<Tensor, CudaError> {
+        let mut t = Tensor::for_overwrite(self.dtype, &self.shape)
+            .map_err(|e| CudaError::Driver(format!("a host copy for an error: {e}")))?;
+        if t.nbytes() > 0 {
+            // SAFETY: the caller lent `nbytes` readable device bytes at `ptr`.
+            unsafe { result::memcpy_dtoh_sync(t.bytes_mut(), self.ptr) }.map_err(driver)?;
+        }
+        Ok(t)
+    }
+}
+
+impl Input for DeviceArray {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn nbytes(&self) -> usize {
+        Tensor::byte_size(self.dtype, &self.shape).unwrap_or(usize::MAX)
+    }
+    /// Read back from the device (a run-time scalar: a few bytes, synchronously).
+    fn int_at(&self, linear: usize) -> Option<i128> {
+        let w = self.dtype.width();
+        if linear >= self.shape.iter().product() {
+            return None;
+        }
+        let mut bytes = vec![0u8; w];
+        // SAFETY: element `linear` of the caller's dense array is readable device memory.
+        unsafe { result::memcpy_dtoh_sync(&mut bytes, self.ptr + (linear * w) as u64) }.ok()?;
+        self.dtype.int_from_le(&bytes)
+    }
+}
+
+/// A plan's kernels loaded on the device, ready for launches on caller memory.
+pub struct Loaded {
+    source: CudaSource,
+    /// The 32-bit and the 64-bit kernel, where the source has them.
+    narrow: Option<sys::CUfunction>,
+    wide: Option<sys::CUfunction>,
+    /// Whether an element can fail (the kernel then has error words to read back).
+    can_fail: bool,
+}
+
+// SAFETY: function handles are valid in every thread where the context is current.
+unsafe impl Send for Loaded {}
+unsafe impl Sync for Loaded {}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Loaded({}, can fail: {})", self.source.name, self.can_fail)
+    }
+}
+
+/// Device memory slc allocated on a stream (an output for a caller), freed on that stream when
+/// dropped unless [`DeviceMemory::into_raw`] handed it on.
+#[derive(Debug)]
+pub struct DeviceMemory {
+    pub ptr: u64,
+    pub bytes: usize,
+    stream: Stream,
+}
+
+impl DeviceMemory {
+    /// Frees it in the order of `stream` instead (the stream that uses it last: a consumer's).
+    pub fn free_on(&mut self, stream: Stream) {
+        self.stream = stream;
+    }
+
+    /// Gives up ownership: the caller frees it with [`free`] (on the stream that uses it last).
+    pub fn into_raw(self) -> (u64, usize) {
+        let me = std::mem::ManuallyDrop::new(self);
+        (me.ptr, me.bytes)
+    }
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        // The context must be current on the thread that drops it (Python's, say).
+        if let Ok(gpu) = super::device::device() {
+            let _ = gpu.enter();
+        }
+        // SAFETY: allocated by `Device::alloc` on `stream`; later uses were queued on it.
+        let _ = unsafe { free(self.ptr, self.stream) };
+    }
+}
+
+/// Frees memory from [`Device::alloc`] in the order of `stream`.
+///
+/// # Safety
+/// `ptr` came from [`DeviceMemory::into_raw`], and no work queued after this on another stream
+/// uses it.
+pub unsafe fn free(ptr: u64, stream: Stream) -> Result<(), CudaError> {
+    // SAFETY: as the caller promises.
+    unsafe { result::free_async(ptr, stream.raw()) }.map_err(driver)
+}
+
+impl Device {
+    /// Loads `plan`'s kernels (compiled by NVRTC, or from the caches).
+    pub fn load(&self, plan: &VerifiedGenericPlan) -> Result<Loaded, CudaError> {
+        self.enter()?;
+        let source = super::generate(plan, "slc_kernel")?;
+        let (module, _) = self.module(&source)?;
+        let function = |wide: bool, present: bool| -> Result<Option<sys::CUfunction>, CudaError> {
+            if !present {
+                return Ok(None);
+            }
+            let entry = CString::new(source.entry(wide)).expect("an identifier");
+            let Module(m) = module;
+            // SAFETY: a module loaded from the source that defines `entry`.
+            unsafe { result::module::get_function(m, entry) }.map(Some).map_err(driver)
+        };
+        let narrow = function(false, source.layout.narrow)?;
+        let wide = function(true, source.layout.wide)?;
+        let can_fail = source.text.contains("atomicMin(");
+        Ok(Loaded { source, narrow, wide, can_fail })
+    }
+
+    /// Binds a call of `plan` on `inputs` (in plan order): the output's dims and bytes, the
+    /// kernel's arguments; every requirement checked, nothing launched.
+    pub fn bind(&self, plan: &VerifiedGenericPlan, loaded: &Loaded, inputs: &[DeviceArray]) -> Result<Bound, GpuError> {
+        let windows: Vec<DeviceArray> = inputs.iter().map(DeviceArray::window).collect();
+        Ok(launch::bind(plan, &loaded.source.layout, &windows)?)
+    }
+
+    /// Device memory for `bytes` (at least one), ordered on `stream`.
+    pub fn alloc(&self, bytes: usize, stream: Stream) -> Result<DeviceMemory, CudaError> {
+        self.enter()?;
+        // SAFETY: a stream-ordered allocation on the caller's stream.
+        let ptr = unsafe { result::malloc_async(stream.raw(), bytes.max(1)) }.map_err(driver)?;
+        Ok(DeviceMemory { ptr, bytes, stream })
+    }
+
+    /// A copy of `bytes` in device memory, ordered on `stream` (a host array or a Python `int`
+    /// beside device inputs); waits for the copy.
+    pub fn upload(&self, bytes: &[u8], stream: Stream) -> Result<DeviceMemory, CudaError> {
+        let memory = self.alloc(bytes.len(), stream)?;
+        // SAFETY: `memory` has `bytes.len()` bytes; the copy ends before `bytes` may go.
+        unsafe {
+            if !bytes.is_empty() {
+                result::memcpy_htod_async(memory.ptr, bytes, stream.raw()).map_err(driver)?;
+            }
+            result::stream::synchronize(stream.raw()).map_err(driver)?;
+        }
+        Ok(memory)
+    }
+
+    /// Makes the work queued on `waiter` from now on wait for the work queued on `producer` so
+    /// far (DLPack's stream handshake); nothing when they are the same stream.
+    pub fn order_after(&self, waiter: Stream, producer: Stream) -> Result<(), CudaError> {
+        if waiter == producer {
+            return Ok(());
+        }
+        self.enter()?;
+        let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(driver)?;
+        // SAFETY: a fresh event recorded on one valid stream and waited on by another, then
+        // destroyed (the driver keeps it alive until the wait is resolved).
+        unsafe {
+            let done = result::event::record(event, producer.raw())
+                .and_then(|()| result::stream::wait_event(waiter.raw(), event, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT));
+            let _ = result::event::destroy(event);
+            done.map_err(driver)
+        }
+    }
+
+    /// Launches a bound call on `stream`: `inputs` as bound, `out` at least `bound.out_bytes`
+    /// bytes. Returns when the launch is queued, or — where the kernel can fail — when it ran,
+    /// with the interpreter's error for a failed element.
+    ///
+    /// # Safety
+    /// Every input's device memory holds its described elements and stays valid until the
+    /// stream has run the kernel; `out` is writable device memory of `bound.out_bytes` bytes
+    /// that no input overlaps; `stream` is a valid stream of this context.
+    pub unsafe fn launch_on(
+        &self,
+        loaded: &Loaded,
+        bound: &Bound,
+        inputs: &[DeviceArray],
+        out: u64,
+        stream: Stream,
+    ) -> Result<(), GpuError> {
+        self.enter()?;
+        let Some(function) = (if bound.wide { loaded.wide } else { loaded.narrow }) else {
+            return Err(CudaError::Driver("no kernel for this call's integer width".into()).into());
+        };
+        let layout = &loaded.source.layout;
+        let mut words = bound.words.clone();
+        for (i, a) in inputs.iter().enumerate() {
+            words[i] = a.window().ptr.wrapping_add(bound.input_offsets[i] as u64);
+        }
+        words[layout.out_word()] = out;
+        let err = match loaded.can_fail {
+            true => Some(self.alloc(8 * bound.err_words, stream)?),
+            false => None,
+        };
+        // SAFETY: the words hold the caller's arrays as bound against the verified plan (every
+        // address in bounds under that binding), `out`'s bytes and the error words (when the
+        // kernel can write them); all on `stream`.
+        unsafe {
+            if let Some(err) = &err {
+                result::memset_d8_async(err.ptr, 0xff, err.bytes, stream.raw()).map_err(driver)?;
+                words[layout.err_word()] = err.ptr;
+            }
+            if bound.total > 0 {
+                let grid = bound.total.div_ceil(super::device::BLOCK as u64).min(super::device::MAX_GRID) as u32;
+                let mut params = [words.as_mut_ptr().cast::<c_void>()];
+                result::launch_kernel(function, (grid, 1, 1), (super::device::BLOCK, 1, 1), 0, stream.raw(), &mut params)
+                    .map_err(driver)?;
+            }
+            let Some(err) = err else { return Ok(()) };
+            let mut words = vec![NO_ERROR; bound.err_words];
+            result::memcpy_dtoh_async(&mut words, err.ptr, stream.raw()).map_err(driver)?;
+            result::stream::synchronize(stream.raw()).map_err(driver)?;
+            if words.iter().all(|&w| w == NO_ERROR) {
+                return Ok(());
+            }
+            // An element failed: the index that did is read back with the inputs (only now).
+            let host = inputs.iter().map(|a| a.window().to_host()).collect::<Result<Vec<_>, _>>()?;
+            let host: Vec<&Tensor> = host.iter().collect();
+            launch::decode_errors(bound, &words, &host)?;
+            Err(RuntimeError::GatherOutOfRange.into())
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! A [`Kernel`] on arrays in GPU memory: the caller's device pointers read in place, the output
+//! written into the caller's device array or a new one, on the caller's stream
+//! (`backend::cuda::buffers`). Dense inputs take the kernel's one generic plan, loaded on the
+//! device once; a strided view, or an input whose values the front end reads (a boolean mask,
+//! a short index list), gets the plan of the call's layout — those values copied to the host
+//! first, as PyTorch reads a mask before it knows the output's size.
+
+use super::Kernel;
+use crate::embed::ViewError;
+use crate::backend::RuntimeError;
+use crate::backend::cuda::buffers::Loaded;
+pub use crate::backend::cuda::buffers::{DeviceArray, DeviceMemory, Stream};
+use crate::backend::cuda::device::{self, GpuError};
+use crate::error::Error;
+use crate::pipeline::compile_with_values;
+use crate::plan::{self, InputStrides, VerifiedGenericPlan};
+use crate::sema::{InputTypes, InputValues, value_may_be_read};
+use crate::types::{ShapeDisplay, TensorType};
+use slc_runtime::{DType, Tensor};
+use std::sync::{Arc, OnceLock};
+
+/// A kernel's output in device memory that slc allocated (on the call's stream).
+#[derive(Debug)]
+pub struct DeviceOutput {
+    pub memory: DeviceMemory,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+/// The generic plan's kernels on the GPU, loaded at a kernel's first device call.
+#[derive(Default)]
+pub(crate) struct DeviceCache(OnceLock<Arc<Loaded>>);
+
+/// A plan, its kernels, and the caller's inputs in its order.
+struct DeviceCall {
+    plan: VerifiedGenericPlan,
+    loaded: Arc<Loaded>,
+    inputs: Vec<DeviceArray>,
+}
+
+fn gpu_error(e: GpuError) -> Error {
+    match e {
+        GpuError::Run(e) => e.into(),
+        GpuError::Cuda(e) => RuntimeError::Cuda(e.to_string()).into(),
+    }
+}
+
+fn show(dtype: DType, dims: &[usize]) -> String {
+    let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    format!("{dtype}{}", ShapeDisplay(&dims))
+}
+
+impl Kernel {
+    /// Runs on arrays in device memory into a new device array allocated on `stream`; the
+    /// launch is queued on `stream` (the call waits for it only when an index can fail, to
+    /// report the error with its location, as on the CPU).
+    ///
+    /// # Safety
+    /// Each input's pointer, dims and strides describe device memory of this process's current
+    /// GPU that stays readable until `stream` has run the kernel; `stream` is valid.
+    pub unsafe fn run_device(&self, inputs: &[DeviceArray], stream: Stream) -> Result<DeviceOutput, Error> {
+        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let call = self.device_call(inputs)?;
+        let bound = gpu.bind(&call.plan, &call.loaded, &call.inputs).map_err(gpu_error)?;
+        crate::exec::check_output(bound.out_bytes as u64, self.shared.max_output_bytes, None)?;
+        let memory = gpu.alloc(bound.out_bytes, stream).map_err(|e| gpu_error(e.into()))?;
+        // SAFETY: the caller's inputs as promised; `memory` is fresh, so nothing overlaps it.
+        unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, memory.ptr, stream) }.map_err(gpu_error)?;
+        Ok(DeviceOutput { memory, dtype: self.output_dtype(), shape: bound.shape })
+    }
+
+    /// Runs on arrays in device memory into `out`, a dense device array of the output's dtype
+    /// and the dims these inputs give, that overlaps no input.
+    ///
+    /// # Safety
+    /// As [`run_device`](Self::run_device); `out` describes writable device memory.
+    pub unsafe fn run_device_into(
+        &self,
+        inputs: &[DeviceArray],
+        out: &DeviceArray,
+        stream: Stream,
+    ) -> Result<(), Error> {
+        // SAFETY: as the caller promises.
+        unsafe { self.run_device_checked(inputs, out, stream, None) }
+    }
+
+    /// As [`run_device_into`](Self::run_device_into), into `out_nbytes` bytes at device address
+    /// `out` (dense, C order: the C ABI's form).
+    ///
+    /// # Safety
+    /// As [`run_device_into`](Self::run_device_into).
+    pub unsafe fn run_device_into_bytes(
+        &self,
+        inputs: &[DeviceArray],
+        out: u64,
+        out_nbytes: usize,
+        stream: Stream,
+    ) -> Result<(), Error> {
+        let out = DeviceArray { ptr: out, dtype: DType::U8, shape: vec![out_nbytes], strides: None };
+        // SAFETY: as the caller promises.
+        unsafe { self.run_device_checked(inputs, &out, stream, Some(out_nbytes)) }
+    }
+
+    /// `out` checked against the call's output (its bytes only, when `bytes` is given), then run.
+    unsafe fn run_device_checked(
+        &self,
+        inputs: &[DeviceArray],
+        out: &DeviceArray,
+        stream: Stream,
+        bytes: Option<usize>,
+    ) -> Result<(), Error> {
+        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let call = self.device_call(inputs)?;
+        let bound = gpu.bind(&call.plan, &call.loaded, &call.inputs).map_err(gpu_error)?;
+        if let Some(len) = bytes {
+            if len != bound.out_bytes {
+                return Err(ViewError::OutputLength { expected: bound.out_bytes, len }.into());
+            }
+        } else if out.dtype != self.output_dtype() || out.shape != bound.shape || out.layout().is_some() {
+            let strided = if out.layout().is_some() { " (strided)" } else { "" };
+            return Err(RuntimeError::InputMismatch {
+                name: "the output".into(),
+                expected: format!("{} dense", show(self.output_dtype(), &bound.shape)),
+                found: format!("{}{strided}", show(out.dtype, &out.shape)),
+            }
+            .into());
+        }
+        let (lo, hi) = out.reach();
+        let (first, end) = (out.ptr as i128 + lo, out.ptr as i128 + hi);
+        for (i, a) in inputs.iter().enumerate() {
+            let (alo, ahi) = a.reach();
+            if alo < ahi && a.ptr as i128 + alo < end && first < a.ptr as i128 + ahi {
+                return Err(ViewError::Overlap(self.shared.names.get(i).cloned().unwrap_or_default()).into());
+            }
+        }
+        // SAFETY: the caller's arrays as promised, `out` checked against the output.
+        unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, out.ptr, stream) }.map_err(gpu_error)
+    }
+
+    /// The plan for these inputs and its kernels: the generic plan for dense inputs, else the
+    /// plan of their layout.
+    fn device_call(&self, inputs: &[DeviceArray]) -> Result<DeviceCall, Error> {
+        let s = &*self.shared;
+        if inputs.len() != s.names.len() {
+            return Err(RuntimeError::InputCount { expected: s.names.len(), found: inputs.len() }.into());
+        }
+        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let dense = inputs.iter().all(|a| a.layout().is_none());
+        if dense && !s.derived.contains(&true) {
+            let loaded = match s.device.0.get() {
+                Some(loaded) => loaded.clone(),
+                None => {
+                    let loaded = Arc::new(gpu.load(&s.plan).map_err(|e| gpu_error(e.into()))?);
+                    s.device.0.get_or_init(|| loaded).clone()
+                }
+            };
+            let inputs = s.order.iter().map(|&i| inputs[i].clone()).collect();
+            return Ok(DeviceCall { plan: s.plan.clone(), loaded, inputs });
+        }
+        self.layout_call(gpu, inputs)
+    }
+
+    /// The front end for the call's dims and the values it reads (copied from the device), the
+    /// plan lowered with the views' strides.
+    #[cold]
+    fn layout_call(&self, gpu: &device::Device, inputs: &[DeviceArray]) -> Result<DeviceCall, Error> {
+        let s = &*self.shared;
+        for (i, (a, t)) in inputs.iter().zip(&s.types).enumerate() {
+            if a.dtype != t.dtype || a.shape.len() != t.shape.len() {
+                return Err(RuntimeError::InputMismatch {
+                    name: s.names[i].clone(),
+                    expected: t.to_string(),
+                    found: show(a.dtype, &a.shape),
+                }
+                .into());
+            }
+        }
+        let types: InputTypes =
+            (s.names.iter().zip(inputs)).map(|(n, a)| (n.clone(), TensorType::of(a.dtype, &a.shape))).collect();
+        let mut values = InputValues::new();
+        for (n, a) in s.names.iter().zip(inputs) {
+            if value_may_be_read(a.dtype, a.shape.iter().product()) {
+                values.insert(n.clone(), host_copy(a)?);
+            }
+        }
+        let compiled = compile_with_values(&s.src, &types, &values)?;
+        let strides: InputStrides = (s.names.iter().zip(inputs))
+            .filter_map(|(n, a)| Some((n.clone(), a.layout()?.iter().map(|&x| x as i64).collect())))
+            .collect();
+        let plan = match strides.is_empty() {
+            true => compiled.plan.clone(),
+            false => crate::limits::with_stack_for(compiled.checked.depth, || {
+                plan::verify(plan::lower_with_strides(&compiled.checked, &strides)?).map_err(Error::from)
+            })?,
+        };
+        let plan = plan.lift();
+        let ordered = (plan.inputs.iter())
+            .map(|d| {
+                let at = s.names.iter().position(|n| *n == d.name);
+                at.map(|i| inputs[i].clone()).ok_or_else(|| RuntimeError::UnboundInput(d.name.clone()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let loaded = Arc::new(gpu.load(&plan).map_err(|e| gpu_error(e.into()))?);
+        Ok(DeviceCall { plan, loaded, inputs: ordered })
+    }
+}
+
+/// A device array's elements on the host, dense (a value the front end reads).
+fn host_copy(a: &DeviceArray) -> Result<Tensor, Error> {
+    let window = a.window().to_host().map_err(|e| gpu_error(e.into()))?;
+    let Some(strides) = a.layout() else { return Ok(window) };
+    // A strided view: its elements picked from its window on the host.
+    let width = a.dtype.width();
+    let first = (-a.reach().0 / width as i128) as isize;
+    let mut out = Tensor::for_overwrite(a.dtype, &a.shape).map_err(RuntimeError::from)?;
+    for k in 0..a.shape.iter().product::<usize>() {
+        let (mut rest, mut at) = (k, first);
+        for (&d, &stride) in a.shape.iter().zip(strides).rev() {
+            at += (rest % d) as isize * stride;
+            rest /= d;
+        }
+        let at = at as usize * width;
+        out.bytes_mut()[k * width..(k + 1) * width].copy_from_slice(&window.bytes()[at..at + width]);
+    }
+    Ok(out)
+}
