@@ -190,7 +190,8 @@ fn kernels_on_device_memory() {
     let bad = Tensor::from_i64s(slc::DType::I32, &[2], &[0, 9]).unwrap();
     let mask = Tensor::from_bytes(slc::DType::Bool, &[6], &[1, 0, 1, 1, 0, 0]).unwrap();
     let k3 = Tensor::from_i64s(slc::DType::I64, &[], &[3]).unwrap();
-    let cases: Vec<(&str, Vec<(&str, &str, &Tensor)>)> = vec![
+    type Inputs<'t> = Vec<(&'t str, &'t str, &'t Tensor)>;
+    let cases: Vec<(&str, Inputs<'_>)> = vec![
         ("a[::-1, 1:]", vec![("a", "i64[N, M]", &data)]),
         ("a[i]", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &idx)]),
         ("gather(a, i, axis=1)", vec![("a", "i64[6, 5]", &data), ("i", "i32[3]", &idx)]),
@@ -200,7 +201,8 @@ fn kernels_on_device_memory() {
     ];
     let mut failures = vec![];
     for (src, inputs) in &cases {
-        let signature: Vec<(&str, slc::types::SymTensorType)> = inputs.iter().map(|(n, t, _)| (*n, ty(t))).collect();
+        let signature: Vec<(&str, slc::types::SymTensorType)> =
+            inputs.iter().map(|(n, t, _)| (*n, ty(t))).collect();
         let k = Kernel::prepare(src, &signature).unwrap();
         let host: Vec<&Tensor> = inputs.iter().map(|(_, _, t)| *t).collect();
         let want = k.run(&host).map_err(|e| e.to_string());
@@ -217,11 +219,18 @@ fn kernels_on_device_memory() {
     }
     // A strided view in place: every other row of `data`, reversed (element strides).
     let (held, full) = upload(&data);
-    let view = DeviceArray { ptr: full.ptr + 8 * 25, dtype: slc::DType::I64, shape: vec![3, 5], strides: Some(vec![-10, 1]) };
+    let view = DeviceArray {
+        ptr: full.ptr + 8 * 25,
+        dtype: slc::DType::I64,
+        shape: vec![3, 5],
+        strides: Some(vec![-10, 1]),
+    };
     let k = Kernel::prepare("a[:, ::-2]", &[("a", ty("i64[3, 5]"))]).unwrap();
     // SAFETY: the view lies inside the upload.
     let got = unsafe { k.run_device(&[view], stream) }.unwrap();
-    let got = DeviceArray { ptr: got.memory.ptr, dtype: got.dtype, shape: got.shape.clone(), strides: None }.to_host().unwrap();
+    let got = DeviceArray { ptr: got.memory.ptr, dtype: got.dtype, shape: got.shape.clone(), strides: None }
+        .to_host()
+        .unwrap();
     let mut s = slc::Session::new();
     s.bind("d", data.clone());
     assert_eq!(got, s.eval("d[::-2][:, ::-2]").unwrap(), "a strided view on the device");
@@ -230,11 +239,11 @@ fn kernels_on_device_memory() {
     let (out_mem, _) = upload(&Tensor::zeros(slc::DType::I64, &[5, 5]).unwrap());
     let out = DeviceArray { ptr: out_mem.ptr, dtype: slc::DType::I64, shape: vec![5, 5], strides: None };
     // SAFETY: both are uploads alive here.
-    unsafe { k.run_device_into(&[full.clone()], &out, stream) }.unwrap();
+    unsafe { k.run_device_into(std::slice::from_ref(&full), &out, stream) }.unwrap();
     assert_eq!(out.to_host().unwrap(), s.eval("d[1:]").unwrap());
     let overlapping = DeviceArray { ptr: full.ptr, ..out.clone() };
     // SAFETY: as above; refused before any launch.
-    let e = unsafe { k.run_device_into(&[full.clone()], &overlapping, stream) }.unwrap_err();
+    let e = unsafe { k.run_device_into(std::slice::from_ref(&full), &overlapping, stream) }.unwrap_err();
     assert!(e.to_string().contains("overlaps"), "{e}");
     drop((held, out_mem));
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -523,7 +523,10 @@ pub unsafe extern "C" fn slc_kernel_run_device(
                     let bytes = unsafe { std::slice::from_raw_parts(t.strides, t.rank) };
                     let w = d.width() as i64;
                     if let Some(b) = bytes.iter().find(|&&b| b % w != 0) {
-                        return Err(Fail(SLC_ERR_RUNTIME, format!("{what}: the byte stride {b} is not a multiple of the element size {w}")));
+                        return Err(Fail(
+                            SLC_ERR_RUNTIME,
+                            format!("{what}: the byte stride {b} is not a multiple of the element size {w}"),
+                        ));
                     }
                     Some(bytes.iter().map(|&b| (b / w) as isize).collect())
                 }

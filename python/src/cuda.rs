@@ -168,10 +168,8 @@ pub fn import(value: &Bound<'_, PyAny>, name: &str, stream: Stream) -> PyResult<
         p
     };
     // From here the deleter is ours to call: `Imported` calls it whatever follows.
-    let mut imported = Imported {
-        managed,
-        array: DeviceArray { ptr: 0, dtype: DType::U8, shape: vec![], strides: None },
-    };
+    let mut imported =
+        Imported { managed, array: DeviceArray { ptr: 0, dtype: DType::U8, shape: vec![], strides: None } };
     // SAFETY: a DLManagedTensor its producer filled in.
     let t = unsafe { &(*managed).dl_tensor };
     if i64::from(t.device.device_type) != DL_CUDA || t.device.device_id != 0 {
@@ -186,7 +184,8 @@ pub fn import(value: &Bound<'_, PyAny>, name: &str, stream: Stream) -> PyResult<
             t.dtype.code, t.dtype.bits, t.dtype.lanes
         )));
     };
-    let ndim = usize::try_from(t.ndim).map_err(|_| PyValueError::new_err(format!("input '{name}': ndim < 0")))?;
+    let ndim =
+        usize::try_from(t.ndim).map_err(|_| PyValueError::new_err(format!("input '{name}': ndim < 0")))?;
     let read = |p: *const i64| -> Vec<i64> {
         match (p.is_null(), ndim) {
             (true, _) | (_, 0) => vec![],
@@ -254,7 +253,13 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
 impl PyDeviceArray {
     pub fn new(output: DeviceOutput, stream: Stream) -> PyDeviceArray {
         let ptr = output.memory.ptr;
-        PyDeviceArray { memory: Mutex::new(output.memory), ptr, dtype: output.dtype, shape: output.shape, stream }
+        PyDeviceArray {
+            memory: Mutex::new(output.memory),
+            ptr,
+            dtype: output.dtype,
+            shape: output.shape,
+            stream,
+        }
     }
 }
 
@@ -349,7 +354,8 @@ impl PyDeviceArray {
 
     /// A copy on the host, as a ``numpy.ndarray`` (waits for slc's work on it).
     fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let array = DeviceArray { ptr: self.ptr, dtype: self.dtype, shape: self.shape.clone(), strides: None };
+        let array =
+            DeviceArray { ptr: self.ptr, dtype: self.dtype, shape: self.shape.clone(), strides: None };
         let gpu = slc::backend::cuda::device::device().map_err(cuda_error)?;
         gpu.order_after(Stream(1), self.stream).map_err(cuda_error)?;
         let tensor = py.detach(|| array.to_host()).map_err(cuda_error)?;
@@ -357,7 +363,11 @@ impl PyDeviceArray {
     }
 
     fn __repr__(&self) -> String {
-        format!("slc.DeviceArray(shape={}, dtype={}, device=cuda:0)", show_shape(&self.shape), numpy_name(self.dtype))
+        format!(
+            "slc.DeviceArray(shape={}, dtype={}, device=cuda:0)",
+            show_shape(&self.shape),
+            numpy_name(self.dtype)
+        )
     }
 }
 
@@ -392,7 +402,12 @@ pub fn run_on_device<'py>(
         let held = crate::convert::hold(value, name, int_dtype)?;
         let tensor = held.view(name)?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
         let memory = gpu.upload(tensor.bytes(), stream).map_err(cuda_error)?;
-        arrays.push(DeviceArray { ptr: memory.ptr, dtype: tensor.dtype(), shape: tensor.shape().to_vec(), strides: None });
+        arrays.push(DeviceArray {
+            ptr: memory.ptr,
+            dtype: tensor.dtype(),
+            shape: tensor.shape().to_vec(),
+            strides: None,
+        });
         uploaded.push(memory);
     }
     let ran = match out {
@@ -406,7 +421,9 @@ pub fn run_on_device<'py>(
         // SAFETY: as above.
         None => unsafe { kernel.run_device(&arrays, stream) }
             .map(|output| Bound::new(py, PyDeviceArray::new(output, stream)).map(Bound::into_any))
-            .and_then(|made| made.map_err(|e| slc::Error::from(slc::backend::RuntimeError::Cuda(e.to_string())))),
+            .and_then(|made| {
+                made.map_err(|e| slc::Error::from(slc::backend::RuntimeError::Cuda(e.to_string())))
+            }),
     };
     // The uploads are freed in the stream's order after the launch: nothing to wait for.
     drop(uploaded);
@@ -421,7 +438,11 @@ const MAX_EVAL_KERNELS: usize = 64;
 
 /// `slc.eval` where an input is on the GPU: on the legacy default stream, into a new
 /// `slc.DeviceArray`.
-pub fn eval_on_device<'py>(py: Python<'py>, expr: &str, inputs: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+pub fn eval_on_device<'py>(
+    py: Python<'py>,
+    expr: &str,
+    inputs: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyAny>> {
     // No driver: the error before any producer is asked for its memory.
     slc::backend::cuda::device::device().map_err(|e| {
         errors::to_py(py, &slc::Error::from(slc::backend::RuntimeError::Cuda(e.to_string())), expr)
@@ -452,10 +473,15 @@ pub fn eval_on_device<'py>(py: Python<'py>, expr: &str, inputs: &Bound<'py, PyDi
                 .map(|(n, dtype, rank)| {
                     // `?`: a dim of its own name.
                     let ty = format!("{dtype}[{}]", vec!["?"; *rank].join(", "));
-                    Ok((n.clone(), ty.parse().map_err(|e| PyValueError::new_err(format!("{e}")))?))
+                    Ok((
+                        n.clone(),
+                        ty.parse::<slc::types::SymTensorType>()
+                            .map_err(|e| PyValueError::new_err(e.to_string()))?,
+                    ))
                 })
                 .collect::<PyResult<_>>()?;
-            let kernel = std::sync::Arc::new(crate::kernel::prepare(py, expr, &signatures, &Default::default())?);
+            let kernel =
+                std::sync::Arc::new(crate::kernel::prepare(py, expr, &signatures, &Default::default())?);
             let mut kernels = EVAL_KERNELS.lock().unwrap_or_else(|e| e.into_inner());
             if kernels.len() >= MAX_EVAL_KERNELS {
                 kernels.remove(0);

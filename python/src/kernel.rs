@@ -123,7 +123,10 @@ impl PyKernel {
             values.push((name.to_string(), value));
         }
         if values.len() != inputs.len() {
-            return Err(PyTypeError::new_err(format!("unexpected inputs (the kernel takes {})", input_list(&self.kernel))));
+            return Err(PyTypeError::new_err(format!(
+                "unexpected inputs (the kernel takes {})",
+                input_list(&self.kernel)
+            )));
         }
         crate::cuda::run_on_device(py, &self.kernel, &values, out, crate::cuda::stream_of(stream)?)
     }
@@ -200,12 +203,15 @@ impl PyKernel {
         inputs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         if let Some(d) = &inputs
-            && (d.iter().any(|(_, v)| crate::cuda::is_cuda(&v)) || out.as_ref().is_some_and(crate::cuda::is_cuda))
+            && (d.iter().any(|(_, v)| crate::cuda::is_cuda(&v))
+                || out.as_ref().is_some_and(crate::cuda::is_cuda))
         {
             return self.call_on_device(py, d, out.as_ref(), stream.as_ref());
         }
         if stream.is_some() {
-            return Err(PyValueError::new_err("stream= is for inputs in CUDA device memory; these are on the host"));
+            return Err(PyValueError::new_err(
+                "stream= is for inputs in CUDA device memory; these are on the host",
+            ));
         }
         let kernel = match threads {
             None => self.kernel.clone(),

@@ -35,8 +35,8 @@ pub(crate) mod programs;
 mod specialize;
 mod view;
 
-pub use kernel::device::{DeviceArray, DeviceMemory, DeviceOutput, Stream};
 pub use kernel::Kernel;
+pub use kernel::device::{DeviceArray, DeviceMemory, DeviceOutput, Stream};
 #[cfg(feature = "ndarray")]
 pub use ndarray::{ndarray_view, to_ndarray};
 pub use view::{AsView, Element, TensorView, ViewError};

@@ -210,7 +210,12 @@ impl Device {
 
     /// Binds a call of `plan` on `inputs` (in plan order): the output's dims and bytes, the
     /// kernel's arguments; every requirement checked, nothing launched.
-    pub fn bind(&self, plan: &VerifiedGenericPlan, loaded: &Loaded, inputs: &[DeviceArray]) -> Result<Bound, GpuError> {
+    pub fn bind(
+        &self,
+        plan: &VerifiedGenericPlan,
+        loaded: &Loaded,
+        inputs: &[DeviceArray],
+    ) -> Result<Bound, GpuError> {
         let windows: Vec<DeviceArray> = inputs.iter().map(DeviceArray::window).collect();
         Ok(launch::bind(plan, &loaded.source.layout, &windows)?)
     }
@@ -248,8 +253,13 @@ impl Device {
         // SAFETY: a fresh event recorded on one valid stream and waited on by another, then
         // destroyed (the driver keeps it alive until the wait is resolved).
         unsafe {
-            let done = result::event::record(event, producer.raw())
-                .and_then(|()| result::stream::wait_event(waiter.raw(), event, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT));
+            let done = result::event::record(event, producer.raw()).and_then(|()| {
+                result::stream::wait_event(
+                    waiter.raw(),
+                    event,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            });
             let _ = result::event::destroy(event);
             done.map_err(driver)
         }
@@ -294,10 +304,18 @@ impl Device {
                 words[layout.err_word()] = err.ptr;
             }
             if bound.total > 0 {
-                let grid = bound.total.div_ceil(super::device::BLOCK as u64).min(super::device::MAX_GRID) as u32;
+                let grid =
+                    bound.total.div_ceil(super::device::BLOCK as u64).min(super::device::MAX_GRID) as u32;
                 let mut params = [words.as_mut_ptr().cast::<c_void>()];
-                result::launch_kernel(function, (grid, 1, 1), (super::device::BLOCK, 1, 1), 0, stream.raw(), &mut params)
-                    .map_err(driver)?;
+                result::launch_kernel(
+                    function,
+                    (grid, 1, 1),
+                    (super::device::BLOCK, 1, 1),
+                    0,
+                    stream.raw(),
+                    &mut params,
+                )
+                .map_err(driver)?;
             }
             let Some(err) = err else { return Ok(()) };
             let mut words = vec![NO_ERROR; bound.err_words];

@@ -6,17 +6,19 @@
 //! first, as PyTorch reads a mask before it knows the output's size.
 
 use super::Kernel;
-use crate::embed::ViewError;
 use crate::backend::RuntimeError;
+use crate::backend::cuda::Bound;
 use crate::backend::cuda::buffers::Loaded;
 pub use crate::backend::cuda::buffers::{DeviceArray, DeviceMemory, Stream};
 use crate::backend::cuda::device::{self, GpuError};
+use crate::embed::ViewError;
 use crate::error::Error;
 use crate::pipeline::compile_with_values;
 use crate::plan::{self, InputStrides, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
 use slc_runtime::{DType, Tensor};
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 /// A kernel's output in device memory that slc allocated (on the call's stream).
@@ -27,13 +29,21 @@ pub struct DeviceOutput {
     pub shape: Vec<usize>,
 }
 
-/// The generic plan's kernels on the GPU, loaded at a kernel's first device call.
+/// The generic plan's kernels on the GPU, loaded at a kernel's first device call, and — for a
+/// plan with nothing to bind — its one binding, made once (a call then checks its inputs' types
+/// and launches: the per-call cost of small arrays).
 #[derive(Default)]
-pub(crate) struct DeviceCache(OnceLock<Arc<Loaded>>);
+pub(crate) struct DeviceCache {
+    loaded: OnceLock<Arc<Loaded>>,
+    fixed: OnceLock<(Vec<InputType>, Arc<Bound>)>,
+}
+
+/// An input's dtype and dims.
+type InputType = (DType, Vec<usize>);
 
 /// A plan, its kernels, and the caller's inputs in its order.
-struct DeviceCall {
-    plan: VerifiedGenericPlan,
+struct DeviceCall<'k> {
+    plan: Cow<'k, VerifiedGenericPlan>,
     loaded: Arc<Loaded>,
     inputs: Vec<DeviceArray>,
 }
@@ -61,12 +71,13 @@ impl Kernel {
     pub unsafe fn run_device(&self, inputs: &[DeviceArray], stream: Stream) -> Result<DeviceOutput, Error> {
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
         let call = self.device_call(inputs)?;
-        let bound = gpu.bind(&call.plan, &call.loaded, &call.inputs).map_err(gpu_error)?;
+        let bound = self.bind_call(gpu, &call)?;
         crate::exec::check_output(bound.out_bytes as u64, self.shared.max_output_bytes, None)?;
         let memory = gpu.alloc(bound.out_bytes, stream).map_err(|e| gpu_error(e.into()))?;
         // SAFETY: the caller's inputs as promised; `memory` is fresh, so nothing overlaps it.
-        unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, memory.ptr, stream) }.map_err(gpu_error)?;
-        Ok(DeviceOutput { memory, dtype: self.output_dtype(), shape: bound.shape })
+        unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, memory.ptr, stream) }
+            .map_err(gpu_error)?;
+        Ok(DeviceOutput { memory, dtype: self.output_dtype(), shape: bound.shape.clone() })
     }
 
     /// Runs on arrays in device memory into `out`, a dense device array of the output's dtype
@@ -111,7 +122,7 @@ impl Kernel {
     ) -> Result<(), Error> {
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
         let call = self.device_call(inputs)?;
-        let bound = gpu.bind(&call.plan, &call.loaded, &call.inputs).map_err(gpu_error)?;
+        let bound = self.bind_call(gpu, &call)?;
         if let Some(len) = bytes {
             if len != bound.out_bytes {
                 return Err(ViewError::OutputLength { expected: bound.out_bytes, len }.into());
@@ -139,7 +150,7 @@ impl Kernel {
 
     /// The plan for these inputs and its kernels: the generic plan for dense inputs, else the
     /// plan of their layout.
-    fn device_call(&self, inputs: &[DeviceArray]) -> Result<DeviceCall, Error> {
+    fn device_call(&self, inputs: &[DeviceArray]) -> Result<DeviceCall<'_>, Error> {
         let s = &*self.shared;
         if inputs.len() != s.names.len() {
             return Err(RuntimeError::InputCount { expected: s.names.len(), found: inputs.len() }.into());
@@ -147,15 +158,15 @@ impl Kernel {
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
         let dense = inputs.iter().all(|a| a.layout().is_none());
         if dense && !s.derived.contains(&true) {
-            let loaded = match s.device.0.get() {
+            let loaded = match s.device.loaded.get() {
                 Some(loaded) => loaded.clone(),
                 None => {
                     let loaded = Arc::new(gpu.load(&s.plan).map_err(|e| gpu_error(e.into()))?);
-                    s.device.0.get_or_init(|| loaded).clone()
+                    s.device.loaded.get_or_init(|| loaded).clone()
                 }
             };
             let inputs = s.order.iter().map(|&i| inputs[i].clone()).collect();
-            return Ok(DeviceCall { plan: s.plan.clone(), loaded, inputs });
+            return Ok(DeviceCall { plan: Cow::Borrowed(&s.plan), loaded, inputs });
         }
         self.layout_call(gpu, inputs)
     }
@@ -163,7 +174,7 @@ impl Kernel {
     /// The front end for the call's dims and the values it reads (copied from the device), the
     /// plan lowered with the views' strides.
     #[cold]
-    fn layout_call(&self, gpu: &device::Device, inputs: &[DeviceArray]) -> Result<DeviceCall, Error> {
+    fn layout_call(&self, gpu: &device::Device, inputs: &[DeviceArray]) -> Result<DeviceCall<'_>, Error> {
         let s = &*self.shared;
         for (i, (a, t)) in inputs.iter().zip(&s.types).enumerate() {
             if a.dtype != t.dtype || a.shape.len() != t.shape.len() {
@@ -175,8 +186,9 @@ impl Kernel {
                 .into());
             }
         }
-        let types: InputTypes =
-            (s.names.iter().zip(inputs)).map(|(n, a)| (n.clone(), TensorType::of(a.dtype, &a.shape))).collect();
+        let types: InputTypes = (s.names.iter().zip(inputs))
+            .map(|(n, a)| (n.clone(), TensorType::of(a.dtype, &a.shape)))
+            .collect();
         let mut values = InputValues::new();
         for (n, a) in s.names.iter().zip(inputs) {
             if value_may_be_read(a.dtype, a.shape.iter().product()) {
@@ -201,7 +213,30 @@ impl Kernel {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let loaded = Arc::new(gpu.load(&plan).map_err(|e| gpu_error(e.into()))?);
-        Ok(DeviceCall { plan, loaded, inputs: ordered })
+        Ok(DeviceCall { plan: Cow::Owned(plan), loaded, inputs: ordered })
+    }
+
+    /// The call's binding: the kernel's one binding when its plan binds nothing and the inputs
+    /// have its types, else bound now.
+    fn bind_call(&self, gpu: &device::Device, call: &DeviceCall<'_>) -> Result<Arc<Bound>, Error> {
+        let cache = &self.shared.device;
+        let generic = matches!(call.plan, Cow::Borrowed(_)) && call.plan.binds_nothing();
+        let same = |types: &[InputType]| {
+            types.len() == call.inputs.len()
+                && types.iter().zip(&call.inputs).all(|((d, dims), a)| *d == a.dtype && *dims == a.shape)
+        };
+        if generic
+            && let Some((types, bound)) = cache.fixed.get()
+            && same(types)
+        {
+            return Ok(bound.clone());
+        }
+        let bound = Arc::new(gpu.bind(&call.plan, &call.loaded, &call.inputs).map_err(gpu_error)?);
+        if generic {
+            let types = call.inputs.iter().map(|a| (a.dtype, a.shape.clone())).collect();
+            let _ = cache.fixed.set((types, bound.clone()));
+        }
+        Ok(bound)
     }
 }
 
