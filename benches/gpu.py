@@ -168,6 +168,13 @@ def main():
                     for _ in range(n): fn()
                     torch.cuda.synchronize()
                     entry["us_per_call"] = (time.perf_counter() - t0) / n * 1e6
+                    # Where the time goes: PyTorch's side of DLPack alone.
+                    a = next(iter(t.values()))
+                    for what, f in (("dlpack_device_us", lambda: a.__dlpack_device__()),
+                                    ("dlpack_us", lambda: a.__dlpack__(stream=1))):
+                        t0 = time.perf_counter()
+                        for _ in range(n): f()
+                        entry[what] = (time.perf_counter() - t0) / n * 1e6
                 else:
                     secs = events_time(fn)
                     entry.update(s=secs, vs_copy=secs / row["copy_s"])

@@ -371,13 +371,14 @@ impl PyDeviceArray {
     }
 }
 
-/// Runs `kernel` on `inputs` (by name, in the kernel's order) where at least one is on the GPU:
+/// Runs `kernel` on `values` (by name, in the kernel's order, each with whether it is on the
+/// GPU — [`is_cuda`], asked once per call) where at least one is on the GPU:
 /// device inputs in place, host arrays and Python ints copied to the device first; into `out`
 /// (a device array) or a new `slc.DeviceArray`.
 pub fn run_on_device<'py>(
     py: Python<'py>,
     kernel: &slc::Kernel,
-    values: &[(String, Bound<'py, PyAny>)],
+    values: &[(String, Bound<'py, PyAny>, bool)],
     out: Option<&Bound<'py, PyAny>>,
     stream: Stream,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -387,8 +388,8 @@ pub fn run_on_device<'py>(
     let mut imported = Vec::with_capacity(values.len());
     let mut uploaded = Vec::new();
     let mut arrays = Vec::with_capacity(values.len());
-    for ((name, value), (_, ty)) in values.iter().zip(kernel.inputs()) {
-        if is_cuda(value) {
+    for ((name, value, on_device), (_, ty)) in values.iter().zip(kernel.inputs()) {
+        if *on_device {
             let i = import(value, name, stream)?;
             arrays.push(i.array.clone());
             imported.push(i);
@@ -451,7 +452,8 @@ pub fn eval_on_device<'py>(
     let mut key = Vec::with_capacity(inputs.len());
     for (name, value) in inputs.iter() {
         let name: String = name.extract()?;
-        let (dtype, rank) = if is_cuda(&value) {
+        let on_device = is_cuda(&value);
+        let (dtype, rank) = if on_device {
             let i = import(&value, &name, Stream(1))?;
             (i.array.dtype, i.array.shape.len())
         } else {
@@ -459,7 +461,7 @@ pub fn eval_on_device<'py>(
             (held.dtype(), held.shape().len())
         };
         key.push((name.clone(), dtype, rank));
-        values.push((name, value));
+        values.push((name, value, on_device));
     }
     let key: DeviceKey = (expr.to_string(), key);
     let found = {

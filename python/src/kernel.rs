@@ -120,7 +120,8 @@ impl PyKernel {
                     input_list(&self.kernel)
                 )));
             };
-            values.push((name.to_string(), value));
+            let on_device = crate::cuda::is_cuda(&value);
+            values.push((name.to_string(), value, on_device));
         }
         if values.len() != inputs.len() {
             return Err(PyTypeError::new_err(format!(
