@@ -23,7 +23,7 @@ pub struct Bound {
     pub words: Vec<u64>,
     /// Whether the call runs the 64-bit kernel.
     pub wide: bool,
-    /// Elements of every nest together: the grid-stride loop's range.
+    /// Steps of every nest together (`NestInfo::steps`): the grid-stride loop's range.
     pub total: u64,
     /// The output's dims and bytes.
     pub shape: Vec<usize>,
@@ -93,13 +93,15 @@ pub fn bind<I: DenseInput>(
     let eval = |e: &SymExpr| e.eval_i64(&env).ok_or_else(|| ShapeMismatch::TooLarge { what: e.to_string() });
     let mut words = vec![0u64; layout.words().max(1)];
     let mut total = 0u64;
+    let mut elements = 0u64;
     let mut small = true;
     for (n, nest) in layout.nests.iter().enumerate() {
         let extents = nest.extents.iter().map(eval).collect::<Result<Vec<i64>, _>>()?;
         let count = extents.iter().try_fold(1u64, |c, &e| c.checked_mul(e.max(0) as u64));
         let count = count.ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
-        // A nest moving vectors counts them (its innermost extent is a constant multiple).
-        let count = count / nest.unit;
+        elements = elements.saturating_add(count);
+        // The kernel's range counts steps: vectors or groups of elements.
+        let count = nest.steps(count);
         // A nest with no elements reads nothing: its integers need not fit.
         if count > 0 {
             for &p in &nest.params {
@@ -123,7 +125,9 @@ pub fn bind<I: DenseInput>(
             |d| if d.strides.is_some() { -d.window().map_or(0, |w| w.0) * d.dtype.width() as i64 } else { 0 },
         )
         .collect();
-    small &= total < NARROW_ELEMENTS
+    // Elements, not steps: a grouped step's elements have linear positions up to `group`
+    // times its own.
+    small &= elements < NARROW_ELEMENTS
         && (out_bytes as u64) <= NARROW_LIMIT as u64
         && inputs.iter().all(|t| (t.bytes().len() as u64) <= NARROW_LIMIT as u64);
     let wide = !(layout.narrow && (small || !layout.wide));
