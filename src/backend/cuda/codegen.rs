@@ -1,6 +1,9 @@
 //! CUDA C from the loop nests of a verified plan: one kernel per plan, a grid-stride loop over
-//! the elements of every nest (the index checks first, then the output), each element's
-//! coordinates taken from its linear position over the nest's merged loops. Elements are moved
+//! the steps of every nest (the index checks first, then the output), each step's coordinates
+//! taken from its linear position over the nest's merged loops. A step of the output moves a
+//! contiguous run as one vector ([`vector_bytes`]), or else a 16-byte group of consecutive
+//! elements stored at once (`group`); wider moves than an element's natural alignment fall back
+//! to element moves where a caller's pointers are not aligned for them. Elements are moved
 //! as unsigned integers of their width (f16/bf16 are 2-byte moves); index values are read once
 //! per element and normalized by their term's out-of-range policy exactly as the interpreter
 //! does (`OobMode::normalize`). A failure is recorded, never asserted: `atomicMin` of
@@ -320,21 +323,6 @@ fn move_type(width: u8) -> &'static str {
     }
 }
 
-/// The zero of a move type, as an initializer.
-fn zero_of(ty: &str) -> &'static str {
-    if ty == "slc_v16" { "{0ULL, 0ULL}" } else { "0" }
-}
-
-/// The lanes of `slc_g16` holding elements of `width` bytes.
-fn lanes(width: u8) -> &'static str {
-    match width {
-        1 => "b",
-        2 => "h",
-        4 => "w",
-        _ => "d",
-    }
-}
-
 /// The C type an index value of `dtype` is read as; `None` for a non-integer dtype.
 fn index_type(dtype: DType) -> Option<&'static str> {
     Some(match dtype {
@@ -496,7 +484,7 @@ impl Gen<'_> {
             let _ = writeln!(
                 b.text,
                 "      {zero}: if (al) {{ const {ty} z = {}; *({ty}*)({at}) = z; }} else {} continue;",
-                zero_of(ty),
+                if w == 16 { "{0ULL, 0ULL}" } else { "0" },
                 each("0")
             );
         } else {

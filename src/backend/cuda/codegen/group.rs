@@ -10,7 +10,7 @@
 //! records its own element, `first + k`: the group's elements run in C order, so the first
 //! failing element in C order is still the one `atomicMin` keeps.
 
-use super::{Body, Gen, lanes, move_type};
+use super::{Body, Gen, move_type};
 use crate::backend::cuda::CudaError;
 use crate::backend::loopnest::LoopNest;
 use std::fmt::Write;
@@ -51,8 +51,8 @@ impl Gen<'_> {
             "      slc_g16 g;\n      {u} k;\n#pragma unroll\n      for (k = 0; k < {group}; k++) {{\n      if (k > 0) {{ {advance} }}",
             u = t.u
         );
-        // Out of the loop to the step's end: C forbids nothing here (no initialization between),
-        // and `continue` would only reach the next element.
+        // To the step's end, out of the loop (`continue` would go on to the next element); the
+        // jump passes no initialization in scope at the label, which C++ would refuse.
         let fail = |kind: u64| {
             format!(
                 "{{ atomicMin(err + {slot}, ((unsigned long long)(first + k) << 2) | {kind}ULL); goto {end}; }}"
@@ -78,5 +78,15 @@ impl Gen<'_> {
             u = t.u
         );
         Ok(())
+    }
+}
+
+/// The lanes of `slc_g16` holding elements of `width` bytes.
+fn lanes(width: u8) -> &'static str {
+    match width {
+        1 => "b",
+        2 => "h",
+        4 => "w",
+        _ => "d",
     }
 }
