@@ -115,6 +115,9 @@ pub fn bind<I: DenseInput>(
             .ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
         words[layout.end_word(n)] = total;
     }
+    // Elements, not only steps: a grouped step's elements have linear positions up to `group`
+    // times its own.
+    small &= elements < NARROW_ELEMENTS;
     let shape: Vec<usize> = concrete.shape.iter().map(|&d| d as usize).collect();
     let out_bytes = Tensor::byte_size(concrete.dtype, &shape)
         .ok_or_else(|| ShapeMismatch::TooLarge { what: "the output's bytes".into() })?;
@@ -125,9 +128,7 @@ pub fn bind<I: DenseInput>(
             |d| if d.strides.is_some() { -d.window().map_or(0, |w| w.0) * d.dtype.width() as i64 } else { 0 },
         )
         .collect();
-    // Elements, not steps: a grouped step's elements have linear positions up to `group`
-    // times its own.
-    small &= elements < NARROW_ELEMENTS
+    small &= total < NARROW_ELEMENTS
         && (out_bytes as u64) <= NARROW_LIMIT as u64
         && inputs.iter().all(|t| (t.bytes().len() as u64) <= NARROW_LIMIT as u64);
     let wide = !(layout.narrow && (small || !layout.wide));
