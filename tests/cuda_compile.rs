@@ -25,6 +25,17 @@ enum Outcome {
 
 /// `slc compile EXPR --target cuda` for inputs `a` and `idx`, compiled and launched on them.
 fn launch(expr: &str, a: &Tensor, idx: &Tensor, dims: Option<&[i64]>) -> Result<Outcome, i32> {
+    launch_at(expr, a, idx, dims, 0)
+}
+
+/// [`launch`], the output written `shift` bytes past a 16-byte boundary (a caller's pointer).
+fn launch_at(
+    expr: &str,
+    a: &Tensor,
+    idx: &Tensor,
+    dims: Option<&[i64]>,
+    shift: usize,
+) -> Result<Outcome, i32> {
     let dir = scratch(
         "cuda_compile",
         &format!("{:x}", expr.len() * 31 + expr.bytes().map(|b| b as usize).sum::<usize>()),
@@ -69,14 +80,18 @@ fn launch(expr: &str, a: &Tensor, idx: &Tensor, dims: Option<&[i64]>) -> Result<
     let compiled = slc::compile(expr, &types).unwrap();
     let shape: Vec<usize> = compiled.plan.shape.iter().map(|&d| d as usize).collect();
     let mut result = Tensor::zeros(compiled.plan.dtype, &shape).unwrap();
+    let mut placed = vec![0u128; (shift + result.nbytes()).div_ceil(16).max(1)];
+    // SAFETY: the words hold at least `shift` plus the output's bytes.
+    let out = unsafe { placed.as_mut_ptr().cast::<u8>().add(shift) };
     let given: Vec<i64> = [a, idx].iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
     let dims = dims.unwrap_or(&given);
     let inputs = [a.as_ptr().cast::<c_void>(), idx.as_ptr().cast::<c_void>()];
     // SAFETY: host pointers stand for device pointers under emulation; the inputs have the
     // compiled shapes (or the launcher refuses the dims before reading anything).
-    let code = unsafe {
-        launch(inputs.as_ptr(), result.bytes_mut().as_mut_ptr().cast(), dims.as_ptr(), std::ptr::null_mut())
-    };
+    let code = unsafe { launch(inputs.as_ptr(), out.cast(), dims.as_ptr(), std::ptr::null_mut()) };
+    // SAFETY: as above; the launcher wrote the output there.
+    let written = unsafe { std::slice::from_raw_parts(out, result.nbytes()) };
+    result.bytes_mut().copy_from_slice(written);
     if code != 0 {
         return Err(code);
     }
@@ -108,6 +123,22 @@ fn the_launcher_gives_the_interpreters_results_for_every_policy() {
         let expr = format!("gather(a, idx, axis=1, mode={mode})[::-1, 1:]");
         let want = interp(&expr, &a, &idx).unwrap();
         assert_eq!(launch(&expr, &a, &idx, None), Ok(Outcome::Ok(want)), "{expr}");
+    }
+}
+
+#[test]
+fn a_callers_output_off_a_16_byte_boundary_takes_element_stores() {
+    // f32 elements, grouped by four per 16-byte store; 4 rows of 3: the last group is partial.
+    let (a, idx) = tensors(&[3, 0, 1]);
+    for expr in ["a[:, 1:-1]", "a[:, idx]", "a[::-1, :4][:, ::-1]"] {
+        let want = interp(expr, &a, &idx).unwrap();
+        for shift in [0, 4, 8] {
+            assert_eq!(
+                launch_at(expr, &a, &idx, None, shift),
+                Ok(Outcome::Ok(want.clone())),
+                "{expr} at {shift}"
+            );
+        }
     }
 }
 

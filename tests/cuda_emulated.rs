@@ -3,14 +3,20 @@
 //! a few hundred differential-fuzzer programs (concrete and shape-generic, every dtype, index
 //! dtype and out-of-range policy they draw), bytes and errors alike. Many kernels share one
 //! compile. Generic kernels run both their 32-bit and their 64-bit variant; kernels that move
-//! contiguous runs as 2- to 16-byte vectors are among them.
+//! contiguous runs as 2- to 16-byte vectors are among them, and kernels that store 16-byte
+//! groups of elements (element counts that leave a partial group included). Every kernel runs
+//! once more on buffers that start off a 16-byte boundary, as a caller's device pointers may:
+//! the vectors' and the groups' fallbacks.
 
 #[path = "support/cuda_programs.rs"]
 mod programs;
 
 use programs::Program;
-use slc::Tensor;
 use slc::backend::cuda::{self, CudaSource, emulate};
+use slc::plan::VerifiedGenericPlan;
+use slc::sema::{InputTypes, SymInputTypes};
+use slc::types::TensorType;
+use slc::{DType, Tensor};
 use std::collections::HashMap;
 
 /// Kernels per shared object: two compiles run at once.
@@ -65,12 +71,14 @@ fn check(programs: &[Program]) -> usize {
         let source = &sources[k];
         let emulator = &emulators[k / BATCH];
         let inputs: Vec<&Tensor> = p.inputs.iter().collect();
-        for wide in [None, Some(true)] {
+        // The variant the call's numbers pick, the 64-bit one of a generic kernel, and the
+        // former with every buffer misaligned (as a caller's pointers may be).
+        for (wide, misaligned) in [(None, false), (Some(true), false), (None, true)] {
             if wide.is_some() && !(source.layout.wide && source.layout.narrow) {
                 continue;
             }
             runs += 1;
-            let got = emulator.run_as(&p.plan, source, &inputs, wide);
+            let got = emulator.run_placed(&p.plan, source, &inputs, wide, misaligned);
             let same = match (&p.want, &got) {
                 (Ok(x), Ok(y)) => x == y,
                 (Err(x), Err(y)) => x == y,
@@ -78,7 +86,7 @@ fn check(programs: &[Program]) -> usize {
             };
             if !same {
                 failures.push(format!(
-                    "{} (wide {wide:?}): CPU {:?}, emulated CUDA {:?}\n{}\n{}",
+                    "{} (wide {wide:?}, misaligned {misaligned}): CPU {:?}, emulated CUDA {:?}\n{}\n{}",
                     p.what,
                     p.want,
                     got,
@@ -95,11 +103,13 @@ fn check(programs: &[Program]) -> usize {
         failures[..failures.len().min(5)].join("\n")
     );
     let vectors = sources.iter().filter(|s| s.layout.nests.iter().any(|n| n.unit > 1)).count();
+    let grouped = sources.iter().filter(|s| s.layout.nests.iter().any(|n| n.group > 1)).count();
     eprintln!(
-        "{runs} emulated runs of {} kernels ({vectors} moving vectors) agree with the CPU",
+        "{runs} emulated runs of {} kernels ({vectors} moving vectors, {grouped} grouping elements) agree with the CPU",
         sources.len()
     );
     assert!(vectors > 0, "some kernels move contiguous runs as vectors");
+    assert!(grouped > 0, "some kernels store groups of elements");
     runs
 }
 
@@ -120,4 +130,84 @@ fn fuzzer_kernels_equal_the_cpu_every_policy_included() {
     eprintln!("{} fuzzer programs ({generic} generic, {errors} failing at run time)", programs.len());
     assert!(generic > 100 && errors > 0);
     check(&programs);
+}
+
+/// The kernel of `src` on concrete inputs, built alone, with the interpreter's result.
+fn concrete(
+    src: &str,
+    given: &[(&str, &Tensor)],
+) -> (VerifiedGenericPlan, CudaSource, emulate::Emulator, Tensor) {
+    let types: InputTypes =
+        given.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
+    let compiled = slc::compile(src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let inputs: Vec<&Tensor> = given.iter().map(|(_, t)| *t).collect();
+    let want = slc::backend::interp::run(&compiled.plan, &inputs).unwrap();
+    let plan = compiled.plan.lift();
+    let source = cuda::generate(&plan, "k").unwrap();
+    let emulator = emulate::build(&[&source], &std::env::temp_dir()).unwrap_or_else(|e| panic!("{e}"));
+    (plan, source, emulator, want)
+}
+
+#[test]
+fn grouped_steps_store_partial_groups_and_misaligned_outputs_element_by_element() {
+    for dtype in [DType::U8, DType::F16, DType::F32, DType::F64] {
+        // 5 * 7 elements: no multiple of any group; a 7-element run is misaligned for vectors.
+        let a = slc::fuzz::fill(dtype, &[5, 9], 3);
+        for src in ["a[:, 1:-1]", "a[..., ::-1][:, 2:]", "a[::-1, 1:-1:3]"] {
+            let (plan, source, emulator, want) = concrete(src, &[("a", &a)]);
+            let group = 16 / dtype.width() as u64;
+            assert_eq!(source.layout.nests.iter().map(|n| n.group).collect::<Vec<_>>(), [group], "{src}");
+            for misaligned in [false, true] {
+                let got = emulator.run_placed(&plan, &source, &[&a], None, misaligned);
+                assert_eq!(got.as_ref(), Ok(&want), "{src} on {dtype}, misaligned {misaligned}");
+            }
+        }
+    }
+}
+
+/// The kernel of `src` with symbolic dims, built alone.
+fn generic(src: &str, given: &[(&str, &Tensor)]) -> (VerifiedGenericPlan, CudaSource, emulate::Emulator) {
+    let types: SymInputTypes = given
+        .iter()
+        .map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()).symbolic(n)))
+        .collect();
+    let compiled = slc::pipeline::compile_generic(src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let plan = slc::plan::verify_generic(compiled.plan).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let source = cuda::generate(&plan, "g").unwrap();
+    let emulator = emulate::build(&[&source], &std::env::temp_dir()).unwrap_or_else(|e| panic!("{e}"));
+    (plan, source, emulator)
+}
+
+#[test]
+fn a_failure_inside_a_group_records_its_own_element_and_stores_nothing_of_its_group() {
+    // out[i, k] = a[idx[i] (zero fill past 5 rows), idx[k] (clamped into a's columns)]: rows 0
+    // and 1 are zeros; row 2 clamps into a's axis 1, whose length the kernel reads as 0 (the
+    // host refuses an empty axis before launching; the words below skip it): an empty-axis
+    // failure at element 6, the third of the second group of four.
+    let a = slc::fuzz::fill(DType::F32, &[5, 1], 1);
+    let idx = Tensor::from_i64s(DType::I64, &[3], &[9, 9, 1]).unwrap();
+    let src = "gather(gather(a, idx, axis=0, mode=zero), idx, axis=1, mode=clamp)";
+    let (plan, source, emulator) = generic(src, &[("a", &a), ("idx", &idx)]);
+    let layout = &source.layout;
+    assert_eq!(layout.nests.last().map(|n| n.group), Some(4));
+    let bound = cuda::bind(&plan, layout, &[&a, &idx]).unwrap();
+    let mut words = bound.words.clone();
+    let columns = layout.params.iter().position(|p| p.to_string() == "_a1").expect("a's axis 1 is read");
+    words[layout.param_word(columns)] = 0;
+    let mut out = vec![0xabu8; 9 * 4];
+    let mut err = vec![cuda::launch::NO_ERROR; bound.err_words];
+    words[0] = a.as_ptr() as u64;
+    words[1] = idx.as_ptr() as u64;
+    words[layout.out_word()] = out.as_mut_ptr() as u64;
+    words[layout.err_word()] = err.as_mut_ptr() as u64;
+    for wide in [false, true] {
+        err.fill(cuda::launch::NO_ERROR);
+        // SAFETY: the words of a bound call but for a length of 0, which only makes the
+        // kernel fail where it would read; out and err have the call's bytes.
+        unsafe { emulator.call(&source, wide, &words, bound.total) }.unwrap();
+        assert_eq!(err.last(), Some(&(6 << 2 | cuda::codegen::KIND_EMPTY_AXIS)), "wide {wide}");
+        // The first group is all zero fill; the failing group stored nothing.
+        assert_eq!(&out[..16], &[0; 16]);
+        assert_eq!(&out[16..32], &[0xab; 16]);
+    }
 }

@@ -30,7 +30,7 @@ pub const BAD_DIMS: i32 = -1;
 
 fn constant_count(nest: &NestInfo) -> Option<u64> {
     let elements = nest.extents.iter().try_fold(1u64, |c, e| c.checked_mul(e.as_const()?.max(0) as u64))?;
-    Some(elements / nest.unit)
+    Some(nest.steps(elements))
 }
 
 /// The host launcher of `source` (generated from the concrete `plan`), to append to its text;

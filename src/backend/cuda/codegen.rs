@@ -1,6 +1,9 @@
 //! CUDA C from the loop nests of a verified plan: one kernel per plan, a grid-stride loop over
-//! the elements of every nest (the index checks first, then the output), each element's
-//! coordinates taken from its linear position over the nest's merged loops. Elements are moved
+//! the steps of every nest (the index checks first, then the output), each step's coordinates
+//! taken from its linear position over the nest's merged loops. A step of the output moves a
+//! contiguous run as one vector ([`vector_bytes`]), or else a 16-byte group of consecutive
+//! elements stored at once (`group`); wider moves than an element's natural alignment fall back
+//! to element moves where a caller's pointers are not aligned for them. Elements are moved
 //! as unsigned integers of their width (f16/bf16 are 2-byte moves); index values are read once
 //! per element and normalized by their term's out-of-range policy exactly as the interpreter
 //! does (`OobMode::normalize`). A failure is recorded, never asserted: `atomicMin` of
@@ -15,6 +18,8 @@
 //! kernel with 32-bit index arithmetic; a generic plan gets both a 32-bit and a 64-bit kernel,
 //! and each call picks the narrow one when its numbers allow ([`NARROW_LIMIT`]).
 
+mod group;
+
 use super::CudaError;
 use crate::backend::loopnest::{self, LoopNest, NestKind, Stream};
 use crate::plan::VerifiedGenericPlan;
@@ -23,12 +28,14 @@ use crate::types::sym::SymExpr;
 use slc_runtime::DType;
 use std::fmt::Write;
 
-/// A call takes the 32-bit kernel when it has at most [`NARROW_ELEMENTS`] steps and every
+/// A call takes the 32-bit kernel when it has fewer than [`NARROW_ELEMENTS`] elements (not
+/// steps: a grouped step computes its elements' linear positions, `lin * group + k`, all below
+/// its nest's element count) and every
 /// integer it evaluates, and every buffer's bytes, are at most [`NARROW_LIMIT`] (1 GiB buffers
 /// included): each partial sum of an address is itself an address in a buffer (the other
 /// coordinates 0), below 2^30 in magnitude, and each product of a coordinate and a stride is a
-/// difference of two such addresses, so every intermediate stays below 2^31; `linear + grid
-/// stride` stays below 2^31 too (grids of at most 2^24 threads).
+/// difference of two such addresses, so every intermediate stays below 2^31; `step + grid
+/// stride` stays below 2^31 too (grids of at most 2^24 threads, no more steps than elements).
 pub const NARROW_LIMIT: i64 = 1 << 30;
 pub const NARROW_ELEMENTS: u64 = 1 << 30;
 
@@ -65,6 +72,17 @@ pub struct NestInfo {
     /// Elements per step of a thread: more than one where the nest moves contiguous runs as
     /// vectors ([`vector_bytes`]); the kernel's range counts steps.
     pub unit: u64,
+    /// Consecutive elements (in C order) per step of an output nest that moves no vectors:
+    /// gathered one by one, stored as one 16-byte vector ([`group_of`]); 1 for the others.
+    /// The last step of the nest takes the elements left over.
+    pub group: u64,
+}
+
+impl NestInfo {
+    /// The steps of the kernel's range that cover the nest's `count` elements.
+    pub fn steps(&self, count: u64) -> u64 {
+        (count / self.unit).div_ceil(self.group)
+    }
 }
 
 impl ArgLayout {
@@ -126,6 +144,8 @@ const VECTOR_TYPE: &str = "#ifndef SLC_V16
 #define SLC_V16
 struct SLC_ALIGN(16) slc_v16 { unsigned long long lo, hi; };
 typedef struct slc_v16 slc_v16;
+union slc_g16 { slc_v16 v; unsigned char b[16]; unsigned short h[8]; unsigned int w[4]; unsigned long long d[2]; };
+typedef union slc_g16 slc_g16;
 #endif
 ";
 
@@ -153,6 +173,15 @@ fn vector_bytes(plan: &VerifiedGenericPlan, nest: &LoopNest) -> Option<u64> {
     let fits = |v: i64| numbers.iter().all(|n| n % v == 0);
     let v = [16i64, 8, 4, 2].into_iter().find(|&v| v > nest.width as i64 && fits(v))?;
     dense_buffer.then_some(v as u64)
+}
+
+/// The elements per step of `nest`, moving `unit` elements per step ([`vector_bytes`]): an
+/// output nest of narrower elements that moves no vectors gathers a 16-byte group of
+/// consecutive ones, so that a warp stores whole lines with one instruction per thread.
+fn group_of(nest: &LoopNest, unit: u64) -> u64 {
+    let width = nest.width as u64;
+    let grouped = nest.kind == NestKind::Output && unit == 1 && !nest.extents.is_empty();
+    if grouped && width < 16 && 16 % width == 0 { 16 / width } else { 1 }
 }
 
 /// Generates the CUDA C of `plan`'s kernels, named `name` (a C identifier).
@@ -187,7 +216,8 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
             own.push(at);
         }
         let unit = vector_bytes(plan, nest).map_or(1, |v| v / nest.width as u64);
-        infos.push(NestInfo { extents: nest.extents.clone(), slot: *slot, params: own, unit });
+        let group = group_of(nest, unit);
+        infos.push(NestInfo { extents: nest.extents.clone(), slot: *slot, params: own, unit, group });
     }
     let symbolic =
         !params.is_empty() || nests.iter().any(|(_, n)| n.extents.iter().any(|e| e.as_const().is_none()));
@@ -358,6 +388,10 @@ impl Gen<'_> {
         let last = nests.len().saturating_sub(1);
         let _ = writeln!(out, "  const {u} step = ({u})gridDim.x * ({u})blockDim.x;", u = t.u);
         let _ = writeln!(out, "  (void)out; (void)err; (void)step;");
+        if l.nests.iter().any(|n| n.group > 1) {
+            // Uniform: whether the output takes 16-byte stores (a caller's pointer need not).
+            let _ = writeln!(out, "  const int out16 = ((unsigned long long)out & 15) == 0;");
+        }
         if !nests.is_empty() {
             let _ = writeln!(
                 out,
@@ -367,7 +401,7 @@ impl Gen<'_> {
             for (n, (slot, nest)) in nests.iter().enumerate() {
                 let start = if n == 0 { "0".to_string() } else { format!("e{}", n - 1) };
                 b.text.push_str(&format!("    if (i < e{n}) {{\n      const {} lin = i - {start};\n", t.u));
-                self.nest(&mut b, nest, *slot, l.nests[n].unit)?;
+                self.nest(&mut b, nest, *slot, &l.nests[n])?;
                 b.text.push_str("    }\n");
             }
             out.push_str(&b.text);
@@ -394,14 +428,81 @@ impl Gen<'_> {
         }
     }
 
-    /// The body of one element of `nest`: coordinates, then the nest's work.
-    /// `unit`: elements per step (a vector of a contiguous run, [`vector_bytes`]); `lin` counts
-    /// steps.
-    fn nest(&self, b: &mut Body, nest: &LoopNest, slot: usize, unit: u64) -> Result<(), CudaError> {
+    /// The body of one step of `nest` (`lin` counts steps): coordinates, then the nest's work.
+    fn nest(&self, b: &mut Body, nest: &LoopNest, slot: usize, info: &NestInfo) -> Result<(), CudaError> {
+        if info.group > 1 {
+            return self.group_step(b, nest, slot, info.group);
+        }
+        let t = b.t;
+        let unit = info.unit;
+        self.coordinates(b, nest, "lin", unit, false);
+        // A vector's elements share their gathers (fixed along the run): the first fails first.
+        let fail = |kind: u64| {
+            format!(
+                "{{ atomicMin(err + {slot}, ((unsigned long long)lin * {unit}ULL << 2) | {kind}ULL); continue; }}"
+            )
+        };
+        let zero = b.label();
+        if nest.kind == NestKind::Check {
+            let offset = self.access(b, &nest.data, &fail, &zero, true)?;
+            let _ = writeln!(b.text, "      (void){offset}; continue;\n      {zero}: continue;");
+            return Ok(());
+        }
+        let w = unit * nest.width as u64;
+        let ty = if w == 16 { "slc_v16" } else { move_type(w as u8) };
+        let at = format!("out + ({})lin * {w}", t.s);
+        // Elements are naturally aligned (to their width, at most 8 bytes); a wider move needs
+        // its pointers aligned to it, which a caller's pointer need not be: then it moves the
+        // same bytes in naturally aligned pieces.
+        let piece = nest.width.min(8);
+        let guarded = w > piece as u64;
+        if guarded {
+            let _ = writeln!(
+                b.text,
+                "      const int al = (((unsigned long long)out | (unsigned long long)b{}) & {}) == 0;",
+                nest.data.buffer,
+                w - 1
+            );
+        }
+        let offset = self.access(b, &nest.data, &fail, &zero, false)?;
+        let data = format!("b{} + {offset}", nest.data.buffer);
+        if guarded {
+            let (pty, pieces) = (move_type(piece), w / piece as u64);
+            let each = |value: &str| {
+                format!(
+                    "{{ {u} j; for (j = 0; j < {pieces}; j++) *({pty}*)({at} + ({s})j * {piece}) = {value}; }}",
+                    u = t.u,
+                    s = t.s
+                )
+            };
+            let moved = each(&format!("*(const {pty}*)({data} + ({})j * {piece})", t.s));
+            let _ = writeln!(
+                b.text,
+                "      if (al) *({ty}*)({at}) = *(const {ty}*)({data});\n      else {moved}\n      continue;"
+            );
+            // In a block of its own: a jump to the label may not pass an initialization.
+            let _ = writeln!(
+                b.text,
+                "      {zero}: if (al) {{ const {ty} z = {}; *({ty}*)({at}) = z; }} else {} continue;",
+                if w == 16 { "{0ULL, 0ULL}" } else { "0" },
+                each("0")
+            );
+        } else {
+            let _ = writeln!(b.text, "      *({ty}*)({at}) = *(const {ty}*)({data}); continue;");
+            let _ = writeln!(b.text, "      {zero}: {{ const {ty} z = 0; *({ty}*)({at}) = z; }} continue;");
+        }
+        Ok(())
+    }
+
+    /// Emits the coordinates `c0, c1, ...` of the element at linear position `from` (an
+    /// unsigned C expression) over `nest`'s loops, its innermost loop counting runs of `unit`
+    /// elements; `mutable`: they advance over a group ([`Self::group_step`]).
+    fn coordinates(&self, b: &mut Body, nest: &LoopNest, from: &str, unit: u64, mutable: bool) {
         let t = b.t;
         let rank = nest.extents.len();
+        let constant = if mutable { "" } else { "const " };
         if rank > 0 {
-            let _ = writeln!(b.text, "      {} r = lin;", t.u);
+            let _ = writeln!(b.text, "      {} r = {from};", t.u);
         }
         for d in (0..rank).rev() {
             let mut e = self.int(&nest.extents[d], t);
@@ -413,45 +514,15 @@ impl Gen<'_> {
                 String::new()
             };
             if d == 0 {
-                let _ = writeln!(b.text, "      const {} c0 = ({})r{scale};", t.s, t.s);
+                let _ = writeln!(b.text, "      {constant}{} c0 = ({})r{scale};", t.s, t.s);
             } else {
                 let _ = writeln!(
                     b.text,
-                    "      const {} c{d} = ({})(r % ({})({e})){scale}; r /= ({})({e});",
+                    "      {constant}{} c{d} = ({})(r % ({})({e})){scale}; r /= ({})({e});",
                     t.s, t.s, t.u, t.u
                 );
             }
         }
-        // A vector's elements share their gathers (fixed along the run): the first fails first.
-        let fail = |kind: u64| {
-            format!(
-                "{{ atomicMin(err + {slot}, ((unsigned long long)lin * {unit}ULL << 2) | {kind}ULL); continue; }}"
-            )
-        };
-        let zero = b.label();
-        let offset = self.access(b, &nest.data, &fail, &zero, nest.kind == NestKind::Check)?;
-        match nest.kind {
-            NestKind::Check => {
-                let _ = writeln!(b.text, "      (void){offset}; continue;\n      {zero}: continue;");
-            }
-            NestKind::Output => {
-                let w = unit * nest.width as u64;
-                let ty = if w == 16 { "slc_v16" } else { move_type(w as u8) };
-                let _ = writeln!(
-                    b.text,
-                    "      *({ty}*)(out + ({})lin * {w}) = *(const {ty}*)(b{} + {offset}); continue;",
-                    t.s, nest.data.buffer
-                );
-                // In a block of its own: a jump to the label may not pass an initialization.
-                let _ = writeln!(
-                    b.text,
-                    "      {zero}: {{ const {ty} z = {}; *({ty}*)(out + ({})lin * {w}) = z; }} continue;",
-                    if w == 16 { "{0ULL, 0ULL}" } else { "0" },
-                    t.s
-                );
-            }
-        }
-        Ok(())
     }
 
     /// Emits the byte offset of `s` into a fresh variable and returns its name; a `zero`-mode

@@ -117,38 +117,116 @@ impl Emulator {
         inputs: &[&Tensor],
         wide: Option<bool>,
     ) -> Result<Tensor, RuntimeError> {
+        self.run_placed(plan, source, inputs, wide, false)
+    }
+
+    /// [`run_as`](Self::run_as); `misaligned`: every input and the output start one element's
+    /// natural alignment (its width, at most 8 bytes) past a 16-byte boundary, as a caller's
+    /// device pointers may, instead of where their allocations put them.
+    pub fn run_placed(
+        &self,
+        plan: &VerifiedGenericPlan,
+        source: &CudaSource,
+        inputs: &[&Tensor],
+        wide: Option<bool>,
+        misaligned: bool,
+    ) -> Result<Tensor, RuntimeError> {
         let mut bound = launch::bind(plan, &source.layout, inputs)?;
         match wide {
             Some(true) if source.layout.wide => bound.wide = true,
             Some(false) if source.layout.narrow => bound.wide = false,
             _ => {}
         }
-        let symbol = format!("{}_emulate", source.entry(bound.wide));
-        let f = self.symbol(&symbol);
-        if f.is_null() {
-            return Err(RuntimeError::Jit(crate::backend::jit::JitError::Codegen(format!(
-                "no emulated kernel `{symbol}`"
-            ))));
-        }
-        // SAFETY: SLC_EMULATE defines the launcher with this signature.
-        let f: EmulateFn = unsafe { std::mem::transmute::<*mut c_void, EmulateFn>(f) };
         let mut out = Tensor::zeros(plan.dtype, &bound.shape)?;
         let mut err = vec![NO_ERROR; bound.err_words];
         let mut words = bound.words.clone();
-        for (i, t) in inputs.iter().enumerate() {
-            words[i] = (t.as_ptr() as u64).wrapping_add(bound.input_offsets[i] as u64);
+        let shift = |t: &Tensor| if misaligned { t.dtype().width().min(8) } else { 0 };
+        let mut placed: Vec<Placed> = inputs.iter().map(|t| Placed::new(t.bytes(), shift(t))).collect();
+        for (i, p) in placed.iter_mut().enumerate() {
+            words[i] = (p.start() as u64).wrapping_add(bound.input_offsets[i] as u64);
         }
-        words[source.layout.out_word()] = out.bytes_mut().as_mut_ptr() as u64;
+        let mut out_placed = Placed::new(out.bytes(), shift(&out));
+        words[source.layout.out_word()] = out_placed.start() as u64;
         words[source.layout.err_word()] = err.as_mut_ptr() as u64;
-        let grid = bound.total.div_ceil(BLOCK).clamp(1, MAX_BLOCKS);
-        {
-            let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-            // SAFETY: the argument block holds the inputs bound and checked against the plan,
-            // under which verification proved every address in bounds, an output of the
-            // call's bytes, and the error words; the words outlive the call.
-            unsafe { f(words.as_ptr(), grid as u32, BLOCK as u32) };
+        // SAFETY: the argument block holds the inputs bound and checked against the plan, under
+        // which verification proved every address in bounds, an output of the call's bytes, and
+        // the error words; the words outlive the call.
+        unsafe { self.call(source, bound.wide, &words, bound.total) }
+            .map_err(|e| RuntimeError::Jit(crate::backend::jit::JitError::Codegen(e.to_string())))?;
+        if !out_placed.guarded() {
+            return Err(RuntimeError::Jit(crate::backend::jit::JitError::Codegen(
+                "the emulated kernel wrote outside its output".into(),
+            )));
         }
+        out.bytes_mut().copy_from_slice(out_placed.bytes());
         launch::decode_errors(&bound, &err, inputs)?;
         Ok(out)
+    }
+
+    /// Launches `source`'s 64-bit (`wide`) or 32-bit kernel, built into this object, with the
+    /// argument block `words` over a grid for `steps` steps, as [`run`](Self::run) does after
+    /// binding a call.
+    ///
+    /// # Safety
+    /// `words` must be an argument block of the kernel whose pointers reach every byte it reads
+    /// and writes.
+    pub unsafe fn call(
+        &self,
+        source: &CudaSource,
+        wide: bool,
+        words: &[u64],
+        steps: u64,
+    ) -> Result<(), CudaError> {
+        let symbol = format!("{}_emulate", source.entry(wide));
+        let f = self.symbol(&symbol);
+        if f.is_null() || words.len() < source.layout.words().max(1) {
+            return Err(CudaError::Codegen(format!("no emulated kernel `{symbol}` for these words")));
+        }
+        // SAFETY: SLC_EMULATE defines the launcher with this signature.
+        let f: EmulateFn = unsafe { std::mem::transmute::<*mut c_void, EmulateFn>(f) };
+        let grid = steps.div_ceil(BLOCK).clamp(1, MAX_BLOCKS);
+        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the caller's promise; the launcher copies the words it declares.
+        unsafe { f(words.as_ptr(), grid as u32, BLOCK as u32) };
+        Ok(())
+    }
+}
+
+/// A copy of a buffer's bytes `shift` bytes past a 16-byte boundary, between guard bytes (at
+/// least 16 after it) that a kernel writing out of bounds would change.
+struct Placed {
+    words: Vec<u128>,
+    shift: usize,
+    len: usize,
+}
+
+const GUARD: u8 = 0xa5;
+
+impl Placed {
+    fn new(bytes: &[u8], shift: usize) -> Placed {
+        let mut words = vec![u128::from_ne_bytes([GUARD; 16]); (shift + bytes.len() + 16).div_ceil(16)];
+        // SAFETY: the words hold at least `shift + bytes.len()` bytes.
+        let all =
+            unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 16) };
+        all[shift..shift + bytes.len()].copy_from_slice(bytes);
+        Placed { words, shift, len: bytes.len() }
+    }
+
+    /// Whether the guard bytes are as `new` left them.
+    fn guarded(&self) -> bool {
+        // SAFETY: the words' bytes.
+        let all =
+            unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.words.len() * 16) };
+        all[..self.shift].iter().chain(&all[self.shift + self.len..]).all(|&b| b == GUARD)
+    }
+
+    fn start(&mut self) -> *mut u8 {
+        // SAFETY: within the words (`shift` < 16 and they hold at least one).
+        unsafe { self.words.as_mut_ptr().cast::<u8>().add(self.shift) }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `new` copied `len` bytes there.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>().add(self.shift), self.len) }
     }
 }

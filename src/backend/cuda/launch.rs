@@ -48,7 +48,7 @@ pub struct Bound {
     pub words: Vec<u64>,
     /// Whether the call runs the 64-bit kernel.
     pub wide: bool,
-    /// Elements of every nest together: the grid-stride loop's range.
+    /// Steps of every nest together (`NestInfo::steps`): the grid-stride loop's range.
     pub total: u64,
     /// The output's dims and bytes.
     pub shape: Vec<usize>,
@@ -118,13 +118,15 @@ pub fn bind<I: Input>(
     let eval = |e: &SymExpr| e.eval_i64(&env).ok_or_else(|| ShapeMismatch::TooLarge { what: e.to_string() });
     let mut words = vec![0u64; layout.words().max(1)];
     let mut total = 0u64;
+    let mut elements = 0u64;
     let mut small = true;
     for (n, nest) in layout.nests.iter().enumerate() {
         let extents = nest.extents.iter().map(eval).collect::<Result<Vec<i64>, _>>()?;
         let count = extents.iter().try_fold(1u64, |c, &e| c.checked_mul(e.max(0) as u64));
         let count = count.ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
-        // A nest moving vectors counts them (its innermost extent is a constant multiple).
-        let count = count / nest.unit;
+        elements = elements.saturating_add(count);
+        // The kernel's range counts steps: vectors or groups of elements.
+        let count = nest.steps(count);
         // A nest with no elements reads nothing: its integers need not fit.
         if count > 0 {
             for &p in &nest.params {
@@ -138,6 +140,9 @@ pub fn bind<I: Input>(
             .ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
         words[layout.end_word(n)] = total;
     }
+    // Elements, not only steps: a grouped step's elements have linear positions up to `group`
+    // times its own.
+    small &= elements < NARROW_ELEMENTS;
     let shape: Vec<usize> = concrete.shape.iter().map(|&d| d as usize).collect();
     let out_bytes = Tensor::byte_size(concrete.dtype, &shape)
         .ok_or_else(|| ShapeMismatch::TooLarge { what: "the output's bytes".into() })?;
