@@ -70,7 +70,8 @@ run)
   export PYTHONPATH="$PWD/$gpu/py${PYTHONPATH:+:$PYTHONPATH}"
   # A first look that is quick to read when something is wrong.
   timeout 60 "$gpu/slc" eval 'a[::-1, 1:]' -i a=examples/data/a.npy --backend cuda --time > "$out/smoke.txt" 2>&1 || fail 1
-  timeout 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 > "$out/cuda_gpu.txt" 2>&1 || fail 2
+  # SLC_GPU_TESTS: a name filter for the Rust GPU tests (default: all of them).
+  timeout 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 ${SLC_GPU_TESTS:-} > "$out/cuda_gpu.txt" 2>&1 || fail 2
   aot "$out" > "$out/aot.txt" 2>&1 || fail 3
   timeout 120 python3 python/tests/test_cuda.py > "$out/python_cuda.txt" 2>&1 || fail 5
   timeout 240 python3 benches/gpu.py --slc "$gpu/slc" --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
