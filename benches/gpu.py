@@ -178,6 +178,10 @@ def main():
                 else:
                     secs = events_time(fn)
                     entry.update(s=secs, vs_copy=secs / row["copy_s"])
+                    # Into a caller's tensor: no allocation in the call.
+                    o = torch.empty(want.shape, dtype=getattr(torch, str(want.dtype)), device=dev)
+                    entry["out_vs_copy"] = events_time(lambda: kernel(**t, out=o)) / row["copy_s"]
+                    del o
                 row["slc"] = entry
                 del t
             except Exception as e:  # noqa: BLE001

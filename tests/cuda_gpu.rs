@@ -203,7 +203,10 @@ fn kernels_on_device_memory() {
     for (src, inputs) in &cases {
         let signature: Vec<(&str, slc::types::SymTensorType)> =
             inputs.iter().map(|(n, t, _)| (*n, ty(t))).collect();
-        let k = Kernel::prepare(src, &signature).unwrap();
+        // A mask's value is part of the program (its count is the output's length).
+        let mut values = slc::sema::InputValues::new();
+        values.insert("m".to_string(), mask.clone());
+        let k = Kernel::prepare_with_values(src, &signature, &values, &Default::default()).unwrap();
         let host: Vec<&Tensor> = inputs.iter().map(|(_, _, t)| *t).collect();
         let want = k.run(&host).map_err(|e| e.to_string());
         let (held, arrays): (Vec<_>, Vec<_>) = host.iter().map(|t| upload(t)).unzip();

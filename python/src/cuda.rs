@@ -100,10 +100,14 @@ fn cuda_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("CUDA: {e}"))
 }
 
-/// Whether `value` lives in CUDA device memory by its `__dlpack_device__`.
+/// Whether `value` lives in CUDA device memory by its `__dlpack_device__` (a PyTorch tensor:
+/// its `is_cuda`).
 pub fn is_cuda(value: &Bound<'_, PyAny>) -> bool {
     if value.is_instance_of::<PyUntypedArray>() || value.is_instance_of::<PyInt>() {
         return false;
+    }
+    if let Some(torch) = torch::types(value) {
+        return torch.is_cuda(value);
     }
     crate::convert::dlpack_device(value).ok().flatten().is_some_and(|(kind, _)| kind == DL_CUDA)
 }
@@ -138,6 +142,9 @@ pub struct Imported {
 
 impl Drop for Imported {
     fn drop(&mut self) {
+        if self.managed.is_null() {
+            return; // read through PyTorch's attributes: nothing to release
+        }
         // SAFETY: the capsule was consumed (renamed), so calling its deleter once is ours.
         unsafe {
             if let Some(deleter) = (*self.managed).deleter {
@@ -149,6 +156,12 @@ impl Drop for Imported {
 
 /// `value`'s array on the device, its producer asked to order its work before `stream`.
 pub fn import(value: &Bound<'_, PyAny>, name: &str, stream: Stream) -> PyResult<Imported> {
+    if let Some(torch) = torch::types(value)
+        && let Some(array) = torch.array(value, name, stream)?
+    {
+        return Ok(Imported { managed: std::ptr::null_mut(), array });
+    }
+    // Anything else — and a tensor PyTorch's attributes did not describe — through DLPack.
     let py = value.py();
     let kwargs = PyDict::new(py);
     kwargs.set_item("stream", stream.0)?;
@@ -431,66 +444,225 @@ pub fn run_on_device<'py>(
     ran.map_err(|e| errors::to_py(py, &e, kernel.source()))
 }
 
-/// Kernels `slc.eval` compiled for device inputs, by text and input dtypes and ranks (dims
-/// symbolic: one kernel for every shape).
-type DeviceKey = (String, Vec<(String, DType, usize)>);
-static EVAL_KERNELS: Mutex<Vec<(DeviceKey, std::sync::Arc<slc::Kernel>)>> = Mutex::new(Vec::new());
+/// A kernel `slc.eval` compiled for device inputs: the text, the inputs' names, dtypes and
+/// dims, and the values it read (a mask's, an operator parameter's) by position.
+struct DeviceEntry {
+    expr: String,
+    types: Vec<(String, DType, Vec<usize>)>,
+    values: Vec<(usize, Vec<u8>)>,
+    kernel: std::sync::Arc<slc::Kernel>,
+}
+
+static EVAL_KERNELS: Mutex<Vec<DeviceEntry>> = Mutex::new(Vec::new());
 const MAX_EVAL_KERNELS: usize = 64;
 
-/// `slc.eval` where an input is on the GPU: on the legacy default stream, into a new
-/// `slc.DeviceArray`.
+/// Forgets the kernels `slc.eval` kept for device inputs (`slc.clear_cache`).
+pub fn clear_cache() {
+    EVAL_KERNELS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// `slc.eval` where an input is on the GPU, on the legacy default stream, into a new
+/// `slc.DeviceArray`. As on the host, a kernel is compiled for the inputs' dtypes and dims and
+/// the values the front end reads (copied from the device: masks, short index lists), and kept.
 pub fn eval_on_device<'py>(
     py: Python<'py>,
     expr: &str,
     inputs: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    // No driver: the error before any producer is asked for its memory.
-    slc::backend::cuda::device::device().map_err(|e| {
+    let cuda_failure = |e: &dyn std::fmt::Display| {
         errors::to_py(py, &slc::Error::from(slc::backend::RuntimeError::Cuda(e.to_string())), expr)
-    })?;
+    };
+    // No driver: the error before any producer is asked for its memory.
+    slc::backend::cuda::device::device().map_err(|e| cuda_failure(&e))?;
     let mut values = Vec::with_capacity(inputs.len());
-    let mut key = Vec::with_capacity(inputs.len());
+    let mut types = Vec::with_capacity(inputs.len());
+    // Per input, its elements on the host where the front end may read them.
+    let mut readable: Vec<Option<slc::Tensor>> = Vec::with_capacity(inputs.len());
     for (name, value) in inputs.iter() {
         let name: String = name.extract()?;
         let on_device = is_cuda(&value);
-        let (dtype, rank) = if on_device {
+        let host = if on_device {
             let i = import(&value, &name, Stream(1))?;
-            (i.array.dtype, i.array.shape.len())
+            let a = &i.array;
+            types.push((name.clone(), a.dtype, a.shape.clone()));
+            match slc::sema::value_may_be_read(a.dtype, a.shape.iter().product()) {
+                true => Some(a.elements_to_host().map_err(|e| cuda_failure(&e))?),
+                false => None,
+            }
         } else {
             let held = crate::convert::hold(&value, &name, DType::I64)?;
-            (held.dtype(), held.shape().len())
+            types.push((name.clone(), held.dtype(), held.shape().to_vec()));
+            match slc::sema::value_may_be_read(held.dtype(), held.shape().iter().product()) {
+                true => {
+                    Some(held.view(&name)?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?)
+                }
+                false => None,
+            }
         };
-        key.push((name.clone(), dtype, rank));
+        readable.push(host);
         values.push((name, value, on_device));
     }
-    let key: DeviceKey = (expr.to_string(), key);
-    let found = {
-        let kernels = EVAL_KERNELS.lock().unwrap_or_else(|e| e.into_inner());
-        kernels.iter().find(|(k, _)| *k == key).map(|(_, kernel)| kernel.clone())
+    let fits = |e: &DeviceEntry| {
+        e.expr == expr
+            && e.types == types
+            && e.values
+                .iter()
+                .all(|(i, bytes)| readable[*i].as_ref().is_some_and(|t| t.bytes() == bytes.as_slice()))
     };
+    let found = EVAL_KERNELS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|e| fits(e))
+        .map(|e| e.kernel.clone());
     let kernel = match found {
         Some(kernel) => kernel,
         None => {
-            let signatures: Vec<(String, slc::types::SymTensorType)> = (key.1.iter())
-                .map(|(n, dtype, rank)| {
-                    // `?`: a dim of its own name.
-                    let ty = format!("{dtype}[{}]", vec!["?"; *rank].join(", "));
-                    Ok((
-                        n.clone(),
-                        ty.parse::<slc::types::SymTensorType>()
-                            .map_err(|e| PyValueError::new_err(e.to_string()))?,
-                    ))
-                })
-                .collect::<PyResult<_>>()?;
-            let kernel =
-                std::sync::Arc::new(crate::kernel::prepare(py, expr, &signatures, &Default::default())?);
+            let signatures: Vec<(String, slc::types::SymTensorType)> = (types.iter())
+                .map(|(n, d, dims)| (n.clone(), slc::types::TensorType::of(*d, dims).generic()))
+                .collect();
+            let offered: slc::sema::InputValues = (types.iter().zip(&readable))
+                .filter_map(|((n, _, _), t)| Some((n.clone(), t.clone()?)))
+                .collect();
+            let kernel = std::sync::Arc::new(crate::kernel::prepare(py, expr, &signatures, &offered)?);
+            let read = kernel.fixed().map(|c| c.read.values.clone()).unwrap_or_default();
+            let kept = (types.iter().enumerate())
+                .filter(|(_, (n, _, _))| read.contains(n))
+                .filter_map(|(i, _)| Some((i, readable[i].as_ref()?.bytes().to_vec())))
+                .collect();
             let mut kernels = EVAL_KERNELS.lock().unwrap_or_else(|e| e.into_inner());
             if kernels.len() >= MAX_EVAL_KERNELS {
                 kernels.remove(0);
             }
-            kernels.push((key, kernel.clone()));
+            kernels.push(DeviceEntry { expr: expr.to_string(), types, values: kept, kernel: kernel.clone() });
             kernel
         }
     };
     run_on_device(py, &kernel, &values, None, Stream(1))
+}
+
+/// PyTorch's tensors read through their attributes rather than `__dlpack__`: the same facts
+/// (pointer, dtype, dims, strides, device) and the same stream handshake (slc's stream waits
+/// for PyTorch's current stream when they differ), at a tenth of the cost — `Tensor.__dlpack__`
+/// is Python code that costs more than the rest of a small call. Exactly `torch.Tensor` only
+/// (a subclass may override what it reports), and only once the program has imported torch.
+mod torch {
+    use super::{DeviceArray, Stream, cuda_error};
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::sync::PyOnceLock;
+    use pyo3::types::{PyTuple, PyType};
+    use slc::DType;
+
+    pub struct Torch {
+        tensor: Py<PyType>,
+        dtypes: Vec<(Py<PyAny>, DType)>,
+        current_stream: Option<Py<PyAny>>,
+    }
+
+    static TORCH: PyOnceLock<Torch> = PyOnceLock::new();
+
+    /// PyTorch's types when `value` is exactly a `torch.Tensor`.
+    pub fn types(value: &Bound<'_, PyAny>) -> Option<&'static Torch> {
+        let py = value.py();
+        let ty = value.get_type();
+        if let Some(torch) = TORCH.get(py) {
+            return ty.is(torch.tensor.bind(py)).then_some(torch);
+        }
+        // Loaded at the first tensor met: only a program that uses PyTorch pays for it.
+        let named = ty.module().is_ok_and(|m| m == "torch") && ty.name().is_ok_and(|n| n == "Tensor");
+        if !named {
+            return None;
+        }
+        let torch = TORCH.get_or_try_init(py, || load(py)).ok()?;
+        ty.is(torch.tensor.bind(py)).then_some(torch)
+    }
+
+    fn load(py: Python<'_>) -> PyResult<Torch> {
+        let torch = py.import("torch")?;
+        let tensor = torch.getattr("Tensor")?.cast_into::<PyType>()?.unbind();
+        let names = [
+            ("float32", DType::F32),
+            ("float64", DType::F64),
+            ("float16", DType::F16),
+            ("bfloat16", DType::BF16),
+            ("int8", DType::I8),
+            ("int16", DType::I16),
+            ("int32", DType::I32),
+            ("int64", DType::I64),
+            ("uint8", DType::U8),
+            ("uint16", DType::U16),
+            ("uint32", DType::U32),
+            ("uint64", DType::U64),
+            ("bool", DType::Bool),
+            ("complex64", DType::C64),
+            ("complex128", DType::C128),
+        ];
+        let dtypes = names.iter().filter_map(|(n, d)| Some((torch.getattr(*n).ok()?.unbind(), *d))).collect();
+        let current_stream =
+            torch.getattr("_C").and_then(|c| c.getattr("_cuda_getCurrentRawStream")).ok().map(Bound::unbind);
+        Ok(Torch { tensor, dtypes, current_stream })
+    }
+
+    impl Torch {
+        pub fn is_cuda(&self, value: &Bound<'_, PyAny>) -> bool {
+            value.getattr(pyo3::intern!(value.py(), "is_cuda")).and_then(|v| v.extract()).unwrap_or(false)
+        }
+
+        /// The tensor in place, PyTorch's current stream ordered before `stream`; `None` where
+        /// only `__dlpack__` can tell.
+        pub fn array(
+            &self,
+            value: &Bound<'_, PyAny>,
+            name: &str,
+            stream: Stream,
+        ) -> PyResult<Option<DeviceArray>> {
+            // Attributes that do not describe the tensor leave it to `__dlpack__`.
+            match self.attributes(value).ok().flatten() {
+                Some((array, device)) if device == 0 => {
+                    self.order(value.py(), device, stream)?;
+                    Ok(Some(array))
+                }
+                Some((_, device)) => Err(PyValueError::new_err(format!(
+                    "input '{name}' is on cuda:{device}; slc runs on CUDA device 0"
+                ))),
+                None => Ok(None),
+            }
+        }
+
+        /// slc's stream made to wait for PyTorch's current stream when they differ.
+        fn order(&self, py: Python<'_>, device: i64, stream: Stream) -> PyResult<()> {
+            let Some(current) = &self.current_stream else { return Ok(()) };
+            let theirs: usize = current.bind(py).call1((device,))?.extract()?;
+            // PyTorch names the legacy default stream 0; slc's default is the same stream.
+            let theirs = Stream(if theirs == 0 { 1 } else { theirs });
+            let gpu = slc::backend::cuda::device::device().map_err(cuda_error)?;
+            gpu.order_after(stream, theirs).map_err(cuda_error)
+        }
+
+        /// The tensor's array and device; `None` for a dtype slc does not know or a lazily
+        /// conjugated or negated complex tensor (PyTorch's `__dlpack__` refuses it, by name).
+        fn attributes(&self, value: &Bound<'_, PyAny>) -> PyResult<Option<(DeviceArray, i64)>> {
+            let py = value.py();
+            let dtype = value.getattr(pyo3::intern!(py, "dtype"))?;
+            let Some(dtype) = self.dtypes.iter().find(|(d, _)| d.bind(py).is(&dtype)).map(|(_, d)| *d) else {
+                return Ok(None);
+            };
+            if matches!(dtype, DType::C64 | DType::C128)
+                && (value.call_method0("is_conj")?.extract::<bool>()?
+                    || value.call_method0("is_neg")?.extract::<bool>()?)
+            {
+                return Ok(None);
+            }
+            let device: i64 = value.call_method0(pyo3::intern!(py, "get_device"))?.extract()?;
+            let ptr: u64 = value.call_method0(pyo3::intern!(py, "data_ptr"))?.extract()?;
+            let shape: Vec<usize> = value.getattr(pyo3::intern!(py, "shape"))?.extract()?;
+            let strides: Vec<isize> =
+                value.call_method0(pyo3::intern!(py, "stride"))?.cast_into::<PyTuple>()?.extract()?;
+            if strides.len() != shape.len() {
+                return Ok(None);
+            }
+            Ok(Some((DeviceArray { ptr, dtype, shape, strides: Some(strides) }, device)))
+        }
+    }
 }

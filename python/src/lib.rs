@@ -255,6 +255,7 @@ fn build(py: Python<'_>, expr: &str, names: &[&str], held: &[Held<'_>]) -> PyRes
 #[pyfunction]
 fn clear_cache() {
     *EVAL_CACHE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    cuda::clear_cache();
 }
 
 /// The number of kernels ``eval`` keeps.

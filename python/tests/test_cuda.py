@@ -44,10 +44,9 @@ class _Skip(Exception):
 
 
 def _skip(why):
-    try:
-        import pytest
-    except ImportError:
-        raise _Skip(why) from None
+    if __name__ == "__main__":
+        raise _Skip(why)
+    import pytest
     pytest.skip(why)
 
 

@@ -101,6 +101,29 @@ impl DeviceArray {
     }
 }
 
+impl DeviceArray {
+    /// Its elements on the host, dense in C order (a strided array's picked from its window);
+    /// synchronous.
+    pub fn elements_to_host(&self) -> Result<Tensor, CudaError> {
+        let window = self.window().to_host()?;
+        let Some(strides) = self.layout() else { return Ok(window) };
+        let width = self.dtype.width();
+        let first = (-self.reach().0 / width as i128) as isize;
+        let mut out = Tensor::for_overwrite(self.dtype, &self.shape)
+            .map_err(|e| CudaError::Driver(format!("a host copy: {e}")))?;
+        for k in 0..self.shape.iter().product::<usize>() {
+            let (mut rest, mut at) = (k, first);
+            for (&d, &stride) in self.shape.iter().zip(strides).rev() {
+                at += (rest % d) as isize * stride;
+                rest /= d;
+            }
+            let at = at as usize * width;
+            out.bytes_mut()[k * width..(k + 1) * width].copy_from_slice(&window.bytes()[at..at + width]);
+        }
+        Ok(out)
+    }
+}
+
 impl Input for DeviceArray {
     fn dtype(&self) -> DType {
         self.dtype
@@ -172,8 +195,61 @@ impl Drop for DeviceMemory {
         if let Ok(gpu) = super::device::device() {
             let _ = gpu.enter();
         }
-        // SAFETY: allocated by `Device::alloc` on `stream`; later uses were queued on it.
-        let _ = unsafe { free(self.ptr, self.stream) };
+        if !kept::keep(self.ptr, self.bytes, self.stream) {
+            // SAFETY: allocated by `Device::alloc` on `stream`; later uses were queued on it.
+            let _ = unsafe { free(self.ptr, self.stream) };
+        }
+    }
+}
+
+/// Blocks freed on a stream, kept for the next allocation of the same size on that stream: a
+/// caller running a kernel in a loop gets its output block back at the cost of a lock, whatever
+/// the driver's pool does. Reuse on the stream that freed a block is ordered after every use
+/// queued there. A few blocks at most, on the default streams only; given back when an
+/// allocation fails.
+/// `SLC_CUDA_KEEP_BLOCKS=0` turns it off.
+mod kept {
+    use super::{Stream, free};
+    use std::sync::{Mutex, OnceLock};
+
+    const BLOCKS: usize = 8;
+    const BYTES: usize = 8 << 30;
+
+    static KEPT: Mutex<Vec<(Stream, usize, u64)>> = Mutex::new(Vec::new());
+
+    fn enabled() -> bool {
+        static ON: OnceLock<bool> = OnceLock::new();
+        *ON.get_or_init(|| std::env::var("SLC_CUDA_KEEP_BLOCKS").map_or(true, |v| v != "0"))
+    }
+
+    pub fn take(bytes: usize, stream: Stream) -> Option<u64> {
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        let at = kept.iter().rposition(|&(s, b, _)| s == stream && b == bytes)?;
+        Some(kept.swap_remove(at).2)
+    }
+
+    /// Whether the block was kept (else the caller frees it).
+    pub fn keep(ptr: u64, bytes: usize, stream: Stream) -> bool {
+        // Only the default streams: a caller's stream may be destroyed, and its handle reused by
+        // a new one while its work still runs.
+        if !enabled() || stream.0 > 2 {
+            return false;
+        }
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = kept.iter().map(|k| k.1).sum();
+        if kept.len() >= BLOCKS || held + bytes > BYTES {
+            return false;
+        }
+        kept.push((stream, bytes, ptr));
+        true
+    }
+
+    pub fn flush() {
+        let blocks = std::mem::take(&mut *KEPT.lock().unwrap_or_else(|e| e.into_inner()));
+        for (stream, _, ptr) in blocks {
+            // SAFETY: kept blocks are slc's allocations, freed in the order of their stream.
+            let _ = unsafe { free(ptr, stream) };
+        }
     }
 }
 
@@ -223,8 +299,19 @@ impl Device {
     /// Device memory for `bytes` (at least one), ordered on `stream`.
     pub fn alloc(&self, bytes: usize, stream: Stream) -> Result<DeviceMemory, CudaError> {
         self.enter()?;
+        if let Some(ptr) = kept::take(bytes, stream) {
+            return Ok(DeviceMemory { ptr, bytes, stream });
+        }
         // SAFETY: a stream-ordered allocation on the caller's stream.
-        let ptr = unsafe { result::malloc_async(stream.raw(), bytes.max(1)) }.map_err(driver)?;
+        let ptr = match unsafe { result::malloc_async(stream.raw(), bytes.max(1)) } {
+            Ok(ptr) => ptr,
+            Err(_) => {
+                // Out of memory, perhaps for blocks slc keeps: give them back and try again.
+                kept::flush();
+                // SAFETY: as above.
+                unsafe { result::malloc_async(stream.raw(), bytes.max(1)) }.map_err(driver)?
+            }
+        };
         Ok(DeviceMemory { ptr, bytes, stream })
     }
 

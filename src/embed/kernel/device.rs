@@ -17,7 +17,7 @@ use crate::pipeline::compile_with_values;
 use crate::plan::{self, InputStrides, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
-use slc_runtime::{DType, Tensor};
+use slc_runtime::DType;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
@@ -157,7 +157,10 @@ impl Kernel {
         }
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
         let dense = inputs.iter().all(|a| a.layout().is_none());
-        if dense && !s.derived.contains(&true) {
+        // A program compiled for values it read (a mask's, an operator parameter's) is compiled
+        // again for the call's values, read from the device.
+        let read_values = s.fixed.as_ref().is_some_and(|c| !c.read.values.is_empty());
+        if dense && !read_values && !s.derived.contains(&true) {
             let loaded = match s.device.loaded.get() {
                 Some(loaded) => loaded.clone(),
                 None => {
@@ -192,7 +195,7 @@ impl Kernel {
         let mut values = InputValues::new();
         for (n, a) in s.names.iter().zip(inputs) {
             if value_may_be_read(a.dtype, a.shape.iter().product()) {
-                values.insert(n.clone(), host_copy(a)?);
+                values.insert(n.clone(), a.elements_to_host().map_err(|e| gpu_error(e.into()))?);
             }
         }
         let compiled = compile_with_values(&s.src, &types, &values)?;
@@ -238,24 +241,4 @@ impl Kernel {
         }
         Ok(bound)
     }
-}
-
-/// A device array's elements on the host, dense (a value the front end reads).
-fn host_copy(a: &DeviceArray) -> Result<Tensor, Error> {
-    let window = a.window().to_host().map_err(|e| gpu_error(e.into()))?;
-    let Some(strides) = a.layout() else { return Ok(window) };
-    // A strided view: its elements picked from its window on the host.
-    let width = a.dtype.width();
-    let first = (-a.reach().0 / width as i128) as isize;
-    let mut out = Tensor::for_overwrite(a.dtype, &a.shape).map_err(RuntimeError::from)?;
-    for k in 0..a.shape.iter().product::<usize>() {
-        let (mut rest, mut at) = (k, first);
-        for (&d, &stride) in a.shape.iter().zip(strides).rev() {
-            at += (rest % d) as isize * stride;
-            rest /= d;
-        }
-        let at = at as usize * width;
-        out.bytes_mut()[k * width..(k + 1) * width].copy_from_slice(&window.bytes()[at..at + width]);
-    }
-    Ok(out)
 }
