@@ -24,6 +24,10 @@ and the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
   (``from slc import *`` leaves the builtins ``IndexError`` and ``MemoryError`` alone: the
   subclasses are ``slc.IndexError`` and ``slc.MemoryError``).
 
+Arrays on an NVIDIA GPU (PyTorch, CuPy, JAX: any DLPack producer on CUDA device 0) are read in
+place too, and the result is a :class:`DeviceArray` in device memory (``torch.from_dlpack(r)``)
+or is written into a device ``out=``; ``Kernel`` calls take ``stream=``.
+
 Inputs are read in place, C-contiguous or not (``x[::2]``, ``x.T``: through a kernel compiled
 once for their strides). The GIL is released while compiling and while running
 kernels whose results are at least 16 KiB.
@@ -40,7 +44,7 @@ from ._errors import (
     RunError,
     ShapeError,
 )
-from ._slc import Kernel, cache_size, clear_cache, compile, eval
+from ._slc import DeviceArray, Kernel, cache_size, clear_cache, compile, eval
 
 __version__ = "0.1.0"
 
@@ -48,6 +52,7 @@ __all__ = [
     "eval",
     "compile",
     "Kernel",
+    "DeviceArray",
     "clear_cache",
     "cache_size",
     "Error",

@@ -57,12 +57,20 @@ class Kernel:
     """A slice program compiled for input dtypes and shapes (dims may be names); thread-safe."""
 
     def __call__(
-        self, *, out: np.ndarray | None = None, threads: int | None = None, **inputs: ArrayInput
-    ) -> np.ndarray:
+        self,
+        *,
+        out: Any = None,
+        threads: int | None = None,
+        stream: Any = None,
+        **inputs: ArrayInput,
+    ) -> Any:
         """Run on the named inputs (checked against the compiled types: TypeError for a wrong
         dtype, ValueError for a wrong shape, both naming the input). `out`: a writable,
         C-contiguous array of the result's dtype and shape to write into and return.
-        `threads`: worker threads for large results (default: one per core)."""
+        `threads`: worker threads for large results (default: one per core).
+        Inputs on a CUDA device (any `__dlpack__` producer: torch, cupy, jax) are read in place
+        and the result is a `DeviceArray` (or `out`, a device array); `stream`: the CUDA stream
+        to run on (an int handle or a torch/cupy stream; default the legacy default stream)."""
     @property
     def input_names(self) -> Tuple[str, ...]:
         """The input names, in the order given to slc.compile."""
@@ -128,3 +136,24 @@ class DmlError(Error):
 
 class InternalError(Error):
     """A bug in slc, caught before it could crash the interpreter."""
+
+
+class DeviceArray:
+    """A result in CUDA device memory (device 0): a DLPack producer (torch.from_dlpack,
+    cupy.from_dlpack) with __cuda_array_interface__; get() copies it to NumPy."""
+
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None
+    ) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]: ...
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def data_ptr(self) -> int:
+        """The device address of the first element."""
+    def get(self) -> np.ndarray:
+        """A copy on the host (waits for slc's work on it)."""

@@ -174,6 +174,8 @@ pub struct DeviceMemory {
     pub ptr: u64,
     pub bytes: usize,
     stream: Stream,
+    /// Error words known to hold `NO_ERROR` each (kept apart when freed).
+    clean: bool,
 }
 
 impl DeviceMemory {
@@ -195,7 +197,7 @@ impl Drop for DeviceMemory {
         if let Ok(gpu) = super::device::device() {
             let _ = gpu.enter();
         }
-        if !kept::keep(self.ptr, self.bytes, self.stream) {
+        if !kept::keep(self.ptr, self.bytes, self.stream, self.clean) {
             // SAFETY: allocated by `Device::alloc` on `stream`; later uses were queued on it.
             let _ = unsafe { free(self.ptr, self.stream) };
         }
@@ -204,9 +206,11 @@ impl Drop for DeviceMemory {
 
 /// Blocks freed on a stream, kept for the next allocation of the same size on that stream: a
 /// caller running a kernel in a loop gets its output block back at the cost of a lock, whatever
-/// the driver's pool does. Reuse on the stream that freed a block is ordered after every use
-/// queued there. A few blocks at most, on the default streams only; given back when an
-/// allocation fails.
+/// the driver's pool does (measured on the H100: a 1 GiB `cuMemAllocAsync` that misses costs
+/// tens of microseconds). Reuse on the stream that freed a block is ordered after every use
+/// queued there. A few blocks at most, the oldest given back first, on the default streams only;
+/// all given back when an allocation fails. Error words whose last run left them clean
+/// (every word `NO_ERROR`) are kept apart and reused without being set again.
 /// `SLC_CUDA_KEEP_BLOCKS=0` turns it off.
 mod kept {
     use super::{Stream, free};
@@ -215,39 +219,41 @@ mod kept {
     const BLOCKS: usize = 8;
     const BYTES: usize = 8 << 30;
 
-    static KEPT: Mutex<Vec<(Stream, usize, u64)>> = Mutex::new(Vec::new());
+    /// (stream, bytes, clean error words, pointer), oldest first.
+    static KEPT: Mutex<Vec<(Stream, usize, bool, u64)>> = Mutex::new(Vec::new());
 
     fn enabled() -> bool {
         static ON: OnceLock<bool> = OnceLock::new();
         *ON.get_or_init(|| std::env::var("SLC_CUDA_KEEP_BLOCKS").map_or(true, |v| v != "0"))
     }
 
-    pub fn take(bytes: usize, stream: Stream) -> Option<u64> {
+    pub fn take(bytes: usize, stream: Stream, clean: bool) -> Option<u64> {
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-        let at = kept.iter().rposition(|&(s, b, _)| s == stream && b == bytes)?;
-        Some(kept.swap_remove(at).2)
+        let at = kept.iter().rposition(|&(s, b, c, _)| s == stream && b == bytes && c == clean)?;
+        Some(kept.remove(at).3)
     }
 
     /// Whether the block was kept (else the caller frees it).
-    pub fn keep(ptr: u64, bytes: usize, stream: Stream) -> bool {
+    pub fn keep(ptr: u64, bytes: usize, stream: Stream, clean: bool) -> bool {
         // Only the default streams: a caller's stream may be destroyed, and its handle reused by
         // a new one while its work still runs.
-        if !enabled() || stream.0 > 2 {
+        if !enabled() || stream.0 > 2 || bytes > BYTES {
             return false;
         }
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-        let held: usize = kept.iter().map(|k| k.1).sum();
-        if kept.len() >= BLOCKS || held + bytes > BYTES {
-            return false;
+        while kept.len() >= BLOCKS || kept.iter().map(|k| k.1).sum::<usize>() + bytes > BYTES {
+            let (s, _, _, old) = kept.remove(0);
+            // SAFETY: a kept block is slc's allocation, freed in the order of its stream.
+            let _ = unsafe { free(old, s) };
         }
-        kept.push((stream, bytes, ptr));
+        kept.push((stream, bytes, clean, ptr));
         true
     }
 
     pub fn flush() {
         let blocks = std::mem::take(&mut *KEPT.lock().unwrap_or_else(|e| e.into_inner()));
-        for (stream, _, ptr) in blocks {
-            // SAFETY: kept blocks are slc's allocations, freed in the order of their stream.
+        for (stream, _, _, ptr) in blocks {
+            // SAFETY: as in `keep`.
             let _ = unsafe { free(ptr, stream) };
         }
     }
@@ -299,8 +305,8 @@ impl Device {
     /// Device memory for `bytes` (at least one), ordered on `stream`.
     pub fn alloc(&self, bytes: usize, stream: Stream) -> Result<DeviceMemory, CudaError> {
         self.enter()?;
-        if let Some(ptr) = kept::take(bytes, stream) {
-            return Ok(DeviceMemory { ptr, bytes, stream });
+        if let Some(ptr) = kept::take(bytes, stream, false) {
+            return Ok(DeviceMemory { ptr, bytes, stream, clean: false });
         }
         // SAFETY: a stream-ordered allocation on the caller's stream.
         let ptr = match unsafe { result::malloc_async(stream.raw(), bytes.max(1)) } {
@@ -312,7 +318,7 @@ impl Device {
                 unsafe { result::malloc_async(stream.raw(), bytes.max(1)) }.map_err(driver)?
             }
         };
-        Ok(DeviceMemory { ptr, bytes, stream })
+        Ok(DeviceMemory { ptr, bytes, stream, clean: false })
     }
 
     /// A copy of `bytes` in device memory, ordered on `stream` (a host array or a Python `int`
@@ -378,16 +384,22 @@ impl Device {
             words[i] = a.window().ptr.wrapping_add(bound.input_offsets[i] as u64);
         }
         words[layout.out_word()] = out;
+        // Error words: clean ones kept from an earlier call, or new ones set to `NO_ERROR`.
         let err = match loaded.can_fail {
-            true => Some(self.alloc(8 * bound.err_words, stream)?),
+            true => Some(match kept::take(8 * bound.err_words, stream, true) {
+                Some(ptr) => (DeviceMemory { ptr, bytes: 8 * bound.err_words, stream, clean: false }, true),
+                None => (self.alloc(8 * bound.err_words, stream)?, false),
+            }),
             false => None,
         };
         // SAFETY: the words hold the caller's arrays as bound against the verified plan (every
         // address in bounds under that binding), `out`'s bytes and the error words (when the
         // kernel can write them); all on `stream`.
         unsafe {
-            if let Some(err) = &err {
-                result::memset_d8_async(err.ptr, 0xff, err.bytes, stream.raw()).map_err(driver)?;
+            if let Some((err, clean)) = &err {
+                if !clean {
+                    result::memset_d8_async(err.ptr, 0xff, err.bytes, stream.raw()).map_err(driver)?;
+                }
                 words[layout.err_word()] = err.ptr;
             }
             if bound.total > 0 {
@@ -404,11 +416,10 @@ impl Device {
                 )
                 .map_err(driver)?;
             }
-            let Some(err) = err else { return Ok(()) };
-            let mut words = vec![NO_ERROR; bound.err_words];
-            result::memcpy_dtoh_async(&mut words, err.ptr, stream.raw()).map_err(driver)?;
-            result::stream::synchronize(stream.raw()).map_err(driver)?;
+            let Some((mut err, _)) = err else { return Ok(()) };
+            let words = pinned::read_back(err.ptr, bound.err_words, stream)?;
             if words.iter().all(|&w| w == NO_ERROR) {
+                err.clean = true;
                 return Ok(());
             }
             // An element failed: the index that did is read back with the inputs (only now).
@@ -417,5 +428,48 @@ impl Device {
             launch::decode_errors(bound, &words, &host)?;
             Err(RuntimeError::GatherOutOfRange.into())
         }
+    }
+}
+
+/// Page-locked host memory for error words read back, one buffer per thread: a copy into it is
+/// a plain DMA, where a copy into pageable memory goes through the driver's staging buffer.
+mod pinned {
+    use super::{CudaError, Stream, driver};
+    use cudarc::driver::result;
+    use std::cell::RefCell;
+
+    struct Buffer(*mut u64, usize);
+
+    impl Drop for Buffer {
+        fn drop(&mut self) {
+            // SAFETY: allocated by `malloc_host` below, no copy pending (each read waits).
+            let _ = unsafe { result::free_host(self.0.cast()) };
+        }
+    }
+
+    thread_local! {
+        static BUFFER: RefCell<Option<Buffer>> = const { RefCell::new(None) };
+    }
+
+    /// `words` error words at device address `from`, once `stream` has run to here.
+    pub fn read_back(from: u64, words: usize, stream: Stream) -> Result<Vec<u64>, CudaError> {
+        BUFFER.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell.as_ref().is_none_or(|b| b.1 < words) {
+                *cell = None;
+                // SAFETY: a plain page-locked allocation.
+                let p = unsafe { result::malloc_host(8 * words.max(8), 0) }.map_err(driver)?;
+                *cell = Some(Buffer(p.cast(), words.max(8)));
+            }
+            let buffer = cell.as_ref().expect("allocated above");
+            // SAFETY: the buffer holds `words` u64s; the copy ends before the stream's
+            // synchronization returns, and only this thread uses the buffer.
+            unsafe {
+                let host = std::slice::from_raw_parts_mut(buffer.0, words);
+                result::memcpy_dtoh_async(host, from, stream.raw()).map_err(driver)?;
+                result::stream::synchronize(stream.raw()).map_err(driver)?;
+                Ok(host.to_vec())
+            }
+        })
     }
 }
