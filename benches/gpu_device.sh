@@ -74,7 +74,8 @@ run)
   timeout 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 ${SLC_GPU_TESTS:-} > "$out/cuda_gpu.txt" 2>&1 || fail 2
   aot "$out" > "$out/aot.txt" 2>&1 || fail 3
   timeout 120 python3 python/tests/test_cuda.py > "$out/python_cuda.txt" 2>&1 || fail 5
-  timeout 240 python3 benches/gpu.py --slc "$gpu/slc" --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
+  # SLC_GPU_CASES: some of the cases only (B1,B2,...).
+  timeout 240 python3 benches/gpu.py --slc "$gpu/slc" ${SLC_GPU_CASES:+--cases "$SLC_GPU_CASES"} --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
   tail -n 8 "$out"/smoke.txt "$out"/cuda_gpu.txt "$out"/aot.txt "$out"/python_cuda.txt "$out"/gpu_table.txt
   exit "$status"
   ;;
