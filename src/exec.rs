@@ -124,6 +124,10 @@ impl Runnable {
     ) -> Result<Runnable, RuntimeError> {
         Ok(match (executor, cache) {
             (Executor::Interpreter, _) => Runnable::Interpreter,
+            // The JIT has no update nests yet: a store plan runs on the interpreter, the
+            // oracle, whichever CPU executor is asked for (docs/semantics.md, Stores).
+            (Executor::Jit, _) if plan.store.is_some() => Runnable::Interpreter,
+            (Executor::Cuda, _) if plan.store.is_some() => return Err(store_on_gpu()),
             (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
             (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
             (Executor::Cuda, _) => Runnable::Cuda(gpu()?),
@@ -190,6 +194,11 @@ impl Runnable {
     }
 }
 
+/// The GPU's refusal of a store plan (it has no update kernels).
+fn store_on_gpu() -> RuntimeError {
+    RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" }
+}
+
 /// The GPU, or why there is none (checked before any driver call: never a panic).
 fn gpu() -> Result<&'static cuda::device::Device, RuntimeError> {
     cuda::device::device().map_err(|e| RuntimeError::Cuda(e.to_string()))
@@ -202,6 +211,9 @@ fn run_on_gpu(
     plan: &VerifiedPlan,
     inputs: &[&Tensor],
 ) -> Result<Tensor, RuntimeError> {
+    if plan.store.is_some() {
+        return Err(store_on_gpu());
+    }
     match gpu.run(&plan.lift(), inputs) {
         Ok((result, _)) => Ok(result),
         Err(cuda::device::GpuError::Run(e)) => Err(e.located(plan)),

@@ -291,6 +291,7 @@ impl Repl {
                         }
                     }
                 }
+                ast::StmtKind::Assign { target, .. } => self.assign(stmt, target)?,
                 ast::StmtKind::Expr(e) => match &e.kind {
                     ast::ExprKind::Call { callee, args } if callee.name == "save" => {
                         self.save(args, e.span, reply)?;
@@ -301,6 +302,29 @@ impl Repl {
                     }
                 },
             }
+        }
+        Ok(())
+    }
+
+    /// `a[items] = value` (or `+=`, `*=`): the binding `a` becomes the stored array, as NumPy's
+    /// `a[items] = value` changes `a`; nothing is printed, as in Python.
+    fn assign(&mut self, stmt: &ast::Stmt, target: &ast::Expr) -> Result<(), Fail> {
+        let mut leaf = target;
+        while let ast::ExprKind::Index { base, .. } = &leaf.kind {
+            leaf = base;
+        }
+        // Checking reports any other target (`a = v`, `f(a)[0] = v`) with its code.
+        if let ast::ExprKind::Name(name) = &leaf.kind
+            && self.tensors.contains_key(name)
+        {
+            self.check_rebind(name, leaf.span)?;
+        }
+        let stored = self.with_temps(|repl, temps| {
+            let planned = repl.plan_stmts(std::slice::from_ref(stmt), temps)?;
+            repl.run(&planned)
+        })?;
+        if let ast::ExprKind::Name(name) = &leaf.kind {
+            self.bind(name, stored);
         }
         Ok(())
     }
@@ -417,6 +441,11 @@ impl Repl {
                     ast::StmtKind::Let { name: name.clone(), value: self.rewrite(value, temps)? }
                 }
                 ast::StmtKind::Expr(e) => ast::StmtKind::Expr(self.rewrite(e, temps)?),
+                ast::StmtKind::Assign { target, op, value } => ast::StmtKind::Assign {
+                    target: self.rewrite(target, temps)?,
+                    op: *op,
+                    value: self.rewrite(value, temps)?,
+                },
             };
             program.stmts.push(ast::Stmt { kind, span: stmt.span });
         }

@@ -103,6 +103,15 @@ impl<'a> Checker<'a> {
                     result = None;
                 }
                 StmtKind::Expr(e) => result = Some((checker.expr(e)?, e.span)),
+                StmtKind::Assign { target, op, value } => {
+                    // A later statement would read the target as it was bound, not as stored:
+                    // a store is the program's last statement (docs/semantics.md, Stores).
+                    if let Some(next) = program.stmts.iter().skip_while(|s| !std::ptr::eq(*s, stmt)).nth(1) {
+                        return err(K::StoreNotLast, next.span);
+                    }
+                    let stored = checker.assignment(target, *op, value, stmt.span)?;
+                    result = Some((Value::Tensor(stored), stmt.span));
+                }
             }
         }
         match result {
@@ -383,6 +392,21 @@ impl Checker<'_> {
         })
     }
 
+    /// Whether `name` is bound by a `let` of the program.
+    pub(super) fn is_local(&self, name: &str) -> bool {
+        self.locals.contains_key(name)
+    }
+
+    /// The bound input `name` as a tensor node (or the unknown-name error).
+    pub(super) fn tensor_name(&mut self, name: &str, span: Span) -> Result<TExpr, SemaError> {
+        let v = self.name(name, span)?;
+        self.to_tensor(v, span)
+    }
+
+    pub(super) fn to_tensor_value(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
+        self.to_tensor(value, span)
+    }
+
     fn to_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
         match value {
             Value::Tensor(t) => Ok(t),
@@ -582,7 +606,7 @@ impl Checker<'_> {
     }
 
     /// NumPy indexing `base[items]` (docs/semantics.md, NumPy indexing).
-    fn index(&mut self, base: TExpr, items: &[ast::Item], span: Span) -> Result<TExpr, SemaError> {
+    pub(super) fn index(&mut self, base: TExpr, items: &[ast::Item], span: Span) -> Result<TExpr, SemaError> {
         let mut entries = Vec::with_capacity(items.len());
         let mut ellipsis: Option<Span> = None;
         let rank = base.ty.shape.len();

@@ -98,6 +98,11 @@ impl Call<'_> {
 /// caller whose inputs are in `order` (for each plan input, its position among the caller's;
 /// it orders the table of [`JitKernel::call`]; the other calls take inputs in plan order).
 pub fn compile(plan: &VerifiedGenericPlan, order: &[usize]) -> Result<JitKernel, JitError> {
+    if plan.store.is_some() {
+        // `exec::Runnable` runs store plans on the interpreter; a kernel here would copy the
+        // target and drop the updates.
+        return Err(JitError::Codegen("a store plan has no update nest in the JIT yet".into()));
+    }
     // Cranelift's passes take a deep stack in unoptimized builds; code generation recurses once
     // per nested index access.
     crate::limits::with_stack_for(plan.nesting(), || {

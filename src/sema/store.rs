@@ -1,0 +1,128 @@
+//! Assignment statements (`a[items] = value`, `+=`, `*=`; docs/semantics.md, Stores): the
+//! target must be a bound input subscripted one or more times, the selection is checked as the
+//! same subscripts load, and the value is made the target's dtype (literals as NumPy converts a
+//! Python `int`) and checked to broadcast to the selection's shape by NumPy's rule.
+
+use super::check::{Checker, const_tensor, err, node};
+use super::error::{SemaError, SemaErrorKind as K};
+use super::typed::{TExpr, TExprKind};
+use crate::source::Span;
+use crate::syntax::ast::{self, AssignOp, ExprKind};
+use crate::types::sym::{Cond, SymExpr};
+use crate::types::{Combine, ShapeDisplay, literal_element};
+use slc_runtime::{DType, Tensor};
+
+impl Checker<'_> {
+    /// The checked store `target op value`: a [`TExprKind::Store`] with the target's type.
+    pub(super) fn assignment(
+        &mut self,
+        target: &ast::Expr,
+        op: AssignOp,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
+        // Peel the subscripts down to the name they index.
+        let mut subscripts = vec![];
+        let mut leaf = target;
+        while let ExprKind::Index { base, items } = &leaf.kind {
+            subscripts.push((items, leaf.span));
+            leaf = base;
+        }
+        let refuse = |reason: String, at: Span| err(K::StoreTarget { reason }, at);
+        let ExprKind::Name(name) = &leaf.kind else {
+            return refuse(format!("`{leaf}` is not a name"), leaf.span);
+        };
+        if subscripts.is_empty() {
+            return refuse(format!("`{name}` is not subscripted: bind a new name with `let`"), target.span);
+        }
+        if self.is_local(name) {
+            return refuse(format!("`{name}` is a `let` name, not a bound input"), leaf.span);
+        }
+        let base = self.tensor_name(name, leaf.span)?;
+        let mut selection = base.clone();
+        for (level, (items, at)) in subscripts.iter().rev().enumerate() {
+            if level > 0 && copies(&selection) {
+                return refuse(
+                    "index arrays and masks select a copy: NumPy stores into that copy, not the array; \
+                     put them in the last subscript"
+                        .into(),
+                    *at,
+                );
+            }
+            selection = self.index(selection, items, *at)?;
+        }
+        let value_value = self.expr(value)?;
+        let value = self.store_value(value_value, &base, value.span)?;
+        self.broadcast_to_selection(&value, &selection)?;
+        let combine = match op {
+            AssignOp::Set => Combine::Set,
+            AssignOp::Add => Combine::Add,
+            AssignOp::Mul => Combine::Mul,
+        };
+        let kind = TExprKind::Store {
+            target: Box::new(base.clone()),
+            selection: Box::new(selection),
+            value: Box::new(value),
+            combine,
+        };
+        node(kind, base.ty.clone(), span)
+    }
+
+    /// The value as a tensor of the target's dtype: a literal (an integer, `True`/`False`, a
+    /// list) converted as NumPy converts a Python `int` (refused where an integer type cannot
+    /// hold it); any other tensor must already have the target's dtype.
+    fn store_value(&mut self, v: super::check::Value, target: &TExpr, span: Span) -> Result<TExpr, SemaError> {
+        let v = self.to_tensor_value(v, span)?;
+        let dtype = target.ty.dtype;
+        if v.ty.dtype == dtype {
+            return Ok(v);
+        }
+        let TExprKind::Const(t) = &v.kind else {
+            return err(K::StoreDtype { value: v.ty.dtype.name().into(), target: dtype.name().into() }, span);
+        };
+        let mut bytes = Vec::with_capacity(t.numel() * dtype.width());
+        for i in 0..t.numel() {
+            let bit = || (t.dtype() == DType::Bool).then(|| i128::from(t.bytes()[i]));
+            let x = t.int_at(i).or_else(bit).and_then(|x| i64::try_from(x).ok());
+            let Some(element) = x.and_then(|x| literal_element(dtype, x)) else {
+                let shown = x.map_or_else(|| "?".into(), |x| x.to_string());
+                return err(K::StoreLiteralRange { value: shown, target: dtype.name().into() }, span);
+            };
+            bytes.extend(element);
+        }
+        let converted = Tensor::from_bytes(dtype, t.shape(), &bytes)
+            .map_err(|_| SemaError::new(K::TooLarge { shape: format!("{:?}", t.shape()) }, span))?;
+        Ok(const_tensor(converted, span))
+    }
+
+    /// NumPy's rule for a stored value: aligned at the last dimension, each of its dims equal
+    /// to the selection's or 1, and any dims beyond the selection's rank 1.
+    fn broadcast_to_selection(&mut self, value: &TExpr, selection: &TExpr) -> Result<(), SemaError> {
+        let (v, s) = (&value.ty.shape, &selection.ty.shape);
+        let one = SymExpr::constant(1);
+        let extra = v.len().saturating_sub(s.len());
+        for d in &v[..extra] {
+            self.require(Cond::eq(d, &one), || broadcast_refusal(value, selection))?;
+        }
+        for (d, n) in v[extra..].iter().zip(&s[s.len() - (v.len() - extra)..]) {
+            if d.as_const() != Some(1) {
+                self.require(Cond::eq(d, n), || broadcast_refusal(value, selection))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn broadcast_refusal(value: &TExpr, selection: &TExpr) -> SemaError {
+    let shape = |t: &TExpr| format!("{}", ShapeDisplay(&t.ty.shape));
+    SemaError::new(K::StoreBroadcast { value: shape(value), selection: shape(selection) }, value.span)
+}
+
+/// Whether the selection so far is a copy in NumPy: an advanced index on its data path.
+fn copies(t: &TExpr) -> bool {
+    match &t.kind {
+        TExprKind::View { base, .. } => copies(base),
+        TExprKind::Input(_) => false,
+        _ => true,
+    }
+}

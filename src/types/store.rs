@@ -1,0 +1,181 @@
+//! What a store does with the element it overwrites (`=`, `+=`, `*=`), and the element
+//! arithmetic the combining stores need. Slicing only moves bytes; these are the only places
+//! slc computes on element values, so they are written once here for every back end.
+
+use half::{bf16, f16};
+use slc_runtime::DType;
+
+/// How a store's value meets the element it writes (docs/semantics.md, Stores).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Combine {
+    /// `=`: the value replaces the element.
+    Set,
+    /// `+=`: the element becomes `old + value`, `old` read from the target *before* any store
+    /// (NumPy's buffered semantics: `a[[0, 0]] += 1` adds once).
+    Add,
+    /// `*=`: `old * value`, buffered likewise.
+    Mul,
+}
+
+impl Combine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Combine::Set => "set",
+            Combine::Add => "add",
+            Combine::Mul => "mul",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Combine> {
+        [Combine::Set, Combine::Add, Combine::Mul].into_iter().find(|c| c.name() == s)
+    }
+
+    /// The element `old ∘ value` of `dtype` (little-endian bytes, each `dtype.width()` long),
+    /// as NumPy computes it in the element's own type: integers wrap, floats round once (f16
+    /// and bf16 through f32, exact for one operation), bools are `or` and `and`, complex
+    /// numbers multiply as complex numbers. `Set` is `value`.
+    pub fn apply(self, dtype: DType, old: &[u8], value: &[u8], out: &mut [u8]) {
+        let w = dtype.width();
+        if self == Combine::Set {
+            out[..w].copy_from_slice(&value[..w]);
+            return;
+        }
+        let add = self == Combine::Add;
+        macro_rules! int {
+            ($t:ty) => {{
+                let a = <$t>::from_le_bytes(old[..w].try_into().expect("width"));
+                let b = <$t>::from_le_bytes(value[..w].try_into().expect("width"));
+                let r = if add { a.wrapping_add(b) } else { a.wrapping_mul(b) };
+                out[..w].copy_from_slice(&r.to_le_bytes());
+            }};
+        }
+        macro_rules! float {
+            ($t:ty) => {{
+                let a = <$t>::from_le_bytes(old[..w].try_into().expect("width"));
+                let b = <$t>::from_le_bytes(value[..w].try_into().expect("width"));
+                let r = if add { a + b } else { a * b };
+                out[..w].copy_from_slice(&r.to_le_bytes());
+            }};
+        }
+        macro_rules! half {
+            ($t:ty) => {{
+                let a = <$t>::from_le_bytes(old[..w].try_into().expect("width")).to_f32();
+                let b = <$t>::from_le_bytes(value[..w].try_into().expect("width")).to_f32();
+                // One f32 operation on two half-precision values is exact or correctly rounded
+                // before the final rounding, as NumPy's float16 arithmetic gives.
+                let r = <$t>::from_f32(if add { a + b } else { a * b });
+                out[..w].copy_from_slice(&r.to_le_bytes());
+            }};
+        }
+        macro_rules! complex {
+            ($t:ty) => {{
+                let h = w / 2;
+                let part = |b: &[u8], i: usize| <$t>::from_le_bytes(b[i * h..(i + 1) * h].try_into().expect("width"));
+                let (ar, ai, br, bi) = (part(old, 0), part(old, 1), part(value, 0), part(value, 1));
+                let (r, i) = if add { (ar + br, ai + bi) } else { (ar * br - ai * bi, ar * bi + ai * br) };
+                out[..h].copy_from_slice(&r.to_le_bytes());
+                out[h..w].copy_from_slice(&i.to_le_bytes());
+            }};
+        }
+        match dtype {
+            DType::Bool => {
+                let (a, b) = (old[0] != 0, value[0] != 0);
+                out[0] = u8::from(if add { a || b } else { a && b });
+            }
+            DType::I8 => int!(i8),
+            DType::I16 => int!(i16),
+            DType::I32 => int!(i32),
+            DType::I64 => int!(i64),
+            DType::U8 => int!(u8),
+            DType::U16 => int!(u16),
+            DType::U32 => int!(u32),
+            DType::U64 => int!(u64),
+            DType::F16 => half!(f16),
+            DType::BF16 => half!(bf16),
+            DType::F32 => float!(f32),
+            DType::F64 => float!(f64),
+            DType::C64 => complex!(f32),
+            DType::C128 => complex!(f64),
+        }
+    }
+}
+
+/// The element of `dtype` that the integer literal `v` stores as (NumPy 2's assignment of a
+/// Python `int`): an integer type must hold it exactly (`None` otherwise: NumPy's
+/// OverflowError), a bool is `v != 0`, a float the nearest value, a complex number `v + 0j`.
+pub fn literal_element(dtype: DType, v: i64) -> Option<Vec<u8>> {
+    let w = dtype.width();
+    Some(match dtype {
+        DType::Bool => vec![u8::from(v != 0)],
+        d if d.is_integer() => {
+            let fits = match (d.is_signed(), w) {
+                (true, 8) => true,
+                (false, 8) => v >= 0,
+                (true, _) => (-(1i64 << (8 * w - 1))..(1i64 << (8 * w - 1))).contains(&v),
+                (false, _) => (0..(1i64 << (8 * w))).contains(&v),
+            };
+            if !fits {
+                return None;
+            }
+            v.to_le_bytes()[..w].to_vec()
+        }
+        DType::F16 => f16::from_f64(v as f64).to_le_bytes().to_vec(),
+        DType::BF16 => bf16::from_f64(v as f64).to_le_bytes().to_vec(),
+        DType::F32 => (v as f32).to_le_bytes().to_vec(),
+        DType::F64 => (v as f64).to_le_bytes().to_vec(),
+        DType::C64 => [(v as f32).to_le_bytes(), 0f32.to_le_bytes()].concat(),
+        DType::C128 => [(v as f64).to_le_bytes(), 0f64.to_le_bytes()].concat(),
+        _ => unreachable!("every dtype is covered above"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(c: Combine, d: DType, a: &[u8], b: &[u8]) -> Vec<u8> {
+        let mut out = vec![0; d.width()];
+        c.apply(d, a, b, &mut out);
+        out
+    }
+
+    #[test]
+    fn integers_wrap_as_numpy() {
+        assert_eq!(apply(Combine::Add, DType::U8, &[250], &[10]), vec![4]);
+        assert_eq!(apply(Combine::Mul, DType::I8, &[0x40], &[2]), vec![0x80]);
+        let (a, b) = (i32::MAX.to_le_bytes(), 1i32.to_le_bytes());
+        assert_eq!(apply(Combine::Add, DType::I32, &a, &b), i32::MIN.to_le_bytes());
+    }
+
+    #[test]
+    fn floats_and_halves_round_once() {
+        let r = apply(Combine::Add, DType::F32, &0.1f32.to_le_bytes(), &0.2f32.to_le_bytes());
+        assert_eq!(r, (0.1f32 + 0.2f32).to_le_bytes());
+        let (a, b) = (f16::from_f32(2048.0), f16::from_f32(1.0));
+        let r = apply(Combine::Add, DType::F16, &a.to_le_bytes(), &b.to_le_bytes());
+        assert_eq!(r, f16::from_f32(2048.0).to_le_bytes(), "2049 is not an f16: rounds to even");
+        let r = apply(Combine::Mul, DType::BF16, &bf16::from_f32(3.0).to_le_bytes(), &bf16::from_f32(0.5).to_le_bytes());
+        assert_eq!(r, bf16::from_f32(1.5).to_le_bytes());
+    }
+
+    #[test]
+    fn bools_and_complex() {
+        assert_eq!(apply(Combine::Add, DType::Bool, &[1], &[1]), vec![1]);
+        assert_eq!(apply(Combine::Mul, DType::Bool, &[1], &[0]), vec![0]);
+        // (1 + 2j)(3 + 4j) = -5 + 10j
+        let c = |r: f32, i: f32| [r.to_le_bytes(), i.to_le_bytes()].concat();
+        assert_eq!(apply(Combine::Mul, DType::C64, &c(1.0, 2.0), &c(3.0, 4.0)), c(-5.0, 10.0));
+        assert_eq!(apply(Combine::Set, DType::C64, &c(1.0, 2.0), &c(3.0, 4.0)), c(3.0, 4.0));
+    }
+
+    #[test]
+    fn literals_fit_or_are_refused() {
+        assert_eq!(literal_element(DType::U8, 255), Some(vec![255]));
+        assert_eq!(literal_element(DType::U8, 256), None);
+        assert_eq!(literal_element(DType::U8, -1), None);
+        assert_eq!(literal_element(DType::I8, -128), Some(vec![0x80]));
+        assert_eq!(literal_element(DType::U64, -1), None);
+        assert_eq!(literal_element(DType::Bool, 7), Some(vec![1]));
+        assert_eq!(literal_element(DType::F32, 3), Some(3f32.to_le_bytes().to_vec()));
+    }
+}
