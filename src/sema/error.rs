@@ -98,6 +98,8 @@ pub enum SemaErrorKind {
     StoreDtype { value: String, target: String },
     #[error("the integer {value} is out of bounds for {target}")]
     StoreLiteralRange { value: String, target: String },
+    #[error("cannot combine a list into {target}: NumPy computes it in int64, which it does not cast back to {target}")]
+    StoreListArithmetic { target: String },
 }
 
 impl SemaError {
@@ -252,6 +254,11 @@ impl IntoDiagnostic for SemaError {
                 Some("bind the value with the target's dtype (NumPy would cast it; slc moves bytes only)".into()),
             ),
             K::StoreLiteralRange { .. } => ("E0134", "out of bounds".into(), None),
+            K::StoreListArithmetic { .. } => (
+                "E0134",
+                "an int64 list".into(),
+                Some("bind the value as a tensor of the target's dtype, or use a scalar literal".into()),
+            ),
             K::NotCompileTime { .. } => (
                 "E0130",
                 "known only at run time".into(),

@@ -51,14 +51,15 @@ impl Checker<'_> {
             }
             selection = self.index(selection, items, *at)?;
         }
-        let value_value = self.expr(value)?;
-        let value = self.store_value(value_value, &base, value.span)?;
-        self.broadcast_to_selection(&value, &selection)?;
         let combine = match op {
             AssignOp::Set => Combine::Set,
             AssignOp::Add => Combine::Add,
             AssignOp::Mul => Combine::Mul,
         };
+        let list = matches!(value.kind, ExprKind::List(_));
+        let value_value = self.expr(value)?;
+        let value = self.store_value(value_value, &base, list && combine != Combine::Set, value.span)?;
+        self.broadcast_to_selection(&value, &selection, combine)?;
         let kind = TExprKind::Store {
             target: Box::new(base.clone()),
             selection: Box::new(selection),
@@ -70,8 +71,16 @@ impl Checker<'_> {
 
     /// The value as a tensor of the target's dtype: a literal (an integer, `True`/`False`, a
     /// list) converted as NumPy converts a Python `int` (refused where an integer type cannot
-    /// hold it); any other tensor must already have the target's dtype.
-    fn store_value(&mut self, v: super::check::Value, target: &TExpr, span: Span) -> Result<TExpr, SemaError> {
+    /// hold it); any other tensor must already have the target's dtype. `in_arithmetic`: a list
+    /// literal of `+=`/`*=`, which NumPy makes an int64 array and combines in int64 before
+    /// casting back `same_kind` — wrapping into a signed target, refused by an unsigned one.
+    fn store_value(
+        &mut self,
+        v: super::check::Value,
+        target: &TExpr,
+        in_arithmetic: bool,
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
         let v = self.to_tensor_value(v, span)?;
         let dtype = target.ty.dtype;
         if v.ty.dtype == dtype {
@@ -84,7 +93,16 @@ impl Checker<'_> {
         for i in 0..t.numel() {
             let bit = || (t.dtype() == DType::Bool).then(|| i128::from(t.bytes()[i]));
             let x = t.int_at(i).or_else(bit).and_then(|x| i64::try_from(x).ok());
-            let Some(element) = x.and_then(|x| literal_element(dtype, x)) else {
+            let wrapped = |x: i64| match in_arithmetic && t.dtype() == DType::I64 {
+                // (a + v) in int64, cast back: v's low bits are what is added.
+                true if dtype.is_signed() => Some(x.to_le_bytes()[..dtype.width()].to_vec()),
+                true if dtype.is_integer() => None,
+                _ => literal_element(dtype, x),
+            };
+            if in_arithmetic && t.dtype() == DType::I64 && dtype.is_integer() && !dtype.is_signed() {
+                return err(K::StoreListArithmetic { target: dtype.name().into() }, span);
+            }
+            let Some(element) = x.and_then(wrapped) else {
                 let shown = x.map_or_else(|| "?".into(), |x| x.to_string());
                 return err(K::StoreLiteralRange { value: shown, target: dtype.name().into() }, span);
             };
@@ -96,9 +114,13 @@ impl Checker<'_> {
     }
 
     /// NumPy's rule for a stored value: aligned at the last dimension, each of its dims equal
-    /// to the selection's or 1, and any dims beyond the selection's rank 1.
-    fn broadcast_to_selection(&mut self, value: &TExpr, selection: &TExpr) -> Result<(), SemaError> {
+    /// to the selection's or 1, and any dims beyond the selection's rank 1 — none for `+=` and
+    /// `*=`, whose in-place operation cannot grow the selection ("non-broadcastable output").
+    fn broadcast_to_selection(&mut self, value: &TExpr, selection: &TExpr, combine: Combine) -> Result<(), SemaError> {
         let (v, s) = (&value.ty.shape, &selection.ty.shape);
+        if combine != Combine::Set && v.len() > s.len() {
+            return Err(broadcast_refusal(value, selection));
+        }
         let one = SymExpr::constant(1);
         let extra = v.len().saturating_sub(s.len());
         for d in &v[..extra] {
