@@ -16,6 +16,7 @@ mod commands;
 mod complete;
 pub mod front;
 mod helpers;
+mod store;
 pub(crate) use helpers::HELPERS;
 
 pub use complete::{Completion, is_complete};
@@ -172,7 +173,7 @@ impl Repl {
     }
 
     /// Fails when `name` is a fixed input.
-    fn check_rebind(&self, name: &str, span: Span) -> Result<(), Fail> {
+    pub(super) fn check_rebind(&self, name: &str, span: Span) -> Result<(), Fail> {
         if !self.fixed_inputs.contains(name) {
             return Ok(());
         }
@@ -306,29 +307,6 @@ impl Repl {
         Ok(())
     }
 
-    /// `a[items] = value` (or `+=`, `*=`): the binding `a` becomes the stored array, as NumPy's
-    /// `a[items] = value` changes `a`; nothing is printed, as in Python.
-    fn assign(&mut self, stmt: &ast::Stmt, target: &ast::Expr) -> Result<(), Fail> {
-        let mut leaf = target;
-        while let ast::ExprKind::Index { base, .. } = &leaf.kind {
-            leaf = base;
-        }
-        // Checking reports any other target (`a = v`, `f(a)[0] = v`) with its code.
-        if let ast::ExprKind::Name(name) = &leaf.kind
-            && self.tensors.contains_key(name)
-        {
-            self.check_rebind(name, leaf.span)?;
-        }
-        let stored = self.with_temps(|repl, temps| {
-            let planned = repl.plan_stmts(std::slice::from_ref(stmt), temps)?;
-            repl.run(&planned)
-        })?;
-        if let ast::ExprKind::Name(name) = &leaf.kind {
-            self.bind(name, stored);
-        }
-        Ok(())
-    }
-
     /// Prints a value NumPy-style, followed by its type (integers print bare, like Python's).
     fn show(&self, v: &Val, reply: &mut Reply) {
         match v {
@@ -397,7 +375,7 @@ impl Repl {
 
     /// Checks, lowers and verifies statements, after the integer bindings and with helper calls
     /// replaced by temporaries.
-    fn plan_stmts(&mut self, stmts: &[ast::Stmt], temps: &mut Vec<String>) -> Result<Planned, Fail> {
+    pub(super) fn plan_stmts(&mut self, stmts: &[ast::Stmt], temps: &mut Vec<String>) -> Result<Planned, Fail> {
         let program = self.rewritten(stmts, temps)?;
         let types: InputTypes = self
             .tensors
