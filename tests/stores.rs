@@ -65,7 +65,20 @@ fn stores_give_numpys_values() {
         ("a[..., 1] = 5", with(&[(1, 5.), (4, 5.), (7, 5.), (10, 5.)])),
         ("a[None, 0, :2] = [8, 9]", with(&[(0, 8.), (1, 9.)])),
         // A row broadcast over the selected rows; `i` selects row 0 twice.
-        ("a[i] = r", with(&[(0, -1.), (1, -2.), (2, -3.), (6, -1.), (7, -2.), (8, -3.), (9, -1.), (10, -2.), (11, -3.)])),
+        (
+            "a[i] = r",
+            with(&[
+                (0, -1.),
+                (1, -2.),
+                (2, -3.),
+                (6, -1.),
+                (7, -2.),
+                (8, -3.),
+                (9, -1.),
+                (10, -2.),
+                (11, -3.),
+            ]),
+        ),
         // Duplicates with `=`: the last write in C order wins (v[2] = 30 into a[0, 1]).
         ("a[i, 1] = v", with(&[(1, 30.), (7, 20.), (10, 40.)])),
         // Buffered `+=`: a[0, 1] gets 1 + 30 once, not 1 + 10 + 30.
@@ -167,7 +180,8 @@ const PROGRAMS: &[&str] = &[
 fn store_plans_print_and_parse_back() {
     let (types, values) = types();
     for src in PROGRAMS {
-        let c = slc::compile_with_values(src, &types, &values).unwrap_or_else(|e| panic!("{}", e.render(src)));
+        let c =
+            slc::compile_with_values(src, &types, &values).unwrap_or_else(|e| panic!("{}", e.render(src)));
         let text = c.plan.to_string();
         assert!(text.contains("\n  store "), "{src}: {text}");
         let reread = parse::parse(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
@@ -199,8 +213,12 @@ fn verification_refuses_malformed_stores() {
         let p = parse::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert!(verify(p).is_err(), "{text}");
     }
-    for text in ["store set over [3] at a{0; 1} value v{0; 1}", "store frob over [3] at a{0; 1} value v{0; 1}"] {
-        let text = format!("plan(a: f32[2, 3], v: f32[3]) -> f32[2, 3]\n  out a{{0; 3, 1}}\n  {text}\n  out a{{0; 3, 1}}\n");
+    for text in
+        ["store set over [3] at a{0; 1} value v{0; 1}", "store frob over [3] at a{0; 1} value v{0; 1}"]
+    {
+        let text = format!(
+            "plan(a: f32[2, 3], v: f32[3]) -> f32[2, 3]\n  out a{{0; 3, 1}}\n  {text}\n  out a{{0; 3, 1}}\n"
+        );
         assert!(parse::parse(&text).is_err(), "{text}");
     }
 }
@@ -266,7 +284,8 @@ fn generic_store_plans_bind_to_the_concrete_ones() {
         assert_eq!(parse::parse_generic(&text).unwrap().to_string(), text, "{src}");
         let all = plan::input_tensors(&generic.plan().inputs, &by_name).unwrap();
         let args: Vec<&Tensor> = all.iter().map(|t| t.as_ref()).collect();
-        let dims: Vec<Vec<i64>> = args.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
+        let dims: Vec<Vec<i64>> =
+            args.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
         let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
         let env = generic.plan().binding(&dims, &|_, _| None).unwrap();
         let bound = verify(generic.plan().bind(&env).unwrap()).unwrap();

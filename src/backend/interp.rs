@@ -47,7 +47,10 @@ fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(),
             None => &zero[..],
         };
         let old = machine.element(store.dest.buffer, dest)?;
-        let at = usize::try_from(dest).ok().filter(|&d| d < len).ok_or(RuntimeError::OutOfBuffer { address: dest, len })?;
+        let at = usize::try_from(dest)
+            .ok()
+            .filter(|&d| d < len)
+            .ok_or(RuntimeError::OutOfBuffer { address: dest, len })?;
         let mut element = vec![0u8; width];
         store.combine.apply(out.dtype(), old, value, &mut element);
         out.bytes_mut()[at * width..(at + 1) * width].copy_from_slice(&element);

@@ -28,8 +28,8 @@
 //! (`a[idx][1:]`), so `error`-mode gathers check their whole index tensor before the kernel runs.
 
 use crate::source::Span;
-use crate::types::{Combine, OobMode};
 use crate::types::sym::{Cond, Env, MAX_DIM, Sym, SymExpr};
+use crate::types::{Combine, OobMode};
 use slc_runtime::{DType, Tensor};
 
 /// A buffer the plan reads: an input bound by name, or a constant carried in the plan.

@@ -7,8 +7,8 @@ use super::token::Token;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::limits::MAX_NESTING;
 use crate::source::Span;
-use crate::types::{Combine, OobMode};
 use crate::types::sym::{Cond, SymExpr};
+use crate::types::{Combine, OobMode};
 use logos::Logos;
 use slc_runtime::Tensor;
 
@@ -451,7 +451,11 @@ impl<'s> Parser<'s> {
 
 /// A constant from the integers its line lists (`plan/print.rs`, `const_values`): an integer
 /// dtype's values, checked to fit; otherwise each element's (each complex part's) bits.
-fn const_tensor(dtype: slc_runtime::DType, dims: &[usize], values: &[i64]) -> std::result::Result<Tensor, String> {
+fn const_tensor(
+    dtype: slc_runtime::DType,
+    dims: &[usize],
+    values: &[i64],
+) -> std::result::Result<Tensor, String> {
     if dtype.is_integer() {
         return Tensor::from_i64s(dtype, dims, values).map_err(|e| e.to_string());
     }

@@ -30,7 +30,9 @@ impl Builder<'_> {
         };
         if self.strides.contains_key(name) {
             // The output is the target's dense copy, and a store's addresses are the output's.
-            return Err(PlanError::Invalid(format!("the store's target `{name}` must be dense, not a strided view")));
+            return Err(PlanError::Invalid(format!(
+                "the store's target `{name}` must be dense, not a strided view"
+            )));
         }
         let (output, shape) = self.expr(target)?;
         let (dest, selection_shape) = self.expr(selection)?;
@@ -47,7 +49,9 @@ impl Builder<'_> {
                 let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
                 match d < extra || n.as_const() == Some(1) {
                     true => Coord::Affine { dim: None, offset: zero.clone(), scale: zero },
-                    false => Coord::Affine { dim: Some(rank + d - value_shape.len()), offset: zero, scale: one },
+                    false => {
+                        Coord::Affine { dim: Some(rank + d - value_shape.len()), offset: zero, scale: one }
+                    }
                 }
             })
             .collect();

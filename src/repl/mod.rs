@@ -375,7 +375,11 @@ impl Repl {
 
     /// Checks, lowers and verifies statements, after the integer bindings and with helper calls
     /// replaced by temporaries.
-    pub(super) fn plan_stmts(&mut self, stmts: &[ast::Stmt], temps: &mut Vec<String>) -> Result<Planned, Fail> {
+    pub(super) fn plan_stmts(
+        &mut self,
+        stmts: &[ast::Stmt],
+        temps: &mut Vec<String>,
+    ) -> Result<Planned, Fail> {
         let program = self.rewritten(stmts, temps)?;
         let types: InputTypes = self
             .tensors

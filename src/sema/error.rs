@@ -98,7 +98,9 @@ pub enum SemaErrorKind {
     StoreDtype { value: String, target: String },
     #[error("the integer {value} is out of bounds for {target}")]
     StoreLiteralRange { value: String, target: String },
-    #[error("cannot combine a list into {target}: NumPy computes it in int64, which it does not cast back to {target}")]
+    #[error(
+        "cannot combine a list into {target}: NumPy computes it in int64, which it does not cast back to {target}"
+    )]
     StoreListArithmetic { target: String },
 }
 

@@ -116,7 +116,12 @@ impl Checker<'_> {
     /// NumPy's rule for a stored value: aligned at the last dimension, each of its dims equal
     /// to the selection's or 1, and any dims beyond the selection's rank 1 — none for `+=` and
     /// `*=`, whose in-place operation cannot grow the selection ("non-broadcastable output").
-    fn broadcast_to_selection(&mut self, value: &TExpr, selection: &TExpr, combine: Combine) -> Result<(), SemaError> {
+    fn broadcast_to_selection(
+        &mut self,
+        value: &TExpr,
+        selection: &TExpr,
+        combine: Combine,
+    ) -> Result<(), SemaError> {
         let (v, s) = (&value.ty.shape, &selection.ty.shape);
         if combine != Combine::Set && v.len() > s.len() {
             return Err(broadcast_refusal(value, selection));

@@ -70,7 +70,9 @@ impl Combine {
         macro_rules! complex {
             ($t:ty) => {{
                 let h = w / 2;
-                let part = |b: &[u8], i: usize| <$t>::from_le_bytes(b[i * h..(i + 1) * h].try_into().expect("width"));
+                let part = |b: &[u8], i: usize| {
+                    <$t>::from_le_bytes(b[i * h..(i + 1) * h].try_into().expect("width"))
+                };
                 let (ar, ai, br, bi) = (part(old, 0), part(old, 1), part(value, 0), part(value, 1));
                 let (r, i) = if add { (ar + br, ai + bi) } else { (ar * br - ai * bi, ar * bi + ai * br) };
                 out[..h].copy_from_slice(&r.to_le_bytes());
@@ -154,7 +156,12 @@ mod tests {
         let (a, b) = (f16::from_f32(2048.0), f16::from_f32(1.0));
         let r = apply(Combine::Add, DType::F16, &a.to_le_bytes(), &b.to_le_bytes());
         assert_eq!(r, f16::from_f32(2048.0).to_le_bytes(), "2049 is not an f16: rounds to even");
-        let r = apply(Combine::Mul, DType::BF16, &bf16::from_f32(3.0).to_le_bytes(), &bf16::from_f32(0.5).to_le_bytes());
+        let r = apply(
+            Combine::Mul,
+            DType::BF16,
+            &bf16::from_f32(3.0).to_le_bytes(),
+            &bf16::from_f32(0.5).to_le_bytes(),
+        );
         assert_eq!(r, bf16::from_f32(1.5).to_le_bytes());
     }
 

@@ -113,7 +113,9 @@ pub fn define_entry<M: Module>(
 ) -> Result<Entry, EntryError> {
     if plan.store.is_some() {
         // The loop nest has no update nests: it would copy the target and drop the updates.
-        return Err(EntryError::Codegen(CodegenError::Module("a store plan (`a[i] = v`) has no update nest in the loop nest yet".into())));
+        return Err(EntryError::Codegen(CodegenError::Module(
+            "a store plan (`a[i] = v`) has no update nest in the loop nest yet".into(),
+        )));
     }
     let target = target(module.isa());
     let nest = loopnest::schedule_generic(plan, target, |_, _| {});
