@@ -124,9 +124,10 @@ impl Runnable {
     ) -> Result<Runnable, RuntimeError> {
         Ok(match (executor, cache) {
             (Executor::Interpreter, _) => Runnable::Interpreter,
-            // The JIT has no update nests yet: a store plan runs on the interpreter, the
-            // oracle, whichever CPU executor is asked for (docs/semantics.md, Stores).
-            (Executor::Jit, _) if plan.store.is_some() => Runnable::Interpreter,
+            // The JIT compiles a store's update nest where the loop nest can write it (a `set`
+            // through slices and integers, constant shapes); other stores run on the
+            // interpreter, the oracle (docs/semantics.md, Stores).
+            (Executor::Jit, _) if plan.store.is_some() && !jit_takes_store(plan) => Runnable::Interpreter,
             (Executor::Cuda, _) if plan.store.is_some() => return Err(store_on_gpu()),
             (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
             (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
@@ -192,6 +193,11 @@ impl Runnable {
             }
         }
     }
+}
+
+/// Whether the JIT compiles `plan`'s store (`backend::jit::kernel`'s store calls).
+fn jit_takes_store(plan: &VerifiedGenericPlan) -> bool {
+    crate::backend::loopnest::takes_store(plan.plan()) && plan.binds_nothing()
 }
 
 /// The GPU's refusal of a store plan (it has no update kernels).

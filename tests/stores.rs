@@ -223,18 +223,23 @@ fn verification_refuses_malformed_stores() {
     }
 }
 
+/// The programs above whose stores the JIT compiles: `set` through slices and integers.
+const JIT_COMPILED: &[&str] = &["a[1:3, ::-1] = 0", "a[2:1] = 7", "a[1:, 0] = a[:-1, 0]"];
+
 #[test]
 fn every_cpu_path_runs_stores_as_the_interpreter() {
     let (types, values) = types();
     for src in PROGRAMS {
         let want = eval(src);
+        // The JIT compiles `set` through slices and integers; the rest runs on the oracle.
+        let compiled = JIT_COMPILED.contains(src);
         for threads in [1, 4] {
             let s = session(Executor::Jit);
             assert_eq!(s.eval(src).unwrap().bytes(), want.bytes(), "{src} on the session's JIT");
             let c = slc::compile_with_values(src, &types, &values).unwrap();
             let runnable = Runnable::prepare_in_plan_order(&c.plan, Executor::Jit, None).unwrap();
-            // The JIT has no update nests yet: the run path sends store plans to the oracle.
-            assert_eq!(runnable.executor(), Executor::Interpreter, "{src}");
+            let expected = if compiled { Executor::Jit } else { Executor::Interpreter };
+            assert_eq!(runnable.executor(), expected, "{src}");
             let by_name = |n: &str| -> Tensor { session(Executor::Interpreter).eval(n).unwrap() };
             let args: Vec<Tensor> = c.plan.inputs.iter().map(|d| by_name(&d.name)).collect();
             let args: Vec<&Tensor> = args.iter().collect();
@@ -242,6 +247,120 @@ fn every_cpu_path_runs_stores_as_the_interpreter() {
             assert_eq!(interp::run(&c.plan, &args).unwrap().bytes(), want.bytes(), "{src}");
         }
     }
+}
+
+/// A small deterministic generator (splitmix64) for the programs below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+}
+
+/// `a[ITEMS] = VALUE` through slices, integers, `...` and new axes (what the JIT compiles), on
+/// targets of every element width, with values that broadcast, gather, or read the target.
+fn box_store(r: &mut Rng, shape: &[usize]) -> String {
+    let mut items = vec![];
+    for &n in shape {
+        let n = n as i64;
+        items.push(match r.below(4) {
+            0 => r.range(-n, n - 1).to_string(),
+            1 => ":".into(),
+            _ => {
+                let (a, b) = (r.range(-n - 1, n + 1), r.range(-n - 1, n + 1));
+                let step = [1, 1, 2, 3, -1, -2][r.below(6) as usize];
+                format!("{a}:{b}:{step}")
+            }
+        });
+    }
+    if r.below(3) == 0 {
+        items.insert(r.below(items.len() as u64 + 1) as usize, "None".into());
+    }
+    if r.below(4) == 0 {
+        let at = r.below(items.len() as u64) as usize;
+        items[at] = "...".into();
+    }
+    let value = match r.below(4) {
+        0 => r.below(100).to_string(),
+        1 => "v".into(),
+        // A gathered value: the nest reads it through index terms.
+        2 => "v[j]".into(),
+        // The target itself, read as it was bound.
+        _ => "a[::-1]".into(),
+    };
+    format!("a[{}] = {value}", items.join(", "))
+}
+
+#[test]
+fn jit_update_nests_equal_the_interpreter() {
+    let mut r = Rng(28);
+    let mut compiled = 0;
+    for case in 0..400 {
+        let dtype = [DType::U8, DType::I16, DType::F32, DType::F64, DType::C128][case % 5];
+        // Large enough, now and then, for the update to split across threads.
+        let shape: Vec<usize> = match case % 7 {
+            0 => vec![300, 1 + r.below(3) as usize, 257],
+            _ => (0..1 + r.below(3)).map(|_| 1 + r.below(6) as usize).collect(),
+        };
+        let src = box_store(&mut r, &shape);
+        let n: usize = shape.iter().product();
+        let bytes = |k: usize, seed: u64| -> Vec<u8> {
+            let mut g = Rng(seed);
+            (0..k * dtype.width()).map(|_| (g.next() >> 7) as u8 & 0x7f).collect()
+        };
+        let a = Tensor::from_bytes(dtype, &shape, &bytes(n, case as u64)).unwrap();
+        // `v` has the selection's trailing dims (some 1), found from the interpreter's answer.
+        let mut s = Session::with_executor(Executor::Interpreter);
+        s.bind("a", a.clone());
+        let selection = s.eval(src.split(" = ").next().unwrap());
+        let Ok(selection) = selection else { continue };
+        let cut = r.below(selection.rank() as u64 + 1) as usize;
+        let vshape: Vec<usize> =
+            selection.shape()[cut..].iter().map(|&d| if r.below(4) == 0 { 1 } else { d }).collect();
+        let vn: usize = vshape.iter().product();
+        let v = Tensor::from_bytes(dtype, &vshape, &bytes(vn, 1000 + case as u64)).unwrap();
+        // `v[j]` reads row 0 of `v` for every row: the value's shape, gathered.
+        let jn = vshape.first().copied().unwrap_or(1);
+        let j = ints(DType::I32, &[jn], &vec![0; jn]);
+        let bind = |s: &mut Session| {
+            s.bind("a", a.clone());
+            s.bind("v", v.clone());
+            s.bind("j", j.clone());
+        };
+        bind(&mut s);
+        let want = s.eval(&src);
+        for threads in [1, 4] {
+            let mut jit = Session::with_executor(Executor::Jit);
+            jit.options_mut().threads = threads;
+            bind(&mut jit);
+            match (&want, jit.eval(&src)) {
+                (Ok(x), Ok(y)) => assert_eq!(
+                    x.bytes(),
+                    y.bytes(),
+                    "{src} on {dtype}{shape:?}, v {vshape:?}, {threads} threads"
+                ),
+                (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src}"),
+                (x, y) => panic!("{src}: interpreter {x:?}, JIT {y:?}"),
+            }
+        }
+        if want.is_ok() {
+            compiled += 1;
+        }
+    }
+    assert!(compiled > 200, "{compiled} programs ran");
 }
 
 #[test]
