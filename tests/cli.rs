@@ -192,4 +192,14 @@ fn a_store_writes_the_updated_copy_and_leaves_the_input_file_alone() {
     assert_eq!(std::fs::read(&a).unwrap(), before, "the input file is unchanged");
     let o = slc(&["eval", "a[0] = 1.5", "-i", &format!("a={a}")]);
     assert_eq!(o.status.code(), Some(2));
+    // Back ends without update kernels refuse, with a code: CUDA, AOT objects, DirectML.
+    for (target, code) in [("cuda", "E0210"), ("dml", "E0407")] {
+        let o = slc(&["compile", "a[1:] = 0", "--shape", "a=f32[4]", "--target", target]);
+        assert!(!o.status.success() && stderr(&o).contains(code), "{target}: {}", stderr(&o));
+    }
+    let obj = dir.join("k.o");
+    let o =
+        slc(&["compile", "a[1:] = 0", "--shape", "a=f32[4]", "--target", "cpu", "-o", obj.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("not compiled ahead of time"), "{}", stderr(&o));
+    assert!(!obj.exists());
 }
