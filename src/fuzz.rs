@@ -242,6 +242,81 @@ pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
 
 /// A list literal of `shape`'s rank that gather_elements accepts along `axis`: at most the data
 /// off the axis (mostly 1, to stay small at high ranks), 1 to 3 along it; values mostly in range.
+/// A store over `program`'s inputs: an assignment (`=`, `+=`, `*=`) through a subscript of
+/// `program`'s kinds, or a scatter (docs/semantics.md, Stores, Scatters). Not drawn by
+/// [`program`]: a store is only ever a program's result, and the back ends that refuse store
+/// plans (CUDA, AOT objects) take `program`'s programs. Most are valid.
+pub fn store_program(r: &mut impl Draw, shape: &[usize]) -> String {
+    let dims = |lead: &[usize], rest: &[usize]| -> Vec<usize> { lead.iter().chain(rest).copied().collect() };
+    let tail = shape.get(1..).unwrap_or(&[]);
+    let rows = shape.first().map_or(1, |&n| n.max(1) as i64);
+    match r.below(6) {
+        0..=2 => {
+            let op = *r.pick(&["=", "=", "+=", "*="]);
+            let value = match r.below(3) {
+                0 => int_literal(r, &[]),
+                1 => int_literal(r, &[1]),
+                _ => r.range(-3, 9).to_string(),
+            };
+            // Basic subscripts, then any: NumPy stores through views, not through copies.
+            let chain = chain(r, 1);
+            let basic = ["idx", "m", "True", "False", "[["].iter().all(|s| !chain.contains(s));
+            let chain = if basic { chain } else { String::new() };
+            format!("a{chain}{} {op} {value}", index(r))
+        }
+        3 => {
+            let count = 1 + r.below(3) as usize;
+            let tuples: Vec<String> = (0..count).map(|_| format!("[{}]", r.range(-rows, rows))).collect();
+            let reduction = *r.pick(&["none", "add", "mul", "max", "min"]);
+            let updates = int_literal(r, &dims(&[count], tail));
+            format!("scatter_nd(a, [{}], {updates}, reduction={reduction})", tuples.join(", "))
+        }
+        4 => {
+            let rank = shape.len().max(1) as i64;
+            let axis = r.range(0, rank) as usize;
+            let indices = elements_literal(r, shape, axis);
+            // The updates take the indices' shape: count it from the literal's brackets.
+            let depth = indices.chars().take_while(|&c| c == '[').count();
+            let mut d = vec![];
+            let mut text = indices.as_str();
+            for _ in 0..depth {
+                let inner = &text[1..];
+                let mut level = 0;
+                let mut items = 1;
+                for c in inner.chars() {
+                    match c {
+                        '[' => level += 1,
+                        ']' if level == 0 => break,
+                        ']' => level -= 1,
+                        ',' if level == 0 => items += 1,
+                        _ => {}
+                    }
+                }
+                d.push(items);
+                text = inner;
+            }
+            let reduction = *r.pick(&["none", "add", "max"]);
+            let updates = int_literal(r, &d);
+            format!("scatter_elements(a, {indices}, {updates}, axis={axis}, reduction={reduction})")
+        }
+        _ => {
+            let (i, j) = (r.range(-rows, rows), r.range(-rows, rows));
+            let updates = int_literal(r, &dims(&[2], tail));
+            format!("scatter_update(a, [{i}, {j}], {updates}, 0)")
+        }
+    }
+}
+
+/// A list literal of small integers of shape `dims` (an integer for no dims).
+fn int_literal(r: &mut impl Draw, dims: &[usize]) -> String {
+    match dims.split_first() {
+        None => r.range(-3, 9).to_string(),
+        Some((&n, rest)) => {
+            format!("[{}]", (0..n).map(|_| int_literal(r, rest)).collect::<Vec<_>>().join(", "))
+        }
+    }
+}
+
 fn elements_literal(r: &mut impl Draw, shape: &[usize], axis: usize) -> String {
     fn nest(r: &mut impl Draw, dims: &[i64], n: i64) -> String {
         match dims.split_first() {
@@ -739,11 +814,12 @@ mod tests {
     use super::*;
 
     /// The programs the fuzzer draws call every operator form of the operator table (a form
-    /// added to the table fails here until [`program`] draws it).
+    /// added to the table fails here until [`program`] or [`store_program`] draws it).
     #[test]
     fn programs_cover_every_operator_form() {
         let mut r = Rng::new(7);
-        let called: Vec<String> = (0..2000).map(|_| program(&mut r, &[3, 4])).collect();
+        let mut called: Vec<String> = (0..2000).map(|_| program(&mut r, &[3, 4])).collect();
+        called.extend((0..200).map(|_| store_program(&mut r, &[3, 4])));
         for op in crate::sema::OPERATORS {
             let call = format!("{}(", op.name);
             assert!(called.iter().any(|p| p.starts_with(&call)), "the fuzzer never calls {}", op.name);

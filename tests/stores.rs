@@ -425,3 +425,55 @@ fn a_session_store_leaves_the_bound_tensor_as_it_was() {
     assert_eq!(values_f32(&stored)[..3], [100.0, 100.0, 100.0]);
     assert_eq!(s.eval("a").unwrap().bytes(), before.bytes());
 }
+
+/// The fuzzer's store programs (`slc::fuzz::store_program`: assignments through every kind of
+/// subscript, the scatters) on every CPU path: the session's JIT (which compiles the stores it
+/// can and sends the rest to the interpreter) gives the interpreter's bytes or its error code,
+/// on one thread and four, and every plan prints and parses back.
+#[test]
+fn fuzzed_store_programs_agree_on_every_cpu_path() {
+    use slc::fuzz::{Rng as FuzzRng, fill, store_program};
+    let mut r = FuzzRng::new(2028);
+    let mut valid = 0;
+    for case in 0..300 {
+        let shape: &[usize] = [&[3, 4][..], &[4][..], &[3, 2, 2][..]][case % 3];
+        let dtype = [DType::F32, DType::I16, DType::U8, DType::F64][case % 4];
+        let src = store_program(&mut r, shape);
+        let bind = |s: &mut Session| {
+            s.bind("a", fill(dtype, shape, case as u64));
+            s.bind("idx", ints(DType::I64, &[2], &[1, -1]));
+            s.bind(
+                "idx2",
+                ints(
+                    DType::I64,
+                    &[shape[0], 2],
+                    &(0..2 * shape[0] as i64).map(|v| v % 2).collect::<Vec<_>>(),
+                ),
+            );
+            let bits: Vec<u8> = (0..shape[0]).map(|i| (i % 2) as u8).collect();
+            s.bind("m", Tensor::from_bytes(DType::Bool, &[shape[0]], &bits).unwrap());
+        };
+        let mut interp = Session::with_executor(Executor::Interpreter);
+        bind(&mut interp);
+        let want = interp.eval(&src);
+        if let Ok(c) = interp.compile(&src) {
+            let text = c.plan.to_string();
+            assert_eq!(
+                parse::parse(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}")).to_string(),
+                text
+            );
+        }
+        for threads in [1, 4] {
+            let mut jit = Session::with_executor(Executor::Jit);
+            jit.options_mut().threads = threads;
+            bind(&mut jit);
+            match (&want, jit.eval(&src)) {
+                (Ok(x), Ok(y)) => assert_eq!(x.bytes(), y.bytes(), "{src} on {dtype}{shape:?}"),
+                (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src}"),
+                (x, y) => panic!("{src}: interpreter {x:?}, JIT {y:?}"),
+            }
+        }
+        valid += want.is_ok() as usize;
+    }
+    assert!(valid > 150, "{valid} of 300 store programs were valid");
+}

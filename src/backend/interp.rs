@@ -33,7 +33,8 @@ fn run_elementwise(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, Ru
 
 /// A store plan's updates, applied to the output (the target's copy) in C order of the update
 /// coordinates, so that with `set` the last write to an element wins; the old element is read
-/// from the target, never from the output (NumPy's buffered `+=`). The target is dense: a
+/// from the target, never from the output (NumPy's buffered `+=`), except by a scatter's
+/// accumulating reduction. The target is dense: a
 /// destination address is the output element's position. A `zero`-mode miss reads a 0 value,
 /// and writes nothing where it is the destination's.
 fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(), RuntimeError> {
@@ -46,13 +47,17 @@ fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(),
             Some(address) => machine.element(store.value.buffer, address)?,
             None => &zero[..],
         };
-        let old = machine.element(store.dest.buffer, dest)?;
         let at = usize::try_from(dest)
             .ok()
             .filter(|&d| d < len)
             .ok_or(RuntimeError::OutOfBuffer { address: dest, len })?;
         let mut element = vec![0u8; width];
-        store.combine.apply(out.dtype(), old, value, &mut element);
+        // A scatter's reduction meets the element as updated so far; `+=` the target's.
+        let old = match store.combine.accumulates() {
+            true => out.bytes()[at * width..(at + 1) * width].to_vec(),
+            false => machine.element(store.dest.buffer, dest)?.to_vec(),
+        };
+        store.combine.apply(out.dtype(), &old, value, &mut element);
         out.bytes_mut()[at * width..(at + 1) * width].copy_from_slice(&element);
     }
     Ok(())

@@ -115,7 +115,15 @@ impl<'a> Checker<'a> {
             }
         }
         match result {
-            Some((value, span)) => Ok((checker.to_tensor(value, span)?, std::mem::take(&mut checker.read))),
+            Some((value, span)) => {
+                let result = checker.to_tensor(value, span)?;
+                // A scatter's result is its data's updated copy: only ever the program's result.
+                if let Some(inner) = result.kind.children().find_map(nested_store) {
+                    let reason = "a scatter is only ever the program's result, not an operand".to_string();
+                    return err(K::StoreTarget { reason }, inner);
+                }
+                Ok((result, std::mem::take(&mut checker.read)))
+            }
             None => {
                 let span = program.stmts.last().map_or(Span::default(), |s| s.span);
                 Err(SemaError::new(K::NoResult, span))
@@ -194,6 +202,14 @@ impl Entry {
             Entry::Mask(m) => m.ty.shape.len(),
             Entry::Ellipsis | Entry::NewAxis => 0,
         }
+    }
+}
+
+/// The span of a store in `t` (a scatter used as an operand), if any.
+fn nested_store(t: &TExpr) -> Option<Span> {
+    match t.kind {
+        TExprKind::Store { .. } => Some(t.span),
+        _ => t.kind.children().find_map(nested_store),
     }
 }
 

@@ -74,7 +74,7 @@ impl Checker<'_> {
     /// hold it); any other tensor must already have the target's dtype. `in_arithmetic`: a list
     /// literal of `+=`/`*=`, which NumPy makes an int64 array and combines in int64 before
     /// casting back `same_kind` — wrapping into a signed target, refused by an unsigned one.
-    fn store_value(
+    pub(in crate::sema) fn store_value(
         &mut self,
         v: super::check::Value,
         target: &TExpr,

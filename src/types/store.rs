@@ -15,7 +15,19 @@ pub enum Combine {
     Add,
     /// `*=`: `old * value`, buffered likewise.
     Mul,
+    /// A scatter's `reduction=add`: every update adds to the element as updated so far
+    /// (duplicates accumulate, in C order of the updates).
+    Sum,
+    /// `reduction=mul`, accumulating likewise.
+    Prod,
+    /// `reduction=max`, accumulating; a NaN wins (NumPy's `maximum`).
+    Max,
+    /// `reduction=min`, accumulating; a NaN wins (NumPy's `minimum`).
+    Min,
 }
+
+const ALL: [Combine; 7] =
+    [Combine::Set, Combine::Add, Combine::Mul, Combine::Sum, Combine::Prod, Combine::Max, Combine::Min];
 
 impl Combine {
     pub fn name(self) -> &'static str {
@@ -23,11 +35,21 @@ impl Combine {
             Combine::Set => "set",
             Combine::Add => "add",
             Combine::Mul => "mul",
+            Combine::Sum => "sum",
+            Combine::Prod => "prod",
+            Combine::Max => "max",
+            Combine::Min => "min",
         }
     }
 
     pub fn from_name(s: &str) -> Option<Combine> {
-        [Combine::Set, Combine::Add, Combine::Mul].into_iter().find(|c| c.name() == s)
+        ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// Whether `old` is the element as updated so far (a scatter's reduction), rather than the
+    /// target's element before any update (`=`, `+=`, `*=`).
+    pub fn accumulates(self) -> bool {
+        matches!(self, Combine::Sum | Combine::Prod | Combine::Max | Combine::Min)
     }
 
     /// The element `old ∘ value` of `dtype` (little-endian bytes, each `dtype.width()` long),
@@ -40,7 +62,12 @@ impl Combine {
             out[..w].copy_from_slice(&value[..w]);
             return;
         }
-        let add = self == Combine::Add;
+        if matches!(self, Combine::Max | Combine::Min) {
+            let pick_value = extreme(dtype, old, value, self == Combine::Max);
+            out[..w].copy_from_slice(if pick_value { &value[..w] } else { &old[..w] });
+            return;
+        }
+        let add = matches!(self, Combine::Add | Combine::Sum);
         macro_rules! int {
             ($t:ty) => {{
                 let a = <$t>::from_le_bytes(old[..w].try_into().expect("width"));
@@ -100,6 +127,75 @@ impl Combine {
             DType::C128 => complex!(f64),
         }
     }
+}
+
+/// Whether `value` replaces `old` under `max` (`greater`) or `min`: it is larger (smaller), or a
+/// NaN where `old` is not (NumPy's `maximum` and `minimum` propagate NaNs). Complex numbers
+/// compare lexicographically, as NumPy orders them.
+fn extreme(dtype: DType, old: &[u8], value: &[u8], greater: bool) -> bool {
+    use std::cmp::Ordering;
+    let w = dtype.width();
+    // A NaN already there stays; a NaN value replaces anything else (as `maximum` and
+    // `minimum` propagate them); otherwise the order decides.
+    let float = |v: f64, o: f64| -> Result<Ordering, bool> {
+        match (v.is_nan(), o.is_nan()) {
+            (_, true) => Err(false),
+            (true, false) => Err(true),
+            _ => Ok(v.partial_cmp(&o).unwrap_or(Ordering::Equal)),
+        }
+    };
+    macro_rules! int {
+        ($t:ty) => {
+            <$t>::from_le_bytes(value[..w].try_into().expect("width"))
+                .cmp(&<$t>::from_le_bytes(old[..w].try_into().expect("width")))
+        };
+    }
+    macro_rules! fl {
+        ($t:ty, $conv:expr) => {{
+            let conv = $conv;
+            let v: f64 = conv(<$t>::from_le_bytes(value[..w].try_into().expect("width")));
+            let o: f64 = conv(<$t>::from_le_bytes(old[..w].try_into().expect("width")));
+            match float(v, o) {
+                Ok(order) => order,
+                Err(replace) => return replace,
+            }
+        }};
+    }
+    let part = |b: &[u8], i: usize, h: usize| -> f64 {
+        match h {
+            4 => f32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().expect("width")) as f64,
+            _ => f64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("width")),
+        }
+    };
+    let order = match dtype {
+        DType::Bool => (value[0] != 0).cmp(&(old[0] != 0)),
+        DType::I8 => int!(i8),
+        DType::I16 => int!(i16),
+        DType::I32 => int!(i32),
+        DType::I64 => int!(i64),
+        DType::U8 => int!(u8),
+        DType::U16 => int!(u16),
+        DType::U32 => int!(u32),
+        DType::U64 => int!(u64),
+        DType::F16 => fl!(f16, |x: f16| x.to_f64()),
+        DType::BF16 => fl!(bf16, |x: bf16| x.to_f64()),
+        DType::F32 => fl!(f32, |x: f32| x as f64),
+        DType::F64 => fl!(f64, |x: f64| x),
+        DType::C64 | DType::C128 => {
+            let h = w / 2;
+            let (vr, vi, or, oi) = (part(value, 0, h), part(value, 1, h), part(old, 0, h), part(old, 1, h));
+            if vr.is_nan() || vi.is_nan() {
+                return !(or.is_nan() || oi.is_nan());
+            }
+            if or.is_nan() || oi.is_nan() {
+                return false;
+            }
+            vr.partial_cmp(&or)
+                .unwrap_or(Ordering::Equal)
+                .then(vi.partial_cmp(&oi).unwrap_or(Ordering::Equal))
+        }
+    };
+    if greater { order == Ordering::Greater } else { order == Ordering::Less }
 }
 
 /// The element of `dtype` that the integer literal `v` stores as (NumPy 2's assignment of a
@@ -173,6 +269,21 @@ mod tests {
         let c = |r: f32, i: f32| [r.to_le_bytes(), i.to_le_bytes()].concat();
         assert_eq!(apply(Combine::Mul, DType::C64, &c(1.0, 2.0), &c(3.0, 4.0)), c(-5.0, 10.0));
         assert_eq!(apply(Combine::Set, DType::C64, &c(1.0, 2.0), &c(3.0, 4.0)), c(3.0, 4.0));
+    }
+
+    #[test]
+    fn reductions_accumulate_and_nans_win() {
+        assert_eq!(apply(Combine::Sum, DType::U8, &[250], &[10]), vec![4]);
+        assert_eq!(apply(Combine::Max, DType::I8, &[0xff], &[1]), vec![1]);
+        assert_eq!(apply(Combine::Min, DType::I8, &[0xff], &[1]), vec![0xff]);
+        let f = |x: f32| x.to_le_bytes().to_vec();
+        assert_eq!(apply(Combine::Max, DType::F32, &f(1.0), &f(f32::NAN))[..], f(f32::NAN)[..]);
+        assert_eq!(apply(Combine::Min, DType::F32, &f(f32::NAN), &f(1.0))[..], f(f32::NAN)[..]);
+        assert_eq!(apply(Combine::Min, DType::F32, &f(2.0), &f(-1.0)), f(-1.0));
+        assert!(Combine::Sum.accumulates() && !Combine::Add.accumulates());
+        for c in ALL {
+            assert_eq!(Combine::from_name(c.name()), Some(c));
+        }
     }
 
     #[test]
