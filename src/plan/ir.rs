@@ -202,7 +202,9 @@ pub struct Plan<D = i64> {
 /// `dest` addresses the target as loads address it (index terms and masks' `nonzero()`
 /// included), which is also the output's address because the target is dense. `old` is read from
 /// the target, never from the output being written: `+=` over duplicates adds once (NumPy's
-/// buffered semantics), and with `set` the last write in C order wins.
+/// buffered semantics), and with `set` the last write in C order wins — except for a scatter's
+/// accumulating reductions ([`Combine::accumulates`]), whose `old` is the output's element as
+/// updated so far.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Store<D = i64> {
     /// The update coordinates: the selection's shape.
