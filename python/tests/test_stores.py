@@ -123,3 +123,26 @@ def test_targets_that_cannot_be_stored_into_in_place_are_refused():
     assert frozen.tolist() == [0, 1, 2]
     with pytest.raises(slc.CompileError):
         slc.eval("a[0] = v", a=np.arange(3), v=np.float32(1.0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["none", "add", "mul", "max", "min"]))
+def test_scatter_elements_returns_the_reduced_copy_as_numpys_ufunc_at(seed, reduction):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-5, 5, size=(3, 4)).astype(np.float32)
+    # Few rows, many updates per column: duplicates accumulate in C order.
+    i = rng.integers(-3, 3, size=(5, 4))
+    u = rng.integers(-4, 4, size=(5, 4)).astype(np.float32)
+    before = x.copy()
+    got = slc.eval(f"scatter_elements(a, i, u, axis=0, reduction={reduction})", a=x, i=i, u=u)
+    want = x.copy()
+    cols = np.broadcast_to(np.arange(4), i.shape)
+    rows = np.where(i < 0, i + 3, i)
+    if reduction == "none":
+        for r, c, v in zip(rows.ravel(), cols.ravel(), u.ravel()):
+            want[r, c] = v  # the last write wins
+    else:
+        ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[reduction]
+        ufunc.at(want, (rows, cols), u)
+    assert np.array_equal(got, want)
+    assert np.array_equal(x, before), "a scatter returns a copy"
