@@ -477,3 +477,39 @@ fn fuzzed_store_programs_agree_on_every_cpu_path() {
     }
     assert!(valid > 150, "{valid} of 300 store programs were valid");
 }
+
+/// A prepared kernel (`slc::Kernel`, the one kernel type of every surface) of a store with
+/// symbolic dims, called on several shapes, and one over fixed dims called again: each call
+/// gives the interpreter's stored array (the specialization policy may compile per shape).
+#[test]
+fn prepared_store_kernels_serve_every_shape() {
+    use slc::Kernel;
+    use slc::types::SymTensorType;
+    let sym = |s: &str| -> SymTensorType { s.parse().unwrap() };
+    let sigs = [("a", sym("f32[N, 4]")), ("i", sym("i64[K]")), ("v", sym("f32[4]"))];
+    let programs = [
+        "a[i] = v",
+        "a[1:, ::2] = 5",
+        "a[i, ::-1] += v",
+        "scatter_elements(a, [[0, -1, 0, 0]], [[1, 2, 3, 4]])",
+    ];
+    for src in programs {
+        let kernel = Kernel::prepare(src, &sigs).unwrap_or_else(|e| panic!("{}", e.render(src)));
+        for n in [1usize, 3, 5, 3, 40] {
+            let a = f32s(&[n, 4], &(0..4 * n).map(|x| x as f32).collect::<Vec<_>>());
+            let i = ints(DType::I64, &[2], &[(n as i64) - 1, 0]);
+            let v = f32s(&[4], &[-1.0, -2.0, -3.0, -4.0]);
+            let got = kernel.run(&[&a, &i, &v]);
+            let mut s = Session::with_executor(Executor::Interpreter);
+            s.bind("a", a.clone());
+            s.bind("i", i.clone());
+            s.bind("v", v.clone());
+            let want = s.eval(src);
+            match (want, got) {
+                (Ok(x), Ok(y)) => assert_eq!(x.bytes(), y.bytes(), "{src} at N={n}"),
+                (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src} at N={n}"),
+                (x, y) => panic!("{src} at N={n}: interpreter {x:?}, kernel {y:?}"),
+            }
+        }
+    }
+}
