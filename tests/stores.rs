@@ -102,6 +102,8 @@ fn integer_literals_convert_as_numpy_2() {
     let mut s = Session::new();
     s.bind("u", ints(DType::U8, &[3], &[250, 1, 2]));
     s.bind("k", ints(DType::I8, &[3], &[120, 1, 2]));
+    s.bind("n", ints(DType::I64, &[], &[7]));
+    s.bind("big", ints(DType::U16, &[], &[300]));
     let run = |src: &str| s.eval(src).map(|t| values_i64(&t));
     assert_eq!(run("u[0] = 255").unwrap(), [255, 1, 2]);
     // Arithmetic wraps in the target's type, as NumPy's in-place operators do.
@@ -109,7 +111,18 @@ fn integer_literals_convert_as_numpy_2() {
     assert_eq!(run("k[[0, 0]] += [10, 20]").unwrap(), [-116, 1, 2]);
     // A list in `+=` is NumPy's int64 array: wrapped into a signed target.
     assert_eq!(run("k[1:2] += [300]").unwrap(), [120, 45, 2]);
-    for (src, code) in [("u[0] = 256", "E0134"), ("u[0] = -1", "E0134"), ("u[1:] += [1, 2]", "E0134")] {
+    // A 0-d integer bound with its value (a Python `int` by name) converts as the literal.
+    assert_eq!(run("u[2] = n").unwrap(), [250, 1, 7]);
+    let mut f = Session::new();
+    f.bind("a", f32s(&[2], &[0.5, 0.5]));
+    f.bind("n", ints(DType::U8, &[], &[3]));
+    assert_eq!(values_f32(&f.eval("a[1] += n").unwrap()), [0.5, 3.5]);
+    for (src, code) in [
+        ("u[0] = 256", "E0134"),
+        ("u[0] = -1", "E0134"),
+        ("u[1:] += [1, 2]", "E0134"),
+        ("u[0] = big", "E0134"),
+    ] {
         let e = run(src).expect_err(src);
         assert_eq!(e.diagnostic().code, code, "{src}");
     }

@@ -98,6 +98,14 @@ def test_duplicates_last_write_wins_and_plus_equals_is_buffered():
     assert x.tolist() == [3, 0, 3]
 
 
+def test_a_python_int_by_name_stores_as_numpy_converts_it():
+    x = np.zeros(4, np.float32)
+    slc.eval("a[i] = k", a=x, i=np.array([1, 3]), k=5)
+    assert x.tolist() == [0.0, 5.0, 0.0, 5.0]
+    with pytest.raises(slc.CompileError):
+        slc.eval("a[0] = k", a=np.zeros(2, np.uint8), k=300)
+
+
 def test_the_value_reads_the_array_as_it_was():
     x = np.arange(5.0)
     slc.eval("a[1:] = a[:-1]", a=x)

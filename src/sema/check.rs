@@ -360,7 +360,7 @@ impl Checker<'_> {
     }
 
     /// Whether `t` is a 0-d integer input bound with its value.
-    fn bound_scalar(&self, t: &TExpr) -> bool {
+    pub(super) fn bound_scalar(&self, t: &TExpr) -> bool {
         matches!(&t.kind, TExprKind::Input(name) if self.values.contains_key(name))
             && t.ty.shape.is_empty()
             && t.ty.dtype.is_integer()

@@ -83,6 +83,21 @@ impl Checker<'_> {
     ) -> Result<TExpr, SemaError> {
         let v = self.to_tensor_value(v, span)?;
         let dtype = target.ty.dtype;
+        // A 0-d integer bound with its value (a Python `int` passed by name) is the literal it
+        // holds, as NumPy takes `x[i] = k`; its value is recorded as read.
+        let v = match v.ty.dtype != dtype && self.bound_scalar(&v) {
+            true => {
+                let value = self.value_of(&v)?[0];
+                let Ok(value) = i64::try_from(value) else {
+                    return err(
+                        K::StoreLiteralRange { value: value.to_string(), target: dtype.name().into() },
+                        span,
+                    );
+                };
+                const_tensor(Tensor::scalar_i64(value), v.span)
+            }
+            false => v,
+        };
         if v.ty.dtype == dtype {
             return Ok(v);
         }
