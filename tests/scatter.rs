@@ -178,3 +178,21 @@ fn errors_have_codes_and_point_at_the_argument() {
     let e = run("scatter_nd(a, bad, u)", &inputs).expect_err("out of range");
     assert_eq!(e.diagnostic().code, "E0201");
 }
+
+#[test]
+fn openvino_scatter_nd_update_reductions() {
+    let data = f32s(&[4], &[1., 2., 3., 4.]);
+    let u = f32s(&[3], &[10., 5., 1.]);
+    let inputs = [("d", data), ("u", u)];
+    let src = |r: &str| format!("scatter_nd_update(d, [[1], [1], [-1]], u, reduction={r})");
+    // Duplicates accumulate in C order of the updates; `none` keeps the last.
+    assert_eq!(ok(&src("none"), &inputs), [1., 5., 3., 1.]);
+    assert_eq!(ok(&src("sum"), &inputs), [1., 17., 3., 5.]);
+    assert_eq!(ok(&src("sub"), &inputs), [1., -13., 3., 3.]);
+    assert_eq!(ok(&src("prod"), &inputs), [1., 100., 3., 4.]);
+    assert_eq!(ok(&src("max"), &inputs), [1., 10., 3., 4.]);
+    assert_eq!(ok(&src("min"), &inputs), [1., 2., 3., 1.]);
+    // ONNX's spelling is not OpenVINO's.
+    let e = run(&src("add"), &inputs).expect_err("add");
+    assert_eq!(e.diagnostic().code, "E0125");
+}

@@ -28,9 +28,17 @@ pub fn store_program(r: &mut impl Draw, shape: &[usize]) -> String {
         3 => {
             let count = 1 + r.below(3) as usize;
             let tuples: Vec<String> = (0..count).map(|_| format!("[{}]", r.range(-rows, rows))).collect();
-            let reduction = *r.pick(&["none", "add", "mul", "max", "min"]);
             let updates = int_literal(r, &dims(&[count], tail));
-            format!("scatter_nd(a, [{}], {updates}, reduction={reduction})", tuples.join(", "))
+            match r.below(2) {
+                0 => {
+                    let reduction = *r.pick(&["none", "add", "mul", "max", "min"]);
+                    format!("scatter_nd(a, [{}], {updates}, reduction={reduction})", tuples.join(", "))
+                }
+                _ => {
+                    let reduction = *r.pick(&["none", "sum", "sub", "prod", "min", "max"]);
+                    format!("scatter_nd_update(a, [{}], {updates}, reduction={reduction})", tuples.join(", "))
+                }
+            }
         }
         4 => {
             let rank = shape.len().max(1) as i64;

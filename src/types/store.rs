@@ -18,6 +18,8 @@ pub enum Combine {
     /// A scatter's `reduction=add`: every update adds to the element as updated so far
     /// (duplicates accumulate, in C order of the updates).
     Sum,
+    /// OpenVINO's `reduction=sub`: the element minus every update, accumulating likewise.
+    Sub,
     /// `reduction=mul`, accumulating likewise.
     Prod,
     /// `reduction=max`, accumulating; a NaN wins (NumPy's `maximum`).
@@ -26,8 +28,16 @@ pub enum Combine {
     Min,
 }
 
-const ALL: [Combine; 7] =
-    [Combine::Set, Combine::Add, Combine::Mul, Combine::Sum, Combine::Prod, Combine::Max, Combine::Min];
+const ALL: [Combine; 8] = [
+    Combine::Set,
+    Combine::Add,
+    Combine::Mul,
+    Combine::Sum,
+    Combine::Sub,
+    Combine::Prod,
+    Combine::Max,
+    Combine::Min,
+];
 
 impl Combine {
     pub fn name(self) -> &'static str {
@@ -36,6 +46,7 @@ impl Combine {
             Combine::Add => "add",
             Combine::Mul => "mul",
             Combine::Sum => "sum",
+            Combine::Sub => "sub",
             Combine::Prod => "prod",
             Combine::Max => "max",
             Combine::Min => "min",
@@ -49,7 +60,7 @@ impl Combine {
     /// Whether `old` is the element as updated so far (a scatter's reduction), rather than the
     /// target's element before any update (`=`, `+=`, `*=`).
     pub fn accumulates(self) -> bool {
-        matches!(self, Combine::Sum | Combine::Prod | Combine::Max | Combine::Min)
+        matches!(self, Combine::Sum | Combine::Sub | Combine::Prod | Combine::Max | Combine::Min)
     }
 
     /// The element `old ∘ value` of `dtype` (little-endian bytes, each `dtype.width()` long),
@@ -67,12 +78,26 @@ impl Combine {
             out[..w].copy_from_slice(if pick_value { &value[..w] } else { &old[..w] });
             return;
         }
-        let add = matches!(self, Combine::Add | Combine::Sum);
+        #[derive(PartialEq)]
+        enum Op {
+            Add,
+            Sub,
+            Mul,
+        }
+        let op = match self {
+            Combine::Add | Combine::Sum => Op::Add,
+            Combine::Sub => Op::Sub,
+            _ => Op::Mul,
+        };
         macro_rules! int {
             ($t:ty) => {{
                 let a = <$t>::from_le_bytes(old[..w].try_into().expect("width"));
                 let b = <$t>::from_le_bytes(value[..w].try_into().expect("width"));
-                let r = if add { a.wrapping_add(b) } else { a.wrapping_mul(b) };
+                let r = match op {
+                    Op::Add => a.wrapping_add(b),
+                    Op::Sub => a.wrapping_sub(b),
+                    Op::Mul => a.wrapping_mul(b),
+                };
                 out[..w].copy_from_slice(&r.to_le_bytes());
             }};
         }
@@ -80,7 +105,11 @@ impl Combine {
             ($t:ty) => {{
                 let a = <$t>::from_le_bytes(old[..w].try_into().expect("width"));
                 let b = <$t>::from_le_bytes(value[..w].try_into().expect("width"));
-                let r = if add { a + b } else { a * b };
+                let r = match op {
+                    Op::Add => a + b,
+                    Op::Sub => a - b,
+                    Op::Mul => a * b,
+                };
                 out[..w].copy_from_slice(&r.to_le_bytes());
             }};
         }
@@ -90,7 +119,11 @@ impl Combine {
                 let b = <$t>::from_le_bytes(value[..w].try_into().expect("width")).to_f32();
                 // One f32 operation on two half-precision values is exact or correctly rounded
                 // before the final rounding, as NumPy's float16 arithmetic gives.
-                let r = <$t>::from_f32(if add { a + b } else { a * b });
+                let r = <$t>::from_f32(match op {
+                    Op::Add => a + b,
+                    Op::Sub => a - b,
+                    Op::Mul => a * b,
+                });
                 out[..w].copy_from_slice(&r.to_le_bytes());
             }};
         }
@@ -101,15 +134,24 @@ impl Combine {
                     <$t>::from_le_bytes(b[i * h..(i + 1) * h].try_into().expect("width"))
                 };
                 let (ar, ai, br, bi) = (part(old, 0), part(old, 1), part(value, 0), part(value, 1));
-                let (r, i) = if add { (ar + br, ai + bi) } else { (ar * br - ai * bi, ar * bi + ai * br) };
+                let (r, i) = match op {
+                    Op::Add => (ar + br, ai + bi),
+                    Op::Sub => (ar - br, ai - bi),
+                    Op::Mul => (ar * br - ai * bi, ar * bi + ai * br),
+                };
                 out[..h].copy_from_slice(&r.to_le_bytes());
                 out[h..w].copy_from_slice(&i.to_le_bytes());
             }};
         }
         match dtype {
             DType::Bool => {
+                // NumPy's bool `+` is `or`, `*` is `and`; `-` (OpenVINO's `sub`) is `xor`.
                 let (a, b) = (old[0] != 0, value[0] != 0);
-                out[0] = u8::from(if add { a || b } else { a && b });
+                out[0] = u8::from(match op {
+                    Op::Add => a || b,
+                    Op::Sub => a != b,
+                    Op::Mul => a && b,
+                });
             }
             DType::I8 => int!(i8),
             DType::I16 => int!(i16),
@@ -281,6 +323,8 @@ mod tests {
         assert_eq!(apply(Combine::Min, DType::F32, &f(f32::NAN), &f(1.0))[..], f(f32::NAN)[..]);
         assert_eq!(apply(Combine::Min, DType::F32, &f(2.0), &f(-1.0)), f(-1.0));
         assert!(Combine::Sum.accumulates() && !Combine::Add.accumulates());
+        assert_eq!(apply(Combine::Sub, DType::U8, &[1], &[2]), vec![255]);
+        assert_eq!(apply(Combine::Sub, DType::F32, &f(1.0), &f(0.25)), f(0.75));
         for c in ALL {
             assert_eq!(Combine::from_name(c.name()), Some(c));
         }

@@ -1,5 +1,6 @@
 //! The scatters (docs/semantics.md, Scatters): `scatter_nd` (ONNX ScatterND-18),
-//! `scatter_elements` (ONNX ScatterElements-18) and `scatter_update` (OpenVINO ScatterUpdate-3).
+//! `scatter_elements` (ONNX ScatterElements-18), `scatter_update` (OpenVINO ScatterUpdate-3)
+//! and `scatter_nd_update` (OpenVINO ScatterNDUpdate-15).
 //! Each is the store of `updates` into the elements its gather counterpart reads — the same
 //! checked selection, `error` mode (an index out of range is an error, never a wrap or a write
 //! outside) — with the spec's reduction. A scatter's data is a bound tensor (the result is its
@@ -23,6 +24,9 @@ pub(super) const ELEMENTS_OPTIONAL: [&str; 2] = ["axis", "reduction"];
 pub(super) const UPDATE: &str = "scatter_update";
 pub(super) const UPDATE_REQUIRED: [&str; 4] = ["data", "indices", "updates", "axis"];
 pub(super) const UPDATE_OPTIONAL: [&str; 0] = [];
+pub(super) const ND_UPDATE: &str = "scatter_nd_update";
+pub(super) const ND_UPDATE_REQUIRED: [&str; 3] = ["data", "indices", "updates"];
+pub(super) const ND_UPDATE_OPTIONAL: [&str; 1] = ["reduction"];
 
 /// ONNX's `reduction`: `none` (the spec leaves duplicates undefined; slc's last write in C
 /// order wins), or an accumulating `add`, `mul`, `max`, `min`.
@@ -41,6 +45,29 @@ fn reduction(arg: Option<&Arg>) -> Result<Combine, SemaError> {
         _ => {
             invalid("reduction must be one of none, add, mul, max, min", "unknown reduction", arg.value.span)
         }
+    }
+}
+
+/// OpenVINO ScatterNDUpdate-15's `reduction`, each accumulating: `none`, `sum`, `sub`, `prod`,
+/// `min`, `max`.
+fn openvino_reduction(arg: Option<&Arg>) -> Result<Combine, SemaError> {
+    let Some(arg) = arg else { return Ok(Combine::Set) };
+    let word = match &arg.value.kind {
+        ExprKind::Name(w) | ExprKind::Str(w) => w.as_str(),
+        _ => "",
+    };
+    match word {
+        "none" => Ok(Combine::Set),
+        "sum" => Ok(Combine::Sum),
+        "sub" => Ok(Combine::Sub),
+        "prod" => Ok(Combine::Prod),
+        "min" => Ok(Combine::Min),
+        "max" => Ok(Combine::Max),
+        _ => invalid(
+            "reduction must be one of none, sum, sub, prod, min, max",
+            "unknown reduction",
+            arg.value.span,
+        ),
     }
 }
 
@@ -78,6 +105,17 @@ impl Checker<'_> {
         let selection = self
             .gather_call(gather::Args { data, indices, axis, batch_dims: None, mode: Some(&mode) }, span)?;
         self.scatter(data, selection, updates, Combine::Set, span)
+    }
+
+    /// `scatter_nd_update(data, indices, updates, reduction=none)`: OpenVINO ScatterNDUpdate-15,
+    /// ScatterND's selection with OpenVINO's reductions.
+    pub(super) fn scatter_nd_update_call(&mut self, args: &[Arg], span: Span) -> Result<TExpr, SemaError> {
+        let ([data, indices, updates], [red]) =
+            bind(ND_UPDATE, ND_UPDATE_REQUIRED, ND_UPDATE_OPTIONAL, args, span)?;
+        let mode = error_mode(span);
+        let selection = self
+            .gather_nd_call(gather_nd::Args { data, indices, batch_dims: None, mode: Some(&mode) }, span)?;
+        self.scatter(data, selection, updates, openvino_reduction(red)?, span)
     }
 
     /// The store of `updates` (of the data's dtype, exactly the selection's shape: the specs

@@ -102,6 +102,14 @@ pub const OPERATORS: &[Operator] = &[
         check: |c, args, span| c.scatter_update_call(args, span),
     },
     Operator {
+        name: scatter::ND_UPDATE,
+        required: &scatter::ND_UPDATE_REQUIRED,
+        optional: &scatter::ND_UPDATE_OPTIONAL,
+        summary: "OpenVINO ScatterNDUpdate-15: ScatterND with reduction=none|sum|sub|prod|min|max",
+        example: "scatter_nd_update(a, [[0], [0]], [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], reduction=sub)",
+        check: |c, args, span| c.scatter_nd_update_call(args, span),
+    },
+    Operator {
         name: slice1::NAME,
         required: &slice1::REQUIRED,
         optional: &slice1::OPTIONAL,
