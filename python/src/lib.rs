@@ -239,7 +239,10 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
                 pyo3::exceptions::PyTypeError::new_err(format!("the store's target `{target}` is not bound"))
             })?;
             let flag = |name: &str| -> PyResult<bool> { array.getattr("flags")?.getattr(name)?.extract() };
-            if !array.is_instance_of::<numpy::PyUntypedArray>() || !flag("c_contiguous")? || !flag("writeable")? {
+            if !array.is_instance_of::<numpy::PyUntypedArray>()
+                || !flag("c_contiguous")?
+                || !flag("writeable")?
+            {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
                     "the store's target `{target}` must be a writeable, C-contiguous numpy.ndarray: slc stores into it in place"
                 )));
