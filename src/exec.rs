@@ -124,6 +124,11 @@ impl Runnable {
     ) -> Result<Runnable, RuntimeError> {
         Ok(match (executor, cache) {
             (Executor::Interpreter, _) => Runnable::Interpreter,
+            // The JIT compiles a store's update nest where the loop nest can write it (a `set`
+            // through slices and integers, constant shapes); other stores run on the
+            // interpreter, the oracle (docs/semantics.md, Stores).
+            (Executor::Jit, _) if plan.store.is_some() && !jit_takes_store(plan) => Runnable::Interpreter,
+            (Executor::Cuda, _) if plan.store.is_some() => return Err(store_on_gpu()),
             (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
             (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
             (Executor::Cuda, _) => Runnable::Cuda(gpu()?),
@@ -190,6 +195,16 @@ impl Runnable {
     }
 }
 
+/// Whether the JIT compiles `plan`'s store (`backend::jit::kernel`'s store calls).
+fn jit_takes_store(plan: &VerifiedGenericPlan) -> bool {
+    crate::backend::loopnest::takes_store(plan.plan()) && plan.binds_nothing()
+}
+
+/// The GPU's refusal of a store plan (it has no update kernels).
+fn store_on_gpu() -> RuntimeError {
+    RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" }
+}
+
 /// The GPU, or why there is none (checked before any driver call: never a panic).
 fn gpu() -> Result<&'static cuda::device::Device, RuntimeError> {
     cuda::device::device().map_err(|e| RuntimeError::Cuda(e.to_string()))
@@ -202,6 +217,9 @@ fn run_on_gpu(
     plan: &VerifiedPlan,
     inputs: &[&Tensor],
 ) -> Result<Tensor, RuntimeError> {
+    if plan.store.is_some() {
+        return Err(store_on_gpu());
+    }
     match gpu.run(&plan.lift(), inputs) {
         Ok((result, _)) => Ok(result),
         Err(cuda::device::GpuError::Run(e)) => Err(e.located(plan)),

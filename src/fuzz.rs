@@ -105,6 +105,9 @@ impl Draw for Bytes<'_> {
     }
 }
 
+mod store;
+pub use store::store_program;
+
 // ---------------------------------------------------------------------------------------------
 // The random program generator
 
@@ -242,7 +245,7 @@ pub fn program(r: &mut impl Draw, shape: &[usize]) -> String {
 
 /// A list literal of `shape`'s rank that gather_elements accepts along `axis`: at most the data
 /// off the axis (mostly 1, to stay small at high ranks), 1 to 3 along it; values mostly in range.
-fn elements_literal(r: &mut impl Draw, shape: &[usize], axis: usize) -> String {
+pub(crate) fn elements_literal(r: &mut impl Draw, shape: &[usize], axis: usize) -> String {
     fn nest(r: &mut impl Draw, dims: &[i64], n: i64) -> String {
         match dims.split_first() {
             None if r.below(8) == 0 => n.to_string(),
@@ -739,11 +742,12 @@ mod tests {
     use super::*;
 
     /// The programs the fuzzer draws call every operator form of the operator table (a form
-    /// added to the table fails here until [`program`] draws it).
+    /// added to the table fails here until [`program`] or [`store_program`] draws it).
     #[test]
     fn programs_cover_every_operator_form() {
         let mut r = Rng::new(7);
-        let called: Vec<String> = (0..2000).map(|_| program(&mut r, &[3, 4])).collect();
+        let mut called: Vec<String> = (0..2000).map(|_| program(&mut r, &[3, 4])).collect();
+        called.extend((0..200).map(|_| store_program(&mut r, &[3, 4])));
         for op in crate::sema::OPERATORS {
             let call = format!("{}(", op.name);
             assert!(called.iter().any(|p| p.starts_with(&call)), "the fuzzer never calls {}", op.name);

@@ -170,3 +170,36 @@ fn subcommands_take_symbolic_shapes() {
     let o = slc(&["plan", "a[1:]", "--shape", "a=f32[N, min]"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_store_writes_the_updated_copy_and_leaves_the_input_file_alone() {
+    let dir = scratch("store");
+    let a = write_input(&dir, "a.npy", &arange(&[3, 4]));
+    let i = write_input(&dir, "i.npy", &slc::Tensor::from_i64s(slc::DType::I64, &[3], &[2, 0, 2]).unwrap());
+    let before = std::fs::read(&a).unwrap();
+    let out = dir.join("y.npy");
+    let args = ["-i", &format!("a={a}"), "-i", &format!("i={i}"), "-o", out.to_str().unwrap()];
+    let o = slc(&[&["eval", "a[1:3, ::-1] = 0"][..], &args[..2], &args[4..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = slc_runtime::read_npy(&out).unwrap();
+    let values: Vec<i128> = (0..12).map(|k| t.int_at(k).unwrap()).collect();
+    assert_eq!(values, vec![0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // Index arrays with a duplicate: buffered `+=` adds once per element.
+    let o = slc(&[&["eval", "a[i, 0] += 100"][..], &args[..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = slc_runtime::read_npy(&out).unwrap();
+    assert_eq!((t.int_at(0), t.int_at(4), t.int_at(8)), (Some(100), Some(4), Some(108)));
+    assert_eq!(std::fs::read(&a).unwrap(), before, "the input file is unchanged");
+    let o = slc(&["eval", "a[0] = 1.5", "-i", &format!("a={a}")]);
+    assert_eq!(o.status.code(), Some(2));
+    // Back ends without update kernels refuse, with a code: CUDA, AOT objects, DirectML.
+    for (target, code) in [("cuda", "E0210"), ("dml", "E0407")] {
+        let o = slc(&["compile", "a[1:] = 0", "--shape", "a=f32[4]", "--target", target]);
+        assert!(!o.status.success() && stderr(&o).contains(code), "{target}: {}", stderr(&o));
+    }
+    let obj = dir.join("k.o");
+    let o =
+        slc(&["compile", "a[1:] = 0", "--shape", "a=f32[4]", "--target", "cpu", "-o", obj.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("not compiled ahead of time"), "{}", stderr(&o));
+    assert!(!obj.exists());
+}

@@ -313,3 +313,24 @@ fn generic_gathers_reading_ahead_at_the_edge() {
         }
     }
 }
+
+/// Stores the JIT compiles (a `set` through slices and integers): the target's copy and the
+/// update nest's writes — reversed, strided, row by row, split across threads for large
+/// targets — stay inside the output, and the value's reads inside its buffer.
+#[test]
+fn store_update_nests_write_only_inside_the_output() {
+    for dtype in WIDTHS {
+        for n in [1, 7, 16, 33] {
+            let a = data(dtype, &[3, n]);
+            let v = data(dtype, &[n]);
+            check("a[0] = v", &[("a", &a), ("v", &v)]);
+            check("a[-1, ::-1] = v", &[("a", &a), ("v", &v)]);
+            check("a[1:, ::2] = a[:-1, ::2]", &[("a", &a)]);
+            check("a[..., -1] = 7", &[("a", &a)]);
+        }
+    }
+    let big = data(DType::F32, &[700, 513]);
+    let row = data(DType::F32, &[256]);
+    check("a[::-1, 1::2] = v", &[("a", &big), ("v", &row)]);
+    check("a[1:, :-1] = a[:-1, 1:]", &[("a", &big)]);
+}

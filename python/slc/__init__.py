@@ -12,8 +12,11 @@ The language in brief: basic indices (``a[2:, ..., None, :10]``, negative steps,
 ``a[()]``), advanced indices as NumPy has them (several integer arrays broadcast together,
 ``x[i, j]``, ``x[:, i]``; boolean masks, ``x[m]``), slice bounds from Python ``int``s or 0-d
 integer arrays (``slc.eval("a[:k]", a=x, k=3)``), ``let`` statements (``let b = a[::2]; b[1:]``),
-and the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
-``strided_slice``, ...). See the project's docs/ for the full reference.
+the ONNX/OpenVINO slicing operators as functions (``slice``, ``gather``,
+``strided_slice``, ...), and stores as NumPy writes them: ``slc.eval("a[i] = v", a=x, i=idx,
+v=y)`` (also ``+=``, ``*=``) changes ``x`` in place and returns None, and the scatters
+(``scatter_nd``, ``scatter_elements``, ``scatter_update``) return the updated copy. See the
+project's docs/ for the full reference.
 
 - :func:`eval` compiles (once per program text and input types) and runs;
 - :func:`compile` gives a :class:`Kernel` for input types, to call many times, from many

@@ -29,8 +29,12 @@ Dim = Union[SupportsIndex, str, None]
 #: An example array, a (dtype, shape) pair in any NumPy dtype spelling, or an int (int64 scalar).
 TypeSpec = Union[npt.ArrayLike, Tuple[npt.DTypeLike, Union[Dim, Sequence[Dim]]], int]
 
-def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray:
+def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray | None:
     """Evaluate the slice program `expr` over the named inputs into a new array, as NumPy would.
+
+    A program ending in an assignment (`slc.eval("a[i] = v", a=x, i=idx, v=y)`, also `+=`, `*=`)
+    stores into the array bound to its target in place, as `x[idx] = y` does, and returns None;
+    the target must be a writeable, C-contiguous numpy.ndarray.
 
     The compiled kernel is kept, keyed by the text and the inputs' names, dtypes and shapes (and
     the values of operator parameters and boolean masks read from inputs), so evaluating the text again skips

@@ -170,6 +170,10 @@ static EVAL_CACHE: Mutex<Option<HashMap<u64, Vec<EvalEntry>>>> = Mutex::new(None
 /// Python ``int``s for integer scalars (int64). The compiled kernel is kept, keyed by the text
 /// and the inputs' names, dtypes and shapes, so evaluating the same text again skips compiling.
 ///
+/// A program ending in an assignment (``slc.eval("a[i] = v", a=x, i=idx, v=y)``) stores into
+/// the array bound to its target in place, as ``x[idx] = y`` does, and returns ``None``; the
+/// target must be a writeable, C-contiguous ``numpy.ndarray``.
+///
 /// Errors raise ``slc.Error`` subclasses; an index out of range raises ``slc.IndexError``
 /// (also a Python ``IndexError``).
 #[pyfunction]
@@ -234,7 +238,45 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
             kernel
         }
     };
-    run::run_kernel(py, &kernel, &names, &held, None)
+    match store_target(expr) {
+        Some(target) => {
+            // `a[i] = v` stores into the array bound to `a`, as NumPy's does, and returns None.
+            let array = inputs.as_ref().and_then(|d| d.get_item(target).ok().flatten()).ok_or_else(|| {
+                pyo3::exceptions::PyTypeError::new_err(format!("the store's target `{target}` is not bound"))
+            })?;
+            let flag = |name: &str| -> PyResult<bool> { array.getattr("flags")?.getattr(name)?.extract() };
+            if !array.is_instance_of::<numpy::PyUntypedArray>()
+                || !flag("c_contiguous")?
+                || !flag("writeable")?
+            {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "the store's target `{target}` must be a writeable, C-contiguous numpy.ndarray: slc stores into it in place"
+                )));
+            }
+            // The target is also an input: the result is computed into a temporary and copied
+            // back, so every read sees the array as it was (NumPy's buffered semantics).
+            run::run_kernel(py, &kernel, &names, &held, Some(&array))?;
+            Ok(py.None().into_bound(py))
+        }
+        None => run::run_kernel(py, &kernel, &names, &held, None),
+    }
+}
+
+/// The name a program ending in an assignment (`a[i] = v`) stores into; `None` for any other.
+fn store_target(expr: &str) -> Option<&str> {
+    if !expr.contains('=') {
+        return None;
+    }
+    let program = slc::syntax::parse_program(expr).ok()?;
+    let slc::syntax::ast::StmtKind::Assign { target, .. } = &program.stmts.last()?.kind else { return None };
+    let mut leaf = target;
+    while let slc::syntax::ast::ExprKind::Index { base, .. } = &leaf.kind {
+        leaf = base;
+    }
+    match &leaf.kind {
+        slc::syntax::ast::ExprKind::Name(_) => Some(&expr[leaf.span.start..leaf.span.end]),
+        _ => None,
+    }
 }
 
 /// Compiles `expr` for the held inputs, passing the values checking may read (operator

@@ -144,6 +144,10 @@ pub fn compile(
     if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
         return Err(AotError::StridedInput(strided.name.clone()));
     }
+    if plan.store.is_some() {
+        // An object's entry would run the update nest without the target's copy.
+        return Err(AotError::Codegen("store plans (`a[i] = v`) are not compiled ahead of time".into()));
+    }
     let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
     let order = input_order(plan, &names)?;
     let (object, entry) = object(name, plan.nesting(), |module| {

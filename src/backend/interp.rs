@@ -3,7 +3,7 @@
 //! correct; it is the oracle for the JIT, AOT and DirectML back ends.
 
 use super::{RuntimeError, check_inputs};
-use crate::plan::{Access, BufferId, Plan, VerifiedPlan};
+use crate::plan::{Access, BufferId, Plan, Store, VerifiedPlan};
 use crate::types::{Coords, IndexOutOfRange, OobMode};
 use slc_runtime::Tensor;
 
@@ -25,7 +25,42 @@ fn run_elementwise(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, Ru
             out.bytes_mut()[linear * width..(linear + 1) * width].copy_from_slice(src);
         }
     }
+    if let Some(store) = &plan.store {
+        apply_store(&machine, store, &mut out)?;
+    }
     Ok(out)
+}
+
+/// A store plan's updates, applied to the output (the target's copy) in C order of the update
+/// coordinates, so that with `set` the last write to an element wins; the old element is read
+/// from the target, never from the output (NumPy's buffered `+=`), except by a scatter's
+/// accumulating reduction. The target is dense: a
+/// destination address is the output element's position. A `zero`-mode miss reads a 0 value,
+/// and writes nothing where it is the destination's.
+fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(), RuntimeError> {
+    let width = out.dtype().width();
+    let zero = vec![0u8; width];
+    let len = out.numel();
+    for coords in Coords::new(&store.shape) {
+        let Some(dest) = machine.address(&store.dest, &coords)? else { continue };
+        let value = match machine.address(&store.value, &coords)? {
+            Some(address) => machine.element(store.value.buffer, address)?,
+            None => &zero[..],
+        };
+        let at = usize::try_from(dest)
+            .ok()
+            .filter(|&d| d < len)
+            .ok_or(RuntimeError::OutOfBuffer { address: dest, len })?;
+        let mut element = vec![0u8; width];
+        // A scatter's reduction meets the element as updated so far; `+=` the target's.
+        let old = match store.combine.accumulates() {
+            true => out.bytes()[at * width..(at + 1) * width].to_vec(),
+            false => machine.element(store.dest.buffer, dest)?.to_vec(),
+        };
+        store.combine.apply(out.dtype(), &old, value, &mut element);
+        out.bytes_mut()[at * width..(at + 1) * width].copy_from_slice(&element);
+    }
+    Ok(())
 }
 
 /// Evaluates the plan's index checks (every back end runs these before its kernel). Inputs must

@@ -54,6 +54,10 @@ pub enum RuntimeError {
     /// outside a symbolic axis, two dims that must agree, sizes whose arithmetic overflows).
     #[error("{0}")]
     Shape(#[from] crate::plan::ShapeMismatch),
+    /// The executor cannot run this kind of plan (a store plan on the GPU: docs/semantics.md,
+    /// Stores).
+    #[error("the {executor} executor cannot run {what}")]
+    Unsupported { executor: &'static str, what: &'static str },
     /// The CUDA back end could not run: no driver, a kernel NVRTC refused, a driver call failed.
     #[error("{0}")]
     Cuda(String),
@@ -100,6 +104,8 @@ impl IntoDiagnostic for RuntimeError {
                 "the CUDA back end needs an NVIDIA driver (libcuda) and NVRTC (libnvrtc; SLC_NVRTC names it)",
             ),
             RuntimeError::OutOfBuffer { .. } => Diagnostic::error("E0299", message),
+            RuntimeError::Unsupported { .. } => Diagnostic::error("E0210", message)
+                .help("run it on the CPU: the default executor (`--executor jit`) or `--executor interp`"),
             RuntimeError::Shape(mismatch) => {
                 let d = Diagnostic::error("E0208", message);
                 match mismatch {

@@ -49,6 +49,12 @@ pub fn run(
     let types: InputTypes =
         tensors.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
     let compiled = crate::compile_with_values(expr, &types, values).map_err(|e| report(&e, expr))?;
+    if compiled.plan.store.is_some() {
+        // The CUDA back end has no update kernels (docs/semantics.md, Stores).
+        let refusal =
+            crate::backend::RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" };
+        return Err(report(&refusal.into(), expr));
+    }
     compiled
         .check_output_size(&crate::RunOptions { max_output_bytes, ..Default::default() })
         .map_err(|e| report(&e.into(), expr))?;

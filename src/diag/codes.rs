@@ -46,6 +46,16 @@ pub const CODES: &[(&str, &str)] = &[
         "a run-time integer (a scalar input, a symbolic dim's `.shape`/`.size`) where a compile-time integer is needed (a step, an axis, a mask bit)",
     ),
     (
+        "E0131",
+        "an assignment whose target is not a bound input subscripted (`a = v`, `f(a)[0] = v`, a `let` name, a subscript after an index array)",
+    ),
+    ("E0132", "a statement after an assignment (a store is the program's last statement)"),
+    ("E0133", "a stored value whose shape does not broadcast to the selection's (NumPy's ValueError)"),
+    (
+        "E0134",
+        "a stored value of another dtype than the target's, or an integer literal the target's dtype cannot hold",
+    ),
+    (
         "E0201",
         "a value of an index tensor out of range (NumPy's IndexError), pointing at the index expression",
     ),
@@ -66,6 +76,7 @@ pub const CODES: &[(&str, &str)] = &[
         "E0209",
         "the CUDA back end could not run: no driver or NVRTC, a kernel NVRTC refused, a driver call that failed",
     ),
+    ("E0210", "a plan the chosen executor cannot run (a store plan on the GPU)"),
     (
         "E0299",
         "internal: an address outside a buffer (verification makes this unreachable; reported, never a crash)",

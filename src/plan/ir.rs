@@ -28,8 +28,8 @@
 //! (`a[idx][1:]`), so `error`-mode gathers check their whole index tensor before the kernel runs.
 
 use crate::source::Span;
-use crate::types::OobMode;
 use crate::types::sym::{Cond, Env, MAX_DIM, Sym, SymExpr};
+use crate::types::{Combine, OobMode};
 use slc_runtime::{DType, Tensor};
 
 /// A buffer the plan reads: an input bound by name, or a constant carried in the plan.
@@ -187,6 +187,51 @@ pub struct Plan<D = i64> {
     pub shape: Vec<D>,
     /// Over the output coordinates. For an empty output it is canonical: base 0, strides 0, no terms.
     pub output: Access<D>,
+    /// A store plan's updates, applied after the output is read (see [`Store`]).
+    pub store: Option<Store<D>>,
+}
+
+/// The updates of a store plan (`a[idx] = v`; docs/semantics.md, Stores). Its `output` access is
+/// a whole read of a dense input, the *target* (base 0, row-major strides, no terms), so the
+/// output starts as the target's copy; then for every coordinate `u` of `shape`, in C order,
+///
+/// ```text
+/// out[dest(u)] = combine(target[dest(u)], value(u))
+/// ```
+///
+/// `dest` addresses the target as loads address it (index terms and masks' `nonzero()`
+/// included), which is also the output's address because the target is dense. `old` is read from
+/// the target, never from the output being written: `+=` over duplicates adds once (NumPy's
+/// buffered semantics), and with `set` the last write in C order wins — except for a scatter's
+/// accumulating reductions ([`Combine::accumulates`]), whose `old` is the output's element as
+/// updated so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Store<D = i64> {
+    /// The update coordinates: the selection's shape.
+    pub shape: Vec<D>,
+    /// Where each update writes, in the target's (= the output's) elements.
+    pub dest: Access<D>,
+    /// What it writes: a buffer of the output's dtype, read over the update coordinates
+    /// (broadcast dims have stride 0).
+    pub value: Access<D>,
+    pub combine: Combine,
+}
+
+impl<D> Store<D> {
+    /// The same store with every integer mapped by `f`.
+    pub fn try_map<E, X>(&self, f: &mut impl FnMut(&D) -> Result<E, X>) -> Result<Store<E>, X> {
+        Ok(Store {
+            shape: self.shape.iter().map(&mut *f).collect::<Result<Vec<E>, X>>()?,
+            dest: self.dest.try_map(f)?,
+            value: self.value.try_map(f)?,
+            combine: self.combine,
+        })
+    }
+
+    /// The store's two accesses.
+    pub fn accesses(&self) -> [&Access<D>; 2] {
+        [&self.dest, &self.value]
+    }
 }
 
 /// A plan whose integers are symbolic expressions (see the module documentation).
@@ -197,7 +242,8 @@ impl<D> Plan<D> {
     /// stages over this plan recurse.
     pub fn nesting(&self) -> usize {
         let checks = self.checks.iter().map(|c| c.index.nesting());
-        checks.fold(self.output.nesting(), usize::max)
+        let stores = self.store.iter().flat_map(|s| s.accesses()).map(Access::nesting);
+        checks.chain(stores).fold(self.output.nesting(), usize::max)
     }
 
     pub fn buffer_name(&self, id: BufferId) -> String {
@@ -247,6 +293,7 @@ impl<D> Plan<D> {
             dtype: self.dtype,
             shape: dims(&self.shape, f)?,
             output: self.output.try_map(f)?,
+            store: self.store.as_ref().map(|s| s.try_map(f)).transpose()?,
         })
     }
 }
@@ -409,6 +456,24 @@ impl GenericPlan {
             true => empty,
             false => self.output.try_map(eval)?,
         };
+        // So are a store's accesses when it updates nothing.
+        let store = match &self.store {
+            Some(s) => {
+                let shape = s.shape.iter().map(&mut *eval).collect::<Result<Vec<i64>, _>>()?;
+                let canonical = |a: &Access<SymExpr>| Access {
+                    buffer: a.buffer,
+                    base: 0,
+                    strides: vec![0; shape.len()],
+                    terms: vec![],
+                };
+                let (dest, value) = match shape.contains(&0) {
+                    true => (canonical(&s.dest), canonical(&s.value)),
+                    false => (s.dest.try_map(eval)?, s.value.try_map(eval)?),
+                };
+                Some(Store { shape, dest, value, combine: s.combine })
+            }
+            None => None,
+        };
         let without_output = Plan {
             output: Access {
                 buffer: self.output.buffer,
@@ -416,9 +481,10 @@ impl GenericPlan {
                 strides: vec![],
                 terms: vec![],
             },
+            store: None,
             ..self.clone()
         };
-        let plan = Plan { shape, output, ..without_output.try_map(eval)? };
+        let plan = Plan { shape, output, store, ..without_output.try_map(eval)? };
         Ok(plan)
     }
 }

@@ -63,7 +63,16 @@ fn build(
         checks: vec![],
         budget: Budget(MAX_PLAN_ACCESSES),
     };
-    let (mut output, shape) = b.expr(expr)?;
+    let (mut output, shape, store) = match &expr.kind {
+        TExprKind::Store { target, selection, value, combine } => {
+            let (store, output, shape) = b.store(target, selection, value, *combine, expr.span)?;
+            (output, shape, Some(store))
+        }
+        _ => {
+            let (output, shape) = b.expr(expr)?;
+            (output, shape, None)
+        }
+    };
     if shape.iter().any(|d| d.as_const() == Some(0)) {
         // No element is ever read: the canonical empty access forms no address. (A symbolic
         // empty output is made canonical when the plan is bound.)
@@ -91,12 +100,13 @@ fn build(
         dtype: expr.ty.dtype,
         shape,
         output,
+        store,
     })
 }
 
 /// Where an old coordinate comes from, in terms of the new coordinates.
 #[derive(Debug, Clone)]
-enum Coord {
+pub(super) enum Coord {
     /// `old = offset + scale * new[dim]` (or just `offset` when `dim` is None).
     Affine { dim: Option<usize>, offset: SymExpr, scale: SymExpr },
     /// `old = norm(load(index))`; `index` is over the new coordinates; `origin` is the gather's
@@ -149,7 +159,7 @@ fn range_scale(n: &SymExpr, step: i64) -> SymExpr {
 }
 
 /// What is left of [`MAX_PLAN_ACCESSES`] while a plan is built.
-struct Budget(usize);
+pub(super) struct Budget(usize);
 
 impl Budget {
     fn take(&mut self, accesses: usize, span: Span) -> Result<(), PlanError> {
@@ -162,7 +172,7 @@ impl Budget {
 /// `top` marks the access that produces the output element: it keeps an indirect term even
 /// where its stride is 0, because the term's range check decides whether the element is 0 or an
 /// error; inner index accesses only need terms that move their address.
-fn substitute(
+pub(super) fn substitute(
     access: &Access<SymExpr>,
     coords: &[Coord],
     rank: usize,
@@ -237,17 +247,17 @@ fn canonical_strides(shape: &[SymExpr], strides: &[i64], span: Span) -> Result<O
     Ok((!shape.contains(&0) && canonical != dense).then_some(canonical))
 }
 
-struct Builder<'s> {
-    strides: &'s InputStrides,
+pub(super) struct Builder<'s> {
+    pub(super) strides: &'s InputStrides,
     inputs: Vec<InputDecl<SymExpr>>,
     input_ids: HashMap<String, usize>,
     consts: Vec<ConstDecl>,
     checks: Vec<Check<SymExpr>>,
-    budget: Budget,
+    pub(super) budget: Budget,
 }
 
 impl Builder<'_> {
-    fn expr(&mut self, e: &TExpr) -> Result<(Access<SymExpr>, Vec<SymExpr>), PlanError> {
+    pub(super) fn expr(&mut self, e: &TExpr) -> Result<(Access<SymExpr>, Vec<SymExpr>), PlanError> {
         let shape = e.ty.shape.clone();
         let access = match &e.kind {
             TExprKind::Input(name) => {
@@ -387,6 +397,9 @@ impl Builder<'_> {
             }
             TExprKind::AdvancedIndex { data, arrays, at } => self.advanced_index(e, data, arrays, *at)?,
             TExprKind::Nonzero { mask } => self.nonzero(mask, &shape, e.span)?,
+            TExprKind::Store { .. } => {
+                return Err(PlanError::Invalid("a store is only ever a program's root".into()));
+            }
         };
         Ok((access, shape))
     }

@@ -6,6 +6,7 @@ pub mod lower;
 pub mod nonzero;
 pub mod parse;
 pub mod print;
+mod store;
 mod token;
 pub mod verify;
 pub mod verify_generic;

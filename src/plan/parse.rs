@@ -7,8 +7,8 @@ use super::token::Token;
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::limits::MAX_NESTING;
 use crate::source::Span;
-use crate::types::OobMode;
 use crate::types::sym::{Cond, SymExpr};
+use crate::types::{Combine, OobMode};
 use logos::Logos;
 use slc_runtime::Tensor;
 
@@ -307,8 +307,8 @@ impl<'s> Parser<'s> {
                     let (dtype, dims) = self.concrete_type()?;
                     self.expect(Token::Eq)?;
                     let values = self.int_list()?;
-                    let tensor = Tensor::from_i64s(dtype, &dims, &values)
-                        .map_err(|e| PlanParseError { message: e.to_string(), span })?;
+                    let tensor = const_tensor(dtype, &dims, &values)
+                        .map_err(|message| PlanParseError { message, span })?;
                     consts.push(ConstDecl { tensor });
                 }
                 "require" => requires.push(self.requirement(span)?),
@@ -325,6 +325,14 @@ impl<'s> Parser<'s> {
                 "out" => {
                     let output = self.access(consts.len(), MAX_NESTING + 1)?;
                     self.newlines();
+                    let store = match self.peek() {
+                        Some(Token::Ident("store")) => {
+                            self.pos += 1;
+                            Some(self.store(consts.len())?)
+                        }
+                        _ => None,
+                    };
+                    self.newlines();
                     if self.peek().is_some() {
                         return self.fail("the end of the plan");
                     }
@@ -337,6 +345,7 @@ impl<'s> Parser<'s> {
                         dtype: out_dtype,
                         shape: out_shape,
                         output,
+                        store,
                     });
                 }
                 _ => {
@@ -347,8 +356,21 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `a{BASE; S0, S1} + STRIDE*MODE<LEN>(ACCESS) ...`, nested at most `levels` deep (the
-    /// parser recurses once per level).
+    /// `COMBINE over [SHAPE] at DEST value VALUE` after `store`.
+    fn store(&mut self, const_count: usize) -> Result<Store<SymExpr>> {
+        let span = self.span();
+        let name = self.ident()?;
+        let combine = Combine::from_name(name)
+            .ok_or_else(|| PlanParseError { message: format!("unknown store combine `{name}`"), span })?;
+        self.keyword("over")?;
+        let shape = self.sym_list()?;
+        self.keyword("at")?;
+        let dest = self.access(const_count, MAX_NESTING + 1)?;
+        self.keyword("value")?;
+        let value = self.access(const_count, MAX_NESTING + 1)?;
+        Ok(Store { shape, dest, value, combine })
+    }
+
     /// `require COND  # MESSAGE` (the message was masked out of the tokens).
     fn requirement(&mut self, at: Span) -> Result<Requirement> {
         let start = self.pos;
@@ -368,6 +390,8 @@ impl<'s> Parser<'s> {
         Ok(Requirement { cond, message, origin: Origin(None) })
     }
 
+    /// `a{BASE; S0, S1} + STRIDE*MODE<LEN>(ACCESS) ...`, nested at most `levels` deep (the
+    /// parser recurses once per level).
     fn access(&mut self, const_count: usize, levels: usize) -> Result<Access<SymExpr>> {
         let span = self.span();
         let Some(levels) = levels.checked_sub(1) else {
@@ -423,4 +447,26 @@ impl<'s> Parser<'s> {
         }
         Ok(Access { buffer, base, strides, terms })
     }
+}
+
+/// A constant from the integers its line lists (`plan/print.rs`, `const_values`): an integer
+/// dtype's values, checked to fit; otherwise each element's (each complex part's) bits.
+fn const_tensor(
+    dtype: slc_runtime::DType,
+    dims: &[usize],
+    values: &[i64],
+) -> std::result::Result<Tensor, String> {
+    if dtype.is_integer() {
+        return Tensor::from_i64s(dtype, dims, values).map_err(|e| e.to_string());
+    }
+    let part = if dtype.is_complex() { dtype.width() / 2 } else { dtype.width() };
+    let mut bytes = Vec::with_capacity(values.len() * part);
+    for &v in values {
+        let fits = part == 8 || (0..1i64 << (8 * part)).contains(&v);
+        if !fits || (dtype == slc_runtime::DType::Bool && v > 1) {
+            return Err(format!("{v} is not the bits of a {dtype} element"));
+        }
+        bytes.extend_from_slice(&v.to_le_bytes()[..part]);
+    }
+    Tensor::from_bytes(dtype, dims, &bytes).map_err(|e| e.to_string())
 }

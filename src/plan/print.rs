@@ -12,6 +12,11 @@
 //! An access is `BUFFER{BASE; STRIDES...}` followed by its indirect terms
 //! `+ STRIDE*MODE<LEN>(INDEX ACCESS)`. Inputs are named, constants are `$N`.
 //!
+//! A store plan (`a[idx] = v`) ends with its updates after `out` (the target read whole):
+//! `store COMBINE over [SHAPE] at DEST value VALUE`, two accesses over the update coordinates.
+//! A constant of a non-integer dtype (a literal stored into a float tensor) lists each element's
+//! little-endian bits as an integer (two per complex element: real, imaginary).
+//!
 //! A generic plan writes its integers as `SymExpr`s print them, and its requirements one per
 //! line, each with the message a call that fails it reports:
 //!
@@ -82,8 +87,7 @@ impl<D: PlanInt> Plan<D> {
         writeln!(f, ") -> {}{}", self.dtype, List(&self.shape))?;
         for (i, c) in self.consts.iter().enumerate() {
             let shape: Vec<i64> = c.tensor.shape().iter().map(|&d| d as i64).collect();
-            let values: Vec<i64> =
-                (0..c.tensor.numel()).map(|j| c.tensor.int_at(j).unwrap_or_default() as i64).collect();
+            let values = const_values(&c.tensor);
             writeln!(f, "  const ${i}: {}{} = {}", c.tensor.dtype(), List(&shape), List(&values))?;
         }
         for r in &self.requires {
@@ -100,8 +104,35 @@ impl<D: PlanInt> Plan<D> {
                 c.axis
             )?;
         }
-        writeln!(f, "  out {}", Show(self, &self.output))
+        writeln!(f, "  out {}", Show(self, &self.output))?;
+        if let Some(s) = &self.store {
+            writeln!(
+                f,
+                "  store {} over {} at {} value {}",
+                s.combine.name(),
+                List(&s.shape),
+                Show(self, &s.dest),
+                Show(self, &s.value)
+            )?;
+        }
+        Ok(())
     }
+}
+
+/// The integers a constant prints as: an integer dtype's values; otherwise each element's (each
+/// complex part's) little-endian bits, as `plan::parse` reads them back.
+pub(super) fn const_values(t: &slc_runtime::Tensor) -> Vec<i64> {
+    if t.dtype().is_integer() {
+        return (0..t.numel()).map(|j| t.int_at(j).unwrap_or_default() as i64).collect();
+    }
+    let part = if t.dtype().is_complex() { t.dtype().width() / 2 } else { t.dtype().width() };
+    (t.bytes().chunks_exact(part))
+        .map(|c| {
+            let mut wide = [0u8; 8];
+            wide[..part].copy_from_slice(c);
+            i64::from_le_bytes(wide)
+        })
+        .collect()
 }
 
 /// An access printed with the plan's buffer names.

@@ -150,7 +150,46 @@ fn verify_in_place(plan: &Plan) -> Result<Vec<(BufferId, i64, i64)>, PlanError> 
     } else if !plan.output.terms.is_empty() || plan.output.strides.len() != plan.shape.len() {
         return invalid("an empty output must have the canonical empty access");
     }
+    if let Some(store) = &plan.store {
+        verify_store(plan, store, &mut v)?;
+    }
     Ok(v.footprints)
+}
+
+/// A store's output is the target's whole copy (base 0, the row-major strides lowering gives,
+/// 0 along unit axes), and both update accesses stay inside their buffers over the update
+/// coordinates — `dest` inside the target, which is the output.
+fn verify_store(plan: &Plan, store: &Store, v: &mut Verifier) -> Result<(), PlanError> {
+    let BufferId::Input(target) = plan.output.buffer else {
+        return invalid("a store plan's output must read its target input");
+    };
+    if plan.inputs[target].shape != plan.shape {
+        return invalid("a store plan's output must have its target's shape");
+    }
+    if !plan.shape.contains(&0) {
+        let mut strides = crate::types::row_major_strides(&plan.shape, 1)
+            .ok_or_else(|| PlanError::Invalid("the target's size overflows".into()))?;
+        for (s, &d) in strides.iter_mut().zip(&plan.shape) {
+            if d == 1 {
+                *s = 0;
+            }
+        }
+        if plan.output.base != 0 || plan.output.strides != strides {
+            return invalid("a store plan's output must read its target whole, in C order");
+        }
+    }
+    if store.shape.len() > MAX_RANK || store.shape.iter().any(|&d| d < 0) {
+        return invalid("a store has an invalid shape");
+    }
+    if store.shape.contains(&0) {
+        let canonical = |a: &Access| a.terms.is_empty() && a.strides.len() == store.shape.len();
+        if !canonical(&store.dest) || !canonical(&store.value) {
+            return invalid("an empty store must have canonical empty accesses");
+        }
+        return Ok(());
+    }
+    v.access(&store.dest, &store.shape, false)?;
+    v.access(&store.value, &store.shape, false)
 }
 
 /// What a plan must be whatever its integers: constants and the output of at most
@@ -166,7 +205,8 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
     if plan.shape.len() > MAX_RANK {
         return invalid(format!("the output has more than {MAX_RANK} dimensions"));
     }
-    let accesses = plan.checks.iter().map(|c| &c.index).chain([&plan.output]);
+    let stores = plan.store.iter().flat_map(|s| s.accesses());
+    let accesses = plan.checks.iter().map(|c| &c.index).chain([&plan.output]).chain(stores);
     if accesses.clone().map(Access::accesses).sum::<usize>() > MAX_PLAN_ACCESSES {
         return invalid(format!("the plan has more than {MAX_PLAN_ACCESSES} accesses"));
     }
@@ -175,6 +215,27 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
     }
     if plan.buffer_dtype(plan.output.buffer) != Some(plan.dtype) {
         return invalid("the output access reads a buffer of another dtype");
+    }
+    if let Some(store) = &plan.store {
+        // The target: a dense input given by the caller, read whole by the output access.
+        let dense_input = match plan.output.buffer {
+            BufferId::Input(i) => plan.inputs[i].strides.is_none() && plan.inputs[i].nonzero_of.is_none(),
+            BufferId::Const(_) => false,
+        };
+        if !dense_input || !plan.output.terms.is_empty() {
+            return invalid("a store plan's output must read a dense input (its target) whole");
+        }
+        if store.dest.buffer != plan.output.buffer {
+            return invalid("a store must write into its target, the buffer the output reads");
+        }
+        if plan.buffer_dtype(store.value.buffer) != Some(plan.dtype) {
+            return invalid("a store's value must be a buffer of the output's dtype");
+        }
+        if store.shape.len() > MAX_RANK {
+            return invalid(format!("a store has more than {MAX_RANK} dimensions"));
+        }
+        check_access(plan, &store.dest, store.shape.len(), false)?;
+        check_access(plan, &store.value, store.shape.len(), false)?;
     }
     for d in &plan.inputs {
         let Some(mask) = &d.nonzero_of else { continue };

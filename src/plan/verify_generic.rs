@@ -80,6 +80,12 @@ fn requirements(plan: &GenericPlan) -> Result<Vec<Requirement>, PlanError> {
         v.access(&check.index, &check.shape, true)?;
     }
     v.access(&plan.output, &plan.shape, false)?;
+    if let Some(store) = &plan.store {
+        // The structure (a dense target read whole) is checked by `check_structure`; the
+        // output's strides again when the bound plan is verified before it runs.
+        v.access(&store.dest, &store.shape, false)?;
+        v.access(&store.value, &store.shape, false)?;
+    }
     Ok(v.added)
 }
 

@@ -16,6 +16,7 @@ mod commands;
 mod complete;
 pub mod front;
 mod helpers;
+mod store;
 pub(crate) use helpers::HELPERS;
 
 pub use complete::{Completion, is_complete};
@@ -172,7 +173,7 @@ impl Repl {
     }
 
     /// Fails when `name` is a fixed input.
-    fn check_rebind(&self, name: &str, span: Span) -> Result<(), Fail> {
+    pub(super) fn check_rebind(&self, name: &str, span: Span) -> Result<(), Fail> {
         if !self.fixed_inputs.contains(name) {
             return Ok(());
         }
@@ -291,6 +292,7 @@ impl Repl {
                         }
                     }
                 }
+                ast::StmtKind::Assign { target, .. } => self.assign(stmt, target)?,
                 ast::StmtKind::Expr(e) => match &e.kind {
                     ast::ExprKind::Call { callee, args } if callee.name == "save" => {
                         self.save(args, e.span, reply)?;
@@ -373,7 +375,11 @@ impl Repl {
 
     /// Checks, lowers and verifies statements, after the integer bindings and with helper calls
     /// replaced by temporaries.
-    fn plan_stmts(&mut self, stmts: &[ast::Stmt], temps: &mut Vec<String>) -> Result<Planned, Fail> {
+    pub(super) fn plan_stmts(
+        &mut self,
+        stmts: &[ast::Stmt],
+        temps: &mut Vec<String>,
+    ) -> Result<Planned, Fail> {
         let program = self.rewritten(stmts, temps)?;
         let types: InputTypes = self
             .tensors
@@ -417,6 +423,11 @@ impl Repl {
                     ast::StmtKind::Let { name: name.clone(), value: self.rewrite(value, temps)? }
                 }
                 ast::StmtKind::Expr(e) => ast::StmtKind::Expr(self.rewrite(e, temps)?),
+                ast::StmtKind::Assign { target, op, value } => ast::StmtKind::Assign {
+                    target: self.rewrite(target, temps)?,
+                    op: *op,
+                    value: self.rewrite(value, temps)?,
+                },
             };
             program.stmts.push(ast::Stmt { kind, span: stmt.span });
         }

@@ -517,3 +517,22 @@ fn show_draws_what_an_expression_selects_from_the_bindings() {
     let err = fails(&mut r, ":show [1, 2][::-1]", FailureKind::Program);
     assert!(err.contains("reads no input tensor"), "{err}");
 }
+
+#[test]
+fn an_assignment_rebinds_the_target_to_the_stored_array() {
+    let mut r = repl();
+    ok(&mut r, "let a = arange(6, dtype=i64)");
+    // Buffered `+=`: the duplicate 0 adds once. Nothing is printed, as in Python.
+    assert_eq!(ok(&mut r, "a[[0, 0, 2]] += 10"), "");
+    assert_eq!(ok(&mut r, "a"), "[10  1 12  3  4  5]\ni64[6]\n");
+    assert_eq!(ok(&mut r, "a[1:3] = [7, 8]; a[::-2]"), "[5 3 7]\ni64[3]\n");
+    // A failed store leaves the binding as it was.
+    assert!(fails(&mut r, "a[9] = 1", FailureKind::Program).contains("E0102"));
+    assert!(fails(&mut r, "a[0] = zeros([2], dtype=i64)", FailureKind::Program).contains("E0133"));
+    assert_eq!(ok(&mut r, "a"), "[10  7  8  3  4  5]\ni64[6]\n");
+    // A binding made from `a` is a value: storing into `b` leaves `a` alone.
+    ok(&mut r, "let b = a[::2]");
+    ok(&mut r, "b[0] = -1");
+    assert_eq!(ok(&mut r, "b"), "[-1  8  4]\ni64[3]\n");
+    assert_eq!(r.get("a").unwrap().int_at(0), Some(10));
+}

@@ -103,10 +103,27 @@ impl<'a> Checker<'a> {
                     result = None;
                 }
                 StmtKind::Expr(e) => result = Some((checker.expr(e)?, e.span)),
+                StmtKind::Assign { target, op, value } => {
+                    // A later statement would read the target as it was bound, not as stored:
+                    // a store is the program's last statement (docs/semantics.md, Stores).
+                    if let Some(next) = program.stmts.iter().skip_while(|s| !std::ptr::eq(*s, stmt)).nth(1) {
+                        return err(K::StoreNotLast, next.span);
+                    }
+                    let stored = checker.assignment(target, *op, value, stmt.span)?;
+                    result = Some((Value::Tensor(stored), stmt.span));
+                }
             }
         }
         match result {
-            Some((value, span)) => Ok((checker.to_tensor(value, span)?, std::mem::take(&mut checker.read))),
+            Some((value, span)) => {
+                let result = checker.to_tensor(value, span)?;
+                // A scatter's result is its data's updated copy: only ever the program's result.
+                if let Some(inner) = result.kind.children().find_map(nested_store) {
+                    let reason = "a scatter is only ever the program's result, not an operand".to_string();
+                    return err(K::StoreTarget { reason }, inner);
+                }
+                Ok((result, std::mem::take(&mut checker.read)))
+            }
             None => {
                 let span = program.stmts.last().map_or(Span::default(), |s| s.span);
                 Err(SemaError::new(K::NoResult, span))
@@ -185,6 +202,14 @@ impl Entry {
             Entry::Mask(m) => m.ty.shape.len(),
             Entry::Ellipsis | Entry::NewAxis => 0,
         }
+    }
+}
+
+/// The span of a store in `t` (a scatter used as an operand), if any.
+fn nested_store(t: &TExpr) -> Option<Span> {
+    match t.kind {
+        TExprKind::Store { .. } => Some(t.span),
+        _ => t.kind.children().find_map(nested_store),
     }
 }
 
@@ -335,7 +360,7 @@ impl Checker<'_> {
     }
 
     /// Whether `t` is a 0-d integer input bound with its value.
-    fn bound_scalar(&self, t: &TExpr) -> bool {
+    pub(super) fn bound_scalar(&self, t: &TExpr) -> bool {
         matches!(&t.kind, TExprKind::Input(name) if self.values.contains_key(name))
             && t.ty.shape.is_empty()
             && t.ty.dtype.is_integer()
@@ -381,6 +406,21 @@ impl Checker<'_> {
                 .find(|(_, ty)| ty.shape.iter().any(|d| d.symbols().contains(&sym::Sym::Dim(dim.clone()))))
                 .map_or_else(|| dim.to_string(), |(name, _)| name.clone()),
         })
+    }
+
+    /// Whether `name` is bound by a `let` of the program.
+    pub(super) fn is_local(&self, name: &str) -> bool {
+        self.locals.contains_key(name)
+    }
+
+    /// The bound input `name` as a tensor node (or the unknown-name error).
+    pub(super) fn tensor_name(&mut self, name: &str, span: Span) -> Result<TExpr, SemaError> {
+        let v = self.name(name, span)?;
+        self.to_tensor(v, span)
+    }
+
+    pub(super) fn to_tensor_value(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
+        self.to_tensor(value, span)
     }
 
     fn to_tensor(&self, value: Value, span: Span) -> Result<TExpr, SemaError> {
@@ -582,7 +622,7 @@ impl Checker<'_> {
     }
 
     /// NumPy indexing `base[items]` (docs/semantics.md, NumPy indexing).
-    fn index(&mut self, base: TExpr, items: &[ast::Item], span: Span) -> Result<TExpr, SemaError> {
+    pub(super) fn index(&mut self, base: TExpr, items: &[ast::Item], span: Span) -> Result<TExpr, SemaError> {
         let mut entries = Vec::with_capacity(items.len());
         let mut ellipsis: Option<Span> = None;
         let rank = base.ty.shape.len();

@@ -109,6 +109,8 @@ fn element<'v>(
         }
         // Its length is a symbol: never evaluated now.
         TExprKind::Nonzero { .. } => Err(ConstEvalError::Symbolic),
+        // Only ever a program's root, never an operator parameter: not a value to evaluate.
+        TExprKind::Store { .. } => Err(ConstEvalError::NotInteger),
         TExprKind::Const(tensor) => stored(tensor, c),
         TExprKind::View { base, dims } => {
             let mut out = c.iter();

@@ -88,6 +88,20 @@ pub enum SemaErrorKind {
     SymbolicUnsupported { form: &'static str, what: String },
     #[error("{what} must be known when the program is checked, but `{name}` is a run-time scalar")]
     NotCompileTime { what: &'static str, name: String },
+    #[error("cannot assign here: {reason}")]
+    StoreTarget { reason: String },
+    #[error("an assignment must be the program's last statement")]
+    StoreNotLast,
+    #[error("could not broadcast the value from shape {value} into the selection's shape {selection}")]
+    StoreBroadcast { value: String, selection: String },
+    #[error("cannot store a tensor of {value} into a tensor of {target}: slc does not convert tensors")]
+    StoreDtype { value: String, target: String },
+    #[error("the integer {value} is out of bounds for {target}")]
+    StoreLiteralRange { value: String, target: String },
+    #[error(
+        "cannot combine a list into {target}: NumPy computes it in int64, which it does not cast back to {target}"
+    )]
+    StoreListArithmetic { target: String },
 }
 
 impl SemaError {
@@ -221,6 +235,32 @@ impl IntoDiagnostic for SemaError {
             ),
             K::BadInput { .. } => ("E0128", "this input".into(), None),
             K::SymbolicUnsupported { .. } => ("E0129", "depends on a symbolic dim".into(), None),
+            K::StoreTarget { .. } => (
+                "E0131",
+                "not a store target".into(),
+                Some("a store writes through subscripts of a bound input: `a[1:, idx] = v`".into()),
+            ),
+            K::StoreNotLast => (
+                "E0132",
+                "a statement after the assignment".into(),
+                Some("the program's value is the stored array; end the program with the assignment".into()),
+            ),
+            K::StoreBroadcast { .. } => (
+                "E0133",
+                "this value".into(),
+                Some("the value broadcasts to the selection as in NumPy: aligned at the last dimension, each size equal or 1".into()),
+            ),
+            K::StoreDtype { .. } => (
+                "E0134",
+                "of another dtype".into(),
+                Some("bind the value with the target's dtype (NumPy would cast it; slc moves bytes only)".into()),
+            ),
+            K::StoreLiteralRange { .. } => ("E0134", "out of bounds".into(), None),
+            K::StoreListArithmetic { .. } => (
+                "E0134",
+                "an int64 list".into(),
+                Some("bind the value as a tensor of the target's dtype, or use a scalar literal".into()),
+            ),
             K::NotCompileTime { .. } => (
                 "E0130",
                 "known only at run time".into(),

@@ -8,6 +8,7 @@ pub mod consteval;
 pub mod error;
 mod ops;
 pub mod shape;
+mod store;
 pub mod typed;
 
 pub use check::{CheckedGeneric, SymInputTypes, check_program_generic};

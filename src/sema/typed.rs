@@ -5,7 +5,7 @@
 
 use crate::source::Span;
 use crate::types::sym::{Cond, SymExpr};
-use crate::types::{OobMode, SymTensorType};
+use crate::types::{Combine, OobMode, SymTensorType};
 use slc_runtime::Tensor;
 use std::fmt;
 
@@ -48,6 +48,12 @@ pub enum TExprKind {
     /// `T` (the dim symbol [`trues_symbol`]) their count. Executors derive it from the mask per
     /// call (`plan::nonzero`).
     Nonzero { mask: Box<TExpr> },
+    /// A store (`a[items] = value`, `+=`, `*=`; docs/semantics.md, Stores), only ever the root:
+    /// the tensor `target` (an input) with the elements `selection` reads replaced by `value`
+    /// (`combine`d with the old ones). `selection` is a load whose data path leads to `target`
+    /// through views and at most one final advanced index; `value` has the target's dtype and
+    /// broadcasts to the selection's shape. The node has the target's type.
+    Store { target: Box<TExpr>, selection: Box<TExpr>, value: Box<TExpr>, combine: Combine },
 }
 
 /// The dim symbol of the number of `True`s of the run-time mask `mask` (an input's name): the
@@ -118,6 +124,8 @@ impl TExprKind {
             | TExprKind::GatherElements { data, indices, .. }
             | TExprKind::GatherNd { data, indices, .. } => (Some(&**data), Some(&**indices), &[][..]),
             TExprKind::AdvancedIndex { data, arrays, .. } => (Some(&**data), None, &arrays[..]),
+            // The target is the selection's leaf: its children are the selection and the value.
+            TExprKind::Store { selection, value, .. } => (Some(&**selection), Some(&**value), &[][..]),
         };
         first.into_iter().chain(second).chain(rest.iter().map(|a| &a.indices))
     }
@@ -191,6 +199,9 @@ impl fmt::Display for TExpr {
                 write!(f, "gather_nd({data}, {indices}, batch_dims={batch_dims}, mode={})", mode.name())?
             }
             TExprKind::Nonzero { mask } => write!(f, "nonzero({mask})")?,
+            TExprKind::Store { target, selection, value, combine } => {
+                write!(f, "store({target}; {selection} {} {value})", combine.name())?
+            }
         }
         write!(f, ": {}", self.ty)
     }

@@ -21,6 +21,31 @@ pub enum StmtKind {
     Let { name: Ident, value: Expr },
     /// An expression; the last statement of a program is its result.
     Expr(Expr),
+    /// `TARGET = VALUE`, `TARGET += VALUE`, `TARGET *= VALUE`: a store through a subscript
+    /// (docs/semantics.md, Stores). The parser takes any postfix expression as the target;
+    /// checking requires `NAME[ITEMS]...`.
+    Assign { target: Expr, op: AssignOp, value: Expr },
+}
+
+/// The operator of an assignment statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssignOp {
+    /// `=`: the value replaces the selected elements.
+    Set,
+    /// `+=`: NumPy's buffered `a[i] = a[i] + v` (a duplicate destination adds once).
+    Add,
+    /// `*=`: NumPy's buffered `a[i] = a[i] * v`.
+    Mul,
+}
+
+impl fmt::Display for AssignOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AssignOp::Set => "=",
+            AssignOp::Add => "+=",
+            AssignOp::Mul => "*=",
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +77,7 @@ impl Program {
     pub fn depth(&self) -> usize {
         let value = |s: &Stmt| match &s.kind {
             StmtKind::Let { value, .. } | StmtKind::Expr(value) => value.depth,
+            StmtKind::Assign { target, value, .. } => target.depth.max(value.depth),
         };
         self.stmts.iter().map(value).max().unwrap_or(0)
     }
@@ -169,6 +195,7 @@ impl fmt::Display for Program {
             match &stmt.kind {
                 StmtKind::Let { name, value } => writeln!(f, "let {} = {value}", name.name)?,
                 StmtKind::Expr(e) => writeln!(f, "{e}")?,
+                StmtKind::Assign { target, op, value } => writeln!(f, "{target} {op} {value}")?,
             }
         }
         Ok(())

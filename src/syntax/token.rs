@@ -90,6 +90,10 @@ pub enum Token<'s> {
     Eq,
     #[token("+")]
     Plus,
+    #[token("+=")]
+    PlusEq,
+    #[token("*=")]
+    StarEq,
     #[token("-")]
     Minus,
     #[token("*")]
@@ -145,6 +149,8 @@ impl Token<'_> {
             Token::Semi => ";",
             Token::Eq => "=",
             Token::Plus => "+",
+            Token::PlusEq => "+=",
+            Token::StarEq => "*=",
             Token::Minus => "-",
             Token::Star => "*",
             Token::SlashSlash => "//",

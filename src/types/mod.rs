@@ -5,9 +5,11 @@
 
 mod layout;
 mod oob;
+mod store;
 pub mod sym;
 mod tensor_type;
 
 pub use layout::{Coords, checked_numel, row_major_strides};
 pub use oob::{IndexOutOfRange, OobMode};
+pub use store::{Combine, literal_element};
 pub use tensor_type::{ShapeDisplay, SymTensorType, TensorType};

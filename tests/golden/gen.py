@@ -44,6 +44,10 @@ DTYPES.update({"c64": np.complex64, "c128": np.complex128})
 # Every kind of case again on complex data (8- and 16-byte elements)
 COMPLEX_SEED = 20261128
 COMPLEX_CASES = 400
+# Stores: `a[items] = v`, `+=`, `*=` (NumPy's setitem and its buffered in-place operators), every
+# kind of subscript above as the target, values broadcast, duplicates in index arrays
+STORE_SEED = 20261129
+STORE_CASES = 800
 INDEX_DTYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 MASK = 2**64 - 1
@@ -410,6 +414,82 @@ def make_parity_case(rng, cid):
     return finish_case(cid, src, g.inputs, dtype, value, None)
 
 
+def store_value(rng, g, dtype, sel_shape):
+    """The value of a store into a selection of `sel_shape`: (slc text, what NumPy assigns).
+    An integer literal (NumPy 2 converts a Python int to the target's dtype, or raises), `True`
+    / `False`, a list literal, or a bound tensor of the target's dtype whose shape broadcasts to
+    the selection's (sometimes with extra leading 1s, sometimes not broadcasting at all)."""
+    r = rng.random()
+    if r < 0.3:
+        if dtype == "bool":
+            b = rng.random() < 0.5
+            return str(b), b
+        v = rng.randint(-9, 99) if rng.random() < 0.9 else rng.choice([255, 256, -1, -129, 2**31, -(2**63), 2**63 - 1])
+        return (str(v) if v >= 0 else f"-{-v}"), v
+    if r < 0.45 and sel_shape and 0 < int(np.prod(sel_shape)) <= 12 and dtype != "bool":
+        lshape = list(sel_shape[-rng.randint(1, len(sel_shape)):])
+        values = [rng.randint(0, 99) for _ in range(int(np.prod(lshape)))]
+        lit = np.array(values, dtype=np.int64).reshape(lshape)
+        return repr(lit.tolist()), lit.tolist()
+    vshape = list(sel_shape[rng.randint(0, len(sel_shape)):]) if sel_shape else []
+    vshape = [1 if rng.random() < 0.25 else d for d in vshape]
+    if rng.random() < 0.1:
+        vshape = [1] + vshape
+    if rng.random() < 0.06:
+        vshape = vshape + [rng.randint(2, 3)]  # may not broadcast
+    name = f"v{len(g.inputs)}"
+    seed = rng.getrandbits(63)
+    g.inputs[name] = {"dtype": dtype, "shape": vshape, "seed": seed}
+    return name, fill(dtype, vshape, seed)
+
+
+def make_store_case(rng, cid):
+    """`a[...] OP v` through one subscript, or a chain of basic ones ending in any subscript
+    (NumPy stores through the views; a chain through an advanced index would store into a copy,
+    which slc refuses, so the corpus has none)."""
+    g = AdvancedGen(rng) if rng.random() < 0.5 else Gen(rng)
+    rank = rng.choice([1, 1, 2, 2, 3, 3, 4])
+    shape = [0 if rng.random() < 0.03 else rng.randint(1, 4) for _ in range(rank)]
+    dtype, data = bind_data(rng, g, shape)
+    a = np.array(data, copy=True)
+    src = "a"
+    view = a
+    op = rng.choice(["=", "=", "=", "+=", "*="])
+    try:
+        for _ in range(rng.choice([0, 0, 1])):
+            basic = Gen(rng)
+            basic.inputs = g.inputs
+            text, idx = basic.items(list(view.shape))
+            # Only views: an index array selects a copy, and integers alone select a scalar.
+            if any(isinstance(i, (np.ndarray, bool)) for i in idx):
+                continue
+            src += text
+            step = view[idx]
+            if not isinstance(step, np.ndarray):
+                src = src[:-len(text)]
+                continue
+            view = step
+        text, idx = g.items(list(view.shape))
+        src += text
+        sel_shape = list(np.asarray(view[idx]).shape)
+        vtext, v = store_value(rng, g, dtype, sel_shape)
+        if dtype == "bool" and op != "=" and not isinstance(v, (bool, np.ndarray)):
+            op = "="  # bool `+=` an int is int arithmetic in NumPy; slc's is `or`
+        src += f" {op} {vtext}"
+        if op == "=":
+            view[idx] = v
+        elif op == "+=":
+            view[idx] += v
+        else:
+            view[idx] *= v
+    except (IndexError, ValueError, OverflowError, TypeError) as e:
+        # TypeError: `u64 *= -1` has no same-kind result type in NumPy 2.
+        if f" {op} " not in src:
+            src += f" {op} 0"  # the subscript itself raised: the store must raise as the load does
+        return finish_case(cid, src, g.inputs, dtype, a, e)
+    return finish_case(cid, src, g.inputs, dtype, a, None)
+
+
 def finish_case(cid, src, all_inputs, dtype, value, error):
     """The JSON case: the inputs the source names, and NumPy's result or error."""
     inputs = {}
@@ -449,6 +529,11 @@ def generate():
         case = makers[cid % 3](rng, cid)
         lines.append(json.dumps(case, separators=(",", ":")))
     DATA_DTYPES = kept
+    rng = random.Random(STORE_SEED)
+    first += COMPLEX_CASES
+    for cid in range(first, first + STORE_CASES):
+        case = make_store_case(rng, cid)
+        lines.append(json.dumps(case, separators=(",", ":")))
     return "\n".join(lines) + "\n"
 
 

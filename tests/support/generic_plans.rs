@@ -99,6 +99,7 @@ pub fn gather_plan(a: [Dim; 2], idx: (DType, Dim), axis: usize, mode: OobMode) -
         dtype: DType::F32,
         shape,
         output: Access { buffer: BufferId::Input(0), base: zero, strides: data_strides, terms: vec![term] },
+        store: None,
     }
 }
 

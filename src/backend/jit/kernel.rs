@@ -16,6 +16,7 @@
 //! large outputs; a failed status is reported as the interpreter reports it.
 
 mod bound;
+mod store;
 
 use super::{CallArgs, Code, EntryFn, JitError, KernelFn, build, workers};
 use crate::backend::clif;
@@ -27,6 +28,7 @@ use crate::types::sym::Env;
 use bound::{Bound, Parts, compile_parts};
 use cranelift_module::{Linkage, Module};
 use slc_runtime::{DType, Tensor};
+use store::StoreCall;
 
 /// Buffer tables of up to this many pointers are built on the stack.
 const FEW_BUFFERS: usize = 8;
@@ -66,6 +68,8 @@ struct Fixed {
     /// The table slot of each plan input (the order the entry was compiled for); `None` when it
     /// is the plan's own.
     order: Option<Vec<usize>>,
+    /// A store plan's copy and destination, around each call of the entry.
+    store: Option<StoreCall>,
 }
 
 struct FixedInput {
@@ -106,6 +110,10 @@ pub fn compile(plan: &VerifiedGenericPlan, order: &[usize]) -> Result<JitKernel,
         let concrete = plan.binds_nothing().then(|| plan.concrete().map(verify)).flatten();
         match concrete {
             Some(Ok(concrete)) => compile_fixed(plan, &concrete, order),
+            // A store's update nest is compiled for constant addresses only (jit/store.rs).
+            _ if plan.store.is_some() => {
+                Err(JitError::Codegen("a store plan with symbols runs on the interpreter".into()))
+            }
             _ => compile_parts(plan),
         }
     })
@@ -117,6 +125,7 @@ fn compile_fixed(
     order: &[usize],
 ) -> Result<JitKernel, JitError> {
     let identity = order.iter().enumerate().all(|(p, &o)| p == o);
+    let store = store::store_call(plan, concrete, (!identity).then_some(order))?;
     let pass_through = plan.checks.is_empty() && plan.consts.is_empty() && identity;
     let not_const =
         || JitError::Codegen("the outer extent of a plan without symbols is not a constant".into());
@@ -157,6 +166,7 @@ fn compile_fixed(
         shape: concrete.shape.iter().map(|&d| d as usize).collect(),
         inputs,
         order: (!identity).then(|| order.to_vec()),
+        store,
     };
     Ok(JitKernel { plan: plan.clone(), calls: Calls::Fixed(fixed), _code: code })
 }
@@ -405,8 +415,13 @@ unsafe fn call_fixed(
     out_nbytes: usize,
     threads: usize,
 ) -> i32 {
-    let args = CallArgs { table: table.as_ptr(), out, params: std::ptr::null() };
     let workers = workers(fixed.outer, out_nbytes, threads);
+    let (out, workers) = match &fixed.store {
+        // SAFETY: the caller's guarantees (a store plan's target is a dense input).
+        Some(store) => unsafe { store.prepare(table, out, out_nbytes, workers) },
+        None => (out, workers),
+    };
+    let args = CallArgs { table: table.as_ptr(), out, params: std::ptr::null() };
     // SAFETY: the caller's guarantees, over the entry's full range.
     unsafe { KernelFn::Concrete(fixed.entry).run_split(args, fixed.outer, workers) }
 }

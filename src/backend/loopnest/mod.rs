@@ -246,6 +246,20 @@ fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
     }
 }
 
+/// Whether the loop nest can write `plan`'s store: a plain `set` through an affine destination
+/// (slices, integers, `...`, new axes: no index array or mask), whose base is a constant.
+/// Combining stores and gathered destinations run on the interpreter (docs/semantics.md, Stores).
+pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
+    plan.store.as_ref().is_some_and(|s| s.combine == crate::types::Combine::Set && s.dest.terms.is_empty())
+}
+
+/// The byte offset of a store plan's first destination in its output, where the update nest
+/// writes from; `None` without a store or where it is not a constant.
+pub fn store_base_bytes(plan: &GenericPlan) -> Option<i64> {
+    let base = plan.store.as_ref()?.dest.base.as_const()?;
+    base.checked_mul(plan.dtype.width() as i64)
+}
+
 /// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):
 /// `first` is negative for a view with negative strides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -287,8 +301,28 @@ fn buffer_windows(plan: &GenericPlan) -> Vec<Option<ByteWindow>> {
 }
 
 impl LoopNest {
-    /// The loop nest that walks `plan`'s output in C order, before any pass.
+    /// The loop nest that walks `plan`'s output in C order, before any pass. For a store plan
+    /// the loop nest can write ([`takes_store`]) it is the *update nest*: over the update
+    /// coordinates, reading the value and writing the destination's affine address; its caller
+    /// has copied the target into the output and offsets the output pointer by the
+    /// destination's base ([`store_base_bytes`]). Any other store plan is scheduled as its copy
+    /// alone, which no back end compiles (`jit::compile` refuses it).
     pub fn from_plan(plan: &GenericPlan) -> LoopNest {
+        if let Some(store) = plan.store.as_ref().filter(|_| takes_store(plan)) {
+            let w = plan.dtype.width() as i64;
+            let rank = store.shape.len();
+            return LoopNest {
+                kind: NestKind::Output,
+                width: w as u8,
+                extents: store.shape.clone(),
+                out: store.dest.strides.iter().map(|s| s.mul(&SymExpr::constant(w))).collect(),
+                data: stream(plan, &store.value, w),
+                strategies: vec![Strategy::Serial; rank],
+                empty: store.shape.iter().any(|d| is_const(d, 0)),
+                buffer_windows: buffer_windows(plan),
+                params: vec![],
+            };
+        }
         let width = plan.dtype.width() as u8;
         let w = width as i64;
         let mut out = vec![SymExpr::constant(0); plan.shape.len()];

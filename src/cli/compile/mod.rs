@@ -86,6 +86,12 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
         crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
     let declared: Vec<InputDecl<SymExpr>> =
         declared.iter().map(|(name, ty)| InputDecl::dense(name, ty.dtype, ty.generic().shape)).collect();
+    if compiled.plan.store.is_some() && args.target == TargetArg::Cuda {
+        // The CUDA back end has no update kernels (docs/semantics.md, Stores).
+        let refusal =
+            crate::backend::RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" };
+        return Err(report(&refusal.into(), &args.expr));
+    }
     match args.target {
         TargetArg::Cpu => cpu::run(&args, &declared, &compiled.plan.lift()),
         TargetArg::Cuda => cuda::run(&args, &declared, &compiled.plan.lift()),

@@ -18,11 +18,11 @@ pub(super) const OPTIONAL: [&str; 2] = ["batch_dims", "mode"];
 
 /// The arguments of a `gather` call.
 pub(super) struct Args<'a> {
-    data: &'a Arg,
-    indices: &'a Arg,
-    axis: &'a Arg,
-    batch_dims: Option<&'a Arg>,
-    mode: Option<&'a Arg>,
+    pub(super) data: &'a Arg,
+    pub(super) indices: &'a Arg,
+    pub(super) axis: &'a Arg,
+    pub(super) batch_dims: Option<&'a Arg>,
+    pub(super) mode: Option<&'a Arg>,
 }
 
 impl<'a> Args<'a> {

@@ -18,10 +18,10 @@ pub(super) const OPTIONAL: [&str; 2] = ["axis", "mode"];
 
 /// The arguments of a `gather_elements` call.
 pub(super) struct Args<'a> {
-    data: &'a Arg,
-    indices: &'a Arg,
-    axis: Option<&'a Arg>,
-    mode: Option<&'a Arg>,
+    pub(super) data: &'a Arg,
+    pub(super) indices: &'a Arg,
+    pub(super) axis: Option<&'a Arg>,
+    pub(super) mode: Option<&'a Arg>,
 }
 
 impl<'a> Args<'a> {

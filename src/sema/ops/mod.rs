@@ -12,6 +12,7 @@
 mod gather;
 mod gather_elements;
 mod gather_nd;
+mod scatter;
 mod slice;
 mod slice1;
 mod strided_slice;

@@ -4,7 +4,7 @@
 //! completion, names an input may not take), the unknown-function diagnostic, the REPL's
 //! `:help`, and the fuzzer's coverage test.
 
-use super::{Checker, gather, gather_elements, gather_nd, slice, slice1, strided_slice};
+use super::{Checker, gather, gather_elements, gather_nd, scatter, slice, slice1, strided_slice};
 use crate::sema::error::SemaError;
 use crate::sema::typed::TExpr;
 use crate::source::Span;
@@ -76,6 +76,38 @@ pub const OPERATORS: &[Operator] = &[
         summary: "ONNX GatherND-13: index tuples select elements or slices, after batch_dims",
         example: "gather_nd(a, [[3, -1], [0, 2]])",
         check: |c, args, span| c.gather_nd_call(gather_nd::Args::bind(args, span)?, span),
+    },
+    Operator {
+        name: scatter::ND,
+        required: &scatter::ND_REQUIRED,
+        optional: &scatter::ND_OPTIONAL,
+        summary: "ONNX ScatterND-18: updates stored at index tuples; reduction=none|add|mul|max|min",
+        example: "scatter_nd(a, [[3, -1], [0, 2]], [7, 8])",
+        check: |c, args, span| c.scatter_nd_call(args, span),
+    },
+    Operator {
+        name: scatter::ELEMENTS,
+        required: &scatter::ELEMENTS_REQUIRED,
+        optional: &scatter::ELEMENTS_OPTIONAL,
+        summary: "ONNX ScatterElements-18: one update per index along an axis; reduction=none|add|...",
+        example: "scatter_elements(a, [[0, 1, 2, 3, 0]], [[1, 2, 3, 4, 5]], axis=0, reduction=add)",
+        check: |c, args, span| c.scatter_elements_call(args, span),
+    },
+    Operator {
+        name: scatter::UPDATE,
+        required: &scatter::UPDATE_REQUIRED,
+        optional: &scatter::UPDATE_OPTIONAL,
+        summary: "OpenVINO ScatterUpdate-3: slices along an axis replaced at indices",
+        example: "scatter_update(a, [2, 0], [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], 0)",
+        check: |c, args, span| c.scatter_update_call(args, span),
+    },
+    Operator {
+        name: scatter::ND_UPDATE,
+        required: &scatter::ND_UPDATE_REQUIRED,
+        optional: &scatter::ND_UPDATE_OPTIONAL,
+        summary: "OpenVINO ScatterNDUpdate-15: ScatterND with reduction=none|sum|sub|prod|min|max",
+        example: "scatter_nd_update(a, [[0], [0]], [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], reduction=sub)",
+        check: |c, args, span| c.scatter_nd_update_call(args, span),
     },
     Operator {
         name: slice1::NAME,

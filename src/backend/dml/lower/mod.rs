@@ -26,6 +26,11 @@ const BINDING_ALIGNMENT: i64 = 16;
 
 /// Lowers a verified plan to a DirectML graph valid at `opts.feature_level`.
 pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
+    if plan.store.is_some() {
+        return Err(DmlError::Unsupported(
+            "a store plan (`a[i] = v`): DML_SCATTER is not lowered yet".into(),
+        ));
+    }
     if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
         return Err(DmlError::Unsupported(format!(
             "input `{}` is a strided view (bindings are dense)",

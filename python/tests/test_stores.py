@@ -1,0 +1,156 @@
+"""Stores from Python: `slc.eval("a[idx] = v", a=x, ...)` changes `x` in place as NumPy's
+`x[idx] = v` does and returns None. Hypothesis draws targets, subscripts (slices, integers,
+index arrays with many duplicates, masks), values broadcast to the selection, and `=`, `+=`,
+`*=`; NumPy's setitem on a copy is the oracle."""
+
+import builtins
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import slc
+
+DTYPES = [np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32, np.float64, np.bool_]
+
+
+@st.composite
+def stores(draw):
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    dtype = draw(st.sampled_from(DTYPES))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 50, size=shape).astype(dtype)
+    inputs = {"a": x}
+    texts, index = [], []
+    advanced = draw(st.sampled_from(["none", "array", "arrays", "mask"]))
+    count = draw(st.integers(1, 6))  # one length for every index array: they broadcast
+    for axis, n in enumerate(shape):
+        kind = draw(st.sampled_from(["slice", "int", "all"]))
+        if axis == 0 and advanced == "mask":
+            m = rng.random(n) < 0.6
+            inputs["m"] = m
+            texts.append("m")
+            index.append(m)
+            continue
+        if axis < (2 if advanced == "arrays" else 1) and advanced in ("array", "arrays"):
+            # Few values over a short axis: duplicates are the rule, not the exception.
+            i = rng.integers(-n, n, size=count)
+            name = f"i{axis}"
+            inputs[name] = i
+            texts.append(name)
+            index.append(i)
+            continue
+        if kind == "slice":
+            start, stop = draw(st.integers(-5, 5)), draw(st.integers(-5, 5))
+            step = draw(st.sampled_from([1, 2, -1, -2]))
+            texts.append(f"{start}:{stop}:{step}")
+            index.append(slice(start, stop, step))
+        elif kind == "int":
+            i = draw(st.integers(-n, n - 1))
+            texts.append(str(i))
+            index.append(i)
+        else:
+            texts.append(":")
+            index.append(slice(None))
+    index = tuple(index)
+    selection = np.asarray(x[index]).shape
+    # A value of the target's dtype broadcasting to the selection (its trailing dims, some 1).
+    cut = draw(st.integers(0, len(selection)))
+    vshape = tuple(1 if draw(st.booleans()) and d > 1 else d for d in selection[cut:])
+    op = draw(st.sampled_from(["=", "=", "+=", "*="]))
+    if draw(st.booleans()) or dtype == np.bool_:
+        v = rng.integers(0, 9, size=vshape).astype(dtype)
+        inputs["v"] = v
+        value = "v"
+    else:
+        v = int(draw(st.integers(0, 9)))
+        value = str(v)
+    return f"a[{', '.join(texts)}] {op} {value}", inputs, index, op, v
+
+
+@settings(max_examples=300, deadline=None)
+@given(stores())
+def test_stores_change_the_array_in_place_as_numpy(case):
+    src, inputs, index, op, v = case
+    x = inputs["a"]
+    want = x.copy()
+    if op == "=":
+        want[index] = v
+    elif op == "+=":
+        want[index] += v
+    else:
+        want[index] *= v
+    others = {k: t.copy() for k, t in inputs.items() if k != "a"}
+    assert slc.eval(src, **inputs) is None, src
+    assert x.dtype == want.dtype and np.array_equal(x, want), f"{src}\n{x}\n{want}"
+    for k, t in others.items():
+        assert np.array_equal(inputs[k], t), f"{src} changed `{k}`"
+
+
+def test_duplicates_last_write_wins_and_plus_equals_is_buffered():
+    x = np.zeros(3, np.int64)
+    slc.eval("a[[0, 0, 2]] = [1, 2, 3]", a=x)
+    assert x.tolist() == [2, 0, 3]
+    slc.eval("a[i] += 1", a=x, i=np.array([0, 0, 0]))
+    assert x.tolist() == [3, 0, 3]
+
+
+def test_a_python_int_by_name_stores_as_numpy_converts_it():
+    x = np.zeros(4, np.float32)
+    slc.eval("a[i] = k", a=x, i=np.array([1, 3]), k=5)
+    assert x.tolist() == [0.0, 5.0, 0.0, 5.0]
+    with pytest.raises(slc.CompileError):
+        slc.eval("a[0] = k", a=np.zeros(2, np.uint8), k=300)
+
+
+def test_the_value_reads_the_array_as_it_was():
+    x = np.arange(5.0)
+    slc.eval("a[1:] = a[:-1]", a=x)
+    assert x.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0]
+
+
+def test_index_errors_raise_index_error_and_leave_the_array():
+    x = np.arange(6)
+    for src, kw in [("a[6] = 0", {}), ("a[i] = 0", {"i": np.array([0, 9])})]:
+        with pytest.raises(builtins.IndexError):
+            slc.eval(src, a=x, **kw)
+    assert x.tolist() == list(range(6))
+
+
+def test_targets_that_cannot_be_stored_into_in_place_are_refused():
+    x = np.arange(12).reshape(3, 4)
+    with pytest.raises(ValueError):
+        slc.eval("a[0] = 1", a=x[:, ::2])
+    frozen = np.arange(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError):
+        slc.eval("a[0] = 1", a=frozen)
+    assert frozen.tolist() == [0, 1, 2]
+    with pytest.raises(slc.CompileError):
+        slc.eval("a[0] = v", a=np.arange(3), v=np.float32(1.0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["none", "add", "mul", "max", "min"]))
+def test_scatter_elements_returns_the_reduced_copy_as_numpys_ufunc_at(seed, reduction):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-5, 5, size=(3, 4)).astype(np.float32)
+    # Few rows, many updates per column: duplicates accumulate in C order.
+    i = rng.integers(-3, 3, size=(5, 4))
+    u = rng.integers(-4, 4, size=(5, 4)).astype(np.float32)
+    before = x.copy()
+    got = slc.eval(f"scatter_elements(a, i, u, axis=0, reduction={reduction})", a=x, i=i, u=u)
+    want = x.copy()
+    cols = np.broadcast_to(np.arange(4), i.shape)
+    rows = np.where(i < 0, i + 3, i)
+    if reduction == "none":
+        for r, c, v in zip(rows.ravel(), cols.ravel(), u.ravel()):
+            want[r, c] = v  # the last write wins
+    else:
+        ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[reduction]
+        ufunc.at(want, (rows, cols), u)
+    assert np.array_equal(got, want)
+    assert np.array_equal(x, before), "a scatter returns a copy"

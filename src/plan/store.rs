@@ -1,0 +1,74 @@
+//! Lowering a store (`a[items] = value`; docs/semantics.md, Stores). The selection is lowered
+//! exactly as the same subscripts load — one address computation, its index checks included —
+//! so its access over the selection's coordinates is where each update writes; the value is
+//! lowered as any expression and broadcast onto those coordinates; the output is a whole read
+//! of the target, the copy the updates are applied to.
+
+use super::ir::*;
+use super::lower::{Builder, Coord, substitute};
+use super::verify::PlanError;
+use crate::sema::{TExpr, TExprKind};
+use crate::source::Span;
+use crate::types::Combine;
+use crate::types::sym::SymExpr;
+
+type Lowered = (Store<SymExpr>, Access<SymExpr>, Vec<SymExpr>);
+
+impl Builder<'_> {
+    /// The store of `value` into `selection` of `target`, with the output access (the target
+    /// read whole) and the output's shape.
+    pub(super) fn store(
+        &mut self,
+        target: &TExpr,
+        selection: &TExpr,
+        value: &TExpr,
+        combine: Combine,
+        span: Span,
+    ) -> Result<Lowered, PlanError> {
+        let TExprKind::Input(name) = &target.kind else {
+            return Err(PlanError::Invalid(format!("a store's target must be an input, not {target}")));
+        };
+        if self.strides.contains_key(name) {
+            // The output is the target's dense copy, and a store's addresses are the output's.
+            return Err(PlanError::Invalid(format!(
+                "the store's target `{name}` must be dense, not a strided view"
+            )));
+        }
+        let (output, shape) = self.expr(target)?;
+        let (dest, selection_shape) = self.expr(selection)?;
+        if dest.buffer != output.buffer {
+            return Err(PlanError::Invalid(format!("a store's selection must address its target `{name}`")));
+        }
+        let (value_access, value_shape) = self.expr(value)?;
+        // NumPy's broadcast of the value onto the selection (checked by sema): aligned at the
+        // last dimension; a dim of 1 (and any dim beyond the selection's rank) stays at 0.
+        let rank = selection_shape.len();
+        let extra = value_shape.len().saturating_sub(rank);
+        let coords: Vec<Coord> = (value_shape.iter().enumerate())
+            .map(|(d, n)| {
+                let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
+                match d < extra || n.as_const() == Some(1) {
+                    true => Coord::Affine { dim: None, offset: zero.clone(), scale: zero },
+                    false => {
+                        Coord::Affine { dim: Some(rank + d - value_shape.len()), offset: zero, scale: one }
+                    }
+                }
+            })
+            .collect();
+        let value = substitute(&value_access, &coords, rank, true, span, &mut self.budget)?;
+        let store = match selection_shape.iter().any(|d| d.as_const() == Some(0)) {
+            // No update: the canonical empty accesses form no address (as an empty output's).
+            true => {
+                let canonical = |a: &Access<SymExpr>| Access {
+                    buffer: a.buffer,
+                    base: SymExpr::constant(0),
+                    strides: vec![SymExpr::constant(0); rank],
+                    terms: vec![],
+                };
+                Store { shape: selection_shape, dest: canonical(&dest), value: canonical(&value), combine }
+            }
+            false => Store { shape: selection_shape, dest, value, combine },
+        };
+        Ok((store, output, shape))
+    }
+}

@@ -1,0 +1,170 @@
+//! Assignment statements (`a[items] = value`, `+=`, `*=`; docs/semantics.md, Stores): the
+//! target must be a bound input subscripted one or more times, the selection is checked as the
+//! same subscripts load, and the value is made the target's dtype (literals as NumPy converts a
+//! Python `int`) and checked to broadcast to the selection's shape by NumPy's rule.
+
+use super::check::{Checker, const_tensor, err, node};
+use super::error::{SemaError, SemaErrorKind as K};
+use super::typed::{TExpr, TExprKind};
+use crate::source::Span;
+use crate::syntax::ast::{self, AssignOp, ExprKind};
+use crate::types::sym::{Cond, SymExpr};
+use crate::types::{Combine, ShapeDisplay, literal_element};
+use slc_runtime::{DType, Tensor};
+
+impl Checker<'_> {
+    /// The checked store `target op value`: a [`TExprKind::Store`] with the target's type.
+    pub(super) fn assignment(
+        &mut self,
+        target: &ast::Expr,
+        op: AssignOp,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
+        // Peel the subscripts down to the name they index.
+        let mut subscripts = vec![];
+        let mut leaf = target;
+        while let ExprKind::Index { base, items } = &leaf.kind {
+            subscripts.push((items, leaf.span));
+            leaf = base;
+        }
+        let refuse = |reason: String, at: Span| err(K::StoreTarget { reason }, at);
+        let ExprKind::Name(name) = &leaf.kind else {
+            return refuse(format!("`{leaf}` is not a name"), leaf.span);
+        };
+        if subscripts.is_empty() {
+            return refuse(format!("`{name}` is not subscripted: bind a new name with `let`"), target.span);
+        }
+        if self.is_local(name) {
+            return refuse(format!("`{name}` is a `let` name, not a bound input"), leaf.span);
+        }
+        let base = self.tensor_name(name, leaf.span)?;
+        let mut selection = base.clone();
+        for (level, (items, at)) in subscripts.iter().rev().enumerate() {
+            if level > 0 && copies(&selection) {
+                return refuse(
+                    "index arrays and masks select a copy: NumPy stores into that copy, not the array; \
+                     put them in the last subscript"
+                        .into(),
+                    *at,
+                );
+            }
+            selection = self.index(selection, items, *at)?;
+        }
+        let combine = match op {
+            AssignOp::Set => Combine::Set,
+            AssignOp::Add => Combine::Add,
+            AssignOp::Mul => Combine::Mul,
+        };
+        let list = matches!(value.kind, ExprKind::List(_));
+        let value_value = self.expr(value)?;
+        let value = self.store_value(value_value, &base, list && combine != Combine::Set, value.span)?;
+        self.broadcast_to_selection(&value, &selection, combine)?;
+        let kind = TExprKind::Store {
+            target: Box::new(base.clone()),
+            selection: Box::new(selection),
+            value: Box::new(value),
+            combine,
+        };
+        node(kind, base.ty.clone(), span)
+    }
+
+    /// The value as a tensor of the target's dtype: a literal (an integer, `True`/`False`, a
+    /// list) converted as NumPy converts a Python `int` (refused where an integer type cannot
+    /// hold it); any other tensor must already have the target's dtype. `in_arithmetic`: a list
+    /// literal of `+=`/`*=`, which NumPy makes an int64 array and combines in int64 before
+    /// casting back `same_kind` — wrapping into a signed target, refused by an unsigned one.
+    pub(in crate::sema) fn store_value(
+        &mut self,
+        v: super::check::Value,
+        target: &TExpr,
+        in_arithmetic: bool,
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
+        let v = self.to_tensor_value(v, span)?;
+        let dtype = target.ty.dtype;
+        // A 0-d integer bound with its value (a Python `int` passed by name) is the literal it
+        // holds, as NumPy takes `x[i] = k`; its value is recorded as read.
+        let v = match v.ty.dtype != dtype && self.bound_scalar(&v) {
+            true => {
+                let value = self.value_of(&v)?[0];
+                let Ok(value) = i64::try_from(value) else {
+                    return err(
+                        K::StoreLiteralRange { value: value.to_string(), target: dtype.name().into() },
+                        span,
+                    );
+                };
+                const_tensor(Tensor::scalar_i64(value), v.span)
+            }
+            false => v,
+        };
+        if v.ty.dtype == dtype {
+            return Ok(v);
+        }
+        let TExprKind::Const(t) = &v.kind else {
+            return err(K::StoreDtype { value: v.ty.dtype.name().into(), target: dtype.name().into() }, span);
+        };
+        let mut bytes = Vec::with_capacity(t.numel() * dtype.width());
+        for i in 0..t.numel() {
+            let bit = || (t.dtype() == DType::Bool).then(|| i128::from(t.bytes()[i]));
+            let x = t.int_at(i).or_else(bit).and_then(|x| i64::try_from(x).ok());
+            let wrapped = |x: i64| match in_arithmetic && t.dtype() == DType::I64 {
+                // (a + v) in int64, cast back: v's low bits are what is added.
+                true if dtype.is_signed() => Some(x.to_le_bytes()[..dtype.width()].to_vec()),
+                true if dtype.is_integer() => None,
+                _ => literal_element(dtype, x),
+            };
+            if in_arithmetic && t.dtype() == DType::I64 && dtype.is_integer() && !dtype.is_signed() {
+                return err(K::StoreListArithmetic { target: dtype.name().into() }, span);
+            }
+            let Some(element) = x.and_then(wrapped) else {
+                let shown = x.map_or_else(|| "?".into(), |x| x.to_string());
+                return err(K::StoreLiteralRange { value: shown, target: dtype.name().into() }, span);
+            };
+            bytes.extend(element);
+        }
+        let converted = Tensor::from_bytes(dtype, t.shape(), &bytes)
+            .map_err(|_| SemaError::new(K::TooLarge { shape: format!("{:?}", t.shape()) }, span))?;
+        Ok(const_tensor(converted, span))
+    }
+
+    /// NumPy's rule for a stored value: aligned at the last dimension, each of its dims equal
+    /// to the selection's or 1, and any dims beyond the selection's rank 1 — none for `+=` and
+    /// `*=`, whose in-place operation cannot grow the selection ("non-broadcastable output").
+    fn broadcast_to_selection(
+        &mut self,
+        value: &TExpr,
+        selection: &TExpr,
+        combine: Combine,
+    ) -> Result<(), SemaError> {
+        let (v, s) = (&value.ty.shape, &selection.ty.shape);
+        if combine != Combine::Set && v.len() > s.len() {
+            return Err(broadcast_refusal(value, selection));
+        }
+        let one = SymExpr::constant(1);
+        let extra = v.len().saturating_sub(s.len());
+        for d in &v[..extra] {
+            self.require(Cond::eq(d, &one), || broadcast_refusal(value, selection))?;
+        }
+        for (d, n) in v[extra..].iter().zip(&s[s.len() - (v.len() - extra)..]) {
+            if d.as_const() != Some(1) {
+                self.require(Cond::eq(d, n), || broadcast_refusal(value, selection))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn broadcast_refusal(value: &TExpr, selection: &TExpr) -> SemaError {
+    let shape = |t: &TExpr| format!("{}", ShapeDisplay(&t.ty.shape));
+    SemaError::new(K::StoreBroadcast { value: shape(value), selection: shape(selection) }, value.span)
+}
+
+/// Whether the selection so far is a copy in NumPy: an advanced index on its data path.
+fn copies(t: &TExpr) -> bool {
+    match &t.kind {
+        TExprKind::View { base, .. } => copies(base),
+        TExprKind::Input(_) => false,
+        _ => true,
+    }
+}

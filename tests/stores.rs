@@ -1,0 +1,528 @@
+//! Stores (`a[items] = v`, `+=`, `*=`; docs/semantics.md, Stores): NumPy 2's values written out
+//! for the rules that matter (last write wins, buffered `+=`, broadcasting, literal conversion),
+//! the errors and where they point, the plan's store printed and parsed back, verification's
+//! refusals, every run path against the interpreter, and the executors that refuse. The golden
+//! corpus (tests/golden, ids 5100 on) holds 800 more, generated with NumPy.
+
+use slc::backend::{interp, jit};
+use slc::exec::{Executor, Runnable};
+use slc::pipeline::compile_generic;
+use slc::plan::{self, parse, verify};
+use slc::sema::{InputTypes, InputValues, SymInputTypes};
+use slc::types::TensorType;
+use slc::{DType, Session, Tensor};
+
+fn ints(dtype: DType, shape: &[usize], values: &[i64]) -> Tensor {
+    Tensor::from_i64s(dtype, shape, values).unwrap()
+}
+
+fn f32s(shape: &[usize], values: &[f32]) -> Tensor {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Tensor::from_bytes(DType::F32, shape, &bytes).unwrap()
+}
+
+fn values_f32(t: &Tensor) -> Vec<f32> {
+    t.bytes().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn values_i64(t: &Tensor) -> Vec<i64> {
+    (0..t.numel()).map(|i| t.int_at(i).unwrap() as i64).collect()
+}
+
+/// `a: f32[4, 3]` = 0..12, `i: i64[4]` = [0, 2, 0, -1] (a duplicate), `v: f32[4]`,
+/// `r: f32[3]`, `m: bool[4]`, `b: i64[5]` = 0..5.
+fn session(executor: Executor) -> Session<'static> {
+    let mut s = Session::with_executor(executor);
+    s.bind("a", f32s(&[4, 3], &(0..12).map(|x| x as f32).collect::<Vec<_>>()));
+    s.bind("i", ints(DType::I64, &[4], &[0, 2, 0, -1]));
+    s.bind("v", f32s(&[4], &[10.0, 20.0, 30.0, 40.0]));
+    s.bind("r", f32s(&[3], &[-1.0, -2.0, -3.0]));
+    s.bind("m", Tensor::from_bytes(DType::Bool, &[4], &[1, 0, 0, 1]).unwrap());
+    s.bind("b", ints(DType::I64, &[5], &[0, 1, 2, 3, 4]));
+    s
+}
+
+fn eval(src: &str) -> Tensor {
+    let s = session(Executor::Interpreter);
+    s.eval(src).unwrap_or_else(|e| panic!("{}", e.render(src)))
+}
+
+#[test]
+fn stores_give_numpys_values() {
+    let a = |i: usize| i as f32;
+    let base: Vec<f32> = (0..12).map(a).collect();
+    let with = |changes: &[(usize, f32)]| {
+        let mut v = base.clone();
+        for &(at, x) in changes {
+            v[at] = x;
+        }
+        v
+    };
+    let cases: &[(&str, Vec<f32>)] = &[
+        // Basic subscripts, a scalar literal broadcast.
+        ("a[1:3, ::-1] = 0", with(&[(3, 0.), (4, 0.), (5, 0.), (6, 0.), (7, 0.), (8, 0.)])),
+        ("a[-1] = 7", with(&[(9, 7.), (10, 7.), (11, 7.)])),
+        ("a[..., 1] = 5", with(&[(1, 5.), (4, 5.), (7, 5.), (10, 5.)])),
+        ("a[None, 0, :2] = [8, 9]", with(&[(0, 8.), (1, 9.)])),
+        // A row broadcast over the selected rows; `i` selects row 0 twice.
+        (
+            "a[i] = r",
+            with(&[
+                (0, -1.),
+                (1, -2.),
+                (2, -3.),
+                (6, -1.),
+                (7, -2.),
+                (8, -3.),
+                (9, -1.),
+                (10, -2.),
+                (11, -3.),
+            ]),
+        ),
+        // Duplicates with `=`: the last write in C order wins (v[2] = 30 into a[0, 1]).
+        ("a[i, 1] = v", with(&[(1, 30.), (7, 20.), (10, 40.)])),
+        // Buffered `+=`: a[0, 1] gets 1 + 30 once, not 1 + 10 + 30.
+        ("a[i, 1] += v", with(&[(1, 31.), (7, 27.), (10, 50.)])),
+        ("a[i, 1] *= v", with(&[(1, 30.), (7, 140.), (10, 400.)])),
+        // A mask, and a chain of basic subscripts ending in an index array.
+        ("a[m] = r", with(&[(0, -1.), (1, -2.), (2, -3.), (9, -1.), (10, -2.), (11, -3.)])),
+        ("a[1:][[0, 0], [2, 0]] = [5, 6]", with(&[(5, 5.), (3, 6.)])),
+        // The value reads the target as it was: NumPy's overlapping copy.
+        ("a[1:, 0] = a[:-1, 0]", with(&[(3, 0.), (6, 3.), (9, 6.)])),
+        // An empty selection stores nothing.
+        ("a[2:1] = 99", base.clone()),
+    ];
+    for (src, want) in cases {
+        assert_eq!(values_f32(&eval(src)), *want, "{src}");
+    }
+}
+
+#[test]
+fn integer_literals_convert_as_numpy_2() {
+    let mut s = Session::new();
+    s.bind("u", ints(DType::U8, &[3], &[250, 1, 2]));
+    s.bind("k", ints(DType::I8, &[3], &[120, 1, 2]));
+    s.bind("n", ints(DType::I64, &[], &[7]));
+    s.bind("big", ints(DType::U16, &[], &[300]));
+    let run = |src: &str| s.eval(src).map(|t| values_i64(&t));
+    assert_eq!(run("u[0] = 255").unwrap(), [255, 1, 2]);
+    // Arithmetic wraps in the target's type, as NumPy's in-place operators do.
+    assert_eq!(run("u[0] += 10").unwrap(), [4, 1, 2]);
+    assert_eq!(run("k[[0, 0]] += [10, 20]").unwrap(), [-116, 1, 2]);
+    // A list in `+=` is NumPy's int64 array: wrapped into a signed target.
+    assert_eq!(run("k[1:2] += [300]").unwrap(), [120, 45, 2]);
+    // A 0-d integer bound with its value (a Python `int` by name) converts as the literal.
+    assert_eq!(run("u[2] = n").unwrap(), [250, 1, 7]);
+    let mut f = Session::new();
+    f.bind("a", f32s(&[2], &[0.5, 0.5]));
+    f.bind("n", ints(DType::U8, &[], &[3]));
+    assert_eq!(values_f32(&f.eval("a[1] += n").unwrap()), [0.5, 3.5]);
+    for (src, code) in [
+        ("u[0] = 256", "E0134"),
+        ("u[0] = -1", "E0134"),
+        ("u[1:] += [1, 2]", "E0134"),
+        ("u[0] = big", "E0134"),
+    ] {
+        let e = run(src).expect_err(src);
+        assert_eq!(e.diagnostic().code, code, "{src}");
+    }
+}
+
+/// The diagnostic's code and the text its first label points at.
+fn code_and_target(src: &str) -> (&'static str, String) {
+    let s = session(Executor::Interpreter);
+    let e = s.eval(src).expect_err(src);
+    let d = e.diagnostic();
+    let span = d.labels[0].span;
+    (d.code, src[span.start..span.end].to_string())
+}
+
+#[test]
+fn errors_point_at_the_text_at_fault() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("a = 1", "E0131", "a"),
+        ("gather(a, [0])[0] = 1", "E0131", "gather(a, [0])"),
+        ("let c = a\nc[0] = 1", "E0131", "c"),
+        // NumPy would store into the copy `a[i]` selects, leaving `a` as it was.
+        ("a[i][0] = 1", "E0131", "a[i][0]"),
+        ("a[0] = 1\na", "E0132", "a"),
+        ("a[0] = v", "E0133", "v"),
+        ("a[i] = [[1, 2]]", "E0133", "[[1, 2]]"),
+        // `+=` cannot grow a 0-d selection into a 1-d one (NumPy: "setting an array element
+        // with a sequence").
+        ("a[0, 0] += [1]", "E0133", "[1]"),
+        ("a[0] += [[1, 2, 3]]", "E0133", "[[1, 2, 3]]"),
+        ("a[0] = b", "E0134", "b"),
+        ("a[4] = 1", "E0102", "4"),
+        ("a[0, 0, 0] = 1", "E0103", "0"),
+        ("a[nope] = 1", "E0101", "nope"),
+    ];
+    for (src, code, target) in cases {
+        assert_eq!(code_and_target(src), (*code, target.to_string()), "{src}");
+    }
+    // An index tensor's value out of range is found when it runs, and points at the tensor.
+    let mut s = session(Executor::Jit);
+    s.bind("bad", ints(DType::I64, &[2], &[0, 4]));
+    let src = "a[bad] = 0";
+    let d = s.eval(src).expect_err(src).diagnostic();
+    assert_eq!((d.code, &src[d.labels[0].span.start..d.labels[0].span.end]), ("E0201", "bad"));
+}
+
+fn types() -> (InputTypes, InputValues) {
+    let types = [("a", "f32[4, 3]"), ("i", "i64[4]"), ("v", "f32[4]"), ("r", "f32[3]"), ("m", "bool[4]")]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t.parse::<TensorType>().unwrap()))
+        .collect();
+    let values = [("m".to_string(), Tensor::from_bytes(DType::Bool, &[4], &[1, 0, 0, 1]).unwrap())]
+        .into_iter()
+        .collect();
+    (types, values)
+}
+
+const PROGRAMS: &[&str] = &[
+    "a[1:3, ::-1] = 0",
+    "a[i, 1] += v",
+    "a[i] *= r",
+    "a[m] = r",
+    "a[None, 1:][[0, 0], -1, 2] = [5, 6]",
+    "a[2:1] = 7",
+    "a[1:, 0] = a[:-1, 0]",
+];
+
+#[test]
+fn store_plans_print_and_parse_back() {
+    let (types, values) = types();
+    for src in PROGRAMS {
+        let c =
+            slc::compile_with_values(src, &types, &values).unwrap_or_else(|e| panic!("{}", e.render(src)));
+        let text = c.plan.to_string();
+        assert!(text.contains("\n  store "), "{src}: {text}");
+        let reread = parse::parse(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
+        assert_eq!(&reread, c.plan.plan(), "{src}");
+        assert_eq!(reread.to_string(), text, "{src}");
+        verify(reread).unwrap();
+    }
+    // A float literal's constant prints as its bits and reads back as the same value.
+    let c = slc::compile_with_values("a[0] = 3", &types, &values).unwrap();
+    assert!(c.plan.to_string().contains("const $0: f32[] = [1077936128]"), "{}", c.plan);
+}
+
+#[test]
+fn verification_refuses_malformed_stores() {
+    let good = "plan(a: f32[2, 3], v: f32[3]) -> f32[2, 3]\n  out a{0; 3, 1}\n  store set over [3] at a{3; 1} value v{0; 1}\n";
+    verify(parse::parse(good).unwrap()).unwrap();
+    let bad = [
+        // Past the end of the target.
+        good.replace("at a{3; 1}", "at a{4; 1}"),
+        // A value of another dtype.
+        good.replace("v: f32[3]", "v: i32[3]"),
+        // The output is not the target's whole copy.
+        good.replace("out a{0; 3, 1}", "out a{0; 1, 3}"),
+        // Writing into the value, not the target.
+        good.replace("at a{3; 1}", "at v{0; 1}"),
+        good.replace("over [3]", "over [3, 1]"),
+    ];
+    for text in bad {
+        let p = parse::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert!(verify(p).is_err(), "{text}");
+    }
+    for text in
+        ["store set over [3] at a{0; 1} value v{0; 1}", "store frob over [3] at a{0; 1} value v{0; 1}"]
+    {
+        let text = format!(
+            "plan(a: f32[2, 3], v: f32[3]) -> f32[2, 3]\n  out a{{0; 3, 1}}\n  {text}\n  out a{{0; 3, 1}}\n"
+        );
+        assert!(parse::parse(&text).is_err(), "{text}");
+    }
+}
+
+/// The programs above whose stores the JIT compiles: `set` through slices and integers.
+const JIT_COMPILED: &[&str] = &["a[1:3, ::-1] = 0", "a[2:1] = 7", "a[1:, 0] = a[:-1, 0]"];
+
+#[test]
+fn every_cpu_path_runs_stores_as_the_interpreter() {
+    let (types, values) = types();
+    for src in PROGRAMS {
+        let want = eval(src);
+        // The JIT compiles `set` through slices and integers; the rest runs on the oracle.
+        let compiled = JIT_COMPILED.contains(src);
+        for threads in [1, 4] {
+            let s = session(Executor::Jit);
+            assert_eq!(s.eval(src).unwrap().bytes(), want.bytes(), "{src} on the session's JIT");
+            let c = slc::compile_with_values(src, &types, &values).unwrap();
+            let runnable = Runnable::prepare_in_plan_order(&c.plan, Executor::Jit, None).unwrap();
+            let expected = if compiled { Executor::Jit } else { Executor::Interpreter };
+            assert_eq!(runnable.executor(), expected, "{src}");
+            let by_name = |n: &str| -> Tensor { session(Executor::Interpreter).eval(n).unwrap() };
+            let args: Vec<Tensor> = c.plan.inputs.iter().map(|d| by_name(&d.name)).collect();
+            let args: Vec<&Tensor> = args.iter().collect();
+            assert_eq!(runnable.run(&c.plan, &args, threads).unwrap().bytes(), want.bytes(), "{src}");
+            assert_eq!(interp::run(&c.plan, &args).unwrap().bytes(), want.bytes(), "{src}");
+        }
+    }
+}
+
+/// A small deterministic generator (splitmix64) for the programs below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+}
+
+/// `a[ITEMS] = VALUE` through slices, integers, `...` and new axes (what the JIT compiles), on
+/// targets of every element width, with values that broadcast, gather, or read the target.
+fn box_store(r: &mut Rng, shape: &[usize]) -> String {
+    let mut items = vec![];
+    for &n in shape {
+        let n = n as i64;
+        items.push(match r.below(4) {
+            0 => r.range(-n, n - 1).to_string(),
+            1 => ":".into(),
+            _ => {
+                let (a, b) = (r.range(-n - 1, n + 1), r.range(-n - 1, n + 1));
+                let step = [1, 1, 2, 3, -1, -2][r.below(6) as usize];
+                format!("{a}:{b}:{step}")
+            }
+        });
+    }
+    if r.below(3) == 0 {
+        items.insert(r.below(items.len() as u64 + 1) as usize, "None".into());
+    }
+    if r.below(4) == 0 {
+        let at = r.below(items.len() as u64) as usize;
+        items[at] = "...".into();
+    }
+    let value = match r.below(4) {
+        0 => r.below(100).to_string(),
+        1 => "v".into(),
+        // A gathered value: the nest reads it through index terms.
+        2 => "v[j]".into(),
+        // The target itself, read as it was bound.
+        _ => "a[::-1]".into(),
+    };
+    format!("a[{}] = {value}", items.join(", "))
+}
+
+#[test]
+fn jit_update_nests_equal_the_interpreter() {
+    let mut r = Rng(28);
+    let mut compiled = 0;
+    for case in 0..400 {
+        let dtype = [DType::U8, DType::I16, DType::F32, DType::F64, DType::C128][case % 5];
+        // Large enough, now and then, for the update to split across threads.
+        let shape: Vec<usize> = match case % 7 {
+            0 => vec![300, 1 + r.below(3) as usize, 257],
+            _ => (0..1 + r.below(3)).map(|_| 1 + r.below(6) as usize).collect(),
+        };
+        let src = box_store(&mut r, &shape);
+        let n: usize = shape.iter().product();
+        let bytes = |k: usize, seed: u64| -> Vec<u8> {
+            let mut g = Rng(seed);
+            (0..k * dtype.width()).map(|_| (g.next() >> 7) as u8 & 0x7f).collect()
+        };
+        let a = Tensor::from_bytes(dtype, &shape, &bytes(n, case as u64)).unwrap();
+        // `v` has the selection's trailing dims (some 1), found from the interpreter's answer.
+        let mut s = Session::with_executor(Executor::Interpreter);
+        s.bind("a", a.clone());
+        let selection = s.eval(src.split(" = ").next().unwrap());
+        let Ok(selection) = selection else { continue };
+        let cut = r.below(selection.rank() as u64 + 1) as usize;
+        let vshape: Vec<usize> =
+            selection.shape()[cut..].iter().map(|&d| if r.below(4) == 0 { 1 } else { d }).collect();
+        let vn: usize = vshape.iter().product();
+        let v = Tensor::from_bytes(dtype, &vshape, &bytes(vn, 1000 + case as u64)).unwrap();
+        // `v[j]` reads row 0 of `v` for every row: the value's shape, gathered.
+        let jn = vshape.first().copied().unwrap_or(1);
+        let j = ints(DType::I32, &[jn], &vec![0; jn]);
+        let bind = |s: &mut Session| {
+            s.bind("a", a.clone());
+            s.bind("v", v.clone());
+            s.bind("j", j.clone());
+        };
+        bind(&mut s);
+        let want = s.eval(&src);
+        for threads in [1, 4] {
+            let mut jit = Session::with_executor(Executor::Jit);
+            jit.options_mut().threads = threads;
+            bind(&mut jit);
+            match (&want, jit.eval(&src)) {
+                (Ok(x), Ok(y)) => assert_eq!(
+                    x.bytes(),
+                    y.bytes(),
+                    "{src} on {dtype}{shape:?}, v {vshape:?}, {threads} threads"
+                ),
+                (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src}"),
+                (x, y) => panic!("{src}: interpreter {x:?}, JIT {y:?}"),
+            }
+        }
+        if want.is_ok() {
+            compiled += 1;
+        }
+    }
+    assert!(compiled > 200, "{compiled} programs ran");
+}
+
+#[test]
+fn back_ends_without_update_nests_refuse_store_plans() {
+    let (types, values) = types();
+    let c = slc::compile_with_values("a[i, 1] = v", &types, &values).unwrap();
+    let lifted = c.plan.lift();
+    assert!(jit::compile(&lifted, &jit::plan_order(&c.plan)).is_err());
+    let e = match Runnable::prepare_in_plan_order(&c.plan, Executor::Cuda, None) {
+        Err(e) => slc::Error::from(e),
+        Ok(_) => panic!("the GPU took a store plan"),
+    };
+    assert_eq!(e.diagnostic().code, "E0210");
+    let dml = slc::backend::dml::lower(&c.plan, &Default::default());
+    assert!(dml.is_err());
+}
+
+#[test]
+fn generic_store_plans_bind_to_the_concrete_ones() {
+    // Symbolic dims, and a mask known only per call (its `nonzero()` derived).
+    let types: SymInputTypes = [("a", "f32[N, 3]"), ("v", "f32[3]"), ("m", "bool[N]"), ("i", "i64[K]")]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
+        .collect();
+    let a = f32s(&[4, 3], &(0..12).map(|x| x as f32).collect::<Vec<_>>());
+    let v = f32s(&[3], &[-1.0, -2.0, -3.0]);
+    let m = Tensor::from_bytes(DType::Bool, &[4], &[0, 1, 0, 1]).unwrap();
+    let i = ints(DType::I64, &[3], &[3, 0, 3]);
+    let by_name = |n: &str| match n {
+        "a" => Some(&a),
+        "v" => Some(&v),
+        "m" => Some(&m),
+        "i" => Some(&i),
+        _ => None,
+    };
+    for src in ["a[m] = v", "a[i] += v", "a[1:, ::2] = 0", "a[i, 0] = 5"] {
+        let c = compile_generic(src, &types).unwrap_or_else(|e| panic!("{}", e.render(src)));
+        let generic = plan::verify_generic(c.plan).unwrap();
+        let text = generic.plan().to_string();
+        assert_eq!(parse::parse_generic(&text).unwrap().to_string(), text, "{src}");
+        let all = plan::input_tensors(&generic.plan().inputs, &by_name).unwrap();
+        let args: Vec<&Tensor> = all.iter().map(|t| t.as_ref()).collect();
+        let dims: Vec<Vec<i64>> =
+            args.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
+        let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
+        let env = generic.plan().binding(&dims, &|_, _| None).unwrap();
+        let bound = verify(generic.plan().bind(&env).unwrap()).unwrap();
+        let got = interp::run(&bound, &args).unwrap();
+        let mut s = Session::new();
+        for n in ["a", "v", "m", "i"] {
+            s.bind(n, by_name(n).unwrap().clone());
+        }
+        assert_eq!(got.bytes(), s.eval(src).unwrap().bytes(), "{src}");
+    }
+}
+
+#[test]
+fn a_session_store_leaves_the_bound_tensor_as_it_was() {
+    let s = session(Executor::Jit);
+    let before = s.eval("a").unwrap();
+    let stored = s.eval("a[0] = 100").unwrap();
+    assert_eq!(values_f32(&stored)[..3], [100.0, 100.0, 100.0]);
+    assert_eq!(s.eval("a").unwrap().bytes(), before.bytes());
+}
+
+/// The fuzzer's store programs (`slc::fuzz::store_program`: assignments through every kind of
+/// subscript, the scatters) on every CPU path: the session's JIT (which compiles the stores it
+/// can and sends the rest to the interpreter) gives the interpreter's bytes or its error code,
+/// on one thread and four, and every plan prints and parses back.
+#[test]
+fn fuzzed_store_programs_agree_on_every_cpu_path() {
+    use slc::fuzz::{Rng as FuzzRng, fill, store_program};
+    let mut r = FuzzRng::new(2028);
+    let mut valid = 0;
+    for case in 0..300 {
+        let shape: &[usize] = [&[3, 4][..], &[4][..], &[3, 2, 2][..]][case % 3];
+        let dtype = [DType::F32, DType::I16, DType::U8, DType::F64][case % 4];
+        let src = store_program(&mut r, shape);
+        let bind = |s: &mut Session| {
+            s.bind("a", fill(dtype, shape, case as u64));
+            s.bind("idx", ints(DType::I64, &[2], &[1, -1]));
+            s.bind(
+                "idx2",
+                ints(
+                    DType::I64,
+                    &[shape[0], 2],
+                    &(0..2 * shape[0] as i64).map(|v| v % 2).collect::<Vec<_>>(),
+                ),
+            );
+            let bits: Vec<u8> = (0..shape[0]).map(|i| (i % 2) as u8).collect();
+            s.bind("m", Tensor::from_bytes(DType::Bool, &[shape[0]], &bits).unwrap());
+        };
+        let mut interp = Session::with_executor(Executor::Interpreter);
+        bind(&mut interp);
+        let want = interp.eval(&src);
+        if let Ok(c) = interp.compile(&src) {
+            let text = c.plan.to_string();
+            assert_eq!(
+                parse::parse(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}")).to_string(),
+                text
+            );
+        }
+        for threads in [1, 4] {
+            let mut jit = Session::with_executor(Executor::Jit);
+            jit.options_mut().threads = threads;
+            bind(&mut jit);
+            match (&want, jit.eval(&src)) {
+                (Ok(x), Ok(y)) => assert_eq!(x.bytes(), y.bytes(), "{src} on {dtype}{shape:?}"),
+                (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src}"),
+                (x, y) => panic!("{src}: interpreter {x:?}, JIT {y:?}"),
+            }
+        }
+        valid += want.is_ok() as usize;
+    }
+    assert!(valid > 150, "{valid} of 300 store programs were valid");
+}
+
+/// A prepared kernel (`slc::Kernel`, the one kernel type of every surface) of a store with
+/// symbolic dims, called on several shapes, and one over fixed dims called again: each call
+/// gives the interpreter's stored array (the specialization policy may compile per shape).
+#[test]
+fn prepared_store_kernels_serve_every_shape() {
+    use slc::Kernel;
+    use slc::types::SymTensorType;
+    let sym = |s: &str| -> SymTensorType { s.parse().unwrap() };
+    let sigs = [("a", sym("f32[N, 4]")), ("i", sym("i64[K]")), ("v", sym("f32[4]"))];
+    let programs = [
+        "a[i] = v",
+        "a[1:, ::2] = 5",
+        "a[i, ::-1] += v",
+        "scatter_elements(a, [[0, -1, 0, 0]], [[1, 2, 3, 4]])",
+    ];
+    for src in programs {
+        let kernel = Kernel::prepare(src, &sigs).unwrap_or_else(|e| panic!("{}", e.render(src)));
+        for n in [1usize, 3, 5, 3, 40] {
+            let a = f32s(&[n, 4], &(0..4 * n).map(|x| x as f32).collect::<Vec<_>>());
+            let i = ints(DType::I64, &[2], &[(n as i64) - 1, 0]);
+            let v = f32s(&[4], &[-1.0, -2.0, -3.0, -4.0]);
+            let got = kernel.run(&[&a, &i, &v]);
+            let mut s = Session::with_executor(Executor::Interpreter);
+            s.bind("a", a.clone());
+            s.bind("i", i.clone());
+            s.bind("v", v.clone());
+            let want = s.eval(src);
+            match (want, got) {
+                (Ok(x), Ok(y)) => assert_eq!(x.bytes(), y.bytes(), "{src} at N={n}"),
+                (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src} at N={n}"),
+                (x, y) => panic!("{src} at N={n}: interpreter {x:?}, kernel {y:?}"),
+            }
+        }
+    }
+}
