@@ -389,6 +389,13 @@ fn back_ends_without_update_nests_refuse_store_plans() {
     assert_eq!(e.diagnostic().code, "E0210");
     let dml = slc::backend::dml::lower(&c.plan, &Default::default());
     assert!(dml.is_err());
+    // The CUDA code generator itself, for callers that reach it past `exec` (the device-memory
+    // kernels, `slc compile --target cuda`).
+    for src in ["a[i, 1] = v", "a[1:, ::2] = 0"] {
+        let c = slc::compile_with_values(src, &types, &values).unwrap();
+        let e = slc::backend::cuda::generate(&c.plan.lift(), "k").unwrap_err();
+        assert!(e.to_string().contains("not stores"), "{src}: {e}");
+    }
 }
 
 #[test]

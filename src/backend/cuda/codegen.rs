@@ -189,6 +189,11 @@ pub fn generate(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, Cu
     if !is_identifier(name) {
         return Err(CudaError::Codegen(format!("`{name}` is not a C identifier")));
     }
+    // A store's plan is a copy of its target plus an update nest: the loop nest the kernels
+    // are made from holds only the update (docs/cuda.md).
+    if plan.store.is_some() {
+        return Err(CudaError::Codegen("the CUDA target runs loads only, not stores (`a[i] = v`)".into()));
+    }
     crate::limits::with_stack_for(plan.nesting(), || generate_nested(plan, name))
 }
 
