@@ -103,6 +103,14 @@ def main():
             ts.append(s.elapsed_time(e) / 1e3)
         return statistics.median(ts)
 
+    def per_call_us(fn, n=2000):
+        """Microseconds per call from Python, the synchronization included (B11)."""
+        for _ in range(200): fn()
+        torch.cuda.synchronize(); t0 = time.perf_counter()
+        for _ in range(n): fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / n * 1e6
+
     def copy_time(nbytes):
         src = torch.empty(nbytes, dtype=torch.uint8, device=dev); dst = torch.empty_like(src)
         return events_time(lambda: dst.copy_(src))
@@ -163,18 +171,11 @@ def main():
                 fn = lambda: kernel(**t)  # noqa: E731
                 entry = {"bitwise": same_bits(torch.from_dlpack(fn()).cpu().numpy(), want)}
                 if case["id"] == "B11":
-                    for _ in range(200): fn()
-                    torch.cuda.synchronize(); n = 2000; t0 = time.perf_counter()
-                    for _ in range(n): fn()
-                    torch.cuda.synchronize()
-                    entry["us_per_call"] = (time.perf_counter() - t0) / n * 1e6
+                    entry["us_per_call"] = per_call_us(fn)
                     # Where the time goes: PyTorch's side of DLPack alone.
                     a = next(iter(t.values()))
-                    for what, f in (("dlpack_device_us", lambda: a.__dlpack_device__()),
-                                    ("dlpack_us", lambda: a.__dlpack__(stream=1))):
-                        t0 = time.perf_counter()
-                        for _ in range(n): f()
-                        entry[what] = (time.perf_counter() - t0) / n * 1e6
+                    entry["dlpack_device_us"] = per_call_us(lambda: a.__dlpack_device__())
+                    entry["dlpack_us"] = per_call_us(lambda: a.__dlpack__(stream=1))
                 else:
                     secs = events_time(fn)
                     entry.update(s=secs, vs_copy=secs / row["copy_s"])
@@ -193,11 +194,7 @@ def main():
                         host = got.cpu().numpy() if name == "torch" else cp.asnumpy(got)
                         entry = {"bitwise": same_bits(host, want)}
                         if case["id"] == "B11":
-                            for _ in range(200): fn()
-                            torch.cuda.synchronize(); n = 2000; t0 = time.perf_counter()
-                            for _ in range(n): fn()
-                            torch.cuda.synchronize()
-                            entry["us_per_call"] = (time.perf_counter() - t0) / n * 1e6
+                            entry["us_per_call"] = per_call_us(fn)
                         else:
                             t = events_time(fn)
                             entry.update(s=t, vs_copy=t / row["copy_s"])

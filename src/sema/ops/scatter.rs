@@ -30,44 +30,42 @@ pub(super) const ND_UPDATE_OPTIONAL: [&str; 1] = ["reduction"];
 
 /// ONNX's `reduction`: `none` (the spec leaves duplicates undefined; slc's last write in C
 /// order wins), or an accumulating `add`, `mul`, `max`, `min`.
-fn reduction(arg: Option<&Arg>) -> Result<Combine, SemaError> {
-    let Some(arg) = arg else { return Ok(Combine::Set) };
-    let word = match &arg.value.kind {
-        ExprKind::Name(w) | ExprKind::Str(w) => w.as_str(),
-        _ => "",
-    };
-    match word {
-        "none" => Ok(Combine::Set),
-        "add" => Ok(Combine::Sum),
-        "mul" => Ok(Combine::Prod),
-        "max" => Ok(Combine::Max),
-        "min" => Ok(Combine::Min),
-        _ => {
-            invalid("reduction must be one of none, add, mul, max, min", "unknown reduction", arg.value.span)
-        }
-    }
-}
+const ONNX_REDUCTIONS: [(&str, Combine); 5] = [
+    ("none", Combine::Set),
+    ("add", Combine::Sum),
+    ("mul", Combine::Prod),
+    ("max", Combine::Max),
+    ("min", Combine::Min),
+];
 
 /// OpenVINO ScatterNDUpdate-15's `reduction`, each accumulating: `none`, `sum`, `sub`, `prod`,
 /// `min`, `max`.
-fn openvino_reduction(arg: Option<&Arg>) -> Result<Combine, SemaError> {
+const OPENVINO_REDUCTIONS: [(&str, Combine); 6] = [
+    ("none", Combine::Set),
+    ("sum", Combine::Sum),
+    ("sub", Combine::Sub),
+    ("prod", Combine::Prod),
+    ("min", Combine::Min),
+    ("max", Combine::Max),
+];
+
+/// The `reduction` argument as one of `words` (a name or a string); `none` when absent.
+fn reduction(arg: Option<&Arg>, words: &[(&str, Combine)]) -> Result<Combine, SemaError> {
     let Some(arg) = arg else { return Ok(Combine::Set) };
     let word = match &arg.value.kind {
         ExprKind::Name(w) | ExprKind::Str(w) => w.as_str(),
         _ => "",
     };
-    match word {
-        "none" => Ok(Combine::Set),
-        "sum" => Ok(Combine::Sum),
-        "sub" => Ok(Combine::Sub),
-        "prod" => Ok(Combine::Prod),
-        "min" => Ok(Combine::Min),
-        "max" => Ok(Combine::Max),
-        _ => invalid(
-            "reduction must be one of none, sum, sub, prod, min, max",
-            "unknown reduction",
-            arg.value.span,
-        ),
+    match words.iter().find(|(w, _)| *w == word) {
+        Some(&(_, combine)) => Ok(combine),
+        None => {
+            let names: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
+            invalid(
+                format!("reduction must be one of {}", names.join(", ")),
+                "unknown reduction",
+                arg.value.span,
+            )
+        }
     }
 }
 
@@ -83,7 +81,7 @@ impl Checker<'_> {
         let mode = error_mode(span);
         let selection = self
             .gather_nd_call(gather_nd::Args { data, indices, batch_dims: None, mode: Some(&mode) }, span)?;
-        self.scatter(data, selection, updates, reduction(red)?, span)
+        self.scatter(data, selection, updates, reduction(red, &ONNX_REDUCTIONS)?, span)
     }
 
     /// `scatter_elements(data, indices, updates, axis=0, reduction=none)`.
@@ -93,7 +91,7 @@ impl Checker<'_> {
         let mode = error_mode(span);
         let selection = self
             .gather_elements_call(gather_elements::Args { data, indices, axis, mode: Some(&mode) }, span)?;
-        self.scatter(data, selection, updates, reduction(red)?, span)
+        self.scatter(data, selection, updates, reduction(red, &ONNX_REDUCTIONS)?, span)
     }
 
     /// `scatter_update(data, indices, updates, axis)`: OpenVINO ScatterUpdate-3, the slices of
@@ -115,7 +113,7 @@ impl Checker<'_> {
         let mode = error_mode(span);
         let selection = self
             .gather_nd_call(gather_nd::Args { data, indices, batch_dims: None, mode: Some(&mode) }, span)?;
-        self.scatter(data, selection, updates, openvino_reduction(red)?, span)
+        self.scatter(data, selection, updates, reduction(red, &OPENVINO_REDUCTIONS)?, span)
     }
 
     /// The store of `updates` (of the data's dtype, exactly the selection's shape: the specs
