@@ -77,6 +77,11 @@ impl Lowering<'_> {
     /// (size ≥ 2) and their values, C order over those dimensions.
     fn host_indices(&self, t: &Term, shape: &[i64]) -> Result<(Vec<usize>, Vec<i64>), DmlError> {
         let used = varying_dims(&t.index, shape);
+        // Over an empty shape no index is read, so none is out of range (NumPy checks nothing
+        // there either): `a[[], [-2]]` on an axis of 1.
+        if shape.contains(&0) {
+            return Ok((used, vec![]));
+        }
         let sub: Vec<i64> = used.iter().map(|&d| shape[d]).collect();
         let mut values = Vec::with_capacity(sub.iter().product::<i64>() as usize);
         let mut c = vec![0; shape.len()];
@@ -106,6 +111,11 @@ impl Lowering<'_> {
     /// `acc` without its terms of stride 0, each validated as its gather would be: host-known
     /// indices must map under their mode, run-time ones are checked by the host before dispatch.
     pub(super) fn without_unused_terms(&mut self, acc: &Acc, shape: &[i64]) -> Result<Acc, DmlError> {
+        // A gather over an empty axis fails wherever it is read, before any index inside it
+        // would be (`a[[], [-2]][idx]`: `[-2]` is never read).
+        if let Some(t) = acc.terms.iter().find(|t| t.len <= 0) {
+            return Err(empty_axis(t));
+        }
         let mut live = Acc { terms: vec![], ..acc.clone() };
         // A view alone is a SLICE1; below its level, a gather that moves nothing more does the copy.
         let keep_one = self.level < Op::Slice1.introduced() && acc.terms.iter().all(|t| t.stride == 0);
@@ -155,7 +165,11 @@ impl Lowering<'_> {
             s_start -= 1;
         }
         let folded: Vec<usize> = (0..s_start).filter(|&d| shape[d] >= 2).collect();
-        let sub: Vec<i64> = folded.iter().map(|&d| shape[d]).collect();
+        // Over an empty shape no address is formed (nor an index read): no offsets.
+        let sub: Vec<i64> = match shape.contains(&0) {
+            true => vec![0],
+            false => folded.iter().map(|&d| shape[d]).collect(),
+        };
         let mut offsets = Vec::with_capacity(sub.iter().product::<i64>() as usize);
         let mut c = vec![0; m];
         each_coord(&sub, |o| {
