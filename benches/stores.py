@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The store cases B13-B15 (issue 28): slc against NumPy's in-place setitem, each against a
+memcpy of the bytes the store writes (np.copyto between two buffers of that size), timed
+interleaved in the same run, medians of several rounds.
+
+    B13  a[i] = v       a: f32[100000, 256], i: 65,536 random rows (duplicates included), v: f32[65536, 256]
+    B14  a[:, ::2] = b  a: f32[4096, 4096], b: f32[4096, 2048]
+    B15  a[m] = 0       a: f32[4096, 4096], m: a random half of its elements
+
+slc runs as a NumPy user runs it, `slc.eval(STORE, a=x, ...)` (x updated in place), with the
+default threads.
+
+    python3 benches/stores.py [--rounds 7] [--cases B13,B15]
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import slc
+
+
+def cases(rng):
+    a = rng.standard_normal((100000, 256), dtype=np.float32)
+    i = rng.integers(0, 100000, 65536)
+    v = rng.standard_normal((65536, 256), dtype=np.float32)
+    yield "B13", "a[i] = v", {"a": a, "i": i, "v": v}, lambda x: x.__setitem__(i, v), v.nbytes
+    a = rng.standard_normal((4096, 4096), dtype=np.float32)
+    b = rng.standard_normal((4096, 2048), dtype=np.float32)
+    yield "B14", "a[:, ::2] = b", {"a": a, "b": b}, lambda x: x.__setitem__((slice(None), slice(None, None, 2)), b), b.nbytes
+    m = rng.random((4096, 4096)) < 0.5
+    yield "B15", "a[m] = 0", {"a": a.copy(), "m": m}, lambda x: x.__setitem__(m, 0), int(m.sum()) * 4
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--cases", default="")
+    args = p.parse_args()
+    wanted = set(filter(None, args.cases.split(",")))
+    print(f"numpy {np.__version__}; medians of {args.rounds} rounds; ratio = time / memcpy of the written bytes")
+    print("| case | NumPy setitem | slc.eval | memcpy | NumPy ratio | slc ratio |")
+    print("|---|---|---|---|---|---|")
+    for case, src, inputs, numpy_store, written in cases(np.random.default_rng(0x5EED)):
+        if wanted and case not in wanted:
+            continue
+        target = inputs["a"]
+        want = target.copy()
+        numpy_store(want)
+        got = target.copy()
+        slc.eval(src, **{**inputs, "a": got})
+        assert np.array_equal(got, want), case
+        src_buf, dst_buf = np.ones(written, np.uint8), np.empty(written, np.uint8)
+        n, s, c = [], [], []
+        for _ in range(args.rounds):
+            x = target.copy()
+            n.append(timed(lambda: numpy_store(x)))
+            x = target.copy()
+            s.append(timed(lambda: slc.eval(src, **{**inputs, "a": x})))
+            c.append(timed(lambda: np.copyto(dst_buf, src_buf)))
+        n, s, c = (statistics.median(t) for t in (n, s, c))
+        print(f"| {case} `{src}` | {n * 1e3:.2f} ms | {s * 1e3:.2f} ms | {c * 1e3:.2f} ms | {n / c:.2f} | {s / c:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
