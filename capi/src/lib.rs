@@ -254,14 +254,8 @@ unsafe fn input_views<'a>(
     n_inputs: usize,
     storage: &'a mut Vec<Vec<usize>>,
 ) -> Result<Vec<TensorView<'a>>, Fail> {
-    let ts: &[slc_tensor] = if n_inputs == 0 {
-        &[]
-    } else if inputs.is_null() {
-        return Err(arg("the inputs are NULL"));
-    } else {
-        // SAFETY: per the caller.
-        unsafe { std::slice::from_raw_parts(inputs, n_inputs) }
-    };
+    // SAFETY: per the caller.
+    let ts = unsafe { tensors(inputs, n_inputs) }?;
     *storage = ts.iter().map(|_| Vec::new()).collect();
     let mut views = Vec::with_capacity(ts.len());
     for ((i, t), dims) in ts.iter().enumerate().zip(storage.iter_mut()) {
@@ -270,6 +264,19 @@ unsafe fn input_views<'a>(
         views.push(unsafe { view(t, dims, &what) }?);
     }
     Ok(views)
+}
+
+/// The `n_inputs` tensor descriptions at `inputs` (which may be NULL when there are none).
+///
+/// # Safety
+/// A non-null `inputs` points to `n_inputs` descriptions.
+unsafe fn tensors<'a>(inputs: *const slc_tensor, n_inputs: usize) -> Result<&'a [slc_tensor], Fail> {
+    match (n_inputs, inputs.is_null()) {
+        (0, _) => Ok(&[]),
+        (_, true) => Err(arg("the inputs are NULL")),
+        // SAFETY: per the caller.
+        _ => Ok(unsafe { std::slice::from_raw_parts(inputs, n_inputs) }),
+    }
 }
 
 unsafe fn view<'a>(
@@ -504,12 +511,8 @@ pub unsafe extern "C" fn slc_kernel_run_device(
         if out.is_null() && out_nbytes > 0 {
             return Err(arg("the output buffer is NULL"));
         }
-        let ts: &[slc_tensor] = match (n_inputs, inputs.is_null()) {
-            (0, _) => &[],
-            (_, true) => return Err(arg("the inputs are NULL")),
-            // SAFETY: per the caller.
-            _ => unsafe { std::slice::from_raw_parts(inputs, n_inputs) },
-        };
+        // SAFETY: per the contract above.
+        let ts = unsafe { tensors(inputs, n_inputs) }?;
         let mut arrays = Vec::with_capacity(ts.len());
         for (i, t) in ts.iter().enumerate() {
             let what = k.input_name(i).map_or_else(|| format!("input {i}"), |n| format!("input `{n}`"));

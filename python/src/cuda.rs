@@ -486,7 +486,7 @@ pub fn eval_on_device<'py>(
             let a = &i.array;
             types.push((name.clone(), a.dtype, a.shape.clone()));
             match slc::sema::value_may_be_read(a.dtype, a.shape.iter().product()) {
-                true => Some(a.elements_to_host().map_err(|e| cuda_failure(&e))?),
+                true => Some(slc::embed::elements_to_host(a).map_err(|e| errors::to_py(py, &e, expr))?),
                 false => None,
             }
         } else {

@@ -36,7 +36,7 @@ mod specialize;
 mod view;
 
 pub use kernel::Kernel;
-pub use kernel::device::{DeviceArray, DeviceMemory, DeviceOutput, Stream};
+pub use kernel::device::{DeviceArray, DeviceMemory, DeviceOutput, Stream, elements_to_host};
 #[cfg(feature = "ndarray")]
 pub use ndarray::{ndarray_view, to_ndarray};
 pub use view::{AsView, Element, TensorView, ViewError};

@@ -15,7 +15,7 @@ use crate::backend::RuntimeError;
 use crate::plan::VerifiedGenericPlan;
 use cudarc::driver::{result, sys};
 use slc_runtime::{DType, Tensor};
-use std::ffi::{CString, c_void};
+use std::ffi::CString;
 
 /// A CUDA stream as the driver names it: `0` the default stream, `1` the legacy default stream
 /// (`CU_STREAM_LEGACY`), `2` the per-thread default stream, any other value a `CUstream` —
@@ -98,29 +98,6 @@ impl DeviceArray {
             unsafe { result::memcpy_dtoh_sync(t.bytes_mut(), self.ptr) }.map_err(driver)?;
         }
         Ok(t)
-    }
-}
-
-impl DeviceArray {
-    /// Its elements on the host, dense in C order (a strided array's picked from its window);
-    /// synchronous.
-    pub fn elements_to_host(&self) -> Result<Tensor, CudaError> {
-        let window = self.window().to_host()?;
-        let Some(strides) = self.layout() else { return Ok(window) };
-        let width = self.dtype.width();
-        let first = (-self.reach().0 / width as i128) as isize;
-        let mut out = Tensor::for_overwrite(self.dtype, &self.shape)
-            .map_err(|e| CudaError::Driver(format!("a host copy: {e}")))?;
-        for k in 0..self.shape.iter().product::<usize>() {
-            let (mut rest, mut at) = (k, first);
-            for (&d, &stride) in self.shape.iter().zip(strides).rev() {
-                at += (rest % d) as isize * stride;
-                rest /= d;
-            }
-            let at = at as usize * width;
-            out.bytes_mut()[k * width..(k + 1) * width].copy_from_slice(&window.bytes()[at..at + width]);
-        }
-        Ok(out)
     }
 }
 
@@ -402,20 +379,7 @@ impl Device {
                 }
                 words[layout.err_word()] = err.ptr;
             }
-            if bound.total > 0 {
-                let grid =
-                    bound.total.div_ceil(super::device::BLOCK as u64).min(super::device::MAX_GRID) as u32;
-                let mut params = [words.as_mut_ptr().cast::<c_void>()];
-                result::launch_kernel(
-                    function,
-                    (grid, 1, 1),
-                    (super::device::BLOCK, 1, 1),
-                    0,
-                    stream.raw(),
-                    &mut params,
-                )
-                .map_err(driver)?;
-            }
+            super::device::launch_grid(function, &mut words, bound.total, stream.raw())?;
             let Some((mut err, _)) = err else { return Ok(()) };
             let words = pinned::read_back(err.ptr, bound.err_words, stream)?;
             if words.iter().all(|&w| w == NO_ERROR) {

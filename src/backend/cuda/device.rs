@@ -251,12 +251,7 @@ impl Device {
             words[source.layout.err_word()] = err_d;
             result::event::record(events[1], stream).map_err(driver)?;
             for launch in 0..launches {
-                if bound.total > 0 {
-                    let grid = bound.total.div_ceil(BLOCK as u64).min(MAX_GRID) as u32;
-                    let mut params = [words.as_mut_ptr().cast::<c_void>()];
-                    result::launch_kernel(function, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params)
-                        .map_err(driver)?;
-                }
+                launch_grid(function, &mut words, bound.total, stream)?;
                 result::event::record(events[2 + launch], stream).map_err(driver)?;
             }
             let after = events[launches + 1];
@@ -278,6 +273,28 @@ impl Device {
         }
         Ok((out, err))
     }
+}
+
+/// Queues `function` over `steps` grid-stride steps on `stream` (nothing for none), its argument
+/// block `words`.
+///
+/// # Safety
+/// `words` is the block of `function`'s kernel for a bound call: every address it lets the
+/// kernel form lies in memory valid on `stream`.
+pub(super) unsafe fn launch_grid(
+    function: sys::CUfunction,
+    words: &mut [u64],
+    steps: u64,
+    stream: sys::CUstream,
+) -> Result<(), CudaError> {
+    if steps == 0 {
+        return Ok(());
+    }
+    let grid = steps.div_ceil(BLOCK as u64).min(MAX_GRID) as u32;
+    let mut params = [words.as_mut_ptr().cast::<c_void>()];
+    // SAFETY: as the caller promises; the driver copies the block at the launch.
+    unsafe { result::launch_kernel(function, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params) }
+        .map_err(driver)
 }
 
 /// Device memory of one run, freed when dropped.

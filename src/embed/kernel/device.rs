@@ -11,13 +11,13 @@ use crate::backend::cuda::Bound;
 use crate::backend::cuda::buffers::Loaded;
 pub use crate::backend::cuda::buffers::{DeviceArray, DeviceMemory, Stream};
 use crate::backend::cuda::device::{self, GpuError};
-use crate::embed::ViewError;
+use crate::embed::{TensorView, ViewError};
 use crate::error::Error;
 use crate::pipeline::compile_with_values;
 use crate::plan::{self, InputStrides, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
-use slc_runtime::DType;
+use slc_runtime::{DType, Tensor};
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
@@ -195,7 +195,7 @@ impl Kernel {
         let mut values = InputValues::new();
         for (n, a) in s.names.iter().zip(inputs) {
             if value_may_be_read(a.dtype, a.shape.iter().product()) {
-                values.insert(n.clone(), a.elements_to_host().map_err(|e| gpu_error(e.into()))?);
+                values.insert(n.clone(), elements_to_host(a)?);
             }
         }
         let compiled = compile_with_values(&s.src, &types, &values)?;
@@ -241,4 +241,19 @@ impl Kernel {
         }
         Ok(bound)
     }
+}
+
+/// A device array's elements on the host, dense in C order: its window copied over, a strided
+/// array's elements then packed as a host view packs them. Synchronous.
+pub fn elements_to_host(a: &DeviceArray) -> Result<Tensor, Error> {
+    let window = a.window().to_host().map_err(|e| gpu_error(e.into()))?;
+    let Some(strides) = a.layout() else { return Ok(window) };
+    let width = a.dtype.width() as isize;
+    let bytes: Vec<isize> = strides.iter().map(|s| s * width).collect();
+    // Element [0, ..., 0] lies `-lo` bytes into the window.
+    let first = usize::try_from(-a.reach().0).map_err(|_| RuntimeError::Cuda("a strided window".into()))?;
+    // SAFETY: the window holds every element the dims and strides reach from element 0.
+    let view =
+        unsafe { TensorView::from_raw(a.dtype, &a.shape, Some(&bytes), window.bytes().as_ptr().add(first)) }?;
+    Ok(view.to_tensor().map_err(RuntimeError::from)?)
 }
