@@ -236,15 +236,22 @@ fn verification_refuses_malformed_stores() {
     }
 }
 
-/// The programs above whose stores the JIT compiles: `set` through slices and integers.
-const JIT_COMPILED: &[&str] = &["a[1:3, ::-1] = 0", "a[2:1] = 7", "a[1:, 0] = a[:-1, 0]"];
+/// The programs above whose stores the JIT compiles: every `set` (slices, integers, index
+/// arrays, masks); combining stores run on the interpreter.
+const JIT_COMPILED: &[&str] = &[
+    "a[1:3, ::-1] = 0",
+    "a[m] = r",
+    "a[None, 1:][[0, 0], -1, 2] = [5, 6]",
+    "a[2:1] = 7",
+    "a[1:, 0] = a[:-1, 0]",
+];
 
 #[test]
 fn every_cpu_path_runs_stores_as_the_interpreter() {
     let (types, values) = types();
     for src in PROGRAMS {
         let want = eval(src);
-        // The JIT compiles `set` through slices and integers; the rest runs on the oracle.
+        // The JIT compiles `set`; the combining stores run on the oracle.
         let compiled = JIT_COMPILED.contains(src);
         for threads in [1, 4] {
             let s = session(Executor::Jit);
@@ -283,15 +290,26 @@ impl Rng {
     }
 }
 
-/// `a[ITEMS] = VALUE` through slices, integers, `...` and new axes (what the JIT compiles), on
-/// targets of every element width, with values that broadcast, gather, or read the target.
+/// `a[ITEMS] = VALUE` through slices, integers, `...`, new axes and, now and then, index
+/// arrays (duplicates included: the last write wins) or a mask, on targets of every element
+/// width, with values that broadcast, gather, or read the target.
 fn box_store(r: &mut Rng, shape: &[usize]) -> String {
     let mut items = vec![];
+    // Index arrays in one subscript broadcast together: all of one length.
+    let gathered_len = 1 + r.below(4) as usize;
     for &n in shape {
         let n = n as i64;
-        items.push(match r.below(4) {
+        items.push(match r.below(6) {
             0 => r.range(-n, n - 1).to_string(),
             1 => ":".into(),
+            2 | 3 if r.below(3) > 0 => {
+                let values: Vec<String> = (0..gathered_len).map(|_| r.range(-n, n - 1).to_string()).collect();
+                format!("[{}]", values.join(", "))
+            }
+            2 | 3 => {
+                let bits: Vec<&str> = (0..n).map(|_| ["False", "True"][r.below(2) as usize]).collect();
+                format!("[{}]", bits.join(", "))
+            }
             _ => {
                 let (a, b) = (r.range(-n - 1, n + 1), r.range(-n - 1, n + 1));
                 let step = [1, 1, 2, 3, -1, -2][r.below(6) as usize];
@@ -320,7 +338,7 @@ fn box_store(r: &mut Rng, shape: &[usize]) -> String {
 #[test]
 fn jit_update_nests_equal_the_interpreter() {
     let mut r = Rng(28);
-    let mut compiled = 0;
+    let (mut compiled, mut gathered) = (0, 0);
     for case in 0..400 {
         let dtype = [DType::U8, DType::I16, DType::F32, DType::F64, DType::C128][case % 5];
         // Large enough, now and then, for the update to split across threads.
@@ -371,15 +389,21 @@ fn jit_update_nests_equal_the_interpreter() {
         }
         if want.is_ok() {
             compiled += 1;
+            // Every `set` runs on the JIT, gathered destinations included.
+            let plan = s.compile(&src).unwrap().plan;
+            let runnable = Runnable::prepare_in_plan_order(&plan, Executor::Jit, None).unwrap();
+            assert_eq!(runnable.executor(), Executor::Jit, "{src}");
+            gathered += plan.store.as_ref().is_some_and(|st| !st.dest.terms.is_empty()) as usize;
         }
     }
     assert!(compiled > 200, "{compiled} programs ran");
+    assert!(gathered > 50, "{gathered} programs stored through index arrays or masks");
 }
 
 #[test]
 fn back_ends_without_update_nests_refuse_store_plans() {
     let (types, values) = types();
-    let c = slc::compile_with_values("a[i, 1] = v", &types, &values).unwrap();
+    let c = slc::compile_with_values("a[i, 1] += v", &types, &values).unwrap();
     let lifted = c.plan.lift();
     assert!(jit::compile(&lifted, &jit::plan_order(&c.plan)).is_err());
     let e = match Runnable::prepare_in_plan_order(&c.plan, Executor::Cuda, None) {
@@ -529,6 +553,69 @@ fn prepared_store_kernels_serve_every_shape() {
                 (Ok(x), Ok(y)) => assert_eq!(x.bytes(), y.bytes(), "{src} at N={n}"),
                 (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src} at N={n}"),
                 (x, y) => panic!("{src} at N={n}: interpreter {x:?}, kernel {y:?}"),
+            }
+        }
+    }
+}
+
+/// `Kernel::store_in_place` writes the target's own bytes (no copy) where the JIT runs the
+/// update, with the interpreter's result, duplicates included (the last write wins on any
+/// thread count); it declines, leaving the target as it was, where the update reads the
+/// target or another input overlaps it.
+#[test]
+fn stores_in_place_write_the_target_itself() {
+    use slc::Kernel;
+    use slc::embed::TensorView;
+    let sig = |s: &str| -> slc::types::SymTensorType { s.parse().unwrap() };
+    let (rows, cols) = (600usize, 300usize);
+    let (a_ty, i_ty, v_ty) =
+        (format!("f32[{rows}, {cols}]"), "i64[5]".to_string(), format!("f32[5, {cols}]"));
+    let cases: [(&str, &[(&str, &str)], bool); 4] = [
+        ("a[i] = v", &[("a", &a_ty), ("i", &i_ty), ("v", &v_ty)], true),
+        ("a[::2, 1:] = 7", &[("a", &a_ty)], true),
+        ("a[m] = 1", &[("a", &a_ty), ("m", "bool[600]")], true),
+        ("a[1:] = a[:-1]", &[("a", &a_ty)], false),
+    ];
+    let index = ints(DType::I64, &[5], &[3, -1, 3, 0, 3]);
+    let value = f32s(&[5, cols], &(0..5 * cols).map(|x| x as f32 + 0.5).collect::<Vec<_>>());
+    let mask =
+        Tensor::from_bytes(DType::Bool, &[rows], &(0..rows).map(|r| (r % 3 == 1) as u8).collect::<Vec<_>>())
+            .unwrap();
+    for (src, sigs, in_place) in cases {
+        let sigs: Vec<(&str, _)> = sigs.iter().map(|(n, t)| (*n, sig(t))).collect();
+        let mut values = InputValues::new();
+        values.insert("m".into(), mask.clone());
+        let kernel = Kernel::prepare_with_values(src, &sigs, &values, &Default::default());
+        let mut kernel = kernel.unwrap_or_else(|e| panic!("{}", e.render(src)));
+        for threads in [1, 4] {
+            kernel.set_threads(threads);
+            let start: Vec<f32> = (0..rows * cols).map(|x| x as f32).collect();
+            let a = f32s(&[rows, cols], &start);
+            let mut s = Session::with_executor(Executor::Interpreter);
+            s.bind("a", a.clone());
+            s.bind("i", index.clone());
+            s.bind("v", value.clone());
+            s.bind("m", mask.clone());
+            let want = s.eval(src).unwrap();
+            let mut target = start.clone();
+            let shape = [rows, cols];
+            // SAFETY: `target` holds the elements, and only the kernel touches it during the call.
+            let view = unsafe { TensorView::from_raw(DType::F32, &shape, None, target.as_mut_ptr().cast()) }
+                .unwrap();
+            let others = sigs[1..].iter().map(|(n, _)| match *n {
+                "i" => TensorView::of(&index),
+                "v" => TensorView::of(&value),
+                _ => TensorView::of(&mask),
+            });
+            let inputs: Vec<TensorView<'_>> = std::iter::once(view).chain(others).collect();
+            // SAFETY: as above.
+            let ran = unsafe { kernel.store_in_place(&inputs) }.unwrap();
+            drop(inputs);
+            assert_eq!(ran, in_place, "{src}");
+            let got: Vec<u8> = target.iter().flat_map(|x| x.to_le_bytes()).collect();
+            match ran {
+                true => assert_eq!(got, want.bytes(), "{src} on {threads} threads"),
+                false => assert_eq!(target, start, "{src}: declined, yet the target changed"),
             }
         }
     }

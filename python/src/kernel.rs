@@ -192,7 +192,9 @@ impl PyKernel {
     /// ``ValueError``, both naming the input.
     ///
     /// ``out``: a writable, C-contiguous array of the result's dtype and shape to write into
-    /// (it is returned). ``threads``: worker threads for large results (default: one per core;
+    /// (it is returned). A store kernel (``a[i] = v``) writes the array given for its target in
+    /// place and returns ``None``, as ``slc.eval`` does; with ``out=`` it writes the updated copy
+    /// there instead and leaves the target as it was. ``threads``: worker threads for large results (default: one per core;
     /// 1 runs on the calling thread only). An index out of range raises ``slc.IndexError``.
     #[pyo3(signature = (*, out=None, threads=None, stream=None, **inputs))]
     fn __call__<'py>(
@@ -270,6 +272,16 @@ impl PyKernel {
                     names[*i]
                 )));
             }
+        }
+        // A store kernel (`a[i] = v`) updates the array given for its target in place, as
+        // `slc.eval` does, unless `out=` asks for the updated copy.
+        let plan = kernel.plan();
+        if let (None, Some(_), slc::plan::BufferId::Input(t)) = (&out, &plan.store, plan.output.buffer) {
+            let target = &plan.inputs[t].name;
+            let array = inputs.as_ref().and_then(|d| d.get_item(target).ok().flatten());
+            let array = array.ok_or_else(|| PyTypeError::new_err(format!("missing input '{target}'")))?;
+            crate::run::run_store(py, &kernel, &names, &held, target, &array)?;
+            return Ok(py.None().into_bound(py));
         }
         run_kernel(py, &kernel, &names, &held, out.as_ref())
     }

@@ -244,18 +244,7 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
             let array = inputs.as_ref().and_then(|d| d.get_item(target).ok().flatten()).ok_or_else(|| {
                 pyo3::exceptions::PyTypeError::new_err(format!("the store's target `{target}` is not bound"))
             })?;
-            let flag = |name: &str| -> PyResult<bool> { array.getattr("flags")?.getattr(name)?.extract() };
-            if !array.is_instance_of::<numpy::PyUntypedArray>()
-                || !flag("c_contiguous")?
-                || !flag("writeable")?
-            {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "the store's target `{target}` must be a writeable, C-contiguous numpy.ndarray: slc stores into it in place"
-                )));
-            }
-            // The target is also an input: the result is computed into a temporary and copied
-            // back, so every read sees the array as it was (NumPy's buffered semantics).
-            run::run_kernel(py, &kernel, &names, &held, Some(&array))?;
+            run::run_store(py, &kernel, &names, &held, target, &array)?;
             Ok(py.None().into_bound(py))
         }
         None => run::run_kernel(py, &kernel, &names, &held, None),

@@ -3,7 +3,7 @@
 use crate::convert::{Held, array_byte_range, array_of_tensor, data_ptr, empty_array, output_bytes};
 use crate::errors;
 use numpy::PyUntypedArray;
-use pyo3::exceptions::PyMemoryError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use slc::TensorView;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -76,6 +76,43 @@ pub fn run_kernel<'py>(
         if nbytes == 0 { &mut [][..] } else { unsafe { std::slice::from_raw_parts_mut(data, nbytes) } };
     execute(py, kernel, &views, bytes)?;
     Ok(array.into_any())
+}
+
+/// Runs a store kernel (`a[i] = v`) into `target`, the array bound to its target (`held[t]`
+/// for `names[t] == name`), as NumPy's `x[i] = v` does: in place where the kernel can (the JIT
+/// writes the target's own bytes, no copy), else into a temporary copied back, so that every
+/// read sees the array as it was (NumPy's buffered semantics).
+pub fn run_store<'py>(
+    py: Python<'py>,
+    kernel: &slc::Kernel,
+    names: &[&str],
+    held: &[Held<'_>],
+    name: &str,
+    target: &Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let flag = |f: &str| -> PyResult<bool> { target.getattr("flags")?.getattr(f)?.extract() };
+    if !target.is_instance_of::<PyUntypedArray>() || !flag("c_contiguous")? || !flag("writeable")? {
+        return Err(PyValueError::new_err(format!(
+            "the store's target `{name}` must be a writeable, C-contiguous numpy.ndarray: slc stores into it in place"
+        )));
+    }
+    let views =
+        held.iter().zip(names).map(|(h, n)| h.view(n)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
+    let in_place = |views: &[TensorView<'_>]| {
+        // SAFETY: the target's view is the writeable array's own memory (checked above), and
+        // the GIL-holding caller lends it for the call.
+        catch_unwind(AssertUnwindSafe(|| unsafe { kernel.store_in_place(views) }))
+    };
+    let ran = match kernel.output_nbytes().is_some_and(|n| n < KEEP_GIL_BELOW_BYTES) {
+        true => in_place(&views),
+        false => py.detach(|| in_place(&views)),
+    };
+    match ran {
+        Ok(Ok(true)) => Ok(()),
+        Ok(Ok(false)) => run_kernel(py, kernel, names, held, Some(target)).map(drop),
+        Ok(Err(e)) => Err(errors::to_py(py, &e, kernel.source())),
+        Err(panic) => Err(errors::internal(py, "running a kernel", panic)),
+    }
 }
 
 /// The kernel call proper; large ones release the GIL. A panic is caught and reported.

@@ -154,3 +154,39 @@ def test_scatter_elements_returns_the_reduced_copy_as_numpys_ufunc_at(seed, redu
         ufunc.at(want, (rows, cols), u)
     assert np.array_equal(got, want)
     assert np.array_equal(x, before), "a scatter returns a copy"
+
+
+def test_in_place_stores_see_overlapping_inputs_as_they_were():
+    # The JIT writes the target's own bytes only when no other input shares them; a value that
+    # is a view of the target is read as it was (NumPy copies overlapping operands first).
+    x = np.arange(8.0)
+    want = x.copy()
+    want[::-1] = want.copy()
+    slc.eval("a[::-1] = b", a=x, b=x)
+    assert x.tolist() == want.tolist()
+    x = np.arange(12.0).reshape(4, 3)
+    want = x.copy()
+    want[np.array([3, 0])] = want[1:3].copy()
+    slc.eval("a[i] = v", a=x, i=np.array([3, 0]), v=x[1:3])
+    assert np.array_equal(x, want)
+
+
+def test_a_store_kernel_updates_its_target_argument():
+    k = slc.compile("a[i] = v", a=("float32", (6, 2)), i=("int64", (3,)), v=("float32", (3, 2)))
+    x = np.zeros((6, 2), np.float32)
+    i = np.array([5, 1, 5])
+    v = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert k(a=x, i=i, v=v) is None
+    want = np.zeros((6, 2), np.float32)
+    want[i] = v
+    assert np.array_equal(x, want)
+    # out= asks for the updated copy instead: the target stays as it was.
+    out = np.empty_like(x)
+    y = np.ones_like(x)
+    assert k(a=y, i=i, v=v, out=out) is out
+    assert np.array_equal(y, np.ones_like(x))
+    want = np.ones_like(x)
+    want[i] = v
+    assert np.array_equal(out, want)
+    with pytest.raises(ValueError):
+        k(a=np.zeros((6, 2), np.float32)[::1].T.copy().T, i=i, v=v)

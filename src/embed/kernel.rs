@@ -12,7 +12,7 @@ use crate::backend::jit::{self, JitKernel};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions, Runnable};
 use crate::pipeline::{Compiled, CompiledGeneric, compile_generic, compile_with_values};
-use crate::plan::{InputDecl, VerifiedGenericPlan};
+use crate::plan::{BufferId, InputDecl, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, SymInputTypes};
 use crate::types::sym::SymExpr;
 use crate::types::{ShapeDisplay, SymTensorType, TensorType};
@@ -317,6 +317,34 @@ impl Kernel {
             return Ok(());
         }
         self.run_raw(inputs, out, Expect::Bytes)
+    }
+
+    /// Runs a store kernel (`a[i] = v`) writing its target's own bytes, as NumPy's `x[i] = v`
+    /// does: the target is not copied. `Ok(false)` when this kernel does not store in place
+    /// (the update runs on the interpreter, reads the target, or an input overlaps it; the
+    /// target view is strided): run it into a separate output instead, as
+    /// [`run_into_bytes`](Self::run_into_bytes) does.
+    ///
+    /// # Safety
+    /// The target's view points to writable memory that nothing else reads or writes during
+    /// the call (views made from raw pointers: C, Python).
+    pub unsafe fn store_in_place<V: AsView>(&self, inputs: &[V]) -> Result<bool, Error> {
+        let s = &*self.shared;
+        if self.plan().store.is_none() || !matches!(s.runnable, Runnable::Jit(_)) {
+            return Ok(false);
+        }
+        match self.route_general(inputs)? {
+            // A strided target's view was packed into a copy: writing the copy would be lost.
+            Route::Dense(_, held) if !matches!(self.plan().output.buffer, BufferId::Input(t) if matches!(held.get(t), Some(Held::InPlace(_)))) => {
+                Ok(false)
+            }
+            // SAFETY: the caller's word on the target; the route checked the inputs.
+            Route::Dense(jit, held) => match unsafe { jit.store_in_place(&held, self.threads) } {
+                None => Ok(false),
+                Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
+            },
+            Route::Special(_) => Ok(false),
+        }
     }
 
     /// The fastest path: the fixed signature's entry, or the entry of the first layout

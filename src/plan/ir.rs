@@ -115,6 +115,15 @@ impl<D> Access<D> {
         1 + self.terms.iter().map(|t| t.index.accesses()).sum::<usize>()
     }
 
+    /// Every buffer this access reads: its own, then its index accesses' (depth first).
+    pub fn buffers(&self) -> Vec<BufferId> {
+        let mut all = vec![self.buffer];
+        for t in &self.terms {
+            all.extend(t.index.buffers());
+        }
+        all
+    }
+
     /// Levels of index accesses nested in this one (0 without terms).
     pub fn nesting(&self) -> usize {
         self.terms.iter().map(|t| 1 + t.index.nesting()).max().unwrap_or(0)

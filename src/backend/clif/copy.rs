@@ -283,7 +283,8 @@ impl Gen<'_, '_> {
         }
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(serial);
-        self.emit_serial(depth, out, out_off, data.clone(), range);
+        // Every destination term was added to `out_off` outside these rows (`out_fixed_from`).
+        self.emit_serial(depth, out, out_off, data.clone(), vec![], range);
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);
     }

@@ -27,11 +27,15 @@ pub(super) struct TermState {
 impl Gen<'_, '_> {
     pub(super) fn initial_state(&mut self, s: &Stream) -> StreamState {
         let offset = self.int(&s.base);
-        let terms =
-            s.terms.iter().map(|t| TermState { index: self.initial_state(&t.index), value: None }).collect();
+        let terms = self.initial_terms(&s.terms);
         // Load every base pointer now, in the entry block.
         self.base(s.buffer);
         StreamState { offset, terms }
+    }
+
+    /// The states of `terms` before any loop, none evaluated.
+    pub(super) fn initial_terms(&mut self, terms: &[Term]) -> Vec<TermState> {
+        terms.iter().map(|t| TermState { index: self.initial_state(&t.index), value: None }).collect()
     }
 
     /// Moves a stream (and its not yet evaluated index streams) to iteration `i` of loop `d`.
@@ -43,16 +47,24 @@ impl Gen<'_, '_> {
             let step = self.mul_int(i, stride);
             self.b.ins().iadd(st.offset, step)
         };
-        let terms = s
-            .terms
-            .iter()
-            .zip(&st.terms)
+        let terms = self.advance_terms(&s.terms, &st.terms, d, i);
+        StreamState { offset, terms }
+    }
+
+    /// Moves the not yet evaluated `terms` (in states `states`) to iteration `i` of loop `d`.
+    pub(super) fn advance_terms(
+        &mut self,
+        terms: &[Term],
+        states: &[TermState],
+        d: usize,
+        i: Value,
+    ) -> Vec<TermState> {
+        (terms.iter().zip(states))
             .map(|(t, ts)| match ts.value {
                 Some(_) => ts.clone(),
                 None => TermState { index: self.advance(&t.index, &ts.index, d, i), value: None },
             })
-            .collect();
-        StreamState { offset, terms }
+            .collect()
     }
 
     /// Evaluates the terms of `s` that no loop at depth >= `depth` moves.
@@ -79,7 +91,12 @@ impl Gen<'_, '_> {
     }
 
     /// Loads an index value, normalizes it by the term's mode, and returns its byte contribution.
-    fn evaluate_term(&mut self, t: &Term, index: &mut StreamState, depth: usize) -> (Value, Option<Value>) {
+    pub(super) fn evaluate_term(
+        &mut self,
+        t: &Term,
+        index: &mut StreamState,
+        depth: usize,
+    ) -> (Value, Option<Value>) {
         self.evaluate_terms(&t.index, index, depth);
         let (addr, nested_miss) = self.address(&t.index, index);
         let dtype = t.index_dtype;

@@ -49,7 +49,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module, ModuleError};
-use index::StreamState;
+use index::{StreamState, TermState};
 use std::collections::HashMap;
 
 pub const STATUS_OK: i32 = 0;
@@ -209,6 +209,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         if !self.nest.empty {
             let zero = self.b.ins().iconst(types::I64, 0);
             let data = self.initial_state(&self.nest.data.clone());
+            let dest = self.initial_terms(&self.nest.out_terms.clone());
             if self.nest.extents.is_empty() {
                 // One element: run it if the range is not empty.
                 let run = self.b.create_block();
@@ -216,11 +217,11 @@ impl<'a, 'n> Gen<'a, 'n> {
                 let c = self.b.ins().icmp(IntCC::SignedLessThan, begin, end);
                 self.b.ins().brif(c, run, NO_ARGS, done, NO_ARGS);
                 self.b.switch_to_block(run);
-                self.emit(0, out, zero, data, Some((begin, end)));
+                self.emit(0, out, zero, data, dest, Some((begin, end)));
                 self.b.ins().jump(done, NO_ARGS);
                 self.b.switch_to_block(done);
             } else {
-                self.emit(0, out, zero, data, Some((begin, end)));
+                self.emit(0, out, zero, data, dest, Some((begin, end)));
             }
         }
         let ok = self.b.ins().iconst(types::I32, STATUS_OK as i64);
@@ -237,22 +238,33 @@ impl<'a, 'n> Gen<'a, 'n> {
     }
 
     /// Emits loop `depth` and everything inside it, as its strategy says. `range` overrides the
-    /// loop bounds (the caller's outer range). Past the last loop: one element.
+    /// loop bounds (the caller's outer range). Past the last loop: one element. `dest` holds
+    /// the state of the nest's gathered destination terms; each is added to `out_off` at the
+    /// depth it stops moving, which the passes keep outside every loop but serial ones.
     fn emit(
         &mut self,
         depth: usize,
         out: Value,
-        out_off: Value,
+        mut out_off: Value,
         mut data: StreamState,
+        mut dest: Vec<TermState>,
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
         self.evaluate_terms(&nest.data, &mut data, depth);
+        for (t, ts) in nest.out_terms.iter().zip(&mut dest) {
+            if ts.value.is_none() && t.hoist_level() <= depth {
+                // `takes_store` admits no zero-mode destination: nothing can miss.
+                let (contribution, _) = self.evaluate_term(t, &mut ts.index, depth);
+                ts.value = Some((contribution, None));
+                out_off = self.b.ins().iadd(out_off, contribution);
+            }
+        }
         let Some(&strategy) = nest.strategies.get(depth) else {
             return self.copy_element(out, out_off, &data);
         };
         match strategy {
-            Strategy::Serial => self.emit_serial(depth, out, out_off, data, range),
+            Strategy::Serial => self.emit_serial(depth, out, out_off, data, dest, range),
             Strategy::Block(copy) => self.emit_block(depth, copy, out, out_off, &data, range),
             Strategy::Strided(shuffle) => self.emit_strided(depth, shuffle, out, out_off, &data, range),
             Strategy::GuardedGather(ahead) => {
@@ -274,6 +286,7 @@ impl<'a, 'n> Gen<'a, 'n> {
         out: Value,
         out_off: Value,
         data: StreamState,
+        dest: Vec<TermState>,
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
@@ -282,7 +295,8 @@ impl<'a, 'n> Gen<'a, 'n> {
             let step = g.mul_int(i, &nest.out[depth]);
             let inner_out = g.b.ins().iadd(out_off, step);
             let inner_data = g.advance(&nest.data, &data, depth, i);
-            g.emit(depth + 1, out, inner_out, inner_data, None);
+            let inner_dest = g.advance_terms(&nest.out_terms, &dest, depth, i);
+            g.emit(depth + 1, out, inner_out, inner_data, inner_dest, None);
         });
     }
 

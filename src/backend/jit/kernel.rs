@@ -22,7 +22,7 @@ use super::{CallArgs, Code, EntryFn, JitError, KernelFn, build, workers};
 use crate::backend::clif;
 use crate::backend::loopnest;
 use crate::backend::{DenseInput, RuntimeError, interp};
-use crate::plan::{VerifiedGenericPlan, VerifiedPlan, verify};
+use crate::plan::{BufferId, VerifiedGenericPlan, VerifiedPlan, verify};
 use crate::types::ShapeDisplay;
 use crate::types::sym::Env;
 use bound::{Bound, Parts, compile_parts};
@@ -355,30 +355,51 @@ impl JitKernel {
         threads: usize,
     ) -> Result<(), RuntimeError> {
         let status = match call {
-            Call::Fixed(fixed) => {
-                let slots =
-                    fixed.order.as_ref().map_or(inputs.len(), |o| o.iter().max().map_or(0, |m| m + 1));
-                let fill = |table: &mut [*const u8]| {
-                    // Kernels address a strided input from its element [0, ..., 0], inside its window.
-                    let ptrs =
-                        inputs.iter().zip(&fixed.inputs).map(|(t, i)| t.as_ptr().wrapping_offset(i.first));
-                    match &fixed.order {
-                        None => table.iter_mut().zip(ptrs).for_each(|(slot, p)| *slot = p),
-                        Some(order) => order.iter().zip(ptrs).for_each(|(&o, p)| table[o] = p),
-                    }
-                };
-                // SAFETY: the inputs match the plan's declarations (`with_call`): dense tensors,
-                // or the windows of strided inputs, each in its slot; `out` holds the output.
-                with_table(slots, fill, |table| unsafe {
-                    call_fixed(fixed, table, out.as_mut_ptr(), out.len(), threads)
-                })
-            }
+            // SAFETY: the inputs match the plan's declarations (`with_call`); `out` holds the
+            // output and, a safe borrow, overlaps no input.
+            Call::Fixed(fixed) => unsafe { run_fixed(fixed, inputs, out.as_mut_ptr(), out.len(), threads) },
             Call::Bound(parts, bound) => self.run_bound(parts, bound, inputs, out, threads),
         };
         match status {
             clif::STATUS_OK => Ok(()),
             status => Err(self.failure(inputs, status)),
         }
+    }
+
+    /// Runs a store plan in place: the update nest writes the target input's own bytes, which
+    /// are not copied first (NumPy's `x[i] = v`). `None` when this kernel cannot: it has no
+    /// store, has symbols, its value or indices read the target, or another input overlaps
+    /// the target; the caller then runs it into a separate output.
+    ///
+    /// # Safety
+    /// `inputs` as for [`JitKernel::run`]; the target input's bytes are writable, and nothing
+    /// else reads or writes them during the call.
+    pub unsafe fn store_in_place<I: DenseInput>(
+        &self,
+        inputs: &[I],
+        threads: usize,
+    ) -> Option<Result<(), RuntimeError>> {
+        let Calls::Fixed(fixed) = &self.calls else { return None };
+        fixed.store.as_ref().filter(|s| s.in_place())?;
+        let BufferId::Input(target) = self.plan.output.buffer else { return None };
+        let span = |t: &I| (t.as_ptr() as usize, t.as_ptr() as usize + t.bytes().len());
+        let written = span(inputs.get(target)?);
+        let overlaps = (inputs.iter().enumerate())
+            .any(|(i, t)| i != target && span(t).0 < written.1 && written.0 < span(t).1);
+        if overlaps || self.plan.inputs[target].strides.is_some() {
+            return None;
+        }
+        Some(self.with_call(inputs, |call| {
+            let Call::Fixed(fixed) = call else { unreachable!("a kernel without symbols") };
+            let out = inputs[target].as_ptr().cast_mut();
+            // SAFETY: the inputs match the plan's declarations (`with_call`); the output is the
+            // dense target, of the output's dtype and shape, writable (the caller's word), and
+            // the update nest reads no byte of it (`in_place`).
+            match unsafe { run_fixed(fixed, inputs, out, written.1 - written.0, threads) } {
+                clif::STATUS_OK => Ok(()),
+                status => Err(self.failure(inputs, status)),
+            }
+        }))
     }
 
     /// The error of a kernel status other than OK: the interpreter's on the concrete plan of
@@ -401,6 +422,31 @@ impl JitKernel {
         });
         told.unwrap_or_else(|| super::status_error(status))
     }
+}
+
+/// Runs a fixed kernel's entry on `inputs` (in plan order) over its whole range.
+///
+/// # Safety
+/// The inputs match the plan's declarations: dense tensors, or the windows of strided inputs;
+/// `out` has `out_nbytes` writable bytes, the output's.
+unsafe fn run_fixed<I: DenseInput>(
+    fixed: &Fixed,
+    inputs: &[I],
+    out: *mut u8,
+    out_nbytes: usize,
+    threads: usize,
+) -> i32 {
+    let slots = fixed.order.as_ref().map_or(inputs.len(), |o| o.iter().max().map_or(0, |m| m + 1));
+    let fill = |table: &mut [*const u8]| {
+        // Kernels address a strided input from its element [0, ..., 0], inside its window.
+        let ptrs = inputs.iter().zip(&fixed.inputs).map(|(t, i)| t.as_ptr().wrapping_offset(i.first));
+        match &fixed.order {
+            None => table.iter_mut().zip(ptrs).for_each(|(slot, p)| *slot = p),
+            Some(order) => order.iter().zip(ptrs).for_each(|(&o, p)| table[o] = p),
+        }
+    };
+    // SAFETY: the caller's guarantees, each input in its slot.
+    with_table(slots, fill, |table| unsafe { call_fixed(fixed, table, out, out_nbytes, threads) })
 }
 
 /// Runs a fixed kernel's entry over its whole range.

@@ -166,6 +166,11 @@ pub struct LoopNest {
     pub extents: Vec<SymExpr>,
     /// Output byte strides per loop.
     pub out: Vec<SymExpr>,
+    /// A store's gathered destination (`a[idx] = v`): byte contributions added to the output
+    /// offset, each where its index stops moving ([`Term::hoist_level`]); empty for loads. The
+    /// passes give no loop a strategy of its own outside a pending output term, so only
+    /// serial loops walk them.
+    pub out_terms: Vec<Term>,
     pub data: Stream,
     /// How each loop runs, outermost first.
     pub strategies: Vec<Strategy>,
@@ -195,9 +200,7 @@ impl Stream {
         all.push(self.base.clone());
         all.extend(self.strides.iter().cloned());
         for t in &self.terms {
-            t.index.push_numbers(all);
-            all.push(t.len.clone());
-            all.push(t.stride.clone());
+            t.push_numbers(all);
         }
     }
 
@@ -208,6 +211,13 @@ impl Stream {
 }
 
 impl Term {
+    /// Every integer of the term (its index stream's, its length and stride), depth first.
+    pub fn push_numbers(&self, all: &mut Vec<SymExpr>) {
+        self.index.push_numbers(all);
+        all.push(self.len.clone());
+        all.push(self.stride.clone());
+    }
+
     /// The loop depth from which the term's index no longer changes: one past the deepest loop
     /// its index stream (or any nested one) moves along. Code generation evaluates the term
     /// there, once for all the loops inside.
@@ -246,11 +256,14 @@ fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
     }
 }
 
-/// Whether the loop nest can write `plan`'s store: a plain `set` through an affine destination
-/// (slices, integers, `...`, new axes: no index array or mask), whose base is a constant.
-/// Combining stores and gathered destinations run on the interpreter (docs/semantics.md, Stores).
+/// Whether the loop nest can write `plan`'s store: a plain `set`, through slices, integers,
+/// index arrays and masks, each gathered destination index checked or folded into range (an
+/// `error`, `clamp` or `wrap` term: a `zero` term's miss would have to skip the write).
+/// Combining stores run on the interpreter (docs/semantics.md, Stores).
 pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
-    plan.store.as_ref().is_some_and(|s| s.combine == crate::types::Combine::Set && s.dest.terms.is_empty())
+    plan.store.as_ref().is_some_and(|s| {
+        s.combine == crate::types::Combine::Set && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
+    })
 }
 
 /// The byte offset of a store plan's first destination in its output, where the update nest
@@ -311,11 +324,13 @@ impl LoopNest {
         if let Some(store) = plan.store.as_ref().filter(|_| takes_store(plan)) {
             let w = plan.dtype.width() as i64;
             let rank = store.shape.len();
+            let dest = stream(plan, &store.dest, w);
             return LoopNest {
                 kind: NestKind::Output,
                 width: w as u8,
                 extents: store.shape.clone(),
-                out: store.dest.strides.iter().map(|s| s.mul(&SymExpr::constant(w))).collect(),
+                out: dest.strides,
+                out_terms: dest.terms,
                 data: stream(plan, &store.value, w),
                 strategies: vec![Strategy::Serial; rank],
                 empty: store.shape.iter().any(|d| is_const(d, 0)),
@@ -336,6 +351,7 @@ impl LoopNest {
             width,
             extents: plan.shape.clone(),
             out,
+            out_terms: vec![],
             data: stream(plan, &plan.output, w),
             strategies: vec![Strategy::Serial; plan.shape.len()],
             empty: plan.shape.iter().any(|d| is_const(d, 0)),
@@ -357,6 +373,7 @@ impl LoopNest {
             width: dtype.width() as u8,
             extents: check.shape.clone(),
             out: vec![zero.clone(); rank],
+            out_terms: vec![],
             data: Stream {
                 buffer: checked.buffer,
                 base: zero.clone(),
@@ -385,6 +402,9 @@ impl LoopNest {
             }
         }
         f(&mut self.out);
+        for t in &mut self.out_terms {
+            walk(&mut t.index, f);
+        }
         walk(&mut self.data, f);
     }
 
@@ -399,6 +419,13 @@ impl LoopNest {
     /// inside the loop rather than once before it.
     pub fn pending_terms(&self, depth: usize) -> impl Iterator<Item = &Term> {
         self.data.terms.iter().filter(move |t| t.hoist_level() > depth)
+    }
+
+    /// Whether every gathered destination index stays put along loop `depth` and the loops
+    /// inside it: the output offset is known on entering the loop, as strategies other than a
+    /// serial loop need.
+    pub fn out_fixed_from(&self, depth: usize) -> bool {
+        self.out_terms.iter().all(|t| t.hoist_level() <= depth)
     }
 
     /// The number of elements of the outermost loop (the range a caller may split), or 1 for a
@@ -431,6 +458,9 @@ impl LoopNest {
     /// extents, output strides, then the data stream depth first.
     fn collect_params(&self) -> Vec<SymExpr> {
         let mut all: Vec<SymExpr> = self.extents.iter().chain(&self.out).cloned().collect();
+        for t in &self.out_terms {
+            t.push_numbers(&mut all);
+        }
         self.data.push_numbers(&mut all);
         all.extend(self.ahead_per_element());
         let mut seen = std::collections::HashSet::new();
@@ -497,10 +527,7 @@ impl fmt::Display for List<'_> {
 impl fmt::Display for Stream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "buf{}+{} {}", self.buffer, self.base, List(&self.strides))?;
-        for t in &self.terms {
-            write!(f, " + {}*{}<{}>({} {})", t.stride, t.mode.name(), t.len, t.index_dtype, t.index)?;
-        }
-        Ok(())
+        Terms(&self.terms).fmt(f)
     }
 }
 
@@ -528,6 +555,18 @@ impl fmt::Display for Strategy {
             }
             Strategy::Joined => write!(f, "joined"),
         }
+    }
+}
+
+/// Gathered contributions, each as ` + STRIDE*MODE<LEN>(DTYPE INDEX)`.
+struct Terms<'a>(&'a [Term]);
+
+impl fmt::Display for Terms<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for t in self.0 {
+            write!(f, " + {}*{}<{}>({} {})", t.stride, t.mode.name(), t.len, t.index_dtype, t.index)?;
+        }
+        Ok(())
     }
 }
 
@@ -567,7 +606,7 @@ impl fmt::Display for LoopNest {
         writeln!(f, "{kind} w{} loops {}", self.width, List(&self.extents))?;
         let strategies: Vec<String> = self.strategies.iter().map(Strategy::to_string).collect();
         writeln!(f, "  run [{}]", strategies.join(", "))?;
-        writeln!(f, "  out {}", List(&self.out))?;
+        writeln!(f, "  out {}{}", List(&self.out), Terms(&self.out_terms))?;
         writeln!(f, "  data {}", self.data)?;
         if self.takes_params() {
             writeln!(f, "  params {}", List(&self.params))?;

@@ -116,10 +116,12 @@ fn merge_contiguous_axes(nest: &mut LoopNest, _: Target) -> bool {
 }
 
 /// The innermost loop and, for the strategies of two loops, the one outside it, when the nest
-/// has that many loops and neither has a strategy yet.
+/// has that many loops, neither has a strategy yet, and no gathered destination moves along
+/// them (a store's scattered writes leave them serial).
 fn unscheduled(nest: &LoopNest, loops: usize) -> Option<usize> {
     let first = nest.extents.len().checked_sub(loops)?;
-    nest.strategies[first..].iter().all(|&s| s == Strategy::Serial).then_some(first)
+    let free = nest.strategies[first..].iter().all(|&s| s == Strategy::Serial) && nest.out_fixed_from(first);
+    free.then_some(first)
 }
 
 /// Gives loops `first..` the strategy of the first: the loop inside it is `Joined`.
@@ -164,7 +166,7 @@ fn block_rows(nest: &mut LoopNest, _: Target) -> bool {
         [Strategy::Serial, Strategy::Block(Copy::BySize { .. })] => true,
         _ => return false,
     };
-    let fixed = nest.pending_terms(rows).next().is_none();
+    let fixed = nest.pending_terms(rows).next().is_none() && nest.out_fixed_from(rows);
     let no_miss = nest.data.terms.iter().all(|t| t.mode != OobMode::Zero);
     if !(fixed && no_miss) {
         return false;

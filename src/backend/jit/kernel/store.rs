@@ -1,13 +1,15 @@
 //! Store plans on the JIT (docs/semantics.md, Stores). The entry compiled from a store plan
-//! runs the plan's checks, then its *update nest* (`LoopNest::from_plan`): a `set` through an
-//! affine destination, written as a copy into output addresses. A call first copies the target
-//! into the output (one block copy), then runs the entry with the output pointer at the first
-//! destination. Combining stores (`+=`, `*=`) and destinations through index arrays or masks
-//! are not compiled: `exec::Runnable` runs them on the interpreter.
+//! runs the plan's checks, then its *update nest* (`LoopNest::from_plan`): a `set` through the
+//! destination's addresses (slices, integers, index arrays, masks), written as a copy into
+//! output addresses. A call first copies the target into the output (one block copy) unless
+//! the output *is* the target (a store in place), then runs the entry with the output pointer
+//! at the first destination. Combining stores (`+=`, `*=`) are not compiled: `exec::Runnable`
+//! runs them on the interpreter.
 
 use super::super::JitError;
 use crate::backend::loopnest;
-use crate::plan::{BufferId, VerifiedGenericPlan, VerifiedPlan};
+use crate::plan::{Access, BufferId, Check, VerifiedGenericPlan, VerifiedPlan};
+use crate::types::OobMode;
 
 /// What a call of a store plan's entry does around it.
 pub(super) struct StoreCall {
@@ -15,9 +17,13 @@ pub(super) struct StoreCall {
     target_slot: usize,
     /// Bytes from the output's start to the first destination.
     base_bytes: isize,
-    /// The destinations may coincide (a hand-written plan: subscripts never make such a
-    /// store): one worker, so that the last write in C order wins.
+    /// The destinations may coincide (an index array may repeat a row; a hand-written plan's
+    /// strides may overlap): one worker, so that the last write in C order wins.
     serial: bool,
+    /// The update nest reads no byte of the target (the value and the indices are other
+    /// buffers), and every index it may find out of range is checked before it runs, so the
+    /// output may be the target itself.
+    in_place: bool,
 }
 
 /// The store of `plan` (`concrete`: the same plan, concrete) as its entry's calls run it, for
@@ -44,25 +50,53 @@ pub(super) fn store_call(
         .collect();
     dims.sort();
     let mut reach = 0i128;
-    let mut distinct = true;
+    let mut distinct = store.dest.terms.is_empty();
     for (stride, extent) in dims {
         distinct &= stride > reach;
         reach += stride * extent;
     }
+    // The destination's own buffer is the target; its index arrays, the value and the checks
+    // must read others.
+    let dest_indices = store.dest.terms.iter().flat_map(|t| t.index.buffers());
+    let checked = concrete.checks.iter().flat_map(|c| c.index.buffers());
+    let reads_target = store
+        .value
+        .buffers()
+        .into_iter()
+        .chain(dest_indices)
+        .chain(checked)
+        .any(|b| b == BufferId::Input(target));
+    // A store in place must fail before its first write: every `error`-mode index it reads
+    // has a check, which the entry runs ahead of the update nest.
+    fn all_checked(a: &Access, checks: &[Check]) -> bool {
+        a.terms.iter().all(|t| {
+            let covered = || checks.iter().any(|c| c.index.buffer == t.index.buffer && c.len == t.len);
+            (t.mode != OobMode::Error || covered()) && all_checked(&t.index, checks)
+        })
+    }
+    let fails_first =
+        all_checked(&store.dest, &concrete.checks) && all_checked(&store.value, &concrete.checks);
     Ok(Some(StoreCall {
         target_slot: order.map_or(target, |o| o[target]),
         base_bytes: isize::try_from(base).map_err(|_| refused())?,
         serial: !distinct,
+        in_place: !reads_target && fails_first,
     }))
 }
 
 impl StoreCall {
-    /// Copies the target (`table[slot]`, the output's `out_nbytes` bytes) into `out` and
-    /// returns the pointer the update nest writes from, and the workers it may take.
+    /// Whether a call may write the target in place (`out` the target's own bytes).
+    pub(super) fn in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// Copies the target (`table[slot]`, the output's `out_nbytes` bytes) into `out`, unless
+    /// `out` is the target (in place), and returns the pointer the update nest writes from,
+    /// and the workers it may take.
     ///
     /// # Safety
     /// `table` and `out` as for `JitKernel::call`: the target is dense, of the output's dtype
-    /// and shape, and does not overlap `out`.
+    /// and shape, and either is `out` ([`StoreCall::in_place`] holds) or does not overlap it.
     pub(super) unsafe fn prepare(
         &self,
         table: &[*const u8],
@@ -70,7 +104,7 @@ impl StoreCall {
         out_nbytes: usize,
         workers: usize,
     ) -> (*mut u8, usize) {
-        if out_nbytes > 0 {
+        if out_nbytes > 0 && !std::ptr::eq(table[self.target_slot], out) {
             // SAFETY: the caller's guarantees: both hold `out_nbytes` bytes.
             unsafe { std::ptr::copy_nonoverlapping(table[self.target_slot], out, out_nbytes) };
         }
