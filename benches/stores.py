@@ -8,7 +8,8 @@ interleaved in the same run, medians of several rounds.
     B15  a[m] = 0       a: f32[4096, 4096], m: a random half of its elements
 
 slc runs as a NumPy user runs it, `slc.eval(STORE, a=x, ...)` (x updated in place), with the
-default threads.
+default threads, and as a compiled kernel on one thread (`slc.compile(STORE, ...)(..., threads=1)`,
+also in place), NumPy's setitem being single-threaded.
 
     python3 benches/stores.py [--rounds 7] [--cases B13,B15]
 """
@@ -46,8 +47,8 @@ def main():
     args = p.parse_args()
     wanted = set(filter(None, args.cases.split(",")))
     print(f"numpy {np.__version__}; medians of {args.rounds} rounds; ratio = time / memcpy of the written bytes")
-    print("| case | NumPy setitem | slc.eval | memcpy | NumPy ratio | slc ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| case | NumPy setitem | slc.eval | slc, 1 thread | memcpy | NumPy ratio | slc ratio | slc 1-thread ratio |")
+    print("|---|---|---|---|---|---|---|---|")
     for case, src, inputs, numpy_store, written in cases(np.random.default_rng(0x5EED)):
         if wanted and case not in wanted:
             continue
@@ -57,16 +58,26 @@ def main():
         got = target.copy()
         slc.eval(src, **{**inputs, "a": got})
         assert np.array_equal(got, want), case
+        kernel = slc.compile(src, **inputs)
+        got = target.copy()
+        assert kernel(**{**inputs, "a": got}, threads=1) is None
+        assert np.array_equal(got, want), case
         src_buf, dst_buf = np.ones(written, np.uint8), np.empty(written, np.uint8)
-        n, s, c = [], [], []
+        n, s, k, c = [], [], [], []
         for _ in range(args.rounds):
             x = target.copy()
             n.append(timed(lambda: numpy_store(x)))
             x = target.copy()
             s.append(timed(lambda: slc.eval(src, **{**inputs, "a": x})))
+            x = target.copy()
+            k.append(timed(lambda: kernel(**{**inputs, "a": x}, threads=1)))
             c.append(timed(lambda: np.copyto(dst_buf, src_buf)))
-        n, s, c = (statistics.median(t) for t in (n, s, c))
-        print(f"| {case} `{src}` | {n * 1e3:.2f} ms | {s * 1e3:.2f} ms | {c * 1e3:.2f} ms | {n / c:.2f} | {s / c:.2f} |", flush=True)
+        n, s, k, c = (statistics.median(t) for t in (n, s, k, c))
+        print(
+            f"| {case} `{src}` | {n * 1e3:.2f} ms | {s * 1e3:.2f} ms | {k * 1e3:.2f} ms | {c * 1e3:.2f} ms "
+            f"| {n / c:.2f} | {s / c:.2f} | {k / c:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -116,7 +116,44 @@ fn check(src: &str, inputs: &[(&str, &Tensor)]) {
                 "{src} {:?} {edge:?} {threads} threads",
                 sigs
             );
+            if kernel.plan().store.is_some() {
+                store_in_place(&kernel, &tensors, edge, &expected, src);
+            }
         }
+    }
+}
+
+/// A store kernel writing its target (input 0, against guard pages) in place: the target ends
+/// as the expected output, or, where the kernel declines or fails, as it was.
+fn store_in_place(
+    kernel: &Kernel,
+    tensors: &[&Tensor],
+    edge: Edge,
+    expected: &Result<Vec<u8>, String>,
+    src: &str,
+) {
+    let others: Vec<Guarded> = tensors[1..].iter().map(|t| Guarded::new(t.bytes(), edge)).collect();
+    let mut target = Guarded::new(tensors[0].bytes(), edge);
+    let ptr = target.bytes_mut().as_mut_ptr();
+    // SAFETY: the guarded copy holds the target's bytes; only the kernel touches it meanwhile.
+    let view = unsafe { TensorView::from_raw(tensors[0].dtype(), tensors[0].shape(), None, ptr) }.unwrap();
+    let views: Vec<TensorView> = std::iter::once(view)
+        .chain(
+            others
+                .iter()
+                .zip(&tensors[1..])
+                .map(|(g, t)| TensorView::new(t.dtype(), t.shape(), g.bytes()).unwrap()),
+        )
+        .collect();
+    // SAFETY: as above.
+    let ran = unsafe { kernel.store_in_place(&views) };
+    drop(views);
+    match (ran, expected) {
+        (Ok(true), Ok(want)) => assert_eq!(target.bytes(), &want[..], "{src} in place {edge:?}"),
+        (Ok(false) | Err(_), _) => {
+            assert_eq!(target.bytes(), tensors[0].bytes(), "{src}: declined, yet written")
+        }
+        (Ok(true), Err(e)) => panic!("{src} in place ran where the interpreter fails: {e}"),
     }
 }
 
@@ -333,4 +370,22 @@ fn store_update_nests_write_only_inside_the_output() {
     let row = data(DType::F32, &[256]);
     check("a[::-1, 1::2] = v", &[("a", &big), ("v", &row)]);
     check("a[1:, :-1] = a[:-1, 1:]", &[("a", &big)]);
+    // Gathered destinations: index arrays (duplicates, negative values, one out of range) and
+    // masks, writing rows as block copies or element by element.
+    for dtype in WIDTHS {
+        for n in [1, 7, 16, 33] {
+            let a = data(dtype, &[3, n]);
+            let w = data(dtype, &[4, n]);
+            for i in [[2, -1, 0, 2], [0, 1, 3, 1]] {
+                let i = ints(DType::I64, &i);
+                check("a[i] = w", &[("a", &a), ("i", &i), ("w", &w)]);
+                check("a[i, ::-1] = 7", &[("a", &a), ("i", &i)]);
+            }
+            check("a[[True, False, True], -1] = 5", &[("a", &a)]);
+            check("a[:, [0, -1, 0]] = a[0, 0]", &[("a", &a)]);
+        }
+    }
+    let rows = ints(DType::I32, &(0..300).map(|r| (r * 7919) % 700 - 350).collect::<Vec<_>>());
+    let values = data(DType::F32, &[300, 513]);
+    check("a[i] = w", &[("a", &big), ("i", &rows), ("w", &values)]);
 }

@@ -302,3 +302,42 @@ fn the_command_draws_plain_text_through_a_pipe_and_writes_svg() {
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A store's picture marks the cells its updates write, as the interpreter writes them (a
+/// target of `arange` stored with -1 changes exactly those), and says so in its summary.
+#[test]
+fn stores_show_the_cells_they_write() {
+    for (expr, written, summary) in [
+        ("a[1:3, ::2] = -1", 6, "the writes are strided"),
+        ("a[i, ::-1] = -1", 18, "The value (the constant $0) is one element"),
+        ("a[[0, 0, 3], 1] = [-1, -2, -3]", 2, "1 update elements rewrite a target element"),
+        ("a[:, 2] = v", 4, "The value (v) has an element per update"),
+    ] {
+        let mut t = types("i64[4, 6]");
+        t.insert("v".into(), "i64[4]".parse::<TensorType>().unwrap());
+        let values = index_values();
+        let compiled = slc::compile_with_values(expr, &t, &values).unwrap();
+        let sel = Selection::of(&compiled.plan, &values).unwrap();
+        let a = Tensor::from_i64s(DType::I64, &[4, 6], &(0..24).collect::<Vec<_>>()).unwrap();
+        let v = Tensor::from_i64s(DType::I64, &[4], &[-1; 4]).unwrap();
+        let inputs: Vec<&Tensor> = (compiled.plan.inputs.iter())
+            .map(|d| match d.name.as_str() {
+                "a" => &a,
+                "v" => &v,
+                _ => &values["i"],
+            })
+            .collect();
+        let out = interp::run(&compiled.plan, &inputs).unwrap();
+        let changed: Vec<Vec<i64>> = (0..24)
+            .filter(|&k| out.int_at(k as usize) != Some(k as i128))
+            .map(|k| vec![k / 6, k % 6])
+            .collect();
+        let mut marked: Vec<Vec<i64>> = sel.cells.keys().cloned().collect();
+        marked.sort();
+        assert_eq!(marked, changed, "{expr}");
+        assert_eq!(changed.len(), written, "{expr}");
+        let text = terminal::render(&sel, expr, false).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains(&format!("It writes {written} of the target's 24 elements")), "{text}");
+        assert!(text.contains("Updates i64[") && text.contains(summary), "{text}");
+    }
+}

@@ -105,15 +105,16 @@ pub fn axis_name(d: usize, rank: usize) -> String {
 /// One line per input axis (what it contributes) and per new output axis.
 pub fn axis_notes(sel: &Selection) -> Vec<String> {
     let rank = sel.rank();
+    let output = if sel.writes { "update" } else { "output" };
     let mut lines = vec![];
     for (d, usage) in sel.axes.iter().enumerate() {
         let len = sel.input_shape[d];
         let what = match usage {
             AxisUse::Range { first, last, step, count, out_axis } => {
                 let all = if *count == len && step.abs() == 1 { "all " } else { "" };
-                format!("{first} → {last}, step {step} ({all}{count} of {len}) → output axis {out_axis}")
+                format!("{first} → {last}, step {step} ({all}{count} of {len}) → {output} axis {out_axis}")
             }
-            AxisUse::Fixed(i) => format!("only index {i} of {len}; no output axis of its own"),
+            AxisUse::Fixed(i) => format!("only index {i} of {len}; no {output} axis of its own"),
             AxisUse::Gathered { by, out_axes, chosen } => {
                 let along = out_axes.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
                 let which = if chosen.is_empty() {
@@ -130,12 +131,14 @@ pub fn axis_notes(sel: &Selection) -> Vec<String> {
                 };
                 let by = if by.starts_with('$') { format!("the index list {by}") } else { by.clone() };
                 if out_axes.is_empty() {
-                    format!("chosen by {by} (one value for the whole output): {which}")
+                    format!("chosen by {by} (one value for the whole {output}): {which}")
                 } else {
-                    format!("chosen by {by} (along output axes [{along}]): {which}")
+                    format!("chosen by {by} (along {output} axes [{along}]): {which}")
                 }
             }
+            AxisUse::Other if sel.writes => "written along several update axes at once".to_string(),
             AxisUse::Other => "read along several output axes at once".to_string(),
+            AxisUse::Unread if sel.writes => "nothing written".to_string(),
             AxisUse::Unread => "nothing read".to_string(),
         };
         lines.push(format!("{}: {what}", axis_name(d, rank)));
@@ -147,7 +150,7 @@ pub fn axis_notes(sel: &Selection) -> Vec<String> {
             (1, true) => "length 1, reads no input axis: a newaxis, or a kept axis of one index".to_string(),
             (n, _) => format!("length {n}, reads no input axis: broadcast"),
         };
-        lines.push(format!("output axis {k}: {what}"));
+        lines.push(format!("{output} axis {k}: {what}"));
     }
     lines
 }
@@ -173,39 +176,47 @@ fn shorten(items: &[String], max: usize) -> String {
     format!("{}, …, {}", head.join(", "), tail.join(", "))
 }
 
-/// The paragraph under the picture: output type, axis map, bytes read, and the kind of copy.
+/// The paragraph under the picture: output type, axis map, bytes read, and the kind of copy;
+/// for a store, the updates' shape, the axis map, the bytes written, and the kind of writes.
 pub fn summary(sel: &Selection) -> String {
     let width = sel.input_dtype.width() as u64;
+    // A store's words: the target is written at the update coordinates.
+    let (input, an_input, output, reads, read, copy) = match sel.writes {
+        false => ("input", "an input", "output", "reads", "read", "the copy is"),
+        true => ("target", "a target", "update", "writes", "wrote", "the writes are"),
+    };
     let input_numel: u64 = sel.input_shape.iter().map(|&d| d as u64).product();
     let mut map = vec![];
     for (d, usage) in sel.axes.iter().enumerate() {
         match usage {
-            AxisUse::Range { out_axis, .. } => map.push(format!("input axis {d} → output axis {out_axis}")),
+            AxisUse::Range { out_axis, .. } => {
+                map.push(format!("{input} axis {d} → {output} axis {out_axis}"))
+            }
             AxisUse::Gathered { out_axes, .. } if !out_axes.is_empty() => {
                 let axes: Vec<String> = out_axes.iter().map(|k| k.to_string()).collect();
-                map.push(format!("input axis {d} → output axes [{}] (gathered)", axes.join(", ")))
+                map.push(format!("{input} axis {d} → {output} axes [{}] (gathered)", axes.join(", ")))
             }
-            AxisUse::Fixed(i) => map.push(format!("input axis {d} at index {i} only")),
-            AxisUse::Gathered { .. } => map.push(format!("input axis {d} at one gathered index")),
+            AxisUse::Fixed(i) => map.push(format!("{input} axis {d} at index {i} only")),
+            AxisUse::Gathered { .. } => map.push(format!("{input} axis {d} at one gathered index")),
             AxisUse::Other | AxisUse::Unread => {}
         }
     }
     for &k in &sel.new_axes {
         map.push(match sel.output_shape[k] == 1 && one_index_axes(sel) {
-            true => format!("output axis {k} new or kept with length 1"),
-            false => format!("output axis {k} new"),
+            true => format!("{output} axis {k} new or kept with length 1"),
+            false => format!("{output} axis {k} new"),
         });
     }
     let map = if map.is_empty() { String::new() } else { format!(" Axes: {}.", map.join(", ")) };
     let fraction = |n: u64| if input_numel == 0 { 0.0 } else { 100.0 * n as f64 / input_numel as f64 };
-    let read = match sel.distinct {
+    let touched = match sel.distinct {
         Some(n) => format!(
-            "It reads {n} of the input's {input_numel} elements ({:.1}% of its {} B)",
+            "It {reads} {n} of the {input}'s {input_numel} elements ({:.1}% of its {} B)",
             fraction(n),
             input_numel * width
         ),
         None => format!(
-            "It reads at most {} of the input's {input_numel} elements (at most {:.1}% of its {} B; the index values decide)",
+            "It {reads} at most {} of the {input}'s {input_numel} elements (at most {:.1}% of its {} B; the index values decide)",
             sel.numel.min(input_numel),
             fraction(sel.numel.min(input_numel)),
             input_numel * width
@@ -235,8 +246,10 @@ pub fn summary(sel: &Selection) -> String {
     let kind = if sel.contiguous || sel.numel == 0 { kind } else { format!("{kind}, not contiguous") };
     let repeats = match sel.distinct {
         Some(n) if n + sel.misses < sel.numel => {
+            let again = if sel.writes { "rewrite" } else { "re-read" };
+            let wins = if sel.writes { " (the last write wins)" } else { "" };
             format!(
-                " {} output elements re-read an input element that an earlier one read.",
+                " {} {output} elements {again} {an_input} element that an earlier one {read}{wins}.",
                 sel.numel - sel.misses - n
             )
         }
@@ -246,8 +259,25 @@ pub fn summary(sel: &Selection) -> String {
         0 => String::new(),
         n => format!(" {n} output elements read nothing (an index out of range in `zero` mode) and are 0."),
     };
+    let named =
+        |name: &str| if name.starts_with('$') { format!("the constant {name}") } else { name.to_string() };
+    let value = match &sel.value {
+        None => String::new(),
+        Some((name, along)) if along.is_empty() => {
+            format!(" The value ({}) has an element per update.", named(name))
+        }
+        Some((name, along)) if along.len() == sel.output_shape.iter().filter(|&&n| n > 1).count() => {
+            format!(" The value ({}) is one element, written to every cell.", named(name))
+        }
+        Some((name, along)) => {
+            let axes: Vec<String> = along.iter().map(|k| k.to_string()).collect();
+            format!(" The value ({}) is broadcast along update axes [{}].", named(name), axes.join(", "))
+        }
+    };
+    let head = if sel.writes { "Updates" } else { "Output" };
+    let from = if sel.writes { "into" } else { "from" };
     format!(
-        "Output {}{} ({} elements, {} B) from {}: {}{}.{map} {read}; the copy is {kind}.{repeats}{misses}",
+        "{head} {}{} ({} elements, {} B) {from} {}: {}{}.{map} {touched}; {copy} {kind}.{repeats}{misses}{value}",
         sel.output_dtype,
         ShapeDisplay(&sel.output_shape),
         sel.numel,

@@ -35,7 +35,8 @@ pub enum AxisUse {
 /// How a shown input cell is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
-    /// By the output element `first` (C order), and `count` times in all.
+    /// By the output element `first` (C order), and `count` times in all; for a store's
+    /// writes, `first` is the last update that writes the cell, whose value it keeps.
     Read { first: u64, count: u64 },
     /// Possibly: along a gathered axis whose index values are not known.
     Maybe,
@@ -69,6 +70,12 @@ pub struct Selection {
     pub contiguous: bool,
     /// Some index values were not given (`--shape` only): gathered axes are drawn as unknown.
     pub values_unknown: bool,
+    /// A store's selection (`a[i] = v`): the cells marked are the ones the updates write, the
+    /// "output" is the update coordinates, and the "input" the target.
+    pub writes: bool,
+    /// A store's value: its buffer's name, and the update axes (of more than one element) it
+    /// is broadcast along, repeating the same element.
+    pub value: Option<(String, Vec<usize>)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,16 +89,21 @@ pub enum SelectError {
 }
 
 impl Selection {
-    /// The selection of `plan` on the input its output reads. `values` holds the tensors whose
-    /// values are known (by input name); index tensors missing from it are drawn as unknown.
+    /// The selection of `plan` on the input its output reads, or for a store plan the cells of
+    /// the target its updates write. `values` holds the tensors whose values are known (by
+    /// input name); index tensors missing from it are drawn as unknown.
     pub fn of(plan: &VerifiedPlan, values: &BTreeMap<String, Tensor>) -> Result<Selection, SelectError> {
-        let BufferId::Input(data) = plan.output.buffer else { return Err(SelectError::NoInput) };
-        let numel = plan.shape.iter().map(|&d| d.max(0) as u64).product::<u64>();
+        let (access, shape) = match &plan.store {
+            Some(store) => (&store.dest, &store.shape),
+            None => (&plan.output, &plan.shape),
+        };
+        let BufferId::Input(data) = access.buffer else { return Err(SelectError::NoInput) };
+        let numel = shape.iter().map(|&d| d.max(0) as u64).product::<u64>();
         if numel > MAX_OUTPUT_ELEMENTS {
             return Err(SelectError::TooLarge(numel));
         }
         let mut index_buffers = BTreeSet::new();
-        index_buffers_of(&plan.output, &mut index_buffers);
+        index_buffers_of(access, &mut index_buffers);
         let mut values_unknown = false;
         // Buffers that no index access reads are never touched: an empty stand-in will do.
         let stand_ins: Vec<Tensor> = plan
@@ -110,7 +122,7 @@ impl Selection {
             .collect::<Result<_, _>>()
             .map_err(RuntimeError::from)?;
         let refs: Vec<&Tensor> = stand_ins.iter().collect();
-        let walk = Walk::new(plan, data, &refs);
+        let walk = Walk::new(plan, access, shape, data, &refs);
         walk.select(numel, values_unknown)
     }
 
@@ -151,9 +163,13 @@ fn varies_along(access: &Access, k: usize) -> bool {
     access.strides.get(k).is_some_and(|&s| s != 0) || access.terms.iter().any(|t| varies_along(&t.index, k))
 }
 
-/// One evaluation of the output access per output element.
+/// One evaluation of the walked access (the output's, or a store's destination) per element
+/// of its coordinates.
 struct Walk<'a> {
     plan: &'a Plan,
+    access: &'a Access,
+    /// The coordinates walked: the output's shape, or a store's update shape.
+    over: &'a [i64],
     machine: Machine<'a>,
     shape: Vec<i64>,
     /// Row-major strides of the data input, in elements.
@@ -169,23 +185,26 @@ struct Read {
 }
 
 impl<'a> Walk<'a> {
-    fn new(plan: &'a VerifiedPlan, data: usize, inputs: &'a [&'a Tensor]) -> Walk<'a> {
+    fn new(
+        plan: &'a VerifiedPlan,
+        access: &'a Access,
+        over: &'a [i64],
+        data: usize,
+        inputs: &'a [&'a Tensor],
+    ) -> Walk<'a> {
         let shape = plan.inputs[data].shape.clone();
         let strides = row_major_strides(&shape, 1).unwrap_or_else(|| vec![0; shape.len()]);
         // A term moves the address by a multiple of its stride: it selects along the outermost
         // axis whose stride divides it (a gather after a step, `a[::2][i]`, has twice the
         // axis's stride).
-        let term_axes = plan
-            .output
-            .terms
-            .iter()
+        let term_axes = (access.terms.iter())
             .map(|t| (0..shape.len()).find(|&d| strides[d] != 0 && t.stride % strides[d] == 0).unwrap_or(0))
             .collect();
-        Walk { plan, machine: Machine::new(plan, inputs), shape, strides, term_axes }
+        Walk { plan, access, over, machine: Machine::new(plan, inputs), shape, strides, term_axes }
     }
 
     fn read(&self, out: &[i64]) -> Result<Option<Read>, RuntimeError> {
-        let Some(address) = self.machine.address(&self.plan.output, out)? else { return Ok(None) };
+        let Some(address) = self.machine.address(self.access, out)? else { return Ok(None) };
         let mut rest = address as i64;
         let coords = self
             .strides
@@ -201,7 +220,7 @@ impl<'a> Walk<'a> {
 
     /// The raw index value of term `t` at output coordinates `out`.
     fn index_value(&self, t: usize, out: &[i64]) -> Result<i128, RuntimeError> {
-        self.machine.load(&self.plan.output.terms[t].index, out)
+        self.machine.load(&self.access.terms[t].index, out)
     }
 
     fn select(&self, numel: u64, values_unknown: bool) -> Result<Selection, SelectError> {
@@ -213,9 +232,9 @@ impl<'a> Walk<'a> {
         let mut distinct = 0u64;
         let mut selected: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); rank];
         let mut chosen: Vec<BTreeMap<i64, BTreeSet<i128>>> = vec![BTreeMap::new(); rank];
-        let (mut misses, mut contiguous, mut previous) = (0u64, plan.output.terms.is_empty(), None);
+        let (mut misses, mut contiguous, mut previous) = (0u64, self.access.terms.is_empty(), None);
         // Pass 1: what each axis selects, and the counts.
-        for out in Coords::new(&plan.shape) {
+        for out in Coords::new(self.over) {
             let Some(read) = self.read(&out)? else {
                 misses += 1;
                 contiguous = false;
@@ -250,7 +269,7 @@ impl<'a> Walk<'a> {
             .collect();
         // Pass 2: the marks of the shown cells.
         let mut cells = HashMap::new();
-        for (linear, out) in Coords::new(&plan.shape).enumerate() {
+        for (linear, out) in Coords::new(self.over).enumerate() {
             let Some(read) = self.read(&out)? else { continue };
             let visible = |d: usize, c: &i64| values_unknown && gathered.contains(&d) || shown[d].contains(c);
             if !read.coords.iter().enumerate().all(|(d, c)| visible(d, c)) {
@@ -261,27 +280,33 @@ impl<'a> Walk<'a> {
                 continue;
             }
             match cells.entry(read.coords).or_insert(Mark::Read { first: linear as u64, count: 0 }) {
-                Mark::Read { count, .. } => *count += 1,
+                Mark::Read { count, first } => {
+                    *count += 1;
+                    // A cell written more than once holds the last write.
+                    if plan.store.is_some() {
+                        *first = linear as u64;
+                    }
+                }
                 Mark::Maybe => {}
             }
         }
         // An empty output reads nothing, so none of its axes is new.
-        let new_axes = (0..plan.shape.len())
+        let new_axes = (0..self.over.len())
             .filter(|_| numel > 0)
             .filter(|&k| {
                 let from_input =
                     axes.iter().any(|a| matches!(a, AxisUse::Range { out_axis, .. } if *out_axis == k));
-                let gathers = plan.output.terms.iter().any(|t| varies_along(&t.index, k));
-                !from_input && !gathers && plan.output.strides.get(k) == Some(&0)
+                let gathers = self.access.terms.iter().any(|t| varies_along(&t.index, k));
+                !from_input && !gathers && self.access.strides.get(k) == Some(&0)
             })
             .collect();
         let distinct = counted.and(Some(distinct)).filter(|_| !values_unknown);
         Ok(Selection {
-            input: plan.buffer_name(plan.output.buffer),
-            input_dtype: plan.buffer_dtype(plan.output.buffer).unwrap_or(plan.dtype),
+            input: plan.buffer_name(self.access.buffer),
+            input_dtype: plan.buffer_dtype(self.access.buffer).unwrap_or(plan.dtype),
             input_shape: self.shape.clone(),
             output_dtype: plan.dtype,
-            output_shape: plan.shape.clone(),
+            output_shape: self.over.to_vec(),
             axes,
             new_axes,
             shown,
@@ -291,6 +316,11 @@ impl<'a> Walk<'a> {
             misses,
             contiguous: contiguous && numel > 0,
             values_unknown,
+            writes: plan.store.is_some(),
+            value: plan.store.as_ref().map(|st| {
+                let along = (0..self.over.len()).filter(|&k| self.over[k] > 1 && !varies_along(&st.value, k));
+                (plan.buffer_name(st.value.buffer), along.collect())
+            }),
         })
     }
 
@@ -303,22 +333,22 @@ impl<'a> Walk<'a> {
     ) -> Result<Vec<AxisUse>, RuntimeError> {
         let plan = self.plan;
         let rank = self.shape.len();
-        let origin = vec![0; plan.shape.len()];
+        let origin = vec![0; self.over.len()];
         let first = match self.read(&origin)? {
             Some(read) if numel > 0 => read.coords,
             _ => return Ok(vec![AxisUse::Unread; rank]),
         };
         let mut uses: Vec<AxisUse> = first.iter().map(|&c| AxisUse::Fixed(c)).collect();
         for (t, &d) in self.term_axes.iter().enumerate() {
-            let term = &plan.output.terms[t];
+            let term = &self.access.terms[t];
             uses[d] = AxisUse::Gathered {
                 by: plan.buffer_name(term.index.buffer),
-                out_axes: (0..plan.shape.len()).filter(|&k| varies_along(&term.index, k)).collect(),
+                out_axes: (0..self.over.len()).filter(|&k| varies_along(&term.index, k)).collect(),
                 chosen: std::mem::take(&mut chosen[d]),
             };
         }
-        for (k, &len) in plan.shape.iter().enumerate() {
-            if len < 2 || plan.output.strides[k] == 0 {
+        for (k, &len) in self.over.iter().enumerate() {
+            if len < 2 || self.access.strides[k] == 0 {
                 continue;
             }
             let mut step_along = origin.clone();
