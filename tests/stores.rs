@@ -570,7 +570,8 @@ fn stores_in_place_write_the_target_itself() {
     let (rows, cols) = (600usize, 300usize);
     let (a_ty, i_ty, v_ty) =
         (format!("f32[{rows}, {cols}]"), "i64[5]".to_string(), format!("f32[5, {cols}]"));
-    let cases: [(&str, &[(&str, &str)], bool); 4] = [
+    type Signature<'a> = &'a [(&'a str, &'a str)];
+    let cases: [(&str, Signature, bool); 4] = [
         ("a[i] = v", &[("a", &a_ty), ("i", &i_ty), ("v", &v_ty)], true),
         ("a[::2, 1:] = 7", &[("a", &a_ty)], true),
         ("a[m] = 1", &[("a", &a_ty), ("m", "bool[600]")], true),

@@ -488,6 +488,30 @@ pub unsafe extern "C" fn slc_kernel_run(
     .1
 }
 
+/// Runs a store kernel (`a[i] = v`), updating the memory of its target input (dense) as
+/// NumPy's `x[i] = v` does: in place, no copy, where the update reads no byte of the target;
+/// else computed aside and copied over it.
+///
+/// # Safety
+/// `k` is null or a live kernel; `inputs` points to `n_inputs` tensor descriptions of readable
+/// memory, the target's also writable and touched by nothing else during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn slc_kernel_store(
+    k: *const slc_kernel,
+    inputs: *const slc_tensor,
+    n_inputs: usize,
+) -> i32 {
+    guard((), || {
+        // SAFETY: per the contract above.
+        let k = unsafe { k.as_ref() }.ok_or_else(|| arg("the kernel is NULL"))?;
+        let mut storage = vec![];
+        let views = unsafe { input_views(k, inputs, n_inputs, &mut storage) }?;
+        // SAFETY: the target's memory is writable and lent for the call (the contract).
+        unsafe { k.kernel.store(&views) }.map_err(|e| lib_error(&e, k.source()))
+    })
+    .1
+}
+
 /// Runs the kernel on arrays in CUDA device memory (device 0) on `stream`: `inputs` describe
 /// device memory (`data` a device pointer, strides in bytes), `out` is `out_nbytes` bytes of
 /// device memory, dense, overlapping no input.

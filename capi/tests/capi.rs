@@ -275,6 +275,26 @@ int main(void) {
         CHECK(slc_kernel_run_device(NULL, &tin, 1, (void *)16, 32, NULL) == SLC_ERR_ARGUMENT);
         slc_kernel_free(kd);
     }
+    /* A store kernel updates its target in place; a bad index leaves it as it was. */
+    CHECK(slc_session_set_backend(s, SLC_BACKEND_JIT) == SLC_OK);
+    int64_t rshape[1] = { 2 };
+    slc_input_sig ssig[2] = { { "a", SLC_F32, 2, shape }, { "i", SLC_I64, 1, rshape } };
+    slc_kernel *ks = slc_kernel_new(s, "a[i, ::2] = -1", ssig, 2);
+    float target[12], before[12];
+    for (int i = 0; i < 12; i++) target[i] = (float)i;
+    int64_t rows[2] = { 2, -3 };
+    slc_tensor sin[2] = { { SLC_F32, 2, shape, NULL, target }, { SLC_I64, 1, rshape, NULL, rows } };
+    CHECK(ks && slc_kernel_store(ks, sin, 2) == SLC_OK);
+    CHECK(target[0] == -1.0f && target[1] == 1.0f && target[2] == -1.0f && target[8] == -1.0f && target[4] == 4.0f);
+    memcpy(before, target, sizeof target);
+    rows[0] = 1; rows[1] = 3;
+    CHECK(slc_kernel_store(ks, sin, 2) == SLC_ERR_RUNTIME && memcmp(before, target, sizeof target) == 0);
+    CHECK(strstr(slc_last_error_message(), "out of bounds") != NULL);
+    CHECK(slc_kernel_store(NULL, sin, 2) == SLC_ERR_ARGUMENT);
+    slc_kernel *kl = slc_kernel_new(s, "a[1:]", &sig, 1);
+    CHECK(kl && slc_kernel_store(kl, &in, 1) == SLC_ERR_RUNTIME);
+    slc_kernel_free(kl);
+    slc_kernel_free(ks);
     CHECK(slc_session_set_backend(s, SLC_BACKEND_INTERP) == SLC_OK);
 
     /* Session evaluation over a bound copy. */

@@ -78,10 +78,10 @@ pub fn run_kernel<'py>(
     Ok(array.into_any())
 }
 
-/// Runs a store kernel (`a[i] = v`) into `target`, the array bound to its target (`held[t]`
-/// for `names[t] == name`), as NumPy's `x[i] = v` does: in place where the kernel can (the JIT
-/// writes the target's own bytes, no copy), else into a temporary copied back, so that every
-/// read sees the array as it was (NumPy's buffered semantics).
+/// Runs a store kernel (`a[i] = v`) into `target`, the array bound to its target `name`, as
+/// NumPy's `x[i] = v` does: in place where the kernel can (the JIT writes the target's own
+/// bytes, no copy), else into a temporary copied over it, so that every read sees the array as
+/// it was (NumPy's buffered semantics): `slc::Kernel::store`.
 pub fn run_store<'py>(
     py: Python<'py>,
     kernel: &slc::Kernel,
@@ -98,18 +98,17 @@ pub fn run_store<'py>(
     }
     let views =
         held.iter().zip(names).map(|(h, n)| h.view(n)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
-    let in_place = |views: &[TensorView<'_>]| {
-        // SAFETY: the target's view is the writeable array's own memory (checked above), and
-        // the GIL-holding caller lends it for the call.
-        catch_unwind(AssertUnwindSafe(|| unsafe { kernel.store_in_place(views) }))
+    let store = |views: &[TensorView<'_>]| {
+        // SAFETY: the target's view is the writeable array's own memory (checked above), lent
+        // by the caller for the call.
+        catch_unwind(AssertUnwindSafe(|| unsafe { kernel.store(views) }))
     };
     let ran = match kernel.output_nbytes().is_some_and(|n| n < KEEP_GIL_BELOW_BYTES) {
-        true => in_place(&views),
-        false => py.detach(|| in_place(&views)),
+        true => store(&views),
+        false => py.detach(|| store(&views)),
     };
     match ran {
-        Ok(Ok(true)) => Ok(()),
-        Ok(Ok(false)) => run_kernel(py, kernel, names, held, Some(target)).map(drop),
+        Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(errors::to_py(py, &e, kernel.source())),
         Err(panic) => Err(errors::internal(py, "running a kernel", panic)),
     }

@@ -115,6 +115,13 @@ size_t slc_kernel_output_nbytes(const slc_kernel *kernel);
 slc_status slc_kernel_run(const slc_kernel *kernel, const slc_tensor *inputs, size_t n_inputs, void *out,
                           size_t out_nbytes);
 
+/* Runs a store kernel ("a[i] = v") on n_inputs tensors, updating the memory of its target input
+ * (which must be dense and writable) as NumPy's x[i] = v does: in place, without a copy, where
+ * the update reads no byte of the target; otherwise computed aside and copied over it. A bad
+ * index is SLC_ERR_RUNTIME and leaves the target as it was, and so is a kernel without a
+ * store. */
+slc_status slc_kernel_store(const slc_kernel *kernel, const slc_tensor *inputs, size_t n_inputs);
+
 /* Runs the kernel on arrays in CUDA device memory (device 0), asynchronously on `stream` (a
  * CUstream / cudaStream_t; 0 the default stream): each input's `data` is a device pointer
  * (strides in bytes, as for host tensors), `out` out_nbytes of device memory, dense, overlapping

@@ -347,6 +347,40 @@ impl Kernel {
         }
     }
 
+    /// Runs a store kernel (`a[i] = v`) updating its target's own bytes: in place where it can
+    /// ([`store_in_place`](Self::store_in_place)), else computed into a temporary that is then
+    /// copied over the target, so that every read sees the target as it was. The target's
+    /// view must be dense; a kernel without a store is an error.
+    ///
+    /// # Safety
+    /// As for [`store_in_place`](Self::store_in_place).
+    pub unsafe fn store<V: AsView>(&self, inputs: &[V]) -> Result<(), Error> {
+        let plan = self.plan();
+        let target = match (&plan.store, plan.output.buffer) {
+            (Some(_), BufferId::Input(t)) => self.shared.names.iter().position(|n| *n == plan.inputs[t].name),
+            _ => None,
+        };
+        let Some((t, view)) = target.and_then(|t| Some((t, inputs.get(t)?.as_view()))) else {
+            return Err(ViewError::Signature("the kernel has no store (`a[i] = v`) to run".into()).into());
+        };
+        if !view.is_contiguous() {
+            let name = &self.shared.names[t];
+            return Err(
+                ViewError::Signature(format!("the store's target `{name}` must be a dense view")).into()
+            );
+        }
+        // SAFETY: the caller's word.
+        if unsafe { self.store_in_place(inputs) }? {
+            return Ok(());
+        }
+        let mut updated = vec![0u8; view.nbytes()];
+        self.run_into_bytes(inputs, &mut updated)?;
+        // SAFETY: the target is dense, `nbytes` long, and writable (the caller's word); the
+        // kernel has finished reading it.
+        unsafe { std::ptr::copy_nonoverlapping(updated.as_ptr(), view.as_ptr().cast_mut(), updated.len()) };
+        Ok(())
+    }
+
     /// The fastest path: the fixed signature's entry, or the entry of the first layout
     /// specialized (a strided view's, a symbolic kernel's repeated shape). False when neither
     /// fits or the entry failed.

@@ -130,6 +130,16 @@ impl<D> Access<D> {
     }
 }
 
+/// Whether every value of `index` (an integer tensor) is an index in `[-len, len)`: a check
+/// of a constant index that holds is proven once, when compiling.
+pub fn all_in_range(index: &Tensor, len: i64) -> bool {
+    let (dtype, len) = (index.dtype(), len as i128);
+    index
+        .bytes()
+        .chunks_exact(dtype.width())
+        .all(|b| dtype.int_from_le(b).is_some_and(|v| -len <= v && v < len))
+}
+
 /// `stride · norm(load(index))`: one gathered coordinate.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Indirect<D = i64> {

@@ -289,7 +289,9 @@ fn chosen_labels(
 }
 
 fn legend(body: &mut String, sel: &Selection, y: f64) {
-    text(body, MARGIN, y + 11.0, "legend", "output order:");
+    let (order, untouched) =
+        if sel.writes { ("update order:", "not written") } else { ("output order:", "not read") };
+    text(body, MARGIN, y + 11.0, "legend", order);
     let x = MARGIN + 110.0;
     let _ = writeln!(
         body,
@@ -302,7 +304,7 @@ fn legend(body: &mut String, sel: &Selection, y: f64) {
         "<rect x=\"{}\" y=\"{y}\" width=\"14\" height=\"14\" fill=\"{UNREAD_FILL}\"/>",
         x + 220.0
     );
-    text(body, x + 240.0, y + 11.0, "legend", "not read");
+    text(body, x + 240.0, y + 11.0, "legend", untouched);
 }
 
 /// A `<text>` at (x, y), anchored `start`, `middle` or `end`.

@@ -8,7 +8,7 @@
 
 use super::super::JitError;
 use crate::backend::loopnest;
-use crate::plan::{Access, BufferId, Check, VerifiedGenericPlan, VerifiedPlan};
+use crate::plan::{Access, BufferId, Indirect, VerifiedGenericPlan, VerifiedPlan, all_in_range};
 use crate::types::OobMode;
 
 /// What a call of a store plan's entry does around it.
@@ -67,15 +67,16 @@ pub(super) fn store_call(
         .chain(checked)
         .any(|b| b == BufferId::Input(target));
     // A store in place must fail before its first write: every `error`-mode index it reads
-    // has a check, which the entry runs ahead of the update nest.
-    fn all_checked(a: &Access, checks: &[Check]) -> bool {
-        a.terms.iter().all(|t| {
-            let covered = || checks.iter().any(|c| c.index.buffer == t.index.buffer && c.len == t.len);
-            (t.mode != OobMode::Error || covered()) && all_checked(&t.index, checks)
-        })
+    // has a check, which the entry runs ahead of the update nest, or is a constant proven in
+    // range.
+    let covered = |t: &Indirect| match t.index.buffer {
+        BufferId::Const(c) if t.index.terms.is_empty() => all_in_range(&concrete.consts[c].tensor, t.len),
+        buffer => concrete.checks.iter().any(|c| c.index.buffer == buffer && c.len == t.len),
+    };
+    fn all_checked(a: &Access, covered: &dyn Fn(&Indirect) -> bool) -> bool {
+        (a.terms.iter()).all(|t| (t.mode != OobMode::Error || covered(t)) && all_checked(&t.index, covered))
     }
-    let fails_first =
-        all_checked(&store.dest, &concrete.checks) && all_checked(&store.value, &concrete.checks);
+    let fails_first = all_checked(&store.dest, &covered) && all_checked(&store.value, &covered);
     Ok(Some(StoreCall {
         target_slot: order.map_or(target, |o| o[target]),
         base_bytes: isize::try_from(base).map_err(|_| refused())?,
