@@ -349,3 +349,33 @@ fn scatter_elements_update_arguments() {
         assert_eq!((d.code, &src[span.start..span.end]), ("E0125", *at), "{src}");
     }
 }
+
+/// Every reduction's store prints in the plan (`store mean_no_init over ...`) and parses back
+/// to the same plan.
+#[test]
+fn reductions_print_and_parse_back() {
+    use slc::plan::{parse, verify};
+    use slc::sema::{InputTypes, InputValues};
+    let types: InputTypes = [("a", "f16[3, 4]"), ("i", "i64[2, 4]"), ("u", "f16[2, 4]")]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
+        .collect();
+    let programs = [
+        ("scatter_elements(a, i, u, reduction=add)", "sum"),
+        ("scatter_nd_update(a, i[:, :1], u, reduction=sub)", "sub"),
+        ("scatter_elements_update(a, i, u, 0, reduction=prod)", "prod"),
+        ("scatter_elements_update(a, i, u, 0, reduction=mean)", "mean"),
+        ("scatter_elements_update(a, i, u, 0, reduction=mean, use_init_val=false)", "mean_no_init"),
+        ("scatter_elements_update(a, i, u, 0, reduction=max, use_init_val=false)", "max_no_init"),
+        ("scatter_elements_update(a, i, u, 0, reduction=none, use_init_val=false)", "set"),
+    ];
+    for (src, combine) in programs {
+        let c = slc::compile_with_values(src, &types, &InputValues::new())
+            .unwrap_or_else(|e| panic!("{}", e.render(src)));
+        let text = c.plan.to_string();
+        assert!(text.contains(&format!("\n  store {combine} over ")), "{src}: {text}");
+        let reread = parse::parse(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
+        assert_eq!(&reread, c.plan.plan(), "{src}");
+        verify(reread).unwrap();
+    }
+}
