@@ -92,7 +92,9 @@ fn peers_on_the_jit() {
 }
 
 /// The file covers what it claims: every operator and reduction, `use_init_val=false`, each
-/// dtype, errors, and the documented disagreements of each peer.
+/// dtype, errors; each documented disagreement shown by the peer it belongs to; and cases that
+/// tell slc's rules apart from the others (f16 rounded once, integer means rounded down) on
+/// which the peers that follow them agree with slc.
 #[test]
 fn the_cases_cover_the_disagreements() {
     let cases = cases();
@@ -120,13 +122,38 @@ fn the_cases_cover_the_disagreements() {
         assert!(count(&|c| c["inputs"]["data"]["dtype"] == dtype) >= 20, "few {dtype} cases");
     }
     assert!(count(&|c| c["expect"].get("error").is_some()) >= 20);
-    for rule in ["maxmin=take", "maxmin=keep", "half=step", "int_mean=trunc", "bool_sub=arith"] {
-        let explained = |c: &Value| {
-            let peers = c.get("peers").and_then(Value::as_object);
-            peers.is_some_and(|p| {
-                p.values().any(|v| v["rules"].as_array().is_some_and(|r| r.iter().any(|x| x == rule)))
-            })
-        };
-        assert!(count(&explained) >= 1, "no case shows {rule}");
+    let has =
+        |v: &Value, key: &str, rule: &str| v[key].as_array().is_some_and(|r| r.iter().any(|x| x == rule));
+    let prefix = |c: &Value, p: &str| c["id"].as_str().unwrap_or("").starts_with(p);
+    // (operator, peer, rule): the peer answers by its own rule, documented.
+    for (op, peer, rule) in [
+        ("onnx-", "ort", "maxmin=take"),
+        ("onnx-elements-", "onnx_ref", "maxmin=keep"),
+        ("onnx-nd-", "onnx_ref", "maxmin=numpy"),
+        ("onnx-", "onnx_ref", "half=step"),
+        ("ov-elements-update-", "ov_plugin", "int_mean=trunc"),
+        ("ov-elements-update-", "ov_plugin", "no_init=finite"),
+        ("ov-elements-update-", "ov_ref", "maxmin=take"),
+        ("ov-nd-update-", "ov_plugin", "maxmin=keep"),
+        ("ov-nd-update-", "ov_plugin", "bool_sub=arith"),
+    ] {
+        let shown = count(&|c| prefix(c, op) && c.get("peers").is_some_and(|p| has(&p[peer], "rules", rule)));
+        assert!(shown >= 1, "no {op} case shows {peer}'s {rule}");
+    }
+    // (operator, peer, rule): on cases the other rule would answer otherwise, the peer agrees
+    // with slc.
+    for (op, peer, rule) in [
+        ("ov-nd-update-", "ov_plugin", "half=step"),
+        ("ov-nd-update-", "ov_ref", "half=step"),
+        ("ov-elements-update-", "ov_plugin", "half=step"),
+        ("ov-elements-update-", "ov_ref", "int_mean=trunc"),
+        ("onnx-", "ort", "maxmin=keep"),
+    ] {
+        let agree = count(&|c| {
+            prefix(c, op)
+                && has(c, "distinguishes", rule)
+                && c.get("peers").is_none_or(|p| p.get(peer).is_none())
+        });
+        assert!(agree >= 1, "no {op} case where {peer} follows slc rather than {rule}");
     }
 }

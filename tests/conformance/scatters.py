@@ -27,8 +27,11 @@ One JSON object per line:
   {"id": "ov-seu-007", "src": "scatter_elements_update(data, indices, updates, 1, ...)",
    "inputs": {"data": {"dtype": "f16", "shape": [2, 3], "hex": "..."}, "indices": ..., "updates": ...},
    "expect": {"dtype": "f16", "shape": [2, 3], "hex": "..."} or {"error": "out of range"},
-   "peers": {"ov_plugin": {"rules": ["int_mean=trunc"], "hex": "..."}, "ort": {"refuses": "..."}}}
-with every tensor as its little-endian bytes in hex.
+   "peers": {"ov_plugin": {"rules": ["int_mean=trunc"], "hex": "..."}, "ort": {"refuses": "..."}},
+   "distinguishes": ["half=step", ...]}
+with every tensor as its little-endian bytes in hex. "distinguishes" lists the other rules under
+which `model` gives another answer: a peer that agrees with slc on such a case is measured to
+follow slc's rule there, not the other.
 
 Out-of-range indices are only given to the peers that check them (ONNX Runtime, the ONNX
 reference, OpenVINO's reference): OpenVINO's CPU plugin does not check scatter indices and writes
@@ -61,7 +64,7 @@ np.seterr(all="ignore")  # integer scalars wrap in the peers' loops and ours, by
 OUT = Path(__file__).with_name("scatters.jsonl")
 SEED = 20261127
 CASES_PER_OP = 200
-DTYPES = ["f32", "f16", "f64", "i32", "i64", "i8", "u8", "bool"]
+DTYPES = ["f32", "f16", "f16", "f64", "i32", "i64", "i8", "u8", "bool"]  # f16 twice: its rounding
 NP = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "i64": np.int64,
       "i8": np.int8, "u8": np.uint8, "bool": np.bool_}
 
@@ -83,6 +86,9 @@ SLC = {
     # bool sub: "xor" (the spec) or "arith" (in integers, then nonzero is true).
     "bool_sub": "xor",
 }
+# The other values each rule takes, for "distinguishes" (below).
+ALTERNATIVES = {"maxmin": ["keep", "take", "numpy"], "half": ["step"], "int_mean": ["trunc"],
+                "no_init": ["finite"], "bool_sub": ["arith"]}
 PEER_RULES = {
     ("ort", "ScatterND"): {"maxmin": "take"},
     ("ort", "ScatterElements"): {"maxmin": "take"},
@@ -145,7 +151,8 @@ def identity(reduction, dt, rules):
         return np.bool_(top)
     if dt in ("f16", "f32", "f64"):
         if rules["no_init"] == "finite":
-            info = np.finfo(t)
+            # In the accumulation type: f16 accumulating in f32 starts from f32's extremes.
+            info = np.finfo(np.float32 if dt == "f16" and rules["half"] == "f32" else t)
             return info.max if top else info.min
         return t(np.inf if top else -np.inf)
     info = np.iinfo(t)
@@ -295,11 +302,11 @@ def values(rng, dt, n, reduction, openvino_op):
     if dt in ("f16", "f32", "f64"):
         v = rng.integers(-6, 7, n).astype(np.float64)
         infinities = not (dt == "f64" and openvino_op)
-        if reduction in ("mean", "sum", "add", "sub") and rng.random() < 0.3:
+        if reduction in ("mean", "sum", "add", "sub") and rng.random() < (0.7 if dt == "f16" else 0.3):
             v = v + (2048 if dt == "f16" else 2 ** 24 if dt == "f32" else 0) * rng.integers(0, 2, n)
         if reduction in ("mean",) and rng.random() < 0.5:
             v = v / 4
-        special = rng.random(n)
+        special = rng.random(n) / (2 if reduction in ("max", "min") else 1)
         v[special < 0.04] = np.nan
         v[(special >= 0.04) & (special < 0.07)] = -0.0
         if infinities:
@@ -354,6 +361,9 @@ def draw(rng, op, reductions):
             indices = indices % dshape[a]
         ushape = dshape[:a] + ishape + dshape[a + 1:]
         reduction = "none"
+    if not oob and rng.random() < 0.35:
+        # Many duplicates: every index the first or the last along its axis.
+        indices = np.where(indices >= 0, 0, -1)
     openvino_op = op.endswith("Update")
     data = values(rng, dt, int(np.prod(dshape)), reduction, openvino_op).reshape(dshape)
     updates = values(rng, dt, int(np.prod(ushape)), reduction, openvino_op).reshape(ushape)
@@ -391,8 +401,8 @@ def source(op, axis, reduction, init):
     return f"scatter_elements_update(data, indices, updates, {axis}, reduction={reduction}, use_init_val={init_text})"
 
 
-def make_case(rng, ident, op, reductions, peers, unexplained):
-    dt, data, indices, updates, axis, reduction, init, oob = draw(rng, op, reductions)
+def make_case(drawn, ident, op, peers, unexplained):
+    dt, data, indices, updates, axis, reduction, init, oob = drawn
     case = {"id": ident, "src": source(op, axis, reduction, init),
             "inputs": {"data": tensor(data, dt), "indices": tensor(indices, "i64"), "updates": tensor(updates, dt)}}
     answers = {}
@@ -416,6 +426,11 @@ def make_case(rng, ident, op, reductions, peers, unexplained):
         return case
     expect = model(op, data, indices, updates, axis % data.ndim, reduction, init, SLC)
     case["expect"] = tensor(expect, dt)
+    # The rules this case tells apart from slc's: under each of these it would have another answer.
+    told = [f"{k}={alt}" for k, alts in ALTERNATIVES.items() for alt in alts
+            if not same(model(op, data, indices, updates, axis % data.ndim, reduction, init, {**SLC, k: alt}), expect)]
+    if told:
+        case["distinguishes"] = told
     recorded = {}
     for peer, answer in answers.items():
         if isinstance(answer, str):
@@ -432,7 +447,9 @@ def make_case(rng, ident, op, reductions, peers, unexplained):
             recorded[peer] = {"rules": ["reference_bug=size_1_dimension"],
                               "hex": answer.astype(NP[dt]).tobytes().hex()}
         elif same(answer, theirs):
-            recorded[peer] = {"rules": [f"{k}={v}" for k, v in sorted(rules.items())],
+            # The peer's rules that tell this case apart (all of them, should none alone).
+            theirs_told = [f"{k}={v}" for k, v in sorted(rules.items()) if f"{k}={v}" in told]
+            recorded[peer] = {"rules": theirs_told or [f"{k}={v}" for k, v in sorted(rules.items())],
                               "hex": answer.astype(NP[dt]).tobytes().hex()}
         else:
             unexplained.append(f"{ident} {case['src']} on {dt} {data.shape} {indices.shape} {updates.shape}:\n  data {data.ravel()}\n  indices "
@@ -453,12 +470,59 @@ OPERATORS = [
 ]
 
 
+def targeted(op):
+    """Cases made to show each documented disagreement, as drawn cases are."""
+    nan, inf = np.nan, np.inf
+    f16 = lambda *v: np.array(v, np.float16)  # noqa: E731
+    f32 = lambda *v: np.array(v, np.float32)  # noqa: E731
+    i32 = lambda *v: np.array(v, np.int32)  # noqa: E731
+    idx = lambda *v: np.array(v, np.int64)  # noqa: E731
+    nd = op in ("ScatterND", "ScatterNDUpdate")
+    at = (lambda *v: idx(*v).reshape(-1, 1)) if nd else idx
+    names = {"ScatterND": ["add", "mul", "max", "min"], "ScatterElements": ["add", "mul", "max", "min"],
+             "ScatterNDUpdate": ["sum", "prod", "max", "min"], "ScatterElementsUpdate": ["sum", "prod", "max", "min"]}
+    if op == "ScatterUpdate":
+        cases = [("f32", f32(1, 2, 3), idx(2, 0, 2), f32(7, 8, 9), 0, "none", True),
+                 ("i32", i32(1, 2, 3, 4, 5, 6).reshape(2, 3), idx(0), i32(9, 8).reshape(2, 1), 1, "none", True)]
+        return [(dt, d, i, u, axis, r, init, False) for dt, d, i, u, axis, r, init in cases]
+    add, mul, mx, mn = names[op]
+    cases = []
+    for init in ([True, False] if op == "ScatterElementsUpdate" else [True]):
+        # f16: 2048 + 1 + 1 + 1 is 2051 in f32 (2052 in f16), 2048 rounding each step.
+        cases.append(("f16", f16(2048, 5), at(0, 0, 0, 1), f16(1, 1, 1, 3), 0, add, init))
+        cases.append(("f16", f16(60000, 5), at(0, 0), f16(60000, -60000), 0, add, init))
+        cases.append(("f16", f16(1.5, 5), at(0, 0, 0), f16(1.5, 1.5, 1.5), 0, mul, init))
+        # NaNs, infinities and signed zeros under max and min, everywhere in the order.
+        data = f32(nan, 5, 0, -0.0, 3, -inf)
+        ups = f32(1, nan, 2, -0.0, 0.0, -0.0, nan, -inf, -inf)
+        where = at(0, 1, 1, 2, 3, 3, 4, 5, 5)
+        cases += [("f32", data, where, ups, 0, mx, init), ("f32", data, where, ups, 0, mn, init)]
+        cases.append(("f16", f16(nan, 1, 2), at(1, 1, 0), f16(nan, 4, -1), 0, mn, init))
+        cases.append(("f32", f32(1, 2), at(0, 0), f32(-inf, -inf), 0, mx, init))
+        cases.append(("f32", f32(1, 2), at(0, 0), f32(inf, nan), 0, mn, init))
+        if op == "ScatterElementsUpdate":
+            # Integer means: (3 - 2 - 3) / 3 and (-2 - 3) / 2 round down, not towards zero.
+            cases.append(("i32", i32(3, 7), idx(0, 0), i32(-2, -3), 0, "mean", init))
+            cases.append(("i32", i32(-7, 7), idx(0, 1, 0), i32(2, -3, 0), 0, "mean", init))
+            cases.append(("f16", f16(2048, 5), idx(0, 0, 0), f16(1, 1, 1), 0, "mean", init))
+            cases.append(("f32", f32(1, 5), idx(0, 0, 0), f32(0.1, 0.2, 0.3), 0, "mean", init))
+            cases.append(("f32", f32(1, 5), idx(0, 0), f32(-0.0, -0.0), 0, "sum", init))
+    if op == "ScatterNDUpdate":
+        bools = np.array([0, 1, 0], np.bool_)
+        cases.append(("bool", bools, at(0, 0, 1, 2), np.array([1, 1, 1, 0], np.bool_), 0, "sub", True))
+        cases.append(("f16", f16(2048, 5), at(0, 0, 0), f16(-1, -1, -1), 0, "sub", True))
+    return [(dt, d, i, u, axis, r, init, False) for dt, d, i, u, axis, r, init in cases]
+
+
 def generate():
     rng = np.random.default_rng(SEED)
     lines, unexplained = [], []
     for prefix, op, reductions, peers in OPERATORS:
         for i in range(CASES_PER_OP):
-            case = make_case(rng, f"{prefix}-{i:03}", op, reductions, peers, unexplained)
+            case = make_case(draw(rng, op, reductions), f"{prefix}-{i:03}", op, peers, unexplained)
+            lines.append(json.dumps(case, separators=(",", ":")))
+        for i, drawn in enumerate(targeted(op)):
+            case = make_case(drawn, f"{prefix}-t{i:02}", op, peers, unexplained)
             lines.append(json.dumps(case, separators=(",", ":")))
     if unexplained:
         sys.exit("peer answers no documented rule explains:\n" + "\n".join(unexplained))
