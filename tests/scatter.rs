@@ -196,3 +196,186 @@ fn openvino_scatter_nd_update_reductions() {
     let e = run(&src("add"), &inputs).expect_err("add");
     assert_eq!(e.diagnostic().code, "E0125");
 }
+
+/// OpenVINO ScatterElementsUpdate-12's worked examples 1-5 (its spec), on the interpreter and
+/// the JIT.
+#[test]
+fn openvino_scatter_elements_update_examples() {
+    let data = f32s(&[4], &[2., 3., 4., 6.]);
+    let u = f32s(&[6], &[10., 20., 30., 40., 70., 60.]);
+    let inputs = [
+        ("d", data),
+        ("u", u),
+        ("i", ints(&[6], &[1, 0, 0, -2, -1, 2])),
+        ("j", ints(&[6], &[1, 0, 0, 2, 3, 2])),
+    ];
+    assert_eq!(ok("scatter_elements_update(d, i, u, 0, reduction=sum)", &inputs), [52., 13., 104., 76.]);
+    let src = "scatter_elements_update(d, j, u, 0, reduction=sum, use_init_val=false)";
+    assert_eq!(ok(src, &inputs), [50., 10., 100., 70.]);
+    // The mean of the updates alone, or with the element: (2 + 10) / 2, (3 + 20 + 30) / 3, ...
+    let src = "scatter_elements_update(d, j, u, 0, reduction=mean, use_init_val=False)";
+    assert_eq!(ok(src, &inputs), [25., 10., 50., 70.]);
+    let src = "scatter_elements_update(d, j, u, 0, reduction=mean)";
+    assert_eq!(ok(src, &inputs), [52. / 3., 13. / 2., 104. / 3., 76. / 2.]);
+    let idx = ints(&[2, 2], &[1, 1, 0, 3]);
+    let u = f32s(&[2, 2], &[11., 12., 13., 14.]);
+    let on = |fill: f32, src: &str| {
+        ok(src, &[("d", f32s(&[3, 4], &[fill; 12])), ("i", idx.clone()), ("u", u.clone())])
+    };
+    let i = ints(&[2, 2], &[1, 2, 0, 3]);
+    let got = ok(
+        "scatter_elements_update(d, i, u, 1)",
+        &[("d", f32s(&[3, 4], &[0.; 12])), ("i", i), ("u", u.clone())],
+    );
+    assert_eq!(got, [0., 11., 12., 0., 13., 0., 0., 14., 0., 0., 0., 0.]);
+    let got = on(1., "scatter_elements_update(d, i, u, 1, reduction=sum)");
+    assert_eq!(got, [1., 24., 1., 1., 14., 1., 1., 15., 1., 1., 1., 1.]);
+    let got = on(2., "scatter_elements_update(d, i, u, 1, reduction=prod)");
+    assert_eq!(got, [2., 264., 2., 2., 26., 2., 2., 28., 2., 2., 2., 2.]);
+}
+
+/// Every scatter refuses an index out of range — constant (`E0102`, at compile time) or bound
+/// (`E0201`, before anything is written) — naming the index, its axis and the axis's size, and
+/// pointing at the indices it came from, on both executors.
+#[test]
+fn every_scatter_names_an_index_out_of_range() {
+    let inputs = [
+        ("a", f32s(&[3, 4], &[0.; 12])),
+        ("u4", f32s(&[1, 4], &[1.; 4])),
+        ("u24", f32s(&[2, 4], &[1.; 8])),
+        ("row", ints(&[1, 4], &[0, 1, 2, 4])),
+        ("tuples", ints(&[2, 1], &[1, -4])),
+        ("rows", ints(&[2], &[0, 3])),
+    ];
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "scatter_nd(a, [[1], [-4]], u24)",
+            "E0102",
+            "[[1], [-4]]",
+            "index -4 is out of bounds for axis 0 with size 3",
+        ),
+        (
+            "scatter_nd(a, tuples, u24, reduction=add)",
+            "E0201",
+            "tuples",
+            "index -4 is out of bounds for axis 0 with size 3",
+        ),
+        (
+            "scatter_elements(a, [[0, 1, 2, 4]], u4, axis=1)",
+            "E0102",
+            "[[0, 1, 2, 4]]",
+            "index 4 is out of bounds for axis 1 with size 4",
+        ),
+        (
+            "scatter_elements(a, row, u4, axis=1, reduction=max)",
+            "E0201",
+            "row",
+            "index 4 is out of bounds for axis 1 with size 4",
+        ),
+        (
+            "scatter_update(a, [0, 3], u24, 0)",
+            "E0102",
+            "[0, 3]",
+            "index 3 is out of bounds for axis 0 with size 3",
+        ),
+        (
+            "scatter_update(a, rows, u24, 0)",
+            "E0201",
+            "rows",
+            "index 3 is out of bounds for axis 0 with size 3",
+        ),
+        (
+            "scatter_nd_update(a, [[1], [-4]], u24, reduction=sub)",
+            "E0102",
+            "[[1], [-4]]",
+            "index -4 is out of bounds for axis 0 with size 3",
+        ),
+        (
+            "scatter_nd_update(a, tuples, u24)",
+            "E0201",
+            "tuples",
+            "index -4 is out of bounds for axis 0 with size 3",
+        ),
+        (
+            "scatter_elements_update(a, [[0, 1, 2, 4]], u4, 1)",
+            "E0102",
+            "[[0, 1, 2, 4]]",
+            "index 4 is out of bounds for axis 1 with size 4",
+        ),
+        (
+            "scatter_elements_update(a, row, u4, 1, reduction=mean, use_init_val=false)",
+            "E0201",
+            "row",
+            "index 4 is out of bounds for axis 1 with size 4",
+        ),
+    ];
+    for (src, code, at, message) in cases {
+        let e = run(src, &inputs).expect_err(src);
+        let d = e.diagnostic();
+        let span = d.labels[0].span;
+        assert_eq!((d.code, &src[span.start..span.end]), (*code, *at), "{src}");
+        assert!(d.message.contains(message), "{src}: {}", d.message);
+    }
+}
+
+#[test]
+fn scatter_elements_update_arguments() {
+    let inputs = [("a", f32s(&[2, 2], &[1., 2., 3., 4.])), ("u", f32s(&[1, 2], &[5., 7.]))];
+    // use_init_val as OpenVINO spells it, as Python does, or 0/1; it leaves `none` alone.
+    let mean = |init: &str| {
+        format!("scatter_elements_update(a, [[1, 1]], u, 0, reduction=mean, use_init_val={init})")
+    };
+    for (init, want) in [("true", [1., 2., 4., 5.5]), ("True", [1., 2., 4., 5.5]), ("1", [1., 2., 4., 5.5])] {
+        assert_eq!(ok(&mean(init), &inputs), want, "{init}");
+    }
+    for init in ["false", "False", "0", "\"false\""] {
+        assert_eq!(ok(&mean(init), &inputs), [1., 2., 5., 7.], "{init}");
+    }
+    let src = "scatter_elements_update(a, [[1, 1]], u, 0, use_init_val=false)";
+    assert_eq!(ok(src, &inputs), [1., 2., 5., 7.]);
+    let bools = Tensor::from_bytes(DType::Bool, &[2], &[1, 0]).unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("scatter_elements_update(a, [[1, 1]], u, 0, use_init_val=2)", "2"),
+        ("scatter_elements_update(a, [[1, 1]], u, 0, use_init_val=maybe)", "maybe"),
+        ("scatter_elements_update(a, [[1, 1]], u, 0, reduction=add)", "add"),
+        ("scatter_elements_update(a, [[1, 1]], u, 0, reduction=sub)", "sub"),
+        ("scatter_elements_update(b, [1], [True], 0, reduction=mean)", "mean"),
+    ];
+    let with_bools = [("a", inputs[0].1.clone()), ("u", inputs[1].1.clone()), ("b", bools)];
+    for (src, at) in cases {
+        let e = run(src, &with_bools).expect_err(src);
+        let d = e.diagnostic();
+        let span = d.labels[0].span;
+        assert_eq!((d.code, &src[span.start..span.end]), ("E0125", *at), "{src}");
+    }
+}
+
+/// Every reduction's store prints in the plan (`store mean_no_init over ...`) and parses back
+/// to the same plan.
+#[test]
+fn reductions_print_and_parse_back() {
+    use slc::plan::{parse, verify};
+    use slc::sema::{InputTypes, InputValues};
+    let types: InputTypes = [("a", "f16[3, 4]"), ("i", "i64[2, 4]"), ("u", "f16[2, 4]")]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
+        .collect();
+    let programs = [
+        ("scatter_elements(a, i, u, reduction=add)", "sum"),
+        ("scatter_nd_update(a, i[:, :1], u, reduction=sub)", "sub"),
+        ("scatter_elements_update(a, i, u, 0, reduction=prod)", "prod"),
+        ("scatter_elements_update(a, i, u, 0, reduction=mean)", "mean"),
+        ("scatter_elements_update(a, i, u, 0, reduction=mean, use_init_val=false)", "mean_no_init"),
+        ("scatter_elements_update(a, i, u, 0, reduction=max, use_init_val=false)", "max_no_init"),
+        ("scatter_elements_update(a, i, u, 0, reduction=none, use_init_val=false)", "set"),
+    ];
+    for (src, combine) in programs {
+        let c = slc::compile_with_values(src, &types, &InputValues::new())
+            .unwrap_or_else(|e| panic!("{}", e.render(src)));
+        let text = c.plan.to_string();
+        assert!(text.contains(&format!("\n  store {combine} over ")), "{src}: {text}");
+        let reread = parse::parse(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
+        assert_eq!(&reread, c.plan.plan(), "{src}");
+        verify(reread).unwrap();
+    }
+}

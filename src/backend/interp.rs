@@ -4,8 +4,9 @@
 
 use super::{RuntimeError, check_inputs};
 use crate::plan::{Access, BufferId, Plan, Store, VerifiedPlan};
-use crate::types::{Coords, IndexOutOfRange, OobMode};
+use crate::types::{Accumulator, Combine, Coords, IndexOutOfRange, OobMode};
 use slc_runtime::Tensor;
+use std::collections::HashMap;
 
 /// Runs a verified plan on `inputs` (in the order of `plan.inputs`).
 pub fn run(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, RuntimeError> {
@@ -33,14 +34,18 @@ fn run_elementwise(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, Ru
 
 /// A store plan's updates, applied to the output (the target's copy) in C order of the update
 /// coordinates, so that with `set` the last write to an element wins; the old element is read
-/// from the target, never from the output (NumPy's buffered `+=`), except by a scatter's
-/// accumulating reduction. The target is dense: a
-/// destination address is the output element's position. A `zero`-mode miss reads a 0 value,
-/// and writes nothing where it is the destination's.
+/// from the target, never from the output (NumPy's buffered `+=`). A scatter's reduction
+/// instead gathers every update of an element into one [`Accumulator`], which starts from the
+/// target's element and rounds once when all are in. The target is dense: a destination
+/// address is the output element's position. A `zero`-mode miss reads a 0 value, and writes
+/// nothing where it is the destination's.
 fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(), RuntimeError> {
-    let width = out.dtype().width();
+    let (dtype, width) = (out.dtype(), out.dtype().width());
     let zero = vec![0u8; width];
     let len = out.numel();
+    // The reductions under way, by element, in the order their first update came.
+    let mut reductions: Vec<(usize, Accumulator)> = vec![];
+    let mut reduction_of: HashMap<usize, usize> = HashMap::new();
     for coords in Coords::new(&store.shape) {
         let Some(dest) = machine.address(&store.dest, &coords)? else { continue };
         let value = match machine.address(&store.value, &coords)? {
@@ -51,14 +56,21 @@ fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(),
             .ok()
             .filter(|&d| d < len)
             .ok_or(RuntimeError::OutOfBuffer { address: dest, len })?;
-        let mut element = vec![0u8; width];
-        // A scatter's reduction meets the element as updated so far; `+=` the target's.
-        let old = match store.combine.accumulates() {
-            true => out.bytes()[at * width..(at + 1) * width].to_vec(),
-            false => machine.element(store.dest.buffer, dest)?.to_vec(),
-        };
-        store.combine.apply(out.dtype(), &old, value, &mut element);
-        out.bytes_mut()[at * width..(at + 1) * width].copy_from_slice(&element);
+        let element = machine.element(store.dest.buffer, dest)?;
+        if let Combine::Reduce { op, init } = store.combine {
+            let k = *reduction_of.entry(at).or_insert_with(|| {
+                reductions.push((at, Accumulator::new(op, init, dtype, element)));
+                reductions.len() - 1
+            });
+            reductions[k].1.add(value);
+            continue;
+        }
+        let mut combined = vec![0u8; width];
+        store.combine.apply(dtype, element, value, &mut combined);
+        out.bytes_mut()[at * width..(at + 1) * width].copy_from_slice(&combined);
+    }
+    for (at, reduction) in reductions {
+        reduction.finish(&mut out.bytes_mut()[at * width..(at + 1) * width]);
     }
     Ok(())
 }

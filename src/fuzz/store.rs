@@ -64,9 +64,20 @@ pub fn store_program(r: &mut impl Draw, shape: &[usize]) -> String {
                 d.push(items);
                 text = inner;
             }
-            let reduction = *r.pick(&["none", "add", "max"]);
             let updates = int_literal(r, &d);
-            format!("scatter_elements(a, {indices}, {updates}, axis={axis}, reduction={reduction})")
+            match r.below(2) {
+                0 => {
+                    let reduction = *r.pick(&["none", "add", "max"]);
+                    format!("scatter_elements(a, {indices}, {updates}, axis={axis}, reduction={reduction})")
+                }
+                _ => {
+                    let reduction = *r.pick(&["none", "sum", "prod", "min", "max", "mean"]);
+                    let init = *r.pick(&["true", "false"]);
+                    format!(
+                        "scatter_elements_update(a, {indices}, {updates}, {axis}, reduction={reduction}, use_init_val={init})"
+                    )
+                }
+            }
         }
         _ => {
             let (i, j) = (r.range(-rows, rows), r.range(-rows, rows));

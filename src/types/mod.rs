@@ -11,5 +11,5 @@ mod tensor_type;
 
 pub use layout::{Coords, checked_numel, row_major_strides};
 pub use oob::{IndexOutOfRange, OobMode};
-pub use store::{Combine, literal_element};
+pub use store::{Accumulator, Combine, Reduction, literal_element};
 pub use tensor_type::{ShapeDisplay, SymTensorType, TensorType};

@@ -1,6 +1,7 @@
 //! The scatters (docs/semantics.md, Scatters): `scatter_nd` (ONNX ScatterND-18),
 //! `scatter_elements` (ONNX ScatterElements-18), `scatter_update` (OpenVINO ScatterUpdate-3)
-//! and `scatter_nd_update` (OpenVINO ScatterNDUpdate-15).
+//! `scatter_nd_update` (OpenVINO ScatterNDUpdate-15) and `scatter_elements_update` (OpenVINO
+//! ScatterElementsUpdate-12).
 //! Each is the store of `updates` into the elements its gather counterpart reads — the same
 //! checked selection, `error` mode (an index out of range is an error, never a wrap or a write
 //! outside) — with the spec's reduction. A scatter's data is a bound tensor (the result is its
@@ -13,7 +14,7 @@ use crate::sema::typed::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::ast::{Arg, Expr, ExprKind};
 use crate::types::sym::Cond;
-use crate::types::{Combine, ShapeDisplay};
+use crate::types::{Combine, Reduction, ShapeDisplay};
 
 pub(super) const ND: &str = "scatter_nd";
 pub(super) const ND_REQUIRED: [&str; 3] = ["data", "indices", "updates"];
@@ -27,37 +28,61 @@ pub(super) const UPDATE_OPTIONAL: [&str; 0] = [];
 pub(super) const ND_UPDATE: &str = "scatter_nd_update";
 pub(super) const ND_UPDATE_REQUIRED: [&str; 3] = ["data", "indices", "updates"];
 pub(super) const ND_UPDATE_OPTIONAL: [&str; 1] = ["reduction"];
+pub(super) const ELEMENTS_UPDATE: &str = "scatter_elements_update";
+pub(super) const ELEMENTS_UPDATE_REQUIRED: [&str; 4] = ["data", "indices", "updates", "axis"];
+pub(super) const ELEMENTS_UPDATE_OPTIONAL: [&str; 2] = ["reduction", "use_init_val"];
 
 /// ONNX's `reduction`: `none` (the spec leaves duplicates undefined; slc's last write in C
 /// order wins), or an accumulating `add`, `mul`, `max`, `min`.
-const ONNX_REDUCTIONS: [(&str, Combine); 5] = [
-    ("none", Combine::Set),
-    ("add", Combine::Sum),
-    ("mul", Combine::Prod),
-    ("max", Combine::Max),
-    ("min", Combine::Min),
+const ONNX_REDUCTIONS: [(&str, Option<Reduction>); 5] = [
+    ("none", None),
+    ("add", Some(Reduction::Sum)),
+    ("mul", Some(Reduction::Prod)),
+    ("max", Some(Reduction::Max)),
+    ("min", Some(Reduction::Min)),
 ];
 
 /// OpenVINO ScatterNDUpdate-15's `reduction`, each accumulating: `none`, `sum`, `sub`, `prod`,
 /// `min`, `max`.
-const OPENVINO_REDUCTIONS: [(&str, Combine); 6] = [
-    ("none", Combine::Set),
-    ("sum", Combine::Sum),
-    ("sub", Combine::Sub),
-    ("prod", Combine::Prod),
-    ("min", Combine::Min),
-    ("max", Combine::Max),
+const OPENVINO_ND_REDUCTIONS: [(&str, Option<Reduction>); 6] = [
+    ("none", None),
+    ("sum", Some(Reduction::Sum)),
+    ("sub", Some(Reduction::Sub)),
+    ("prod", Some(Reduction::Prod)),
+    ("min", Some(Reduction::Min)),
+    ("max", Some(Reduction::Max)),
 ];
 
-/// The `reduction` argument as one of `words` (a name or a string); `none` when absent.
-fn reduction(arg: Option<&Arg>, words: &[(&str, Combine)]) -> Result<Combine, SemaError> {
+/// OpenVINO ScatterElementsUpdate-12's `reduction`: `none`, `sum`, `prod`, `min`, `max`, `mean`.
+const OPENVINO_ELEMENTS_REDUCTIONS: [(&str, Option<Reduction>); 6] = [
+    ("none", None),
+    ("sum", Some(Reduction::Sum)),
+    ("prod", Some(Reduction::Prod)),
+    ("min", Some(Reduction::Min)),
+    ("max", Some(Reduction::Max)),
+    ("mean", Some(Reduction::Mean)),
+];
+
+/// The `reduction` argument as one of `words` (a name or a string), reducing into the element
+/// as bound; `none` (a set) when absent.
+fn reduction(arg: Option<&Arg>, words: &[(&str, Option<Reduction>)]) -> Result<Combine, SemaError> {
+    reduction_from(arg, words, true)
+}
+
+/// As [`reduction`], the element an operand of the reduction when `init`.
+fn reduction_from(
+    arg: Option<&Arg>,
+    words: &[(&str, Option<Reduction>)],
+    init: bool,
+) -> Result<Combine, SemaError> {
     let Some(arg) = arg else { return Ok(Combine::Set) };
     let word = match &arg.value.kind {
         ExprKind::Name(w) | ExprKind::Str(w) => w.as_str(),
         _ => "",
     };
     match words.iter().find(|(w, _)| *w == word) {
-        Some(&(_, combine)) => Ok(combine),
+        Some(&(_, None)) => Ok(Combine::Set),
+        Some(&(_, Some(op))) => Ok(Combine::Reduce { op, init }),
         None => {
             let names: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
             invalid(
@@ -113,7 +138,56 @@ impl Checker<'_> {
         let mode = error_mode(span);
         let selection = self
             .gather_nd_call(gather_nd::Args { data, indices, batch_dims: None, mode: Some(&mode) }, span)?;
-        self.scatter(data, selection, updates, reduction(red, &OPENVINO_REDUCTIONS)?, span)
+        self.scatter(data, selection, updates, reduction(red, &OPENVINO_ND_REDUCTIONS)?, span)
+    }
+
+    /// `scatter_elements_update(data, indices, updates, axis, reduction=none, use_init_val=true)`:
+    /// OpenVINO ScatterElementsUpdate-12, ScatterElements' selection with OpenVINO's
+    /// reductions, `mean` among them; `use_init_val=false` leaves the element out of its
+    /// reduction (no effect under `none`).
+    pub(super) fn scatter_elements_update_call(
+        &mut self,
+        args: &[Arg],
+        span: Span,
+    ) -> Result<TExpr, SemaError> {
+        let ([data, indices, updates, axis], [red, init]) =
+            bind(ELEMENTS_UPDATE, ELEMENTS_UPDATE_REQUIRED, ELEMENTS_UPDATE_OPTIONAL, args, span)?;
+        let init = match init {
+            None => true,
+            Some(arg) => self.flag(arg, "use_init_val")?,
+        };
+        let combine = reduction_from(red, &OPENVINO_ELEMENTS_REDUCTIONS, init)?;
+        if combine == (Combine::Reduce { op: Reduction::Mean, init }) {
+            let dtype = self.tensor_arg(data)?.ty.dtype;
+            if dtype == slc_runtime::DType::Bool || dtype.is_complex() {
+                let msg = format!("reduction=mean is not defined on {dtype} data (OpenVINO has none)");
+                return invalid(msg, "no mean", red.map_or(span, |r| r.value.span));
+            }
+        }
+        let mode = error_mode(span);
+        let selection = self.gather_elements_call(
+            gather_elements::Args { data, indices, axis: Some(axis), mode: Some(&mode) },
+            span,
+        )?;
+        self.scatter(data, selection, updates, combine, span)
+    }
+
+    /// A boolean argument: `True`/`False`, OpenVINO's `true`/`false` (a name or a string), or
+    /// 1/0.
+    fn flag(&mut self, arg: &Arg, name: &str) -> Result<bool, SemaError> {
+        let refuse = || invalid(format!("{name} must be true or false"), "not a boolean", arg.value.span);
+        match &arg.value.kind {
+            ExprKind::Bool(b) => Ok(*b),
+            ExprKind::Name(w) | ExprKind::Str(w) => match w.as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => refuse(),
+            },
+            _ => match self.int_scalar(arg) {
+                Ok(v @ (0 | 1)) => Ok(v == 1),
+                _ => refuse(),
+            },
+        }
     }
 
     /// The store of `updates` (of the data's dtype, exactly the selection's shape: the specs
@@ -134,7 +208,9 @@ impl Checker<'_> {
             );
             return invalid(msg, "not a bound tensor", data.value.span);
         }
-        if target.ty.dtype.is_complex() && matches!(combine, Combine::Max | Combine::Min) {
+        if target.ty.dtype.is_complex()
+            && matches!(combine, Combine::Reduce { op: Reduction::Max | Reduction::Min, .. })
+        {
             return invalid("max and min have no order on complex numbers", "complex data", data.value.span);
         }
         let value = self.expr(&updates.value)?;

@@ -110,6 +110,14 @@ pub const OPERATORS: &[Operator] = &[
         check: |c, args, span| c.scatter_nd_update_call(args, span),
     },
     Operator {
+        name: scatter::ELEMENTS_UPDATE,
+        required: &scatter::ELEMENTS_UPDATE_REQUIRED,
+        optional: &scatter::ELEMENTS_UPDATE_OPTIONAL,
+        summary: "OpenVINO ScatterElementsUpdate-12: reduction=none|sum|prod|min|max|mean, use_init_val",
+        example: "scatter_elements_update(a, [[3, 0, 3, 0, 1]], [[1, 2, 3, 4, 5]], 0, reduction=mean)",
+        check: |c, args, span| c.scatter_elements_update_call(args, span),
+    },
+    Operator {
         name: slice1::NAME,
         required: &slice1::REQUIRED,
         optional: &slice1::OPTIONAL,
