@@ -1,7 +1,8 @@
 //! `slc compile --target cuda`: the file it writes (kernels and host launcher) compiled under
 //! `host_emulation.h` and called through its C ABI — `NAME_launch(inputs, out, dims, stream)`
 //! and `NAME_status(stream, &check, &element)` — on host memory, against the interpreter:
-//! results, dims refused, and each out-of-range policy's outcome.
+//! results, dims refused, and each out-of-range policy's outcome; symbolic dims too (one
+//! source for every shape, `NAME_output_dims` giving the output's).
 
 #[path = "support/command.rs"]
 mod command;
@@ -15,6 +16,7 @@ use std::ffi::c_void;
 
 type LaunchFn = unsafe extern "C" fn(*const *const c_void, *mut c_void, *const i64, *mut c_void) -> i32;
 type StatusFn = unsafe extern "C" fn(*mut c_void, *mut i32, *mut u64) -> i32;
+type OutputDimsFn = unsafe extern "C" fn(*const i64, *mut i64) -> i32;
 
 /// What the launcher gave: the output, or `NAME_status`'s code with its check and element.
 #[derive(Debug, PartialEq)]
@@ -36,69 +38,117 @@ fn launch_at(
     dims: Option<&[i64]>,
     shift: usize,
 ) -> Result<Outcome, i32> {
-    let dir = scratch(
-        "cuda_compile",
-        &format!("{:x}", expr.len() * 31 + expr.bytes().map(|b| b as usize).sum::<usize>()),
-    );
-    let cu = dir.join("k.cu");
-    let h = dir.join("k.h");
     let ty = |t: &Tensor| format!("{}{:?}", t.dtype(), t.shape()).replace(' ', "");
-    let out = slc(&[
-        "compile",
-        expr,
-        "--shape",
-        &format!("a={}", ty(a)),
-        "--shape",
-        &format!("idx={}", ty(idx)),
-        "--target",
-        "cuda",
-        "--name",
-        "kern",
-        "-o",
-        cu.to_str().unwrap(),
-        "--header",
-        h.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let header = std::fs::read_to_string(&h).unwrap();
-    assert!(header.contains(
-        "int kern_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream);"
-    ));
-    let text = format!("{}{}", cuda::HOST_EMULATION_H, std::fs::read_to_string(&cu).unwrap());
-    let object = emulate::load(&text, &dir).unwrap_or_else(|e| panic!("{e}"));
-    // SAFETY: the launcher's documented signatures.
-    let (launch, status) = unsafe {
-        (
-            std::mem::transmute::<*mut c_void, LaunchFn>(object.symbol("kern_launch")),
-            std::mem::transmute::<*mut c_void, StatusFn>(object.symbol("kern_status")),
-        )
-    };
-    let types: InputTypes = [("a", a), ("idx", idx)]
-        .iter()
-        .map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape())))
-        .collect();
-    let compiled = slc::compile(expr, &types).unwrap();
-    let shape: Vec<usize> = compiled.plan.shape.iter().map(|&d| d as usize).collect();
-    let mut result = Tensor::zeros(compiled.plan.dtype, &shape).unwrap();
-    let mut placed = vec![0u128; (shift + result.nbytes()).div_ceil(16).max(1)];
-    // SAFETY: the words hold at least `shift` plus the output's bytes.
-    let out = unsafe { placed.as_mut_ptr().cast::<u8>().add(shift) };
-    let given: Vec<i64> = [a, idx].iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
-    let dims = dims.unwrap_or(&given);
-    let inputs = [a.as_ptr().cast::<c_void>(), idx.as_ptr().cast::<c_void>()];
-    // SAFETY: host pointers stand for device pointers under emulation; the inputs have the
-    // compiled shapes (or the launcher refuses the dims before reading anything).
-    let code = unsafe { launch(inputs.as_ptr(), out.cast(), dims.as_ptr(), std::ptr::null_mut()) };
-    // SAFETY: as above; the launcher wrote the output there.
-    let written = unsafe { std::slice::from_raw_parts(out, result.nbytes()) };
-    result.bytes_mut().copy_from_slice(written);
-    if code != 0 {
-        return Err(code);
+    let kernel = Compiled::new(expr, &ty(a), &ty(idx));
+    kernel.launch(expr, a, idx, dims, shift)
+}
+
+/// `slc compile EXPR --target cuda` for inputs `a` and `idx` of the declared types (dims may be
+/// symbols), compiled under the emulation header and loaded.
+struct Compiled {
+    object: emulate::Emulator,
+    launch: LaunchFn,
+    status: StatusFn,
+    output_dims: OutputDimsFn,
+}
+
+impl Compiled {
+    fn new(expr: &str, a_type: &str, idx_type: &str) -> Compiled {
+        let key = format!("{expr}{a_type}{idx_type}");
+        let dir = scratch(
+            "cuda_compile",
+            &format!(
+                "{:x}",
+                key.len() * 31 + key.bytes().enumerate().map(|(i, b)| (i + 1) * b as usize).sum::<usize>()
+            ),
+        );
+        let cu = dir.join("k.cu");
+        let h = dir.join("k.h");
+        let out = slc(&[
+            "compile",
+            expr,
+            "--shape",
+            &format!("a={a_type}"),
+            "--shape",
+            &format!("idx={idx_type}"),
+            "--target",
+            "cuda",
+            "--name",
+            "kern",
+            "-o",
+            cu.to_str().unwrap(),
+            "--header",
+            h.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let header = std::fs::read_to_string(&h).unwrap();
+        assert!(header.contains(
+            "int kern_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream);"
+        ));
+        assert!(header.contains("int kern_output_dims(const long long* dims, long long* out_dims);"));
+        let text = format!("{}{}", cuda::HOST_EMULATION_H, std::fs::read_to_string(&cu).unwrap());
+        let object = emulate::load(&text, &dir).unwrap_or_else(|e| panic!("{e}"));
+        // SAFETY: the launcher's documented signatures.
+        unsafe {
+            Compiled {
+                launch: std::mem::transmute::<*mut c_void, LaunchFn>(object.symbol("kern_launch")),
+                status: std::mem::transmute::<*mut c_void, StatusFn>(object.symbol("kern_status")),
+                output_dims: std::mem::transmute::<*mut c_void, OutputDimsFn>(
+                    object.symbol("kern_output_dims"),
+                ),
+                object,
+            }
+        }
     }
-    let (mut check, mut element) = (-1i32, 0u64);
-    // SAFETY: as above.
-    let code = unsafe { status(std::ptr::null_mut(), &mut check, &mut element) };
-    Ok(if code == 0 { Outcome::Ok(result) } else { Outcome::Status(code, check, element) })
+
+    /// The output's dims for the inputs' `dims` (concatenated), or the launcher's refusal.
+    fn output_dims(&self, dims: &[i64], rank: usize) -> Result<Vec<i64>, i32> {
+        let mut out = vec![0i64; rank.max(1)];
+        // SAFETY: `dims` holds the declared inputs' dims, `out` the output's rank.
+        match unsafe { (self.output_dims)(dims.as_ptr(), out.as_mut_ptr()) } {
+            0 => Ok(out[..rank].to_vec()),
+            code => Err(code),
+        }
+    }
+
+    /// Launches on `a` and `idx` (with their own dims, or `dims`), the output written `shift`
+    /// bytes past a 16-byte boundary; the output has the interpreter's dims for them.
+    fn launch(
+        &self,
+        expr: &str,
+        a: &Tensor,
+        idx: &Tensor,
+        dims: Option<&[i64]>,
+        shift: usize,
+    ) -> Result<Outcome, i32> {
+        let _ = &self.object;
+        let types: InputTypes = [("a", a), ("idx", idx)]
+            .iter()
+            .map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape())))
+            .collect();
+        let compiled = slc::compile(expr, &types).unwrap();
+        let shape: Vec<usize> = compiled.plan.shape.iter().map(|&d| d as usize).collect();
+        let mut result = Tensor::zeros(compiled.plan.dtype, &shape).unwrap();
+        let mut placed = vec![0u128; (shift + result.nbytes()).div_ceil(16).max(1)];
+        // SAFETY: the words hold at least `shift` plus the output's bytes.
+        let out = unsafe { placed.as_mut_ptr().cast::<u8>().add(shift) };
+        let given: Vec<i64> = [a, idx].iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
+        let dims = dims.unwrap_or(&given);
+        let inputs = [a.as_ptr().cast::<c_void>(), idx.as_ptr().cast::<c_void>()];
+        // SAFETY: host pointers stand for device pointers under emulation; the inputs have the
+        // given dims (or the launcher refuses the dims before reading anything).
+        let code = unsafe { (self.launch)(inputs.as_ptr(), out.cast(), dims.as_ptr(), std::ptr::null_mut()) };
+        // SAFETY: as above; the launcher wrote the output there.
+        let written = unsafe { std::slice::from_raw_parts(out, result.nbytes()) };
+        result.bytes_mut().copy_from_slice(written);
+        if code != 0 {
+            return Err(code);
+        }
+        let (mut check, mut element) = (-1i32, 0u64);
+        // SAFETY: as above.
+        let code = unsafe { (self.status)(std::ptr::null_mut(), &mut check, &mut element) };
+        Ok(if code == 0 { Outcome::Ok(result) } else { Outcome::Status(code, check, element) })
+    }
 }
 
 fn interp(expr: &str, a: &Tensor, idx: &Tensor) -> Result<Tensor, slc::Error> {
@@ -158,9 +208,52 @@ fn dims_other_than_the_compiled_ones_are_refused() {
     assert_eq!(launch("a[idx]", &a, &idx, Some(&[4, 6, 2])), Err(-1));
 }
 
+/// One source for every shape: `--shape a=f32[N, M]` compiled once, launched on several
+/// shapes (empty ones included) with the interpreter's results and errors; dims its
+/// requirements refuse, and negative ones, are refused before anything runs.
 #[test]
-fn symbolic_shapes_are_refused_for_now() {
-    let out = slc(&["compile", "a[::-1]", "--shape", "a=f32[N]", "--target", "cuda"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--target cuda needs concrete shapes"), "{}", stderr(&out));
+fn symbolic_shapes_launch_one_source_on_every_shape() {
+    for expr in
+        ["a[1:, ::-1][:, idx]", "a[::2, idx]", "gather(a, idx, axis=1, mode=wrap)[::-1]", "a[..., 1:-1]"]
+    {
+        let kernel = Compiled::new(expr, "f32[N,M]", "i64[K]");
+        for (n, m, k) in [(4, 5, 3), (1, 7, 2), (9, 3, 5), (3, 3, 0), (0, 4, 2), (6, 16, 7)] {
+            let a = slc::fuzz::fill(DType::F32, &[n, m], (n * m) as u64);
+            let values: Vec<i64> = (0..k as i64).map(|i| (i * 5 + 1) % (m as i64 + 1) - 1).collect();
+            let idx = Tensor::from_i64s(DType::I64, &[k], &values).unwrap();
+            let dims = [n as i64, m as i64, k as i64];
+            match interp(expr, &a, &idx) {
+                Ok(want) => {
+                    let shape: Vec<i64> = want.shape().iter().map(|&d| d as i64).collect();
+                    assert_eq!(kernel.output_dims(&dims, shape.len()), Ok(shape), "{expr} on {dims:?}");
+                    assert_eq!(
+                        kernel.launch(expr, &a, &idx, None, 0),
+                        Ok(Outcome::Ok(want)),
+                        "{expr} on {dims:?}"
+                    );
+                }
+                Err(e) => {
+                    let out = kernel.launch(expr, &a, &idx, None, 0);
+                    assert!(
+                        matches!(out, Ok(Outcome::Status(1, ..))),
+                        "{expr} on {dims:?}: {e}, launcher {out:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(kernel.output_dims(&[-1, 4, 2], 2), Err(-1), "{expr}");
+    }
+    // A requirement (the integer index needs a row) fails before any launch.
+    let kernel = Compiled::new("a[2]", "f32[N,M]", "i64[K]");
+    assert_eq!(kernel.output_dims(&[2, 4, 1], 1), Err(-1));
+    assert_eq!(kernel.output_dims(&[3, 4, 1], 1), Ok(vec![4]));
+    let (a, idx) = (Tensor::zeros(DType::F32, &[2, 4]).unwrap(), Tensor::zeros(DType::I64, &[1]).unwrap());
+    assert_eq!(kernel.launch("a[1]", &a, &idx, Some(&[2, 4, 1]), 0), Err(-1));
+}
+
+#[test]
+fn run_time_scalars_are_refused_by_the_launcher() {
+    let out = slc(&["compile", "a[:k]", "--shape", "a=f32[N]", "--shape", "k=i64[]", "--target", "cuda"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("run-time scalar"), "{}", stderr(&out));
 }

@@ -11,12 +11,18 @@
 //!   plan's `check` and the first failing `element` of it, in C order); 2 a clamp or wrap on an
 //!   empty axis; 3 a gather out of range; or minus a `cudaError_t`.
 //!
-//! Shapes are fixed at compile time here: a generic plan's integers would need its shape
-//! function in C, which this target does not generate yet.
+//! - `int NAME_output_dims(const long long* dims, long long* out_dims)` writes the output's
+//!   dims for the inputs' (-1 where the launcher would refuse them).
+//!
+//! A plan with symbolic dims gets the same launcher: its shape function, in C
+//! ([`aot_shape`](super::aot_shape)), binds the symbols from `dims` and checks the plan's
+//! requirements before any launch, as the JIT's does.
 
-use super::codegen::NestInfo;
+use super::aot_shape::{CShape, HELPERS};
+use super::codegen::{NARROW_ELEMENTS, NARROW_LIMIT};
 use super::{CudaError, CudaSource};
 use crate::plan::{InputDecl, VerifiedGenericPlan};
+use crate::types::sym::Cond;
 use crate::types::sym::SymExpr;
 use std::fmt::Write;
 
@@ -25,57 +31,31 @@ use std::fmt::Write;
 pub const BLOCK: u64 = 256;
 pub const MAX_GRID: u64 = 65535;
 
-/// The return value of `NAME_launch` for dims other than the compiled ones.
+/// The return value of `NAME_launch` and `NAME_output_dims` for dims the kernel does not take.
 pub const BAD_DIMS: i32 = -1;
 
-fn constant_count(nest: &NestInfo) -> Option<u64> {
-    let elements = nest.extents.iter().try_fold(1u64, |c, e| c.checked_mul(e.as_const()?.max(0) as u64))?;
-    Some(nest.steps(elements))
-}
-
-/// The host launcher of `source` (generated from the concrete `plan`), to append to its text;
-/// it takes the `declared` inputs in their order (the plan reads some of them).
+/// The host launcher of `source` (generated from `plan`), to append to its text; it takes the
+/// `declared` inputs in their order (the plan reads some of them), and binds their dims.
 pub fn launcher(
     plan: &VerifiedGenericPlan,
     source: &CudaSource,
     declared: &[InputDecl<SymExpr>],
 ) -> Result<String, CudaError> {
-    let concrete = plan
-        .concrete()
-        .filter(|p| p.inputs.iter().all(|d| d.strides.is_none() && d.nonzero_of.is_none()))
-        .ok_or_else(|| {
-            CudaError::Codegen(
-                "a host launcher needs concrete shapes and dense inputs given by the caller".into(),
-            )
-        })?;
+    if let Some(d) = plan.inputs.iter().find(|d| d.strides.is_some() || d.nonzero_of.is_some()) {
+        return Err(CudaError::Codegen(format!(
+            "a host launcher takes dense inputs given by the caller: `{}` is a strided view or a mask's nonzero()",
+            d.name
+        )));
+    }
     let l = &source.layout;
     let name = &source.name;
-    let dims: Vec<i64> = declared
-        .iter()
-        .flat_map(|d| d.shape.iter().map(SymExpr::as_const))
-        .collect::<Option<_>>()
-        .ok_or_else(|| CudaError::Codegen("a symbolic dim".into()))?;
-    let slots: Vec<usize> = concrete
-        .inputs
-        .iter()
+    let slots: Vec<usize> = (plan.inputs.iter())
         .map(|d| declared.iter().position(|x| x.name == d.name))
         .collect::<Option<_>>()
         .ok_or_else(|| CudaError::Codegen("the plan reads an input not declared".into()))?;
-    let mut ends = vec![];
-    let mut total = 0u64;
-    for nest in &l.nests {
-        total += constant_count(nest).ok_or_else(|| CudaError::Codegen("a symbolic extent".into()))?;
-        ends.push(total);
-    }
+    let requires: Vec<&Cond> = plan.requires.iter().map(|r| &r.cond).collect();
+    let (shape, bind) = CShape::bind(declared, &requires, &BAD_DIMS.to_string())?;
     let err_words = plan.checks.len() + 1;
-    let grid = total.div_ceil(BLOCK).clamp(1, MAX_GRID);
-    let list = |v: &[i64]| {
-        if v.is_empty() {
-            "0".to_string()
-        } else {
-            v.iter().map(|d| format!("{d}LL")).collect::<Vec<_>>().join(", ")
-        }
-    };
     let mut t = String::new();
     let _ = write!(
         t,
@@ -84,26 +64,98 @@ pub fn launcher(
 #include <cuda_runtime.h>
 #define SLC_LAUNCH(kernel, grid, block, stream, args) kernel<<<(grid), (block), 0, (stream)>>>(args)
 #endif
-__device__ unsigned long long {name}_err[{err_words}];
-static const long long {name}_dims[{}] = {{{}}};
+{HELPERS}__device__ unsigned long long {name}_err[{err_words}];
+SLC_EXTERN int {name}_output_dims(const long long* dims, long long* out_dims) {{
+{bind}"
+    );
+    for (k, e) in plan.shape.iter().enumerate() {
+        let _ = writeln!(
+            t,
+            "  out_dims[{k}] = {};
+  if (bad) return {BAD_DIMS};",
+            shape.expr(e)?
+        );
+    }
+    let _ = write!(
+        t,
+        "  (void)dims; (void)out_dims;
+  return 0;
+}}
 SLC_EXTERN int {name}_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream) {{
-  {name}_args a;
+{bind}  {name}_args a;
   void* err = 0;
-  int i;
+  int i, small = 1;
+  unsigned long long count, total = 0, elements = 0, bytes;
   cudaError_t e;
   (void)inputs;
-  for (i = 0; i < {}; i++) if (dims[i] != {name}_dims[i]) return {BAD_DIMS};
   for (i = 0; i < {}; i++) a.w[i] = 0;
 ",
-        dims.len().max(1),
-        list(&dims),
-        dims.len(),
         l.words().max(1),
     );
+    // The dims consumed so far by each declared input, to size its bytes.
+    let mut first = 0usize;
+    for d in declared {
+        let _ = writeln!(t, "  bytes = {}ULL;", d.dtype.width());
+        for k in first..first + d.shape.len() {
+            let _ = writeln!(
+                t,
+                "  if (__builtin_mul_overflow(bytes, (unsigned long long)dims[{k}], &bytes)) return {BAD_DIMS};"
+            );
+        }
+        let _ = writeln!(t, "  small &= bytes <= {NARROW_LIMIT}ULL;");
+        first += d.shape.len();
+    }
     for (i, slot) in slots.iter().enumerate() {
         let _ = writeln!(t, "  a.w[{i}] = (unsigned long long)inputs[{slot}];");
     }
     let _ = writeln!(t, "  a.w[{}] = (unsigned long long)out;", l.out_word());
+    let width = plan.dtype.width();
+    let _ = writeln!(t, "  bytes = {width}ULL;");
+    for e in &plan.shape {
+        let _ = writeln!(
+            t,
+            "  if (__builtin_mul_overflow(bytes, (unsigned long long){}, &bytes) || bad) return {BAD_DIMS};",
+            shape.expr(e)?
+        );
+    }
+    let _ = writeln!(t, "  small &= bytes <= {NARROW_LIMIT}ULL;");
+    for (n, nest) in l.nests.iter().enumerate() {
+        // A nest's elements; its integers only where it has some (an empty tensor's dims may
+        // make them overflow, as the JIT's launcher allows).
+        let _ = writeln!(t, "  count = 1;");
+        for e in &nest.extents {
+            let _ = writeln!(
+                t,
+                "  {{ long long x = {}; if (bad) return {BAD_DIMS}; if (x < 0) x = 0;
+    if (__builtin_mul_overflow(count, (unsigned long long)x, &count)) return {BAD_DIMS}; }}",
+                shape.expr(e)?
+            );
+        }
+        let _ = writeln!(t, "  elements = elements + count < elements ? ~0ULL : elements + count;");
+        let _ =
+            writeln!(t, "  count = (count / {}ULL + {}ULL - 1) / {}ULL;", nest.unit, nest.group, nest.group);
+        if !nest.params.is_empty() {
+            let _ = writeln!(t, "  if (count > 0) {{");
+            for &p in &nest.params {
+                let _ = writeln!(
+                    t,
+                    "    {{ long long v = {}; if (bad) return {BAD_DIMS};
+      small &= v >= -{NARROW_LIMIT}LL && v <= {NARROW_LIMIT}LL; a.w[{}] = (unsigned long long)v; }}",
+                    shape.expr(&l.params[p])?,
+                    l.param_word(p)
+                );
+            }
+            let _ = writeln!(t, "  }}");
+        }
+        let _ = writeln!(
+            t,
+            "  if (total + count < total) return {BAD_DIMS};
+  total += count;
+  a.w[{}] = total;",
+            l.end_word(n)
+        );
+    }
+    let _ = writeln!(t, "  small &= elements < {NARROW_ELEMENTS}ULL && total < {NARROW_ELEMENTS}ULL;");
     let _ = writeln!(
         t,
         "  e = cudaGetSymbolAddress(&err, {name}_err);\n  if (e != cudaSuccess) return (int)e;
@@ -111,15 +163,22 @@ SLC_EXTERN int {name}_launch(const void* const* inputs, void* out, const long lo
   a.w[{}] = (unsigned long long)err;",
         l.err_word()
     );
-    for (n, end) in ends.iter().enumerate() {
-        let _ = writeln!(t, "  a.w[{}] = {end}ULL;", l.end_word(n));
-    }
-    if total > 0 {
-        let _ = writeln!(t, "  SLC_LAUNCH({}, {grid}u, {BLOCK}u, stream, a);", source.entry(l.wide));
-    }
+    // The launcher's choice of kernel is the JIT runtime's (`launch::bind`).
+    let launch = |wide: bool| format!("SLC_LAUNCH({}, grid, {BLOCK}u, stream, a)", source.entry(wide));
+    let choose = match (l.narrow, l.wide) {
+        (true, true) => format!("if (small) {}; else {};", launch(false), launch(true)),
+        (true, false) => format!("{};", launch(false)),
+        (false, _) => format!("{};", launch(true)),
+    };
     let _ = write!(
         t,
-        "  return (int)cudaGetLastError();
+        "  if (total > 0) {{
+    unsigned int grid = (unsigned int)(total / {BLOCK}ULL + (total % {BLOCK}ULL != 0));
+    if (grid > {MAX_GRID}u) grid = {MAX_GRID}u;
+    {choose}
+  }}
+  (void)small;
+  return (int)cudaGetLastError();
 }}
 SLC_EXTERN int {name}_status(cudaStream_t stream, int* check, unsigned long long* element) {{
   unsigned long long words[{err_words}];
@@ -169,8 +228,12 @@ pub fn header(plan: &VerifiedGenericPlan, source: &CudaSource, declared: &[Input
 #ifdef __cplusplus
 extern \"C\" {{
 #endif
-/* Launches on `stream`, asynchronously: 0, -1 for dims other than the compiled ones, or a
- * cudaError_t. */
+/* The output's dims for the inputs' `dims` (concatenated, in input order): 0, or -1 for dims
+ * the kernel does not take (a constant dim differs, two axes of one name differ, a requirement
+ * of the program fails, a size overflows). */
+int {name}_output_dims(const long long* dims, long long* out_dims);
+/* Launches on `stream`, asynchronously: 0, -1 for dims the kernel does not take (as
+ * {name}_output_dims), or a cudaError_t. */
 int {name}_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream);
 /* Waits for `stream`: 0 fine; 1 an index value out of range (plan check `*check`, its element
  * `*element` in C order); 2 clamp or wrap on an empty axis; 3 a gather out of range; or minus a

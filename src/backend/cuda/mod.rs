@@ -8,6 +8,7 @@
 //! ([`buffers`]). docs/cuda.md says what is supported.
 
 pub mod aot;
+pub mod aot_shape;
 pub mod buffers;
 pub mod codegen;
 pub mod device;

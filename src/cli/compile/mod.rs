@@ -72,12 +72,6 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
             );
             return Err(Failure::Usage);
         }
-        if args.target == TargetArg::Cuda {
-            eprintln!(
-                "error: --target cuda needs concrete shapes for now (its launcher has no shape function yet): `{name}` is {ty}"
-            );
-            return Err(Failure::Usage);
-        }
         return run_generic(&args);
     }
     let (declared, values) = args.types.resolve("compile")?;
@@ -87,10 +81,7 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
     let declared: Vec<InputDecl<SymExpr>> =
         declared.iter().map(|(name, ty)| InputDecl::dense(name, ty.dtype, ty.generic().shape)).collect();
     if compiled.plan.store.is_some() && args.target == TargetArg::Cuda {
-        // The CUDA back end has no update kernels (docs/semantics.md, Stores).
-        let refusal =
-            crate::backend::RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" };
-        return Err(report(&refusal.into(), &args.expr));
+        return Err(store_on_cuda(&args));
     }
     match args.target {
         TargetArg::Cpu => cpu::run(&args, &declared, &compiled.plan.lift()),
@@ -99,7 +90,14 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
     }
 }
 
-/// `--target cpu` with symbolic dims: one object for every shape.
+/// The CUDA back end has no update kernels (docs/semantics.md, Stores).
+fn store_on_cuda(args: &CompileArgs) -> Failure {
+    let refusal =
+        crate::backend::RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" };
+    report(&refusal.into(), &args.expr)
+}
+
+/// `--target cpu` or `cuda` with symbolic dims: one object (one source) for every shape.
 fn run_generic(args: &CompileArgs) -> Result<(), Failure> {
     let declared = args.types.resolve_generic()?;
     let types: SymInputTypes = declared.iter().cloned().collect();
@@ -108,5 +106,9 @@ fn run_generic(args: &CompileArgs) -> Result<(), Failure> {
     let plan = crate::plan::verify_generic(compiled.plan).map_err(|e| report(&e.into(), &args.expr))?;
     let declared: Vec<InputDecl<SymExpr>> =
         declared.into_iter().map(|(name, ty)| InputDecl::dense(name, ty.dtype, ty.shape)).collect();
-    cpu::run(args, &declared, &plan)
+    match args.target {
+        TargetArg::Cuda if plan.store.is_some() => Err(store_on_cuda(args)),
+        TargetArg::Cuda => cuda::run(args, &declared, &plan),
+        _ => cpu::run(args, &declared, &plan),
+    }
 }
