@@ -166,7 +166,9 @@ fn build<T, E: std::fmt::Display>(
     define: impl FnOnce(&mut JITModule) -> Result<T, E>,
 ) -> Result<(Code, T), JitError> {
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
-    let mut module = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
+    let mut builder = JITBuilder::with_isa(host_isa()?, default_libcall_names());
+    builder.symbol(crate::backend::loopnest::PREFETCH_FOR_WRITE, prefetch_for_write as *const u8);
+    let mut module = JITModule::new(builder);
     let defined = define(&mut module).map_err(|e| codegen(&e));
     match defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e))) {
         Ok(d) => Ok((Code(Some(module)), d)),
@@ -182,6 +184,24 @@ impl Code {
     fn function(&self, id: cranelift_module::FuncId) -> *const u8 {
         self.0.as_ref().expect("code is owned until dropped").get_finalized_function(id)
     }
+}
+
+/// [`loopnest::PREFETCH_FOR_WRITE`](crate::backend::loopnest::PREFETCH_FOR_WRITE): asks for
+/// every cache line of `bytes` bytes from `row` to be fetched for writing. A prefetch neither
+/// faults nor holds up the instructions after it, where a load that misses would.
+extern "C" fn prefetch_for_write(row: *const u8, bytes: i64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_ET0, _mm_prefetch};
+        let last = bytes.max(1) - 1;
+        let offsets = (0..bytes).step_by(64).chain((last % 64 != 0).then_some(last));
+        for offset in offsets {
+            // SAFETY: a prefetch has no effect but on caches, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_ET0>(row.wrapping_offset(offset as isize).cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (row, bytes);
 }
 
 /// The input order of a caller that passes inputs as the plan declares them.

@@ -15,7 +15,8 @@ pub struct PlanArgs {
     pub types: TypeArgs,
     /// Print the loop nest after each scheduling pass that changes it (`all`), or after one
     /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy, block-rows, index-table,
-    /// reversed-tiles, strided-copy, shuffle-vectors, guarded-gather).
+    /// reversed-tiles, strided-copy, shuffle-vectors, guarded-gather, write-ahead, read-ahead,
+    /// version-budget).
     #[arg(long, value_name = "PASS|all")]
     pub dump_after: Option<String>,
     /// Also print the JIT kernel's Cranelift IR.

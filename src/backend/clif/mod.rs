@@ -35,6 +35,7 @@ mod entry;
 mod gather;
 mod index;
 mod loops;
+mod scatter;
 pub mod shape_fn;
 mod vector;
 
@@ -44,7 +45,8 @@ use super::loopnest::{self, LoopNest, Strategy};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, BlockArg, Function, InstBuilder, MemFlagsData, Signature, Type, Value, types,
+    AbiParam, BlockArg, ExtFuncData, ExternalName, FuncRef, Function, InstBuilder, MemFlagsData, Signature,
+    Type, Value, types,
 };
 use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -125,7 +127,15 @@ pub fn define_kernel<M: Module>(
 ) -> Result<FuncId, CodegenError> {
     let id = module.declare_function(name, linkage, &kernel_signature(module.isa(), nest))?;
     let mut ctx = module.make_context();
-    build_function(module.isa(), &mut ctx.func, nest);
+    let prefetch = match nest.prefetches() {
+        true => {
+            let sig = prefetch_signature(module.isa());
+            let f = module.declare_function(loopnest::PREFETCH_FOR_WRITE, Linkage::Import, &sig)?;
+            Some(module.declare_func_in_func(f, &mut ctx.func))
+        }
+        false => None,
+    };
+    build_function(module.isa(), &mut ctx.func, nest, prefetch);
     verify(&ctx.func, module.isa())?;
     module.define_function(id, &mut ctx)?;
     module.clear_context(&mut ctx);
@@ -142,15 +152,29 @@ fn verify(func: &Function, isa: &dyn TargetIsa) -> Result<(), CodegenError> {
 /// The Cranelift IR [`define_kernel`] compiles for `nest` on `isa` (`slc plan --clif`).
 pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
     let mut func = Function::new();
-    build_function(isa, &mut func, nest);
+    let prefetch = nest.prefetches().then(|| {
+        let signature = func.import_signature(prefetch_signature(isa));
+        let name = ExternalName::testcase(loopnest::PREFETCH_FOR_WRITE);
+        func.import_function(ExtFuncData { name, signature, colocated: false, patchable: false })
+    });
+    build_function(isa, &mut func, nest, prefetch);
     func.display().to_string()
 }
 
-fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest) {
+/// The signature of [`loopnest::PREFETCH_FOR_WRITE`]: `(row, bytes)`, nothing returned.
+fn prefetch_signature(isa: &dyn TargetIsa) -> Signature {
+    let mut sig = Signature::new(isa.default_call_conv());
+    sig.params.extend([AbiParam::new(isa.pointer_type()), AbiParam::new(types::I64)]);
+    sig
+}
+
+fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest, prefetch: Option<FuncRef>) {
     func.signature = kernel_signature(isa, nest);
     let mut fctx = FunctionBuilderContext::new();
     let b = FunctionBuilder::new(func, &mut fctx);
-    Gen::new(b, nest, isa.frontend_config()).emit_function();
+    let mut g = Gen::new(b, nest, isa.frontend_config());
+    g.prefetch = prefetch;
+    g.emit_function();
 }
 
 /// The translator of one loop nest into one function.
@@ -166,6 +190,8 @@ struct Gen<'a, 'n> {
     params: HashMap<SymExpr, Value>,
     fail_index: cranelift_codegen::ir::Block,
     fail_empty: cranelift_codegen::ir::Block,
+    /// [`loopnest::PREFETCH_FOR_WRITE`], imported where the nest calls it.
+    prefetch: Option<FuncRef>,
 }
 
 impl<'a, 'n> Gen<'a, 'n> {
@@ -185,7 +211,7 @@ impl<'a, 'n> Gen<'a, 'n> {
                 params.insert(p.clone(), v);
             }
         }
-        Gen { b, nest, config, ptr, buffers, bases: vec![], params, fail_index, fail_empty }
+        Gen { b, nest, config, ptr, buffers, bases: vec![], params, fail_index, fail_empty, prefetch: None }
     }
 
     fn emit_function(mut self) {
@@ -265,6 +291,9 @@ impl<'a, 'n> Gen<'a, 'n> {
         };
         match strategy {
             Strategy::Serial => self.emit_serial(depth, out, out_off, data, dest, range),
+            Strategy::WriteAhead { row_bytes } => {
+                self.emit_write_ahead(depth, row_bytes, out, out_off, data, dest, range)
+            }
             Strategy::Block(copy) => self.emit_block(depth, copy, out, out_off, &data, range),
             Strategy::Strided(shuffle) => self.emit_strided(depth, shuffle, out, out_off, &data, range),
             Strategy::GuardedGather(ahead) => {

@@ -96,6 +96,12 @@ pub enum Strategy {
     /// tile's element count is symbolic, and each run of tiles dispatches on it: a version of
     /// the loop per tile size up to 8 bytes, else a strided reversed copy per tile.
     ReversedTiles { by_size: bool },
+    /// A serial loop over rows written through a gathered destination (`a[i] = v`, each row a
+    /// block copy inside it): each iteration first asks for the lines of the row after next's
+    /// destination to be fetched for writing ([`PREFETCH_FOR_WRITE`], a prefetch that holds
+    /// nothing up), so that they are on their way while the rows before them are copied: the
+    /// stores of a scattered row otherwise wait for its lines one after another.
+    WriteAhead { row_bytes: i64 },
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -187,6 +193,11 @@ pub struct LoopNest {
     /// passes have run.
     pub params: Vec<SymExpr>,
 }
+
+/// The symbol of the function a [`Strategy::WriteAhead`] kernel calls, `(row, bytes)`: it
+/// prefetches the lines of `bytes` bytes from `row` for writing. The JIT provides it
+/// (`jit::prefetch_for_write`); AOT objects never need it (they compile no stores).
+pub const PREFETCH_FOR_WRITE: &str = "slc_prefetch_for_write";
 
 /// Whether `e` is the constant `c`.
 pub fn is_const(e: &SymExpr, c: i64) -> bool {
@@ -449,6 +460,11 @@ impl LoopNest {
         Some(span.floor_div(&self.extents[last].max2(&SymExpr::constant(1))))
     }
 
+    /// Whether the kernel of this nest calls [`PREFETCH_FOR_WRITE`].
+    pub fn prefetches(&self) -> bool {
+        self.strategies.iter().any(|s| matches!(s, Strategy::WriteAhead { .. }))
+    }
+
     /// Whether the kernel of this nest takes a parameter block: it has symbolic integers.
     pub fn takes_params(&self) -> bool {
         !self.params.is_empty()
@@ -535,6 +551,7 @@ impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Strategy::Serial => write!(f, "serial"),
+            Strategy::WriteAhead { row_bytes } => write!(f, "write-ahead {row_bytes}"),
             Strategy::Block(copy) => write!(f, "block {copy}"),
             Strategy::Strided(None) => write!(f, "strided"),
             Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),

@@ -49,6 +49,7 @@ pub const PASSES: &[Pass] = &[
     Pass { name: "strided-copy", run: strided_copy },
     Pass { name: "shuffle-vectors", run: shuffle_vectors },
     Pass { name: "guarded-gather", run: guarded_gather },
+    Pass { name: "write-ahead", run: write_ahead },
     Pass { name: "read-ahead", run: read_ahead },
     Pass { name: "version-budget", run: version_budget },
 ];
@@ -256,6 +257,31 @@ fn guarded_gather(nest: &mut LoopNest, _: Target) -> bool {
         pending.peek().is_some() && pending.all(|t| t.index.terms.is_empty())
     };
     flat && set(nest, last, Strategy::GuardedGather(None))
+}
+
+/// Rows written through a gathered destination (`a[i] = v` on rows of 1 KiB: each row to a
+/// random place, every line of it fetched before it is written) prefetch the destination two
+/// rows ahead for writing ([`Strategy::WriteAhead`]), where the destination moves along the
+/// row loop only and reads its indices straight from index tensors, and the row, copied as a
+/// block, holds [`TOUCH_MIN_BYTES`] to [`TOUCH_MAX_BYTES`]. (`benches/stores.py` B13, one
+/// thread: 1.55x a memcpy of the rows with it, 1.96x without.)
+fn write_ahead(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(rows) = nest.extents.len().checked_sub(2) else { return false };
+    let row_bytes = nest.extents[rows + 1].as_const().map(|e| e.saturating_mul(nest.width as i64));
+    let Some(row_bytes) = row_bytes.filter(|b| (TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(b)) else {
+        return false;
+    };
+    let scattered = !nest.out_terms.is_empty()
+        && nest.out_terms.iter().all(|t| {
+            t.hoist_level() == rows + 1 && t.index.terms.is_empty() && t.len.as_const().is_some_and(|n| n > 0)
+        });
+    let shape =
+        nest.strategies[rows] == Strategy::Serial && matches!(nest.strategies[rows + 1], Strategy::Block(_));
+    if !(scattered && shape) {
+        return false;
+    }
+    nest.strategies[rows] = Strategy::WriteAhead { row_bytes };
+    true
 }
 
 /// Random reads within a row wait on memory one cache line at a time; so, where the data's
