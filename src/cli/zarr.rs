@@ -1,0 +1,248 @@
+//! Zarr arrays (v2 and v3, local directory stores) as inputs: `-i a=data.zarr`, or
+//! `-i a=data.zarr/path/to/array` for an array inside a group (docs/zarr.md).
+//!
+//! The metadata is read first (dtype and shape, for checking the program); then only the chunks
+//! holding the elements the plan reads ([`super::touched`]) are decoded, in parallel, into a
+//! tensor whose other pages are never written and so cost nothing — the same sparse tensor that
+//! a `.npy` read in parts lands in. Chunks absent from the store read as the fill value.
+
+use slc_runtime::{DType, Tensor};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use zarrs::array::{Array, ArrayBytes, data_type};
+use zarrs::filesystem::FilesystemStore;
+
+/// Chunks decoded at once: enough to keep every core busy, few enough to bound the memory held.
+const BATCH: usize = 256;
+
+/// A Zarr array whose metadata has been read, its data not yet.
+pub struct PendingZarr {
+    array: Array<FilesystemStore>,
+    /// `data.zarr/path` as given, for errors.
+    label: String,
+    dtype: DType,
+    shape: Vec<usize>,
+}
+
+/// Splits `data.zarr/group/array` into the store's directory and the array's path inside it:
+/// the store is the last component named `*.zarr`, or the whole path when none is.
+pub fn split_store_path(path: &Path) -> (PathBuf, String) {
+    let parts: Vec<_> = path.components().collect();
+    let store_end = parts
+        .iter()
+        .rposition(|c| c.as_os_str().to_string_lossy().ends_with(".zarr"))
+        .map_or(parts.len(), |i| i + 1);
+    let store: PathBuf = parts[..store_end].iter().collect();
+    let inner: Vec<String> =
+        parts[store_end..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    (store, format!("/{}", inner.join("/")))
+}
+
+/// Whether `path` names a Zarr array or group: a `*.zarr` component, or a directory holding
+/// Zarr metadata.
+pub fn is_zarr(path: &Path) -> bool {
+    path.components().any(|c| c.as_os_str().to_string_lossy().ends_with(".zarr"))
+        || ["zarr.json", ".zarray"].iter().any(|m| path.join(m).is_file())
+}
+
+/// The slc dtype of a Zarr data type, when slc has one.
+fn dtype_of(zarr: &zarrs::array::DataType) -> Option<DType> {
+    let table = [
+        (data_type::bool(), DType::Bool),
+        (data_type::int8(), DType::I8),
+        (data_type::int16(), DType::I16),
+        (data_type::int32(), DType::I32),
+        (data_type::int64(), DType::I64),
+        (data_type::uint8(), DType::U8),
+        (data_type::uint16(), DType::U16),
+        (data_type::uint32(), DType::U32),
+        (data_type::uint64(), DType::U64),
+        (data_type::float16(), DType::F16),
+        (data_type::bfloat16(), DType::BF16),
+        (data_type::float32(), DType::F32),
+        (data_type::float64(), DType::F64),
+        (data_type::complex64(), DType::C64),
+        (data_type::complex128(), DType::C128),
+    ];
+    table.into_iter().find(|(z, _)| z == zarr).map(|(_, d)| d)
+}
+
+/// The Zarr data type of an slc dtype (every slc dtype has one).
+pub fn data_type_of(dtype: DType) -> zarrs::array::DataType {
+    match dtype {
+        DType::Bool => data_type::bool(),
+        DType::I8 => data_type::int8(),
+        DType::I16 => data_type::int16(),
+        DType::I32 => data_type::int32(),
+        DType::I64 => data_type::int64(),
+        DType::U8 => data_type::uint8(),
+        DType::U16 => data_type::uint16(),
+        DType::U32 => data_type::uint32(),
+        DType::U64 => data_type::uint64(),
+        DType::F16 => data_type::float16(),
+        DType::BF16 => data_type::bfloat16(),
+        DType::F32 => data_type::float32(),
+        DType::F64 => data_type::float64(),
+        DType::C64 => data_type::complex64(),
+        DType::C128 => data_type::complex128(),
+    }
+}
+
+/// Opens the array at `path` and reads its metadata (`zarr.json`, or v2's `.zarray`).
+pub fn open_zarr(path: &Path) -> Result<PendingZarr, String> {
+    let label = path.display().to_string();
+    let (store_dir, inner) = split_store_path(path);
+    if !store_dir.is_dir() {
+        return Err(format!("Zarr store '{}' is not a directory", store_dir.display()));
+    }
+    let store = FilesystemStore::new(&store_dir)
+        .map_err(|e| format!("Zarr store '{}' cannot be opened: {e}", store_dir.display()))?;
+    let array = Array::open(Arc::new(store), &inner)
+        .map_err(|e| format!("Zarr array '{inner}' of store '{}': {e}", store_dir.display()))?;
+    let dtype = dtype_of(array.data_type()).ok_or_else(|| {
+        format!("Zarr array '{label}' holds {}, which slc has no dtype for", array.data_type())
+    })?;
+    let shape = array
+        .shape()
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("Zarr array '{label}' is too large to address")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(PendingZarr { array, label, dtype, shape })
+}
+
+impl PendingZarr {
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The bytes of the whole array, decoded.
+    pub fn data_bytes(&self) -> u64 {
+        self.shape.iter().map(|&d| d as u64).product::<u64>() * self.dtype.width() as u64
+    }
+
+    /// The chunks along each axis that hold the indices of `touched` (per axis, sorted ranges;
+    /// `None`: the whole array).
+    fn chunks(&self, touched: Option<&[Vec<Range<u64>>]>) -> Result<Vec<Vec<u64>>, String> {
+        let rank = self.shape.len();
+        let grid = self.array.chunk_grid_shape().to_vec();
+        let first = vec![0u64; rank];
+        let chunk = self.array.chunk_shape(&first).map_err(|e| self.error(&first, e))?;
+        let chunk: Vec<u64> = chunk.iter().map(|c| c.get()).collect();
+        let regular = (0..rank).all(|d| {
+            let mut last = first.clone();
+            last[d] = grid[d].saturating_sub(1);
+            self.array.chunk_origin(&last).is_ok_and(|o| o[d] == last[d] * chunk[d])
+        });
+        Ok((0..rank)
+            .map(|d| match touched {
+                Some(t) if regular => {
+                    let mut ids: Vec<u64> =
+                        t[d].iter().flat_map(|r| r.start / chunk[d]..(r.end - 1) / chunk[d] + 1).collect();
+                    ids.dedup();
+                    ids
+                }
+                _ => (0..grid[d]).collect(),
+            })
+            .collect())
+    }
+
+    /// How many chunks reading `touched` decodes, of how many the array has.
+    pub fn chunk_counts(&self, touched: Option<&[Vec<Range<u64>>]>) -> Result<(u64, u64), String> {
+        let read = self.chunks(touched)?.iter().map(|ids| ids.len() as u64).product();
+        Ok((read, self.array.chunk_grid_shape().iter().product()))
+    }
+
+    /// Reads the chunks holding `touched` (or all of them) into a tensor of the array's shape;
+    /// its other elements are zero and never read by the plan they were chosen for.
+    pub fn read(&self, touched: Option<&[Vec<Range<u64>>]>) -> Result<Tensor, String> {
+        let mut tensor = Tensor::sparse_zeros(self.dtype, &self.shape)
+            .map_err(|e| format!("Zarr array '{}': {e}", self.label))?;
+        let per_axis = self.chunks(touched)?;
+        let count: u64 = per_axis.iter().map(|ids| ids.len() as u64).product();
+        let mut batch: Vec<Vec<u64>> = Vec::with_capacity(BATCH);
+        let mut at = vec![0usize; per_axis.len()];
+        for _ in 0..count {
+            batch.push(at.iter().zip(&per_axis).map(|(&i, ids)| ids[i]).collect());
+            if batch.len() == BATCH {
+                self.decode_into(&batch, &mut tensor)?;
+                batch.clear();
+            }
+            // The next chunk, the last axis fastest.
+            for d in (0..at.len()).rev() {
+                at[d] += 1;
+                if at[d] < per_axis[d].len() {
+                    break;
+                }
+                at[d] = 0;
+            }
+        }
+        self.decode_into(&batch, &mut tensor)?;
+        Ok(tensor)
+    }
+
+    /// Decodes `chunks` in parallel and copies each into its place in `tensor`.
+    fn decode_into(&self, chunks: &[Vec<u64>], tensor: &mut Tensor) -> Result<(), String> {
+        use rayon::prelude::*;
+        let decoded: Vec<Result<(&Vec<u64>, ArrayBytes<'static>), String>> = chunks
+            .par_iter()
+            .map(|ids| {
+                self.array
+                    .retrieve_chunk::<ArrayBytes<'static>>(ids)
+                    .map(|b| (ids, b))
+                    .map_err(|e| self.error(ids, e))
+            })
+            .collect();
+        for chunk in decoded {
+            let (ids, bytes) = chunk?;
+            let bytes = bytes.into_fixed().map_err(|e| self.error(ids, e))?;
+            self.place(ids, &bytes, tensor)?;
+        }
+        Ok(())
+    }
+
+    /// Copies a decoded chunk (its full shape, edge chunks included) into `tensor`, clipped to
+    /// the array.
+    fn place(&self, ids: &[u64], chunk: &[u8], tensor: &mut Tensor) -> Result<(), String> {
+        let w = self.dtype.width();
+        let full = self.array.chunk_shape_usize(ids).map_err(|e| self.error(ids, e))?;
+        let subset = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
+        let origin: Vec<usize> = subset.start().iter().map(|&s| s as usize).collect();
+        let inside: Vec<usize> = subset.shape().iter().map(|&s| s as usize).collect();
+        if chunk.len() != full.iter().product::<usize>() * w {
+            return Err(self.error(ids, "decoded to the wrong number of bytes"));
+        }
+        let rank = self.shape.len();
+        if rank == 0 {
+            tensor.bytes_mut().copy_from_slice(&chunk[..w]);
+            return Ok(());
+        }
+        if inside.contains(&0) {
+            return Ok(());
+        }
+        let row = inside[rank - 1] * w;
+        let dest = tensor.bytes_mut();
+        let mut at = vec![0usize; rank - 1];
+        loop {
+            let (mut src, mut dst) = (0usize, 0usize);
+            for d in 0..rank {
+                let i = if d + 1 < rank { at[d] } else { 0 };
+                src = src * full[d] + i;
+                dst = dst * self.shape[d] + origin[d] + i;
+            }
+            dest[dst * w..dst * w + row].copy_from_slice(&chunk[src * w..src * w + row]);
+            let Some(d) = (0..rank - 1).rev().find(|&d| at[d] + 1 < inside[d]) else { return Ok(()) };
+            at[d] += 1;
+            at[d + 1..].iter_mut().for_each(|a| *a = 0);
+        }
+    }
+
+    /// An error reading chunk `ids`, naming the store and the chunk's key.
+    fn error(&self, ids: &[u64], e: impl std::fmt::Display) -> String {
+        format!("Zarr array '{}', chunk '{}': {e}", self.label, self.array.chunk_key(ids))
+    }
+}
