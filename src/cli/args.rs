@@ -2,8 +2,8 @@
 //! the checks that bindings do not conflict, and opening the inputs they name.
 
 use super::Failure;
-use super::zarr::{PendingZarr, is_zarr, open_zarr};
 use crate::types::{ShapeDisplay, SymTensorType, TensorType};
+use crate::zarr::{PendingZarr, is_zarr, open_zarr};
 use slc_runtime::{DType, PendingNpy, Tensor, open_npy, open_npy_stream, open_npz};
 use std::path::PathBuf;
 

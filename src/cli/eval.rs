@@ -8,11 +8,11 @@ use super::access;
 use super::args::{InputArg, Opened, check_bindings, input_error, parse_bytes, parse_input};
 use super::eval_cuda::EvalBackend;
 use super::output::{OutputArg, check_output, parse_output, print, write_result};
-use super::touched::touched;
 use super::{Failure, report};
 use crate::Session;
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
+use crate::zarr::touched;
 use slc_runtime::{PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 

@@ -15,9 +15,6 @@ mod plan;
 mod repl;
 mod run;
 mod show;
-mod touched;
-mod zarr;
-mod zarr_write;
 
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;

@@ -56,7 +56,7 @@ pub fn check_output(out: &OutputArg, inputs: &[InputArg]) -> Result<(), Failure>
         }
         OutputArg::Stdout => return Ok(()),
         OutputArg::Zarr(path) => {
-            if let Err(e) = super::zarr_write::check_destination(path) {
+            if let Err(e) = crate::zarr::check_destination(path) {
                 eprintln!("error: cannot write '{}': {e}", path.display());
                 return Err(Failure::Runtime);
             }
@@ -101,7 +101,7 @@ pub fn write_result(out: &OutputArg, result: &Tensor) -> Result<(), Failure> {
         OutputArg::Stdout => write_npy_to(&mut std::io::stdout().lock(), result),
         OutputArg::File(path) => write_npy(path, result),
         OutputArg::Zarr(path) => {
-            return super::zarr_write::write_zarr(path, result).map_err(|e| {
+            return crate::zarr::write_zarr(path, result).map_err(|e| {
                 eprintln!("error: {e}");
                 Failure::Runtime
             });

@@ -5,7 +5,7 @@
 //! into place, so a failure leaves no partial store; an existing Zarr store there is replaced,
 //! any other directory refused.
 
-use super::zarr::data_type_of;
+use super::read::data_type_of;
 use slc_runtime::Tensor;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

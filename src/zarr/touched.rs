@@ -6,7 +6,7 @@
 //! whose stride divides it; when every axis's sum stays inside that axis for every coordinate,
 //! the address's multi-index is exactly those sums (mixed-radix numbers are unique), so the
 //! sets cover every element read. Otherwise the input is read whole. This is the per-axis
-//! counterpart of [`super::access::sparse_parts`]'s byte ranges of a `.npy`.
+//! counterpart of the byte ranges `cli::access::sparse_parts` reads of a `.npy`.
 
 use crate::plan::{Access, BufferId, Indirect, Plan};
 use slc_runtime::Tensor;

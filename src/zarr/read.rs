@@ -2,7 +2,7 @@
 //! `-i a=data.zarr/path/to/array` for an array inside a group (docs/zarr.md).
 //!
 //! The metadata is read first (dtype and shape, for checking the program); then only the chunks
-//! holding the elements the plan reads ([`super::touched`]) are decoded, in parallel, into a
+//! holding the elements the plan reads ([`super::touched()`]) are decoded, in parallel, into a
 //! tensor whose other pages are never written and so cost nothing — the same sparse tensor that
 //! a `.npy` read in parts lands in. Chunks absent from the store read as the fill value.
 
