@@ -352,3 +352,22 @@ fn results_written_as_zarr_read_back() {
     assert!(stderr(&o).contains("not a Zarr store"), "{}", stderr(&o));
     assert!(other.join("keep.txt").exists());
 }
+
+#[test]
+fn show_counts_the_chunks_a_selection_reads() {
+    let dir = scratch("zarr", "show");
+    let (_, meta_name, meta) = &variants()[0];
+    let store = dir.join("s.zarr");
+    store_array(&store, "/", meta_name, meta.clone(), &data());
+    for (expr, says) in
+        [("a[8:16:3, 10:15]", "reads 1 of its 25 chunks"), ("a[::-1]", "reads 25 of its 25 chunks")]
+    {
+        let o = slc(&["show", expr, "-i", &format!("a={}", s(&store))]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            command::stdout(&o).contains(&format!("Zarr input `a` {says}.")),
+            "{expr}: {}",
+            command::stdout(&o)
+        );
+    }
+}
