@@ -13,8 +13,10 @@ use std::sync::Arc;
 use zarrs::array::{Array, ArrayBytes, data_type};
 use zarrs::filesystem::FilesystemStore;
 
-/// Chunks decoded at once: enough to keep every core busy, few enough to bound the memory held.
+/// Chunk indices listed at once: enough to keep every core busy.
 const BATCH: usize = 256;
+/// Chunks larger than this, decoded, are refused: each thread holds one while it decodes it.
+const MAX_CHUNK_BYTES: u64 = 1 << 32;
 
 /// A Zarr array whose metadata has been read, its data not yet.
 pub struct PendingZarr {
@@ -133,6 +135,13 @@ impl PendingZarr {
         let first = vec![0u64; rank];
         let chunk = self.array.chunk_shape(&first).map_err(|e| self.error(&first, e))?;
         let chunk: Vec<u64> = chunk.iter().map(|c| c.get()).collect();
+        let bytes = chunk.iter().try_fold(self.dtype.width() as u64, |n, &c| n.checked_mul(c));
+        if bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
+            return Err(format!(
+                "Zarr array '{}' has chunks of shape {chunk:?}, larger than slc decodes ({MAX_CHUNK_BYTES} bytes)",
+                self.label
+            ));
+        }
         let regular = (0..rank).all(|d| {
             let mut last = first.clone();
             last[d] = grid[d].saturating_sub(1);
@@ -185,29 +194,21 @@ impl PendingZarr {
         Ok(tensor)
     }
 
-    /// Decodes `chunks` in parallel and copies each into its place in `tensor`.
+    /// Decodes `chunks` in parallel, each copied into its place in `tensor` by the thread that
+    /// decoded it (so at most one decoded chunk per thread is held at a time).
     fn decode_into(&self, chunks: &[Vec<u64>], tensor: &mut Tensor) -> Result<(), String> {
         use rayon::prelude::*;
-        let decoded: Vec<Result<(&Vec<u64>, ArrayBytes<'static>), String>> = chunks
-            .par_iter()
-            .map(|ids| {
-                self.array
-                    .retrieve_chunk::<ArrayBytes<'static>>(ids)
-                    .map(|b| (ids, b))
-                    .map_err(|e| self.error(ids, e))
-            })
-            .collect();
-        for chunk in decoded {
-            let (ids, bytes) = chunk?;
+        let dest = Dest { ptr: tensor.as_mut_ptr(), len: tensor.nbytes() };
+        chunks.par_iter().try_for_each(|ids| {
+            let bytes = self.array.retrieve_chunk::<ArrayBytes<'static>>(ids).map_err(|e| self.error(ids, e))?;
             let bytes = bytes.into_fixed().map_err(|e| self.error(ids, e))?;
-            self.place(ids, &bytes, tensor)?;
-        }
-        Ok(())
+            self.place(ids, &bytes, &dest)
+        })
     }
 
-    /// Copies a decoded chunk (its full shape, edge chunks included) into `tensor`, clipped to
+    /// Copies a decoded chunk (its full shape, edge chunks included) into `dest`, clipped to
     /// the array.
-    fn place(&self, ids: &[u64], chunk: &[u8], tensor: &mut Tensor) -> Result<(), String> {
+    fn place(&self, ids: &[u64], chunk: &[u8], dest: &Dest) -> Result<(), String> {
         let w = self.dtype.width();
         let full = self.array.chunk_shape_usize(ids).map_err(|e| self.error(ids, e))?;
         let subset = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
@@ -217,16 +218,11 @@ impl PendingZarr {
             return Err(self.error(ids, "decoded to the wrong number of bytes"));
         }
         let rank = self.shape.len();
-        if rank == 0 {
-            tensor.bytes_mut().copy_from_slice(&chunk[..w]);
-            return Ok(());
-        }
         if inside.contains(&0) {
             return Ok(());
         }
-        let row = inside[rank - 1] * w;
-        let dest = tensor.bytes_mut();
-        let mut at = vec![0usize; rank - 1];
+        let row = inside.last().map_or(1, |&n| n) * w;
+        let mut at = vec![0usize; rank.saturating_sub(1)];
         loop {
             let (mut src, mut dst) = (0usize, 0usize);
             for d in 0..rank {
@@ -234,8 +230,8 @@ impl PendingZarr {
                 src = src * full[d] + i;
                 dst = dst * self.shape[d] + origin[d] + i;
             }
-            dest[dst * w..dst * w + row].copy_from_slice(&chunk[src * w..src * w + row]);
-            let Some(d) = (0..rank - 1).rev().find(|&d| at[d] + 1 < inside[d]) else { return Ok(()) };
+            dest.write(dst * w, &chunk[src * w..src * w + row]);
+            let Some(d) = (0..at.len()).rev().find(|&d| at[d] + 1 < inside[d]) else { return Ok(()) };
             at[d] += 1;
             at[d + 1..].iter_mut().for_each(|a| *a = 0);
         }
@@ -244,5 +240,24 @@ impl PendingZarr {
     /// An error reading chunk `ids`, naming the store and the chunk's key.
     fn error(&self, ids: &[u64], e: impl std::fmt::Display) -> String {
         format!("Zarr array '{}', chunk '{}': {e}", self.label, self.array.chunk_key(ids))
+    }
+}
+
+/// The bytes of the tensor being filled, written by several threads at once: each writes the
+/// region of its own chunk, and chunks do not overlap.
+struct Dest {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: writes go through `write`, into disjoint regions (distinct chunks), while the tensor
+// is borrowed mutably by `decode_into` and nothing else reads it.
+unsafe impl Sync for Dest {}
+
+impl Dest {
+    fn write(&self, at: usize, bytes: &[u8]) {
+        assert!(at.checked_add(bytes.len()).is_some_and(|end| end <= self.len), "a chunk lies inside its array");
+        // SAFETY: in bounds (checked above); no other thread writes these bytes (see `Sync`).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len()) }
     }
 }
