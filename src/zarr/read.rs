@@ -110,6 +110,9 @@ pub fn open_zarr(path: &Path) -> Result<PendingZarr, String> {
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| format!("Zarr array '{label}' is too large to address")))
         .collect::<Result<Vec<_>, _>>()?;
+    if Tensor::byte_size(dtype, &shape).is_none() {
+        return Err(format!("Zarr array '{label}' of shape {shape:?} is too large to address"));
+    }
     Ok(PendingZarr { array, label, dtype, shape })
 }
 
@@ -124,7 +127,16 @@ impl PendingZarr {
 
     /// The bytes of the whole array, decoded.
     pub fn data_bytes(&self) -> u64 {
-        self.shape.iter().map(|&d| d as u64).product::<u64>() * self.dtype.width() as u64
+        // Checked when the array was opened.
+        Tensor::byte_size(self.dtype, &self.shape).unwrap_or(usize::MAX) as u64
+    }
+
+    /// The bytes of one chunk, decoded (the first; a regular grid's are all alike), if it
+    /// counts in a `u64`.
+    pub fn chunk_bytes(&self) -> Option<u64> {
+        let first = vec![0u64; self.shape.len()];
+        let chunk = self.array.chunk_shape(&first).ok()?;
+        chunk.iter().try_fold(self.dtype.width() as u64, |n, c| n.checked_mul(c.get()))
     }
 
     /// The chunks along each axis that hold the indices of `touched` (per axis, sorted ranges;
@@ -135,8 +147,7 @@ impl PendingZarr {
         let first = vec![0u64; rank];
         let chunk = self.array.chunk_shape(&first).map_err(|e| self.error(&first, e))?;
         let chunk: Vec<u64> = chunk.iter().map(|c| c.get()).collect();
-        let bytes = chunk.iter().try_fold(self.dtype.width() as u64, |n, &c| n.checked_mul(c));
-        if bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
+        if self.chunk_bytes().is_none_or(|b| b > MAX_CHUNK_BYTES) {
             return Err(format!(
                 "Zarr array '{}' has chunks of shape {chunk:?}, larger than slc decodes ({MAX_CHUNK_BYTES} bytes)",
                 self.label
@@ -162,8 +173,8 @@ impl PendingZarr {
 
     /// How many chunks reading `touched` decodes, of how many the array has.
     pub fn chunk_counts(&self, touched: Option<&[Vec<Range<u64>>]>) -> Result<(u64, u64), String> {
-        let read = self.chunks(touched)?.iter().map(|ids| ids.len() as u64).product();
-        Ok((read, self.array.chunk_grid_shape().iter().product()))
+        let read = count(self.chunks(touched)?.iter().map(|ids| ids.len() as u64));
+        Ok((read, count(self.array.chunk_grid_shape().iter().copied())))
     }
 
     /// Reads the chunks holding `touched` (or all of them) into a tensor of the array's shape;
@@ -172,7 +183,7 @@ impl PendingZarr {
         let mut tensor = Tensor::sparse_zeros(self.dtype, &self.shape)
             .map_err(|e| format!("Zarr array '{}': {e}", self.label))?;
         let per_axis = self.chunks(touched)?;
-        let count: u64 = per_axis.iter().map(|ids| ids.len() as u64).product();
+        let count = count(per_axis.iter().map(|ids| ids.len() as u64));
         let mut batch: Vec<Vec<u64>> = Vec::with_capacity(BATCH);
         let mut at = vec![0usize; per_axis.len()];
         for _ in 0..count {
@@ -200,7 +211,8 @@ impl PendingZarr {
         use rayon::prelude::*;
         let dest = Dest { ptr: tensor.as_mut_ptr(), len: tensor.nbytes() };
         chunks.par_iter().try_for_each(|ids| {
-            let bytes = self.array.retrieve_chunk::<ArrayBytes<'static>>(ids).map_err(|e| self.error(ids, e))?;
+            let bytes =
+                self.array.retrieve_chunk::<ArrayBytes<'static>>(ids).map_err(|e| self.error(ids, e))?;
             let bytes = bytes.into_fixed().map_err(|e| self.error(ids, e))?;
             self.place(ids, &bytes, &dest)
         })
@@ -214,7 +226,7 @@ impl PendingZarr {
         let subset = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
         let origin: Vec<usize> = subset.start().iter().map(|&s| s as usize).collect();
         let inside: Vec<usize> = subset.shape().iter().map(|&s| s as usize).collect();
-        if chunk.len() != full.iter().product::<usize>() * w {
+        if Some(chunk.len()) != Tensor::byte_size(self.dtype, &full) {
             return Err(self.error(ids, "decoded to the wrong number of bytes"));
         }
         let rank = self.shape.len();
@@ -243,6 +255,12 @@ impl PendingZarr {
     }
 }
 
+/// The product of chunk counts: 0 if any is (an empty axis), else saturating.
+fn count(counts: impl Iterator<Item = u64>) -> u64 {
+    let counts: Vec<u64> = counts.collect();
+    if counts.contains(&0) { 0 } else { counts.into_iter().fold(1, u64::saturating_mul) }
+}
+
 /// The bytes of the tensor being filled, written by several threads at once: each writes the
 /// region of its own chunk, and chunks do not overlap.
 struct Dest {
@@ -256,7 +274,10 @@ unsafe impl Sync for Dest {}
 
 impl Dest {
     fn write(&self, at: usize, bytes: &[u8]) {
-        assert!(at.checked_add(bytes.len()).is_some_and(|end| end <= self.len), "a chunk lies inside its array");
+        assert!(
+            at.checked_add(bytes.len()).is_some_and(|end| end <= self.len),
+            "a chunk lies inside its array"
+        );
         // SAFETY: in bounds (checked above); no other thread writes these bytes (see `Sync`).
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len()) }
     }
