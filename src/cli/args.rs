@@ -23,7 +23,8 @@ pub enum InputSource {
 /// An input whose header (dtype, shape) has been read, its data not yet.
 pub enum Opened {
     Npy(PendingNpy),
-    Zarr(PendingZarr),
+    // Boxed: the array's metadata and codec chain are large, and inputs are few.
+    Zarr(Box<PendingZarr>),
 }
 
 impl Opened {
@@ -77,10 +78,14 @@ impl InputArg {
     pub fn open(&self) -> Result<Opened, Failure> {
         let opened = match &self.source {
             InputSource::Zarr(path) => {
-                return open_zarr(path).map(Opened::Zarr).map_err(|e| input_error(&self.name, e));
+                return open_zarr(path)
+                    .map(|z| Opened::Zarr(Box::new(z)))
+                    .map_err(|e| input_error(&self.name, e));
             }
             InputSource::File(path) if path.is_dir() && is_zarr(path) => {
-                return open_zarr(path).map(Opened::Zarr).map_err(|e| input_error(&self.name, e));
+                return open_zarr(path)
+                    .map(|z| Opened::Zarr(Box::new(z)))
+                    .map_err(|e| input_error(&self.name, e));
             }
             InputSource::Stdin => {
                 if std::io::IsTerminal::is_terminal(&std::io::stdin()) {

@@ -127,14 +127,14 @@ fn access_sets(plan: &Plan, access: &Access, shape: &[i64], dims: &[i64], known:
         let b = rest / strides[d];
         rest -= b * strides[d];
         let set = match &shares[d][..] {
-            [] => vec![b..b + 1],
+            [] => std::iter::once(b..b + 1).collect(),
             [one] if one.count() <= MAX_POINTS => merge_points(one.offsets().into_iter().map(|o| b + o)),
             many => {
                 let (lo, hi) = many.iter().fold((b, b), |(lo, hi), s| {
                     let (l, h) = s.reach();
                     (lo + l, hi + h)
                 });
-                vec![lo..hi + 1]
+                std::iter::once(lo..hi + 1).collect()
             }
         };
         // A sum outside its axis carries into the next: the sets would not describe the reads.
