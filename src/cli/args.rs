@@ -146,7 +146,10 @@ pub fn parse_input(s: &str) -> Result<InputArg, String> {
         Some((path, key)) if path.ends_with(".npz") && !key.is_empty() => {
             InputSource::NpzMember(PathBuf::from(path), key.to_string())
         }
-        _ if is_zarr(std::path::Path::new(spec)) => InputSource::Zarr(PathBuf::from(spec)),
+        // A regular file is a .npy/.npz wherever it lies (even inside a directory named *.zarr).
+        _ if !std::path::Path::new(spec).is_file() && is_zarr(std::path::Path::new(spec)) => {
+            InputSource::Zarr(PathBuf::from(spec))
+        }
         _ => InputSource::File(PathBuf::from(spec)),
     };
     Ok(InputArg { name, source })
@@ -267,5 +270,9 @@ mod tests {
             assert!(parse_input(reserved).is_err(), "{reserved}");
         }
         assert!(parse_shape("slice=f32[2]").is_err());
+        let zarr = |s| parse_input(s).unwrap().source;
+        assert_eq!(zarr("a=d.zarr/g/x"), InputSource::Zarr(PathBuf::from("d.zarr/g/x")));
+        assert_eq!(parse_input("d.zarr/g/x").unwrap().name, "x");
+        assert_eq!(zarr("d.zarr"), InputSource::Zarr(PathBuf::from("d.zarr")));
     }
 }
