@@ -6,9 +6,10 @@
 //! tensor whose other pages are never written and so cost nothing — the same sparse tensor that
 //! a `.npy` read in parts lands in. Chunks absent from the store read as the fill value.
 
+use super::path::split_store_path;
 use slc_runtime::{DType, Tensor};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use zarrs::array::{Array, ArrayBytes, data_type};
 use zarrs::filesystem::FilesystemStore;
@@ -25,27 +26,6 @@ pub struct PendingZarr {
     label: String,
     dtype: DType,
     shape: Vec<usize>,
-}
-
-/// Splits `data.zarr/group/array` into the store's directory and the array's path inside it:
-/// the store is the last component named `*.zarr`, or the whole path when none is.
-pub fn split_store_path(path: &Path) -> (PathBuf, String) {
-    let parts: Vec<_> = path.components().collect();
-    let store_end = parts
-        .iter()
-        .rposition(|c| c.as_os_str().to_string_lossy().ends_with(".zarr"))
-        .map_or(parts.len(), |i| i + 1);
-    let store: PathBuf = parts[..store_end].iter().collect();
-    let inner: Vec<String> =
-        parts[store_end..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    (store, format!("/{}", inner.join("/")))
-}
-
-/// Whether `path` names a Zarr array or group: a `*.zarr` component, or a directory holding
-/// Zarr metadata.
-pub fn is_zarr(path: &Path) -> bool {
-    path.components().any(|c| c.as_os_str().to_string_lossy().ends_with(".zarr"))
-        || ["zarr.json", ".zarray"].iter().any(|m| path.join(m).is_file())
 }
 
 /// The slc dtype of a Zarr data type, when slc has one.

@@ -5,6 +5,7 @@
 //! into place, so a failure leaves no partial store; an existing Zarr store there is replaced,
 //! any other directory refused.
 
+use super::path::holds_zarr;
 use super::read::data_type_of;
 use slc_runtime::Tensor;
 use std::path::{Path, PathBuf};
@@ -35,11 +36,6 @@ pub fn chunk_shape(shape: &[usize], width: usize) -> Vec<u64> {
         }
     }
     chunk
-}
-
-/// Whether `path` already holds a Zarr array or group.
-fn holds_zarr(path: &Path) -> bool {
-    ["zarr.json", ".zarray", ".zgroup"].iter().any(|m| path.join(m).is_file())
 }
 
 /// Checks, before anything is computed, that `path` can receive a store.
