@@ -104,4 +104,8 @@ def eval(expr, /, **inputs):
     return _eval(expr, **inputs)
 
 
-eval.__doc__ = _eval.__doc__
+eval.__doc__ = (_eval.__doc__ or "") + (
+    "\n\nAn input may also be a Zarr array in a local directory store, by path (``a=\"data.zarr\"``,"
+    " ``\"data.zarr/group/array\"``) or as a ``zarr.Array``: only the chunks the program reads are"
+    " decoded (docs/zarr.md)."
+)
