@@ -28,9 +28,9 @@ pub struct PendingZarr {
     shape: Vec<usize>,
 }
 
-/// The slc dtype of a Zarr data type, when slc has one.
-fn dtype_of(zarr: &zarrs::array::DataType) -> Option<DType> {
-    let table = [
+/// Each slc dtype and the Zarr data type that holds it.
+fn data_types() -> [(zarrs::array::DataType, DType); DType::ALL.len()] {
+    [
         (data_type::bool(), DType::Bool),
         (data_type::int8(), DType::I8),
         (data_type::int16(), DType::I16),
@@ -46,29 +46,18 @@ fn dtype_of(zarr: &zarrs::array::DataType) -> Option<DType> {
         (data_type::float64(), DType::F64),
         (data_type::complex64(), DType::C64),
         (data_type::complex128(), DType::C128),
-    ];
-    table.into_iter().find(|(z, _)| z == zarr).map(|(_, d)| d)
+    ]
+}
+
+/// The slc dtype of a Zarr data type, when slc has one.
+fn dtype_of(zarr: &zarrs::array::DataType) -> Option<DType> {
+    data_types().into_iter().find(|(z, _)| z == zarr).map(|(_, d)| d)
 }
 
 /// The Zarr data type of an slc dtype (every slc dtype has one).
 pub fn data_type_of(dtype: DType) -> zarrs::array::DataType {
-    match dtype {
-        DType::Bool => data_type::bool(),
-        DType::I8 => data_type::int8(),
-        DType::I16 => data_type::int16(),
-        DType::I32 => data_type::int32(),
-        DType::I64 => data_type::int64(),
-        DType::U8 => data_type::uint8(),
-        DType::U16 => data_type::uint16(),
-        DType::U32 => data_type::uint32(),
-        DType::U64 => data_type::uint64(),
-        DType::F16 => data_type::float16(),
-        DType::BF16 => data_type::bfloat16(),
-        DType::F32 => data_type::float32(),
-        DType::F64 => data_type::float64(),
-        DType::C64 => data_type::complex64(),
-        DType::C128 => data_type::complex128(),
-    }
+    let found = data_types().into_iter().find(|&(_, d)| d == dtype);
+    found.expect("the table holds every dtype").0
 }
 
 /// Opens the array at `path` and reads its metadata (`zarr.json`, or v2's `.zarray`).
@@ -260,5 +249,17 @@ impl Dest {
         );
         // SAFETY: in bounds (checked above); no other thread writes these bytes (see `Sync`).
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_has_a_zarr_data_type_and_back() {
+        for dtype in DType::ALL {
+            assert_eq!(dtype_of(&data_type_of(dtype)), Some(dtype), "{dtype}");
+        }
     }
 }
