@@ -106,7 +106,9 @@ impl Draw for Bytes<'_> {
 }
 
 mod store;
+mod zarr_metadata;
 pub use store::store_program;
+pub use zarr_metadata::zarr_metadata;
 
 // ---------------------------------------------------------------------------------------------
 // The random program generator

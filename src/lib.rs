@@ -29,6 +29,7 @@ pub mod source;
 pub mod syntax;
 pub mod target;
 pub mod types;
+pub mod zarr;
 
 pub use embed::{Kernel, TensorView};
 pub use error::Error;

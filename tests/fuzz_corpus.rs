@@ -42,6 +42,11 @@ fn npy() {
 }
 
 #[test]
+fn zarr_metadata() {
+    replay("zarr_metadata", slc::fuzz::zarr_metadata);
+}
+
+#[test]
 fn differential() {
     replay("differential", slc::fuzz::differential);
 }

@@ -34,7 +34,7 @@ const STAGES: &[(&str, &[&str], &[&str])] = &[
         &["repl", "fuzz"],
         &[
             "types", "source", "limits", "diag", "syntax", "sema", "plan", "backend", "pipeline", "error",
-            "exec", "embed", "session", "measure", "target", "show",
+            "exec", "embed", "session", "measure", "target", "show", "zarr",
         ],
     ),
     (
@@ -42,13 +42,14 @@ const STAGES: &[(&str, &[&str], &[&str])] = &[
         &["cli"],
         &[
             "types", "source", "limits", "diag", "syntax", "sema", "plan", "backend", "pipeline", "error",
-            "exec", "embed", "session", "measure", "target", "show", "repl",
+            "exec", "embed", "session", "measure", "target", "show", "zarr", "repl",
         ],
     ),
 ];
 
 const VOCABULARY: &[&str] = &["types", "source", "limits"];
-const UPPER: &[&str] = &["pipeline", "error", "exec", "embed", "session", "measure", "target", "show"];
+const UPPER: &[&str] =
+    &["pipeline", "error", "exec", "embed", "session", "measure", "target", "show", "zarr"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

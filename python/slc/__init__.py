@@ -47,7 +47,10 @@ from ._errors import (
     RunError,
     ShapeError,
 )
-from ._slc import DeviceArray, Kernel, cache_size, clear_cache, compile, eval
+import os as _os
+
+from ._slc import DeviceArray, Kernel, _read_zarr, cache_size, clear_cache, compile
+from ._slc import eval as _eval
 
 __version__ = "0.1.0"
 
@@ -66,3 +69,43 @@ __all__ = [
     "DmlError",
     "InternalError",
 ]
+
+
+def _zarr_path(value):
+    """The store path of a Zarr input (a path to a ``*.zarr`` directory or to a directory with
+    Zarr metadata, or a ``zarr.Array`` of a local store), or None for any other input."""
+    if isinstance(value, (str, _os.PathLike)):
+        path = _os.fspath(value)
+        if path.rstrip("/").endswith(".zarr") or ".zarr/" in path or any(
+            _os.path.isfile(_os.path.join(path, m)) for m in ("zarr.json", ".zarray")
+        ):
+            return path
+        raise TypeError(f"{path!r} is not a Zarr store (a directory named *.zarr, or holding zarr.json or .zarray)")
+    if type(value).__module__.startswith("zarr") and type(value).__name__ == "Array":
+        root = getattr(getattr(value, "store", None), "root", None)
+        if root is None:
+            raise TypeError("slc reads zarr.Array inputs of local directory stores only (zarr.storage.LocalStore)")
+        return _os.path.join(_os.fspath(root), value.path)
+    return None
+
+
+def eval(expr, /, **inputs):
+    """Evaluates the slice program ``expr`` over the named inputs (see ``_slc.eval``); an input
+    may also be a Zarr store, by path or as a ``zarr.Array`` of a local store, of which only the
+    chunks the program reads are decoded."""
+    stores = {}
+    for name, value in inputs.items():
+        path = _zarr_path(value)
+        if path is not None:
+            stores[name] = path
+    if stores:
+        others = {k: v for k, v in inputs.items() if k not in stores}
+        inputs = {**others, **_read_zarr(expr, stores, others)}
+    return _eval(expr, **inputs)
+
+
+eval.__doc__ = (_eval.__doc__ or "") + (
+    "\n\nAn input may also be a Zarr array in a local directory store, by path (``a=\"data.zarr\"``,"
+    " ``\"data.zarr/group/array\"``) or as a ``zarr.Array``: only the chunks the program reads are"
+    " decoded (docs/zarr.md)."
+)

@@ -13,6 +13,7 @@ The language in brief (a program is one expression, or `let` statements then one
 """
 
 import builtins
+import os
 from typing import Any, Mapping, Sequence, SupportsIndex, Tuple, Union
 
 import numpy as np
@@ -23,13 +24,16 @@ __version__: str
 #: Anything NumPy reads as an array without copying: ndarray, memoryview, array.array, an
 #: object with __array_interface__ (a list works too, copied); or an int for an integer scalar.
 ArrayInput = Union[npt.ArrayLike, int]
+#: A Zarr store: a path to a local directory store (`data.zarr`, `data.zarr/group/array`) or a
+#: `zarr.Array` of one (docs/zarr.md); only the chunks a program reads are decoded.
+ZarrInput = Union[str, "os.PathLike[str]", Any]
 #: A dim of a declared shape: a size, a name (`"N"`, the same size wherever it appears), or
 #: None (a name of its own).
 Dim = Union[SupportsIndex, str, None]
 #: An example array, a (dtype, shape) pair in any NumPy dtype spelling, or an int (int64 scalar).
 TypeSpec = Union[npt.ArrayLike, Tuple[npt.DTypeLike, Union[Dim, Sequence[Dim]]], int]
 
-def eval(expr: str, /, **inputs: ArrayInput) -> np.ndarray | None:
+def eval(expr: str, /, **inputs: Union[ArrayInput, ZarrInput]) -> np.ndarray | None:
     """Evaluate the slice program `expr` over the named inputs into a new array, as NumPy would.
 
     A program ending in an assignment (`slc.eval("a[i] = v", a=x, i=idx, v=y)`, also `+=`, `*=`)

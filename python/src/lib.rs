@@ -7,6 +7,7 @@ mod cuda;
 mod errors;
 mod kernel;
 mod run;
+mod zarr;
 
 use convert::{Held, dtype_from_spec, hold};
 use kernel::{PyKernel, prepare};
@@ -306,6 +307,7 @@ fn _slc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cuda::PyDeviceArray>()?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(eval, m)?)?;
+    m.add_function(wrap_pyfunction!(zarr::_read_zarr, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
     m.add_function(wrap_pyfunction!(cache_size, m)?)?;
     Ok(())

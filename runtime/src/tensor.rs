@@ -65,9 +65,9 @@ impl Tensor {
     }
 
     /// A zero-filled tensor that costs only the pages later written, however large: for the
-    /// parts of an input a plan reads (`PendingNpy::read_parts`). Not checked against the memory
-    /// available.
-    pub(crate) fn sparse_zeros(dtype: DType, shape: &[usize]) -> Result<Tensor, TensorError> {
+    /// parts of an input a plan reads (`PendingNpy::read_parts`, the chunks of a Zarr input). Not
+    /// checked against the memory available.
+    pub fn sparse_zeros(dtype: DType, shape: &[usize]) -> Result<Tensor, TensorError> {
         let too_large = |bytes| TensorError::TooLarge { shape: shape.to_vec(), dtype, bytes };
         let bytes = Tensor::byte_size(dtype, shape).ok_or(too_large(None))?;
         let buf = AlignedBuf::sparse(bytes).ok_or(too_large(Some(bytes)))?;

@@ -3,7 +3,8 @@
 
 use super::Failure;
 use crate::types::{ShapeDisplay, SymTensorType, TensorType};
-use slc_runtime::{NpyError, PendingNpy, open_npy, open_npy_stream, open_npz};
+use crate::zarr::{PendingZarr, is_zarr, open_zarr};
+use slc_runtime::{DType, PendingNpy, Tensor, open_npy, open_npy_stream, open_npz};
 use std::path::PathBuf;
 
 /// Where an input's array comes from.
@@ -15,6 +16,46 @@ pub enum InputSource {
     File(PathBuf),
     /// `FILE.npz:KEY`: one array of a `.npz` archive.
     NpzMember(PathBuf, String),
+    /// `DATA.zarr` or `DATA.zarr/path/in/group`: a Zarr array in a local directory store.
+    Zarr(PathBuf),
+}
+
+/// An input whose header (dtype, shape) has been read, its data not yet.
+pub enum Opened {
+    Npy(PendingNpy),
+    // Boxed: the array's metadata and codec chain are large, and inputs are few.
+    Zarr(Box<PendingZarr>),
+}
+
+impl Opened {
+    pub fn dtype(&self) -> DType {
+        match self {
+            Opened::Npy(npy) => npy.dtype(),
+            Opened::Zarr(zarr) => zarr.dtype(),
+        }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Opened::Npy(npy) => npy.shape(),
+            Opened::Zarr(zarr) => zarr.shape(),
+        }
+    }
+
+    pub fn data_bytes(&self) -> u64 {
+        match self {
+            Opened::Npy(npy) => npy.data_bytes(),
+            Opened::Zarr(zarr) => zarr.data_bytes(),
+        }
+    }
+
+    /// Reads the whole input (input `name`, for errors).
+    pub fn read(self, name: &str) -> Result<Tensor, Failure> {
+        match self {
+            Opened::Npy(npy) => npy.read().map_err(|e| input_error(name, e)),
+            Opened::Zarr(zarr) => zarr.read(None).map_err(|e| input_error(name, e)),
+        }
+    }
 }
 
 /// `NAME=FILE.npy`, or just `FILE.npy` (bound to the file's stem).
@@ -29,13 +70,23 @@ impl InputArg {
     pub fn path(&self) -> Option<&std::path::Path> {
         match &self.source {
             InputSource::Stdin => None,
-            InputSource::File(p) | InputSource::NpzMember(p, _) => Some(p),
+            InputSource::File(p) | InputSource::NpzMember(p, _) | InputSource::Zarr(p) => Some(p),
         }
     }
 
-    /// Reads the input's header (its dtype and shape), not yet its data.
-    pub fn open(&self) -> Result<PendingNpy, Failure> {
+    /// Reads the input's header (its dtype and shape; a Zarr array's metadata), not yet its data.
+    pub fn open(&self) -> Result<Opened, Failure> {
         let opened = match &self.source {
+            InputSource::Zarr(path) => {
+                return open_zarr(path)
+                    .map(|z| Opened::Zarr(Box::new(z)))
+                    .map_err(|e| input_error(&self.name, e));
+            }
+            InputSource::File(path) if path.is_dir() && is_zarr(path) => {
+                return open_zarr(path)
+                    .map(|z| Opened::Zarr(Box::new(z)))
+                    .map_err(|e| input_error(&self.name, e));
+            }
             InputSource::Stdin => {
                 if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
                     eprintln!(
@@ -49,12 +100,12 @@ impl InputArg {
             InputSource::File(path) => open_npy(path),
             InputSource::NpzMember(path, key) => open_npz(path, Some(key)),
         };
-        opened.map_err(|e| input_error(&self.name, e))
+        opened.map(Opened::Npy).map_err(|e| input_error(&self.name, e))
     }
 }
 
 /// Reports an input that cannot be read.
-pub fn input_error(name: &str, e: NpyError) -> Failure {
+pub fn input_error(name: &str, e: impl std::fmt::Display) -> Failure {
     eprintln!("error: input `{name}`: {e}");
     Failure::Runtime
 }
@@ -94,6 +145,10 @@ pub fn parse_input(s: &str) -> Result<InputArg, String> {
         _ if spec == "-" => InputSource::Stdin,
         Some((path, key)) if path.ends_with(".npz") && !key.is_empty() => {
             InputSource::NpzMember(PathBuf::from(path), key.to_string())
+        }
+        // A regular file is a .npy/.npz wherever it lies (even inside a directory named *.zarr).
+        _ if !std::path::Path::new(spec).is_file() && is_zarr(std::path::Path::new(spec)) => {
+            InputSource::Zarr(PathBuf::from(spec))
         }
         _ => InputSource::File(PathBuf::from(spec)),
     };
@@ -215,5 +270,9 @@ mod tests {
             assert!(parse_input(reserved).is_err(), "{reserved}");
         }
         assert!(parse_shape("slice=f32[2]").is_err());
+        let zarr = |s| parse_input(s).unwrap().source;
+        assert_eq!(zarr("a=d.zarr/g/x"), InputSource::Zarr(PathBuf::from("d.zarr/g/x")));
+        assert_eq!(parse_input("d.zarr/g/x").unwrap().name, "x");
+        assert_eq!(zarr("d.zarr"), InputSource::Zarr(PathBuf::from("d.zarr")));
     }
 }

@@ -5,14 +5,15 @@
 //! next to a 1 GB input answers at once).
 
 use super::access;
-use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
+use super::args::{InputArg, Opened, check_bindings, input_error, parse_bytes, parse_input};
 use super::eval_cuda::EvalBackend;
 use super::output::{OutputArg, check_output, parse_output, print, write_result};
 use super::{Failure, report};
 use crate::Session;
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
-use slc_runtime::{PendingNpy, PrintOptions, Tensor, format_tensor};
+use crate::zarr::touched;
+use slc_runtime::{PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
@@ -66,7 +67,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     // Headers, and the values checking may read (operator parameters, masks).
     let mut types = InputTypes::new();
     let mut values = InputValues::new();
-    let mut pending: Vec<(String, PendingNpy)> = vec![];
+    let mut pending: Vec<(String, Opened)> = vec![];
     let mut read_bytes = 0u64;
     let mut mapped_bytes = 0u64;
     for input in &args.inputs {
@@ -76,7 +77,7 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         // Values checking may read (operator parameters, masks) are read with their headers;
         // the others once the program has checked.
         if value_may_be_read(npy.dtype(), npy.shape().iter().product()) {
-            values.insert(input.name.clone(), npy.read().map_err(|e| input_error(&input.name, e))?);
+            values.insert(input.name.clone(), npy.read(&input.name)?);
         } else {
             pending.push((input.name.clone(), npy));
         }
@@ -94,7 +95,8 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
             // The values checking may read are small: a copy of them stays apart for checking.
             let mut tensors = values.clone();
             for (name, npy) in pending {
-                tensors.insert(name.clone(), npy.read().map_err(|e| input_error(&name, e))?);
+                let tensor = npy.read(&name)?;
+                tensors.insert(name, tensor);
             }
             let read = started.elapsed();
             let (result, report) =
@@ -112,22 +114,40 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         session.options_mut().threads = n as usize;
     }
     session.options_mut().max_output_bytes = args.max_output_bytes;
-    for (name, tensor) in values {
-        session.bind(&name, tensor);
-    }
+    let session_values = values;
     // Files are mapped, not read, where they can be: then only the pages the kernel touches
     // are read, as it runs. Of an input the plan reads in a few known places, only those are
-    // read (the session evaluates this same program, so it reads nothing else).
-    for (name, npy) in pending {
-        let tensor = match parts.get(&name) {
-            Some(parts) => npy.read_parts(parts),
-            None => npy.read(),
+    // read (the session evaluates this same program, so it reads nothing else). Zarr arrays
+    // come last: the index arrays read before them narrow the chunks a gather decodes.
+    pending.sort_by_key(|(_, opened)| matches!(opened, Opened::Zarr(_)));
+    let mut read_inputs = InputValues::new();
+    for (name, opened) in pending {
+        let tensor = match opened {
+            Opened::Npy(npy) => {
+                let tensor = match parts.get(&name) {
+                    Some(parts) => npy.read_parts(parts),
+                    None => npy.read(),
+                };
+                let tensor = tensor.map_err(|e| input_error(&name, e))?;
+                access::advise(&name, &tensor, &sparse);
+                if tensor.is_mapped() {
+                    mapped_bytes += tensor.nbytes() as u64;
+                }
+                tensor
+            }
+            Opened::Zarr(zarr) => {
+                let touched = touched(&compiled.plan, &name, &[&session_values, &read_inputs]);
+                let touched = touched.as_deref();
+                if args.time {
+                    let (read, all) = zarr.chunk_counts(touched).map_err(|e| input_error(&name, e))?;
+                    eprintln!("zarr    input `{name}`: reads {read} of {all} chunks");
+                }
+                zarr.read(touched).map_err(|e| input_error(&name, e))?
+            }
         };
-        let tensor = tensor.map_err(|e| input_error(&name, e))?;
-        access::advise(&name, &tensor, &sparse);
-        if tensor.is_mapped() {
-            mapped_bytes += tensor.nbytes() as u64;
-        }
+        read_inputs.insert(name, tensor);
+    }
+    for (name, tensor) in session_values.into_iter().chain(read_inputs) {
         session.bind(&name, tensor);
     }
     let read = started.elapsed();

@@ -24,17 +24,21 @@ pub fn print(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// The value of `-o`: a file, or `-` for standard output.
+/// The value of `-o`: a file, a Zarr store (`OUT.zarr`), or `-` for standard output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputArg {
     Stdout,
     File(PathBuf),
+    Zarr(PathBuf),
 }
 
 pub fn parse_output(s: &str) -> Result<OutputArg, String> {
     match s {
         "" => Err("the output path is empty".into()),
         "-" => Ok(OutputArg::Stdout),
+        _ if s.trim_end_matches('/').ends_with(".zarr") => {
+            Ok(OutputArg::Zarr(PathBuf::from(s.trim_end_matches('/'))))
+        }
         _ => Ok(OutputArg::File(PathBuf::from(s))),
     }
 }
@@ -51,6 +55,13 @@ pub fn check_output(out: &OutputArg, inputs: &[InputArg]) -> Result<(), Failure>
             return Err(Failure::Usage);
         }
         OutputArg::Stdout => return Ok(()),
+        OutputArg::Zarr(path) => {
+            if let Err(e) = crate::zarr::check_destination(path) {
+                eprintln!("error: cannot write '{}': {e}", path.display());
+                return Err(Failure::Runtime);
+            }
+            return refuse_overwriting_an_input(path, path, inputs);
+        }
         OutputArg::File(path) => path,
     };
     let target = match destination(path) {
@@ -71,7 +82,8 @@ fn refuse_overwriting_an_input(out: &Path, target: &Path, inputs: &[InputArg]) -
         return Ok(()); // does not exist yet
     };
     for input in inputs {
-        if input.path().and_then(|p| p.canonicalize().ok()).is_some_and(|p| p == target) {
+        // `starts_with`: an array inside a Zarr store that the output would replace.
+        if input.path().and_then(|p| p.canonicalize().ok()).is_some_and(|p| p.starts_with(&target)) {
             eprintln!(
                 "error: output '{}' is also input `{}`; write to another file",
                 out.display(),
@@ -88,6 +100,12 @@ pub fn write_result(out: &OutputArg, result: &Tensor) -> Result<(), Failure> {
     let written = match out {
         OutputArg::Stdout => write_npy_to(&mut std::io::stdout().lock(), result),
         OutputArg::File(path) => write_npy(path, result),
+        OutputArg::Zarr(path) => {
+            return crate::zarr::write_zarr(path, result).map_err(|e| {
+                eprintln!("error: {e}");
+                Failure::Runtime
+            });
+        }
     };
     match written {
         Ok(()) => Ok(()),

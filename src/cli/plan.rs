@@ -1,6 +1,6 @@
 //! `slc plan` and `slc explain`: compile a program for given input types and show the result.
 
-use super::args::{InputArg, check_bindings, concrete_types, input_error, parse_input, parse_shape};
+use super::args::{InputArg, check_bindings, concrete_types, parse_input, parse_shape};
 use super::output::print;
 use super::{Failure, report};
 use crate::backend::loopnest;
@@ -51,7 +51,7 @@ impl TypeArgs {
             declared.push((input.name.clone(), TensorType::of(npy.dtype(), npy.shape())));
             // Of the others only the header is read.
             if value_may_be_read(npy.dtype(), npy.shape().iter().product()) {
-                values.insert(input.name.clone(), npy.read().map_err(|e| input_error(&input.name, e))?);
+                values.insert(input.name.clone(), npy.read(&input.name)?);
             }
         }
         Ok((declared, values))

@@ -1,7 +1,7 @@
 //! `slc repl` (and `slc` alone at a terminal): the interactive workbench; statements piped in
 //! run without prompts.
 
-use super::args::{InputArg, check_bindings, input_error, parse_bytes, parse_input};
+use super::args::{InputArg, check_bindings, parse_bytes, parse_input};
 use super::{Failure, parse_backend};
 use crate::Executor;
 use crate::repl::{FailureKind, Repl, front};
@@ -62,7 +62,7 @@ pub(super) fn configured(
     repl.options_mut().max_output_bytes = max_output_bytes;
     check_bindings(inputs, &[])?;
     for input in inputs {
-        let tensor = input.open()?.read().map_err(|e| input_error(&input.name, e))?;
+        let tensor = input.open()?.read(&input.name)?;
         if fixed {
             repl.fix_input(&input.name, tensor);
         } else {

@@ -1,9 +1,11 @@
 //! `slc show`: draw what a program selects from its input, in the terminal or as SVG (`-o`).
 
+use super::args::{InputArg, Opened};
 use super::output::{OutputArg, check_output, print, write_file};
 use super::plan::TypeArgs;
 use super::{Failure, report};
-use crate::sema::InputTypes;
+use crate::plan::Plan;
+use crate::sema::{InputTypes, InputValues};
 use crate::show::{SelectError, Selection, stages, svg, terminal};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -36,7 +38,8 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
     match &args.output {
         None => {
             let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
-            print(&terminal::render(&selection, &args.expr, colour))
+            let chunks = chunk_summary(&args.types.inputs, &compiled.plan, &values)?;
+            print(&(terminal::render(&selection, &args.expr, colour) + &chunks))
         }
         Some(path) => {
             // A chain is drawn stage by stage, each stage on the same input.
@@ -44,4 +47,19 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
             write_file(path, svg::render_stages(&stages).as_bytes())
         }
     }
+}
+
+/// For each Zarr input, how many of its chunks the selection decodes (docs/zarr.md).
+fn chunk_summary(inputs: &[InputArg], plan: &Plan, values: &InputValues) -> Result<String, Failure> {
+    let mut lines = String::new();
+    for input in inputs {
+        if let Opened::Zarr(zarr) = input.open()? {
+            let touched = crate::zarr::touched(plan, &input.name, &[values]);
+            let (read, all) = zarr
+                .chunk_counts(touched.as_deref())
+                .map_err(|e| super::args::input_error(&input.name, e))?;
+            lines.push_str(&format!("Zarr input `{}` reads {read} of its {all} chunks.\n", input.name));
+        }
+    }
+    Ok(lines)
 }

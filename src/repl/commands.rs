@@ -270,7 +270,7 @@ impl Repl {
         }
     }
 
-    /// `:load NAME=FILE.npy` or `:load FILE.npy`.
+    /// `:load NAME=FILE.npy` or `:load FILE.npy` (or a Zarr store: `:load a=data.zarr`).
     fn load_command(&mut self, cmd: &Parsed, reply: &mut Reply) -> Result<(), Fail> {
         if cmd.rest.is_empty() {
             return Err(usage("`:load` needs NAME=FILE.npy", cmd.name_span, "after this"));
@@ -303,9 +303,17 @@ impl Repl {
             ));
         }
         self.check_rebind(&name, name_span)?;
-        let tensor = read_npy(&expand_home(path)).map_err(|e| {
-            Fail::runtime(Diagnostic::error("E0503", e.to_string()).label(path_span, "this file"))
-        })?;
+        let file = expand_home(path);
+        // A Zarr store is read whole: the programs to come are not known yet (docs/zarr.md).
+        let tensor = if !file.is_file() && crate::zarr::is_zarr(&file) {
+            crate::zarr::open_zarr(&file)
+                .and_then(|zarr| zarr.read(None))
+                .map_err(|e| Fail::runtime(Diagnostic::error("E0503", e).label(path_span, "this store")))?
+        } else {
+            read_npy(&file).map_err(|e| {
+                Fail::runtime(Diagnostic::error("E0503", e.to_string()).label(path_span, "this file"))
+            })?
+        };
         let _ = writeln!(reply.out, "{name}: {} (from '{path}')", type_of(&tensor));
         self.bind(&name, tensor);
         Ok(())

@@ -536,3 +536,18 @@ fn an_assignment_rebinds_the_target_to_the_stored_array() {
     assert_eq!(ok(&mut r, "b"), "[-1  8  4]\ni64[3]\n");
     assert_eq!(r.get("a").unwrap().int_at(0), Some(10));
 }
+
+#[cfg(feature = "zarr")]
+#[test]
+fn load_reads_a_zarr_store() {
+    let dir = scratch("zarr");
+    let store = dir.join("s.zarr");
+    let t = Tensor::from_i64s(slc_runtime::DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5]).unwrap();
+    crate::zarr::write_zarr(&store, &t).unwrap();
+    let mut r = repl();
+    let p = store.display();
+    assert_eq!(ok(&mut r, &format!(":load z={p}")), format!("z: i32[2, 3] (from '{p}')\n"));
+    assert_eq!(ok(&mut r, "z[::-1, 1]"), "[4 1]\ni32[2]\n");
+    let err = fails(&mut r, &format!(":load y={}", dir.join("none.zarr").display()), FailureKind::Runtime);
+    assert!(err.contains("none.zarr"), "{err}");
+}

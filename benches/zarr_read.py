@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Reading selections of a chunked Zarr store (docs/zarr.md): slc against zarr-python, timed
+interleaved in the same run, medians of several rounds, page cache warm.
+
+The store: f32[8192, 4096] (128 MiB), chunks of 256 x 256 (256 KiB, 512 chunks), zstd (zarr-
+python's default codecs), random normal data, written by zarr-python.
+
+    Z1  box       a[1000:1500, 1000:1300]      9 chunks
+    Z2  strided   a[::1000, :64]               9 chunks
+    Z3  gather    a[i, :256], i: 1000 random rows (zarr-python: z.oindex[i, :256])   32 chunks
+
+slc runs as a shell user runs it, a whole process: `slc eval EXPR -i a=store.zarr [-i i=rows.npy]
+-o out.npy` (start, compile, read, write); with `--python`, also `slc.eval(EXPR, a=path)` in
+process. zarr-python is timed in process, its read only (no file written): the comparison
+favours it.
+
+    python3 benches/zarr_read.py [--slc target/release/slc] [--rounds 7] [--dir /tmp] [--python]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import zarr
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--slc", default="target/release/slc")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--dir", default=tempfile.gettempdir())
+    ap.add_argument("--python", action="store_true", help="also time slc.eval in this process")
+    args = ap.parse_args()
+
+    rng = np.random.default_rng(0)
+    work = tempfile.mkdtemp(dir=args.dir, prefix="slc-zarr-bench-")
+    store = os.path.join(work, "a.zarr")
+    z = zarr.create_array(store, shape=(8192, 4096), chunks=(256, 256), dtype="f4")
+    z[...] = rng.standard_normal((8192, 4096), dtype=np.float32)
+    rows = rng.integers(0, 8192, 1000)
+    rows_npy = os.path.join(work, "rows.npy")
+    np.save(rows_npy, rows)
+    out = os.path.join(work, "out.npy")
+
+    cases = [
+        ("Z1", "box", "a[1000:1500, 1000:1300]", [], lambda: z[1000:1500, 1000:1300]),
+        ("Z2", "strided", "a[::1000, :64]", [], lambda: z[::1000, :64]),
+        ("Z3", "gather", "a[i, :256]", ["-i", f"i={rows_npy}"], lambda: z.oindex[rows, :256]),
+    ]
+    if args.python:
+        import slc
+
+    print(f"store {store}: f32[8192, 4096], chunks 256x256, zstd; medians of {args.rounds} rounds (ms)")
+    header = "case  selection                 zarr-python   slc eval (process)" + ("   slc.eval" if args.python else "")
+    print(header)
+    for name, kind, expr, extra, zarr_read in cases:
+        cmd = [args.slc, "eval", expr, "-i", f"a={store}", *extra, "-o", out]
+        # Same answers first.
+        subprocess.run(cmd, check=True)
+        want = np.asarray(zarr_read())
+        assert np.array_equal(np.load(out), want), name
+        inputs = {"a": store, **({"i": rows} if extra else {})}
+        py = lambda: slc.eval(expr, **inputs)  # noqa: E731
+        if args.python:
+            assert np.array_equal(py(), want), name
+        t_zarr, t_slc, t_py = [], [], []
+        for _ in range(args.rounds):
+            t_zarr.append(timed(zarr_read))
+            t_slc.append(timed(lambda: subprocess.run(cmd, check=True)))
+            if args.python:
+                t_py.append(timed(py))
+        ms = lambda ts: f"{statistics.median(ts) * 1e3:10.1f}"  # noqa: E731
+        line = f"{name}    {kind:8} {expr:24} {ms(t_zarr)}    {ms(t_slc)}"
+        if args.python:
+            line += f"         {ms(t_py)}"
+        print(line)
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
