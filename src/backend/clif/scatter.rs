@@ -26,7 +26,6 @@ impl Gen<'_, '_> {
         dest: Vec<TermState>,
         range: Option<(Value, Value)>,
     ) {
-        let nest = self.nest;
         let (lo, hi) = self.bounds(depth, range);
         self.counted_loop(lo, hi, |g, i| {
             let ahead = g.b.ins().iadd_imm_s(i, ROWS_AHEAD);
@@ -37,11 +36,7 @@ impl Gen<'_, '_> {
             g.prefetch_destination(depth, row_bytes, out, out_off, &dest, ahead);
             g.b.ins().jump(body, NO_ARGS);
             g.b.switch_to_block(body);
-            let step = g.mul_int(i, &nest.out[depth]);
-            let inner_out = g.b.ins().iadd(out_off, step);
-            let inner_data = g.advance(&nest.data, &data, depth, i);
-            let inner_dest = g.advance_terms(&nest.out_terms, &dest, depth, i);
-            g.emit(depth + 1, out, inner_out, inner_data, inner_dest, None);
+            g.emit_iteration(depth, i, out, out_off, &data, &dest);
         });
     }
 
