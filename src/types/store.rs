@@ -295,25 +295,16 @@ fn step(op: Step, dtype: DType, old: &[u8], value: &[u8], out: &mut [u8]) {
             out[..w].copy_from_slice(&r.to_le_bytes());
         }};
     }
+    // A float of type `$t`, computed in `$wide` (f32 for the half types: one f32 operation on
+    // two half-precision values is exact or correctly rounded before the final rounding, as
+    // NumPy's float16 arithmetic gives).
     macro_rules! float {
-        ($t:ty) => {{
-            let a = <$t>::from_le_bytes(old[..w].try_into().expect("width"));
-            let b = <$t>::from_le_bytes(value[..w].try_into().expect("width"));
-            let r = match op {
-                Arith::Add => a + b,
-                Arith::Sub => a - b,
-                Arith::Mul => a * b,
-            };
-            out[..w].copy_from_slice(&r.to_le_bytes());
-        }};
-    }
-    macro_rules! half {
-        ($t:ty) => {{
-            let a = <$t>::from_le_bytes(old[..w].try_into().expect("width")).to_f32();
-            let b = <$t>::from_le_bytes(value[..w].try_into().expect("width")).to_f32();
-            // One f32 operation on two half-precision values is exact or correctly rounded
-            // before the final rounding, as NumPy's float16 arithmetic gives.
-            let r = <$t>::from_f32(match op {
+        ($t:ty, $wide:ty, $widen:expr, $narrow:expr) => {{
+            let widen: fn($t) -> $wide = $widen;
+            let narrow: fn($wide) -> $t = $narrow;
+            let a = widen(<$t>::from_le_bytes(old[..w].try_into().expect("width")));
+            let b = widen(<$t>::from_le_bytes(value[..w].try_into().expect("width")));
+            let r = narrow(match op {
                 Arith::Add => a + b,
                 Arith::Sub => a - b,
                 Arith::Mul => a * b,
@@ -354,10 +345,10 @@ fn step(op: Step, dtype: DType, old: &[u8], value: &[u8], out: &mut [u8]) {
         DType::U16 => int!(u16),
         DType::U32 => int!(u32),
         DType::U64 => int!(u64),
-        DType::F16 => half!(f16),
-        DType::BF16 => half!(bf16),
-        DType::F32 => float!(f32),
-        DType::F64 => float!(f64),
+        DType::F16 => float!(f16, f32, f16::to_f32, f16::from_f32),
+        DType::BF16 => float!(bf16, f32, bf16::to_f32, bf16::from_f32),
+        DType::F32 => float!(f32, f32, |x| x, |x| x),
+        DType::F64 => float!(f64, f64, |x| x, |x| x),
         DType::C64 => complex!(f32),
         DType::C128 => complex!(f64),
     }
