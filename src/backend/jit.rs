@@ -58,12 +58,14 @@ impl KernelFn {
     /// its parameter block for the shapes of the call.
     unsafe fn call(self, args: CallArgs, begin: i64, end: i64) -> i32 {
         // SAFETY: the caller's guarantees.
-        unsafe {
+        let status = unsafe {
             match self {
                 KernelFn::Concrete(f) => f(args.table, args.out, begin, end),
                 KernelFn::Generic(f) => f(args.table, args.out, begin, end, args.params),
             }
-        }
+        };
+        fence_streamed_stores();
+        status
     }
 
     /// Runs `[0, outer)` on `workers` threads (each a contiguous part), or on the calling thread.
@@ -167,7 +169,7 @@ fn build<T, E: std::fmt::Display>(
 ) -> Result<(Code, T), JitError> {
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
     let mut builder = JITBuilder::with_isa(host_isa()?, default_libcall_names());
-    builder.symbol(crate::backend::loopnest::PREFETCH_FOR_WRITE, prefetch_for_write as *const u8);
+    builder.symbol(crate::backend::loopnest::COPY_STREAMING, copy_streaming as *const u8);
     let mut module = JITModule::new(builder);
     let defined = define(&mut module).map_err(|e| codegen(&e));
     match defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e))) {
@@ -186,22 +188,52 @@ impl Code {
     }
 }
 
-/// [`loopnest::PREFETCH_FOR_WRITE`](crate::backend::loopnest::PREFETCH_FOR_WRITE): asks for
-/// every cache line of `bytes` bytes from `row` to be fetched for writing. A prefetch neither
-/// faults nor holds up the instructions after it, where a load that misses would.
-extern "C" fn prefetch_for_write(row: *const u8, bytes: i64) {
+/// [`loopnest::COPY_STREAMING`](crate::backend::loopnest::COPY_STREAMING): copies `bytes`
+/// bytes from `src` to `dst`, the destination's whole 64-byte lines with non-temporal stores
+/// (written whole, never read first), its partial lines at either end as usual. The stores are
+/// weakly ordered: [`KernelFn::call`] fences them before the kernel's caller sees the output.
+///
+/// # Safety
+/// `src` and `dst` hold `bytes` bytes each and do not overlap.
+unsafe extern "C" fn copy_streaming(dst: *mut u8, src: *const u8, bytes: i64) {
+    let bytes = bytes.max(0) as usize;
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_MM_HINT_ET0, _mm_prefetch};
-        let last = bytes.max(1) - 1;
-        let offsets = (0..bytes).step_by(64).chain((last % 64 != 0).then_some(last));
-        for offset in offsets {
-            // SAFETY: a prefetch has no effect but on caches, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_ET0>(row.wrapping_offset(offset as isize).cast()) };
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let head = dst.align_offset(64).min(bytes);
+        let lines = (bytes - head) / 64;
+        // SAFETY: the caller's guarantees; every access lies in [0, bytes), and the streamed
+        // stores go to 64-byte-aligned lines of `dst`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, head);
+            for line in 0..lines {
+                let (d, s) = (
+                    dst.add(head + 64 * line).cast::<__m128i>(),
+                    src.add(head + 64 * line).cast::<__m128i>(),
+                );
+                for k in 0..4 {
+                    _mm_stream_si128(d.add(k), _mm_loadu_si128(s.add(k)));
+                }
+            }
+            let done = head + 64 * lines;
+            std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), bytes - done);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (row, bytes);
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, bytes)
+    };
+}
+
+/// Orders the non-temporal stores of [`copy_streaming`] before every later store of this
+/// thread (the worker's hand-back to the caller among them); nearly free where none is pending.
+fn fence_streamed_stores() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
 }
 
 /// The input order of a caller that passes inputs as the plan declares them.

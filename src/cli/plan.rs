@@ -15,7 +15,7 @@ pub struct PlanArgs {
     pub types: TypeArgs,
     /// Print the loop nest after each scheduling pass that changes it (`all`), or after one
     /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy, block-rows, index-table,
-    /// reversed-tiles, strided-copy, shuffle-vectors, guarded-gather, write-ahead, read-ahead,
+    /// reversed-tiles, strided-copy, shuffle-vectors, guarded-gather, stream-rows, read-ahead,
     /// version-budget).
     #[arg(long, value_name = "PASS|all")]
     pub dump_after: Option<String>,

@@ -83,6 +83,10 @@ impl Gen<'_, '_> {
             Copy::Inline => self.copy_inline((dst, 0), (src, 0), self.known(&nest.extents[depth]) * w),
             Copy::Loop => self.copy_loop(dst, src, Bytes::Known(self.known(&nest.extents[depth]) * w)),
             Copy::Memcpy => self.b.call_memcpy(self.config, dst, src, bytes),
+            Copy::Streaming => {
+                let f = self.copy_streaming.expect("imported where the nest streams");
+                self.b.ins().call(f, &[dst, src, bytes]);
+            }
             Copy::BySize { loop_copy } => {
                 let (inline, longer) = (self.b.create_block(), self.b.create_block());
                 let short = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, bytes, INLINE_COPY_BYTES);

@@ -35,7 +35,6 @@ mod entry;
 mod gather;
 mod index;
 mod loops;
-mod scatter;
 pub mod shape_fn;
 mod vector;
 
@@ -127,15 +126,15 @@ pub fn define_kernel<M: Module>(
 ) -> Result<FuncId, CodegenError> {
     let id = module.declare_function(name, linkage, &kernel_signature(module.isa(), nest))?;
     let mut ctx = module.make_context();
-    let prefetch = match nest.prefetches() {
+    let copy_streaming = match nest.streams() {
         true => {
-            let sig = prefetch_signature(module.isa());
-            let f = module.declare_function(loopnest::PREFETCH_FOR_WRITE, Linkage::Import, &sig)?;
+            let sig = copy_streaming_signature(module.isa());
+            let f = module.declare_function(loopnest::COPY_STREAMING, Linkage::Import, &sig)?;
             Some(module.declare_func_in_func(f, &mut ctx.func))
         }
         false => None,
     };
-    build_function(module.isa(), &mut ctx.func, nest, prefetch);
+    build_function(module.isa(), &mut ctx.func, nest, copy_streaming);
     verify(&ctx.func, module.isa())?;
     module.define_function(id, &mut ctx)?;
     module.clear_context(&mut ctx);
@@ -152,28 +151,34 @@ fn verify(func: &Function, isa: &dyn TargetIsa) -> Result<(), CodegenError> {
 /// The Cranelift IR [`define_kernel`] compiles for `nest` on `isa` (`slc plan --clif`).
 pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
     let mut func = Function::new();
-    let prefetch = nest.prefetches().then(|| {
-        let signature = func.import_signature(prefetch_signature(isa));
-        let name = ExternalName::testcase(loopnest::PREFETCH_FOR_WRITE);
+    let copy_streaming = nest.streams().then(|| {
+        let signature = func.import_signature(copy_streaming_signature(isa));
+        let name = ExternalName::testcase(loopnest::COPY_STREAMING);
         func.import_function(ExtFuncData { name, signature, colocated: false, patchable: false })
     });
-    build_function(isa, &mut func, nest, prefetch);
+    build_function(isa, &mut func, nest, copy_streaming);
     func.display().to_string()
 }
 
-/// The signature of [`loopnest::PREFETCH_FOR_WRITE`]: `(row, bytes)`, nothing returned.
-fn prefetch_signature(isa: &dyn TargetIsa) -> Signature {
+/// The signature of [`loopnest::COPY_STREAMING`]: `(dst, src, bytes)`, nothing returned.
+fn copy_streaming_signature(isa: &dyn TargetIsa) -> Signature {
     let mut sig = Signature::new(isa.default_call_conv());
-    sig.params.extend([AbiParam::new(isa.pointer_type()), AbiParam::new(types::I64)]);
+    let ptr = AbiParam::new(isa.pointer_type());
+    sig.params.extend([ptr, ptr, AbiParam::new(types::I64)]);
     sig
 }
 
-fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest, prefetch: Option<FuncRef>) {
+fn build_function(
+    isa: &dyn TargetIsa,
+    func: &mut Function,
+    nest: &LoopNest,
+    copy_streaming: Option<FuncRef>,
+) {
     func.signature = kernel_signature(isa, nest);
     let mut fctx = FunctionBuilderContext::new();
     let b = FunctionBuilder::new(func, &mut fctx);
     let mut g = Gen::new(b, nest, isa.frontend_config());
-    g.prefetch = prefetch;
+    g.copy_streaming = copy_streaming;
     g.emit_function();
 }
 
@@ -190,8 +195,8 @@ struct Gen<'a, 'n> {
     params: HashMap<SymExpr, Value>,
     fail_index: cranelift_codegen::ir::Block,
     fail_empty: cranelift_codegen::ir::Block,
-    /// [`loopnest::PREFETCH_FOR_WRITE`], imported where the nest calls it.
-    prefetch: Option<FuncRef>,
+    /// [`loopnest::COPY_STREAMING`], imported where the nest calls it.
+    copy_streaming: Option<FuncRef>,
 }
 
 impl<'a, 'n> Gen<'a, 'n> {
@@ -211,7 +216,18 @@ impl<'a, 'n> Gen<'a, 'n> {
                 params.insert(p.clone(), v);
             }
         }
-        Gen { b, nest, config, ptr, buffers, bases: vec![], params, fail_index, fail_empty, prefetch: None }
+        Gen {
+            b,
+            nest,
+            config,
+            ptr,
+            buffers,
+            bases: vec![],
+            params,
+            fail_index,
+            fail_empty,
+            copy_streaming: None,
+        }
     }
 
     fn emit_function(mut self) {
@@ -291,9 +307,6 @@ impl<'a, 'n> Gen<'a, 'n> {
         };
         match strategy {
             Strategy::Serial => self.emit_serial(depth, out, out_off, data, dest, range),
-            Strategy::WriteAhead { row_bytes } => {
-                self.emit_write_ahead(depth, row_bytes, out, out_off, data, dest, range)
-            }
             Strategy::Block(copy) => self.emit_block(depth, copy, out, out_off, &data, range),
             Strategy::Strided(shuffle) => self.emit_strided(depth, shuffle, out, out_off, &data, range),
             Strategy::GuardedGather(ahead) => {

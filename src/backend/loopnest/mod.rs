@@ -96,12 +96,6 @@ pub enum Strategy {
     /// tile's element count is symbolic, and each run of tiles dispatches on it: a version of
     /// the loop per tile size up to 8 bytes, else a strided reversed copy per tile.
     ReversedTiles { by_size: bool },
-    /// A serial loop over rows written through a gathered destination (`a[i] = v`, each row a
-    /// block copy inside it): each iteration first asks for the lines of the row after next's
-    /// destination to be fetched for writing ([`PREFETCH_FOR_WRITE`], a prefetch that holds
-    /// nothing up), so that they are on their way while the rows before them are copied: the
-    /// stores of a scattered row otherwise wait for its lines one after another.
-    WriteAhead { row_bytes: i64 },
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -144,6 +138,11 @@ pub enum Copy {
     /// to [`INLINE_COPY_BYTES`], then (where `loop_copy`: runs without gathers) the loop of
     /// 64-byte moves up to 256 KiB, else memcpy.
     BySize { loop_copy: bool },
+    /// A run written around the caches: its whole destination lines with non-temporal stores,
+    /// by a call to [`COPY_STREAMING`] (rows scattered over a destination larger than the
+    /// caches, `a[i] = v`: an ordinary store first reads each line it writes, a third more
+    /// traffic than the copy itself, where a non-temporal store writes the line whole).
+    Streaming,
 }
 
 /// A 16-byte shuffle that makes a strided run contiguous.
@@ -194,10 +193,11 @@ pub struct LoopNest {
     pub params: Vec<SymExpr>,
 }
 
-/// The symbol of the function a [`Strategy::WriteAhead`] kernel calls, `(row, bytes)`: it
-/// prefetches the lines of `bytes` bytes from `row` for writing. The JIT provides it
-/// (`jit::prefetch_for_write`); AOT objects never need it (they compile no stores).
-pub const PREFETCH_FOR_WRITE: &str = "slc_prefetch_for_write";
+/// The symbol of the function a [`Copy::Streaming`] block calls, `(dst, src, bytes)`: it copies
+/// `bytes` bytes, the destination's whole cache lines with non-temporal stores. The JIT provides
+/// it (`jit::copy_streaming`) and fences those stores when the kernel returns; AOT objects
+/// never need it (they compile no stores).
+pub const COPY_STREAMING: &str = "slc_copy_streaming";
 
 /// Whether `e` is the constant `c`.
 pub fn is_const(e: &SymExpr, c: i64) -> bool {
@@ -460,9 +460,9 @@ impl LoopNest {
         Some(span.floor_div(&self.extents[last].max2(&SymExpr::constant(1))))
     }
 
-    /// Whether the kernel of this nest calls [`PREFETCH_FOR_WRITE`].
-    pub fn prefetches(&self) -> bool {
-        self.strategies.iter().any(|s| matches!(s, Strategy::WriteAhead { .. }))
+    /// Whether the kernel of this nest calls [`COPY_STREAMING`].
+    pub fn streams(&self) -> bool {
+        self.strategies.contains(&Strategy::Block(Copy::Streaming))
     }
 
     /// Whether the kernel of this nest takes a parameter block: it has symbolic integers.
@@ -551,7 +551,6 @@ impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Strategy::Serial => write!(f, "serial"),
-            Strategy::WriteAhead { row_bytes } => write!(f, "write-ahead {row_bytes}"),
             Strategy::Block(copy) => write!(f, "block {copy}"),
             Strategy::Strided(None) => write!(f, "strided"),
             Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
@@ -605,6 +604,7 @@ impl fmt::Display for Copy {
             Copy::Inline => "inline",
             Copy::Loop => "loop",
             Copy::Memcpy => "memcpy",
+            Copy::Streaming => "streaming",
             Copy::BySize { loop_copy: true } => "(inline if <= 64 B, loop if <= 256 KiB, else memcpy)",
             Copy::BySize { loop_copy: false } => "(inline if <= 64 B, else memcpy)",
         })

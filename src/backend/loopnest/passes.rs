@@ -31,6 +31,12 @@ const TABLE_ENTRIES: i64 = 2048;
 pub const TOUCH_MIN_BYTES: i64 = 1 << 10;
 pub const TOUCH_MAX_BYTES: i64 = 1 << 18;
 pub const CACHE_LINE: i64 = 64;
+/// The shortest row [`stream_rows`] writes around the caches: a few whole lines, so that the
+/// partial lines at its ends (written as usual) are the lesser part.
+const STREAM_ROW_MIN_BYTES: i64 = 4 * CACHE_LINE;
+/// The least span of a scattered destination [`stream_rows`] writes around the caches: one a
+/// last-level cache cannot hold, whose lines would be evicted before they were read again.
+const STREAM_MIN_BYTES: i64 = 16 << 20;
 
 /// A named rewrite of the loop nest; `run` says whether it changed anything.
 pub struct Pass {
@@ -49,7 +55,7 @@ pub const PASSES: &[Pass] = &[
     Pass { name: "strided-copy", run: strided_copy },
     Pass { name: "shuffle-vectors", run: shuffle_vectors },
     Pass { name: "guarded-gather", run: guarded_gather },
-    Pass { name: "write-ahead", run: write_ahead },
+    Pass { name: "stream-rows", run: stream_rows },
     Pass { name: "read-ahead", run: read_ahead },
     Pass { name: "version-budget", run: version_budget },
 ];
@@ -259,28 +265,34 @@ fn guarded_gather(nest: &mut LoopNest, _: Target) -> bool {
     flat && set(nest, last, Strategy::GuardedGather(None))
 }
 
-/// Rows written through a gathered destination (`a[i] = v` on rows of 1 KiB: each row to a
-/// random place, every line of it fetched before it is written) prefetch the destination two
-/// rows ahead for writing ([`Strategy::WriteAhead`]), where the destination moves along the
-/// row loop only and reads its indices straight from index tensors, and the row, copied as a
-/// block, holds [`TOUCH_MIN_BYTES`] to [`TOUCH_MAX_BYTES`]. (`benches/stores.py` B13, one
-/// thread: 1.55x a memcpy of the rows with it, 1.96x without.)
-fn write_ahead(nest: &mut LoopNest, _: Target) -> bool {
+/// Rows written through a gathered destination (`a[i] = v` on rows of 1 KiB, each row to a
+/// random place in a destination larger than the caches) are copied with non-temporal stores
+/// ([`Copy::Streaming`]), where the destination moves along the row loop only and reads its
+/// indices straight from index tensors, the row holds [`STREAM_ROW_MIN_BYTES`] to
+/// [`LOOP_COPY_BYTES`] (longer ones libc's memcpy already streams), and the gathered axes span
+/// at least [`STREAM_MIN_BYTES`]. An ordinary store first reads the line it writes, so a
+/// scattered row costs a third more memory traffic than a copy of it. (`benches/stores.py` B13,
+/// one thread: see docs/benchmarks.md.)
+fn stream_rows(nest: &mut LoopNest, _: Target) -> bool {
     let Some(rows) = nest.extents.len().checked_sub(2) else { return false };
     let row_bytes = nest.extents[rows + 1].as_const().map(|e| e.saturating_mul(nest.width as i64));
-    let Some(row_bytes) = row_bytes.filter(|b| (TOUCH_MIN_BYTES..=TOUCH_MAX_BYTES).contains(b)) else {
+    if !row_bytes.is_some_and(|b| (STREAM_ROW_MIN_BYTES..=LOOP_COPY_BYTES).contains(&b)) {
         return false;
-    };
+    }
     let scattered = !nest.out_terms.is_empty()
         && nest.out_terms.iter().all(|t| {
             t.hoist_level() == rows + 1 && t.index.terms.is_empty() && t.len.as_const().is_some_and(|n| n > 0)
         });
+    let span = nest.out_terms.iter().try_fold(0i64, |span, t| {
+        let reach = t.len.as_const()?.checked_mul(t.stride.as_const()?.checked_abs()?)?;
+        span.checked_add(reach)
+    });
     let shape =
         nest.strategies[rows] == Strategy::Serial && matches!(nest.strategies[rows + 1], Strategy::Block(_));
-    if !(scattered && shape) {
+    if !(scattered && shape && span.is_some_and(|s| s >= STREAM_MIN_BYTES)) {
         return false;
     }
-    nest.strategies[rows] = Strategy::WriteAhead { row_bytes };
+    nest.strategies[rows + 1] = Strategy::Block(Copy::Streaming);
     true
 }
 

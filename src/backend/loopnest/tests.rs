@@ -39,9 +39,15 @@ fn each_strategy_has_its_program() {
         ("a[:, idx]", &["a=f32[4,300]", "idx=i64[3000]"], SHUFFLES, "run [serial, guarded-gather]"),
         (
             "a[i] = v",
+            &["a=f32[100000,256]", "i=i64[600]", "v=f32[600,256]"],
+            SHUFFLES,
+            "run [serial, block streaming]",
+        ),
+        (
+            "a[i] = v",
             &["a=f32[900,256]", "i=i64[600]", "v=f32[600,256]"],
             SHUFFLES,
-            "run [write-ahead 1024, block loop]",
+            "run [serial, block loop]",
         ),
         ("a[i] = v", &["a=f32[900,64]", "i=i64[600]", "v=f32[600,64]"], SHUFFLES, "run [serial, block loop]"),
         ("a[i, ::2] = 0", &["a=f32[900,512]", "i=i64[600]"], SHUFFLES, "run [serial, strided]"),

@@ -48,7 +48,7 @@ impl LoopNest {
         let d = depth;
         let row = || [self.out[d].clone(), self.data.strides[d].clone()];
         match strategy {
-            Strategy::Serial | Strategy::WriteAhead { .. } => self.versions_from(d + 1),
+            Strategy::Serial => self.versions_from(d + 1),
             Strategy::Block(Copy::BySize { loop_copy }) => SIZE_CLASS_COUNT + loop_copy as usize + 1,
             Strategy::Block(_) => 1,
             Strategy::Strided(_) => unroll_versions(&row()),

@@ -1,0 +1,152 @@
+//! Stores in place (`Kernel::store_in_place`): the target's own bytes written, or the call
+//! declined and the target untouched; and rows scattered past the caches (non-temporal
+//! stores), against the interpreter.
+
+use slc::exec::Executor;
+use slc::measure::SplitMix;
+use slc::sema::InputValues;
+use slc::{DType, Session, Tensor};
+
+fn ints(dtype: DType, shape: &[usize], values: &[i64]) -> Tensor {
+    Tensor::from_i64s(dtype, shape, values).unwrap()
+}
+
+fn f32s(shape: &[usize], values: &[f32]) -> Tensor {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Tensor::from_bytes(DType::F32, shape, &bytes).unwrap()
+}
+
+/// `Kernel::store_in_place` writes the target's own bytes (no copy) where the JIT runs the
+/// update, with the interpreter's result, duplicates included (the last write wins on any
+/// thread count); it declines, leaving the target as it was, where the update reads the
+/// target or another input overlaps it.
+#[test]
+fn stores_in_place_write_the_target_itself() {
+    use slc::Kernel;
+    use slc::embed::TensorView;
+    let sig = |s: &str| -> slc::types::SymTensorType { s.parse().unwrap() };
+    let (rows, cols) = (600usize, 300usize);
+    let (a_ty, i_ty, v_ty) =
+        (format!("f32[{rows}, {cols}]"), "i64[5]".to_string(), format!("f32[5, {cols}]"));
+    type Signature<'a> = &'a [(&'a str, &'a str)];
+    let cases: [(&str, Signature, bool); 4] = [
+        ("a[i] = v", &[("a", &a_ty), ("i", &i_ty), ("v", &v_ty)], true),
+        ("a[::2, 1:] = 7", &[("a", &a_ty)], true),
+        ("a[m] = 1", &[("a", &a_ty), ("m", "bool[600]")], true),
+        ("a[1:] = a[:-1]", &[("a", &a_ty)], false),
+    ];
+    let index = ints(DType::I64, &[5], &[3, -1, 3, 0, 3]);
+    let value = f32s(&[5, cols], &(0..5 * cols).map(|x| x as f32 + 0.5).collect::<Vec<_>>());
+    let mask =
+        Tensor::from_bytes(DType::Bool, &[rows], &(0..rows).map(|r| (r % 3 == 1) as u8).collect::<Vec<_>>())
+            .unwrap();
+    for (src, sigs, in_place) in cases {
+        let sigs: Vec<(&str, _)> = sigs.iter().map(|(n, t)| (*n, sig(t))).collect();
+        let mut values = InputValues::new();
+        values.insert("m".into(), mask.clone());
+        let kernel = Kernel::prepare_with_values(src, &sigs, &values, &Default::default());
+        let mut kernel = kernel.unwrap_or_else(|e| panic!("{}", e.render(src)));
+        for threads in [1, 4] {
+            kernel.set_threads(threads);
+            let start: Vec<f32> = (0..rows * cols).map(|x| x as f32).collect();
+            let a = f32s(&[rows, cols], &start);
+            let mut s = Session::with_executor(Executor::Interpreter);
+            s.bind("a", a.clone());
+            s.bind("i", index.clone());
+            s.bind("v", value.clone());
+            s.bind("m", mask.clone());
+            let want = s.eval(src).unwrap();
+            let mut target = start.clone();
+            let shape = [rows, cols];
+            // SAFETY: `target` holds the elements, and only the kernel touches it during the call.
+            let view = unsafe { TensorView::from_raw(DType::F32, &shape, None, target.as_mut_ptr().cast()) }
+                .unwrap();
+            let others = sigs[1..].iter().map(|(n, _)| match *n {
+                "i" => TensorView::of(&index),
+                "v" => TensorView::of(&value),
+                _ => TensorView::of(&mask),
+            });
+            let inputs: Vec<TensorView<'_>> = std::iter::once(view).chain(others).collect();
+            // SAFETY: as above.
+            let ran = unsafe { kernel.store_in_place(&inputs) }.unwrap();
+            drop(inputs);
+            assert_eq!(ran, in_place, "{src}");
+            let got: Vec<u8> = target.iter().flat_map(|x| x.to_le_bytes()).collect();
+            match ran {
+                true => assert_eq!(got, want.bytes(), "{src} on {threads} threads"),
+                false => assert_eq!(target, start, "{src}: declined, yet the target changed"),
+            }
+        }
+    }
+}
+
+/// Rows scattered over a destination larger than the caches are written with non-temporal
+/// stores (the `stream-rows` pass): whole lines streamed, the partial lines at a row's ends
+/// stored as usual. The JIT gives the interpreter's bytes for rows that are and are not a
+/// multiple of a line, on a target whose rows start off a line (and, in place, off its element
+/// alignment's line too), duplicates and negative indices included, on one thread and four.
+#[test]
+fn rows_streamed_past_the_caches_equal_the_interpreter() {
+    use slc::Kernel;
+    use slc::embed::TensorView;
+    // (dtype, rows, row length): each target over 16 MiB, rows of 1028, 300 and 512 bytes.
+    let cases = [(DType::F32, 17_000usize, 257usize), (DType::U8, 60_000, 300), (DType::F64, 33_000, 64)];
+    let mut r = SplitMix(0x57);
+    for (dtype, rows, cols) in cases {
+        let w = dtype.width();
+        let fill = |n: usize, seed: u64| -> Vec<u8> {
+            let mut g = SplitMix(seed);
+            (0..n * w).map(|_| (g.next_u64() >> 9) as u8 & 0x7f).collect()
+        };
+        let updates = 2_000;
+        let picks: Vec<i64> = (0..updates)
+            .map(|k| {
+                if k % 7 == 3 { -1 - (r.next_u64() % 50) as i64 } else { (r.next_u64() % rows as u64) as i64 }
+            })
+            .collect();
+        let a = Tensor::from_bytes(dtype, &[rows, cols], &fill(rows * cols, 1)).unwrap();
+        let i = ints(DType::I64, &[updates], &picks);
+        let v = Tensor::from_bytes(dtype, &[updates, cols], &fill(updates * cols, 2)).unwrap();
+        let mut s = Session::with_executor(Executor::Interpreter);
+        for (name, t) in [("a", &a), ("i", &i), ("v", &v)] {
+            s.bind(name, t.clone());
+        }
+        let want = s.eval("a[i] = v").unwrap();
+        for threads in [1, 4] {
+            let mut jit = Session::with_executor(Executor::Jit);
+            jit.options_mut().threads = threads;
+            for (name, t) in [("a", &a), ("i", &i), ("v", &v)] {
+                jit.bind(name, t.clone());
+            }
+            let got = jit.eval("a[i] = v").unwrap();
+            assert!(got.bytes() == want.bytes(), "{dtype}[{rows}, {cols}] on {threads} threads");
+        }
+        // In place, the target 8 bytes past a line's start.
+        let sigs: Vec<(&str, slc::types::SymTensorType)> = [
+            ("a", format!("{dtype}[{rows}, {cols}]")),
+            ("i", format!("i64[{updates}]")),
+            ("v", format!("{dtype}[{updates}, {cols}]")),
+        ]
+        .iter()
+        .map(|(n, t)| (*n, t.parse().unwrap()))
+        .collect();
+        let kernel = Kernel::prepare_with_values("a[i] = v", &sigs, &InputValues::new(), &Default::default());
+        let mut kernel = kernel.unwrap_or_else(|e| panic!("{}", e.render("a[i] = v")));
+        kernel.set_threads(1);
+        let mut buffer = vec![0u64; (a.bytes().len() + 64) / 8 + 1];
+        let start = buffer.as_ptr().cast::<u8>().align_offset(64) + 8;
+        // SAFETY: `buffer` is plain memory of at least `start + a.bytes().len()` bytes.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>().add(start), a.bytes().len())
+        };
+        bytes.copy_from_slice(a.bytes());
+        let shape = [rows, cols];
+        // SAFETY: `bytes` holds the target's elements, and only the kernel touches it during the call.
+        let view = unsafe { TensorView::from_raw(dtype, &shape, None, bytes.as_mut_ptr()) }.unwrap();
+        let inputs = [view, TensorView::of(&i), TensorView::of(&v)];
+        // SAFETY: as above.
+        assert!(unsafe { kernel.store_in_place(&inputs) }.unwrap());
+        drop(inputs);
+        assert!(bytes == want.bytes(), "{dtype}[{rows}, {cols}] in place");
+    }
+}
