@@ -30,9 +30,9 @@
 
 use super::clif::{
     self, Entry, STATUS_BAD_RANGE, STATUS_EMPTY_AXIS, STATUS_INDEX_OUT_OF_RANGE, STATUS_OK,
-    STATUS_SHAPE_MISMATCH,
+    STATUS_SHAPE_MISMATCH, STATUS_STORE_READS_TARGET,
 };
-use crate::plan::{InputDecl, Plan, VerifiedGenericPlan};
+use crate::plan::{BufferId, InputDecl, Plan, VerifiedGenericPlan};
 use crate::types::ShapeDisplay;
 use crate::types::sym::{Sym, SymExpr};
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -52,6 +52,14 @@ pub const STATUSES: [(&str, i32, &str); 4] = [
     ("EMPTY_AXIS", STATUS_EMPTY_AXIS, "clamp or wrap gather on an axis of size 0; the output is unspecified"),
     ("BAD_RANGE", STATUS_BAD_RANGE, "begin/end outside 0 <= begin <= end <= OUTER; nothing was written"),
 ];
+
+/// The status only store kernels return, besides [`STATUSES`].
+pub const STATUS_STORE_READS_TARGET_DOC: (&str, i32, &str) = (
+    "STORE_READS_TARGET",
+    STATUS_STORE_READS_TARGET,
+    "`out` is the target, but this store reads its target or may fail after its first write: pass another \
+     output; nothing was written",
+);
 
 /// The status only kernels with the generic ABI return, besides [`STATUSES`].
 pub const STATUS_SHAPE_MISMATCH_DOC: (&str, i32, &str) = (
@@ -144,14 +152,23 @@ pub fn compile(
     if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
         return Err(AotError::StridedInput(strided.name.clone()));
     }
-    if plan.store.is_some() {
-        // An object's entry would run the update nest without the target's copy.
-        return Err(AotError::Codegen("store plans (`a[i] = v`) are not compiled ahead of time".into()));
-    }
     let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
     let order = input_order(plan, &names)?;
     let (object, entry) = object(name, plan.nesting(), |module| {
-        clif::define_entry(module, name, Linkage::Export, plan, &order, declared).map_err(|e| e.to_string())
+        let entry = clif::define_entry(
+            module,
+            name,
+            Linkage::Export,
+            plan,
+            &order,
+            declared,
+            clif::StoreEntry::Whole,
+        )
+        .map_err(|e| e.to_string())?;
+        if entry.nest.streams() {
+            clif::define_copy_streaming(module).map_err(|e| e.to_string())?;
+        }
+        Ok(entry)
     })?;
     let header = header(plan, src, declared, name, &entry);
     Ok(AotKernel { object, header, entry })
@@ -193,6 +210,14 @@ pub fn header(
     let w = &mut h;
     source_comment(w, src, &plan.to_string());
     let outer = comment_safe(&entry.outer().to_string());
+    let split = match (plan.store.is_some(), binds) {
+        (true, true) => "once with (0, OUTER)\n * (a store runs whole)".to_string(),
+        (true, false) => format!("call it once with (0,\n * {up}_OUTER) (a store runs whole)"),
+        (false, true) => "once with (0, OUTER), or split\n * the range across threads (disjoint ranges write disjoint bytes)".to_string(),
+        (false, false) => format!(
+            "call it once with\n * (0, {up}_OUTER), or split the range across threads (disjoint ranges write disjoint bytes)"
+        ),
+    };
     let usage = if binds {
         format!(
             " *
@@ -203,8 +228,7 @@ pub fn header(
  * constant dims must match; every dim must lie in [0, 2^62]) and the program's conditions,
  * then writes the output's {up}_OUT_RANK dims and the outermost extent OUTER ({outer}).
  * Allocate the output (dense, C order, {up}_OUT_ELEM_SIZE bytes per element), then call
- * {name} with the same dims over [begin, end) of [0, OUTER): once with (0, OUTER), or split
- * the range across threads (disjoint ranges write disjoint bytes). {name} checks the shapes
+ * {name} with the same dims over [begin, end) of [0, OUTER): {split}. {name} checks the shapes
  * again, then every value of the index tensors (NumPy raises even for values a later slice
  * drops). Results are {up}_STATUS_* codes; on SHAPE_MISMATCH nothing was written. The
  * object needs only libc (memcpy, memset).
@@ -216,8 +240,7 @@ pub fn header(
  * Usage: `inputs[i]` points to the i-th input below (dense, C order, the element type given);
  * inputs the program does not read are never touched and may be NULL. Constants of the program
  * (index lists) are inside the object. `out` receives {up}_OUT_NBYTES bytes, dense, C order.
- * A call computes the outermost-loop range [begin, end) of [0, {up}_OUTER): call it once with
- * (0, {up}_OUTER), or split the range across threads (disjoint ranges write disjoint bytes).
+ * A call computes the outermost-loop range [begin, end) of [0, {up}_OUTER): {split}.
  * Each call first checks every value of the index tensors (NumPy raises even for values a later
  * slice drops). The result is one of the {up}_STATUS_* codes. The object needs only libc
  * (memcpy, memset).
@@ -229,6 +252,10 @@ pub fn header(
     let mut statuses = STATUSES.to_vec();
     if binds {
         statuses.push(STATUS_SHAPE_MISMATCH_DOC);
+    }
+    if plan.store.is_some() {
+        statuses.push(STATUS_STORE_READS_TARGET_DOC);
+        store_usage(w, &up, plan, declared, entry);
     }
     status_macros(w, &up, &statuses);
     if binds {
@@ -272,6 +299,30 @@ pub fn header(
     }
     close_header(w, &guard);
     h
+}
+
+/// What a store kernel's header adds to the usage: the target, the whole range, in place.
+fn store_usage(
+    w: &mut String,
+    up: &str,
+    plan: &VerifiedGenericPlan,
+    declared: &[InputDecl<SymExpr>],
+    entry: &Entry,
+) {
+    let BufferId::Input(target) = plan.output.buffer else { return };
+    let Some(slot) = declared.iter().position(|d| d.name == plan.inputs[target].name) else { return };
+    let in_place = match crate::backend::loopnest::store_may_run_in_place(plan.plan()) {
+        true => "`out` may be the target itself (a store in place: no copy)",
+        false => "`out` must not be the target (this store reads it, or may fail after its first write)",
+    };
+    let _ = writeln!(
+        w,
+        "/* A store: the output is input {slot} ({name}) with the program's updates. A call copies that\n \
+         * input into `out`, then writes the updates; {in_place}.\n \
+         * It runs the whole range only: begin = 0, end = OUTER ({outer}). */\n#define {up}_STORE_TARGET {slot}\n",
+        name = comment_safe(&plan.inputs[target].name),
+        outer = comment_safe(&entry.outer().to_string()),
+    );
 }
 
 /// The declarations of the generic ABI's functions.

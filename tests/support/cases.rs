@@ -90,12 +90,22 @@ fn conformance(text: &str) -> Vec<Case> {
 /// `count` golden cases drawn without replacement by a fixed-seed generator (the same sample
 /// every run, spread over the whole corpus).
 pub fn golden_sample(count: usize, seed: u64) -> Vec<Case> {
-    // The loads: AOT objects and the CUDA back end refuse store plans (the corpus's cases from
-    // id 5100 on), and the sample stays what it was before they were added.
-    let lines: Vec<&str> = include_str!("../golden/cases.jsonl")
-        .lines()
-        .filter(|l| ![" = ", " += ", " *= "].iter().any(|op| l.contains(op)))
-        .collect();
+    // The loads: the sample stays what it was before the stores (id 5100 on) were added.
+    golden_drawn(count, seed, |line| !is_store(line))
+}
+
+/// `count` of the golden corpus's stores (`a[...] = v`, `+=`, `*=`), drawn as [`golden_sample`]
+/// draws.
+pub fn golden_stores(count: usize, seed: u64) -> Vec<Case> {
+    golden_drawn(count, seed, is_store)
+}
+
+fn is_store(line: &str) -> bool {
+    [" = ", " += ", " *= "].iter().any(|op| line.contains(op))
+}
+
+fn golden_drawn(count: usize, seed: u64, keep: fn(&str) -> bool) -> Vec<Case> {
+    let lines: Vec<&str> = include_str!("../golden/cases.jsonl").lines().filter(|l| keep(l)).collect();
     let mut picks: Vec<usize> = (0..lines.len()).collect();
     let mut state = seed;
     for i in (1..picks.len()).rev() {

@@ -33,16 +33,18 @@
 
 use super::shape_fn::{ShapeFnError, SymEmitter};
 use super::{
-    CodegenError, NO_ARGS, STATUS_BAD_RANGE, STATUS_OK, STATUS_SHAPE_MISMATCH, define_kernel, target, verify,
+    CodegenError, NO_ARGS, STATUS_BAD_RANGE, STATUS_OK, STATUS_SHAPE_MISMATCH, STATUS_STORE_READS_TARGET,
+    define_kernel, target, verify,
 };
 use crate::backend::loopnest::{self, LoopNest};
-use crate::plan::{ConstDecl, InputDecl, VerifiedGenericPlan};
+use crate::plan::{BufferId, ConstDecl, InputDecl, VerifiedGenericPlan};
 use crate::types::sym::{Sym, SymExpr};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     AbiParam, Block, BlockArg, FuncRef, Function, GlobalValue, GlobalValueData, InstBuilder, MemFlagsData,
     Signature, StackSlotData, StackSlotKind, Type, Value, types,
 };
+use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
 use std::collections::BTreeSet;
@@ -103,6 +105,7 @@ pub fn binds(plan: &VerifiedGenericPlan, declared: &[InputDecl<SymExpr>]) -> boo
 /// slot for plan input `p`; `declared` lists the caller's inputs (run-time scalars are read from
 /// the one of their name, which the plan's accesses need not read). Helper symbols are local,
 /// named `NAME.main`, `NAME.checkK`, `NAME.constK` (dots keep them apart from C identifiers).
+#[allow(clippy::too_many_arguments)]
 pub fn define_entry<M: Module>(
     module: &mut M,
     name: &str,
@@ -110,8 +113,13 @@ pub fn define_entry<M: Module>(
     plan: &VerifiedGenericPlan,
     order: &[usize],
     declared: &[InputDecl<SymExpr>],
+    stores: StoreEntry,
 ) -> Result<Entry, EntryError> {
     let target = target(module.isa());
+    let whole_store = match (&plan.store, stores) {
+        (Some(_), StoreEntry::Whole) => Some(WholeStore::of(plan)?),
+        _ => None,
+    };
     let nest = loopnest::schedule_generic(plan, target, |_, _| {});
     let main_id = define_kernel(module, &format!("{name}.main"), Linkage::Local, &nest)?;
     let mut checks = vec![];
@@ -192,6 +200,9 @@ pub fn define_entry<M: Module>(
         b.append_block_param(fail, types::I32);
         let outer = em.expr(&mut b, &nest.outer_extent())?;
         check_range(&mut b, begin, end, outer, fail);
+        if whole_store.is_some() {
+            check_whole(&mut b, begin, end, outer, fail);
+        }
         let table = buffer_table(&mut b, ptr, inputs, order, &const_gvs);
         // A kernel over no elements is not called: its parameters (byte offsets) need not even
         // be defined, as when an empty tensor has a dim of MAX_DIM.
@@ -207,6 +218,10 @@ pub fn define_entry<M: Module>(
                 rejoin(&mut b, skip);
             }
         }
+        let out = match &whole_store {
+            Some(store) => store.copy_target(&mut b, &em, table, out, fail, module.target_config())?,
+            None => out,
+        };
         let skip = unless_empty(&mut b, &em, &nest)?;
         let mut args = vec![table, out, begin, end];
         args.extend(param_block(&mut b, ptr, &em, &nest)?);
@@ -225,6 +240,88 @@ pub fn define_entry<M: Module>(
     module.clear_context(&mut ctx);
     let shape_reads_inputs = binding.as_ref().is_some_and(Binding::reads_inputs);
     Ok(Entry { id, shape_id, shape_reads_inputs, nest, checks })
+}
+
+/// Who copies a store plan's target into the output before its update nest runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreEntry {
+    /// The caller (the JIT's `StoreCall`), which passes the output at the first destination and
+    /// may split the update across workers.
+    Prepared,
+    /// The entry itself (AOT objects): it runs the whole range only, copies the target into the
+    /// output unless the output is the target, then runs the update from the first destination.
+    Whole,
+}
+
+/// A store plan's entry that copies its target ([`StoreEntry::Whole`]).
+struct WholeStore {
+    /// The target's slot in the kernel's buffer table (plan order).
+    target: usize,
+    /// The output's bytes.
+    bytes: SymExpr,
+    /// The first destination's byte offset in the output.
+    base_bytes: i64,
+    /// Whether the output may be the target itself ([`loopnest::store_may_run_in_place`]).
+    in_place: bool,
+}
+
+impl WholeStore {
+    fn of(plan: &VerifiedGenericPlan) -> Result<WholeStore, CodegenError> {
+        let refused = |why: &str| CodegenError::Module(format!("this store plan is not compiled: {why}"));
+        if !loopnest::takes_store(plan.plan()) {
+            return Err(refused("`+=`, `*=` and scatter reductions run on the interpreter"));
+        }
+        let BufferId::Input(target) = plan.output.buffer else {
+            return Err(refused("its target is not an input"));
+        };
+        let base_bytes = loopnest::store_base_bytes(plan.plan()).ok_or_else(|| refused("a symbolic base"))?;
+        let bytes = plan.shape.iter().fold(SymExpr::constant(plan.dtype.width() as i64), |n, d| n.mul(d));
+        Ok(WholeStore { target, bytes, base_bytes, in_place: loopnest::store_may_run_in_place(plan.plan()) })
+    }
+
+    /// Copies the target into `out` unless `out` is the target (then, where the update reads
+    /// the target, fails with [`STATUS_STORE_READS_TARGET`] before writing anything), and
+    /// returns the pointer the update nest writes from.
+    fn copy_target(
+        &self,
+        b: &mut FunctionBuilder,
+        em: &SymEmitter,
+        table: Value,
+        out: Value,
+        fail: Block,
+        config: TargetFrontendConfig,
+    ) -> Result<Value, EntryError> {
+        let ptr = config.pointer_type();
+        let target =
+            b.ins().load(ptr, MemFlagsData::trusted(), table, (self.target * ptr.bytes() as usize) as i32);
+        let (copy, update) = (b.create_block(), b.create_block());
+        let same = b.ins().icmp(IntCC::Equal, out, target);
+        match self.in_place {
+            true => b.ins().brif(same, update, NO_ARGS, copy, NO_ARGS),
+            false => {
+                let refused = b.ins().iconst(types::I32, STATUS_STORE_READS_TARGET as i64);
+                b.ins().brif(same, fail, &[BlockArg::Value(refused)], copy, NO_ARGS)
+            }
+        };
+        b.switch_to_block(copy);
+        let bytes = em.expr(b, &self.bytes)?;
+        b.call_memcpy(config, out, target, bytes);
+        b.ins().jump(update, NO_ARGS);
+        b.switch_to_block(update);
+        Ok(b.ins().iadd_imm_s(out, self.base_bytes))
+    }
+}
+
+/// A store entry's range must be the whole of `[0, outer)`: the target is copied once, before
+/// any update ([`STATUS_BAD_RANGE`] otherwise: nothing is touched).
+fn check_whole(b: &mut FunctionBuilder, begin: Value, end: Value, outer: Value, fail: Block) {
+    let run = b.create_block();
+    let late = b.ins().icmp_imm_s(IntCC::NotEqual, begin, 0);
+    let short = b.ins().icmp(IntCC::NotEqual, end, outer);
+    let part = b.ins().bor(late, short);
+    let bad_range = b.ins().iconst(types::I32, STATUS_BAD_RANGE as i64);
+    b.ins().brif(part, fail, &[BlockArg::Value(bad_range)], run, NO_ARGS);
+    b.switch_to_block(run);
 }
 
 /// What the shape function binds: the inputs it reads (the plan's, then the other scalar

@@ -38,7 +38,7 @@ mod loops;
 pub mod shape_fn;
 mod vector;
 
-pub use entry::{Entry, EntryError, binds, define_entry};
+pub use entry::{Entry, EntryError, StoreEntry, binds, define_entry};
 
 use super::loopnest::{self, LoopNest, Strategy};
 use crate::types::sym::SymExpr;
@@ -63,6 +63,10 @@ pub const STATUS_BAD_RANGE: i32 = 3;
 /// with one name differ, a constant dim differs, a requirement fails, an integer overflows):
 /// nothing ran.
 pub const STATUS_SHAPE_MISMATCH: i32 = 4;
+/// A store entry that copies its target ([`StoreEntry::Whole`]) was given the target itself
+/// as the output, and its update reads the target (`a[1:] = a[:-1]`) or may fail after its
+/// first write: nothing ran.
+pub const STATUS_STORE_READS_TARGET: i32 = 5;
 
 const NO_ARGS: &[BlockArg] = &[];
 
@@ -166,6 +170,29 @@ fn copy_streaming_signature(isa: &dyn TargetIsa) -> Signature {
     let ptr = AbiParam::new(isa.pointer_type());
     sig.params.extend([ptr, ptr, AbiParam::new(types::I64)]);
     sig
+}
+
+/// Defines [`loopnest::COPY_STREAMING`] in `module` as a plain copy (memcpy), local to it: an
+/// object file has no JIT to provide it, and Cranelift has no non-temporal store.
+pub fn define_copy_streaming<M: Module>(module: &mut M) -> Result<(), CodegenError> {
+    let sig = copy_streaming_signature(module.isa());
+    let id = module.declare_function(loopnest::COPY_STREAMING, Linkage::Local, &sig)?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let p = b.block_params(entry).to_vec();
+    b.call_memcpy(module.target_config(), p[0], p[1], p[2]);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(module.target_config());
+    verify(&ctx.func, module.isa())?;
+    module.define_function(id, &mut ctx)?;
+    module.clear_context(&mut ctx);
+    Ok(())
 }
 
 fn build_function(

@@ -138,8 +138,16 @@ fn compile_fixed(
                 clif::define_kernel(module, "slc_entry", Linkage::Local, &nest).map_err(|e| e.to_string())?;
             (id, nest)
         } else {
-            let entry = clif::define_entry(module, "slc_entry", Linkage::Local, plan, order, &plan.inputs)
-                .map_err(|e| e.to_string())?;
+            let entry = clif::define_entry(
+                module,
+                "slc_entry",
+                Linkage::Local,
+                plan,
+                order,
+                &plan.inputs,
+                clif::StoreEntry::Prepared,
+            )
+            .map_err(|e| e.to_string())?;
             (entry.id, entry.nest)
         };
         Ok((id, nest.outer_extent().as_const()))

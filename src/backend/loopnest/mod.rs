@@ -195,8 +195,8 @@ pub struct LoopNest {
 
 /// The symbol of the function a [`Copy::Streaming`] block calls, `(dst, src, bytes)`: it copies
 /// `bytes` bytes, the destination's whole cache lines with non-temporal stores. The JIT provides
-/// it (`jit::copy_streaming`) and fences those stores when the kernel returns; AOT objects
-/// never need it (they compile no stores).
+/// it (`jit::copy_streaming`) and fences those stores when the kernel returns; an AOT object
+/// defines it as a plain memcpy (`clif::define_copy_streaming`).
 pub const COPY_STREAMING: &str = "slc_copy_streaming";
 
 /// Whether `e` is the constant `c`.
@@ -282,6 +282,37 @@ pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
 pub fn store_base_bytes(plan: &GenericPlan) -> Option<i64> {
     let base = plan.store.as_ref()?.dest.base.as_const()?;
     base.checked_mul(plan.dtype.width() as i64)
+}
+
+/// Whether `plan`'s store may write its output in place, the output being the target's own
+/// bytes: the update reads no byte of the target (not the value, not an index, not a check's
+/// index), and every `error`-mode index it reads either has a check, which runs before the
+/// update, or is a constant proven in range, so that a failed call leaves the target as it
+/// was. `false` without a store. (That no other input overlaps the target is the caller's to
+/// see: only it knows where the inputs lie.)
+pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
+    use crate::plan::{Access, Indirect, all_in_range};
+    let Some(store) = &plan.store else { return false };
+    let BufferId::Input(target) = plan.output.buffer else { return false };
+    let dest_indices = store.dest.terms.iter().flat_map(|t| t.index.buffers());
+    let checked = plan.checks.iter().flat_map(|c| c.index.buffers());
+    let reads_target = store
+        .value
+        .buffers()
+        .into_iter()
+        .chain(dest_indices)
+        .chain(checked)
+        .any(|b| b == BufferId::Input(target));
+    let covered = |t: &Indirect<SymExpr>| match t.index.buffer {
+        BufferId::Const(c) if t.index.terms.is_empty() => {
+            t.len.as_const().is_some_and(|len| all_in_range(&plan.consts[c].tensor, len))
+        }
+        buffer => plan.checks.iter().any(|c| c.index.buffer == buffer && c.len == t.len),
+    };
+    fn all_checked(a: &Access<SymExpr>, covered: &dyn Fn(&Indirect<SymExpr>) -> bool) -> bool {
+        (a.terms.iter()).all(|t| (t.mode != OobMode::Error || covered(t)) && all_checked(&t.index, covered))
+    }
+    !reads_target && all_checked(&store.dest, &covered) && all_checked(&store.value, &covered)
 }
 
 /// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):

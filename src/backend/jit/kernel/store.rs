@@ -8,8 +8,7 @@
 
 use super::super::JitError;
 use crate::backend::loopnest;
-use crate::plan::{Access, BufferId, Indirect, VerifiedGenericPlan, VerifiedPlan, all_in_range};
-use crate::types::OobMode;
+use crate::plan::{BufferId, VerifiedGenericPlan, VerifiedPlan};
 
 /// What a call of a store plan's entry does around it.
 pub(super) struct StoreCall {
@@ -55,33 +54,11 @@ pub(super) fn store_call(
         distinct &= stride > reach;
         reach += stride * extent;
     }
-    // The destination's own buffer is the target; its index arrays, the value and the checks
-    // must read others.
-    let dest_indices = store.dest.terms.iter().flat_map(|t| t.index.buffers());
-    let checked = concrete.checks.iter().flat_map(|c| c.index.buffers());
-    let reads_target = store
-        .value
-        .buffers()
-        .into_iter()
-        .chain(dest_indices)
-        .chain(checked)
-        .any(|b| b == BufferId::Input(target));
-    // A store in place must fail before its first write: every `error`-mode index it reads
-    // has a check, which the entry runs ahead of the update nest, or is a constant proven in
-    // range.
-    let covered = |t: &Indirect| match t.index.buffer {
-        BufferId::Const(c) if t.index.terms.is_empty() => all_in_range(&concrete.consts[c].tensor, t.len),
-        buffer => concrete.checks.iter().any(|c| c.index.buffer == buffer && c.len == t.len),
-    };
-    fn all_checked(a: &Access, covered: &dyn Fn(&Indirect) -> bool) -> bool {
-        (a.terms.iter()).all(|t| (t.mode != OobMode::Error || covered(t)) && all_checked(&t.index, covered))
-    }
-    let fails_first = all_checked(&store.dest, &covered) && all_checked(&store.value, &covered);
     Ok(Some(StoreCall {
         target_slot: order.map_or(target, |o| o[target]),
         base_bytes: isize::try_from(base).map_err(|_| refused())?,
         serial: !distinct,
-        in_place: !reads_target && fails_first,
+        in_place: loopnest::store_may_run_in_place(plan.plan()),
     }))
 }
 

@@ -1,0 +1,157 @@
+//! Ahead-of-time store kernels (`a[i] = v` and the other `set` stores compiled to objects):
+//! a sample of the golden corpus's stores, each compiled, linked with a generated C driver and
+//! run three ways against the interpreter: into another buffer (the target copied, then
+//! updated; nothing past the output touched), in place (the target itself as the output:
+//! updated, or refused with `STORE_READS_TARGET` exactly where the update reads its target or
+//! may fail after its first write, and then untouched), and over part of the range (refused:
+//! a store runs whole).
+
+#[path = "support/cases.rs"]
+mod cases;
+#[path = "support/objects.rs"]
+mod objects;
+
+use cases::{Case, c_bytes, hex, oracle};
+use objects::{check_object, run};
+use slc::backend::{aot, loopnest};
+use slc::plan::{BufferId, InputDecl};
+use slc::types::sym::SymExpr;
+use std::fmt::Write as _;
+use std::process::Command;
+
+/// One store kernel: its case, name, target slot, whether it may run in place, and the
+/// interpreter's answer.
+struct Job<'c> {
+    case: &'c Case,
+    name: String,
+    target: usize,
+    in_place: bool,
+    expect: Result<Vec<u8>, i32>,
+}
+
+/// A C program that runs every kernel into `outa`, in place in `outb`, and over a part of its
+/// range; prints `INDEX STATUS CANARY PART_REFUSED IN_PLACE_STATUS IN_PLACE_BYTES HEX`, where
+/// IN_PLACE_BYTES is 1 when `outb` holds `outa`'s bytes (after success) or the target's own
+/// (after a refusal or an error).
+fn driver(jobs: &[Job]) -> String {
+    let mut c = String::from("#include <stdio.h>\n#include <string.h>\n#include <stdint.h>\n");
+    for j in jobs {
+        let _ = writeln!(c, "#include \"{}.h\"", j.name);
+    }
+    for (i, j) in jobs.iter().enumerate() {
+        for (k, (_, t)) in j.case.inputs.iter().enumerate() {
+            let _ = writeln!(c, "static _Alignas(64) const uint8_t in{i}_{k}[] = {};", c_bytes(t.bytes()));
+        }
+    }
+    c.push_str(
+        "static void dump(const uint8_t *p, long n) { for (long i = 0; i < n; i++) printf(\"%02x\", p[i]); }\n\
+         static _Alignas(64) uint8_t outa[1 << 22];\nstatic _Alignas(64) uint8_t outb[1 << 22];\nint main(void) {\n",
+    );
+    for (i, j) in jobs.iter().enumerate() {
+        let (up, n, t) = (j.name.to_uppercase(), &j.name, j.target);
+        let ptrs: String = (0..j.case.inputs.len()).map(|k| format!("in{i}_{k}, ")).collect();
+        let _ = writeln!(
+            c,
+            "  {{ const uint8_t *in[] = {{ {ptrs}NULL }}; const uint8_t *own[] = {{ {ptrs}NULL }};\n\
+             \x20   long nb = (long){up}_OUT_NBYTES; own[{t}] = outb;\n\
+             \x20   memset(outa, 0xab, nb + 64);\n\
+             \x20   int s = {n}(in, outa, 0, {up}_OUTER);\n\
+             \x20   int canary = 1; for (long b = nb; b < nb + 64; b++) canary &= outa[b] == 0xab;\n\
+             \x20   int part = {up}_OUTER == 0 || ({n}(in, outb, 0, {up}_OUTER - 1) == {up}_STATUS_BAD_RANGE\n\
+             \x20       && {n}(in, outb, 1, {up}_OUTER) == {up}_STATUS_BAD_RANGE);\n\
+             \x20   memcpy(outb, in{i}_{t}, nb);\n\
+             \x20   int si = {n}(own, outb, 0, {up}_OUTER);\n\
+             \x20   int same = memcmp(outb, si == 0 ? outa : in{i}_{t}, nb) == 0;\n\
+             \x20   printf(\"{i} %d %d %d %d %d \", s, canary, part, si, same); dump(outa, nb); printf(\"\\n\"); }}",
+        );
+    }
+    c.push_str("  return 0;\n}\n");
+    c
+}
+
+#[test]
+fn golden_stores_as_linked_kernels() {
+    let mut sample = cases::golden_stores(400, 0x57_0e5);
+    // Stores that read their target: in place, they are refused.
+    let a = slc::Tensor::from_bytes(slc::DType::F32, &[5, 3], &(0..60).collect::<Vec<u8>>()).unwrap();
+    for src in ["a[1:] = a[:-1]", "a[::-1, 1] = a[:, 0]"] {
+        sample.push(Case { id: src.into(), src: src.into(), inputs: vec![("a".into(), a.clone())] });
+    }
+    let dir = std::env::temp_dir().join(format!("slc-aot-stores-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut jobs = vec![];
+    for (i, case) in sample.iter().enumerate() {
+        let types = case.types();
+        // Program errors, masks (they need values) and combining stores (`+=`, `*=`: the
+        // interpreter's) have no object.
+        let Ok(compiled) = slc::compile(&case.src, &types.iter().cloned().collect()) else { continue };
+        let plan = compiled.plan.lift();
+        if !loopnest::takes_store(plan.plan()) {
+            assert!(aot::compile(&plan, &case.src, &[], "k").is_err(), "{}", case.src);
+            continue;
+        }
+        let declared: Vec<InputDecl<SymExpr>> =
+            types.iter().map(|(n, t)| InputDecl::dense(n, t.dtype, t.generic().shape)).collect();
+        let name = format!("s{i}");
+        let k = aot::compile(&plan, &case.src, &declared, &name)
+            .unwrap_or_else(|e| panic!("{} `{}`: {e}", case.id, case.src));
+        std::fs::write(dir.join(format!("{name}.o")), &k.object).unwrap();
+        std::fs::write(dir.join(format!("{name}.h")), &k.header).unwrap();
+        let BufferId::Input(p) = plan.output.buffer else {
+            panic!("{}: a store's output is its target", case.src)
+        };
+        let target = case.inputs.iter().position(|(n, _)| *n == *plan.inputs[p].name).unwrap();
+        let in_place = loopnest::store_may_run_in_place(plan.plan());
+        jobs.push(Job { case, name, target, in_place, expect: oracle(case).map(|t| t.bytes().to_vec()) });
+    }
+    assert!(jobs.len() >= 180, "{} store kernels compiled", jobs.len());
+    assert!(jobs.iter().any(|j| j.in_place) && jobs.iter().any(|j| !j.in_place));
+    std::fs::write(dir.join("driver.c"), driver(&jobs)).unwrap();
+    let objects: Vec<String> = jobs.iter().map(|j| format!("{}.o", j.name)).collect();
+    run(Command::new("gcc")
+        .current_dir(&dir)
+        .args(["-std=c11", "-O0", "-Wall", "-Werror", "-o", "driver", "driver.c"])
+        .args(&objects));
+    let out = run(Command::new(dir.join("driver")).current_dir(&dir));
+    let mut failures = vec![];
+    for line in out.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let j = &jobs[f[0].parse::<usize>().unwrap()];
+        let (status, canary, part, in_place, same) = (f[1], f[2], f[3], f[4], f[5]);
+        let bytes = f.get(6).copied().unwrap_or("");
+        let refused = aot::STATUS_STORE_READS_TARGET_DOC.1.to_string();
+        let problem = match &j.expect {
+            _ if canary != "1" => Some("wrote past the output".to_string()),
+            _ if part != "1" => Some("ran over part of the range".to_string()),
+            _ if same != "1" => Some(format!("in place (status {in_place}): wrong bytes")),
+            _ if in_place == refused && j.in_place => Some("refused in place, yet may run in place".into()),
+            _ if in_place != refused && !j.in_place => {
+                Some(format!("in place: status {in_place}, not refused"))
+            }
+            Ok(want) if status != "0" || bytes != hex(want) => {
+                Some(format!("status {status}, bytes {bytes}, expected {}", hex(want)))
+            }
+            Ok(_) if in_place != "0" && in_place != refused => Some(format!("in place: status {in_place}")),
+            Err(code) if status != code.to_string() => Some(format!("status {status}, expected {code}")),
+            Err(code) if in_place != code.to_string() && in_place != refused => {
+                Some(format!("in place: status {in_place}, expected {code}"))
+            }
+            _ => None,
+        };
+        if let Some(p) = problem {
+            failures.push(format!("{} `{}`: {p}", j.case.id, j.case.src));
+        }
+    }
+    assert_eq!(out.lines().count(), jobs.len(), "the driver stopped early:\n{out}");
+    assert!(
+        failures.is_empty(),
+        "{} of {} store kernels fail:\n{}",
+        failures.len(),
+        jobs.len(),
+        failures.join("\n")
+    );
+    for j in &jobs {
+        check_object(&dir, &j.name, &[j.name.as_str()]);
+    }
+}
