@@ -189,9 +189,12 @@ impl Code {
 }
 
 /// [`loopnest::COPY_STREAMING`](crate::backend::loopnest::COPY_STREAMING): copies `bytes`
-/// bytes from `src` to `dst`, the destination's whole 64-byte lines with non-temporal stores
-/// (written whole, never read first), its partial lines at either end as usual. The stores are
-/// weakly ordered: [`KernelFn::call`] fences them before the kernel's caller sees the output.
+/// bytes from `src` to `dst`, every aligned 16 bytes of the destination with a non-temporal
+/// store (never read first), the few bytes before the first and after the last as usual. The
+/// partial lines at a row's ends are streamed too: storing them as usual read each one first,
+/// and made rows that start off a line (NumPy's arrays start 16 bytes past one) twice as slow
+/// (`benches/scatter_floor.c`). The stores are weakly ordered: [`KernelFn::call`] fences them
+/// before the kernel's caller sees the output.
 ///
 /// # Safety
 /// `src` and `dst` hold `bytes` bytes each and do not overlap.
@@ -200,22 +203,17 @@ unsafe extern "C" fn copy_streaming(dst: *mut u8, src: *const u8, bytes: i64) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let head = dst.align_offset(64).min(bytes);
-        let lines = (bytes - head) / 64;
+        let head = dst.align_offset(16).min(bytes);
+        let vectors = (bytes - head) / 16;
         // SAFETY: the caller's guarantees; every access lies in [0, bytes), and the streamed
-        // stores go to 64-byte-aligned lines of `dst`.
+        // stores go to 16-byte-aligned addresses of `dst`.
         unsafe {
             std::ptr::copy_nonoverlapping(src, dst, head);
-            for line in 0..lines {
-                let (d, s) = (
-                    dst.add(head + 64 * line).cast::<__m128i>(),
-                    src.add(head + 64 * line).cast::<__m128i>(),
-                );
-                for k in 0..4 {
-                    _mm_stream_si128(d.add(k), _mm_loadu_si128(s.add(k)));
-                }
+            let (d, s) = (dst.add(head).cast::<__m128i>(), src.add(head).cast::<__m128i>());
+            for k in 0..vectors {
+                _mm_stream_si128(d.add(k), _mm_loadu_si128(s.add(k)));
             }
-            let done = head + 64 * lines;
+            let done = head + 16 * vectors;
             std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), bytes - done);
         }
     }
