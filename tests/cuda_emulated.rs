@@ -61,8 +61,9 @@ fn build(sources: &[CudaSource]) -> Vec<emulate::Emulator> {
     built.into_iter().map(|e| e.expect("built")).collect()
 }
 
-/// Runs every program's kernel (each variant it has) and compares with what the CPU gives.
-fn check(programs: &[Program]) -> usize {
+/// Runs every program's kernel (each variant it has) and compares with what the CPU gives;
+/// returns the kernels.
+fn check(programs: &[Program]) -> Vec<CudaSource> {
     let (sources, which) = sources(programs);
     let emulators = build(&sources);
     let mut failures = vec![];
@@ -102,15 +103,17 @@ fn check(programs: &[Program]) -> usize {
         failures.len(),
         failures[..failures.len().min(5)].join("\n")
     );
+    eprintln!("{runs} emulated runs of {} kernels agree with the CPU", sources.len());
+    sources
+}
+
+/// Some of the load kernels move vectors, some store groups of elements.
+fn assert_moves(sources: &[CudaSource]) {
     let vectors = sources.iter().filter(|s| s.layout.nests.iter().any(|n| n.unit > 1)).count();
     let grouped = sources.iter().filter(|s| s.layout.nests.iter().any(|n| n.group > 1)).count();
-    eprintln!(
-        "{runs} emulated runs of {} kernels ({vectors} moving vectors, {grouped} grouping elements) agree with the CPU",
-        sources.len()
-    );
+    eprintln!("{vectors} kernels move vectors, {grouped} group elements");
     assert!(vectors > 0, "some kernels move contiguous runs as vectors");
     assert!(grouped > 0, "some kernels store groups of elements");
-    runs
 }
 
 #[test]
@@ -119,7 +122,7 @@ fn golden_corpus_kernels_equal_the_interpreter() {
     assert!(programs.len() >= 1000, "{} golden programs compile", programs.len());
     let errors = programs.iter().filter(|p| p.want.is_err()).count();
     assert!(errors > 0, "some golden programs fail at run time");
-    check(&programs);
+    assert_moves(&check(&programs));
 }
 
 #[test]
@@ -129,7 +132,7 @@ fn fuzzer_kernels_equal_the_cpu_every_policy_included() {
     let errors = programs.iter().filter(|p| p.want.is_err()).count();
     eprintln!("{} fuzzer programs ({generic} generic, {errors} failing at run time)", programs.len());
     assert!(generic > 100 && errors > 0);
-    check(&programs);
+    assert_moves(&check(&programs));
 }
 
 /// The kernel of `src` on concrete inputs, built alone, with the interpreter's result.
@@ -210,4 +213,22 @@ fn a_failure_inside_a_group_records_its_own_element_and_stores_nothing_of_its_gr
         assert_eq!(&out[..16], &[0; 16]);
         assert_eq!(&out[16..32], &[0xab; 16]);
     }
+}
+
+/// The fuzzer's store programs (`=`, `+=`, `*=` through every kind of subscript, duplicates
+/// included; the scatters without reductions): the copy, the checks, the marking pass and the
+/// store pass, against the interpreter, concrete and generic, errors included.
+#[test]
+fn fuzzer_store_kernels_equal_the_interpreter() {
+    let programs = programs::stores(600);
+    let generic = programs.iter().filter(|p| !p.plan.binds_nothing()).count();
+    let errors = programs.iter().filter(|p| p.want.is_err()).count();
+    eprintln!("{} store programs ({generic} generic, {errors} failing at run time)", programs.len());
+    assert!(programs.len() > 400 && generic > 100 && errors > 0);
+    let sources = check(&programs);
+    let owned = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.owner)).count();
+    let marked = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.mark && !s.owner)).count();
+    let direct = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| !s.mark)).count();
+    eprintln!("{owned} with gathered destinations, {marked} validated first, {direct} written directly");
+    assert!(owned > 20 && direct > 20, "both kinds of store kernels run");
 }

@@ -23,6 +23,18 @@ static inline unsigned long long atomicMin(unsigned long long* at, unsigned long
   return old;
 }
 
+/* The owner marks of a store's gathered destinations (codegen/store.rs). */
+static inline unsigned int slc_atomic_max32(unsigned int* at, unsigned int value) {
+  unsigned int old = *at;
+  if (value > old) *at = value;
+  return old;
+}
+static inline unsigned long long slc_atomic_max64(unsigned long long* at, unsigned long long value) {
+  unsigned long long old = *at;
+  if (value > old) *at = value;
+  return old;
+}
+
 /* Runs KERNEL over a grid of `grid` blocks of `block` threads: the launch syntax of the host
  * code slc generates (`kernel<<<grid, block, 0, stream>>>(args)` under nvcc). */
 #define SLC_LAUNCH(kernel, grid, block, stream, args)                                    \
