@@ -95,7 +95,7 @@ pub fn fuzzed(seeds: std::ops::RangeInclusive<u64>) -> Vec<Program> {
 
 /// The interpreter on a generic plan bound to `inputs` (in plan order): what any back end
 /// running the generic plan must give.
-fn interpret_generic(plan: &VerifiedGenericPlan, inputs: &[Tensor]) -> Result<Tensor, RuntimeError> {
+pub fn interpret_generic(plan: &VerifiedGenericPlan, inputs: &[Tensor]) -> Result<Tensor, RuntimeError> {
     let dims: Vec<Vec<i64>> = inputs.iter().map(|t| t.shape().iter().map(|&d| d as i64).collect()).collect();
     let dims: Vec<&[i64]> = dims.iter().map(Vec::as_slice).collect();
     let env = plan.binding(&dims, &|_, _| None)?;
