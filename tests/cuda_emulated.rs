@@ -227,7 +227,8 @@ fn fuzzer_store_kernels_equal_the_interpreter() {
     assert!(programs.len() > 400 && generic > 100 && errors > 0);
     let sources = check(&programs);
     let owned = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.owner)).count();
-    let marked = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.mark && !s.owner)).count();
+    let marked =
+        sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.mark && !s.owner)).count();
     let direct = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| !s.mark)).count();
     eprintln!("{owned} with gathered destinations, {marked} validated first, {direct} written directly");
     assert!(owned > 20 && direct > 20, "both kinds of store kernels run");
@@ -244,7 +245,8 @@ fn duplicate_destinations_keep_the_last_write_in_c_order() {
     let idx = Tensor::from_i64s(DType::I64, &[at.len()], &at).unwrap();
     let v = slc::fuzz::fill(DType::F32, &[at.len(), 3], 9);
     let cols = Tensor::from_i64s(DType::I64, &[4], &[2, 0, 2, -1]).unwrap();
-    let programs = ["a[idx] = v", "a[idx, 1] = v[:, 0]", "a[idx[:, None], cols] = v[:, 0, None]", "a[idx] += v"];
+    let programs =
+        ["a[idx] = v", "a[idx, 1] = v[:, 0]", "a[idx[:, None], cols] = v[:, 0, None]", "a[idx] += v"];
     for src in programs {
         let given = [("a", &a), ("idx", &idx), ("v", &v), ("cols", &cols)];
         // In the plan's order: as the names first occur.
@@ -289,11 +291,12 @@ fn store_values_gather_under_every_policy_and_fail_before_writing() {
                 let (plan, source, emulator) = generic(src, &used);
                 // Plan order, a mask's derived `nonzero()` included.
                 let by_name: HashMap<&str, &Tensor> = used.iter().copied().collect();
-                let inputs: Vec<Tensor> = slc::plan::input_tensors(&plan.inputs, &|n| by_name.get(n).copied())
-                    .unwrap()
-                    .into_iter()
-                    .map(|t| t.into_owned())
-                    .collect();
+                let inputs: Vec<Tensor> =
+                    slc::plan::input_tensors(&plan.inputs, &|n| by_name.get(n).copied())
+                        .unwrap()
+                        .into_iter()
+                        .map(|t| t.into_owned())
+                        .collect();
                 let refs: Vec<&Tensor> = inputs.iter().collect();
                 let want = programs::interpret_generic(&plan, &inputs);
                 let store = source.layout.store.as_ref().expect("a store");

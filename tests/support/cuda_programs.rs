@@ -116,7 +116,16 @@ pub fn stores(cases: usize) -> Vec<Program> {
     let mut out = vec![];
     for case in 0..cases {
         let shape: &[usize] = [&[3, 4][..], &[4][..], &[3, 2, 2][..], &[5, 3][..]][case % 4];
-        let dtypes = [DType::F32, DType::I16, DType::U8, DType::F64, DType::F16, DType::BF16, DType::Bool, DType::C128];
+        let dtypes = [
+            DType::F32,
+            DType::I16,
+            DType::U8,
+            DType::F64,
+            DType::F16,
+            DType::BF16,
+            DType::Bool,
+            DType::C128,
+        ];
         let dtype = dtypes[case % dtypes.len()];
         let src = store_program(&mut r, shape);
         let rows = shape[0];
@@ -142,7 +151,12 @@ pub fn stores(cases: usize) -> Vec<Program> {
         }
         let Some(inputs) = plan_inputs(&plan, &given) else { continue };
         let want = interpret_generic(&plan, &inputs);
-        out.push(Program { what: format!("generic store case {case} `{src}` on {dtype}{shape:?}"), plan, inputs, want });
+        out.push(Program {
+            what: format!("generic store case {case} `{src}` on {dtype}{shape:?}"),
+            plan,
+            inputs,
+            want,
+        });
     }
     out
 }

@@ -239,7 +239,10 @@ impl Gen<'_> {
         };
         let read = format!("b{} + {value}", u.value.data.buffer);
         let (hit, miss) = (effect(Some(&read)), effect(None));
-        let _ = writeln!(b.text, "      {{ {hit} }} continue;\n      {value_miss}: {{ {miss} }} continue;\n      }}");
+        let _ = writeln!(
+            b.text,
+            "      {{ {hit} }} continue;\n      {value_miss}: {{ {miss} }} continue;\n      }}"
+        );
         let _ = writeln!(b.text, "      {dest_miss}: continue;");
         Ok(())
     }
@@ -253,7 +256,9 @@ impl Gen<'_> {
         if u.combine == Combine::Set {
             if w == 16 {
                 let half = |k: u8| match value {
-                    Some(v) => format!("((unsigned long long*)(out + {at}))[{k}] = ((const unsigned long long*)({v}))[{k}];"),
+                    Some(v) => format!(
+                        "((unsigned long long*)(out + {at}))[{k}] = ((const unsigned long long*)({v}))[{k}];"
+                    ),
                     None => format!("((unsigned long long*)(out + {at}))[{k}] = 0;"),
                 };
                 return format!("{} {}", half(0), half(1));
