@@ -175,14 +175,19 @@ pub fn bind<I: Input>(
 /// (`codegen::store`), which the host precedes with the target's copy into the output and,
 /// where it has one, the owner array zeroed ([`owner_bytes`]).
 pub fn kernels(source: &CudaSource, bound: &Bound) -> Vec<(String, u64)> {
-    let entries = source.entries(bound.wide);
-    let Some(store) = &source.layout.store else { return vec![(entries[0].clone(), bound.total)] };
+    source.entries(bound.wide).into_iter().zip(steps(&source.layout, bound)).collect()
+}
+
+/// The steps of each kernel of a bound call ([`kernels`]).
+pub fn steps(layout: &ArgLayout, bound: &Bound) -> Vec<u64> {
+    let Some(store) = &layout.store else { return vec![bound.total] };
     let checks = match store.nest {
         0 => 0,
-        n => bound.words[source.layout.end_word(n - 1)],
+        n => bound.words[layout.end_word(n - 1)],
     };
     let updates = bound.total - checks;
-    entries.into_iter().enumerate().map(|(k, e)| (e, if k == 0 { checks } else { updates })).collect()
+    let passes = if store.mark { 2 } else { 1 };
+    std::iter::once(checks).chain(std::iter::repeat_n(updates, passes)).collect()
 }
 
 /// The bytes of a store's owner array for a bound call (0 for none).
