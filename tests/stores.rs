@@ -407,7 +407,7 @@ fn back_ends_without_update_nests_refuse_store_plans() {
     let lifted = c.plan.lift();
     assert!(jit::compile(&lifted, &jit::plan_order(&c.plan)).is_err());
     // The GPU runs `=`, `+=` and `*=` (docs/cuda.md), not a scatter's reductions.
-    let reduction = "scatter_elements(a, [[0, 1, 0]], [[1.0, 2.0, 3.0]], reduction=add)";
+    let reduction = "scatter_elements(a, [[0, 1, 0]], [[1, 2, 3]], reduction=add)";
     let c = slc::compile_with_values(reduction, &types, &values).unwrap();
     let e = match Runnable::prepare_in_plan_order(&c.plan, Executor::Cuda, None) {
         Err(e) => slc::Error::from(e),
