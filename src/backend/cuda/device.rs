@@ -202,7 +202,8 @@ impl Device {
         let kernels = functions(module, &source, bound.wide)?;
         let mut times = GpuTimes { compile: started.elapsed(), cached, ..GpuTimes::default() };
         let target = launch::store_target(plan);
-        let (out, err) = self.launch(&kernels, &source, &bound, inputs, target, launches.max(1), &mut times)?;
+        let (out, err) =
+            self.launch(&kernels, &source, &bound, inputs, target, launches.max(1), &mut times)?;
         launch::decode_errors(&bound, &err, inputs)?;
         Ok((Tensor::from_bytes(plan.dtype, &bound.shape, &out).map_err(RuntimeError::from)?, times))
     }
@@ -296,7 +297,11 @@ impl Device {
 
 /// The kernels of `source` for 64-bit (`wide`) or 32-bit arithmetic in `module`, in launch
 /// order ([`CudaSource::entries`]).
-pub(super) fn functions(module: Module, source: &CudaSource, wide: bool) -> Result<Vec<sys::CUfunction>, CudaError> {
+pub(super) fn functions(
+    module: Module,
+    source: &CudaSource,
+    wide: bool,
+) -> Result<Vec<sys::CUfunction>, CudaError> {
     (source.entries(wide).into_iter())
         .map(|entry| {
             let entry = CString::new(entry).expect("an identifier");
