@@ -230,8 +230,17 @@ fn fuzzer_store_kernels_equal_the_interpreter() {
     let marked =
         sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.mark && !s.owner)).count();
     let direct = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| !s.mark)).count();
-    eprintln!("{owned} with gathered destinations, {marked} validated first, {direct} written directly");
+    let quiet =
+        sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.owner && !s.fails)).count();
+    eprintln!(
+        "{owned} with gathered destinations ({quiet} of them unable to fail), {marked} validated first, {direct} written directly"
+    );
     assert!(owned > 20 && direct > 20, "both kinds of store kernels run");
+    // A caller passes error words only to kernels that record into them (`buffers.rs` reads
+    // the source): the store pass reads them only then.
+    for s in &sources {
+        assert!(!s.text.contains("err[k]") || s.text.contains("atomicMin("), "{}", s.text);
+    }
 }
 
 /// `=` through index arrays and masks with many duplicate destinations spread over the whole

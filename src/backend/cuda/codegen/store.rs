@@ -34,6 +34,8 @@ pub struct StoreInfo {
     /// kernels then take an owner array of one unsigned word per output element (32-bit in the
     /// 32-bit kernels, 64-bit in the others), zeroed before `NAME_mark`.
     pub owner: bool,
+    /// Whether an update can fail (then `NAME_mark` records it).
+    pub fails: bool,
     /// Whether `NAME_mark` exists (an owner array to fill, or an update that can fail).
     pub mark: bool,
     /// The output's element width in bytes.
@@ -148,7 +150,13 @@ impl UpdateNests {
         });
         let owner = !self.dest.data.terms.is_empty();
         let fails = can_fail(&self.dest.data) || can_fail(&self.value.data);
-        StoreInfo { nest: infos.len() - 1, owner, mark: owner || fails, width: plan.dtype.width() as u8 }
+        StoreInfo {
+            nest: infos.len() - 1,
+            owner,
+            fails,
+            mark: owner || fails,
+            width: plan.dtype.width() as u8,
+        }
     }
 }
 
@@ -184,8 +192,9 @@ impl Gen<'_> {
             if info.owner {
                 let _ = writeln!(out, "  {u}* owner = ({u}*)a.w[{}];", self.layout.owner_word(), u = t.u);
             }
-            // A failed call writes nothing: the checks and the marking pass ran before.
-            if pass == Pass::Store && (checks > 0 || info.mark) {
+            // A failed call writes nothing: the checks and the marking pass ran before. (Only
+            // where something can fail: a caller gives error words only then, `buffers.rs`.)
+            if pass == Pass::Store && (checks > 0 || info.fails) {
                 let words = self.plan.checks.len() + 1;
                 let _ = writeln!(
                     out,
