@@ -200,15 +200,18 @@ fn jit_takes_store(plan: &VerifiedGenericPlan) -> bool {
     crate::backend::loopnest::takes_store(plan.plan()) && plan.binds_nothing()
 }
 
-/// Whether the CUDA target runs `plan` (every load; stores but a scatter's reductions and
-/// complex `+=`/`*=`: `backend::cuda::codegen::store`).
+/// Whether the CUDA target runs `plan` (every load, every store but those combining complex
+/// numbers: `backend::cuda::codegen::store`).
 fn gpu_takes_store(plan: &crate::plan::GenericPlan) -> bool {
     plan.store.as_ref().is_none_or(|s| cuda::codegen::store::supported(s.combine, plan.dtype).is_ok())
 }
 
 /// The GPU's refusal of a store plan it has no update kernels for.
 fn store_on_gpu() -> RuntimeError {
-    RuntimeError::Unsupported { executor: "cuda", what: "a scatter's reduction or a complex `+=`/`*=`" }
+    RuntimeError::Unsupported {
+        executor: "cuda",
+        what: "a store combining complex numbers (`+=`, `*=`, a scatter's reduction)",
+    }
 }
 
 /// The GPU, or why there is none (checked before any driver call: never a panic).

@@ -32,11 +32,12 @@ fn check(gpu: &device::Device, programs: &[programs::Program]) {
                     for p in programs.iter().skip(t).step_by(threads) {
                         let inputs: Vec<&Tensor> = p.inputs.iter().collect();
                         let got = gpu.run(&p.plan, &inputs).map(|(t, _)| t);
-                        let same = match (&p.want, &got) {
-                            (Ok(x), Ok(y)) => x == y,
-                            (Err(x), Err(GpuError::Run(y))) => x == y,
-                            _ => false,
-                        };
+                        let same = programs::same_result(
+                            &p.plan,
+                            &p.want,
+                            &got,
+                            |x, y| matches!(y, GpuError::Run(y) if x == y),
+                        );
                         if !same {
                             failures.push(format!("{}: CPU {:?}, GPU {got:?}", p.what, p.want));
                         }

@@ -52,10 +52,10 @@ pub fn run(
     if let Some(store) = &compiled.plan.store
         && crate::backend::cuda::codegen::store::supported(store.combine, compiled.plan.dtype).is_err()
     {
-        // No update kernels for a scatter's reductions (docs/cuda.md, Stores).
+        // No update kernels combine complex numbers (docs/cuda.md, Stores).
         let refusal = crate::backend::RuntimeError::Unsupported {
             executor: "cuda",
-            what: "a scatter's reduction or a complex `+=`/`*=`",
+            what: "a store combining complex numbers (`+=`, `*=`, a scatter's reduction)",
         };
         return Err(report(&refusal.into(), expr));
     }

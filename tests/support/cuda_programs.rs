@@ -160,3 +160,34 @@ pub fn stores(cases: usize) -> Vec<Program> {
     }
     out
 }
+
+/// Whether `got` is `want` for `plan`: the same bytes or the same error — except that where the
+/// plan's store computes (`+=`, `*=`, reductions) a NaN may carry any payload (which operand's
+/// NaN an addition keeps is the compiler's and the hardware's choice; a GPU returns its
+/// canonical NaN), so two NaNs of a float element match.
+pub fn same_result<E>(
+    plan: &VerifiedGenericPlan,
+    want: &Result<Tensor, RuntimeError>,
+    got: &Result<Tensor, E>,
+    same_error: impl Fn(&RuntimeError, &E) -> bool,
+) -> bool {
+    use slc::DType;
+    let (x, y) = match (want, got) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(x), Err(y)) => return same_error(x, y),
+        _ => return false,
+    };
+    let computes = plan.store.as_ref().is_some_and(|s| s.combine != slc::types::Combine::Set);
+    if x == y || !computes || x.dtype() != y.dtype() || x.shape() != y.shape() {
+        return x == y;
+    }
+    let w = x.dtype().width();
+    let nan = |b: &[u8]| match x.dtype() {
+        DType::F16 => half::f16::from_le_bytes([b[0], b[1]]).is_nan(),
+        DType::BF16 => half::bf16::from_le_bytes([b[0], b[1]]).is_nan(),
+        DType::F32 => f32::from_le_bytes(b.try_into().unwrap()).is_nan(),
+        DType::F64 => f64::from_le_bytes(b.try_into().unwrap()).is_nan(),
+        _ => false,
+    };
+    x.bytes().chunks(w).zip(y.bytes().chunks(w)).all(|(a, b)| a == b || (nan(a) && nan(b)))
+}

@@ -19,6 +19,7 @@
 //! and each call picks the narrow one when its numbers allow ([`NARROW_LIMIT`]).
 
 mod group;
+mod reduce;
 pub mod store;
 
 use super::CudaError;
@@ -108,7 +109,7 @@ impl ArgLayout {
     }
     /// Words in the argument block (at least one: C has no empty arrays).
     pub fn words(&self) -> usize {
-        self.owner_word() + usize::from(self.store.as_ref().is_some_and(|s| s.owner))
+        self.owner_word() + usize::from(self.store.as_ref().is_some_and(|s| s.array()))
     }
     /// Error words: one per plan check, then the output's.
     pub fn err_words(&self, checks: usize) -> usize {
@@ -141,6 +142,9 @@ impl CudaSource {
                 all.push(format!("{}_mark{suffix}", self.name));
             }
             all.push(format!("{}_store{suffix}", self.name));
+            if s.reduces {
+                all.push(format!("{}_finish{suffix}", self.name));
+            }
         }
         all
     }

@@ -155,7 +155,7 @@ impl Emulator {
         let mut owner = vec![0u64; launch::owner_bytes(&source.layout, &bound).div_ceil(8)];
         words[source.layout.out_word()] = out_placed.start() as u64;
         words[source.layout.err_word()] = err.as_mut_ptr() as u64;
-        if source.layout.store.as_ref().is_some_and(|s| s.owner) {
+        if source.layout.store.as_ref().is_some_and(|s| s.array()) {
             words[source.layout.owner_word()] = owner.as_mut_ptr() as u64;
         }
         let failed = |e: CudaError| RuntimeError::Jit(crate::backend::jit::JitError::Codegen(e.to_string()));

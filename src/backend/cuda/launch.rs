@@ -187,7 +187,13 @@ pub fn steps(layout: &ArgLayout, bound: &Bound) -> Vec<u64> {
     };
     let updates = bound.total - checks;
     let passes = if store.mark { 2 } else { 1 };
-    std::iter::once(checks).chain(std::iter::repeat_n(updates, passes)).collect()
+    // A reduction's finishing pass walks the output, where an update touched it.
+    let finish = match (store.reduces, updates) {
+        (false, _) => None,
+        (true, 0) => Some(0),
+        (true, _) => Some((bound.out_bytes / store.width as usize) as u64),
+    };
+    std::iter::once(checks).chain(std::iter::repeat_n(updates, passes)).chain(finish).collect()
 }
 
 /// The bytes of a store's owner array for a bound call (0 for none).

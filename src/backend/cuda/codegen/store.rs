@@ -15,9 +15,10 @@
 //! Each pass is a grid-stride loop over the updates whose result does not depend on the order
 //! of its threads (an atomic maximum, then writes to distinct elements), so the host emulation's
 //! sequential grid runs it as a GPU does. `+=` and `*=` are buffered: the old element is read
-//! from the target, never from the output. Reductions of scatters are refused.
+//! from the target, never from the output. A scatter's reduction folds its updates on one
+//! thread, then `NAME_finish` writes them ([`super::reduce`]); complex numbers are not combined.
 
-use super::{Body, CudaError, Gen, Types, move_type};
+use super::{Body, CudaError, Gen, Types, move_type, reduce};
 use crate::backend::loopnest::{LoopNest, Stream};
 use crate::plan::{Access, GenericPlan, Store, VerifiedGenericPlan};
 use crate::types::sym::SymExpr;
@@ -40,28 +41,38 @@ pub struct StoreInfo {
     pub mark: bool,
     /// The output's element width in bytes.
     pub width: u8,
+    /// A scatter's reduction: the store pass folds the updates serially into a scratch of 16
+    /// bytes per output element (in the owner array's word), and `NAME_finish` writes them
+    /// ([`super::reduce`]).
+    pub reduces: bool,
 }
 
 impl StoreInfo {
     /// The bytes of the owner array for an output of `out_bytes` bytes.
     pub fn owner_bytes(&self, wide: bool, out_bytes: usize) -> usize {
-        match self.owner {
-            true => out_bytes / self.width as usize * if wide { 8 } else { 4 },
-            false => 0,
+        let elements = out_bytes / self.width as usize;
+        match (self.reduces, self.owner) {
+            (true, _) => elements * 16,
+            (false, true) => elements * if wide { 8 } else { 4 },
+            (false, false) => 0,
         }
+    }
+
+    /// Whether the kernels take the owner array's word (an owner array or a scratch).
+    pub fn array(&self) -> bool {
+        self.owner || self.reduces
     }
 }
 
-/// Refuses what the store kernels cannot do: a scatter's reductions (they accumulate every
-/// update of an element in C order, f16/bf16 in f32 rounded once), and `+=`/`*=` on complex
-/// numbers.
+/// Refuses what the store kernels cannot do: combining (`+=`, `*=`, a scatter's reductions)
+/// complex numbers.
 pub fn supported(combine: Combine, dtype: DType) -> Result<(), CudaError> {
     match combine {
         Combine::Set => Ok(()),
-        Combine::Reduce { .. } => Err(CudaError::Codegen(format!(
-            "the CUDA target does not run a scatter's `{}` reduction (only `reduction=none`)",
-            combine.name()
-        ))),
+        Combine::Reduce { .. } if matches!(dtype, DType::C64 | DType::C128) => Err(CudaError::Codegen(
+            format!("the CUDA target does not run a scatter's `{}` reduction on {dtype}", combine.name()),
+        )),
+        Combine::Reduce { .. } => Ok(()),
         Combine::Add | Combine::Mul if matches!(dtype, DType::C64 | DType::C128) => {
             Err(CudaError::Codegen(format!("the CUDA target does not run `{}` on {dtype}", combine.name())))
         }
@@ -141,6 +152,17 @@ impl UpdateNests {
                 own.push(at);
             }
         }
+        // The finishing pass of a reduction walks the output's elements.
+        let elements = output_elements(plan);
+        if elements.as_const().is_none() {
+            let at = params.iter().position(|q| *q == elements).unwrap_or_else(|| {
+                params.push(elements.clone());
+                params.len() - 1
+            });
+            if !own.contains(&at) {
+                own.push(at);
+            }
+        }
         infos.push(super::NestInfo {
             extents: self.dest.extents.clone(),
             slot: self.slot,
@@ -148,16 +170,17 @@ impl UpdateNests {
             unit: 1,
             group: 1,
         });
-        let owner = !self.dest.data.terms.is_empty();
+        let reduces = self.combine.accumulates();
+        let owner = !reduces && !self.dest.data.terms.is_empty();
         let fails = can_fail(&self.dest.data) || can_fail(&self.value.data);
-        StoreInfo {
-            nest: infos.len() - 1,
-            owner,
-            fails,
-            mark: owner || fails,
-            width: plan.dtype.width() as u8,
-        }
+        let width = plan.dtype.width() as u8;
+        StoreInfo { nest: infos.len() - 1, owner, fails, mark: owner || fails, width, reduces }
     }
+}
+
+/// The output's element count.
+fn output_elements(plan: &VerifiedGenericPlan) -> SymExpr {
+    plan.shape.iter().fold(SymExpr::constant(1), |n, d| n.mul(d))
 }
 
 /// Which pass a store kernel is.
@@ -165,6 +188,8 @@ impl UpdateNests {
 enum Pass {
     Mark,
     Store,
+    /// A reduction's last pass, over the output's elements.
+    Finish,
 }
 
 impl Gen<'_> {
@@ -180,17 +205,39 @@ impl Gen<'_> {
         let info = self.layout.store.as_ref().expect("a store plan's layout describes its store");
         out.push_str(HALF_CONVERSIONS);
         let suffix = if wide { "_wide" } else { "" };
-        let passes: &[Pass] = if info.mark { &[Pass::Mark, Pass::Store] } else { &[Pass::Store] };
-        for &pass in passes {
+        let mut passes = vec![];
+        if info.mark {
+            passes.push(Pass::Mark);
+        }
+        passes.push(Pass::Store);
+        if info.reduces {
+            passes.push(Pass::Finish);
+        }
+        for pass in passes {
             let t = if wide {
                 Types { u: "unsigned long long", s: "long long" }
             } else {
                 Types { u: "unsigned int", s: "int" }
             };
-            let kind = if pass == Pass::Mark { "mark" } else { "store" };
+            let kind = match pass {
+                Pass::Mark => "mark",
+                Pass::Store => "store",
+                Pass::Finish => "finish",
+            };
             self.prologue(out, &format!("{}_{kind}{suffix}", self.name), t, info.nest + 1);
             if info.owner {
                 let _ = writeln!(out, "  {u}* owner = ({u}*)a.w[{}];", self.layout.owner_word(), u = t.u);
+            }
+            if info.reduces {
+                let _ = writeln!(
+                    out,
+                    "  unsigned char* scratch = (unsigned char*)a.w[{}];",
+                    self.layout.owner_word()
+                );
+            }
+            if pass == Pass::Finish {
+                self.finish_pass(out, u, t);
+                continue;
             }
             // A failed call writes nothing: the checks and the marking pass ran before. (Only
             // where something can fail: a caller gives error words only then, `buffers.rs`.)
@@ -203,9 +250,21 @@ impl Gen<'_> {
             }
             let n = info.nest;
             let start = if n == 0 { "0".to_string() } else { format!("e{}", n - 1) };
+            // A reduction's store pass folds every update in C order: one thread.
+            let serial = pass == Pass::Store && info.reduces;
+            let (first, stride) = match serial {
+                true => {
+                    out.push_str("  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n");
+                    (start.clone(), "1")
+                }
+                false => (
+                    format!("{start} + ({u})blockIdx.x * ({u})blockDim.x + ({u})threadIdx.x", u = t.u),
+                    "step",
+                ),
+            };
             let _ = writeln!(
                 out,
-                "  for ({u} i = {start} + ({u})blockIdx.x * ({u})blockDim.x + ({u})threadIdx.x; i < e{n}; i += step) {{\n    const {u} lin = i - {start};",
+                "  for ({u} i = {first}; i < e{n}; i += {stride}) {{\n    const {u} lin = i - {start};",
                 u = t.u
             );
             let mut b = Body { text: String::new(), labels: 0, t, failed: false };
@@ -225,7 +284,7 @@ impl Gen<'_> {
             Pass::Mark => format!(
                 "{{ atomicMin(err + {slot}, ((unsigned long long)lin << 2) | {kind}ULL); continue; }}"
             ),
-            Pass::Store => "continue;".to_string(),
+            Pass::Store | Pass::Finish => "continue;".to_string(),
         };
         self.coordinates(b, &u.dest, "lin", 1, false);
         let dest_miss = b.label();
@@ -244,7 +303,7 @@ impl Gen<'_> {
                 format!("{atomic}({own}, ({})lin + 1);", b.t.u)
             }
             Pass::Mark => String::new(),
-            Pass::Store => self.write(u, &at, value),
+            Pass::Store | Pass::Finish => self.write(u, &at, value),
         };
         let read = format!("b{} + {value}", u.value.data.buffer);
         let (hit, miss) = (effect(Some(&read)), effect(None));
@@ -262,6 +321,17 @@ impl Gen<'_> {
     fn write(&self, u: &UpdateNests, at: &str, value: Option<&str>) -> String {
         let w = u.dtype.width();
         let target = format!("b{} + {at}", u.dest.data.buffer);
+        if let Combine::Reduce { op, init } = u.combine {
+            let ty = reduce::wide_type(u.dtype, op);
+            let start =
+                if init { reduce::widen(u.dtype, op, &target) } else { reduce::identity(u.dtype, op) };
+            let v = value.map_or_else(|| format!("({ty})0"), |p| reduce::widen(u.dtype, op, p));
+            return format!(
+                "unsigned char* s = scratch + (unsigned long long)({at} / {w}) * 16; {ty}* acc = ({ty}*)s; unsigned long long* cnt = (unsigned long long*)(s + 8);\n      if (*cnt == 0) {{ *acc = {start}; *cnt = {}; }}\n      {{ const {ty} v = {v}; {} }} *cnt += 1;",
+                1 + u64::from(init),
+                reduce::step(u.dtype, op, "*acc", "v")
+            );
+        }
         if u.combine == Combine::Set {
             if w == 16 {
                 let half = |k: u8| match value {
@@ -310,6 +380,26 @@ impl Gen<'_> {
     }
 }
 
+impl Gen<'_> {
+    /// A reduction's `NAME_finish` loop (after its prologue): every touched element written.
+    fn finish_pass(&self, out: &mut String, u: &UpdateNests, t: Types) {
+        let Combine::Reduce { op, .. } = u.combine else { return };
+        let elements = self.int(&output_elements(self.plan), t);
+        let w = u.dtype.width();
+        let ty = reduce::wide_type(u.dtype, op);
+        let _ = writeln!(
+            out,
+            "  for ({u} i = ({u})blockIdx.x * ({u})blockDim.x + ({u})threadIdx.x; i < ({u})({elements}); i += step) {{",
+            u = t.u
+        );
+        let _ = writeln!(
+            out,
+            "    const unsigned char* s = scratch + (unsigned long long)i * 16;\n    const unsigned long long cnt = *(const unsigned long long*)(s + 8);\n    if (cnt == 0) continue;\n    {{ const {ty} acc = *(const {ty}*)s; {} }}\n  }}\n}}",
+            reduce::finish(u.dtype, op, "acc", "(cnt - 1)", &format!("out + (unsigned long long)i * {w}"))
+        );
+    }
+}
+
 /// The C type an element of `dtype` is combined as, and the unsigned type integer arithmetic
 /// runs in (`float` for the half types: they are computed in f32).
 fn arithmetic(dtype: DType) -> (&'static str, &'static str) {
@@ -328,13 +418,17 @@ fn arithmetic(dtype: DType) -> (&'static str, &'static str) {
     }
 }
 
-/// f16 and bf16 to f32 and back (round to nearest even, NaNs kept quiet), as the CPU's `half`
-/// conversions; plain C for both compilers. Once per file.
+/// f16 and bf16 to f32 and back (round to nearest even; a NaN made quiet, its payload kept), as
+/// the CPU's `half` conversions; plain C for both compilers. Once per file.
 const HALF_CONVERSIONS: &str = "#ifndef SLC_HALF_CONVERSIONS
 #define SLC_HALF_CONVERSIONS
 static __device__ __forceinline__ float slc_bits_f(unsigned int u) { union { unsigned int u; float f; } c; c.u = u; return c.f; }
 static __device__ __forceinline__ unsigned int slc_f_bits(float f) { union { unsigned int u; float f; } c; c.f = f; return c.u; }
-static __device__ __forceinline__ float slc_b2f(unsigned short h) { return slc_bits_f((unsigned int)h << 16); }
+static __device__ __forceinline__ double slc_bits_d(unsigned long long u) { union { unsigned long long u; double d; } c; c.u = u; return c.d; }
+static __device__ __forceinline__ float slc_b2f(unsigned short h) {
+  if ((h & 0x7fffu) > 0x7f80u) h |= 0x40u;
+  return slc_bits_f((unsigned int)h << 16);
+}
 static __device__ __forceinline__ unsigned short slc_f2b(float f) {
   unsigned int x = slc_f_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
@@ -343,7 +437,7 @@ static __device__ __forceinline__ unsigned short slc_f2b(float f) {
 }
 static __device__ __forceinline__ float slc_h2f(unsigned short h) {
   unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1f) return slc_bits_f(s | 0x7f800000u | (m << 13));
+  if (e == 0x1f) return slc_bits_f(s | (m ? 0x7fc00000u : 0x7f800000u) | (m << 13));
   if (e != 0) return slc_bits_f(s | ((e + 112) << 23) | (m << 13));
   if (m == 0) return slc_bits_f(s);
   e = 113;
