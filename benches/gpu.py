@@ -1,5 +1,5 @@
 """slc on an NVIDIA GPU against PyTorch and CuPy: the cases B1-B12 of gpu_cases.json (beside this
-file), each timed with CUDA events as a ratio to a device-to-device copy of the output's bytes
+file), then the stores B13-B15 (gpu_stores.py), each timed with CUDA events as a ratio to a device-to-device copy of the output's bytes
 measured in the same run, every result checked bit for bit against NumPy. Prints the table of
 issue 27 with slc's column, then the measurements as JSON.
 
@@ -86,6 +86,7 @@ def run_slc(slc, case, x, tmp):
 def main():
     args = parse_args()
     cases = json.loads((HERE / "gpu_cases.json").read_text())["cases"]
+    # B13-B15 (stores) run after these, from gpu_stores.py.
     wanted = [c for c in args.cases.split(",") if c]
     cases = [c for c in cases if not wanted or c["id"] in wanted]
     import torch
@@ -232,9 +233,16 @@ def main():
         print(f"| {row['id']} `{row['expr']}` | {cell(row.get('torch'), b11)} | {cell(row.get('cupy'), b11)} | {hand} | {cell(row.get('slc'), b11)} | {cli_cell} |")
     ok = all(r.get("slc", {}).get("bitwise") and r.get("slc_cli", {}).get("bitwise") for r in rows)
     print(f"slc results bit for bit equal to NumPy: {'all' if ok else 'NOT ALL'}")
+    # B13-B15: stores (gpu_stores.py).
+    sys.path.insert(0, str(HERE))
+    import gpu_stores
+    with tempfile.TemporaryDirectory() as tmpdir:
+        store_rows, stores_ok = gpu_stores.run(args, rng, Path(tmpdir), torch, cp, events_time, copy_time,
+                                               same_bits, run_slc)
     if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "rows": rows}, indent=1, default=str))
-    return 0 if ok else 1
+        Path(args.json).write_text(json.dumps({"info": info, "rows": rows, "stores": store_rows}, indent=1,
+                                              default=str))
+    return 0 if ok and stores_ok else 1
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@
 #
 #   bash benches/gpu_device.sh build   # here: target/gpu/{slc,cuda_gpu} (release), ~35 MB
 #   bash benches/gpu_device.sh run     # there (carry target/gpu): the GPU-only tests
-#                                      # (tests/cuda_gpu.rs, golden corpus and fuzzer programs
-#                                      # on the device against the CPU), then benches/gpu.py's
-#                                      # table (B1-B12 against PyTorch and CuPy, bit for bit),
+#                                      # (tests/cuda_gpu.rs, golden corpus, fuzzer and store
+#                                      # programs on the device against the CPU), then
+#                                      # benches/gpu.py's tables (B1-B12, and the stores B13-B15
+#                                      # of gpu_stores.py, against PyTorch and CuPy, bit for bit),
 #                                      # the Python package's GPU tests (python/tests/test_cuda.py)
 #
 # Each step's output goes to $OUT (default target/gpu/out); a failing step does not stop the
@@ -75,7 +76,7 @@ run)
   aot "$out" > "$out/aot.txt" 2>&1 || fail 3
   timeout 120 python3 python/tests/test_cuda.py > "$out/python_cuda.txt" 2>&1 || fail 5
   # SLC_GPU_CASES: some of the cases only (B1,B2,...).
-  timeout 240 python3 benches/gpu.py --slc "$gpu/slc" ${SLC_GPU_CASES:+--cases "$SLC_GPU_CASES"} --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
+  timeout 360 python3 benches/gpu.py --slc "$gpu/slc" ${SLC_GPU_CASES:+--cases "$SLC_GPU_CASES"} --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
   tail -n 8 "$out"/smoke.txt "$out"/cuda_gpu.txt "$out"/aot.txt "$out"/python_cuda.txt "$out"/gpu_table.txt
   exit "$status"
   ;;

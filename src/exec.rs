@@ -128,7 +128,7 @@ impl Runnable {
             // through slices and integers, constant shapes); other stores run on the
             // interpreter, the oracle (docs/semantics.md, Stores).
             (Executor::Jit, _) if plan.store.is_some() && !jit_takes_store(plan) => Runnable::Interpreter,
-            (Executor::Cuda, _) if plan.store.is_some() => return Err(store_on_gpu()),
+            (Executor::Cuda, _) if !gpu_takes_store(plan) => return Err(store_on_gpu()),
             (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
             (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
             (Executor::Cuda, _) => Runnable::Cuda(gpu()?),
@@ -200,9 +200,18 @@ fn jit_takes_store(plan: &VerifiedGenericPlan) -> bool {
     crate::backend::loopnest::takes_store(plan.plan()) && plan.binds_nothing()
 }
 
-/// The GPU's refusal of a store plan (it has no update kernels).
+/// Whether the CUDA target runs `plan` (every load, every store but those combining complex
+/// numbers: `backend::cuda::codegen::store`).
+fn gpu_takes_store(plan: &crate::plan::GenericPlan) -> bool {
+    plan.store.as_ref().is_none_or(|s| cuda::codegen::store::supported(s.combine, plan.dtype).is_ok())
+}
+
+/// The GPU's refusal of a store plan it has no update kernels for.
 fn store_on_gpu() -> RuntimeError {
-    RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" }
+    RuntimeError::Unsupported {
+        executor: "cuda",
+        what: "a store combining complex numbers (`+=`, `*=`, a scatter's reduction)",
+    }
 }
 
 /// The GPU, or why there is none (checked before any driver call: never a panic).
@@ -217,7 +226,7 @@ fn run_on_gpu(
     plan: &VerifiedPlan,
     inputs: &[&Tensor],
 ) -> Result<Tensor, RuntimeError> {
-    if plan.store.is_some() {
+    if !gpu_takes_store(plan.lift().plan()) {
         return Err(store_on_gpu());
     }
     match gpu.run(&plan.lift(), inputs) {

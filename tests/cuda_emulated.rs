@@ -61,8 +61,9 @@ fn build(sources: &[CudaSource]) -> Vec<emulate::Emulator> {
     built.into_iter().map(|e| e.expect("built")).collect()
 }
 
-/// Runs every program's kernel (each variant it has) and compares with what the CPU gives.
-fn check(programs: &[Program]) -> usize {
+/// Runs every program's kernel (each variant it has) and compares with what the CPU gives;
+/// returns the kernels.
+fn check(programs: &[Program]) -> Vec<CudaSource> {
     let (sources, which) = sources(programs);
     let emulators = build(&sources);
     let mut failures = vec![];
@@ -79,11 +80,7 @@ fn check(programs: &[Program]) -> usize {
             }
             runs += 1;
             let got = emulator.run_placed(&p.plan, source, &inputs, wide, misaligned);
-            let same = match (&p.want, &got) {
-                (Ok(x), Ok(y)) => x == y,
-                (Err(x), Err(y)) => x == y,
-                _ => false,
-            };
+            let same = programs::same_result(&p.plan, &p.want, &got, |x, y| x == y);
             if !same {
                 failures.push(format!(
                     "{} (wide {wide:?}, misaligned {misaligned}): CPU {:?}, emulated CUDA {:?}\n{}\n{}",
@@ -102,15 +99,17 @@ fn check(programs: &[Program]) -> usize {
         failures.len(),
         failures[..failures.len().min(5)].join("\n")
     );
+    eprintln!("{runs} emulated runs of {} kernels agree with the CPU", sources.len());
+    sources
+}
+
+/// Some of the load kernels move vectors, some store groups of elements.
+fn assert_moves(sources: &[CudaSource]) {
     let vectors = sources.iter().filter(|s| s.layout.nests.iter().any(|n| n.unit > 1)).count();
     let grouped = sources.iter().filter(|s| s.layout.nests.iter().any(|n| n.group > 1)).count();
-    eprintln!(
-        "{runs} emulated runs of {} kernels ({vectors} moving vectors, {grouped} grouping elements) agree with the CPU",
-        sources.len()
-    );
+    eprintln!("{vectors} kernels move vectors, {grouped} group elements");
     assert!(vectors > 0, "some kernels move contiguous runs as vectors");
     assert!(grouped > 0, "some kernels store groups of elements");
-    runs
 }
 
 #[test]
@@ -119,7 +118,7 @@ fn golden_corpus_kernels_equal_the_interpreter() {
     assert!(programs.len() >= 1000, "{} golden programs compile", programs.len());
     let errors = programs.iter().filter(|p| p.want.is_err()).count();
     assert!(errors > 0, "some golden programs fail at run time");
-    check(&programs);
+    assert_moves(&check(&programs));
 }
 
 #[test]
@@ -129,7 +128,7 @@ fn fuzzer_kernels_equal_the_cpu_every_policy_included() {
     let errors = programs.iter().filter(|p| p.want.is_err()).count();
     eprintln!("{} fuzzer programs ({generic} generic, {errors} failing at run time)", programs.len());
     assert!(generic > 100 && errors > 0);
-    check(&programs);
+    assert_moves(&check(&programs));
 }
 
 /// The kernel of `src` on concrete inputs, built alone, with the interpreter's result.
@@ -209,5 +208,196 @@ fn a_failure_inside_a_group_records_its_own_element_and_stores_nothing_of_its_gr
         // The first group is all zero fill; the failing group stored nothing.
         assert_eq!(&out[..16], &[0; 16]);
         assert_eq!(&out[16..32], &[0xab; 16]);
+    }
+}
+
+/// The fuzzer's store programs (`=`, `+=`, `*=` through every kind of subscript, duplicates
+/// included; the scatters without reductions): the copy, the checks, the marking pass and the
+/// store pass, against the interpreter, concrete and generic, errors included.
+#[test]
+fn fuzzer_store_kernels_equal_the_interpreter() {
+    let programs = programs::stores(600);
+    let generic = programs.iter().filter(|p| !p.plan.binds_nothing()).count();
+    let errors = programs.iter().filter(|p| p.want.is_err()).count();
+    eprintln!("{} store programs ({generic} generic, {errors} failing at run time)", programs.len());
+    assert!(programs.len() > 400 && generic > 100 && errors > 0);
+    let sources = check(&programs);
+    let owned = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.owner)).count();
+    let marked =
+        sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.mark && !s.owner)).count();
+    let direct = sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| !s.mark)).count();
+    let quiet =
+        sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.owner && !s.fails)).count();
+    eprintln!(
+        "{owned} with gathered destinations ({quiet} of them unable to fail), {marked} validated first, {direct} written directly"
+    );
+    assert!(owned > 20 && direct > 20, "both kinds of store kernels run");
+    // A caller passes error words only to kernels that record into them (`buffers.rs` reads
+    // the source): the store pass reads them only then.
+    for s in &sources {
+        assert!(!s.text.contains("err[k]") || s.text.contains("atomicMin("), "{}", s.text);
+    }
+}
+
+/// `=` through index arrays and masks with many duplicate destinations spread over the whole
+/// emulated grid (blocks and threads run backwards): the last write in C order wins, as NumPy's;
+/// `+=` adds once (buffered). Each kernel also runs misaligned and, where generic, 64-bit.
+#[test]
+fn duplicate_destinations_keep_the_last_write_in_c_order() {
+    let rows = 7usize;
+    let a = slc::fuzz::fill(DType::F32, &[rows, 3], 5);
+    let at: Vec<i64> = (0..500i64).map(|k| (k * 37 + k / 11) % rows as i64 - 3).collect();
+    let idx = Tensor::from_i64s(DType::I64, &[at.len()], &at).unwrap();
+    let v = slc::fuzz::fill(DType::F32, &[at.len(), 3], 9);
+    let cols = Tensor::from_i64s(DType::I64, &[4], &[2, 0, 2, -1]).unwrap();
+    let programs =
+        ["a[idx] = v", "a[idx, 1] = v[:, 0]", "a[idx[:, None], cols] = v[:, 0, None]", "a[idx] += v"];
+    for src in programs {
+        let given = [("a", &a), ("idx", &idx), ("v", &v), ("cols", &cols)];
+        // In the plan's order: as the names first occur.
+        let mut used: Vec<(&str, &Tensor)> = given.iter().filter(|(n, _)| src.contains(n)).copied().collect();
+        used.sort_by_key(|(n, _)| src.find(n));
+        let (plan, source, emulator, want) = concrete(src, &used);
+        assert!(source.layout.store.as_ref().is_some_and(|s| s.owner), "{src}: gathered destinations");
+        let inputs: Vec<&Tensor> = used.iter().map(|(_, t)| *t).collect();
+        for misaligned in [false, true] {
+            let got = emulator.run_placed(&plan, &source, &inputs, None, misaligned);
+            assert_eq!(got.as_ref(), Ok(&want), "{src}, misaligned {misaligned}");
+        }
+    }
+}
+
+/// Stores whose values gather under every out-of-range policy (a zero-filled miss writes 0),
+/// through slices, index arrays and masks, generic: on a value axis that is empty at run time
+/// the clamped and wrapped gathers fail in the update kernels (validated by the marking pass
+/// before anything is written), as the interpreter's `EmptyAxis`.
+#[test]
+fn store_values_gather_under_every_policy_and_fail_before_writing() {
+    let a = slc::fuzz::fill(DType::F32, &[6], 1);
+    let j = Tensor::from_i64s(DType::I64, &[6], &[-5, 3, 9, -1, 4, 0]).unwrap();
+    let k = Tensor::from_i64s(DType::I64, &[6], &[5, 0, 5, 2, 2, 0]).unwrap();
+    let m = Tensor::from_bytes(DType::Bool, &[6], &[1, 0, 1, 1, 0, 1]).unwrap();
+    let mut marked_only = 0;
+    for mode in ["zero", "clamp", "wrap", "error"] {
+        // Each with its inputs in plan order (as they first occur).
+        let programs = [
+            (format!("a[::-1] = gather(b, j, axis=0, mode={mode})"), "abj"),
+            (format!("a[k] = gather(b, j, axis=0, mode={mode})"), "akbj"),
+            (format!("a[m] = gather(b, j, axis=0, mode={mode})[m]"), "ambj"),
+            (format!("a[1:] += gather(b, j, axis=0, mode={mode})[1:]"), "abj"),
+        ];
+        for (src, names) in &programs {
+            for len in [4usize, 0] {
+                let b = slc::fuzz::fill(DType::F32, &[len], 2);
+                let given = [("a", &a), ("b", &b), ("j", &j), ("k", &k), ("m", &m)];
+                let used: Vec<(&str, &Tensor)> = (names.chars())
+                    .map(|c| *given.iter().find(|(n, _)| n.starts_with(c)).expect("an input"))
+                    .collect();
+                let (plan, source, emulator) = generic(src, &used);
+                // Plan order, a mask's derived `nonzero()` included.
+                let by_name: HashMap<&str, &Tensor> = used.iter().copied().collect();
+                let inputs: Vec<Tensor> =
+                    slc::plan::input_tensors(&plan.inputs, &|n| by_name.get(n).copied())
+                        .unwrap()
+                        .into_iter()
+                        .map(|t| t.into_owned())
+                        .collect();
+                let refs: Vec<&Tensor> = inputs.iter().collect();
+                let want = programs::interpret_generic(&plan, &inputs);
+                let store = source.layout.store.as_ref().expect("a store");
+                marked_only += usize::from(store.mark && !store.owner);
+                for wide in [Some(false), Some(true)] {
+                    let got = emulator.run_as(&plan, &source, &refs, wide);
+                    assert_eq!(got, want, "{src} with b of {len}, wide {wide:?}");
+                }
+                if len == 0 && mode != "zero" {
+                    assert!(want.is_err(), "{src} on an empty b fails");
+                }
+            }
+        }
+    }
+    assert!(marked_only > 0, "some stores are validated before their writes without owners");
+}
+
+/// A failed store writes nothing: the store pass reads the error words the checks and the
+/// marking pass left, and returns at once (so a target updated in place stays as it was).
+#[test]
+fn a_failed_store_leaves_its_output_as_the_target_was() {
+    let a = slc::fuzz::fill(DType::F32, &[6], 1);
+    let idx = Tensor::from_i64s(DType::I64, &[3], &[0, 1, 9]).unwrap();
+    let v = slc::fuzz::fill(DType::F32, &[3], 4);
+    let (plan, source, emulator) = generic("a[idx] = v", &[("a", &a), ("idx", &idx), ("v", &v)]);
+    let bound = cuda::bind(&plan, &source.layout, &[&a, &idx, &v]).unwrap();
+    let layout = &source.layout;
+    let mut words = bound.words.clone();
+    let mut out = a.bytes().to_vec();
+    let mut err = vec![cuda::launch::NO_ERROR; bound.err_words];
+    let mut owner = vec![0u64; cuda::launch::owner_bytes(layout, &bound).div_ceil(8)];
+    words[0] = a.as_ptr() as u64;
+    words[1] = idx.as_ptr() as u64;
+    words[2] = v.as_ptr() as u64;
+    words[layout.out_word()] = out.as_mut_ptr() as u64;
+    words[layout.err_word()] = err.as_mut_ptr() as u64;
+    words[layout.owner_word()] = owner.as_mut_ptr() as u64;
+    let kernels = cuda::launch::kernels(&source, &bound);
+    assert_eq!(kernels.len(), 3, "checks, mark, store");
+    for (entry, steps) in &kernels {
+        // SAFETY: the words of the bound call; out, err and owner have its bytes.
+        unsafe { emulator.call_entry(entry, &words, *steps) }.unwrap();
+    }
+    assert!(err.iter().any(|&w| w != cuda::launch::NO_ERROR), "index 9 is out of range");
+    assert_eq!(out, a.bytes(), "nothing written");
+    // The same call with the last index in range writes.
+    let idx = Tensor::from_i64s(DType::I64, &[3], &[0, 1, 5]).unwrap();
+    words[1] = idx.as_ptr() as u64;
+    err.fill(cuda::launch::NO_ERROR);
+    for (entry, steps) in &kernels {
+        // SAFETY: as above.
+        unsafe { emulator.call_entry(entry, &words, *steps) }.unwrap();
+    }
+    assert_ne!(out, a.bytes());
+}
+
+/// A scatter's reductions (every OpenVINO one, with and without `use_init_val`, and ONNX's):
+/// 500 updates onto 7 elements, folded in C order by the serial store pass and rounded once
+/// (f16 and bf16 sums in f32: rounding each step would differ), integer means rounded down,
+/// bools, NaNs (any payload) — against the interpreter, 32- and 64-bit kernels (both are
+/// generated where the numbers fit 32 bits: `run_as` falls back to the one there is).
+#[test]
+fn scatter_reductions_fold_in_c_order_and_round_once() {
+    let n = 500usize;
+    let at: Vec<i64> = (0..n as i64).map(|k| (k * 5 + k / 7) % 7 - 3).collect();
+    let idx = Tensor::from_i64s(DType::I64, &[n], &at).unwrap();
+    // scatter_nd_update's indices: one coordinate per row.
+    let rows = Tensor::from_i64s(DType::I64, &[n, 1], &at).unwrap();
+    let mut programs = vec!["scatter_nd_update(a, idx, v, reduction=sub)".to_string()];
+    for r in ["sum", "prod", "min", "max", "mean"] {
+        for init in ["true", "false"] {
+            programs
+                .push(format!("scatter_elements_update(a, idx, v, 0, reduction={r}, use_init_val={init})"));
+        }
+    }
+    for r in ["add", "mul", "max", "min"] {
+        programs.push(format!("scatter_elements(a, idx, v, axis=0, reduction={r})"));
+    }
+    for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::U16, DType::Bool] {
+        let a = slc::fuzz::fill(dtype, &[7], 3);
+        let v = slc::fuzz::fill(dtype, &[n], 4);
+        for src in &programs {
+            if dtype == DType::Bool && src.contains("mean") {
+                continue; // not defined on bools (sema refuses it)
+            }
+            let idx = if src.starts_with("scatter_nd") { &rows } else { &idx };
+            let (plan, source, emulator, want) = concrete(src, &[("a", &a), ("idx", idx), ("v", &v)]);
+            assert!(source.layout.store.as_ref().is_some_and(|s| s.reduces), "{src}");
+            let want = Ok(want);
+            for wide in [Some(false), Some(true)] {
+                let got = emulator.run_as(&plan, &source, &[&a, idx, &v], wide);
+                assert!(
+                    programs::same_result(&plan, &want, &got, |x, y| x == y),
+                    "{src} on {dtype}, wide {wide:?}: {got:?} vs {want:?}"
+                );
+            }
+        }
     }
 }

@@ -32,11 +32,12 @@ fn check(gpu: &device::Device, programs: &[programs::Program]) {
                     for p in programs.iter().skip(t).step_by(threads) {
                         let inputs: Vec<&Tensor> = p.inputs.iter().collect();
                         let got = gpu.run(&p.plan, &inputs).map(|(t, _)| t);
-                        let same = match (&p.want, &got) {
-                            (Ok(x), Ok(y)) => x == y,
-                            (Err(x), Err(GpuError::Run(y))) => x == y,
-                            _ => false,
-                        };
+                        let same = programs::same_result(
+                            &p.plan,
+                            &p.want,
+                            &got,
+                            |x, y| matches!(y, GpuError::Run(y) if x == y),
+                        );
                         if !same {
                             failures.push(format!("{}: CPU {:?}, GPU {got:?}", p.what, p.want));
                         }
@@ -67,6 +68,15 @@ fn golden_corpus_on_the_gpu() {
 fn fuzzer_programs_on_the_gpu_every_policy_included() {
     let Some(gpu) = device_or_skip() else { return };
     check(gpu, &programs::fuzzed(1..=400));
+}
+
+/// Stores on the GPU (the target copied, the checks, the owner marks by `atomicMax`, the
+/// writes): the fuzzer's store programs, duplicates and errors included, against the
+/// interpreter.
+#[test]
+fn store_programs_on_the_gpu() {
+    let Some(gpu) = device_or_skip() else { return };
+    check(gpu, &programs::stores(600));
 }
 
 #[test]
@@ -165,7 +175,8 @@ fn sessions_run_and_the_repl_on_the_gpu() {
 
 /// `Kernel::run_device` on arrays in device memory, against the same kernel on the host: dense
 /// inputs of several shapes through one symbolic kernel, strided views read in place, masks,
-/// Python-like scalar bounds, `run_device_into`, and errors (an index out of range, an output
+/// Python-like scalar bounds, stores (`=` with duplicates, `+=`, masks; a copy of the target),
+/// `run_device_into`, and errors (an index out of range, an output
 /// that overlaps an input), the context usable after each. Without a GPU: E0209.
 #[test]
 fn kernels_on_device_memory() {
@@ -188,6 +199,7 @@ fn kernels_on_device_memory() {
     let data = Tensor::from_i64s(slc::DType::I64, &[6, 5], &(0..30).collect::<Vec<_>>()).unwrap();
     let idx = Tensor::from_i64s(slc::DType::I32, &[3], &[4, -1, 0]).unwrap();
     let bad = Tensor::from_i64s(slc::DType::I32, &[2], &[0, 9]).unwrap();
+    let dup = Tensor::from_i64s(slc::DType::I32, &[4], &[4, -2, 0, 4]).unwrap();
     let mask = Tensor::from_bytes(slc::DType::Bool, &[6], &[1, 0, 1, 1, 0, 0]).unwrap();
     let k3 = Tensor::from_i64s(slc::DType::I64, &[], &[3]).unwrap();
     type Inputs<'t> = Vec<(&'t str, &'t str, &'t Tensor)>;
@@ -198,6 +210,12 @@ fn kernels_on_device_memory() {
         ("a[m]", vec![("a", "i64[6, 5]", &data), ("m", "bool[6]", &mask)]),
         ("a[:k, ::2]", vec![("a", "i64[N, M]", &data), ("k", "i64[]", &k3)]),
         ("a[i]", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &bad)]),
+        // Stores: into a new output, the target copied first (last write wins on duplicates).
+        ("a[i] = b[0]", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &dup), ("b", "i64[N, M]", &data)]),
+        ("a[:, ::2] = 5", vec![("a", "i64[N, M]", &data)]),
+        ("a[m] = 0", vec![("a", "i64[6, 5]", &data), ("m", "bool[6]", &mask)]),
+        ("a[i] += 1", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &dup)]),
+        ("a[i] = 0", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &bad)]),
     ];
     let mut failures = vec![];
     for (src, inputs) in &cases {

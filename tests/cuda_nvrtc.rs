@@ -1,5 +1,5 @@
 //! Every golden-corpus kernel and a few hundred differential-fuzzer kernels (concrete and
-//! shape-generic) compiled by NVRTC to a CUBIN for sm_90, as `slc eval --backend cuda` compiles
+//! shape-generic), the fuzzer's store programs' kernels, compiled by NVRTC to a CUBIN for sm_90, as `slc eval --backend cuda` compiles
 //! them on an H100; and a `slc compile --target cuda` file, whose host launcher NVRTC skips.
 //! NVRTC needs no GPU: .ci/run installs NVIDIA's wheel and names the library in `SLC_NVRTC`.
 //! Without it (and without `SLC_NVRTC` set) the tests pass saying "skipped: no NVRTC".
@@ -52,13 +52,15 @@ fn compile_all(nvrtc: &nvrtc::Nvrtc, sources: &[CudaSource]) {
                         for k in batch.iter() {
                             for wide in [false, true] {
                                 if (wide && k.layout.wide) || (!wide && k.layout.narrow) {
-                                    let name = k.entry(wide);
-                                    assert!(
-                                        cubin.windows(name.len() + 1).any(|w| w[..name.len()]
-                                            == *name.as_bytes()
-                                            && w[name.len()] == 0),
-                                        "{name} is not in the CUBIN"
-                                    );
+                                    for name in k.entries(wide) {
+                                        assert!(
+                                            cubin
+                                                .windows(name.len() + 1)
+                                                .any(|w| w[..name.len()] == *name.as_bytes()
+                                                    && w[name.len()] == 0),
+                                            "{name} is not in the CUBIN"
+                                        );
+                                    }
                                 }
                             }
                         }
@@ -81,6 +83,16 @@ fn golden_corpus_kernels_compile_with_nvrtc() {
 fn fuzzer_kernels_compile_with_nvrtc() {
     let Some(nvrtc) = nvrtc_or_skip() else { return };
     compile_all(nvrtc, &sources(&programs::fuzzed(1..=300)));
+}
+
+/// The store programs' kernels: checks, the owner-marking pass (`atomicMax` on 32- and 64-bit
+/// words) and the store pass, `+=`/`*=` with the half types' conversions.
+#[test]
+fn store_kernels_compile_with_nvrtc() {
+    let Some(nvrtc) = nvrtc_or_skip() else { return };
+    let sources = sources(&programs::stores(400));
+    assert!(sources.iter().filter(|s| s.layout.store.as_ref().is_some_and(|s| s.owner)).count() > 20);
+    compile_all(nvrtc, &sources);
 }
 
 #[test]

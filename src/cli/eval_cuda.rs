@@ -49,10 +49,14 @@ pub fn run(
     let types: InputTypes =
         tensors.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
     let compiled = crate::compile_with_values(expr, &types, values).map_err(|e| report(&e, expr))?;
-    if compiled.plan.store.is_some() {
-        // The CUDA back end has no update kernels (docs/semantics.md, Stores).
-        let refusal =
-            crate::backend::RuntimeError::Unsupported { executor: "cuda", what: "a store plan (`a[i] = v`)" };
+    if let Some(store) = &compiled.plan.store
+        && crate::backend::cuda::codegen::store::supported(store.combine, compiled.plan.dtype).is_err()
+    {
+        // No update kernels combine complex numbers (docs/cuda.md, Stores).
+        let refusal = crate::backend::RuntimeError::Unsupported {
+            executor: "cuda",
+            what: "a store combining complex numbers (`+=`, `*=`, a scatter's reduction)",
+        };
         return Err(report(&refusal.into(), expr));
     }
     compiled

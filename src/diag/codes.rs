@@ -76,7 +76,7 @@ pub const CODES: &[(&str, &str)] = &[
         "E0209",
         "the CUDA back end could not run: no driver or NVRTC, a kernel NVRTC refused, a driver call that failed",
     ),
-    ("E0210", "a plan the chosen executor cannot run (a store plan on the GPU)"),
+    ("E0210", "a plan the chosen executor cannot run (a store combining complex numbers on the GPU)"),
     (
         "E0299",
         "internal: an address outside a buffer (verification makes this unreachable; reported, never a crash)",

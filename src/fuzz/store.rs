@@ -6,7 +6,7 @@ use super::{Draw, chain, elements_literal, index};
 /// A store over [`program`](super::program)'s inputs: an assignment (`=`, `+=`, `*=`) through a subscript of
 /// `program`'s kinds, or a scatter (docs/semantics.md, Stores, Scatters). Not drawn by
 /// [`program`](super::program): a store is only ever a program's result, and the back ends that refuse store
-/// plans (CUDA, AOT objects) take `program`'s programs. Most are valid.
+/// plans (AOT objects) take `program`'s programs. Most are valid.
 pub fn store_program(r: &mut impl Draw, shape: &[usize]) -> String {
     let dims = |lead: &[usize], rest: &[usize]| -> Vec<usize> { lead.iter().chain(rest).copied().collect() };
     let tail = shape.get(1..).unwrap_or(&[]);

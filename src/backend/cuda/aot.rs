@@ -41,6 +41,12 @@ pub fn launcher(
     source: &CudaSource,
     declared: &[InputDecl<SymExpr>],
 ) -> Result<String, CudaError> {
+    if plan.store.is_some() {
+        // Its launcher would copy the target and run three kernels with an owner array.
+        return Err(CudaError::Codegen(
+            "a host launcher runs loads only: a store (`a[i] = v`) runs through `--backend cuda`".into(),
+        ));
+    }
     if let Some(d) = plan.inputs.iter().find(|d| d.strides.is_some() || d.nonzero_of.is_some()) {
         return Err(CudaError::Codegen(format!(
             "a host launcher takes dense inputs given by the caller: `{}` is a strided view or a mask's nonzero()",

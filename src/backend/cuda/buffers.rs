@@ -8,14 +8,13 @@
 //! (a synchronization of that stream) to report the interpreter's error with its span. Which
 //! kernels can fail is read off their source: only a failing path writes an error word.
 
-use super::device::{Device, GpuError, Module, driver};
+use super::device::{Device, GpuError, driver};
 use super::launch::{self, Bound, Input, NO_ERROR};
 use super::{CudaError, CudaSource};
 use crate::backend::RuntimeError;
 use crate::plan::VerifiedGenericPlan;
 use cudarc::driver::{result, sys};
 use slc_runtime::{DType, Tensor};
-use std::ffi::CString;
 
 /// A CUDA stream as the driver names it: `0` the default stream, `1` the legacy default stream
 /// (`CU_STREAM_LEGACY`), `2` the per-thread default stream, any other value a `CUstream` —
@@ -127,9 +126,12 @@ impl Input for DeviceArray {
 /// A plan's kernels loaded on the device, ready for launches on caller memory.
 pub struct Loaded {
     source: CudaSource,
-    /// The 32-bit and the 64-bit kernel, where the source has them.
-    narrow: Option<sys::CUfunction>,
-    wide: Option<sys::CUfunction>,
+    /// The 32-bit and the 64-bit kernels (a store's several, in launch order), where the source
+    /// has them.
+    narrow: Option<Vec<sys::CUfunction>>,
+    wide: Option<Vec<sys::CUfunction>>,
+    /// A store's target, in plan order.
+    target: Option<usize>,
     /// Whether an element can fail (the kernel then has error words to read back).
     can_fail: bool,
 }
@@ -252,19 +254,13 @@ impl Device {
         self.enter()?;
         let source = super::generate(plan, "slc_kernel")?;
         let (module, _) = self.module(&source)?;
-        let function = |wide: bool, present: bool| -> Result<Option<sys::CUfunction>, CudaError> {
-            if !present {
-                return Ok(None);
-            }
-            let entry = CString::new(source.entry(wide)).expect("an identifier");
-            let Module(m) = module;
-            // SAFETY: a module loaded from the source that defines `entry`.
-            unsafe { result::module::get_function(m, entry) }.map(Some).map_err(driver)
+        let functions = |wide: bool, present: bool| -> Result<Option<Vec<sys::CUfunction>>, CudaError> {
+            present.then(|| super::device::functions(module, &source, wide)).transpose()
         };
-        let narrow = function(false, source.layout.narrow)?;
-        let wide = function(true, source.layout.wide)?;
+        let narrow = functions(false, source.layout.narrow)?;
+        let wide = functions(true, source.layout.wide)?;
         let can_fail = source.text.contains("atomicMin(");
-        Ok(Loaded { source, narrow, wide, can_fail })
+        Ok(Loaded { target: super::launch::store_target(plan), source, narrow, wide, can_fail })
     }
 
     /// Binds a call of `plan` on `inputs` (in plan order): the output's dims and bytes, the
@@ -352,7 +348,7 @@ impl Device {
         stream: Stream,
     ) -> Result<(), GpuError> {
         self.enter()?;
-        let Some(function) = (if bound.wide { loaded.wide } else { loaded.narrow }) else {
+        let Some(kernels) = (if bound.wide { &loaded.wide } else { &loaded.narrow }) else {
             return Err(CudaError::Driver("no kernel for this call's integer width".into()).into());
         };
         let layout = &loaded.source.layout;
@@ -379,7 +375,23 @@ impl Device {
                 }
                 words[layout.err_word()] = err.ptr;
             }
-            super::device::launch_grid(function, &mut words, bound.total, stream.raw())?;
+            // A store's output starts as its target's copy (a caller's `out` never is the target:
+            // no input overlaps it), the owner array zeroed.
+            let owner = match super::launch::owner_bytes(layout, bound) {
+                0 => None,
+                n => Some(self.alloc(n, stream)?),
+            };
+            if let Some(o) = &owner {
+                words[layout.owner_word()] = o.ptr;
+            }
+            let store = loaded.target.map(|t| super::device::StoreRun {
+                copy_from: Some(words[t]),
+                out,
+                bytes: bound.out_bytes,
+                owner: owner.as_ref().map(|o| (o.ptr, o.bytes)),
+            });
+            let steps = super::launch::steps(layout, bound);
+            super::device::queue(kernels, &steps, &mut words, store.as_ref(), stream.raw())?;
             let Some((mut err, _)) = err else { return Ok(()) };
             let words = pinned::read_back(err.ptr, bound.err_words, stream)?;
             if words.iter().all(|&w| w == NO_ERROR) {

@@ -19,6 +19,8 @@
 //! and each call picks the narrow one when its numbers allow ([`NARROW_LIMIT`]).
 
 mod group;
+mod reduce;
+pub mod store;
 
 use super::CudaError;
 use crate::backend::loopnest::{self, LoopNest, NestKind, Stream};
@@ -57,6 +59,8 @@ pub struct ArgLayout {
     /// Which kernels the source defines.
     pub narrow: bool,
     pub wide: bool,
+    /// A store plan's update kernels ([`store`]); `None` for a load.
+    pub store: Option<store::StoreInfo>,
 }
 
 /// One nest of the kernel.
@@ -99,9 +103,13 @@ impl ArgLayout {
     pub fn param_word(&self, p: usize) -> usize {
         self.inputs + 2 + self.nests.len() + p
     }
+    /// The word holding a store's owner array ([`store::StoreInfo::owner`]).
+    pub fn owner_word(&self) -> usize {
+        self.param_word(self.params.len())
+    }
     /// Words in the argument block (at least one: C has no empty arrays).
     pub fn words(&self) -> usize {
-        self.param_word(self.params.len())
+        self.owner_word() + usize::from(self.store.as_ref().is_some_and(|s| s.array()))
     }
     /// Error words: one per plan check, then the output's.
     pub fn err_words(&self, checks: usize) -> usize {
@@ -123,6 +131,23 @@ impl CudaSource {
     pub fn entry(&self, wide: bool) -> String {
         if wide { format!("{}_wide", self.name) } else { self.name.clone() }
     }
+
+    /// Every kernel the source defines for 64-bit (`wide`) or 32-bit arithmetic, in launch
+    /// order: the plan's kernel, then a store's `_mark` (where it has one) and `_store`.
+    pub fn entries(&self, wide: bool) -> Vec<String> {
+        let suffix = if wide { "_wide" } else { "" };
+        let mut all = vec![self.entry(wide)];
+        if let Some(s) = &self.layout.store {
+            if s.mark {
+                all.push(format!("{}_mark{suffix}", self.name));
+            }
+            all.push(format!("{}_store{suffix}", self.name));
+            if s.reduces {
+                all.push(format!("{}_finish{suffix}", self.name));
+            }
+        }
+        all
+    }
 }
 
 /// The guard every generated file starts with: the types and the linkage macro.
@@ -135,6 +160,8 @@ const PRELUDE: &str = "#ifndef SLC_CUDA_PRELUDE
 #endif
 #ifndef SLC_HOST_EMULATION
 #define SLC_ALIGN(n) __align__(n)
+#define slc_atomic_max32(at, value) atomicMax((at), (value))
+#define slc_atomic_max64(at, value) atomicMax((at), (value))
 #endif
 #endif
 ";
@@ -189,10 +216,8 @@ pub fn generate(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, Cu
     if !is_identifier(name) {
         return Err(CudaError::Codegen(format!("`{name}` is not a C identifier")));
     }
-    // A store's plan is a copy of its target plus an update nest: the loop nest the kernels
-    // are made from holds only the update (docs/cuda.md).
-    if plan.store.is_some() {
-        return Err(CudaError::Codegen("the CUDA target runs loads only, not stores (`a[i] = v`)".into()));
+    if let Some(s) = &plan.store {
+        store::supported(s.combine, plan.dtype)?;
     }
     crate::limits::with_stack_for(plan.nesting(), || generate_nested(plan, name))
 }
@@ -205,9 +230,14 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
             nests.push((k, nest));
         }
     }
-    let main = loopnest::schedule_generic(plan, target, |_, _| {});
-    if !main.empty {
-        nests.push((plan.checks.len(), main));
+    // A store's output is the target's copy, which the host makes (a device-to-device copy):
+    // its kernels are the checks, then the update kernels over the store's own nests.
+    let updates = plan.store.as_ref().map(|s| store::UpdateNests::new(plan, s));
+    if updates.is_none() {
+        let main = loopnest::schedule_generic(plan, target, |_, _| {});
+        if !main.empty {
+            nests.push((plan.checks.len(), main));
+        }
     }
     let mut params: Vec<SymExpr> = vec![];
     let mut infos = vec![];
@@ -224,11 +254,21 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
         let group = group_of(nest, unit);
         infos.push(NestInfo { extents: nest.extents.clone(), slot: *slot, params: own, unit, group });
     }
+    let checked = nests.len();
+    let store = updates.as_ref().map(|u| u.info(plan, &mut params, &mut infos));
+    let all: Vec<(usize, LoopNest)> =
+        nests.iter().cloned().chain(updates.iter().flat_map(|u| u.nests())).collect();
     let symbolic =
-        !params.is_empty() || nests.iter().any(|(_, n)| n.extents.iter().any(|e| e.as_const().is_none()));
-    let narrow = symbolic || fits_narrow(plan, &nests);
-    let layout =
-        ArgLayout { inputs: plan.inputs.len(), nests: infos, params, narrow, wide: symbolic || !narrow };
+        !params.is_empty() || all.iter().any(|(_, n)| n.extents.iter().any(|e| e.as_const().is_none()));
+    let narrow = symbolic || fits_narrow(plan, &all);
+    let layout = ArgLayout {
+        inputs: plan.inputs.len(),
+        nests: infos,
+        params,
+        narrow,
+        wide: symbolic || !narrow,
+        store,
+    };
     let mut text = String::new();
     let _ = writeln!(text, "/* Generated by slc {}: {} */", env!("CARGO_PKG_VERSION"), summary(plan));
     text.push_str(PRELUDE);
@@ -257,6 +297,9 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
     for wide in [false, true] {
         if (wide && layout.wide) || (!wide && layout.narrow) {
             generator.kernel(&mut text, &nests, wide)?;
+            if let Some(u) = &updates {
+                generator.store_kernels(&mut text, u, checked, wide)?;
+            }
         }
     }
     Ok(CudaSource { name: name.to_string(), text, layout })
@@ -362,6 +405,8 @@ struct Body {
     text: String,
     labels: usize,
     t: Types,
+    /// Whether the code has a failing path (it records into an error word).
+    failed: bool,
 }
 
 impl Gen<'_> {
@@ -373,30 +418,13 @@ impl Gen<'_> {
         };
         let name = if wide { format!("{}_wide", self.name) } else { self.name.to_string() };
         let l = self.layout;
-        let mut b = Body { text: String::new(), labels: 0, t };
-        let _ = writeln!(out, "SLC_EXTERN __global__ void {name}({}_args a) {{", self.name);
-        for i in 0..self.plan.inputs.len() {
-            let _ = writeln!(out, "  const unsigned char* b{i} = (const unsigned char*)a.w[{i}];");
-        }
-        for i in 0..self.plan.consts.len() {
-            let _ =
-                writeln!(out, "  const unsigned char* b{} = {}_c{i};", self.plan.inputs.len() + i, self.name);
-        }
-        let _ = writeln!(out, "  unsigned char* out = (unsigned char*)a.w[{}];", l.out_word());
-        let _ = writeln!(out, "  unsigned long long* err = (unsigned long long*)a.w[{}];", l.err_word());
-        for p in 0..l.params.len() {
-            let _ = writeln!(out, "  const {} p{p} = ({})(long long)a.w[{}];", t.s, t.s, l.param_word(p));
-        }
-        for n in 0..nests.len() {
-            let _ = writeln!(out, "  const {} e{n} = ({})a.w[{}];", t.u, t.u, l.end_word(n));
-        }
-        let last = nests.len().saturating_sub(1);
-        let _ = writeln!(out, "  const {u} step = ({u})gridDim.x * ({u})blockDim.x;", u = t.u);
-        let _ = writeln!(out, "  (void)out; (void)err; (void)step;");
+        let mut b = Body { text: String::new(), labels: 0, t, failed: false };
+        self.prologue(out, &name, t, nests.len());
         if l.nests.iter().any(|n| n.group > 1) {
             // Uniform: whether the output takes 16-byte stores (a caller's pointer need not).
             let _ = writeln!(out, "  const int out16 = ((unsigned long long)out & 15) == 0;");
         }
+        let last = nests.len().saturating_sub(1);
         if !nests.is_empty() {
             let _ = writeln!(
                 out,
@@ -414,6 +442,30 @@ impl Gen<'_> {
         }
         out.push_str("}\n");
         Ok(())
+    }
+
+    /// The opening of kernel `name` up to its grid-stride loop: the argument block unpacked
+    /// (buffers, output, error words, integers, the end words of its first `ends` nests).
+    fn prologue(&self, out: &mut String, name: &str, t: Types, ends: usize) {
+        let l = self.layout;
+        let _ = writeln!(out, "SLC_EXTERN __global__ void {name}({}_args a) {{", self.name);
+        for i in 0..self.plan.inputs.len() {
+            let _ = writeln!(out, "  const unsigned char* b{i} = (const unsigned char*)a.w[{i}];");
+        }
+        for i in 0..self.plan.consts.len() {
+            let _ =
+                writeln!(out, "  const unsigned char* b{} = {}_c{i};", self.plan.inputs.len() + i, self.name);
+        }
+        let _ = writeln!(out, "  unsigned char* out = (unsigned char*)a.w[{}];", l.out_word());
+        let _ = writeln!(out, "  unsigned long long* err = (unsigned long long*)a.w[{}];", l.err_word());
+        for p in 0..l.params.len() {
+            let _ = writeln!(out, "  const {} p{p} = ({})(long long)a.w[{}];", t.s, t.s, l.param_word(p));
+        }
+        for n in 0..ends {
+            let _ = writeln!(out, "  const {} e{n} = ({})a.w[{}];", t.u, t.u, l.end_word(n));
+        }
+        let _ = writeln!(out, "  const {u} step = ({u})gridDim.x * ({u})blockDim.x;", u = t.u);
+        let _ = writeln!(out, "  (void)out; (void)err; (void)step;");
     }
 
     /// A C expression for the integer `e` (a literal, or its parameter word).
@@ -596,6 +648,11 @@ impl Gen<'_> {
                 (OobMode::Wrap, false) => {
                     format!("{empty}      {j} %= (long long)({len});\n      if ({j} < 0) {j} += {len};\n")
                 }
+            };
+            b.failed |= match term.mode {
+                OobMode::Error => true,
+                OobMode::Zero => false,
+                OobMode::Clamp | OobMode::Wrap => !empty.is_empty(),
             };
             b.text.push_str(&text);
             if term.stride.as_const() != Some(0) {

@@ -199,21 +199,23 @@ impl Device {
         let source = super::generate(plan, "slc_kernel")?;
         let bound = launch::bind(plan, &source.layout, inputs)?;
         let (module, cached) = self.module(&source)?;
-        let entry = CString::new(source.entry(bound.wide)).expect("an identifier");
-        // SAFETY: a module loaded from the source that defines `entry`.
-        let function = unsafe { result::module::get_function(module.0, entry) }.map_err(driver)?;
+        let kernels = functions(module, &source, bound.wide)?;
         let mut times = GpuTimes { compile: started.elapsed(), cached, ..GpuTimes::default() };
-        let (out, err) = self.launch(function, &source, &bound, inputs, launches.max(1), &mut times)?;
+        let target = launch::store_target(plan);
+        let (out, err) =
+            self.launch(&kernels, &source, &bound, inputs, target, launches.max(1), &mut times)?;
         launch::decode_errors(&bound, &err, inputs)?;
         Ok((Tensor::from_bytes(plan.dtype, &bound.shape, &out).map_err(RuntimeError::from)?, times))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn launch(
         &self,
-        function: sys::CUfunction,
+        kernels: &[sys::CUfunction],
         source: &CudaSource,
         bound: &launch::Bound,
         inputs: &[&Tensor],
+        target: Option<usize>,
         launches: usize,
         times: &mut GpuTimes,
     ) -> Result<(Vec<u8>, Vec<u64>), CudaError> {
@@ -249,9 +251,27 @@ impl Device {
             result::memset_d8_async(err_d, 0xff, 8 * bound.err_words, stream).map_err(driver)?;
             words[source.layout.out_word()] = out_d;
             words[source.layout.err_word()] = err_d;
+            let owner_bytes = launch::owner_bytes(&source.layout, bound);
+            let store = match target {
+                Some(t) => Some(StoreRun {
+                    copy_from: Some(words[t]),
+                    out: out_d,
+                    bytes: bound.out_bytes,
+                    owner: match owner_bytes {
+                        0 => None,
+                        n => Some((memory.alloc(n)?, n)),
+                    },
+                }),
+                None => None,
+            };
+            if let Some((owner, _)) = store.as_ref().and_then(|s| s.owner) {
+                words[source.layout.owner_word()] = owner;
+            }
+            let steps = launch::steps(&source.layout, bound);
             result::event::record(events[1], stream).map_err(driver)?;
+            // A store's launch is the whole store: the copy, the owner array zeroed, the kernels.
             for launch in 0..launches {
-                launch_grid(function, &mut words, bound.total, stream)?;
+                queue(kernels, &steps, &mut words, store.as_ref(), stream)?;
                 result::event::record(events[2 + launch], stream).map_err(driver)?;
             }
             let after = events[launches + 1];
@@ -273,6 +293,61 @@ impl Device {
         }
         Ok((out, err))
     }
+}
+
+/// The kernels of `source` for 64-bit (`wide`) or 32-bit arithmetic in `module`, in launch
+/// order ([`CudaSource::entries`]).
+pub(super) fn functions(
+    module: Module,
+    source: &CudaSource,
+    wide: bool,
+) -> Result<Vec<sys::CUfunction>, CudaError> {
+    (source.entries(wide).into_iter())
+        .map(|entry| {
+            let entry = CString::new(entry).expect("an identifier");
+            // SAFETY: a module loaded from the source that defines `entry`.
+            unsafe { result::module::get_function(module.0, entry) }.map_err(driver)
+        })
+        .collect()
+}
+
+/// The device memory of a store's run besides its argument block: the output starts as a copy
+/// of the target at `copy_from` (none: the output *is* the target, updated in place), of
+/// `bytes` bytes; the owner array, zeroed before the kernels, where the store has one.
+pub(super) struct StoreRun {
+    pub copy_from: Option<u64>,
+    pub out: u64,
+    pub bytes: usize,
+    pub owner: Option<(u64, usize)>,
+}
+
+/// Queues a bound call on `stream`: a store's copy and owner array ([`StoreRun`]), then
+/// `kernels` (as [`functions`] gives them), each over its `steps` ([`launch::steps`]).
+///
+/// # Safety
+/// As [`launch_grid`] for every kernel; a store's buffers are device memory of their bytes.
+pub(super) unsafe fn queue(
+    kernels: &[sys::CUfunction],
+    steps: &[u64],
+    words: &mut [u64],
+    store: Option<&StoreRun>,
+    stream: sys::CUstream,
+) -> Result<(), CudaError> {
+    // SAFETY: as the caller promises.
+    unsafe {
+        if let Some(s) = store {
+            if let Some(from) = s.copy_from.filter(|_| s.bytes > 0) {
+                result::memcpy_dtod_async(s.out, from, s.bytes, stream).map_err(driver)?;
+            }
+            if let Some((owner, bytes)) = s.owner {
+                result::memset_d8_async(owner, 0, bytes, stream).map_err(driver)?;
+            }
+        }
+        for (&function, &n) in kernels.iter().zip(steps) {
+            launch_grid(function, words, n, stream)?;
+        }
+    }
+    Ok(())
 }
 
 /// Queues `function` over `steps` grid-stride steps on `stream` (nothing for none), its argument

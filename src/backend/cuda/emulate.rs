@@ -48,7 +48,9 @@ pub fn translation_unit(sources: &[&CudaSource]) -> String {
         text.push_str(&s.text);
         for wide in [false, true] {
             if (wide && s.layout.wide) || (!wide && s.layout.narrow) {
-                text.push_str(&format!("SLC_EMULATE({}, {}_args)\n", s.entry(wide), s.name));
+                for entry in s.entries(wide) {
+                    text.push_str(&format!("SLC_EMULATE({entry}, {}_args)\n", s.name));
+                }
             }
         }
     }
@@ -145,14 +147,24 @@ impl Emulator {
         for (i, p) in placed.iter_mut().enumerate() {
             words[i] = (p.start() as u64).wrapping_add(bound.input_offsets[i] as u64);
         }
+        // A store's output starts as its target's copy (the device-to-device copy on a GPU).
+        if let Some(target) = launch::store_target(plan) {
+            out.bytes_mut().copy_from_slice(inputs[target].bytes());
+        }
         let mut out_placed = Placed::new(out.bytes(), shift(&out));
+        let mut owner = vec![0u64; launch::owner_bytes(&source.layout, &bound).div_ceil(8)];
         words[source.layout.out_word()] = out_placed.start() as u64;
         words[source.layout.err_word()] = err.as_mut_ptr() as u64;
-        // SAFETY: the argument block holds the inputs bound and checked against the plan, under
-        // which verification proved every address in bounds, an output of the call's bytes, and
-        // the error words; the words outlive the call.
-        unsafe { self.call(source, bound.wide, &words, bound.total) }
-            .map_err(|e| RuntimeError::Jit(crate::backend::jit::JitError::Codegen(e.to_string())))?;
+        if source.layout.store.as_ref().is_some_and(|s| s.array()) {
+            words[source.layout.owner_word()] = owner.as_mut_ptr() as u64;
+        }
+        let failed = |e: CudaError| RuntimeError::Jit(crate::backend::jit::JitError::Codegen(e.to_string()));
+        for (entry, steps) in launch::kernels(source, &bound) {
+            // SAFETY: the argument block holds the inputs bound and checked against the plan,
+            // under which verification proved every address in bounds, an output of the call's
+            // bytes, the error words and the owner array; the words outlive the call.
+            unsafe { self.call_entry(&entry, &words, steps) }.map_err(failed)?;
+        }
         if !out_placed.guarded() {
             return Err(RuntimeError::Jit(crate::backend::jit::JitError::Codegen(
                 "the emulated kernel wrote outside its output".into(),
@@ -177,10 +189,26 @@ impl Emulator {
         words: &[u64],
         steps: u64,
     ) -> Result<(), CudaError> {
-        let symbol = format!("{}_emulate", source.entry(wide));
+        if words.len() < source.layout.words().max(1) {
+            return Err(CudaError::Codegen(format!("too few words for `{}`", source.name)));
+        }
+        // SAFETY: as the caller promises.
+        unsafe { self.call_entry(&source.entry(wide), words, steps) }
+    }
+
+    /// Launches the kernel `entry` built into this object (one of [`CudaSource::entries`]) over
+    /// a grid for `steps` steps (nothing for none).
+    ///
+    /// # Safety
+    /// As [`call`](Self::call); `words` holds at least the kernel's argument block.
+    pub unsafe fn call_entry(&self, entry: &str, words: &[u64], steps: u64) -> Result<(), CudaError> {
+        if steps == 0 {
+            return Ok(());
+        }
+        let symbol = format!("{entry}_emulate");
         let f = self.symbol(&symbol);
-        if f.is_null() || words.len() < source.layout.words().max(1) {
-            return Err(CudaError::Codegen(format!("no emulated kernel `{symbol}` for these words")));
+        if f.is_null() {
+            return Err(CudaError::Codegen(format!("no emulated kernel `{symbol}`")));
         }
         // SAFETY: SLC_EMULATE defines the launcher with this signature.
         let f: EmulateFn = unsafe { std::mem::transmute::<*mut c_void, EmulateFn>(f) };

@@ -1,6 +1,7 @@
 /* slc host emulation of CUDA: included before generated CUDA C, it makes the source a host C
- * (or C++) program whose grid runs as loops, block by block (last block first) and thread by
- * thread. Generated kernels use no barriers and no shared memory, so any sequential schedule
+ * (or C++) program whose grid runs as loops, block by block and thread by thread, each
+ * backwards (last block first, last thread first: so that a kernel whose result depended on
+ * its threads running in C order, as a store's naive last write would, fails its tests). Generated kernels use no barriers and no shared memory, so any sequential schedule
  * is one the GPU could run; atomics are plain read-modify-writes. Not reentrant: the built-in
  * index variables are globals of the translation unit. */
 #ifndef SLC_HOST_EMULATION_H
@@ -23,6 +24,18 @@ static inline unsigned long long atomicMin(unsigned long long* at, unsigned long
   return old;
 }
 
+/* The owner marks of a store's gathered destinations (codegen/store.rs). */
+static inline unsigned int slc_atomic_max32(unsigned int* at, unsigned int value) {
+  unsigned int old = *at;
+  if (value > old) *at = value;
+  return old;
+}
+static inline unsigned long long slc_atomic_max64(unsigned long long* at, unsigned long long value) {
+  unsigned long long old = *at;
+  if (value > old) *at = value;
+  return old;
+}
+
 /* Runs KERNEL over a grid of `grid` blocks of `block` threads: the launch syntax of the host
  * code slc generates (`kernel<<<grid, block, 0, stream>>>(args)` under nvcc). */
 #define SLC_LAUNCH(kernel, grid, block, stream, args)                                    \
@@ -32,7 +45,7 @@ static inline unsigned long long atomicMin(unsigned long long* at, unsigned long
     blockDim.x = (block); blockDim.y = 1; blockDim.z = 1;                                \
     for (slc_b = gridDim.x; slc_b-- > 0;) {                                              \
       blockIdx.x = slc_b; blockIdx.y = 0; blockIdx.z = 0;                                \
-      for (slc_t = 0; slc_t < blockDim.x; slc_t++) {                                     \
+      for (slc_t = blockDim.x; slc_t-- > 0;) {                                           \
         threadIdx.x = slc_t; threadIdx.y = 0; threadIdx.z = 0;                           \
         kernel(args);                                                                    \
       }                                                                                  \

@@ -4,6 +4,7 @@
 //! `SymExpr::eval_i64`), and the error words a run leaves decoded into the error the
 //! interpreter gives for the same inputs.
 
+use super::CudaSource;
 use super::codegen::{ArgLayout, KIND_EMPTY_AXIS, KIND_GATHER_OUT_OF_RANGE, KIND_INDEX_BOUNDS};
 use super::codegen::{NARROW_ELEMENTS, NARROW_LIMIT};
 use crate::backend::{DenseInput, RuntimeError, interp};
@@ -167,6 +168,45 @@ pub fn bind<I: Input>(
         input_offsets,
         plan: concrete,
     })
+}
+
+/// The kernels of a bound call of `source`, in launch order on one stream, each with the steps
+/// its grid covers: a load's one kernel; a store's check kernel, then its update kernels
+/// (`codegen::store`), which the host precedes with the target's copy into the output and,
+/// where it has one, the owner array zeroed ([`owner_bytes`]).
+pub fn kernels(source: &CudaSource, bound: &Bound) -> Vec<(String, u64)> {
+    source.entries(bound.wide).into_iter().zip(steps(&source.layout, bound)).collect()
+}
+
+/// The steps of each kernel of a bound call ([`kernels`]).
+pub fn steps(layout: &ArgLayout, bound: &Bound) -> Vec<u64> {
+    let Some(store) = &layout.store else { return vec![bound.total] };
+    let checks = match store.nest {
+        0 => 0,
+        n => bound.words[layout.end_word(n - 1)],
+    };
+    let updates = bound.total - checks;
+    let passes = if store.mark { 2 } else { 1 };
+    // A reduction's finishing pass walks the output, where an update touched it.
+    let finish = match (store.reduces, updates) {
+        (false, _) => None,
+        (true, 0) => Some(0),
+        (true, _) => Some((bound.out_bytes / store.width as usize) as u64),
+    };
+    std::iter::once(checks).chain(std::iter::repeat_n(updates, passes)).chain(finish).collect()
+}
+
+/// The bytes of a store's owner array for a bound call (0 for none).
+pub fn owner_bytes(layout: &ArgLayout, bound: &Bound) -> usize {
+    layout.store.as_ref().map_or(0, |s| s.owner_bytes(bound.wide, bound.out_bytes))
+}
+
+/// The input a store plan's output starts as a copy of (its target), in plan order.
+pub fn store_target(plan: &VerifiedGenericPlan) -> Option<usize> {
+    match (&plan.store, plan.output.buffer) {
+        (Some(_), crate::plan::BufferId::Input(i)) => Some(i),
+        _ => None,
+    }
 }
 
 /// The error the interpreter gives for the call whose kernels left `err` (one word per check,

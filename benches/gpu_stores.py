@@ -1,0 +1,160 @@
+"""The store cases of benches/gpu.py (issue 28's B13-B15 at GPU sizes): slc's updated copy of the
+target against PyTorch's and CuPy's in-place setitem (and PyTorch's `index_copy_`), each checked
+bit for bit against NumPy's `setitem`, each timed as a ratio to a device-to-device copy of the
+*written* bytes (the update's; issue 28's yardstick) measured in the same run.
+
+slc runs as a PyTorch user runs a store with `out=`: `k(**tensors, out=o)` writes the target's
+updated copy into `o` (the target is copied on the device, then updated: the copy is in slc's
+time, not in the peers', which update in place; the peers' "clone +" column times the same
+work for them). The index rows of B13 are distinct: PyTorch's and CuPy's scatters leave the
+winner of duplicate rows unspecified, so only distinct rows can be checked bit for bit (slc
+keeps NumPy's last write in C order either way).
+"""
+import numpy as np
+
+CASES = [
+    {"id": "B13", "expr": "a[idx] = v",
+     "what": "524,288 distinct random rows of 256 f32 into a 1,000,000 x 256 target (B8's inverse)"},
+    {"id": "B14", "expr": "a[:, ::2] = b", "what": "16384 x 16384 f32, every other column"},
+    {"id": "B15", "expr": "a[m] = 0", "what": "8192 x 8192 f32, a random half of the elements"},
+]
+
+
+def inputs(case, rng):
+    """The case's NumPy inputs."""
+    f32 = np.float32
+    if case["id"] == "B13":
+        rows, n = 1_000_000, 524_288
+        return {"a": rng.standard_normal((rows, 256), dtype=f32),
+                "idx": rng.choice(rows, n, replace=False).astype(np.int64),
+                "v": rng.standard_normal((n, 256), dtype=f32)}
+    if case["id"] == "B14":
+        return {"a": rng.standard_normal((16384, 16384), dtype=f32),
+                "b": rng.standard_normal((16384, 8192), dtype=f32)}
+    return {"a": rng.standard_normal((8192, 8192), dtype=f32), "m": rng.random((8192, 8192)) < 0.5}
+
+
+def numpy_result(case, x):
+    """NumPy's `setitem` on a copy of the target."""
+    y = x["a"].copy()
+    if case["id"] == "B13":
+        y[x["idx"]] = x["v"]
+    elif case["id"] == "B14":
+        y[:, ::2] = x["b"]
+    else:
+        y[x["m"]] = 0
+    return y
+
+
+def written_bytes(case, x):
+    if case["id"] == "B13":
+        return x["v"].nbytes
+    if case["id"] == "B14":
+        return x["b"].nbytes
+    return int(np.count_nonzero(x["m"])) * x["a"].itemsize
+
+
+def peers(case, t, c):
+    """In-place forms of the case on device tensors `t` (PyTorch) and arrays `c` (CuPy, or
+    None): each call updates the target again with the same values (idempotent), so the
+    target after any number of calls is the updated array. Each returns the target."""
+    a = t["a"]
+    if case["id"] == "B13":
+        forms = {"torch index_copy_": lambda: a.index_copy_(0, t["idx"], t["v"])}
+        setitem = lambda y, z: y.__setitem__(z["idx"], z["v"])  # noqa: E731
+    elif case["id"] == "B14":
+        forms = {}
+        setitem = lambda y, z: y.__setitem__((slice(None), slice(None, None, 2)), z["b"])  # noqa: E731
+    else:
+        forms = {"torch masked_fill_": lambda: a.masked_fill_(t["m"], 0)}
+        setitem = lambda y, z: y.__setitem__(z["m"], 0)  # noqa: E731
+
+    def torch_setitem():
+        setitem(a, t)
+        return a
+
+    def torch_clone_setitem():
+        y = a.clone()
+        setitem(y, t)
+        return y
+
+    forms["torch setitem"] = torch_setitem
+    forms["torch clone + setitem"] = torch_clone_setitem
+    if c is not None:
+        def cupy_setitem():
+            setitem(c["a"], c)
+            return c["a"]
+
+        def cupy_copy_setitem():
+            y = c["a"].copy()
+            setitem(y, c)
+            return y
+
+        forms["cupy setitem"] = cupy_setitem
+        forms["cupy copy + setitem"] = cupy_copy_setitem
+    return forms
+
+
+def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc):
+    """Runs the store cases (those `args.cases` names, or all); prints their table and returns
+    (rows, whether every slc result equals NumPy's bit for bit)."""
+    wanted = [c for c in args.cases.split(",") if c]
+    cases = [c for c in CASES if not wanted or c["id"] in wanted]
+    dev = torch.device("cuda")
+    rows = []
+    for case in cases:
+        x = inputs(case, rng)
+        want = numpy_result(case, x)
+        written = written_bytes(case, x)
+        row = {"id": case["id"], "expr": case["expr"], "what": case["what"], "written_bytes": written,
+               "copy_s": copy_time(max(written, 1))}
+        s = run_slc(args.slc, case, x, tmp)
+        row["slc_cli"] = ({"error": s["error"]} if "error" in s else
+                          {"kernel_s": s["s"], "bitwise": same_bits(s["result"], want)})
+        try:
+            import slc
+            t = {k: torch.from_numpy(v).to(dev) for k, v in x.items()}
+            # The mask's value is part of the program: its example array is the mask itself.
+            types = {k: (v if v.dtype == np.bool_ else (str(v.dtype), v.shape)) for k, v in x.items()}
+            kernel = slc.compile(case["expr"], **types)
+            o = torch.empty(want.shape, dtype=getattr(torch, str(want.dtype)), device=dev)
+            fn = lambda: kernel(**t, out=o)  # noqa: E731
+            fn()
+            secs = events_time(fn)
+            row["slc"] = {"bitwise": same_bits(o.cpu().numpy(), want), "s": secs, "vs_copy": secs / row["copy_s"]}
+            del t, o
+        except Exception as e:  # noqa: BLE001
+            row["slc"] = {"error": repr(e)[:300]}
+        if not args.no_peers:
+            t = {k: torch.from_numpy(v).to(dev) for k, v in x.items()}
+            c = {k: cp.asarray(v) for k, v in x.items()} if cp else None
+            for name, form in peers(case, t, c).items():
+                try:
+                    got = form()
+                    host = got.cpu().numpy() if name.startswith("torch") else cp.asnumpy(got)
+                    secs = events_time(form)
+                    row[name] = {"bitwise": same_bits(host, want), "s": secs, "vs_copy": secs / row["copy_s"]}
+                except Exception as e:  # noqa: BLE001
+                    row[name] = {"error": repr(e)[:200]}
+            del t, c
+        rows.append(row)
+        del x, want
+        torch.cuda.empty_cache()
+    columns = ["slc", "torch setitem", "torch index_copy_", "torch masked_fill_", "torch clone + setitem",
+               "cupy setitem", "cupy copy + setitem"]
+
+    def cell(entry):
+        if not entry:
+            return ""
+        if "error" in entry:
+            return "error"
+        return f"{entry['vs_copy']:.2f}{'' if entry['bitwise'] else ' (DIFFERS)'}"
+
+    print("Stores, time / a device-to-device copy of the written bytes (slc: the target's copy + the update)")
+    print("| case | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for row in rows:
+        print(f"| {row['id']} `{row['expr']}` | " + " | ".join(cell(row.get(k)) for k in columns) + " |")
+    ok = all(r.get("slc", {}).get("bitwise") and r.get("slc_cli", {}).get("bitwise") for r in rows)
+    print(f"slc stores bit for bit equal to NumPy: {'all' if ok else 'NOT ALL'}")
+    return rows, ok
