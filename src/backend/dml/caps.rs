@@ -13,6 +13,8 @@ pub(crate) enum Op {
     Gather,
     GatherNd1,
     GatherElements,
+    Scatter,
+    ScatterNd,
 }
 
 const SMALL_TYPES: [DataType; 8] = [
@@ -34,6 +36,8 @@ impl Op {
             OperatorType::Gather => Op::Gather,
             OperatorType::GatherNd1 => Op::GatherNd1,
             OperatorType::GatherElements => Op::GatherElements,
+            OperatorType::Scatter => Op::Scatter,
+            OperatorType::ScatterNd => Op::ScatterNd,
         }
     }
 
@@ -43,6 +47,8 @@ impl Op {
             Op::Gather => "DML_OPERATOR_GATHER",
             Op::GatherNd1 => "DML_OPERATOR_GATHER_ND1",
             Op::GatherElements => "DML_OPERATOR_GATHER_ELEMENTS",
+            Op::Scatter => "DML_OPERATOR_SCATTER",
+            Op::ScatterNd => "DML_OPERATOR_SCATTER_ND",
         }
     }
 
@@ -52,6 +58,10 @@ impl Op {
             Op::Gather => FeatureLevel::L1_0,
             Op::GatherNd1 => FeatureLevel::L3_0,
             Op::GatherElements => FeatureLevel::L2_1,
+            // SCATTER_ND's page: "introduced in DML_FEATURE_LEVEL_2_1". SCATTER's (an older
+            // operator, value 94) gives no level in the copies slc could check, so slc vouches
+            // for it from 2.1 too, the level whose tables it could read.
+            Op::Scatter | Op::ScatterNd => FeatureLevel::L2_1,
         }
     }
 
@@ -69,10 +79,13 @@ impl Op {
                     || (level >= FeatureLevel::L4_1 && wide)
             }
             Op::GatherNd1 => level >= FeatureLevel::L3_0 && small,
+            // The scatter pages list the 8 small types from 2.1 (4 dimensions) and 3.0 (1 to 8);
+            // 64-bit data moves as UINT32 pairs, which copying bits allows.
+            Op::Scatter | Op::ScatterNd => level >= FeatureLevel::L2_1 && small,
         }
     }
 
-    /// Index types (gathers only).
+    /// Index types (gathers and scatters: the same table, UINT32 only below 3.0).
     pub(crate) fn index_supports(self, level: FeatureLevel, t: DataType) -> bool {
         if level >= FeatureLevel::L3_0 {
             matches!(t, DataType::Int32 | DataType::Int64 | DataType::Uint32 | DataType::Uint64)
@@ -86,7 +99,7 @@ impl Op {
         match (self, level >= FeatureLevel::L3_0) {
             (_, true) | (Op::GatherNd1, _) => (1, 8),
             (Op::Slice1, false) => (4, 5),
-            (Op::Gather | Op::GatherElements, false) => (4, 4),
+            (Op::Gather | Op::GatherElements | Op::Scatter | Op::ScatterNd, false) => (4, 4),
         }
     }
 }

@@ -45,7 +45,9 @@ typedef enum DML_OPERATOR_TYPE {
     DML_OPERATOR_INVALID = 0,
     DML_OPERATOR_GATHER = 67,
 #if DML_TARGET_VERSION >= 0x2100
+    DML_OPERATOR_SCATTER = 94,
     DML_OPERATOR_GATHER_ELEMENTS = 107,
+    DML_OPERATOR_SCATTER_ND = 109,
     DML_OPERATOR_SLICE1 = 111,
 #endif
 #if DML_TARGET_VERSION >= 0x3000
@@ -123,6 +125,25 @@ typedef struct DML_GATHER_ELEMENTS_OPERATOR_DESC {
     const DML_TENSOR_DESC *OutputTensor;
     UINT Axis;
 } DML_GATHER_ELEMENTS_OPERATOR_DESC;
+#endif /* DML_TARGET_VERSION >= 0x2100 */
+
+#if DML_TARGET_VERSION >= 0x2100
+typedef struct DML_SCATTER_OPERATOR_DESC {
+    const DML_TENSOR_DESC *InputTensor;
+    const DML_TENSOR_DESC *IndicesTensor;
+    const DML_TENSOR_DESC *UpdatesTensor;
+    const DML_TENSOR_DESC *OutputTensor;
+    UINT Axis;
+} DML_SCATTER_OPERATOR_DESC;
+
+typedef struct DML_SCATTER_ND_OPERATOR_DESC {
+    const DML_TENSOR_DESC *InputTensor;
+    const DML_TENSOR_DESC *IndicesTensor;
+    const DML_TENSOR_DESC *UpdatesTensor;
+    const DML_TENSOR_DESC *OutputTensor;
+    UINT InputDimensionCount;
+    UINT IndicesDimensionCount;
+} DML_SCATTER_ND_OPERATOR_DESC;
 #endif /* DML_TARGET_VERSION >= 0x2100 */
 
 #if DML_TARGET_VERSION >= 0x3000
