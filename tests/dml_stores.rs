@@ -148,7 +148,8 @@ fn stores_no_scatter_expresses_are_refused_saying_why() {
     let i = || ("i", ints(DType::I64, &[2], &[1, 2]));
     let v = || ("v", fill(DType::F32, &[2, 3], 2));
     let l = level("5.0");
-    let cases: [(&str, Vec<(&str, Tensor)>, &str); 7] = [
+    type Case<'a> = (&'a str, Vec<(&'a str, Tensor)>, &'a str);
+    let cases: [Case; 7] = [
         ("a[i] = v", vec![a(), i(), v()], "destinations may repeat: the indices `i`"),
         ("a[[1, 2, 1]] = [[1], [2], [3]]", vec![a()], "more than once"),
         ("a[i] += v", vec![a(), i(), v()], "`+=`"),

@@ -115,12 +115,12 @@ pub(super) fn run(
             each_coord(&sizes(u), |c| {
                 let rc = &c[dn - r..];
                 let mut oc = vec![0i64; dn - ni];
-                for t in 0..tuple {
+                for (t, &len) in real_in[..tuple].iter().enumerate() {
                     let mut xc = vec![0i64; dn - nq];
                     xc.extend_from_slice(&rc[..nq - 1]);
                     xc.push(t as i64);
                     let raw = int_value(x.desc.data_type, element(x, indices, &xc)?);
-                    oc.push(resolve(level, x.desc.data_type, raw, real_in[t])?);
+                    oc.push(resolve(level, x.desc.data_type, raw, len)?);
                 }
                 oc.extend_from_slice(&rc[nq - 1..]);
                 write(&oc, element(u, updates, c)?)

@@ -23,6 +23,9 @@ use crate::plan::Store;
 use crate::types::Combine;
 use std::collections::HashSet;
 
+/// A scatter's index operand: source, element offset, strides, type and sizes.
+type IndexOperand = (Src, i64, Vec<i64>, DataType, Vec<i64>);
+
 /// Which scatter expresses a destination.
 #[derive(Debug, Clone, Copy)]
 enum Form {
@@ -196,15 +199,9 @@ impl Lowering<'_> {
         ))
     }
 
-    /// The index operand of a scatter: source, element offset, strides and sizes of its
-    /// description, and its type.
-    #[allow(clippy::type_complexity)]
-    fn scatter_indices(
-        &mut self,
-        dest: &Acc,
-        u: &[i64],
-        form: Form,
-    ) -> Result<(Src, i64, Vec<i64>, DataType, Vec<i64>), DmlError> {
+    /// The index operand of a scatter: source, element offset, strides, type, and the sizes of
+    /// its description.
+    fn scatter_indices(&mut self, dest: &Acc, u: &[i64], form: Form) -> Result<IndexOperand, DmlError> {
         match form {
             Form::Elements { .. } => {
                 let (src, base, strides, itype) = self.index_operand(&dest.terms[0], u)?;
