@@ -149,12 +149,18 @@ fn stores_no_scatter_expresses_are_refused_saying_why() {
     let v = || ("v", fill(DType::F32, &[2, 3], 2));
     let l = level("5.0");
     type Case<'a> = (&'a str, Vec<(&'a str, Tensor)>, &'a str);
-    let cases: [Case; 7] = [
+    let cases: [Case; 8] = [
         ("a[i] = v", vec![a(), i(), v()], "destinations may repeat: the indices `i`"),
         ("a[[1, 2, 1]] = [[1], [2], [3]]", vec![a()], "more than once"),
         ("a[i] += v", vec![a(), i(), v()], "`+=`"),
         ("scatter_nd(a, [[1], [2]], v, reduction=add)", vec![a(), v()], "reduction=sum"),
         ("scatter_elements(a, [[1, 0, 2]], [[1, 2, 3]], reduction=max)", vec![a()], "reduction=max"),
+        // Distinct in the first row, repeated in the second: every row is checked.
+        (
+            "scatter_elements(a, [[0, 1, 2], [2, 2, 1], [1, 0, 2], [0, 2, 1]], [[1, 2, 3], [4, 5, 6], [7, 8, 9], [1, 2, 3]], axis=1)",
+            vec![a()],
+            "more than once",
+        ),
         ("a[1:3] = 0", vec![a()], "no index array"),
         ("a[[0, 1], 1:] = 5", vec![a()], "no DirectML scatter writes this destination"),
     ];

@@ -158,14 +158,20 @@ impl Lowering<'_> {
         };
         let colliding: Vec<usize> = colliding.into_iter().filter(|&d| u[d] >= 2).collect();
         if dest.terms.iter().all(|t| self.host_known(&t.index)) {
+            // Walked: the colliding dimensions and those the indices vary along (SCATTER's
+            // indices differ from row to row); the others are held at 0, adding one offset to
+            // every address.
+            let walked: Vec<usize> = (0..u.len())
+                .filter(|&d| colliding.contains(&d) || dest.terms.iter().any(|t| fold::varies(&t.index, d)))
+                .filter(|&d| u[d] >= 2)
+                .collect();
             let mut seen = HashSet::new();
             let mut sub = vec![0; u.len()];
-            let shape: Vec<i64> = colliding.iter().map(|&d| u[d]).collect();
+            let shape: Vec<i64> = walked.iter().map(|&d| u[d]).collect();
             return each_coord(&shape, |c| {
-                for (&d, &v) in colliding.iter().zip(c) {
+                for (&d, &v) in walked.iter().zip(c) {
                     sub[d] = v;
                 }
-                // The other dimensions held at 0: they add the same offset to every address.
                 let at = self.host_address(dest, &sub)?;
                 if seen.insert(at) {
                     return Ok(());
