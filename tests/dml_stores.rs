@@ -104,6 +104,20 @@ fn a_row_assignment_is_scatter_nd_with_n_by_1_indices() {
 }
 
 #[test]
+fn values_from_views_gathers_and_the_target_itself() {
+    let a = || ("a", fill(DType::U16, &[4, 3], 11));
+    let v = || ("v", fill(DType::U16, &[3, 3], 12));
+    let l = level("5.0");
+    // A negative step: a SLICE1 copies the value first (an UpdatesTensor has no negative stride).
+    let g = agree("a[[0, 2]] = v[::-2]", &[a(), v()], &l);
+    assert_eq!(g.graph().nodes.len(), 2, "{}", g.to_json());
+    // The target read as the value, through a view and through a gather (read before any write).
+    agree("a[[1, 2]] = a[0]", &[a()], &l);
+    let g = agree("a[[0, 3]] = a[[3, 0]]", &[a()], &l);
+    assert!(g.notes.iter().any(|n| n.contains("the stored value is gathered itself")), "{:?}", g.notes);
+}
+
+#[test]
 fn scatter_elements_and_column_assignments_are_dml_scatter() {
     let a = fill(DType::I16, &[2, 4], 5);
     let g = agree(
