@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 use slc::backend::dml::desc::*;
-use slc::backend::dml::{DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel, emulate, lower};
+use slc::backend::dml::{
+    BindingSource, DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel, emulate, lower,
+};
 use slc::backend::interp;
 use slc::fuzz::{Draw, Rng, fill, store_program};
 use slc::sema::{InputTypes, InputValues};
@@ -182,15 +184,63 @@ fn stores_no_scatter_expresses_are_refused_saying_why() {
         let msg = refusal(src, &tensors, &l);
         assert!(msg.starts_with("E0407: ") && msg.contains(why), "{src}: {msg}");
     }
-    // Below the scatters' feature level: E0401.
-    let msg = refusal("a[[0]] = 1", &[a()], &level("2.0"));
-    assert!(msg.starts_with("E0401") && msg.contains("DML_OPERATOR_SCATTER_ND"), "{msg}");
+    // Below the scatters' feature levels: E0401, naming the operator.
+    let msg = refusal("scatter_nd(a, [[0, 1]], [5])", &[a()], &level("2.0"));
+    assert!(
+        msg.starts_with("E0401") && msg.contains("DML_OPERATOR_SCATTER_ND needs DirectML feature level 2.1"),
+        "{msg}"
+    );
+    let msg = refusal("a[[0]] = 1", &[a()], &level("1.0"));
+    assert!(
+        msg.starts_with("E0401") && msg.contains("DML_OPERATOR_SCATTER needs DirectML feature level 2.0"),
+        "{msg}"
+    );
+    // At 2.0 SCATTER moves floats only.
+    let msg = refusal("a[[0]] = 1", &[("a", fill(DType::I16, &[4, 3], 1))], &level("2.0"));
+    assert!(msg.starts_with("E0403"), "{msg}");
     // A mask known when the program is checked is a constant index list, distinct by nature.
     let m = ("m", Tensor::from_bytes(DType::Bool, &[4], &[1, 0, 1, 0]).unwrap());
     let g = agree("a[m] = v", &[a(), m, v()], &l);
     assert!(matches!(the_op(&g), OperatorFields::ScatterNd(_)));
     // A store that updates nothing is its target's copy.
     agree("a[[]] = 1", &[a()], &l);
+}
+
+#[test]
+fn at_feature_level_2_0_a_row_assignment_is_one_scatter_without_a_graph() {
+    // SCATTER_ND arrives at 2.1 and the graph API too: `a[i] = v` along axis 0 is then the
+    // SCATTER whose indices broadcast over the rows.
+    let a = fill(DType::F32, &[3, 4], 1);
+    let v = fill(DType::F32, &[2, 4], 2);
+    let g = agree("a[[2, -3]] = v", &[("a", a), ("v", v)], &level("2.0"));
+    assert!(g.graph_desc.is_none(), "{}", g.to_json());
+    let Some(OperatorDesc { desc: OperatorFields::Scatter(d), .. }) = &g.operator_desc else {
+        panic!("{}", g.to_json())
+    };
+    assert_eq!((d.axis, d.input_tensor.desc.dimension_count), (2, 4));
+    // Bound in the operator's input order: the target, the indices, the updates.
+    let sources: Vec<_> = g.input_bindings.iter().map(|b| b.source.clone()).collect();
+    assert_eq!(sources, [BindingSource::Input(0), BindingSource::Constant(0), BindingSource::Input(1)]);
+    // Its C compiles against the header of its level (SCATTER is declared from 0x2000).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("slc-dml-stores-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("scatter20.c");
+    std::fs::write(&file, g.to_c()).unwrap();
+    for (version, ok) in [("0x2000", true), ("0x5000", true), ("0x1000", false)] {
+        let out = std::process::Command::new("gcc")
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c"])
+            .arg(format!("-DDML_TARGET_VERSION={version}"))
+            .arg("-I")
+            .arg(root.join("tests/dml/include"))
+            .arg(&file)
+            .arg("-o")
+            .arg(dir.join("scatter20.o"))
+            .output()
+            .expect("gcc runs");
+        assert_eq!(out.status.success(), ok, "{version}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -295,11 +345,11 @@ fn random_store_programs_agree_with_the_interpreter_bit_for_bit() {
     let mut r = Rng::new(0x5ca7_7e12_d31e_0028);
     let (mut lowered, mut refused, mut invalid) = (0usize, 0usize, 0usize);
     let mut seen = std::collections::BTreeSet::new();
-    let levels = ["2.1", "3.0", "4.1", "5.0"];
+    let levels = ["2.0", "2.1", "3.0", "4.1", "5.0"];
     for case in 0..1500 {
         let shape: &[usize] = [&[3, 4][..], &[4][..], &[3, 2, 2][..], &[2, 3, 2, 2][..]][case % 4];
         let dtype = [DType::F32, DType::I16, DType::U8, DType::F64, DType::F16][case % 5];
-        let opts = level(levels[r.below(4) as usize]);
+        let opts = level(levels[r.below(5) as usize]);
         let a = fill(dtype, shape, case as u64);
         let (src, tensors) = if case % 3 == 1 {
             (scatter_elements_program(&mut r, shape), vec![("a", a)])

@@ -58,10 +58,10 @@ impl Op {
             Op::Gather => FeatureLevel::L1_0,
             Op::GatherNd1 => FeatureLevel::L3_0,
             Op::GatherElements => FeatureLevel::L2_1,
-            // SCATTER_ND's page: "introduced in DML_FEATURE_LEVEL_2_1". SCATTER's (an older
-            // operator, value 94) gives no level in the copies slc could check, so slc vouches
-            // for it from 2.1 too, the level whose tables it could read.
-            Op::Scatter | Op::ScatterNd => FeatureLevel::L2_1,
+            // DirectML's feature level history: SCATTER (= SCATTER_ELEMENTS) arrives at 2.0,
+            // SCATTER_ND at 2.1.
+            Op::Scatter => FeatureLevel::L2_0,
+            Op::ScatterNd => FeatureLevel::L2_1,
         }
     }
 
@@ -79,9 +79,15 @@ impl Op {
                     || (level >= FeatureLevel::L4_1 && wide)
             }
             Op::GatherNd1 => level >= FeatureLevel::L3_0 && small,
-            // The scatter pages list the 8 small types from 2.1 (4 dimensions) and 3.0 (1 to 8);
-            // 64-bit data moves as UINT32 pairs, which copying bits allows.
-            Op::Scatter | Op::ScatterNd => level >= FeatureLevel::L2_1 && small,
+            // SCATTER_ND's page lists the 8 small types from 2.1 (4 dimensions) and 3.0 (1 to 8);
+            // SCATTER moves floats from 2.0 and gains the integer types at 2.1 (the feature level
+            // history), as GATHER does. 64-bit data moves as UINT32 pairs, which copying bits
+            // allows.
+            Op::Scatter => {
+                (level >= FeatureLevel::L2_0 && matches!(t, DataType::Float32 | DataType::Float16))
+                    || (level >= FeatureLevel::L2_1 && small)
+            }
+            Op::ScatterNd => level >= FeatureLevel::L2_1 && small,
         }
     }
 

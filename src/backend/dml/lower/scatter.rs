@@ -36,6 +36,15 @@ enum Form {
     Elements { axis: usize },
 }
 
+impl Form {
+    fn op(self) -> Op {
+        match self {
+            Form::Nd { .. } => Op::ScatterNd,
+            Form::Elements { .. } => Op::Scatter,
+        }
+    }
+}
+
 fn refuse<T>(why: impl Into<String>) -> Result<T, DmlError> {
     Err(DmlError::Unsupported(format!("a store plan: {}", why.into())))
 }
@@ -68,14 +77,15 @@ impl Lowering<'_> {
         if let Some(t) = dest.terms.iter().find(|t| t.len <= 0) {
             return Err(empty_axis(t));
         }
-        let form = scatter_form(&dest, &u, &a)?;
+        // The first form whose operator the level has (SCATTER_ND, a level newer, is preferred);
+        // when none, the refusal names the oldest.
+        let forms = scatter_forms(&dest, &u, &a)?;
+        let oldest = forms.iter().copied().min_by_key(|f| f.op().introduced()).unwrap_or(forms[0]);
+        let form = forms.iter().copied().find(|f| self.level >= f.op().introduced()).unwrap_or(oldest);
+        let op = form.op();
+        self.require(op)?;
         self.distinct(&dest, &value, &u, form)?;
         let dtype = self.plan.dtype;
-        let op = match form {
-            Form::Nd { .. } => Op::ScatterNd,
-            Form::Elements { .. } => Op::Scatter,
-        };
-        self.require(op)?;
         let (data_type, pairs) = storage(op, self.level, dtype)?;
         let (isrc, ibase, istrides, itype, isizes) = self.scatter_indices(&dest, &u, form)?;
         if !op.index_supports(self.level, itype) {
@@ -297,9 +307,9 @@ fn bits_constant(bytes: &[u8], data_type: DataType) -> Constant {
     Constant { data_type, values }
 }
 
-/// The scatter that writes `dest` over update coordinates `u` into a target of shape `a`, or
-/// why none does.
-fn scatter_form(dest: &Acc, u: &[i64], a: &[i64]) -> Result<Form, DmlError> {
+/// The scatters that write `dest` over update coordinates `u` into a target of shape `a`
+/// (SCATTER_ND first), or why none does.
+fn scatter_forms(dest: &Acc, u: &[i64], a: &[i64]) -> Result<Vec<Form>, DmlError> {
     if dest.terms.is_empty() {
         return refuse(
             "its destination has no index array (slices and integers only), and DirectML's scatters \
@@ -313,6 +323,7 @@ fn scatter_form(dest: &Acc, u: &[i64], a: &[i64]) -> Result<Form, DmlError> {
     }
     let packed = packed_strides(a);
     let (n, r, k) = (a.len(), u.len(), dest.terms.len());
+    let mut forms = vec![];
     let whole = |d: usize, axis: usize| u[d] == a[axis] && (u[d] <= 1 || dest.strides[d] == packed[axis]);
     // SCATTER_ND: the terms index axes 0..k in order; the update dims are batch ++ a[k..].
     let leading =
@@ -325,7 +336,7 @@ fn scatter_form(dest: &Acc, u: &[i64], a: &[i64]) -> Result<Form, DmlError> {
             dest.terms.iter().all(|t| (batch..r).all(|d| u[d] <= 1 || t.index.strides[d] == 0));
         let one_tuple = k == 1 || gather_nd::is_tuple(&dest.terms);
         if trailing_whole && batch_free && indices_batch_only && one_tuple {
-            return Ok(Form::Nd { k, batch });
+            forms.push(Form::Nd { k, batch });
         }
     }
     // SCATTER: one term on `axis`; the other update dims are the target's axes, whole.
@@ -339,8 +350,11 @@ fn scatter_form(dest: &Acc, u: &[i64], a: &[i64]) -> Result<Form, DmlError> {
                 && (0..n).all(|d| d == axis || whole(d, d))
         };
         if let Some(axis) = (0..n).find(|&axis| fits(axis)) {
-            return Ok(Form::Elements { axis });
+            forms.push(Form::Elements { axis });
         }
+    }
+    if !forms.is_empty() {
+        return Ok(forms);
     }
     refuse(
         "no DirectML scatter writes this destination: DML_SCATTER_ND needs index arrays on the leading \
