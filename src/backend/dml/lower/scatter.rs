@@ -92,11 +92,27 @@ impl Lowering<'_> {
             return Err(DmlError::IndexType { dtype: index_dtype(itype), level: self.level });
         }
         let (vsrc, vbase, vstrides) = self.updates(&value, &u, data_type)?;
+        let operands = [(Src::Plan(BufferId::Input(target)), 0), (isrc, ibase), (vsrc, vbase)];
+        self.scatter_node(form, (data_type, pairs, itype), (&a, &u), (&isizes, istrides, &vstrides), operands)
+    }
+
+    /// Emits the scatter of `form` over a target of shape `a` and updates of shape `u`, its
+    /// index description `(sizes, strides)` and the updates' strides given, reading the target,
+    /// the indices and the updates at `operands` (source, element offset).
+    fn scatter_node(
+        &mut self,
+        form: Form,
+        (data_type, pairs, itype): (DataType, bool, DataType),
+        (a, u): (&[i64], &[i64]),
+        (isizes, istrides, vstrides): (&[i64], Vec<i64>, &[i64]),
+        operands: [(Src, i64); 3],
+    ) -> Result<usize, DmlError> {
+        let op = form.op();
         // Per tensor: (size, stride) lists; 64-bit data moves as pairs of UINT32.
         let scale = if pairs { 2 } else { 1 };
-        let packed = packed_strides(&a);
+        let packed = packed_strides(a);
         let mut input: Vec<(i64, i64)> = a.iter().zip(&packed).map(|(&n, &s)| (n, s * scale)).collect();
-        let mut updates: Vec<(i64, i64)> = u.iter().zip(&vstrides).map(|(&n, &s)| (n, s * scale)).collect();
+        let mut updates: Vec<(i64, i64)> = u.iter().zip(vstrides).map(|(&n, &s)| (n, s * scale)).collect();
         let mut indices: Vec<(i64, i64)> = isizes.iter().copied().zip(istrides).collect();
         if pairs {
             input.push((2, 1));
@@ -149,11 +165,12 @@ impl Lowering<'_> {
                 axis: (dims - in_real + axis) as u32,
             }),
         };
-        let node = self.push_node(fields, (dtype, a));
-        let width = dtype.width() as u64;
-        self.connect(node, 0, Src::Plan(BufferId::Input(target)), 0, &ins[0]);
-        self.connect(node, 1, isrc, ibase as u64 * itype.size(), &ins[1]);
-        self.connect(node, 2, vsrc, vbase as u64 * width, &ins[2]);
+        let dtype = self.plan.dtype;
+        let node = self.push_node(fields, (dtype, a.to_vec()));
+        let widths = [dtype.width() as u64, itype.size(), dtype.width() as u64];
+        for (slot, (((src, base), desc), width)) in operands.into_iter().zip(&ins).zip(widths).enumerate() {
+            self.connect(node, slot as u32, src, base as u64 * width, desc);
+        }
         Ok(node)
     }
 
