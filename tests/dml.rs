@@ -665,6 +665,8 @@ fn enum_values_match_directml_h() {
         (OperatorType::GatherElements, 107),
         (OperatorType::Slice1, 111),
         (OperatorType::GatherNd1, 140),
+        (OperatorType::Scatter, 94),
+        (OperatorType::ScatterNd, 109),
     ];
     for (op, v) in ops {
         assert_eq!(op.value(), v, "{}", op.name());
@@ -747,6 +749,20 @@ fn walk_lines(g: &DmlGraph) -> String {
                     d.input_dimension_count, d.indices_dimension_count, d.batch_dimension_count
                 );
             }
+            OperatorFields::Scatter(d) => {
+                out += &tensor("InputTensor", &d.input_tensor);
+                out += &tensor("IndicesTensor", &d.indices_tensor);
+                out += &tensor("UpdatesTensor", &d.updates_tensor);
+                out += &tensor("OutputTensor", &d.output_tensor);
+                out += &format!("  axis {}\n", d.axis);
+            }
+            OperatorFields::ScatterNd(d) => {
+                out += &tensor("InputTensor", &d.input_tensor);
+                out += &tensor("IndicesTensor", &d.indices_tensor);
+                out += &tensor("UpdatesTensor", &d.updates_tensor);
+                out += &tensor("OutputTensor", &d.output_tensor);
+                out += &format!("  counts {} {}\n", d.input_dimension_count, d.indices_dimension_count);
+            }
         }
     }
     for e in &g.graph().input_edges {
@@ -812,6 +828,14 @@ fn c_output_compiles_with_gcc_and_describes_the_json_graph() {
             "3.0",
         ),
         ("gather_nd(a, idx)", vec![("a", DType::I16, &[3, 4, 2]), ("idx", DType::I32, &[5, 2])], "4.1"),
+        // Stores: a SCATTER_ND (64-bit data as UINT32 pairs, a constant value's bits) and a
+        // SCATTER over run-time indices whose value every collision shares.
+        ("scatter_nd(a, [[1, 0], [0, 2]], [3, -2])", vec![("a", DType::F64, &[2, 3])], "3.0"),
+        (
+            "a[:, i] = v",
+            vec![("a", DType::F16, &[3, 4]), ("i", DType::I32, &[2]), ("v", DType::F16, &[3, 1])],
+            "5.0",
+        ),
     ];
     for (i, (src, decls, fl)) in cases.iter().enumerate() {
         let g = lower_src(src, decls, &level(fl)).unwrap();

@@ -59,6 +59,20 @@ int main(void) {
             tensor("IndicesTensor", d->IndicesTensor);
             tensor("OutputTensor", d->OutputTensor);
             printf("  counts %u %u %u\n", d->InputDimensionCount, d->IndicesDimensionCount, d->BatchDimensionCount);
+        } else if (op->Type == DML_OPERATOR_SCATTER) {
+            const DML_SCATTER_OPERATOR_DESC *d = (const DML_SCATTER_OPERATOR_DESC *)op->Desc;
+            tensor("InputTensor", d->InputTensor);
+            tensor("IndicesTensor", d->IndicesTensor);
+            tensor("UpdatesTensor", d->UpdatesTensor);
+            tensor("OutputTensor", d->OutputTensor);
+            printf("  axis %u\n", d->Axis);
+        } else if (op->Type == DML_OPERATOR_SCATTER_ND) {
+            const DML_SCATTER_ND_OPERATOR_DESC *d = (const DML_SCATTER_ND_OPERATOR_DESC *)op->Desc;
+            tensor("InputTensor", d->InputTensor);
+            tensor("IndicesTensor", d->IndicesTensor);
+            tensor("UpdatesTensor", d->UpdatesTensor);
+            tensor("OutputTensor", d->OutputTensor);
+            printf("  counts %u %u\n", d->InputDimensionCount, d->IndicesDimensionCount);
         }
     }
     for (i = 0; i < slc_graph.InputEdgeCount; i++) {

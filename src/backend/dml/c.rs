@@ -178,6 +178,26 @@ pub fn emit(graph: &DmlGraph, prefix: &str) -> String {
                     ),
                 )
             }
+            OperatorFields::Scatter(d) => {
+                let i = w.tensor(&format!("n{n}_in"), &d.input_tensor);
+                let x = w.tensor(&format!("n{n}_idx"), &d.indices_tensor);
+                let u = w.tensor(&format!("n{n}_upd"), &d.updates_tensor);
+                let o = w.tensor(&format!("n{n}_out"), &d.output_tensor);
+                ("DML_SCATTER_OPERATOR_DESC", format!("&{i}, &{x}, &{u}, &{o}, {}", d.axis))
+            }
+            OperatorFields::ScatterNd(d) => {
+                let i = w.tensor(&format!("n{n}_in"), &d.input_tensor);
+                let x = w.tensor(&format!("n{n}_idx"), &d.indices_tensor);
+                let u = w.tensor(&format!("n{n}_upd"), &d.updates_tensor);
+                let o = w.tensor(&format!("n{n}_out"), &d.output_tensor);
+                (
+                    "DML_SCATTER_ND_OPERATOR_DESC",
+                    format!(
+                        "&{i}, &{x}, &{u}, &{o}, {}, {}",
+                        d.input_dimension_count, d.indices_dimension_count
+                    ),
+                )
+            }
         };
         let _ = writeln!(w.out, "static const {struct_name} {p}_desc = {{{body}}};");
         let _ =

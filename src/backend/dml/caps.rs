@@ -13,6 +13,8 @@ pub(crate) enum Op {
     Gather,
     GatherNd1,
     GatherElements,
+    Scatter,
+    ScatterNd,
 }
 
 const SMALL_TYPES: [DataType; 8] = [
@@ -34,6 +36,8 @@ impl Op {
             OperatorType::Gather => Op::Gather,
             OperatorType::GatherNd1 => Op::GatherNd1,
             OperatorType::GatherElements => Op::GatherElements,
+            OperatorType::Scatter => Op::Scatter,
+            OperatorType::ScatterNd => Op::ScatterNd,
         }
     }
 
@@ -43,6 +47,8 @@ impl Op {
             Op::Gather => "DML_OPERATOR_GATHER",
             Op::GatherNd1 => "DML_OPERATOR_GATHER_ND1",
             Op::GatherElements => "DML_OPERATOR_GATHER_ELEMENTS",
+            Op::Scatter => "DML_OPERATOR_SCATTER",
+            Op::ScatterNd => "DML_OPERATOR_SCATTER_ND",
         }
     }
 
@@ -52,6 +58,10 @@ impl Op {
             Op::Gather => FeatureLevel::L1_0,
             Op::GatherNd1 => FeatureLevel::L3_0,
             Op::GatherElements => FeatureLevel::L2_1,
+            // DirectML's feature level history: SCATTER (= SCATTER_ELEMENTS) arrives at 2.0,
+            // SCATTER_ND at 2.1.
+            Op::Scatter => FeatureLevel::L2_0,
+            Op::ScatterNd => FeatureLevel::L2_1,
         }
     }
 
@@ -69,10 +79,19 @@ impl Op {
                     || (level >= FeatureLevel::L4_1 && wide)
             }
             Op::GatherNd1 => level >= FeatureLevel::L3_0 && small,
+            // SCATTER_ND's page lists the 8 small types from 2.1 (4 dimensions) and 3.0 (1 to 8);
+            // SCATTER moves floats from 2.0 and gains the integer types at 2.1 (the feature level
+            // history), as GATHER does. 64-bit data moves as UINT32 pairs, which copying bits
+            // allows.
+            Op::Scatter => {
+                (level >= FeatureLevel::L2_0 && matches!(t, DataType::Float32 | DataType::Float16))
+                    || (level >= FeatureLevel::L2_1 && small)
+            }
+            Op::ScatterNd => level >= FeatureLevel::L2_1 && small,
         }
     }
 
-    /// Index types (gathers only).
+    /// Index types (gathers and scatters: the same table, UINT32 only below 3.0).
     pub(crate) fn index_supports(self, level: FeatureLevel, t: DataType) -> bool {
         if level >= FeatureLevel::L3_0 {
             matches!(t, DataType::Int32 | DataType::Int64 | DataType::Uint32 | DataType::Uint64)
@@ -86,7 +105,7 @@ impl Op {
         match (self, level >= FeatureLevel::L3_0) {
             (_, true) | (Op::GatherNd1, _) => (1, 8),
             (Op::Slice1, false) => (4, 5),
-            (Op::Gather | Op::GatherElements, false) => (4, 4),
+            (Op::Gather | Op::GatherElements | Op::Scatter | Op::ScatterNd, false) => (4, 4),
         }
     }
 }

@@ -112,7 +112,10 @@ dml_enum! {
     /// `DML_OPERATOR_TYPE` (the operators slc emits).
     OperatorType {
         Gather = "DML_OPERATOR_GATHER", 67;
+        /// `DML_OPERATOR_SCATTER` (also spelled `DML_OPERATOR_SCATTER_ELEMENTS`, the same value).
+        Scatter = "DML_OPERATOR_SCATTER", 94;
         GatherElements = "DML_OPERATOR_GATHER_ELEMENTS", 107;
+        ScatterNd = "DML_OPERATOR_SCATTER_ND", 109;
         Slice1 = "DML_OPERATOR_SLICE1", 111;
         GatherNd1 = "DML_OPERATOR_GATHER_ND1", 140;
     }
@@ -312,6 +315,29 @@ pub struct GatherElementsDesc {
     pub axis: u32,
 }
 
+/// `DML_SCATTER_OPERATOR_DESC` (ONNX ScatterElements without a reduction).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct ScatterDesc {
+    pub input_tensor: TensorDesc,
+    pub indices_tensor: TensorDesc,
+    pub updates_tensor: TensorDesc,
+    pub output_tensor: TensorDesc,
+    pub axis: u32,
+}
+
+/// `DML_SCATTER_ND_OPERATOR_DESC` (ONNX ScatterND without a reduction).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct ScatterNdDesc {
+    pub input_tensor: TensorDesc,
+    pub indices_tensor: TensorDesc,
+    pub updates_tensor: TensorDesc,
+    pub output_tensor: TensorDesc,
+    pub input_dimension_count: u32,
+    pub indices_dimension_count: u32,
+}
+
 /// The operator-specific half of a `DML_OPERATOR_DESC`. Untagged: each struct's field set is
 /// distinct, and [`OperatorDesc`]'s `Type` must agree with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -322,6 +348,8 @@ pub enum OperatorFields {
     GatherNd1(GatherNd1Desc),
     /// After `Gather`: its fields are a subset of GATHER's, which untagged parsing tries first.
     GatherElements(GatherElementsDesc),
+    Scatter(ScatterDesc),
+    ScatterNd(ScatterNdDesc),
 }
 
 impl OperatorFields {
@@ -331,16 +359,21 @@ impl OperatorFields {
             OperatorFields::Gather(_) => OperatorType::Gather,
             OperatorFields::GatherNd1(_) => OperatorType::GatherNd1,
             OperatorFields::GatherElements(_) => OperatorType::GatherElements,
+            OperatorFields::Scatter(_) => OperatorType::Scatter,
+            OperatorFields::ScatterNd(_) => OperatorType::ScatterNd,
         }
     }
 
-    /// The input tensors in binding order (`InputTensor`, then `IndicesTensor`).
+    /// The input tensors in binding order (`InputTensor`, then `IndicesTensor`, then a
+    /// scatter's `UpdatesTensor`).
     pub fn inputs(&self) -> Vec<&TensorDesc> {
         match self {
             OperatorFields::Slice1(d) => vec![&d.input_tensor],
             OperatorFields::Gather(d) => vec![&d.input_tensor, &d.indices_tensor],
             OperatorFields::GatherNd1(d) => vec![&d.input_tensor, &d.indices_tensor],
             OperatorFields::GatherElements(d) => vec![&d.input_tensor, &d.indices_tensor],
+            OperatorFields::Scatter(d) => vec![&d.input_tensor, &d.indices_tensor, &d.updates_tensor],
+            OperatorFields::ScatterNd(d) => vec![&d.input_tensor, &d.indices_tensor, &d.updates_tensor],
         }
     }
 
@@ -350,6 +383,8 @@ impl OperatorFields {
             OperatorFields::Gather(d) => &d.output_tensor,
             OperatorFields::GatherNd1(d) => &d.output_tensor,
             OperatorFields::GatherElements(d) => &d.output_tensor,
+            OperatorFields::Scatter(d) => &d.output_tensor,
+            OperatorFields::ScatterNd(d) => &d.output_tensor,
         }
     }
 }

@@ -2,9 +2,11 @@
 //! not from slc's lowering: it validates every descriptor against the documented constraints
 //! (feature level, data types, dimension counts, windows, tensor sizes, binding offsets) and
 //! executes the graph — SLICE1's window walk, strided buffer tensor descriptions, GATHER's and
-//! GATHER_ND1's right-aligned index rules. An index DirectML leaves undefined (out of range,
+//! GATHER_ND1's right-aligned index rules, the scatters ([`scatter`]). An index DirectML leaves undefined (out of range,
 //! or negative where it is not supported) is an error here, so a lowering that relies on one
 //! fails its tests instead of passing by luck.
+
+mod scatter;
 
 use super::caps::{GRAPHS, Op};
 use super::desc::*;
@@ -503,6 +505,7 @@ fn run_op(level: FeatureLevel, op: &OperatorFields, args: &[Vec<u8>]) -> Result<
                 write(c, element(i, input, &ic)?)
             })?;
         }
+        OperatorFields::Scatter(_) | OperatorFields::ScatterNd(_) => return scatter::run(level, op, args),
     }
     Ok(out)
 }

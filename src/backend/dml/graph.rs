@@ -31,7 +31,8 @@ pub struct InputBinding {
     pub size_in_bytes: u64,
 }
 
-/// A constant buffer slc made (normalized index values), C order.
+/// A constant buffer slc made, C order: normalized index values, or a stored value's elements
+/// as their bits (the unsigned integer of the element's width: a float's bit pattern).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct Constant {

@@ -27,6 +27,11 @@
 //!   has no graph API, such a program is refused; a single GATHER_ELEMENTS or GATHER_ND1 needs
 //!   no graph and only its own feature level.
 //!
+//! * a store plan (`a[i] = v`, the scatters) is one `DML_OPERATOR_SCATTER_ND` or
+//!   `DML_OPERATOR_SCATTER` when one expresses its destination exactly and no two updates can
+//!   write different values to one element (DirectML's order for those is undefined); anything
+//!   else is refused (`lower/scatter.rs`).
+//!
 //! Out-of-range indices are undefined in DirectML, so the lowering never relies on them:
 //! constant indices are normalized on the host (per mode), `error`-mode dynamic indices are
 //! validated by the host before dispatch ([`DmlGraph::host_checks`]; in the C form,

@@ -173,17 +173,7 @@ impl Lowering<'_> {
         self.require(op)?;
         let (data_type, pairs) = storage(op, self.level, dtype)?;
         if !op.index_supports(self.level, itype) {
-            let dtype = match itype {
-                DataType::Int8 => DType::I8,
-                DataType::Int16 => DType::I16,
-                DataType::Int32 => DType::I32,
-                DataType::Int64 => DType::I64,
-                DataType::Uint8 => DType::U8,
-                DataType::Uint16 => DType::U16,
-                DataType::Uint32 => DType::U32,
-                _ => DType::U64,
-            };
-            return Err(DmlError::IndexType { dtype, level: self.level });
+            return Err(DmlError::IndexType { dtype: index_dtype(itype), level: self.level });
         }
         if op == Op::GatherElements {
             return self.gather_elements_node(k, axes[0], data_type, pairs, itype);

@@ -9,6 +9,7 @@ mod fold;
 mod gather;
 mod gather_elements;
 mod gather_nd;
+mod scatter;
 
 use super::DmlOptions;
 use super::caps::{GRAPHS, Op, natural_type, storage};
@@ -26,11 +27,6 @@ const BINDING_ALIGNMENT: i64 = 16;
 
 /// Lowers a verified plan to a DirectML graph valid at `opts.feature_level`.
 pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlError> {
-    if plan.store.is_some() {
-        return Err(DmlError::Unsupported(
-            "a store plan (`a[i] = v`): DML_SCATTER is not lowered yet".into(),
-        ));
-    }
     if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
         return Err(DmlError::Unsupported(format!(
             "input `{}` is a strided view (bindings are dense)",
@@ -49,8 +45,11 @@ pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlErro
     let dispatch = numel > 0;
     let mut notes = vec![];
     if dispatch {
-        let acc = Acc::from_plan(&plan.output);
-        let node = cx.emit(&acc, &plan.shape)?;
+        // A store that updates nothing is its target's copy, as a load.
+        let node = match &plan.store {
+            Some(store) if store.shape.iter().product::<i64>() > 0 => cx.store(store)?,
+            _ => cx.emit(&Acc::from_plan(&plan.output), &plan.shape)?,
+        };
         cx.output_edge(node);
         let nodes = cx.parts.nodes.len();
         if nodes > 1 {
@@ -75,6 +74,20 @@ pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlErro
 /// result is an error (or zeros); DirectML tensors cannot describe the axis at all.
 fn empty_axis(t: &Term) -> DmlError {
     DmlError::OobPolicy { mode: t.mode, refusal: OobRefusal::EmptyAxis, at: t.origin }
+}
+
+/// slc's dtype of a DirectML index type (for a refusal).
+fn index_dtype(t: DataType) -> DType {
+    match t {
+        DataType::Int8 => DType::I8,
+        DataType::Int16 => DType::I16,
+        DataType::Int32 => DType::I32,
+        DataType::Int64 => DType::I64,
+        DataType::Uint8 => DType::U8,
+        DataType::Uint16 => DType::U16,
+        DataType::Uint32 => DType::U32,
+        _ => DType::U64,
+    }
 }
 
 fn round4(bytes: u64) -> u64 {
