@@ -150,3 +150,66 @@ fn rows_streamed_past_the_caches_equal_the_interpreter() {
         assert!(bytes == want.bytes(), "{dtype}[{rows}, {cols}] in place");
     }
 }
+
+/// Every other element written from a contiguous run (`a[:, ::2] = b`: the `spread` shuffle,
+/// a vector of output loaded, the selected lanes replaced, stored back): the interpreter's
+/// bytes for every element width up to 8 bytes, runs of every length around the vector's,
+/// on one thread and four (splitting runs between workers), and in place.
+#[test]
+fn every_other_element_stored_by_vectors_equals_the_interpreter() {
+    use slc::Kernel;
+    use slc::embed::TensorView;
+    let mut r = SplitMix(0x5b);
+    for dtype in [DType::U8, DType::I16, DType::F32, DType::F64] {
+        for (rows, cols) in [(3usize, 1usize), (2, 7), (5, 8), (4, 9), (3, 33), (300, 1001)] {
+            for src in ["a[:, ::2] = b", "a[:, 1::2] = b[:, :-1]", "a[::-1, ::2] = b"] {
+                let w = dtype.width();
+                let fill = |n: usize, g: &mut SplitMix| -> Vec<u8> {
+                    (0..n * w).map(|_| g.next_u64() as u8).collect()
+                };
+                let a = Tensor::from_bytes(dtype, &[rows, cols], &fill(rows * cols, &mut r)).unwrap();
+                let b = Tensor::from_bytes(
+                    dtype,
+                    &[rows, cols.div_ceil(2)],
+                    &fill(rows * cols.div_ceil(2), &mut r),
+                )
+                .unwrap();
+                let mut s = Session::with_executor(Executor::Interpreter);
+                s.bind("a", a.clone());
+                s.bind("b", b.clone());
+                let Ok(want) = s.eval(src) else { continue };
+                for threads in [1, 4] {
+                    let mut jit = Session::with_executor(Executor::Jit);
+                    jit.options_mut().threads = threads;
+                    jit.bind("a", a.clone());
+                    jit.bind("b", b.clone());
+                    let got = jit.eval(src).unwrap();
+                    assert!(
+                        got.bytes() == want.bytes(),
+                        "{src} on {dtype}[{rows}, {cols}], {threads} threads"
+                    );
+                }
+                let sigs: Vec<(&str, slc::types::SymTensorType)> = [
+                    ("a", format!("{dtype}[{rows}, {cols}]")),
+                    ("b", format!("{dtype}[{rows}, {}]", cols.div_ceil(2))),
+                ]
+                .iter()
+                .map(|(n, t)| (*n, t.parse().unwrap()))
+                .collect();
+                let mut kernel =
+                    Kernel::prepare_with_values(src, &sigs, &InputValues::new(), &Default::default())
+                        .unwrap();
+                kernel.set_threads(4);
+                let mut target = a.bytes().to_vec();
+                let shape = [rows, cols];
+                // SAFETY: `target` holds the elements, and only the kernel touches it during the call.
+                let view = unsafe { TensorView::from_raw(dtype, &shape, None, target.as_mut_ptr()) }.unwrap();
+                let inputs = [view, TensorView::of(&b)];
+                // SAFETY: as above.
+                assert!(unsafe { kernel.store_in_place(&inputs) }.unwrap(), "{src}");
+                drop(inputs);
+                assert!(target == want.bytes(), "{src} on {dtype}[{rows}, {cols}] in place");
+            }
+        }
+    }
+}

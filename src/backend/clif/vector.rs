@@ -156,6 +156,19 @@ impl Gen<'_, '_> {
                     let mask = (0..lanes).flat_map(|j| (0..w).map(move |b| (2 * j * w + b) as u8));
                     (mask.collect(), lanes + 1, lanes, 16, 32, 0)
                 }
+                // Lane j of the result is, for even j, element j/2 of the 16 source bytes loaded (bytes
+                // 16 on of the shuffle's pair), else lane j of the 16 output bytes loaded. The source
+                // load reads `lanes` elements, and the output's last lane lies before the run's next
+                // element: `lanes` must remain for `lanes / 2` written.
+                VectorMove::Run(Shuffle::Spread) => {
+                    let mask = (0..lanes).flat_map(|j| {
+                        (0..w).map(move |b| match j % 2 {
+                            0 => (16 + j / 2 * w + b) as u8,
+                            _ => (j * w + b) as u8,
+                        })
+                    });
+                    (mask.collect(), lanes, lanes / 2, 16, 8, 0)
+                }
                 // Byte j < tiles·E of the result is byte j of tile j/E with its elements reversed; the
                 // bytes past the whole tiles are junk that the next trip (or the tail) overwrites, so
                 // 16 bytes of tiles must remain for both the load and the store.
@@ -196,6 +209,10 @@ impl Gen<'_, '_> {
                     VectorMove::Run(Shuffle::Evens) => {
                         let hi = self.b.ins().load(types::I8X16, vector_flags(), s, (from + 16) as i32);
                         self.b.ins().shuffle(v, hi, mask)
+                    }
+                    VectorMove::Run(Shuffle::Spread) => {
+                        let old = self.b.ins().load(types::I8X16, vector_flags(), d, to as i32);
+                        self.b.ins().shuffle(old, v, mask)
                     }
                     _ => self.b.ins().shuffle(v, v, mask),
                 };

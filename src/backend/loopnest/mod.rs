@@ -152,6 +152,11 @@ pub enum Shuffle {
     Reverse,
     /// Source stride 2·width: every other element kept.
     Evens,
+    /// Output stride 2·width, source stride width (a store's `a[:, ::2] = b`): every other
+    /// output element written, a vector at a time, the elements between loaded with it and
+    /// stored back unchanged. A vector ends before the run's next element, so it never reaches
+    /// past the run, nor into another worker's part of it.
+    Spread,
 }
 
 /// What the code generator can do on the machine a nest is scheduled for.
@@ -586,6 +591,7 @@ impl fmt::Display for Strategy {
             Strategy::Strided(None) => write!(f, "strided"),
             Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
             Strategy::Strided(Some(Shuffle::Evens)) => write!(f, "strided evens"),
+            Strategy::Strided(Some(Shuffle::Spread)) => write!(f, "strided spread"),
             Strategy::GuardedGather(None) => write!(f, "guarded-gather"),
             Strategy::GuardedGather(Some(GatherAhead::Known(a))) => {
                 write!(f, "guarded-gather{}", Ahead(&Some(*a)))

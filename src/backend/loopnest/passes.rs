@@ -233,21 +233,20 @@ fn strided_copy(nest: &mut LoopNest, _: Target) -> bool {
 }
 
 /// A strided copy into consecutive output elements that reads its run backwards or every other
-/// element: 16 bytes at a time, shuffled, where the target has byte shuffles.
+/// element, or a contiguous run written into every other output element (a store's
+/// `a[:, ::2] = b`: B14 went from scalar stores to a shuffle with the elements between, a third
+/// fewer stores): 16 bytes at a time, shuffled, where the target has byte shuffles.
 fn shuffle_vectors(nest: &mut LoopNest, target: Target) -> bool {
     let Some(last) = nest.extents.len().checked_sub(1) else { return false };
     let w = nest.width as i64;
     // A 16-byte element fills the vector alone: there is nothing to shuffle.
-    if !target.byte_shuffles
-        || w > 8
-        || nest.strategies[last] != Strategy::Strided(None)
-        || !is_const(&nest.out[last], w)
-    {
+    if !target.byte_shuffles || w > 8 || nest.strategies[last] != Strategy::Strided(None) {
         return false;
     }
-    let shuffle = match nest.data.strides[last].as_const() {
-        Some(s) if s == -w => Shuffle::Reverse,
-        Some(s) if s == 2 * w => Shuffle::Evens,
+    let shuffle = match (nest.out[last].as_const(), nest.data.strides[last].as_const()) {
+        (Some(o), Some(s)) if o == w && s == -w => Shuffle::Reverse,
+        (Some(o), Some(s)) if o == w && s == 2 * w => Shuffle::Evens,
+        (Some(o), Some(s)) if o == 2 * w && s == w => Shuffle::Spread,
         _ => return false,
     };
     set(nest, last, Strategy::Strided(Some(shuffle)))

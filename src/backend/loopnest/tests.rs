@@ -51,6 +51,7 @@ fn each_strategy_has_its_program() {
         ),
         ("a[i] = v", &["a=f32[900,64]", "i=i64[600]", "v=f32[600,64]"], SHUFFLES, "run [serial, block loop]"),
         ("a[i, ::2] = 0", &["a=f32[900,512]", "i=i64[600]"], SHUFFLES, "run [serial, strided]"),
+        ("a[:, ::2] = b", &["a=f32[64,64]", "b=f32[64,32]"], SHUFFLES, "run [strided spread]"),
         (
             "gather(a, idx, axis=1, batch_dims=1)",
             &["a=f32[512,300]", "idx=i64[512,600]"],
