@@ -175,7 +175,8 @@ fn sessions_run_and_the_repl_on_the_gpu() {
 
 /// `Kernel::run_device` on arrays in device memory, against the same kernel on the host: dense
 /// inputs of several shapes through one symbolic kernel, strided views read in place, masks,
-/// Python-like scalar bounds, stores (`=` with duplicates, `+=`, masks; a copy of the target),
+/// Python-like scalar bounds, stores (`=` with duplicates, `+=`, masks; a copy of the target, and
+/// into the target itself: `Kernel::store_device`),
 /// `run_device_into`, and errors (an index out of range, an output
 /// that overlaps an input), the context usable after each. Without a GPU: E0209.
 #[test]
@@ -237,6 +238,21 @@ fn kernels_on_device_memory() {
             failures.push(format!("{src}: host {want:?}, device {got:?}"));
         }
         drop(held);
+        // A store into its target (`a`, first): in place where it may be, else computed aside
+        // and copied over; a failed store leaves the target as it was.
+        if k.plan().store.is_some() {
+            let (held, arrays): (Vec<_>, Vec<_>) = host.iter().map(|t| upload(t)).unzip();
+            // SAFETY: the uploads live in `held` until the end of the iteration.
+            let stored = unsafe { k.store_device(&arrays, stream) }.map_err(|e| e.to_string());
+            let target = arrays[0].to_host().unwrap();
+            match (&want, &stored) {
+                (Ok(w), Ok(())) if *w == target => {}
+                (Err(w), Err(e)) if w == e && target == *host[0] => {}
+                _ => failures
+                    .push(format!("{src} into its target: host {want:?}, device {stored:?}, {target:?}")),
+            }
+            drop(held);
+        }
     }
     // A strided view in place: every other row of `data`, reversed (element strides).
     let (held, full) = upload(&data);

@@ -387,7 +387,8 @@ impl PyDeviceArray {
 /// Runs `kernel` on `values` (by name, in the kernel's order, each with whether it is on the
 /// GPU — [`is_cuda`], asked once per call) where at least one is on the GPU:
 /// device inputs in place, host arrays and Python ints copied to the device first; into `out`
-/// (a device array) or a new `slc.DeviceArray`.
+/// (a device array) or a new `slc.DeviceArray`. A store without `out` updates its target, a
+/// device array, and returns None (`Kernel::store_device`).
 pub fn run_on_device<'py>(
     py: Python<'py>,
     kernel: &slc::Kernel,
@@ -424,7 +425,32 @@ pub fn run_on_device<'py>(
         });
         uploaded.push(memory);
     }
+    let plan = kernel.plan();
+    let store_target = match (&plan.store, plan.output.buffer) {
+        (Some(_), slc::plan::BufferId::Input(t)) if out.is_none() => Some(&*plan.inputs[t].name),
+        _ => None,
+    };
     let ran = match out {
+        // `a[i] = v` stores into the device array bound to `a`, as on the host, and returns None.
+        None if store_target.is_some() => {
+            let target = store_target.unwrap_or_default();
+            match values.iter().find(|(n, _, _)| n == target) {
+                Some((_, value, true)) if is_immutable(value)? => {
+                    return Err(PyTypeError::new_err(format!(
+                        "the store's target `{target}` is a JAX array, which is immutable: pass out= for the updated copy"
+                    )));
+                }
+                Some((_, _, true)) => {
+                    // SAFETY: as below; the target is the producer's own writable memory.
+                    unsafe { kernel.store_device(&arrays, stream) }.map(|()| py.None().into_bound(py))
+                }
+                _ => {
+                    return Err(PyTypeError::new_err(format!(
+                        "the store's target `{target}` must be on the GPU with the other inputs: slc stores into it in place"
+                    )));
+                }
+            }
+        }
         Some(out) => {
             let target = import(out, "out", stream)?;
             // SAFETY: every array is a producer's live device memory (held by `imported`,
@@ -442,6 +468,13 @@ pub fn run_on_device<'py>(
     // The uploads are freed in the stream's order after the launch: nothing to wait for.
     drop(uploaded);
     ran.map_err(|e| errors::to_py(py, &e, kernel.source()))
+}
+
+/// Whether a producer's arrays may not be written (JAX's are immutable; its DLPack export
+/// still hands out the memory).
+fn is_immutable(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let module: String = value.get_type().getattr("__module__")?.extract()?;
+    Ok(module == "jax" || module.starts_with("jax.") || module.starts_with("jaxlib"))
 }
 
 /// A kernel `slc.eval` compiled for device inputs: the text, the inputs' names, dtypes and

@@ -308,6 +308,19 @@ impl Device {
         Ok(memory)
     }
 
+    /// Queues a copy of `bytes` bytes from device address `from` to `to` on `stream`.
+    ///
+    /// # Safety
+    /// Both hold `bytes` bytes of device memory valid on `stream`, and do not overlap.
+    pub unsafe fn copy(&self, to: u64, from: u64, bytes: usize, stream: Stream) -> Result<(), CudaError> {
+        self.enter()?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: as the caller promises.
+        unsafe { result::memcpy_dtod_async(to, from, bytes, stream.raw()) }.map_err(driver)
+    }
+
     /// Makes the work queued on `waiter` from now on wait for the work queued on `producer` so
     /// far (DLPack's stream handshake); nothing when they are the same stream.
     pub fn order_after(&self, waiter: Stream, producer: Stream) -> Result<(), CudaError> {
@@ -375,8 +388,8 @@ impl Device {
                 }
                 words[layout.err_word()] = err.ptr;
             }
-            // A store's output starts as its target's copy (a caller's `out` never is the target:
-            // no input overlaps it), the owner array zeroed.
+            // A store's output starts as its target's copy, unless it is the target itself (a store
+            // in place, `Kernel::store_device`); the owner array zeroed.
             let owner = match super::launch::owner_bytes(layout, bound) {
                 0 => None,
                 n => Some(self.alloc(n, stream)?),
@@ -385,7 +398,7 @@ impl Device {
                 words[layout.owner_word()] = o.ptr;
             }
             let store = loaded.target.map(|t| super::device::StoreRun {
-                copy_from: Some(words[t]),
+                copy_from: Some(words[t]).filter(|&from| from != out),
                 out,
                 bytes: bound.out_bytes,
                 owner: owner.as_ref().map(|o| (o.ptr, o.bytes)),

@@ -80,6 +80,67 @@ impl Kernel {
         Ok(DeviceOutput { memory, dtype: self.output_dtype(), shape: bound.shape.clone() })
     }
 
+    /// Runs a store (`a[i] = v`) on arrays in device memory into its target, the input it
+    /// stores into, as [`Kernel::store`] does on the host: in place where the update reads no
+    /// byte of the target and fails, if it does, before its first write
+    /// ([`loopnest::store_may_run_in_place`](crate::backend::loopnest::store_may_run_in_place)),
+    /// the target is dense and no other input overlaps it; else into new device memory, copied
+    /// over the target after the update. Not a store: an error.
+    ///
+    /// # Safety
+    /// As [`run_device`](Self::run_device); the target's memory is writable.
+    pub unsafe fn store_device(&self, inputs: &[DeviceArray], stream: Stream) -> Result<(), Error> {
+        let plan = self.plan();
+        let (Some(_), plan::BufferId::Input(t)) = (&plan.store, plan.output.buffer) else {
+            return Err(RuntimeError::Cuda("store_device runs stores (`a[i] = v`) only".into()).into());
+        };
+        let slot = self.shared.order.get(t).copied().filter(|&i| i < inputs.len());
+        let Some(slot) = slot else {
+            return Err(
+                RuntimeError::InputCount { expected: self.shared.names.len(), found: inputs.len() }.into()
+            );
+        };
+        let target = &inputs[slot];
+        let (lo, hi) = target.reach();
+        let (first, end) = (target.ptr as i128 + lo, target.ptr as i128 + hi);
+        let overlapped = inputs.iter().enumerate().any(|(i, a)| {
+            let (alo, ahi) = a.reach();
+            i != slot && alo < ahi && a.ptr as i128 + alo < end && first < a.ptr as i128 + ahi
+        });
+        if target.layout().is_some() {
+            return Err(RuntimeError::InputMismatch {
+                name: self.shared.names[slot].clone(),
+                expected: "a dense device array (slc stores into it)".into(),
+                found: format!("{} (strided)", show(target.dtype, &target.shape)),
+            }
+            .into());
+        }
+        if !overlapped && crate::backend::loopnest::store_may_run_in_place(plan.plan()) {
+            let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+            let call = self.device_call(inputs)?;
+            let bound = self.bind_call(gpu, &call)?;
+            if bound.shape != target.shape {
+                return Err(RuntimeError::InputMismatch {
+                    name: self.shared.names[slot].clone(),
+                    expected: show(self.output_dtype(), &bound.shape),
+                    found: show(target.dtype, &target.shape),
+                }
+                .into());
+            }
+            // SAFETY: the caller's arrays as promised; the output is the target itself, which the
+            // update never reads, and no other input overlaps it.
+            return unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, target.ptr, stream) }
+                .map_err(gpu_error);
+        }
+        // SAFETY: the caller's arrays as promised.
+        let updated = unsafe { self.run_device(inputs, stream) }?;
+        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        // SAFETY: `updated` is fresh device memory of the output's bytes, the target's dense
+        // bytes (the output is the target's dtype and shape), both on `stream`.
+        unsafe { gpu.copy(target.ptr, updated.memory.ptr, updated.memory.bytes, stream) }
+            .map_err(|e| gpu_error(e.into()))
+    }
+
     /// Runs on arrays in device memory into `out`, a dense device array of the output's dtype
     /// and the dims these inputs give, that overlaps no input.
     ///
