@@ -6,6 +6,7 @@
 
 mod path;
 pub mod touched;
+mod window;
 
 #[cfg(not(feature = "zarr"))]
 mod absent;
@@ -20,5 +21,6 @@ pub use path::{holds_zarr, is_zarr, split_store_path};
 #[cfg(feature = "zarr")]
 pub use read::{PendingZarr, data_type_of, open_zarr};
 pub use touched::{Known, Touched, touched};
+pub use window::{Window, WindowedInput, Windows, rebase, run_windowed, windows};
 #[cfg(feature = "zarr")]
 pub use write::{CHUNK_BYTES, check_destination, chunk_shape, write_zarr};
