@@ -7,11 +7,11 @@
 //! a `.npy` read in parts lands in. Chunks absent from the store read as the fill value.
 
 use super::path::split_store_path;
+use super::window::Window;
 use slc_runtime::{DType, Tensor};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
-use super::window::Window;
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{Array, ArrayBytesFixedDisjointView, ArraySubset, CodecOptions, data_type};
 use zarrs::filesystem::FilesystemStore;
@@ -124,11 +124,7 @@ impl PendingZarr {
                 self.label
             ));
         }
-        let regular = (0..rank).all(|d| {
-            let mut last = first.clone();
-            last[d] = grid[d].saturating_sub(1);
-            self.array.chunk_origin(&last).is_ok_and(|o| o[d] == last[d] * chunk[d])
-        });
+        let regular = self.regular(&chunk);
         Ok((0..rank)
             .map(|d| match touched {
                 Some(t) if regular => {
@@ -140,6 +136,17 @@ impl PendingZarr {
                 _ => (0..grid[d]).collect(),
             })
             .collect())
+    }
+
+    /// Whether every chunk of the grid has the shape `chunk` (the first chunk's): the last
+    /// along each axis starts where that says.
+    fn regular(&self, chunk: &[u64]) -> bool {
+        let grid = self.array.chunk_grid_shape();
+        (0..self.shape.len()).all(|d| {
+            let mut last = vec![0u64; self.shape.len()];
+            last[d] = grid[d].saturating_sub(1);
+            self.array.chunk_origin(&last).is_ok_and(|o| o[d] == last[d] * chunk[d])
+        })
     }
 
     /// How many chunks reading `touched` decodes, of how many the array has.
@@ -156,7 +163,8 @@ impl PendingZarr {
         let first = vec![0u64; self.shape.len()];
         let chunk = self.array.chunk_shape(&first).map_err(|e| self.error(&first, e))?;
         let mut window = Window::whole(&self.shape);
-        if per_axis.iter().any(Vec::is_empty) {
+        let sizes: Vec<u64> = chunk.iter().map(|c| c.get()).collect();
+        if per_axis.iter().any(Vec::is_empty) || !self.regular(&sizes) {
             return Ok(window);
         }
         for (d, ids) in per_axis.iter().enumerate() {
@@ -174,9 +182,14 @@ impl PendingZarr {
     /// window's shape; its other elements are zero and never read by the plan they were
     /// chosen for (nor written: their pages cost nothing).
     pub fn read(&self, touched: Option<&[Vec<Range<u64>>]>, window: &Window) -> Result<Tensor, String> {
-        let mut tensor = Tensor::sparse_zeros(self.dtype, &window.shape)
-            .map_err(|e| format!("Zarr array '{}': {e}", self.label))?;
         let per_axis = self.chunks(touched)?;
+        // A box its chunks fill is written whole: a buffer dropped recently will do (no page
+        // faults, in a process that reads again). One with gaps is sparse: gaps cost nothing.
+        let tensor = match self.fills(&per_axis, window)? {
+            true => Tensor::for_overwrite(self.dtype, &window.shape),
+            false => Tensor::sparse_zeros(self.dtype, &window.shape),
+        };
+        let mut tensor = tensor.map_err(|e| format!("Zarr array '{}': {e}", self.label))?;
         let count = count(per_axis.iter().map(|ids| ids.len() as u64));
         let mut batch: Vec<Vec<u64>> = Vec::with_capacity(BATCH);
         let mut at = vec![0usize; per_axis.len()];
@@ -197,6 +210,20 @@ impl PendingZarr {
         }
         self.decode_into(&batch, window, &mut tensor)?;
         Ok(tensor)
+    }
+
+    /// Whether the chunks `per_axis` (chunk indices along each axis) cover all of `window`.
+    fn fills(&self, per_axis: &[Vec<u64>], window: &Window) -> Result<bool, String> {
+        let first = vec![0u64; self.shape.len()];
+        let chunk = self.array.chunk_shape(&first).map_err(|e| self.error(&first, e))?;
+        Ok(per_axis.iter().enumerate().all(|(d, ids)| {
+            let (Some(&lo), Some(&hi)) = (ids.first(), ids.last()) else { return window.shape[d] == 0 };
+            let c = chunk[d].get();
+            let end = ((hi + 1) * c).min(self.shape[d] as u64);
+            hi - lo + 1 == ids.len() as u64
+                && lo * c == window.start[d]
+                && end == window.start[d] + window.shape[d] as u64
+        }))
     }
 
     /// Reads the whole array.

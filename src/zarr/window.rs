@@ -13,12 +13,12 @@
 
 use super::PendingZarr;
 use super::touched::{Known, Touched, split, touched};
+use crate::backend::jit::KernelCache;
 use crate::exec::{RunOptions, Runnable};
 use crate::pipeline::Compiled;
 use crate::plan::{Access, BufferId, Plan, VerifiedPlan, verify};
 use crate::sema::InputValues;
-use crate::backend::jit::KernelCache;
-use crate::{EvalTimes, Error};
+use crate::{Error, EvalTimes};
 use slc_runtime::Tensor;
 use std::time::Instant;
 
@@ -65,14 +65,19 @@ pub struct Windows {
 
 /// The boxes of `zarrs` (inputs of `plan`, by name) that `plan` reads, and the plan rebased
 /// onto them. `known` holds inputs already read (index arrays narrow a gather's chunks).
-pub fn windows(plan: &Plan, zarrs: Vec<(String, PendingZarr)>, known: &Known) -> Result<Windows, (String, String)> {
+pub fn windows(
+    plan: &Plan,
+    zarrs: Vec<(String, PendingZarr)>,
+    known: &Known,
+) -> Result<Windows, (String, String)> {
     let mut inputs = Vec::with_capacity(zarrs.len());
     for (name, zarr) in zarrs {
         let touched = touched(plan, &name, known);
         let window = zarr.window(touched.as_deref()).map_err(|e| (name.clone(), e))?;
         inputs.push(WindowedInput { name, zarr, touched, window });
     }
-    let mut boxes: Vec<(String, Window)> = inputs.iter().map(|w| (w.name.clone(), w.window.clone())).collect();
+    let mut boxes: Vec<(String, Window)> =
+        inputs.iter().map(|w| (w.name.clone(), w.window.clone())).collect();
     let rebased = rebase_onto(plan, &mut boxes);
     for (input, (_, window)) in inputs.iter_mut().zip(boxes) {
         input.window = window;
@@ -102,7 +107,9 @@ pub fn rebase_onto(plan: &Plan, boxes: &mut [(String, Window)]) -> Option<Verifi
     // Inputs derived per call (a mask's `nonzero()`) are bound by the session, not here.
     let rebased = if smaller && plan.inputs.iter().all(|i| i.nonzero_of.is_none()) {
         let read = boxes.iter().filter(|(name, _)| plan.inputs.iter().any(|i| &i.name == name));
-        read.into_iter().try_fold(plan.clone(), |p, (name, w)| rebase(&p, name, w)).and_then(|p| verify(p).ok())
+        read.into_iter()
+            .try_fold(plan.clone(), |p, (name, w)| rebase(&p, name, w))
+            .and_then(|p| verify(p).ok())
     } else {
         None
     };
