@@ -1,7 +1,7 @@
 //! slc built without the `zarr` feature: stores are recognized (`-i data.zarr`), and opening or
 //! writing one is an error that says how to build slc with them (docs/zarr.md).
 
-use super::window::Window;
+use super::region::Window;
 use slc_runtime::{DType, Tensor};
 use std::ops::Range;
 use std::path::Path;

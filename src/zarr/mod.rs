@@ -5,6 +5,7 @@
 //! refused with a message saying so.
 
 mod path;
+mod region;
 pub mod touched;
 mod window;
 

@@ -7,7 +7,7 @@
 //! a `.npy` read in parts lands in. Chunks absent from the store read as the fill value.
 
 use super::path::split_store_path;
-use super::window::Window;
+use super::region::Window;
 use slc_runtime::{DType, Tensor};
 use std::ops::Range;
 use std::path::Path;

@@ -12,6 +12,7 @@
 //! The rebased plan is verified again; if it does not verify, every box is the whole array.
 
 use super::PendingZarr;
+pub use super::region::Window;
 use super::touched::{Known, Touched, split, touched};
 use crate::backend::jit::KernelCache;
 use crate::exec::{RunOptions, Runnable};
@@ -21,20 +22,6 @@ use crate::sema::InputValues;
 use crate::{Error, EvalTimes};
 use slc_runtime::Tensor;
 use std::time::Instant;
-
-/// A box of an array: `start` and `shape` per axis.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Window {
-    pub start: Vec<u64>,
-    pub shape: Vec<usize>,
-}
-
-impl Window {
-    /// The whole of an array of `shape`.
-    pub fn whole(shape: &[usize]) -> Window {
-        Window { start: vec![0; shape.len()], shape: shape.to_vec() }
-    }
-}
 
 /// A Zarr input of a plan, with what the plan reads of it and the box that is decoded.
 pub struct WindowedInput {
