@@ -18,6 +18,8 @@ use zarrs::filesystem::FilesystemStore;
 
 /// Chunk indices listed at once: enough to keep every core busy.
 const BATCH: usize = 256;
+/// Boxes up to this size are decoded into a reused buffer (below); larger ones into a sparse one.
+const REUSED_BYTES: usize = 256 << 20;
 /// Chunks larger than this, decoded, are refused: each thread holds one while it decodes it.
 const MAX_CHUNK_BYTES: u64 = 1 << 32;
 
@@ -183,9 +185,11 @@ impl PendingZarr {
     /// chosen for (nor written: their pages cost nothing).
     pub fn read(&self, touched: Option<&[Vec<Range<u64>>]>, window: &Window) -> Result<Tensor, String> {
         let per_axis = self.chunks(touched)?;
-        // A box its chunks fill is written whole: a buffer dropped recently will do (no page
-        // faults, in a process that reads again). One with gaps is sparse: gaps cost nothing.
-        let tensor = match self.fills(&per_axis, window)? {
+        // What the plan reads of the box is decoded into it; the rest (gaps between chunks read)
+        // is never read. So a buffer dropped recently will do, its old bytes left in the gaps:
+        // no fresh pages to fault in, in a process that reads again. A large box is sparse:
+        // its gaps cost nothing.
+        let tensor = match Tensor::byte_size(self.dtype, &window.shape).is_some_and(|b| b <= REUSED_BYTES) {
             true => Tensor::for_overwrite(self.dtype, &window.shape),
             false => Tensor::sparse_zeros(self.dtype, &window.shape),
         };
@@ -210,20 +214,6 @@ impl PendingZarr {
         }
         self.decode_into(&batch, window, &mut tensor)?;
         Ok(tensor)
-    }
-
-    /// Whether the chunks `per_axis` (chunk indices along each axis) cover all of `window`.
-    fn fills(&self, per_axis: &[Vec<u64>], window: &Window) -> Result<bool, String> {
-        let first = vec![0u64; self.shape.len()];
-        let chunk = self.array.chunk_shape(&first).map_err(|e| self.error(&first, e))?;
-        Ok(per_axis.iter().enumerate().all(|(d, ids)| {
-            let (Some(&lo), Some(&hi)) = (ids.first(), ids.last()) else { return window.shape[d] == 0 };
-            let c = chunk[d].get();
-            let end = ((hi + 1) * c).min(self.shape[d] as u64);
-            hi - lo + 1 == ids.len() as u64
-                && lo * c == window.start[d]
-                && end == window.start[d] + window.shape[d] as u64
-        }))
     }
 
     /// Reads the whole array.
