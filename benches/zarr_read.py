@@ -14,7 +14,11 @@ slc runs as a shell user runs it, a whole process: `slc eval EXPR -i a=store.zar
 process. zarr-python is timed in process, its read only (no file written): the comparison
 favours it.
 
-    python3 benches/zarr_read.py [--slc target/release/slc] [--rounds 7] [--dir /tmp] [--python]
+    python3 benches/zarr_read.py [--slc target/release/slc]... [--rounds 7] [--dir /tmp] [--python]
+
+`--slc` given twice or more (an old build and a new one) times each binary, interleaved. When
+the `tensorstore` package imports, TensorStore is timed too (in process, read only, its cache
+off: the default), on the same store.
 """
 import argparse
 import os
@@ -36,11 +40,12 @@ def timed(fn):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--slc", default="target/release/slc")
+    ap.add_argument("--slc", action="append", help="slc binaries to time (default target/release/slc)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--python", action="store_true", help="also time slc.eval in this process")
     args = ap.parse_args()
+    binaries = args.slc or ["target/release/slc"]
 
     rng = np.random.default_rng(0)
     work = tempfile.mkdtemp(dir=args.dir, prefix="slc-zarr-bench-")
@@ -52,35 +57,50 @@ def main():
     np.save(rows_npy, rows)
     out = os.path.join(work, "out.npy")
 
+    try:
+        import tensorstore
+
+        t = tensorstore.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": store}}).result()
+    except ImportError:
+        t = None
     cases = [
-        ("Z1", "box", "a[1000:1500, 1000:1300]", [], lambda: z[1000:1500, 1000:1300]),
-        ("Z2", "strided", "a[::1000, :64]", [], lambda: z[::1000, :64]),
-        ("Z3", "gather", "a[i, :256]", ["-i", f"i={rows_npy}"], lambda: z.oindex[rows, :256]),
+        ("Z1", "box", "a[1000:1500, 1000:1300]", [], lambda z: z[1000:1500, 1000:1300]),
+        ("Z2", "strided", "a[::1000, :64]", [], lambda z: z[::1000, :64]),
+        ("Z3", "gather", "a[i, :256]", ["-i", f"i={rows_npy}"], lambda z: z.oindex[rows, :256]),
     ]
     if args.python:
         import slc
 
     print(f"store {store}: f32[8192, 4096], chunks 256x256, zstd; medians of {args.rounds} rounds (ms)")
-    header = "case  selection                 zarr-python   slc eval (process)" + ("   slc.eval" if args.python else "")
-    print(header)
-    for name, kind, expr, extra, zarr_read in cases:
-        cmd = [args.slc, "eval", expr, "-i", f"a={store}", *extra, "-o", out]
+    header = "case  selection                 zarr-python" + ("   tensorstore" if t else "") + "".join(f"   slc eval ({b})" for b in binaries)
+    print(header + ("   slc.eval" if args.python else ""))
+    for name, kind, expr, extra, select in cases:
+        zarr_read = lambda: select(z)  # noqa: E731
+        ts_read = lambda: select(t).read().result()  # noqa: E731
+        cmds = [[b, "eval", expr, "-i", f"a={store}", *extra, "-o", out] for b in binaries]
         # Same answers first.
-        subprocess.run(cmd, check=True)
         want = np.asarray(zarr_read())
-        assert np.array_equal(np.load(out), want), name
+        if t:
+            assert np.array_equal(ts_read(), want), name
+        for cmd in cmds:
+            subprocess.run(cmd, check=True)
+            assert np.array_equal(np.load(out), want), (name, cmd[0])
         inputs = {"a": store, **({"i": rows} if extra else {})}
         py = lambda: slc.eval(expr, **inputs)  # noqa: E731
         if args.python:
             assert np.array_equal(py(), want), name
-        t_zarr, t_slc, t_py = [], [], []
+        t_zarr, t_ts, t_py = [], [], []
+        t_slc = [[] for _ in cmds]
         for _ in range(args.rounds):
             t_zarr.append(timed(zarr_read))
-            t_slc.append(timed(lambda: subprocess.run(cmd, check=True)))
+            if t:
+                t_ts.append(timed(ts_read))
+            for cmd, ts in zip(cmds, t_slc):
+                ts.append(timed(lambda: subprocess.run(cmd, check=True)))
             if args.python:
                 t_py.append(timed(py))
         ms = lambda ts: f"{statistics.median(ts) * 1e3:10.1f}"  # noqa: E731
-        line = f"{name}    {kind:8} {expr:24} {ms(t_zarr)}    {ms(t_slc)}"
+        line = f"{name}    {kind:8} {expr:24} {ms(t_zarr)}" + (f"    {ms(t_ts)}" if t else "") + "".join(f"    {ms(ts)}" for ts in t_slc)
         if args.python:
             line += f"         {ms(t_py)}"
         print(line)

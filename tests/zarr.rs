@@ -262,6 +262,27 @@ fn missing_chunks_read_as_the_fill_value() {
     assert_eq!(std::fs::read(&out).unwrap()[128..], f32_bytes(&[1503.0, 7.5, 7.5]));
 }
 
+/// Memory grows with the chunks read, not with the array: of a store of 256 TiB (more than an
+/// address space holds), no chunk stored, a slice reads the box of the chunks it touches.
+#[test]
+fn a_store_larger_than_memory_reads_the_box_a_slice_touches() {
+    let dir = scratch("zarr", "huge");
+    let store = dir.join("huge.zarr");
+    std::fs::create_dir_all(&store).unwrap();
+    let meta = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [1u64 << 34, 4096], "data_type": "float32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [256, 256]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 1.5, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    });
+    std::fs::write(store.join("zarr.json"), meta.to_string()).unwrap();
+    let out = dir.join("out.npy");
+    let o = slc(&["eval", "a[-2:, 3:5]", "-i", &format!("a={}", s(&store)), "-o", s(&out), "--time"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("reads 1 of 1073741824 chunks"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap()[128..], f32_bytes(&[1.5; 4]));
+}
+
 #[test]
 fn a_bad_chunk_inside_the_selection_is_an_error_naming_it_and_leaves_no_output() {
     let dir = scratch("zarr", "corrupt");

@@ -100,7 +100,10 @@ def eval(expr, /, **inputs):
             stores[name] = path
     if stores:
         others = {k: v for k, v in inputs.items() if k not in stores}
-        inputs = {**others, **_read_zarr(expr, stores, others)}
+        result, read = _read_zarr(expr, stores, others)
+        if read is None:
+            return result
+        inputs = {**others, **read}
     return _eval(expr, **inputs)
 
 

@@ -1,8 +1,9 @@
 //! Zarr stores as `slc.eval` inputs (docs/zarr.md): `slc.eval("a[::2]", a="data.zarr")`.
 //! The Python wrapper (`slc/__init__.py`) passes the stores' paths here with the other inputs;
-//! each store is opened, the program compiled over every input's type, and only the chunks
-//! holding what the plan reads are decoded into an array the size of the store's, whose
-//! other pages are never written (they cost no memory). That array then goes to `eval`.
+//! each store is opened, the program compiled over every input's type, and of each store the
+//! box holding the chunks the plan reads is decoded. When some box is smaller than its array,
+//! the plan rebased onto the boxes runs here and its result comes back; otherwise the arrays
+//! (of the stores' shapes, their unread pages never written) go to `eval`.
 
 use crate::convert::{Held, array_of_tensor, hold};
 use pyo3::exceptions::{PyOSError, PyTypeError};
@@ -10,24 +11,42 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use slc::DType;
 use slc::sema::{InputTypes, InputValues};
+use slc::backend::jit::KernelCache;
 use slc::types::TensorType;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 /// Index arrays with more elements than this are not read to narrow a gather: its axis is
 /// read whole.
 const MAX_INDEX_ELEMENTS: usize = 1 << 22;
 
+/// Rebased plans compiled so far kept up to this many, then forgotten together.
+const MAX_KERNELS: usize = 256;
+
+/// The kernels of rebased plans (keyed by the plan's text: a box is part of it).
+static KERNELS: Mutex<Option<Arc<KernelCache>>> = Mutex::new(None);
+
+fn kernels() -> Arc<KernelCache> {
+    let mut kept = KERNELS.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.as_ref().is_some_and(|k| k.len() >= MAX_KERNELS) {
+        *kept = None;
+    }
+    kept.get_or_insert_with(Default::default).clone()
+}
+
 /// ``_read_zarr(expr, stores, inputs)``: ``stores`` maps names to store paths (``str``);
-/// ``inputs`` the other inputs. Returns ``stores``' names mapped to arrays that hold what
-/// ``expr`` reads of each store.
+/// ``inputs`` the other inputs. Returns ``(result, None)`` when it ran ``expr`` itself (on the
+/// boxes of the stores it reads), else ``(None, arrays)``: ``stores``' names mapped to arrays
+/// that hold what ``expr`` reads of each store, for ``eval``.
 #[pyfunction]
 pub fn _read_zarr<'py>(
     py: Python<'py>,
     expr: &str,
     stores: Bound<'py, PyDict>,
     inputs: Bound<'py, PyDict>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let mut others: Vec<(String, Held<'py>)> = vec![];
     let mut types = InputTypes::new();
     let mut values = InputValues::new();
     let mut known: BTreeMap<String, slc::Tensor> = BTreeMap::new();
@@ -45,14 +64,15 @@ pub fn _read_zarr<'py>(
             if slc::sema::value_may_be_read(held.dtype(), numel) {
                 values.insert(name.clone(), tensor.clone());
             }
-            known.insert(name, tensor);
+            known.insert(name.clone(), tensor);
         } else if slc::sema::value_may_be_read(held.dtype(), numel) {
             let tensor = held
                 .view(&name)?
                 .to_tensor()
                 .map_err(|e| PyTypeError::new_err(format!("input '{name}': {e}")))?;
-            values.insert(name, tensor);
+            values.insert(name.clone(), tensor);
         }
+        others.push((name, held));
     }
     let mut opened = vec![];
     for (key, value) in stores.iter() {
@@ -65,13 +85,39 @@ pub fn _read_zarr<'py>(
     }
     let compiled =
         slc::compile_with_values(expr, &types, &values).map_err(|e| crate::errors::to_py(py, &e, expr))?;
-    let out = PyDict::new(py);
-    for (name, zarr) in opened {
-        let touched = slc::zarr::touched(&compiled.plan, &name, &[&values, &known]);
+    let zarrs: Vec<(String, slc::zarr::PendingZarr)> = opened;
+    let windows = slc::zarr::windows(&compiled.plan, zarrs, &[&values, &known])
+        .map_err(|(name, e)| PyOSError::new_err(format!("input '{name}': {e}")))?;
+    let mut read = BTreeMap::new();
+    for input in &windows.inputs {
         let tensor = py
-            .detach(|| zarr.read(touched.as_deref()))
-            .map_err(|e| PyOSError::new_err(format!("input '{name}': {e}")))?;
-        out.set_item(&name, array_of_tensor(py, tensor)?)?;
+            .detach(|| input.read())
+            .map_err(|e| PyOSError::new_err(format!("input '{}': {e}", input.name)))?;
+        read.insert(input.name.clone(), tensor);
     }
-    Ok(out)
+    let Some(plan) = windows.plan else {
+        let out = PyDict::new(py);
+        for (name, tensor) in read {
+            out.set_item(&name, array_of_tensor(py, tensor)?)?;
+        }
+        return Ok((py.None().into_bound(py), out.into_any()));
+    };
+    // The plan runs here, over the boxes and the other inputs as tensors.
+    for (name, held) in others {
+        if !read.contains_key(&name) {
+            let tensor = match known.remove(&name).or_else(|| values.remove(&name)) {
+                Some(tensor) => tensor,
+                None => {
+                    let view = held.view(&name)?;
+                    view.to_tensor().map_err(|e| PyTypeError::new_err(format!("input '{name}': {e}")))?
+                }
+            };
+            read.insert(name, tensor);
+        }
+    }
+    let cache = kernels();
+    let result = py
+        .detach(|| slc::zarr::run_windowed(compiled, plan, &read, &slc::RunOptions::default(), &cache))
+        .map_err(|e| crate::errors::to_py(py, &e, expr))?;
+    Ok((array_of_tensor(py, result.0)?.into_any(), py.None().into_bound(py)))
 }

@@ -53,7 +53,7 @@ impl Opened {
     pub fn read(self, name: &str) -> Result<Tensor, Failure> {
         match self {
             Opened::Npy(npy) => npy.read().map_err(|e| input_error(name, e)),
-            Opened::Zarr(zarr) => zarr.read(None).map_err(|e| input_error(name, e)),
+            Opened::Zarr(zarr) => zarr.read_all().map_err(|e| input_error(name, e)),
         }
     }
 }

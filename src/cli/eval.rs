@@ -12,7 +12,7 @@ use super::{Failure, report};
 use crate::Session;
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
 use crate::types::{ShapeDisplay, TensorType};
-use crate::zarr::touched;
+use crate::zarr;
 use slc_runtime::{PrintOptions, Tensor, format_tensor};
 use std::time::{Duration, Instant};
 
@@ -119,40 +119,53 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     // are read, as it runs. Of an input the plan reads in a few known places, only those are
     // read (the session evaluates this same program, so it reads nothing else). Zarr arrays
     // come last: the index arrays read before them narrow the chunks a gather decodes.
-    pending.sort_by_key(|(_, opened)| matches!(opened, Opened::Zarr(_)));
     let mut read_inputs = InputValues::new();
+    let mut zarrs = vec![];
     for (name, opened) in pending {
-        let tensor = match opened {
-            Opened::Npy(npy) => {
-                let tensor = match parts.get(&name) {
-                    Some(parts) => npy.read_parts(parts),
-                    None => npy.read(),
-                };
-                let tensor = tensor.map_err(|e| input_error(&name, e))?;
-                access::advise(&name, &tensor, &sparse);
-                if tensor.is_mapped() {
-                    mapped_bytes += tensor.nbytes() as u64;
-                }
-                tensor
-            }
+        let npy = match opened {
+            Opened::Npy(npy) => npy,
             Opened::Zarr(zarr) => {
-                let touched = touched(&compiled.plan, &name, &[&session_values, &read_inputs]);
-                let touched = touched.as_deref();
-                if args.time {
-                    let (read, all) = zarr.chunk_counts(touched).map_err(|e| input_error(&name, e))?;
-                    eprintln!("zarr    input `{name}`: reads {read} of {all} chunks");
-                }
-                zarr.read(touched).map_err(|e| input_error(&name, e))?
+                zarrs.push((name, *zarr));
+                continue;
             }
         };
+        let tensor = match parts.get(&name) {
+            Some(parts) => npy.read_parts(parts),
+            None => npy.read(),
+        };
+        let tensor = tensor.map_err(|e| input_error(&name, e))?;
+        access::advise(&name, &tensor, &sparse);
+        if tensor.is_mapped() {
+            mapped_bytes += tensor.nbytes() as u64;
+        }
         read_inputs.insert(name, tensor);
     }
-    for (name, tensor) in session_values.into_iter().chain(read_inputs) {
-        session.bind(&name, tensor);
+    // Of each Zarr array, the box holding the chunks the plan reads is decoded, and the plan
+    // rebased onto it runs instead of the program (docs/zarr.md).
+    let windows = zarr::windows(&compiled.plan, zarrs, &[&session_values, &read_inputs])
+        .map_err(|(name, e)| input_error(&name, e))?;
+    for input in &windows.inputs {
+        if args.time {
+            let (read, all) = input.chunk_counts().map_err(|e| input_error(&input.name, e))?;
+            eprintln!("zarr    input `{}`: reads {read} of {all} chunks", input.name);
+        }
+        let tensor = input.read().map_err(|e| input_error(&input.name, e))?;
+        read_inputs.insert(input.name.clone(), tensor);
     }
     let read = started.elapsed();
-
-    let (result, times) = session.eval_timed(&args.expr).map_err(|e| report(&e, &args.expr))?;
+    let (result, times) = match windows.plan {
+        Some(plan) => {
+            let tensors: InputValues = session_values.into_iter().chain(read_inputs).collect();
+            zarr::run_windowed(compiled, plan, &tensors, session.options_mut(), &Default::default())
+                .map_err(|e| report(&e, &args.expr))?
+        }
+        None => {
+            for (name, tensor) in session_values.into_iter().chain(read_inputs) {
+                session.bind(&name, tensor);
+            }
+            session.eval_timed(&args.expr).map_err(|e| report(&e, &args.expr))?
+        }
+    };
     let written = Instant::now();
     emit(&args.output, &result)?;
     if args.time {

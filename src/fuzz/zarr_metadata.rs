@@ -27,7 +27,7 @@ pub fn zarr_metadata(data: &[u8]) {
             && chunks <= READ_CHUNKS
             && array.chunk_bytes().is_some_and(|b| b <= READ_BYTES)
         {
-            let t = array.read(None).unwrap_or_else(|e| panic!("no chunk stored, yet: {e}"));
+            let t = array.read_all().unwrap_or_else(|e| panic!("no chunk stored, yet: {e}"));
             assert_eq!(t.shape(), array.shape());
             assert_eq!(t.numel() as u64, numel);
         }

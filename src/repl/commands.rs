@@ -307,7 +307,7 @@ impl Repl {
         // A Zarr store is read whole: the programs to come are not known yet (docs/zarr.md).
         let tensor = if !file.is_file() && crate::zarr::is_zarr(&file) {
             crate::zarr::open_zarr(&file)
-                .and_then(|zarr| zarr.read(None))
+                .and_then(|zarr| zarr.read_all())
                 .map_err(|e| Fail::runtime(Diagnostic::error("E0503", e).label(path_span, "this store")))?
         } else {
             read_npy(&file).map_err(|e| {

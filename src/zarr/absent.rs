@@ -1,6 +1,7 @@
 //! slc built without the `zarr` feature: stores are recognized (`-i data.zarr`), and opening or
 //! writing one is an error that says how to build slc with them (docs/zarr.md).
 
+use super::region::Window;
 use slc_runtime::{DType, Tensor};
 use std::ops::Range;
 use std::path::Path;
@@ -44,7 +45,15 @@ impl PendingZarr {
         match *self {}
     }
 
-    pub fn read(&self, _: Option<&[Vec<Range<u64>>]>) -> Result<Tensor, String> {
+    pub fn window(&self, _: Option<&[Vec<Range<u64>>]>) -> Result<Window, String> {
+        match *self {}
+    }
+
+    pub fn read_all(&self) -> Result<Tensor, String> {
+        match *self {}
+    }
+
+    pub fn read(&self, _: Option<&[Vec<Range<u64>>]>, _: &Window) -> Result<Tensor, String> {
         match *self {}
     }
 }

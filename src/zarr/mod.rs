@@ -5,7 +5,9 @@
 //! refused with a message saying so.
 
 mod path;
+mod region;
 pub mod touched;
+mod window;
 
 #[cfg(not(feature = "zarr"))]
 mod absent;
@@ -20,5 +22,6 @@ pub use path::{holds_zarr, is_zarr, split_store_path};
 #[cfg(feature = "zarr")]
 pub use read::{PendingZarr, data_type_of, open_zarr};
 pub use touched::{Known, Touched, touched};
+pub use window::{Window, WindowedInput, Windows, rebase, run_windowed, windows};
 #[cfg(feature = "zarr")]
 pub use write::{CHUNK_BYTES, check_destination, chunk_shape, write_zarr};

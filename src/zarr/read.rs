@@ -7,15 +7,19 @@
 //! a `.npy` read in parts lands in. Chunks absent from the store read as the fill value.
 
 use super::path::split_store_path;
+use super::region::Window;
 use slc_runtime::{DType, Tensor};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
-use zarrs::array::{Array, ArrayBytes, data_type};
+use unsafe_cell_slice::UnsafeCellSlice;
+use zarrs::array::{Array, ArrayBytesFixedDisjointView, ArraySubset, CodecOptions, data_type};
 use zarrs::filesystem::FilesystemStore;
 
 /// Chunk indices listed at once: enough to keep every core busy.
 const BATCH: usize = 256;
+/// Boxes up to this size are decoded into a reused buffer (below); larger ones into a sparse one.
+const REUSED_BYTES: usize = 256 << 20;
 /// Chunks larger than this, decoded, are refused: each thread holds one while it decodes it.
 const MAX_CHUNK_BYTES: u64 = 1 << 32;
 
@@ -122,11 +126,7 @@ impl PendingZarr {
                 self.label
             ));
         }
-        let regular = (0..rank).all(|d| {
-            let mut last = first.clone();
-            last[d] = grid[d].saturating_sub(1);
-            self.array.chunk_origin(&last).is_ok_and(|o| o[d] == last[d] * chunk[d])
-        });
+        let regular = self.regular(&chunk);
         Ok((0..rank)
             .map(|d| match touched {
                 Some(t) if regular => {
@@ -140,25 +140,67 @@ impl PendingZarr {
             .collect())
     }
 
+    /// Whether every chunk of the grid has the shape `chunk` (the first chunk's): the last
+    /// along each axis starts where that says.
+    fn regular(&self, chunk: &[u64]) -> bool {
+        let grid = self.array.chunk_grid_shape();
+        (0..self.shape.len()).all(|d| {
+            let mut last = vec![0u64; self.shape.len()];
+            last[d] = grid[d].saturating_sub(1);
+            self.array.chunk_origin(&last).is_ok_and(|o| o[d] == last[d] * chunk[d])
+        })
+    }
+
     /// How many chunks reading `touched` decodes, of how many the array has.
     pub fn chunk_counts(&self, touched: Option<&[Vec<Range<u64>>]>) -> Result<(u64, u64), String> {
         let read = count(self.chunks(touched)?.iter().map(|ids| ids.len() as u64));
         Ok((read, count(self.array.chunk_grid_shape().iter().copied())))
     }
 
-    /// Reads the chunks holding `touched` (or all of them) into a tensor of the array's shape;
-    /// its other elements are zero and never read by the plan they were chosen for.
-    pub fn read(&self, touched: Option<&[Vec<Range<u64>>]>) -> Result<Tensor, String> {
-        let mut tensor = Tensor::sparse_zeros(self.dtype, &self.shape)
-            .map_err(|e| format!("Zarr array '{}': {e}", self.label))?;
+    /// The box of the array holding the chunks that hold `touched`: from the first chunk's start
+    /// to the last one's end along each axis, clipped to the array. The whole array when it
+    /// reads nothing or everything, or when its chunk grid is irregular.
+    pub fn window(&self, touched: Option<&[Vec<Range<u64>>]>) -> Result<Window, String> {
         let per_axis = self.chunks(touched)?;
+        let first = vec![0u64; self.shape.len()];
+        let chunk = self.array.chunk_shape(&first).map_err(|e| self.error(&first, e))?;
+        let mut window = Window::whole(&self.shape);
+        let sizes: Vec<u64> = chunk.iter().map(|c| c.get()).collect();
+        if per_axis.iter().any(Vec::is_empty) || !self.regular(&sizes) {
+            return Ok(window);
+        }
+        for (d, ids) in per_axis.iter().enumerate() {
+            let (Some(&lo), Some(&hi)) = (ids.first(), ids.last()) else { continue };
+            let c = chunk[d].get();
+            let end = ((hi + 1) * c).min(self.shape[d] as u64);
+            window.start[d] = lo * c;
+            window.shape[d] = (end - lo * c) as usize;
+        }
+        Ok(window)
+    }
+
+    /// Reads the chunks holding `touched` (or all of them), which lie in `window` (the
+    /// [`window`](Self::window) of `touched`, or one holding it), into a tensor of the
+    /// window's shape; its other elements are zero and never read by the plan they were
+    /// chosen for (nor written: their pages cost nothing).
+    pub fn read(&self, touched: Option<&[Vec<Range<u64>>]>, window: &Window) -> Result<Tensor, String> {
+        let per_axis = self.chunks(touched)?;
+        // What the plan reads of the box is decoded into it; the rest (gaps between chunks read)
+        // is never read. So a buffer dropped recently will do, its old bytes left in the gaps:
+        // no fresh pages to fault in, in a process that reads again. A large box is sparse:
+        // its gaps cost nothing.
+        let tensor = match Tensor::byte_size(self.dtype, &window.shape).is_some_and(|b| b <= REUSED_BYTES) {
+            true => Tensor::for_overwrite(self.dtype, &window.shape),
+            false => Tensor::sparse_zeros(self.dtype, &window.shape),
+        };
+        let mut tensor = tensor.map_err(|e| format!("Zarr array '{}': {e}", self.label))?;
         let count = count(per_axis.iter().map(|ids| ids.len() as u64));
         let mut batch: Vec<Vec<u64>> = Vec::with_capacity(BATCH);
         let mut at = vec![0usize; per_axis.len()];
         for _ in 0..count {
             batch.push(at.iter().zip(&per_axis).map(|(&i, ids)| ids[i]).collect());
             if batch.len() == BATCH {
-                self.decode_into(&batch, &mut tensor)?;
+                self.decode_into(&batch, window, &mut tensor)?;
                 batch.clear();
             }
             // The next chunk, the last axis fastest.
@@ -170,52 +212,42 @@ impl PendingZarr {
                 at[d] = 0;
             }
         }
-        self.decode_into(&batch, &mut tensor)?;
+        self.decode_into(&batch, window, &mut tensor)?;
         Ok(tensor)
     }
 
-    /// Decodes `chunks` in parallel, each copied into its place in `tensor` by the thread that
-    /// decoded it (so at most one decoded chunk per thread is held at a time).
-    fn decode_into(&self, chunks: &[Vec<u64>], tensor: &mut Tensor) -> Result<(), String> {
-        use rayon::prelude::*;
-        let dest = Dest { ptr: tensor.as_mut_ptr(), len: tensor.nbytes() };
-        chunks.par_iter().try_for_each(|ids| {
-            let bytes =
-                self.array.retrieve_chunk::<ArrayBytes<'static>>(ids).map_err(|e| self.error(ids, e))?;
-            let bytes = bytes.into_fixed().map_err(|e| self.error(ids, e))?;
-            self.place(ids, &bytes, &dest)
-        })
+    /// Reads the whole array.
+    pub fn read_all(&self) -> Result<Tensor, String> {
+        self.read(None, &Window::whole(&self.shape))
     }
 
-    /// Copies a decoded chunk (its full shape, edge chunks included) into `dest`, clipped to
-    /// the array.
-    fn place(&self, ids: &[u64], chunk: &[u8], dest: &Dest) -> Result<(), String> {
-        let w = self.dtype.width();
-        let full = self.array.chunk_shape_usize(ids).map_err(|e| self.error(ids, e))?;
-        let subset = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
-        let origin: Vec<usize> = subset.start().iter().map(|&s| s as usize).collect();
-        let inside: Vec<usize> = subset.shape().iter().map(|&s| s as usize).collect();
-        if Some(chunk.len()) != Tensor::byte_size(self.dtype, &full) {
-            return Err(self.error(ids, "decoded to the wrong number of bytes"));
-        }
-        let rank = self.shape.len();
-        if inside.contains(&0) {
-            return Ok(());
-        }
-        let row = inside.last().map_or(1, |&n| n) * w;
-        let mut at = vec![0usize; rank.saturating_sub(1)];
-        loop {
-            let (mut src, mut dst) = (0usize, 0usize);
-            for d in 0..rank {
-                let i = if d + 1 < rank { at[d] } else { 0 };
-                src = src * full[d] + i;
-                dst = dst * self.shape[d] + origin[d] + i;
+    /// Decodes `chunks` in parallel, each straight into its place in `tensor` (the bytes of
+    /// `window`), by the thread that reads it.
+    fn decode_into(&self, chunks: &[Vec<u64>], window: &Window, tensor: &mut Tensor) -> Result<(), String> {
+        use rayon::prelude::*;
+        let shape: Vec<u64> = window.shape.iter().map(|&s| s as u64).collect();
+        let bytes = UnsafeCellSlice::new(tensor.bytes_mut());
+        // Chunks are decoded in parallel, each by one thread.
+        let options = CodecOptions::default().with_concurrent_target(1);
+        let width = self.dtype.width();
+        chunks.par_iter().try_for_each(|ids| {
+            let subset = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
+            if subset.num_elements() == 0 {
+                return Ok(());
             }
-            dest.write(dst * w, &chunk[src * w..src * w + row]);
-            let Some(d) = (0..at.len()).rev().find(|&d| at[d] + 1 < inside[d]) else { return Ok(()) };
-            at[d] += 1;
-            at[d + 1..].iter_mut().for_each(|a| *a = 0);
-        }
+            let start: Option<Vec<u64>> =
+                subset.start().iter().zip(&window.start).map(|(&s, &w)| s.checked_sub(w)).collect();
+            let start = start.ok_or_else(|| self.error(ids, "lies outside the window read"))?;
+            let inside = ArraySubset::new_with_start_shape(start, subset.shape().to_vec())
+                .map_err(|e| self.error(ids, e))?;
+            // SAFETY: each chunk's subset is its own: chunks do not overlap, and `tensor` is
+            // borrowed mutably here, read by nothing else.
+            let mut view = unsafe { ArrayBytesFixedDisjointView::new(bytes, width, &shape, inside) }
+                .map_err(|e| self.error(ids, e))?;
+            self.array
+                .retrieve_array_subset_into_opt(&subset, (&mut view).into(), &options)
+                .map_err(|e| self.error(ids, e))
+        })
     }
 
     /// An error reading chunk `ids`, naming the store and the chunk's key.
@@ -228,28 +260,6 @@ impl PendingZarr {
 fn count(counts: impl Iterator<Item = u64>) -> u64 {
     let counts: Vec<u64> = counts.collect();
     if counts.contains(&0) { 0 } else { counts.into_iter().fold(1, u64::saturating_mul) }
-}
-
-/// The bytes of the tensor being filled, written by several threads at once: each writes the
-/// region of its own chunk, and chunks do not overlap.
-struct Dest {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: writes go through `write`, into disjoint regions (distinct chunks), while the tensor
-// is borrowed mutably by `decode_into` and nothing else reads it.
-unsafe impl Sync for Dest {}
-
-impl Dest {
-    fn write(&self, at: usize, bytes: &[u8]) {
-        assert!(
-            at.checked_add(bytes.len()).is_some_and(|end| end <= self.len),
-            "a chunk lies inside its array"
-        );
-        // SAFETY: in bounds (checked above); no other thread writes these bytes (see `Sync`).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len()) }
-    }
 }
 
 #[cfg(test)]

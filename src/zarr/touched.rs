@@ -91,41 +91,70 @@ impl Share {
     }
 }
 
+/// An access into a C-order input of `dims`, split by axis: each of its steps and gather
+/// terms attributed to the first axis whose stride divides it, its base split into a
+/// multi-index (docs/zarr.md, "What is read").
+pub(super) struct Split {
+    /// The base's multi-index.
+    pub base: Vec<i64>,
+    /// Per coordinate dimension: its axis and the multiple of that axis's stride it steps,
+    /// `None` where it does not move (one step, or stride 0).
+    pub steps: Vec<Option<(usize, i64)>>,
+    /// Per gather term, as `steps`.
+    pub terms: Vec<Option<(usize, i64)>>,
+}
+
+/// Splits `access` over `shape` into an input of `dims` (none empty); `None` when a step
+/// divides no axis's stride.
+pub(super) fn split(access: &Access, shape: &[i64], dims: &[i64]) -> Option<Split> {
+    let rank = dims.len();
+    let mut strides = vec![1i64; rank];
+    for d in (0..rank.saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1].checked_mul(dims[d + 1])?;
+    }
+    let axis_of = |step: i64| -> Option<Option<(usize, i64)>> {
+        if step == 0 {
+            return Some(None);
+        }
+        let d = strides.iter().position(|&s| step % s == 0)?;
+        Some(Some((d, step / strides[d])))
+    };
+    let steps = shape
+        .iter()
+        .zip(&access.strides)
+        .map(|(&n, &s)| if n > 1 { axis_of(s) } else { Some(None) })
+        .collect::<Option<Vec<_>>>()?;
+    let terms = access.terms.iter().map(|t| axis_of(t.stride)).collect::<Option<Vec<_>>>()?;
+    let mut rest = access.base;
+    let mut base = Vec::with_capacity(rank);
+    for &s in &strides {
+        base.push(rest / s);
+        rest -= (rest / s) * s;
+    }
+    Some(Split { base, steps, terms })
+}
+
 /// The per-axis index sets of one access over `shape` into an input of `dims`.
 fn access_sets(plan: &Plan, access: &Access, shape: &[i64], dims: &[i64], known: &Known) -> Option<Touched> {
     let rank = dims.len();
     if shape.contains(&0) || dims.contains(&0) {
         return Some(vec![vec![]; rank]);
     }
-    // C-order element strides of the input.
-    let mut strides = vec![1i64; rank];
-    for d in (0..rank.saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1].checked_mul(dims[d + 1])?;
-    }
-    let axis_of = |step: i64| -> Option<(usize, i64)> {
-        let d = strides.iter().position(|&s| step % s == 0)?;
-        Some((d, step / strides[d]))
-    };
+    let split = split(access, shape, dims)?;
     let mut shares: Vec<Vec<Share>> = (0..rank).map(|_| vec![]).collect();
-    for (&n, &s) in shape.iter().zip(&access.strides) {
-        if n > 1 && s != 0 {
-            let (d, q) = axis_of(s)?;
-            shares.get_mut(d)?.push(Share::Steps { q, n });
+    for (&n, step) in shape.iter().zip(&split.steps) {
+        if let Some((d, q)) = *step {
+            shares[d].push(Share::Steps { q, n });
         }
     }
-    for term in &access.terms {
-        if term.stride == 0 {
-            continue;
+    for (term, at) in access.terms.iter().zip(&split.terms) {
+        if let Some((d, q)) = *at {
+            shares[d].push(Share::Values { q, values: term_values(plan, term, known) });
         }
-        let (d, q) = axis_of(term.stride)?;
-        shares.get_mut(d)?.push(Share::Values { q, values: term_values(plan, term, known) });
     }
-    // The base's multi-index.
-    let mut rest = access.base;
     let mut sets = Vec::with_capacity(rank);
     for d in 0..rank {
-        let b = rest / strides[d];
-        rest -= b * strides[d];
+        let b = split.base[d];
         let set = match &shares[d][..] {
             [] => std::iter::once(b..b + 1).collect(),
             [one] if one.count() <= MAX_POINTS => merge_points(one.offsets().into_iter().map(|o| b + o)),
