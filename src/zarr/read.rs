@@ -181,8 +181,9 @@ impl PendingZarr {
 
     /// Reads the chunks holding `touched` (or all of them), which lie in `window` (the
     /// [`window`](Self::window) of `touched`, or one holding it), into a tensor of the
-    /// window's shape; its other elements are zero and never read by the plan they were
-    /// chosen for (nor written: their pages cost nothing).
+    /// window's shape; its other elements are never read by the plan they were chosen for,
+    /// and hold zeros (a large window's untouched pages cost nothing) or, in a window of at
+    /// most 256 MiB, a dropped buffer's old bytes.
     pub fn read(&self, touched: Option<&[Vec<Range<u64>>]>, window: &Window) -> Result<Tensor, String> {
         let per_axis = self.chunks(touched)?;
         // What the plan reads of the box is decoded into it; the rest (gaps between chunks read)
