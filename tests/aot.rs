@@ -9,7 +9,7 @@ mod cases;
 #[path = "support/objects.rs"]
 mod objects;
 
-use cases::{Case, c_bytes, hex, oracle};
+use cases::{Case, hex, oracle};
 use objects::{check_elf, check_object, run};
 use slc::backend::aot;
 use slc::plan::InputDecl;
@@ -66,19 +66,7 @@ fn build_kernels<'c>(cases: &'c [Case], dir: &Path) -> (Vec<Job<'c>>, usize) {
 /// A C program that runs every kernel three ways (whole range; split in two; a bad range) and
 /// prints `INDEX STATUS SPLIT_STATUS SAME CANARY BAD_RANGE HEX` per kernel.
 fn driver(jobs: &[Job]) -> String {
-    let mut c = String::from("#include <stdio.h>\n#include <string.h>\n#include <stdint.h>\n");
-    for j in jobs {
-        let _ = writeln!(c, "#include \"{}.h\"", j.name);
-    }
-    for (i, j) in jobs.iter().enumerate() {
-        for (k, (_, t)) in j.case.inputs.iter().enumerate() {
-            let _ = writeln!(c, "static _Alignas(64) const uint8_t in{i}_{k}[] = {};", c_bytes(t.bytes()));
-        }
-    }
-    c.push_str(
-        "static void dump(const uint8_t *p, long n) { for (long i = 0; i < n; i++) printf(\"%02x\", p[i]); }\n\
-         static _Alignas(64) uint8_t outa[1 << 22];\nstatic _Alignas(64) uint8_t outb[1 << 22];\nint main(void) {\n",
-    );
+    let mut c = cases::c_driver_prelude(jobs.iter().map(|j| (j.name.as_str(), j.case)));
     for (i, j) in jobs.iter().enumerate() {
         let up = j.name.to_uppercase();
         let n = &j.name;

@@ -60,15 +60,8 @@ fn arange(dtype: DType, shape: &[usize]) -> Tensor {
 
 /// Lowers, emulates and compares with the interpreter on the given tensors.
 fn agree(src: &str, tensors: &[(&str, Tensor)], opts: &DmlOptions) -> DmlGraph {
-    let decls: InputTypes = tensors
-        .iter()
-        .map(|(n, t)| {
-            (
-                n.to_string(),
-                TensorType { dtype: t.dtype(), shape: t.shape().iter().map(|&d| d as i64).collect() },
-            )
-        })
-        .collect();
+    let decls: InputTypes =
+        tensors.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
     let compiled = slc::compile(src, &decls).unwrap_or_else(|e| panic!("{src}: {e}"));
     let args: Vec<&Tensor> =
         compiled.plan.inputs.iter().map(|d| &tensors.iter().find(|(n, _)| *n == d.name).unwrap().1).collect();

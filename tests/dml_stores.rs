@@ -368,15 +368,8 @@ fn random_store_programs_agree_with_the_interpreter_bit_for_bit() {
         } else {
             (store_program(&mut r, shape), vec![("a", a)])
         };
-        let decls: InputTypes = tensors
-            .iter()
-            .map(|(n, t)| {
-                (
-                    n.to_string(),
-                    TensorType { dtype: t.dtype(), shape: t.shape().iter().map(|&d| d as i64).collect() },
-                )
-            })
-            .collect();
+        let decls: InputTypes =
+            tensors.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
         if slc::compile(&src, &decls).is_err() {
             invalid += 1;
             continue;

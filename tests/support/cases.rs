@@ -147,6 +147,27 @@ pub fn oracle(case: &Case) -> Result<Tensor, i32> {
     })
 }
 
+/// The opening of a C driver for linked kernels: the headers of `kernels` (name and case),
+/// each case's inputs as arrays `inI_K` (kernel I, input K), `dump` (hex to stdout), two
+/// 4 MiB outputs `outa` and `outb`, and `int main(void) {`.
+pub fn c_driver_prelude<'c>(kernels: impl Iterator<Item = (&'c str, &'c Case)> + Clone) -> String {
+    use std::fmt::Write as _;
+    let mut c = String::from("#include <stdio.h>\n#include <string.h>\n#include <stdint.h>\n");
+    for (name, _) in kernels.clone() {
+        let _ = writeln!(c, "#include \"{name}.h\"");
+    }
+    for (i, (_, case)) in kernels.enumerate() {
+        for (k, (_, t)) in case.inputs.iter().enumerate() {
+            let _ = writeln!(c, "static _Alignas(64) const uint8_t in{i}_{k}[] = {};", c_bytes(t.bytes()));
+        }
+    }
+    c.push_str(
+        "static void dump(const uint8_t *p, long n) { for (long i = 0; i < n; i++) printf(\"%02x\", p[i]); }\n\
+         static _Alignas(64) uint8_t outa[1 << 22];\nstatic _Alignas(64) uint8_t outb[1 << 22];\nint main(void) {\n",
+    );
+    c
+}
+
 /// `{0x01,0x02,...}` (at least one byte: C has no empty arrays).
 pub fn c_bytes(bytes: &[u8]) -> String {
     if bytes.is_empty() {

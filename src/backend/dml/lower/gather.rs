@@ -198,27 +198,13 @@ impl Lowering<'_> {
             input.push((2, 1));
             out.push((2, 0));
         }
-        let (in_real, idx_real) = (input.len(), index.len());
-        let (min, max) = op.dims(self.level);
-        let dims = in_real.max(idx_real).max(out.len());
-        if dims > max {
-            return Err(DmlError::Rank {
-                op: op.name(),
-                dims,
-                allowed: format!("{min} to {max}"),
-                level: self.level,
-                detail: format!(
-                    "the gather's input has {in_real} dimensions, its indices {idx_real} and its output {}",
-                    out.len()
-                ),
-            });
-        }
-        let dims = dims.max(min);
-        for v in [&mut input, &mut index, &mut out] {
-            while v.len() < dims {
-                v.insert(0, (1, 0));
-            }
-        }
+        let ([in_real, idx_real, _], dims) = fit_rank(
+            op,
+            self.level,
+            "gather",
+            ["input", "indices", "output"],
+            [&mut input, &mut index, &mut out],
+        )?;
         let input_tensor = tensor(data_type, &input, true)?;
         let indices_tensor = tensor(itype, &index, true)?;
         let output_tensor = tensor(data_type, &out, false)?;

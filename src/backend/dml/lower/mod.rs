@@ -171,6 +171,41 @@ fn i32_of(v: i64, what: &str) -> Result<i32, DmlError> {
     i32::try_from(v).map_err(|_| DmlError::TooLarge(format!("{what} {v}")))
 }
 
+/// Pads an operator's three operands (`(size, stride)` per dim, outermost first; named by
+/// `names`, the first its input) with leading unit dims to one count within `op`'s range at
+/// `level`: the most any of them has, at least the least allowed. More than `op` takes is a
+/// [`DmlError::Rank`] naming each operand's count, `what` naming the operation. Returns the
+/// operands' counts before padding, and after.
+fn fit_rank(
+    op: Op,
+    level: FeatureLevel,
+    what: &str,
+    names: [&str; 3],
+    operands: [&mut Vec<(i64, i64)>; 3],
+) -> Result<([usize; 3], usize), DmlError> {
+    let counts = operands.each_ref().map(|v| v.len());
+    let (min, max) = op.dims(level);
+    let dims = counts.into_iter().max().unwrap_or(0);
+    if dims > max {
+        let [a, b, c] = counts;
+        let [_, nb, nc] = names;
+        return Err(DmlError::Rank {
+            op: op.name(),
+            dims,
+            allowed: format!("{min} to {max}"),
+            level,
+            detail: format!("the {what}'s input has {a} dimensions, its {nb} {b} and its {nc} {c}"),
+        });
+    }
+    let padded = dims.max(min);
+    for v in operands {
+        while v.len() < padded {
+            v.insert(0, (1, 0));
+        }
+    }
+    Ok((counts, padded))
+}
+
 /// A buffer tensor description over dims `(size, stride)`; `None` strides = packed.
 fn tensor(data_type: DataType, dims: &[(i64, i64)], strided: bool) -> Result<TensorDesc, DmlError> {
     let sizes = dims.iter().map(|d| u32_of(d.0, "a size")).collect::<Result<Vec<_>, _>>()?;

@@ -122,27 +122,13 @@ impl Lowering<'_> {
                 indices.push((2, 0));
             }
         }
-        let (in_real, idx_real) = (input.len(), indices.len());
-        let (min, max) = op.dims(self.level);
-        let dims = in_real.max(idx_real).max(updates.len());
-        if dims > max {
-            return Err(DmlError::Rank {
-                op: op.name(),
-                dims,
-                allowed: format!("{min} to {max}"),
-                level: self.level,
-                detail: format!(
-                    "the scatter's input has {in_real} dimensions, its indices {idx_real} and its updates {}",
-                    updates.len()
-                ),
-            });
-        }
-        let dims = dims.max(min);
-        for v in [&mut input, &mut updates, &mut indices] {
-            while v.len() < dims {
-                v.insert(0, (1, 0));
-            }
-        }
+        let ([in_real, idx_real, _], dims) = fit_rank(
+            op,
+            self.level,
+            "scatter",
+            ["input", "indices", "updates"],
+            [&mut input, &mut indices, &mut updates],
+        )?;
         let input_tensor = tensor(data_type, &input, true)?;
         let indices_tensor = tensor(itype, &indices, true)?;
         let updates_tensor = tensor(data_type, &updates, true)?;
