@@ -10,7 +10,7 @@ mod cases;
 mod objects;
 
 use cases::{Case, hex, oracle};
-use objects::{check_elf, check_object, run};
+use objects::{check_elf, check_object, link_and_run, run};
 use slc::backend::aot;
 use slc::plan::InputDecl;
 use slc::types::TensorType;
@@ -94,13 +94,7 @@ fn check_batch(cases: &[Case], label: &str) -> (usize, usize) {
     let dir = scratch(label);
     let (jobs, skipped) = build_kernels(cases, &dir);
     assert!(!jobs.is_empty(), "{label}: nothing compiled");
-    std::fs::write(dir.join("driver.c"), driver(&jobs)).unwrap();
-    let objects: Vec<String> = jobs.iter().map(|j| format!("{}.o", j.name)).collect();
-    run(Command::new("gcc")
-        .current_dir(&dir)
-        .args(["-std=c11", "-O0", "-Wall", "-Werror", "-o", "driver", "driver.c"])
-        .args(&objects));
-    let out = run(Command::new(dir.join("driver")).current_dir(&dir));
+    let out = link_and_run(&dir, &driver(&jobs), jobs.iter().map(|j| j.name.as_str()));
     let mut failures = vec![];
     let mut seen = 0;
     for line in out.lines() {

@@ -12,12 +12,11 @@ mod cases;
 mod objects;
 
 use cases::{Case, hex, oracle};
-use objects::{check_object, run};
+use objects::{check_object, link_and_run};
 use slc::backend::{aot, loopnest};
 use slc::plan::{BufferId, InputDecl};
 use slc::types::sym::SymExpr;
 use std::fmt::Write as _;
-use std::process::Command;
 
 /// One store kernel: its case, name, target slot, whether it may run in place, and the
 /// interpreter's answer.
@@ -95,13 +94,7 @@ fn golden_stores_as_linked_kernels() {
     }
     assert!(jobs.len() >= 180, "{} store kernels compiled", jobs.len());
     assert!(jobs.iter().any(|j| j.in_place) && jobs.iter().any(|j| !j.in_place));
-    std::fs::write(dir.join("driver.c"), driver(&jobs)).unwrap();
-    let objects: Vec<String> = jobs.iter().map(|j| format!("{}.o", j.name)).collect();
-    run(Command::new("gcc")
-        .current_dir(&dir)
-        .args(["-std=c11", "-O0", "-Wall", "-Werror", "-o", "driver", "driver.c"])
-        .args(&objects));
-    let out = run(Command::new(dir.join("driver")).current_dir(&dir));
+    let out = link_and_run(&dir, &driver(&jobs), jobs.iter().map(|j| j.name.as_str()));
     let mut failures = vec![];
     for line in out.lines() {
         let f: Vec<&str> = line.split(' ').collect();

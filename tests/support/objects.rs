@@ -48,3 +48,15 @@ pub fn check_elf(dir: &Path, name: &str) {
     let head = run(Command::new("objdump").current_dir(dir).args(["-f", &format!("{name}.o")]));
     assert!(head.contains("HAS_RELOC") && head.contains("elf64"), "not a relocatable ELF object:\n{head}");
 }
+
+/// Writes `driver` as `dir/driver.c`, links it with the objects `dir/NAME.o` of `names` by gcc
+/// (C11, every warning an error) and runs it; its standard output.
+pub fn link_and_run<'n>(dir: &Path, driver: &str, names: impl Iterator<Item = &'n str>) -> String {
+    std::fs::write(dir.join("driver.c"), driver).unwrap();
+    let objects: Vec<String> = names.map(|n| format!("{n}.o")).collect();
+    run(Command::new("gcc")
+        .current_dir(dir)
+        .args(["-std=c11", "-O0", "-Wall", "-Werror", "-o", "driver", "driver.c"])
+        .args(&objects));
+    run(Command::new(dir.join("driver")).current_dir(dir))
+}

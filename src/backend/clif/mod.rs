@@ -359,25 +359,14 @@ impl<'a, 'n> Gen<'a, 'n> {
         range: Option<(Value, Value)>,
     ) {
         let (lo, hi) = self.bounds(depth, range);
-        self.counted_loop(lo, hi, |g, i| g.emit_iteration(depth, i, out, out_off, &data, &dest));
-    }
-
-    /// Iteration `i` of a serial loop `depth`: the streams moved there, the loops inside it.
-    fn emit_iteration(
-        &mut self,
-        depth: usize,
-        i: Value,
-        out: Value,
-        out_off: Value,
-        data: &StreamState,
-        dest: &[TermState],
-    ) {
-        let nest = self.nest;
-        let step = self.mul_int(i, &nest.out[depth]);
-        let inner_out = self.b.ins().iadd(out_off, step);
-        let inner_data = self.advance(&nest.data, data, depth, i);
-        let inner_dest = self.advance_terms(&nest.out_terms, dest, depth, i);
-        self.emit(depth + 1, out, inner_out, inner_data, inner_dest, None);
+        self.counted_loop(lo, hi, |g, i| {
+            let nest = g.nest;
+            let step = g.mul_int(i, &nest.out[depth]);
+            let inner_out = g.b.ins().iadd(out_off, step);
+            let inner_data = g.advance(&nest.data, &data, depth, i);
+            let inner_dest = g.advance_terms(&nest.out_terms, &dest, depth, i);
+            g.emit(depth + 1, out, inner_out, inner_data, inner_dest, None);
+        });
     }
 
     fn base(&mut self, buffer: usize) -> Value {
