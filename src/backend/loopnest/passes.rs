@@ -31,8 +31,8 @@ const TABLE_ENTRIES: i64 = 2048;
 pub const TOUCH_MIN_BYTES: i64 = 1 << 10;
 pub const TOUCH_MAX_BYTES: i64 = 1 << 18;
 pub const CACHE_LINE: i64 = 64;
-/// The shortest row [`stream_rows`] writes around the caches: a few whole lines, so that the
-/// partial lines at its ends (written as usual) are the lesser part.
+/// The shortest row [`stream_rows`] writes around the caches: a few whole lines (a shorter row
+/// is mostly the partial lines at its ends, which gain little from skipping the cache).
 const STREAM_ROW_MIN_BYTES: i64 = 4 * CACHE_LINE;
 /// The least span of a scattered destination [`stream_rows`] writes around the caches: one a
 /// last-level cache cannot hold, whose lines would be evicted before they were read again.
