@@ -77,18 +77,23 @@ fn hull(a: Option<(i128, i128)>, b: (i128, i128)) -> Option<(i128, i128)> {
     Some(a.map_or(b, |a| (a.0.min(b.0), a.1.max(b.1))))
 }
 
-/// Saturating bounds on the exact (i128) values of a polynomial. Saturation at i128's ends is
-/// sound: evaluation fails beyond them.
+/// Saturating bounds on the exact (i128) values of a polynomial. A bound at i128's end stands
+/// for no bound: once a term's reaches it, so does the sum's (adding the other terms' finite
+/// bounds to a saturated one would pull it back into range, which evaluation, factoring the
+/// polynomial, need not respect: `(N - 4) * c` for a `c` near i128's end is 0 at N = 4).
 pub(super) fn interval_poly(p: &Poly, asm: &Assumptions) -> (i128, i128) {
     let mut acc = (p.constant as i128, p.constant as i128);
+    let (mut below, mut above) = (false, false);
     for (m, c) in &p.terms {
         let mut prod = (*c as i128, *c as i128);
         for a in m {
             prod = imul(prod, interval_atom(a, asm));
         }
+        below |= prod.0 == i128::MIN;
+        above |= prod.1 == i128::MAX;
         acc = (acc.0.saturating_add(prod.0), acc.1.saturating_add(prod.1));
     }
-    acc
+    (if below { i128::MIN } else { acc.0 }, if above { i128::MAX } else { acc.1 })
 }
 
 fn interval_atom(a: &Atom, asm: &Assumptions) -> (i128, i128) {
