@@ -9,26 +9,22 @@ mod cases;
 #[path = "support/objects.rs"]
 mod objects;
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
 use cases::{Case, hex, oracle};
 use objects::{check_elf, check_object, link_and_run, run};
+use scratch_dir::scratch;
 use slc::backend::aot;
 use slc::plan::InputDecl;
 use slc::types::TensorType;
 use slc::types::sym::SymExpr;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// Declared inputs of constant dims, as `aot::compile` takes them.
 fn declared(types: &[(String, TensorType)]) -> Vec<InputDecl<SymExpr>> {
     types.iter().map(|(n, t)| InputDecl::dense(n, t.dtype, t.generic().shape)).collect()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-aot-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// One kernel of the batch: its case, name and expected outcome.
@@ -91,7 +87,7 @@ fn driver(jobs: &[Job]) -> String {
 
 /// Builds, links and runs the batch; returns the failures.
 fn check_batch(cases: &[Case], label: &str) -> (usize, usize) {
-    let dir = scratch(label);
+    let dir = scratch("aot", label);
     let (jobs, skipped) = build_kernels(cases, &dir);
     assert!(!jobs.is_empty(), "{label}: nothing compiled");
     let out = link_and_run(&dir, &driver(&jobs), jobs.iter().map(|j| j.name.as_str()));
@@ -169,7 +165,7 @@ fn slc_bin() -> &'static str {
 /// produce; both go through the released binary.
 #[test]
 fn slc_compile_matches_slc_eval() {
-    let dir = scratch("cli");
+    let dir = scratch("aot", "cli");
     let data: Vec<u8> = (0..20).flat_map(|x| (x as f32).to_le_bytes()).collect();
     let npy =
         slc_runtime::encode_npy(&slc::Tensor::from_bytes(slc::DType::F32, &[4, 5], &data).unwrap()).unwrap();
@@ -249,7 +245,7 @@ fn declared_order_and_unused_inputs() {
     let src = "x[i]";
     let compiled = slc::compile(src, &types.iter().cloned().collect()).unwrap();
     assert_eq!(compiled.plan.inputs[0].name, "x", "the plan lists x first");
-    let dir = scratch("order");
+    let dir = scratch("aot", "order");
     let k = aot::compile(&compiled.plan.lift(), src, &declared(&types), "pick").unwrap();
     std::fs::write(dir.join("pick.o"), &k.object).unwrap();
     std::fs::write(dir.join("pick.h"), &k.header).unwrap();

@@ -13,9 +13,12 @@ mod generic_plans;
 #[path = "support/objects.rs"]
 mod objects;
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
 use cases::{c_bytes, hex};
 use generic_plans::{Dim, gather_plan};
 use objects::{check_elf, check_object, run};
+use scratch_dir::scratch;
 use slc::backend::aot;
 use slc::fuzz::{Draw, Rng};
 use slc::plan::{InputDecl, VerifiedGenericPlan, verify_generic};
@@ -24,7 +27,6 @@ use slc::types::sym::{MAX_DIM, SymExpr};
 use slc::types::{OobMode, TensorType};
 use slc::{DType, Tensor};
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::process::Command;
 
 const SHAPE_MISMATCH: i32 = 4;
@@ -306,17 +308,11 @@ fn driver(programs: &[Program], entries: &[aot::AotKernel]) -> String {
 }
 
 /// A fresh directory for one test.
-fn scratch(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-aot-generic-{label}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[test]
 fn generic_objects_run_every_shape_as_the_interpreter() {
     let programs = programs();
-    let dir = scratch("shapes");
+    let dir = scratch("aot-generic", "shapes");
     let mut kernels = vec![];
     for p in &programs {
         let plan = generic_plan(p.src, &p.inputs);
@@ -380,7 +376,6 @@ fn generic_objects_run_every_shape_as_the_interpreter() {
     assert!(failures.is_empty(), "{} of {total} calls failed:\n{}", failures.len(), failures.join("\n"));
     // The sample covers every outcome.
     assert!(total >= 300 && kinds.iter().all(|&k| k >= 5), "{kinds:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -420,7 +415,7 @@ fn generic_header_declares_the_shape_function() {
 /// `--target dml` refuses symbolic dims.
 #[test]
 fn cli_compiles_symbolic_shapes() {
-    let dir = scratch("cli");
+    let dir = scratch("aot-generic", "cli");
     let slc = env!("CARGO_BIN_EXE_slc");
     let args = ["compile", "a[::2, 1]", "--shape", "a=i32[N, M]", "--name", "pick"];
     run(Command::new(slc)
@@ -438,7 +433,6 @@ fn cli_compiles_symbolic_shapes() {
         stderr.contains("--target dml needs concrete shapes") && stderr.contains("`a` is i32[N, M]"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// One `aot::compile` for every plan: the ABI follows from what there is to bind. A plan

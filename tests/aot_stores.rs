@@ -11,8 +11,11 @@ mod cases;
 #[path = "support/objects.rs"]
 mod objects;
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
 use cases::{Case, hex, oracle};
 use objects::{check_object, link_and_run};
+use scratch_dir::scratch;
 use slc::backend::{aot, loopnest};
 use slc::plan::{BufferId, InputDecl};
 use slc::types::sym::SymExpr;
@@ -64,9 +67,7 @@ fn golden_stores_as_linked_kernels() {
     for src in ["a[1:] = a[:-1]", "a[::-1, 1] = a[:, 0]"] {
         sample.push(Case { id: src.into(), src: src.into(), inputs: vec![("a".into(), a.clone())] });
     }
-    let dir = std::env::temp_dir().join(format!("slc-aot-stores-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("aot-stores", "sample");
     let mut jobs = vec![];
     for (i, case) in sample.iter().enumerate() {
         let types = case.types();

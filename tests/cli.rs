@@ -1,13 +1,13 @@
 //! The `slc` binary's contract: outputs, exit codes, and no partial files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[path = "support/command.rs"]
 mod command;
 
 use command::{slc, stderr, stdout};
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> command::Scratch {
     command::scratch("cli", name)
 }
 

@@ -2,6 +2,9 @@
 //! a differential test — random programs lowered, emulated from their descriptors and compared
 //! bit for bit with the reference interpreter.
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
+use scratch_dir::scratch;
 use serde_json::Value;
 use slc::backend::dml::desc::*;
 use slc::backend::dml::{
@@ -417,8 +420,7 @@ fn below_feature_level_2_1_a_program_is_one_operator_without_a_graph() {
     assert!(matches!(&run, Err(EmulateError::Invalid(m)) if m.contains("graph API")), "{run:?}");
     // Its C compiles against the header at the version of its level: no graph, no feature level.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("slc-dml-levels-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("dml", "levels");
     let compile_c = |name: &str, c: &str, version: &str| {
         let file = dir.join(format!("{name}.c"));
         std::fs::write(&file, c).unwrap();
@@ -483,7 +485,6 @@ fn below_feature_level_2_1_a_program_is_one_operator_without_a_graph() {
     );
     assert!(stderr.contains("Help: choose --feature-level 2.1 or higher"), "{stderr}");
     assert!(stderr.contains("Note: one operator is not enough: gathers along several axes"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -800,8 +801,7 @@ fn walk_lines(g: &DmlGraph) -> String {
 fn c_output_compiles_with_gcc_and_describes_the_json_graph() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let include = root.join("tests/dml/include");
-    let dir = std::env::temp_dir().join(format!("slc-dml-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("dml", "c");
     type Case<'a> = (&'a str, Vec<(&'a str, DType, &'a [i64])>, &'a str);
     let cases: Vec<Case> = vec![
         ("a[1:, ::-1]", vec![("a", DType::F32, &[3, 4])], "5.0"),
@@ -849,7 +849,6 @@ fn c_output_compiles_with_gcc_and_describes_the_json_graph() {
         assert!(run.status.success());
         assert_eq!(String::from_utf8_lossy(&run.stdout), walk_lines(&g), "{src}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// What the host checks report, in the line format of the C driver below: the status of
@@ -926,8 +925,7 @@ fn c_host_checks_agree_with_the_emulator_and_the_interpreter() {
     ];
     const TRIALS: i64 = 12;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("slc-dml-checks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("dml", "checks");
     let mut r = Rng::new(0xc0de_c4ec);
     let mut driver = String::from("#include <stdio.h>\n");
     let mut body = String::new();
@@ -1040,7 +1038,6 @@ fn c_host_checks_agree_with_the_emulator_and_the_interpreter() {
     assert!(["0", "1", "2"].iter().all(|s| statuses.contains(s)), "{statuses:?}");
     // A UINT64 index of 2^63 or more, which a C `long long` cannot hold, was reported.
     assert!(want.contains(&format!(" {} ", u64::MAX)) || want.contains(&format!(" {} ", 1u64 << 63)));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1201,8 +1198,7 @@ fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
     assert!(out.status.success());
     let g = DmlGraph::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
     assert_eq!(g.feature_level, FeatureLevel::L3_0);
-    let dir = std::env::temp_dir().join(format!("slc-dml-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("dml", "cli");
     let file = dir.join("g.c");
     let out = Command::new(exe)
         .args(["compile", "a[1:]", "--shape", "a=f32[3]", "--target", "dml", "--format", "c", "-o"])
@@ -1229,7 +1225,6 @@ fn a_refusal_is_a_library_error_and_a_cli_diagnostic() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

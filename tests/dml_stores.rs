@@ -3,6 +3,9 @@
 //! (the fuzzer's, and run-time indices of our own) lowered, emulated from their descriptors and
 //! compared bit for bit with the reference interpreter.
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
+use scratch_dir::scratch;
 use serde_json::Value;
 use slc::backend::dml::desc::*;
 use slc::backend::dml::{
@@ -223,8 +226,7 @@ fn at_feature_level_2_0_a_row_assignment_is_one_scatter_without_a_graph() {
     assert_eq!(sources, [BindingSource::Input(0), BindingSource::Constant(0), BindingSource::Input(1)]);
     // Its C compiles against the header of its level (SCATTER is declared from 0x2000).
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::temp_dir().join(format!("slc-dml-stores-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("dml-stores", "header");
     let file = dir.join("scatter20.c");
     std::fs::write(&file, g.to_c()).unwrap();
     for (version, ok) in [("0x2000", true), ("0x5000", true), ("0x1000", false)] {
@@ -240,7 +242,6 @@ fn at_feature_level_2_0_a_row_assignment_is_one_scatter_without_a_graph() {
             .expect("gcc runs");
         assert_eq!(out.status.success(), ok, "{version}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! line says, and every script is listed in examples/README.md; every SVG there is what the
 //! `slc show` command on its README line draws today.
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
+use scratch_dir::scratch;
 use std::path::Path;
 use std::process::Command;
 
@@ -11,8 +14,7 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 fn every_example_script_runs_and_is_listed() {
     let examples = Path::new(ROOT).join("examples");
     let readme = std::fs::read_to_string(examples.join("README.md")).unwrap();
-    let home = std::env::temp_dir().join(format!("slc-examples-{}", std::process::id()));
-    std::fs::create_dir_all(&home).unwrap();
+    let home = scratch("examples", "home");
     let mut scripts: Vec<_> = std::fs::read_dir(&examples)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -36,7 +38,6 @@ fn every_example_script_runs_and_is_listed() {
         // Each script draws at least one selection.
         assert!(stdout.contains("Output ") && stdout.contains(" on "), "{name} drew nothing:\n{stdout}");
     }
-    let _ = std::fs::remove_dir_all(&home);
 }
 
 /// `text` split into words as a shell would, for the single-quoted words the README uses.
@@ -57,8 +58,7 @@ fn shell_words(text: &str) -> Vec<String> {
 fn every_example_svg_is_what_slc_show_draws() {
     let examples = Path::new(ROOT).join("examples");
     let readme = std::fs::read_to_string(examples.join("README.md")).unwrap();
-    let scratch = std::env::temp_dir().join(format!("slc-example-svgs-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    let drawn_dir = scratch("examples", "svgs");
     let mut drawn = vec![];
     for line in readme.lines().filter(|l| l.contains("drawn by `slc show")) {
         let command = line.split("drawn by `").nth(1).unwrap().trim_end_matches('`');
@@ -66,7 +66,7 @@ fn every_example_svg_is_what_slc_show_draws() {
         assert_eq!(args.remove(0), "slc");
         let stored = args.pop().unwrap();
         assert_eq!(args.pop().as_deref(), Some("-o"), "{line}");
-        let fresh = scratch.join(Path::new(&stored).file_name().unwrap());
+        let fresh = drawn_dir.join(Path::new(&stored).file_name().unwrap());
         let out = Command::new(env!("CARGO_BIN_EXE_slc"))
             .args(&args)
             .arg("-o")
@@ -87,5 +87,4 @@ fn every_example_svg_is_what_slc_show_draws() {
     svgs.sort();
     drawn.sort();
     assert_eq!(svgs, drawn, "every SVG in examples/svg has its command in examples/README.md");
-    let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -2,6 +2,9 @@
 //! its code, in bounded time, and nothing overflows the stack — neither the `slc` binary's main
 //! thread nor a library call on a thread with a small stack.
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
+use scratch_dir::scratch;
 use slc::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK, MAX_SOURCE_BYTES};
 use slc::sema::InputTypes;
 use slc::types::TensorType;
@@ -340,8 +343,7 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn the_binary_reports_deep_and_long_programs() {
-    let dir = std::env::temp_dir().join(format!("slc-limits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("limits", "binary");
     // On the command line, as deep as an argument can be (Linux caps one at 128 KiB).
     let o = slc(&["plan", &format!("a[{}1]", "-".repeat(100_000)), "--shape", "a=f32[3]"], None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -110,7 +110,7 @@ fn read_f32(path: &Path) -> (Vec<usize>, Vec<f32>) {
     (t.shape().to_vec(), values)
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> command::Scratch {
     command::scratch("npy_mapped", name)
 }
 
@@ -147,7 +147,6 @@ fn a_64_gib_input_answers_a_tail_slice_in_under_a_second() {
     let mut read = 0;
     resident_pages(&big, |_, r| read += r as usize);
     assert!(read < 64, "{read} pages of the 64 GiB file were read");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -177,7 +176,6 @@ fn a_strided_slice_of_a_4_gib_input_stays_under_64_mb() {
             (0..4).map(|c| if filled.contains(&r) { (r as usize * COLS + c) as f32 } else { 0.0 }).collect();
         assert_eq!(row, expected, "row {r}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -238,7 +236,6 @@ fn a_gather_of_random_rows_reads_only_their_pages() {
         stray.len(),
         &stray[..5.min(stray.len())]
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -254,7 +251,6 @@ fn a_truncated_input_is_an_error_naming_it() {
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(e.contains("short.npy") && e.contains("is truncated"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -303,7 +299,6 @@ fn an_input_truncated_while_mapped_is_named_not_a_bus_error() {
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("shrinks.npy") && e.contains("changed while being read"), "{e}");
     assert!(!dir.join("out.npy").exists(), "no output");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -340,5 +335,4 @@ fn sparse_slices_read_in_parts_equal_the_interpreter_on_the_whole_file() {
         let expected = oracle.eval(&program).unwrap();
         assert_eq!(slc_runtime::read_npy(&out).unwrap(), expected, "{program}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

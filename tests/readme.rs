@@ -15,8 +15,11 @@
 //! under test first on `PATH`; `cargo run --release --` runs that binary too. Commands that
 //! build, test or time the project itself run elsewhere: [`RUN_ELSEWHERE`] says where.
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
 use rexpect::session::{Options, spawn_with_options};
-use std::path::{Path, PathBuf};
+use scratch_dir::{Scratch, scratch};
+use std::path::Path;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slc");
@@ -115,10 +118,9 @@ fn matches(expected: &[String], actual: &[&str]) -> bool {
     }
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-readme-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A scratch directory holding a copy of `examples/`.
+fn scratch_with_examples(name: &str) -> Scratch {
+    let dir = scratch("readme", name);
     let copied =
         Command::new("cp").arg("-r").arg(Path::new(ROOT).join("examples")).arg(&dir).status().unwrap();
     assert!(copied.success());
@@ -198,12 +200,14 @@ fn run_repl(block: &Block, dir: &Path) {
 #[test]
 fn every_readme_command_prints_what_the_readme_says() {
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
-    let dir = scratch("console");
+    let dir = scratch_with_examples("console");
     let mut ran = 0;
     for block in blocks(&readme) {
         match block.info.as_str() {
             "console" => run_console(&block, &dir),
-            "text" if block.text.starts_with("$ slc repl") => run_repl(&block, &scratch("repl")),
+            "text" if block.text.starts_with("$ slc repl") => {
+                run_repl(&block, &scratch_with_examples("repl"))
+            }
             "sh" | "shell" | "bash" => {
                 panic!("README.md line {}: show commands as ```console with their output", block.line)
             }

@@ -7,22 +7,19 @@
 
 #![cfg(unix)]
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
 use rexpect::process::WaitStatus;
 use rexpect::session::{Options, PtySession, spawn_with_options};
+use scratch_dir::scratch;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_slc");
 const TIMEOUT_MS: u64 = 120_000;
 
 /// A fresh, empty directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-repl-e2e-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// `slc ARGS` with the environment pinned to `dir`.
 fn command(dir: &Path, args: &[&str]) -> Command {
@@ -72,7 +69,7 @@ fn entry(p: &mut PtySession, line: &str, expected: &[&str]) -> String {
 
 #[test]
 fn a_session_at_the_terminal() {
-    let dir = scratch("session");
+    let dir = scratch("repl-e2e", "session");
     let mut p = spawn_repl(&dir, false);
 
     entry(&mut p, "let a = arange(24, shape=[2, 3, 4])", &["a: f32[2, 3, 4]"]);
@@ -139,12 +136,11 @@ fn a_session_at_the_terminal() {
     p.send_line(":quit").unwrap();
     p.flush().unwrap();
     p.exp_eof().expect("exit on :quit");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn slc_alone_at_a_terminal_is_the_repl() {
-    let dir = scratch("bare");
+    let dir = scratch("repl-e2e", "bare");
     let options = Options::new().timeout_ms(Some(TIMEOUT_MS)).strip_ansi_escape_codes(true);
     let mut cmd = command(&dir, &[]);
     cmd.env("NO_COLOR", "1");
@@ -153,12 +149,11 @@ fn slc_alone_at_a_terminal_is_the_repl() {
     entry(&mut p, "zeros([2], dtype=u8)", &["[0 0]", "u8[2]"]);
     p.send_control('d').unwrap();
     p.exp_eof().expect("exit on Ctrl-D");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn colours_at_a_terminal_unless_no_color() {
-    let dir = scratch("colour");
+    let dir = scratch("repl-e2e", "colour");
     let mut p = spawn_repl(&dir, true);
     p.send_line("nope").unwrap();
     p.flush().unwrap();
@@ -172,7 +167,6 @@ fn colours_at_a_terminal_unless_no_color() {
     assert!(!report.contains("\x1b[3"), "colour despite NO_COLOR: {report:?}");
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `slc ARGS` with `stdin` piped in.
@@ -196,7 +190,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn statements_piped_into_the_repl() {
-    let dir = scratch("piped");
+    let dir = scratch("repl-e2e", "piped");
     let out = piped(&dir, &["repl"], "let a = arange(6, dtype=i64)\na[::-1]\n");
     assert_eq!(text(&out.stdout), "[5 4 3 2 1 0]\ni64[6]\n");
     assert!(out.stderr.is_empty() && out.status.success(), "{}", text(&out.stderr));
@@ -221,12 +215,11 @@ fn statements_piped_into_the_repl() {
     let out = piped(&dir, &[], "a\n");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("Usage"), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn scripts_run_until_the_first_error() {
-    let dir = scratch("run");
+    let dir = scratch("repl-e2e", "run");
     let write = |name: &str, src: &str| std::fs::write(dir.join(name), src).unwrap();
     write(
         "ok.slc",
@@ -259,5 +252,4 @@ fn scripts_run_until_the_first_error() {
     // Inputs bound on the command line, as with `slc eval`.
     let out = command(&dir, &["run", "-i", "x=out.npy", "--backend", "interp", "ok.slc"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }

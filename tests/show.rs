@@ -3,6 +3,9 @@
 //! once and labelled with the first output element that reads it); the SVG rendered to pixels
 //! (resvg) to check the colours a reader sees; the command line end to end.
 
+#[path = "support/scratch.rs"]
+mod scratch_dir;
+use scratch_dir::scratch;
 use slc::backend::interp;
 use slc::sema::{InputTypes, InputValues};
 use slc::show::{Selection, order_colour, stages, svg, terminal};
@@ -276,8 +279,7 @@ fn the_command_draws_plain_text_through_a_pipe_and_writes_svg() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains('\x1b') && text.contains("5 → 1, step -2"), "{text}");
-    let dir = std::env::temp_dir().join(format!("slc-show-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("show", "gather");
     let file = dir.join("gather.svg");
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data");
     let out = std::process::Command::new(bin)
@@ -300,7 +302,6 @@ fn the_command_draws_plain_text_through_a_pipe_and_writes_svg() {
     // A program that does not compile is a usage error, reported as a diagnostic.
     let out = std::process::Command::new(bin).args(["show", "a[1:", "--shape", "a=f32[4]"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A store's picture marks the cells its updates write, as the interpreter writes them (a

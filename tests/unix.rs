@@ -16,7 +16,7 @@ mod command;
 
 use command::{slc, stderr};
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> command::Scratch {
     command::scratch("unix", name)
 }
 

@@ -1,14 +1,9 @@
 //! `.npy` round trips for every dtype, NumPy's exact bytes, and every kind of bad file.
 
+#[path = "../../tests/support/scratch.rs"]
+mod scratch_dir;
+use scratch_dir::scratch;
 use slc_runtime::{DType, NpyError, Tensor, encode_npy, parse_npy, read_npy, write_npy};
-use std::path::PathBuf;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-npy-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn pattern(dtype: DType, shape: &[usize]) -> Tensor {
     let n = Tensor::byte_size(dtype, shape).unwrap();
@@ -40,7 +35,7 @@ fn npy_file(version: u8, header: &str, data: &[u8]) -> Vec<u8> {
 
 #[test]
 fn every_dtype_round_trips() {
-    let dir = scratch("roundtrip");
+    let dir = scratch("npy", "roundtrip");
     for dtype in DType::ALL.into_iter().filter(|&d| d != DType::BF16) {
         for shape in [&[][..], &[0], &[5], &[2, 3], &[2, 0, 3], &[1, 2, 3, 2]] {
             let t = pattern(dtype, shape);
@@ -56,7 +51,7 @@ fn every_dtype_round_trips() {
 fn bf16_has_no_npy_form() {
     let t = pattern(DType::BF16, &[2]);
     assert!(matches!(encode_npy(&t), Err(NpyError::Bf16)));
-    let dir = scratch("bf16");
+    let dir = scratch("npy", "bf16");
     assert!(write_npy(&dir.join("x.npy"), &t).is_err());
     assert!(!dir.join("x.npy").exists());
 }
@@ -149,7 +144,7 @@ fn bad_files_are_clear_errors() {
 
 #[test]
 fn file_errors_name_the_file() {
-    let dir = scratch("files");
+    let dir = scratch("npy", "files");
     let missing = dir.join("missing.npy");
     let e = read_npy(&missing).unwrap_err();
     assert!(e.to_string().contains("missing.npy"), "{e}");
@@ -169,7 +164,7 @@ fn file_errors_name_the_file() {
 
 #[test]
 fn failed_writes_leave_the_target_and_no_temporary() {
-    let dir = scratch("atomic");
+    let dir = scratch("npy", "atomic");
     let target = dir.join("out.npy");
     std::fs::write(&target, b"original").unwrap();
     // bf16 fails before anything is written.
@@ -192,7 +187,7 @@ fn failed_writes_leave_the_target_and_no_temporary() {
 /// memory and from a file.
 #[test]
 fn fortran_order_reads_into_c_order() {
-    let dir = scratch("fortran");
+    let dir = scratch("npy", "fortran");
     for (dtype, shape) in [
         (DType::I32, vec![2, 3]),
         (DType::U8, vec![3, 1, 4]),

@@ -3,16 +3,12 @@
 //! mapping is read, and that writing to a mapped tensor never reaches its file.
 #![cfg(unix)]
 
+#[path = "../../tests/support/scratch.rs"]
+mod scratch_dir;
+use scratch_dir::scratch;
 use slc_runtime::{DType, NpyError, Tensor, open_npy, open_npz, read_npy};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-npy-mapped-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::path::Path;
 
 /// A version 1.0 `.npy` file whose data starts at byte `offset` (padding the header to it).
 fn npy_at(offset: usize, descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
@@ -44,7 +40,7 @@ fn both_ways(path: &Path) -> (bool, Tensor) {
 
 #[test]
 fn plain_files_are_mapped_at_any_element_aligned_offset() {
-    let dir = scratch("offsets");
+    let dir = scratch("npy-mapped", "offsets");
     let data = le_f32((0..12).map(|i| i as f32));
     let expected = Tensor::from_bytes(DType::F32, &[3, 4], &data).unwrap();
     // 128: what np.save writes; 76: element-aligned but not 64-byte aligned; 4100: past the
@@ -70,12 +66,11 @@ fn plain_files_are_mapped_at_any_element_aligned_offset() {
     let path = dir.join("bytes.npy");
     std::fs::write(&path, npy_at(75, "|u1", false, "(2, 3)", &[1, 2, 3, 4, 5, 6])).unwrap();
     assert!(both_ways(&path).0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn files_that_need_converting_are_read_and_converted() {
-    let dir = scratch("convert");
+    let dir = scratch("npy-mapped", "convert");
     let c_order = Tensor::from_bytes(DType::F32, &[2, 3], &le_f32([0., 1., 2., 3., 4., 5.])).unwrap();
     let cases: [(&str, &str, bool, Vec<u8>, Tensor); 3] = [
         (
@@ -105,13 +100,12 @@ fn files_that_need_converting_are_read_and_converted() {
     let path = dir.join("bad_bool.npy");
     std::fs::write(&path, npy_at(128, "|b1", false, "(2,)", &[0, 2])).unwrap();
     assert!(matches!(read_npy(&path), Err(NpyError::InvalidBool { .. })));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn stored_npz_members_are_mapped_where_aligned_compressed_ones_are_inflated() {
     use zip::write::SimpleFileOptions;
-    let dir = scratch("npz");
+    let dir = scratch("npy-mapped", "npz");
     let data = le_f32((0..6).map(|i| i as f32 * 0.5));
     let expected = Tensor::from_bytes(DType::F32, &[2, 3], &data).unwrap();
     let member = npy_at(128, "<f4", false, "(2, 3)", &data);
@@ -136,12 +130,11 @@ fn stored_npz_members_are_mapped_where_aligned_compressed_ones_are_inflated() {
         assert_eq!(t.is_mapped(), open(key).maps(), "{key}");
         assert_eq!(t, expected, "{key}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_truncated_file_is_an_error_naming_it_before_anything_is_mapped() {
-    let dir = scratch("truncated");
+    let dir = scratch("npy-mapped", "truncated");
     let path = dir.join("short.npy");
     let mut bytes = npy_at(128, "<f4", false, "(1000, 1000)", &[]);
     bytes.extend(vec![0u8; 4096]);
@@ -149,12 +142,11 @@ fn a_truncated_file_is_an_error_naming_it_before_anything_is_mapped() {
     let e = open_npy(&path).unwrap_err();
     assert!(matches!(e, NpyError::Truncated { expected: 4_000_000, actual: 4096, .. }), "{e:?}");
     assert!(e.to_string().contains("short.npy"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn writing_to_a_mapped_tensor_never_reaches_its_file() {
-    let dir = scratch("private");
+    let dir = scratch("npy-mapped", "private");
     let path = dir.join("a.npy");
     let data = le_f32((0..1024).map(|i| i as f32));
     let file = npy_at(128, "<f4", false, "(1024,)", &data);
@@ -166,23 +158,21 @@ fn writing_to_a_mapped_tensor_never_reaches_its_file() {
     assert_eq!(&t.bytes()[4..], &data[4..]);
     drop(t);
     assert_eq!(std::fs::read(&path).unwrap(), file, "the file is unchanged");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn empty_arrays_map_nothing() {
-    let dir = scratch("empty");
+    let dir = scratch("npy-mapped", "empty");
     let path = dir.join("e.npy");
     std::fs::write(&path, npy_at(128, "<f4", false, "(0, 5)", &[])).unwrap();
     let t = read_npy(&path).unwrap();
     assert_eq!((t.shape(), t.nbytes(), t.is_mapped()), (&[0usize, 5][..], 0, false));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn only_the_pages_touched_are_resident() {
     // A sparse file (its data a hole): nothing of it is in the page cache until read.
-    let dir = scratch("resident");
+    let dir = scratch("npy-mapped", "resident");
     let path = dir.join("big.npy");
     let rows = 4096usize; // 4096 rows of one page each: 16 MiB
     let header = npy_at(4096, "<f4", false, &format!("({rows}, 1024)"), &[]);
@@ -206,7 +196,6 @@ fn only_the_pages_touched_are_resident() {
             assert!(!resident || before[page], "page {page} was never touched but is resident");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -217,7 +206,7 @@ fn a_file_too_large_to_read_into_memory_says_so() {
     if slc_runtime::available_memory().is_none_or(|free| free >= bytes) {
         return;
     }
-    let dir = scratch("oom");
+    let dir = scratch("npy-mapped", "oom");
     let path = dir.join("be.npy");
     let mut f = std::fs::File::create(&path).unwrap();
     f.write_all(&npy_at(128, ">f4", false, "(16777216, 1024)", &[])).unwrap();
@@ -227,5 +216,4 @@ fn a_file_too_large_to_read_into_memory_says_so() {
     let e = read_npy(&path).unwrap_err();
     assert!(matches!(e, NpyError::OutOfMemory { why: "big-endian elements are converted", .. }), "{e:?}");
     assert!(e.to_string().contains("be.npy") && e.to_string().contains("more than this machine has"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,7 +1,9 @@
 //! The REPL core, entry by entry: text in, output and diagnostics out.
 
+#[path = "../../tests/support/scratch.rs"]
+mod scratch_dir;
 use super::*;
-use std::path::PathBuf;
+use scratch_dir::scratch;
 
 fn repl() -> Repl {
     let mut r = Repl::new();
@@ -24,14 +26,6 @@ fn fails(r: &mut Repl, entry: &str, kind: FailureKind) -> String {
     let reply = r.feed(entry);
     assert_eq!(reply.failure, Some(kind), "{entry:?}: out {:?} err {}", reply.out, reply.err);
     reply.err
-}
-
-/// A fresh directory for files a test writes.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-repl-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
@@ -212,7 +206,7 @@ fn helper_misuse_is_reported_at_the_argument() {
 
 #[test]
 fn save_and_load_round_trip() {
-    let dir = scratch("save");
+    let dir = scratch("repl", "save");
     let mut r = repl();
     r.echo_lets = false;
     let path = dir.join("a.npy");
@@ -244,12 +238,11 @@ fn save_and_load_round_trip() {
     );
     assert!(err.contains("cannot write"), "{err}");
     assert!(!dir.join("no").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn commands_load_and_save() {
-    let dir = scratch("commands");
+    let dir = scratch("repl", "commands");
     let mut r = repl();
     ok(&mut r, "let a = arange(4, dtype=u16); let k = 3");
     let path = dir.join("a.npy");
@@ -275,7 +268,6 @@ fn commands_load_and_save() {
     fails(&mut r, ":load", FailureKind::Program);
     fails(&mut r, ":save a", FailureKind::Program);
     assert!(r.get("c").is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -540,7 +532,7 @@ fn an_assignment_rebinds_the_target_to_the_stored_array() {
 #[cfg(feature = "zarr")]
 #[test]
 fn load_reads_a_zarr_store() {
-    let dir = scratch("zarr");
+    let dir = scratch("repl", "zarr");
     let store = dir.join("s.zarr");
     let t = Tensor::from_i64s(slc_runtime::DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5]).unwrap();
     crate::zarr::write_zarr(&store, &t).unwrap();

@@ -3,7 +3,10 @@
 
 #![allow(dead_code)] // each test file uses some of these
 
-use std::path::PathBuf;
+#[path = "scratch.rs"]
+mod scratch_dir;
+#[allow(unused_imports)] // each test file uses some of these
+pub use scratch_dir::{Scratch, scratch};
 use std::process::{Command, Output};
 
 /// `slc ARGS`, without colour.
@@ -17,12 +20,4 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// An empty directory for test `name` of the test file `suite`, unique to this process.
-pub fn scratch(suite: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-{suite}-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
