@@ -19,8 +19,6 @@ use std::process::{Command, Output, Stdio};
 const BIN: &str = env!("CARGO_BIN_EXE_slc");
 const TIMEOUT_MS: u64 = 120_000;
 
-/// A fresh, empty directory for one test.
-
 /// `slc ARGS` with the environment pinned to `dir`.
 fn command(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(BIN);

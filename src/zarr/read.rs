@@ -13,7 +13,9 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use unsafe_cell_slice::UnsafeCellSlice;
-use zarrs::array::{Array, ArrayBytesFixedDisjointView, ArraySubset, CodecOptions, data_type};
+use zarrs::array::{
+    Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayShardedExt, ArraySubset, CodecOptions, data_type,
+};
 use zarrs::filesystem::FilesystemStore;
 
 /// Chunk indices listed at once: enough to keep every core busy.
@@ -181,9 +183,10 @@ impl PendingZarr {
 
     /// Reads the chunks holding `touched` (or all of them), which lie in `window` (the
     /// [`window`](Self::window) of `touched`, or one holding it), into a tensor of the
-    /// window's shape; its other elements are never read by the plan they were chosen for,
-    /// and hold zeros (a large window's untouched pages cost nothing) or, in a window of at
-    /// most 256 MiB, a dropped buffer's old bytes.
+    /// window's shape: of each chunk, the box spanning what `touched` holds of it. The other
+    /// elements are never read by the plan they were chosen for, and hold zeros (a large
+    /// window's untouched pages cost nothing) or, in a window of at most 256 MiB, a dropped
+    /// buffer's old bytes.
     pub fn read(&self, touched: Option<&[Vec<Range<u64>>]>, window: &Window) -> Result<Tensor, String> {
         let per_axis = self.chunks(touched)?;
         // What the plan reads of the box is decoded into it; the rest (gaps between chunks read)
@@ -201,7 +204,7 @@ impl PendingZarr {
         for _ in 0..count {
             batch.push(at.iter().zip(&per_axis).map(|(&i, ids)| ids[i]).collect());
             if batch.len() == BATCH {
-                self.decode_into(&batch, window, &mut tensor)?;
+                self.decode_into(&batch, touched, window, &mut tensor)?;
                 batch.clear();
             }
             // The next chunk, the last axis fastest.
@@ -213,7 +216,7 @@ impl PendingZarr {
                 at[d] = 0;
             }
         }
-        self.decode_into(&batch, window, &mut tensor)?;
+        self.decode_into(&batch, touched, window, &mut tensor)?;
         Ok(tensor)
     }
 
@@ -222,38 +225,142 @@ impl PendingZarr {
         self.read(None, &Window::whole(&self.shape))
     }
 
-    /// Decodes `chunks` in parallel, each straight into its place in `tensor` (the bytes of
-    /// `window`), by the thread that reads it.
-    fn decode_into(&self, chunks: &[Vec<u64>], window: &Window, tensor: &mut Tensor) -> Result<(), String> {
+    /// Decodes `chunks` in parallel, each by one thread, and copies what `touched` holds of it
+    /// (the box spanning it) into its place in `tensor` (the bytes of `window`). Only that box:
+    /// a slice that reads a sliver of each chunk copies the sliver, not the chunk. A sharded
+    /// array's shards are read in part by zarrs (only the inner chunks the box holds).
+    fn decode_into(
+        &self,
+        chunks: &[Vec<u64>],
+        touched: Option<&[Vec<Range<u64>>]>,
+        window: &Window,
+        tensor: &mut Tensor,
+    ) -> Result<(), String> {
         use rayon::prelude::*;
         let shape: Vec<u64> = window.shape.iter().map(|&s| s as u64).collect();
         let bytes = UnsafeCellSlice::new(tensor.bytes_mut());
         // Chunks are decoded in parallel, each by one thread.
         let options = CodecOptions::default().with_concurrent_target(1);
         let width = self.dtype.width();
+        let sharded = self.array.is_sharded();
         chunks.par_iter().try_for_each(|ids| {
-            let subset = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
-            if subset.num_elements() == 0 {
+            let chunk = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
+            let part = match touched {
+                Some(touched) => touched_part(&chunk, touched).map_err(|e| self.error(ids, e))?,
+                None => chunk.clone(),
+            };
+            if part.num_elements() == 0 {
                 return Ok(());
             }
             let start: Option<Vec<u64>> =
-                subset.start().iter().zip(&window.start).map(|(&s, &w)| s.checked_sub(w)).collect();
+                part.start().iter().zip(&window.start).map(|(&s, &w)| s.checked_sub(w)).collect();
             let start = start.ok_or_else(|| self.error(ids, "lies outside the window read"))?;
-            let inside = ArraySubset::new_with_start_shape(start, subset.shape().to_vec())
-                .map_err(|e| self.error(ids, e))?;
-            // SAFETY: each chunk's subset is its own: chunks do not overlap, and `tensor` is
-            // borrowed mutably here, read by nothing else.
-            let mut view = unsafe { ArrayBytesFixedDisjointView::new(bytes, width, &shape, inside) }
-                .map_err(|e| self.error(ids, e))?;
-            self.array
-                .retrieve_array_subset_into_opt(&subset, (&mut view).into(), &options)
-                .map_err(|e| self.error(ids, e))
+            if sharded && part != chunk {
+                let inside = ArraySubset::new_with_start_shape(start, part.shape().to_vec())
+                    .map_err(|e| self.error(ids, e))?;
+                // SAFETY: each chunk's part is its own: chunks do not overlap, and `tensor` is
+                // borrowed mutably here, read by nothing else.
+                let mut view = unsafe { ArrayBytesFixedDisjointView::new(bytes, width, &shape, inside) }
+                    .map_err(|e| self.error(ids, e))?;
+                return self
+                    .array
+                    .retrieve_array_subset_into_opt(&part, (&mut view).into(), &options)
+                    .map_err(|e| self.error(ids, e));
+            }
+            // The chunk decoded whole (as its codecs must), then the part copied row by row:
+            // cheaper than zarrs' copy into a view, which walks the rows through an iterator.
+            let decoded: ArrayBytes =
+                self.array.retrieve_chunk_opt(ids, &options).map_err(|e| self.error(ids, e))?;
+            let decoded = decoded.into_fixed().map_err(|e| self.error(ids, e))?;
+            let origin = self.array.chunk_origin(ids).map_err(|e| self.error(ids, e))?;
+            let chunk_shape: Vec<u64> = self
+                .array
+                .chunk_shape(ids)
+                .map_err(|e| self.error(ids, e))?
+                .iter()
+                .map(|c| c.get())
+                .collect();
+            let from: Vec<u64> = part.start().iter().zip(&origin).map(|(&p, &o)| p - o).collect();
+            if decoded.len() as u64 != chunk_shape.iter().product::<u64>() * width as u64 {
+                return Err(self.error(ids, "decodes to a size its shape does not have"));
+            }
+            let source = Boxed { bytes: &decoded, shape: &chunk_shape, start: &from };
+            // SAFETY: as above, each chunk's part of `tensor` is written by its thread only.
+            unsafe { copy_box(source, part.shape(), &bytes, &shape, &start, width) };
+            Ok(())
         })
     }
 
     /// An error reading chunk `ids`, naming the store and the chunk's key.
     fn error(&self, ids: &[u64], e: impl std::fmt::Display) -> String {
         format!("Zarr array '{}', chunk '{}': {e}", self.label, self.array.chunk_key(ids))
+    }
+}
+
+/// The box spanning what `touched` (per axis, sorted ranges) holds of `chunk`: along each axis,
+/// from the first touched index in the chunk to the last. Empty where the chunk holds none.
+fn touched_part(chunk: &ArraySubset, touched: &[Vec<Range<u64>>]) -> Result<ArraySubset, String> {
+    let mut start = Vec::with_capacity(touched.len());
+    let mut shape = Vec::with_capacity(touched.len());
+    for ((&lo, &len), ranges) in chunk.start().iter().zip(chunk.shape()).zip(touched) {
+        let hi = lo + len;
+        // The ranges ending after the chunk starts, up to the first starting at or after its end.
+        let first = ranges.partition_point(|r| r.end <= lo);
+        let inside = &ranges[first..ranges[first..].partition_point(|r| r.start < hi) + first];
+        let from = inside.iter().map(|r| r.start.max(lo)).min().unwrap_or(lo);
+        let to = inside.iter().map(|r| r.end.min(hi)).max().unwrap_or(lo);
+        start.push(from);
+        shape.push(to.saturating_sub(from));
+    }
+    ArraySubset::new_with_start_shape(start, shape).map_err(|e| e.to_string())
+}
+
+/// A box inside a C-ordered array's bytes: the array's shape and the box's first index.
+struct Boxed<'a> {
+    bytes: &'a [u8],
+    shape: &'a [u64],
+    start: &'a [u64],
+}
+
+/// The byte offset of index `at` in a C-ordered array of `shape` whose elements are `width`
+/// bytes.
+fn offset(shape: &[u64], at: impl Iterator<Item = u64>, width: usize) -> usize {
+    let element = shape.iter().zip(at).fold(0u64, |o, (&n, i)| o * n + i);
+    element as usize * width
+}
+
+/// Copies the box of `extent` at `source.start` of `source` to the box at `start` of `target`,
+/// a C-ordered array of `shape`; both boxes lie inside their arrays (the callers' subsets
+/// say so), so no index leaves them.
+///
+/// # Safety
+/// No other thread reads or writes the target box while this runs.
+unsafe fn copy_box(
+    source: Boxed<'_>,
+    extent: &[u64],
+    target: &UnsafeCellSlice<u8>,
+    shape: &[u64],
+    start: &[u64],
+    width: usize,
+) {
+    let rank = extent.len();
+    let run = extent.last().map_or(1, |&n| n as usize) * width;
+    let rows: u64 = extent[..rank.saturating_sub(1)].iter().product();
+    let mut at = vec![0u64; rank];
+    for _ in 0..rows {
+        let from = offset(source.shape, source.start.iter().zip(&at).map(|(s, i)| s + i), width);
+        let to = offset(shape, start.iter().zip(&at).map(|(s, i)| s + i), width);
+        // SAFETY: `to..to + run` is a row of the target box, this thread's alone.
+        let row = unsafe { target.index_mut(to..to + run) };
+        row.copy_from_slice(&source.bytes[from..from + run]);
+        // The next row: the last axis but one fastest.
+        for d in (0..rank.saturating_sub(1)).rev() {
+            at[d] += 1;
+            if at[d] < extent[d] {
+                break;
+            }
+            at[d] = 0;
+        }
     }
 }
 
@@ -266,6 +373,51 @@ fn count(counts: impl Iterator<Item = u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn of_a_chunk_only_the_box_spanning_its_touched_indices_is_decoded_into_place() {
+        let chunk = ArraySubset::new_with_start_shape(vec![256, 0], vec![256, 256]).unwrap();
+        let part = |touched: &[Vec<Range<u64>>]| {
+            let p = touched_part(&chunk, touched).unwrap();
+            (p.start().to_vec(), p.shape().to_vec())
+        };
+        // A box crossing the chunk: clipped to it.
+        assert_eq!(part(&[vec![100..300], vec![200..400]]), (vec![256, 200], vec![44, 56]));
+        // A strided axis: from the first touched row in the chunk to the last.
+        let rows: Vec<Range<u64>> = (0..9).map(|k| k * 100..k * 100 + 1).collect();
+        assert_eq!(part(&[rows, vec![0..64]]), (vec![300, 0], vec![201, 64]));
+        // Ranges ending where the chunk starts or starting where it ends touch nothing of it.
+        assert_eq!(part(&[vec![0..256, 512..600], vec![0..1]]).1, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_box_is_copied_element_for_element() {
+        // Every box of a 3-d source (element k holds k) copied into a larger target: each
+        // copied element lands where it belongs; the rest is untouched.
+        let (src_shape, dst_shape) = ([3u64, 4, 5], [4u64, 6, 7]);
+        let source: Vec<u8> = (0..60).collect();
+        for (extent, from, to) in [
+            ([3, 4, 5], [0, 0, 0], [1, 2, 2]),
+            ([1, 2, 3], [2, 1, 2], [0, 0, 0]),
+            ([2, 1, 1], [1, 3, 4], [2, 5, 6]),
+        ] {
+            let mut target = vec![255u8; 4 * 6 * 7];
+            let cells = UnsafeCellSlice::new(&mut target);
+            let boxed = Boxed { bytes: &source, shape: &src_shape, start: &from };
+            unsafe { copy_box(boxed, &extent, &cells, &dst_shape, &to, 1) };
+            for (k, &v) in target.iter().enumerate() {
+                let t = [k as u64 / 42, k as u64 / 7 % 6, k as u64 % 7];
+                let inside = (0..3).all(|d| t[d] >= to[d] && t[d] < to[d] + extent[d]);
+                let expected = if inside {
+                    let s: Vec<u64> = (0..3).map(|d| t[d] - to[d] + from[d]).collect();
+                    (s[0] * 20 + s[1] * 5 + s[2]) as u8
+                } else {
+                    255
+                };
+                assert_eq!(v, expected, "{extent:?} {from:?} {to:?} at {t:?}");
+            }
+        }
+    }
 
     #[test]
     fn every_dtype_has_a_zarr_data_type_and_back() {
