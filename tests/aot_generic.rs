@@ -307,8 +307,6 @@ fn driver(programs: &[Program], entries: &[aot::AotKernel]) -> String {
     c
 }
 
-/// A fresh directory for one test.
-
 #[test]
 fn generic_objects_run_every_shape_as_the_interpreter() {
     let programs = programs();
