@@ -412,7 +412,11 @@ impl Repl {
             bytes(t.moved_bytes),
         );
         if !read.zarrs.chunks.is_empty() {
-            let _ = writeln!(reply.out, "read   {:>12}  once, before the runs:", duration(read.took));
+            let _ = writeln!(
+                reply.out,
+                "read   {:>12}  the Zarr chunks, once, before the runs:",
+                duration(read.took)
+            );
             for count in &read.zarrs.chunks {
                 let _ = writeln!(reply.out, "{}", count.timing_line());
             }
