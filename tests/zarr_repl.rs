@@ -91,8 +91,13 @@ fn a_session_reads_only_the_chunks_each_evaluation_touches() {
                 show.contains(&format!("Zarr input `a` reads {} of its 25 chunks.", keys.len())),
                 "{show}"
             );
-            // Checking and planning read no chunk at all.
-            assert!(ok(&mut r, ":plan a[::-1]").contains("a"));
+            // Checking, planning and completion read no chunk at all.
+            assert!(ok(&mut r, ":plan a[::-1]").starts_with("plan(a: f32[37, 23])"));
+            let completed = match r.complete("x = a", 5) {
+                slc::repl::Completion::Words { candidates, .. } => candidates,
+                slc::repl::Completion::Path => vec![],
+            };
+            assert!(completed.contains(&"a".to_string()), "{completed:?}");
             // The array is still lazy, and `:vars` says so.
             let vars = ok(&mut r, ":vars");
             assert!(vars.contains(&format!("Zarr '{}', read lazily", s(&store))), "{vars}");
@@ -180,6 +185,42 @@ fn random_selections_of_a_lazy_array_equal_the_interpreters_on_the_array_read_wh
         // Still lazy after all of them.
         assert!(ok(&mut lazy, ":vars").contains("read lazily"));
     }
+}
+
+/// Masks and index arrays bound beside a lazy array: a mask's plan is not rebased (its
+/// `nonzero()` is derived per run), so the array's whole shape is read, still only the chunks
+/// touched; a bool Zarr array is read when bound, as checking may read its values.
+#[test]
+fn masks_and_index_arrays_beside_a_lazy_array_give_the_interpreters_answers() {
+    let dir = scratch("zarr_repl", "masks");
+    let (npy, idx) = npy_inputs(&dir);
+    let mask: Vec<u8> = (0..37).map(|r| u8::from(r % 3 == 1 || r > 33)).collect();
+    let m = dir.join("m.npy");
+    slc_runtime::write_npy(
+        &m,
+        &slc_runtime::Tensor::from_bytes(slc_runtime::DType::Bool, &[37], &mask).unwrap(),
+    )
+    .unwrap();
+    let mz = dir.join("m.zarr");
+    let o = slc(&["eval", "m", "-i", &format!("m={}", s(&m)), "-o", s(&mz)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let store = store(&dir, 2, "masks");
+    let (mut lazy, mut eager) = (repl(), repl());
+    ok(&mut eager, ":backend interp");
+    for (r, a) in [(&mut lazy, &store), (&mut eager, &npy)] {
+        ok(r, &format!(":load a={}", s(a)));
+        ok(r, &format!(":load i={}", s(&idx)));
+        ok(r, &format!(":load m={}", s(&m)));
+        let loaded = ok(r, &format!(":load mz={}", s(&mz)));
+        assert_eq!(loaded, format!("mz: bool[37] (from '{}')\n", s(&mz)));
+    }
+    for expr in
+        ["a[m, 2:9]", "a[mz, ::-3]", "a[m][::2, 4]", "a[i, ::-4]", "a[i][:, [1, -2]]", "a[-1, m[:23]]"]
+    {
+        assert_eq!(ok(&mut lazy, expr), ok(&mut eager, expr), "{expr}");
+    }
+    // Rows 1, 4, ..., 34 and 35, 36: every chunk row; columns 2..9: chunk columns 0 and 1.
+    assert!(ok(&mut lazy, ":show a[m, 2:9]").contains("Zarr input `a` reads 10 of its 25 chunks."));
 }
 
 #[test]
