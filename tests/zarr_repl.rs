@@ -219,6 +219,11 @@ fn masks_and_index_arrays_beside_a_lazy_array_give_the_interpreters_answers() {
     {
         assert_eq!(ok(&mut lazy, expr), ok(&mut eager, expr), "{expr}");
     }
+    // A mask is read when bound, within the size a result may have.
+    let mut small = repl();
+    small.options_mut().max_output_bytes = Some(36);
+    let err = fails(&mut small, &format!(":load mz={}", s(&mz)));
+    assert!(err.contains("37 bytes") && err.contains("36"), "{err}");
     // Rows 1, 4, ..., 34 and 35, 36: every chunk row; columns 2..9: chunk columns 0 and 1.
     assert!(ok(&mut lazy, ":show a[m, 2:9]").contains("Zarr input `a` reads 10 of its 25 chunks."));
 }

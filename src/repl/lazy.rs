@@ -47,6 +47,9 @@ impl Repl {
         let numel = zarr.shape().iter().product();
         let ty = super::type_of_parts(zarr.dtype(), zarr.shape());
         if value_may_be_read(zarr.dtype(), numel) {
+            // A mask as large as memory is refused as a result that large would be.
+            exec::check_output(zarr.data_bytes(), self.options.max_output_bytes, None)
+                .map_err(|e| e.to_string())?;
             let tensor = zarr.read_all()?;
             self.bind(name, tensor);
             return Ok(format!("{name}: {ty} (from '{path}')"));

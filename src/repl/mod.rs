@@ -2,8 +2,9 @@
 //!
 //! [`Repl`] is the core: one entry of text in (statements or a `:` command), a [`Reply`] out,
 //! with no terminal or file-system access of its own except what an entry asks for (`load`,
-//! `save`, `:load`, `:save`). [`front`] puts it behind rustyline (history, completion,
-//! multi-line input) or reads it from a pipe or a script.
+//! `save`, `:load`, `:save`, and the chunks of a lazily bound Zarr array that an evaluation
+//! reads: `lazy.rs`). [`front`] puts it behind rustyline (history, completion, multi-line
+//! input) or reads it from a pipe or a script.
 //!
 //! Unlike a program given to `slc eval`, whose `let`s are inlined and fused into one plan, each
 //! statement of an entry runs on its own: a tensor `let` evaluates and keeps the result, an
