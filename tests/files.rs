@@ -105,9 +105,7 @@ fn bad_inputs_are_errors_naming_the_file() {
         assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
     }
     // Not a file at all.
-    for path in
-        [dir.join("missing.npy"), good.join("inside.npy"), dir.to_path_buf(), PathBuf::from("/dev/null")]
-    {
+    for path in [dir.join("missing.npy"), good.join("inside.npy"), dir.to_path_buf(), PathBuf::from("/dev/null")] {
         let o = slc(&["eval", "a", "-i", &format!("a={}", s(&path))]);
         assert_eq!(o.status.code(), Some(1), "{path:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(s(&path)), "{path:?}: {}", stderr(&o));
