@@ -142,18 +142,16 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     }
     // Of each Zarr array, the box holding the chunks the plan reads is decoded, and the plan
     // rebased onto it runs instead of the program (docs/zarr.md).
-    let windows = zarr::windows(&compiled.plan, zarrs, &[&session_values, &read_inputs])
+    let zarrs = zarr::read_zarrs(&compiled.plan, zarrs, &[&session_values, &read_inputs])
         .map_err(|(name, e)| input_error(&name, e))?;
-    for input in &windows.inputs {
-        if args.time {
-            let (read, all) = input.chunk_counts().map_err(|e| input_error(&input.name, e))?;
-            eprintln!("zarr    input `{}`: reads {read} of {all} chunks", input.name);
+    if args.time {
+        for count in &zarrs.chunks {
+            eprintln!("{}", count.timing_line());
         }
-        let tensor = input.read().map_err(|e| input_error(&input.name, e))?;
-        read_inputs.insert(input.name.clone(), tensor);
     }
+    read_inputs.extend(zarrs.tensors);
     let read = started.elapsed();
-    let (result, times) = match windows.plan {
+    let (result, times) = match zarrs.plan {
         Some(plan) => {
             let tensors: InputValues = session_values.into_iter().chain(read_inputs).collect();
             zarr::run_windowed(compiled, plan, &tensors, session.options_mut(), &Default::default())

@@ -1,7 +1,7 @@
 //! `slc repl` (and `slc` alone at a terminal): the interactive workbench; statements piped in
 //! run without prompts.
 
-use super::args::{InputArg, check_bindings, parse_bytes, parse_input};
+use super::args::{InputArg, Opened, check_bindings, input_error, parse_bytes, parse_input};
 use super::{Failure, parse_backend};
 use crate::Executor;
 use crate::repl::{FailureKind, Repl, front};
@@ -9,7 +9,8 @@ use std::io::IsTerminal;
 
 #[derive(clap::Args, Debug, Default)]
 pub struct ReplArgs {
-    /// Bind an input before the first prompt: NAME=FILE.npy (or FILE.npy, bound to its stem).
+    /// Bind an input before the first prompt: NAME=FILE.npy (or FILE.npy, bound to its stem), or
+    /// NAME=DATA.zarr, a Zarr array read lazily (each evaluation reads the chunks it needs).
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
     /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
@@ -62,7 +63,18 @@ pub(super) fn configured(
     repl.options_mut().max_output_bytes = max_output_bytes;
     check_bindings(inputs, &[])?;
     for input in inputs {
-        let tensor = input.open()?.read(&input.name)?;
+        let opened = input.open()?;
+        if let Opened::Zarr(zarr) = opened {
+            // Only its metadata is read: each evaluation reads the chunks it needs.
+            let path = input.path().map(|p| p.display().to_string()).unwrap_or_default();
+            let bound = match fixed {
+                true => repl.fix_zarr_input(&input.name, *zarr, &path),
+                false => repl.bind_zarr(&input.name, *zarr, &path).map(drop),
+            };
+            bound.map_err(|e| input_error(&input.name, e))?;
+            continue;
+        }
+        let tensor = opened.read(&input.name)?;
         if fixed {
             repl.fix_input(&input.name, tensor);
         } else {

@@ -54,11 +54,10 @@ fn chunk_summary(inputs: &[InputArg], plan: &Plan, values: &InputValues) -> Resu
     let mut lines = String::new();
     for input in inputs {
         if let Opened::Zarr(zarr) = input.open()? {
-            let touched = crate::zarr::touched(plan, &input.name, &[values]);
-            let (read, all) = zarr
-                .chunk_counts(touched.as_deref())
+            let count = crate::zarr::ChunkCount::of(plan, &input.name, &zarr, &[values])
                 .map_err(|e| super::args::input_error(&input.name, e))?;
-            lines.push_str(&format!("Zarr input `{}` reads {read} of its {all} chunks.\n", input.name));
+            lines.push_str(&count.sentence());
+            lines.push('\n');
         }
     }
     Ok(lines)

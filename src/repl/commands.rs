@@ -2,7 +2,7 @@
 //! (`:backend`), files (`:load`, `:save`), `:help` and `:quit`.
 
 use super::helpers::expand_home;
-use super::{Fail, Planned, Repl, Reply, is_identifier, type_of};
+use super::{Fail, Planned, Repl, Reply, is_identifier, type_of, type_of_parts};
 use crate::Executor;
 use crate::backend::{RuntimeError, dml, jit, loopnest};
 use crate::diag::suggest::closest;
@@ -39,7 +39,9 @@ Commands:
   :dml EXPR              the DirectML operator graph, as JSON
   :time EXPR             median kernel time, GB/s, and the ratio to memcpy of the same bytes
   :backend [NAME]        show or choose the executor: jit, interp, or cuda (an NVIDIA GPU)
-  :load NAME=FILE.npy    bind a .npy file (`:load FILE.npy` binds it to the file's stem)
+  :load NAME=FILE.npy    bind a .npy file (`:load FILE.npy` binds it to the file's stem), or a
+                         Zarr array (NAME=DATA.zarr[/group/array]), read lazily: each
+                         evaluation decodes only the chunks it reads
   :save NAME FILE.npy    write a binding to a .npy file (atomically)
   :help  :quit
 Keys: Tab completes, Up/Down recall history, Ctrl-C cancels the line, Ctrl-D quits.
@@ -167,6 +169,8 @@ impl Repl {
                         }
                     })?;
                     reply.out.push_str(&terminal::render(&selection, cmd.rest, repl.color));
+                    let span = Span::new(cmd.rest_start, cmd.rest_start + cmd.rest.len());
+                    reply.out.push_str(&repl.chunk_summary(&planned.plan, span)?);
                     Ok(())
                 })?;
             }
@@ -238,29 +242,48 @@ impl Repl {
     }
 
     fn vars(&self, reply: &mut Reply) {
-        if self.tensors.is_empty() && self.ints.is_empty() {
+        if self.tensors.is_empty() && self.zarrs.is_empty() && self.ints.is_empty() {
             reply.out.push_str("no bindings yet; try `let a = arange(24, shape=[2, 3, 4])`\n");
             return;
         }
-        let mut rows = vec![["name".to_string(), "dtype".into(), "shape".into(), "bytes".into()]];
+        let mut rows =
+            vec![["name".to_string(), "dtype".into(), "shape".into(), "bytes".into(), String::new()]];
+        let shape_of = |ty: String| ty.trim_start_matches(|c: char| c != '[').to_string();
         for (name, t) in &self.tensors {
-            let ty = type_of(t);
-            let shape = ty.trim_start_matches(|c: char| c != '[').to_string();
-            rows.push([name.clone(), t.dtype().to_string(), shape, t.nbytes().to_string()]);
+            rows.push([
+                name.clone(),
+                t.dtype().to_string(),
+                shape_of(type_of(t)),
+                t.nbytes().to_string(),
+                String::new(),
+            ]);
+        }
+        for (name, lazy) in &self.zarrs {
+            let (dtype, shape) = (lazy.zarr.dtype(), lazy.zarr.shape());
+            let source = format!("Zarr '{}', read lazily", lazy.path);
+            let bytes = lazy.zarr.data_bytes().to_string();
+            rows.push([
+                name.clone(),
+                dtype.to_string(),
+                shape_of(type_of_parts(dtype, shape)),
+                bytes,
+                source,
+            ]);
         }
         for (name, v) in &self.ints {
-            rows.push([name.clone(), "int".into(), format!("= {v}"), String::new()]);
+            rows.push([name.clone(), "int".into(), format!("= {v}"), String::new(), String::new()]);
         }
         rows[1..].sort_by(|a, b| a[0].cmp(&b[0]));
         let widths: Vec<usize> =
             (0..4).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
         for row in &rows {
             let line = format!(
-                "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}",
+                "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {}",
                 row[0],
                 row[1],
                 row[2],
                 row[3],
+                row[4],
                 w0 = widths[0],
                 w1 = widths[1],
                 w2 = widths[2],
@@ -304,16 +327,17 @@ impl Repl {
         }
         self.check_rebind(&name, name_span)?;
         let file = expand_home(path);
-        // A Zarr store is read whole: the programs to come are not known yet (docs/zarr.md).
-        let tensor = if !file.is_file() && crate::zarr::is_zarr(&file) {
-            crate::zarr::open_zarr(&file)
-                .and_then(|zarr| zarr.read_all())
-                .map_err(|e| Fail::runtime(Diagnostic::error("E0503", e).label(path_span, "this store")))?
-        } else {
-            read_npy(&file).map_err(|e| {
-                Fail::runtime(Diagnostic::error("E0503", e.to_string()).label(path_span, "this file"))
-            })?
-        };
+        // Of a Zarr array, only the metadata is read: each evaluation reads the chunks it needs.
+        if !file.is_file() && crate::zarr::is_zarr(&file) {
+            let line = crate::zarr::open_zarr(&file)
+                .and_then(|zarr| self.bind_zarr(&name, zarr, path))
+                .map_err(|e| Fail::runtime(Diagnostic::error("E0503", e).label(path_span, "this store")))?;
+            let _ = writeln!(reply.out, "{line}");
+            return Ok(());
+        }
+        let tensor = read_npy(&file).map_err(|e| {
+            Fail::runtime(Diagnostic::error("E0503", e.to_string()).label(path_span, "this file"))
+        })?;
         let _ = writeln!(reply.out, "{name}: {} (from '{path}')", type_of(&tensor));
         self.bind(&name, tensor);
         Ok(())
@@ -331,6 +355,8 @@ impl Repl {
         let tensor = match (self.tensors.get(name), self.ints.get(name)) {
             (Some(t), _) => t.clone(),
             (None, Some(&v)) => Tensor::scalar_i64(v),
+            // A lazy Zarr array is read whole.
+            (None, None) if let Some(read) = self.read_whole(name, name_span) => read?,
             (None, None) => {
                 let names = self.names().join(", ");
                 let help = if names.is_empty() {
@@ -352,14 +378,17 @@ impl Repl {
         Ok(())
     }
 
-    /// `:time`: the kernel against memcpy of its output's bytes, sampled alternately.
+    /// `:time`: the kernel against memcpy of its output's bytes, sampled alternately. The chunks
+    /// of lazy Zarr arrays are read once, before: the kernel runs on the boxes read.
     fn time(&self, planned: &Planned, reply: &mut Reply) -> Result<(), Fail> {
+        self.check_output(planned)?;
+        let read = self.read_lazy(planned)?;
         // One ordinary run first: its errors get their spans, and the kernel gets compiled.
-        let out = self.run(planned)?;
-        let Planned { plan, .. } = planned;
-        let args = self.plan_inputs(plan)?;
+        let out = self.run_read(planned, &read)?;
+        let plan = read.plan(planned);
+        let args = self.plan_inputs(plan, &read)?;
         let threads = self.options.threads;
-        let runnable = self.runnable(planned)?;
+        let runnable = self.runnable(plan)?;
         let once = || runnable.run(plan, &args, threads).map(drop);
         let out_bytes = out.nbytes();
         let moved = measure::moved_bytes(plan, &args, out_bytes);
@@ -382,6 +411,16 @@ impl Repl {
             t.gb_per_s(),
             bytes(t.moved_bytes),
         );
+        if !read.zarrs.chunks.is_empty() {
+            let _ = writeln!(
+                reply.out,
+                "read   {:>12}  the Zarr chunks, once, before the runs:",
+                duration(read.took)
+            );
+            for count in &read.zarrs.chunks {
+                let _ = writeln!(reply.out, "{}", count.timing_line());
+            }
+        }
         Ok(())
     }
 }

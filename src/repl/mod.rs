@@ -2,8 +2,9 @@
 //!
 //! [`Repl`] is the core: one entry of text in (statements or a `:` command), a [`Reply`] out,
 //! with no terminal or file-system access of its own except what an entry asks for (`load`,
-//! `save`, `:load`, `:save`). [`front`] puts it behind rustyline (history, completion,
-//! multi-line input) or reads it from a pipe or a script.
+//! `save`, `:load`, `:save`, and the chunks of a lazily bound Zarr array that an evaluation
+//! reads: `lazy.rs`). [`front`] puts it behind rustyline (history, completion, multi-line
+//! input) or reads it from a pipe or a script.
 //!
 //! Unlike a program given to `slc eval`, whose `let`s are inlined and fused into one plan, each
 //! statement of an entry runs on its own: a tensor `let` evaluates and keeps the result, an
@@ -16,6 +17,7 @@ mod commands;
 mod complete;
 pub mod front;
 mod helpers;
+mod lazy;
 mod store;
 pub(crate) use helpers::HELPERS;
 
@@ -25,8 +27,8 @@ use crate::backend::RuntimeError;
 use crate::backend::jit::KernelCache;
 use crate::diag::{Diagnostic, render};
 use crate::error::Error;
-use crate::exec::{self, Executor, RunOptions, Runnable};
-use crate::plan::{Plan, VerifiedPlan};
+use crate::exec::{Executor, RunOptions};
+use crate::plan::VerifiedPlan;
 use crate::sema::{self, InputTypes, TExpr, TExprKind};
 use crate::source::Span;
 use crate::syntax::{self, ast};
@@ -122,6 +124,8 @@ pub(crate) struct Planned {
 /// The REPL's state: bindings that persist from entry to entry, and how plans run.
 pub struct Repl {
     tensors: BTreeMap<String, Tensor>,
+    /// Zarr arrays bound lazily: each run reads the chunks it needs (docs/zarr.md).
+    zarrs: BTreeMap<String, lazy::LazyZarr>,
     ints: BTreeMap<String, i64>,
     options: RunOptions,
     cache: KernelCache,
@@ -153,6 +157,7 @@ impl Repl {
     pub fn new() -> Repl {
         Repl {
             tensors: BTreeMap::new(),
+            zarrs: BTreeMap::new(),
             ints: BTreeMap::new(),
             options: RunOptions::default(),
             cache: KernelCache::default(),
@@ -187,12 +192,14 @@ impl Repl {
     /// Binds (or rebinds) `name` to a tensor.
     pub fn bind(&mut self, name: &str, tensor: Tensor) {
         self.ints.remove(name);
+        self.zarrs.remove(name);
         self.tensors.insert(name.to_string(), tensor);
     }
 
     /// Binds (or rebinds) `name` to an integer.
     pub fn bind_int(&mut self, name: &str, value: i64) {
         self.tensors.remove(name);
+        self.zarrs.remove(name);
         self.ints.insert(name.to_string(), value);
     }
 
@@ -208,7 +215,8 @@ impl Repl {
 
     /// Every bound name, sorted.
     pub fn names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.tensors.keys().chain(self.ints.keys()).map(String::as_str).collect();
+        let bound = self.tensors.keys().chain(self.zarrs.keys()).chain(self.ints.keys());
+        let mut names: Vec<&str> = bound.map(String::as_str).collect();
         names.sort_unstable();
         names
     }
@@ -381,14 +389,7 @@ impl Repl {
         temps: &mut Vec<String>,
     ) -> Result<Planned, Fail> {
         let program = self.rewritten(stmts, temps)?;
-        let types: InputTypes = self
-            .tensors
-            .iter()
-            .map(|(name, t)| {
-                let shape = t.shape().iter().map(|&d| d as i64).collect();
-                (name.clone(), TensorType { dtype: t.dtype(), shape })
-            })
-            .collect();
+        let types: InputTypes = self.bound_types().map(|(name, ty)| (name.to_string(), ty)).collect();
         let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors)?;
         Ok(Planned { checked, plan })
     }
@@ -403,14 +404,22 @@ impl Repl {
     ) -> Result<(crate::sema::TExpr, crate::plan::VerifiedGenericPlan), Fail> {
         let program = syntax::parse_program(&masked(text, start)).map_err(Error::from)?;
         let program = self.rewritten(&program.stmts, temps)?;
-        let types: crate::sema::SymInputTypes = self
-            .tensors
-            .iter()
-            .map(|(name, t)| (name.clone(), TensorType::of(t.dtype(), t.shape()).symbolic(name)))
-            .collect();
+        let types: crate::sema::SymInputTypes =
+            self.bound_types().map(|(name, ty)| (name.to_string(), ty.symbolic(name))).collect();
         let (checked, _, plan) = crate::pipeline::check_and_lower_generic(&program, &types)?;
         let plan = crate::plan::verify_generic(plan).map_err(Error::from)?;
         Ok((checked, plan))
+    }
+
+    /// The type of every bound tensor, lazy Zarr arrays among them.
+    fn bound_types(&self) -> impl Iterator<Item = (&str, TensorType)> {
+        let tensors =
+            self.tensors.iter().map(|(name, t)| (name.as_str(), TensorType::of(t.dtype(), t.shape())));
+        let zarrs = self
+            .zarrs
+            .iter()
+            .map(|(name, z)| (name.as_str(), TensorType::of(z.zarr.dtype(), z.zarr.shape())));
+        tensors.chain(zarrs)
     }
 
     /// The entry's statements after the integer bindings, with helper calls replaced by
@@ -534,25 +543,6 @@ impl Repl {
         name
     }
 
-    /// The tensors a plan reads, in its input order.
-    pub(crate) fn plan_inputs(&self, plan: &Plan) -> Result<Vec<&Tensor>, Fail> {
-        Ok(exec::plan_inputs(plan, &self.tensors)?)
-    }
-
-    /// The plan made runnable on the chosen executor (its kernel from the REPL's cache).
-    pub(crate) fn runnable(&self, planned: &Planned) -> Result<Runnable, Fail> {
-        let Planned { plan, .. } = planned;
-        Ok(Runnable::prepare_in_plan_order(plan, self.options.executor, Some(&self.cache))?)
-    }
-
-    /// Runs a plan on the chosen executor; a failed index check points at its expression.
-    pub(crate) fn run(&self, planned: &Planned) -> Result<Tensor, Fail> {
-        let Planned { checked, plan } = planned;
-        exec::check_output(plan.output_bytes(), self.options.max_output_bytes, Some(checked.span))?;
-        let args = self.plan_inputs(plan)?;
-        Ok(self.runnable(planned)?.run(plan, &args, self.options.threads)?)
-    }
-
     /// The completion for `line` at byte `pos`.
     pub fn complete(&self, line: &str, pos: usize) -> Completion {
         let dtypes: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
@@ -569,8 +559,13 @@ impl Repl {
 
 /// `f32[2, 3]`.
 pub(crate) fn type_of(t: &Tensor) -> String {
-    let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
-    format!("{}{}", t.dtype(), crate::types::ShapeDisplay(&shape))
+    type_of_parts(t.dtype(), t.shape())
+}
+
+/// `f32[2, 3]`, of a dtype and a shape.
+pub(crate) fn type_of_parts(dtype: DType, shape: &[usize]) -> String {
+    let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    format!("{dtype}{}", crate::types::ShapeDisplay(&shape))
 }
 
 pub(crate) fn is_identifier(s: &str) -> bool {

@@ -6,7 +6,8 @@ use crate::syntax::ast;
 
 impl Repl {
     /// `a[items] = value` (or `+=`, `*=`): the binding `a` becomes the stored array, as NumPy's
-    /// `a[items] = value` changes `a`; nothing is printed, as in Python.
+    /// `a[items] = value` changes `a`; nothing is printed, as in Python. A lazy Zarr array is
+    /// read whole for it (a store plan reads its target whole) and becomes that tensor.
     pub(super) fn assign(&mut self, stmt: &ast::Stmt, target: &ast::Expr) -> Result<(), Fail> {
         let mut leaf = target;
         while let ast::ExprKind::Index { base, .. } = &leaf.kind {
@@ -14,7 +15,7 @@ impl Repl {
         }
         // Checking reports any other target (`a = v`, `f(a)[0] = v`) with its code.
         if let ast::ExprKind::Name(name) = &leaf.kind
-            && self.tensors.contains_key(name)
+            && (self.tensors.contains_key(name) || self.zarrs.contains_key(name))
         {
             self.check_rebind(name, leaf.span)?;
         }

@@ -543,3 +543,16 @@ fn load_reads_a_zarr_store() {
     let err = fails(&mut r, &format!(":load y={}", dir.join("none.zarr").display()), FailureKind::Runtime);
     assert!(err.contains("none.zarr"), "{err}");
 }
+
+#[cfg(not(feature = "zarr"))]
+#[test]
+fn load_of_a_zarr_store_without_the_feature_says_how_to_build_it() {
+    let dir = scratch("repl", "no-zarr");
+    let store = dir.join("s.zarr");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::write(store.join("zarr.json"), "{}").unwrap();
+    let mut r = repl();
+    let err = fails(&mut r, &format!(":load z={}", store.display()), FailureKind::Runtime);
+    assert!(err.contains("s.zarr") && err.contains("--features zarr"), "{err}");
+    assert!(r.names().is_empty());
+}

@@ -22,6 +22,7 @@ pub use path::{holds_zarr, is_zarr, split_store_path};
 #[cfg(feature = "zarr")]
 pub use read::{PendingZarr, data_type_of, open_zarr};
 pub use touched::{Known, Touched, touched};
+pub use window::{ChunkCount, ReadZarrs, read_zarrs};
 pub use window::{Window, WindowedInput, Windows, rebase, run_windowed, windows};
 #[cfg(feature = "zarr")]
 pub use write::{CHUNK_BYTES, check_destination, chunk_shape, write_zarr};

@@ -21,46 +21,48 @@ use crate::plan::{Access, BufferId, Plan, VerifiedPlan, verify};
 use crate::sema::InputValues;
 use crate::{Error, EvalTimes};
 use slc_runtime::Tensor;
+use std::borrow::Borrow;
 use std::time::Instant;
 
-/// A Zarr input of a plan, with what the plan reads of it and the box that is decoded.
-pub struct WindowedInput {
+/// A Zarr input of a plan, with what the plan reads of it and the box that is decoded. `Z` is
+/// the array, owned or borrowed (the REPL keeps its arrays open from evaluation to evaluation).
+pub struct WindowedInput<Z = PendingZarr> {
     pub name: String,
-    pub zarr: PendingZarr,
+    pub zarr: Z,
     pub touched: Option<Touched>,
     pub window: Window,
 }
 
-impl WindowedInput {
+impl<Z: Borrow<PendingZarr>> WindowedInput<Z> {
     /// How many chunks reading this input decodes, of how many the array has.
     pub fn chunk_counts(&self) -> Result<(u64, u64), String> {
-        self.zarr.chunk_counts(self.touched.as_deref())
+        self.zarr.borrow().chunk_counts(self.touched.as_deref())
     }
 
     /// The box's chunks that hold what the plan reads, decoded into a tensor of the box's shape.
     pub fn read(&self) -> Result<Tensor, String> {
-        self.zarr.read(self.touched.as_deref(), &self.window)
+        self.zarr.borrow().read(self.touched.as_deref(), &self.window)
     }
 }
 
 /// A plan's Zarr inputs and, when some box is smaller than its array, the plan rebased onto
 /// the boxes (to run instead of the original, over the tensors [`WindowedInput::read`] gives).
-pub struct Windows {
-    pub inputs: Vec<WindowedInput>,
+pub struct Windows<Z = PendingZarr> {
+    pub inputs: Vec<WindowedInput<Z>>,
     pub plan: Option<VerifiedPlan>,
 }
 
 /// The boxes of `zarrs` (inputs of `plan`, by name) that `plan` reads, and the plan rebased
 /// onto them. `known` holds inputs already read (index arrays narrow a gather's chunks).
-pub fn windows(
+pub fn windows<Z: Borrow<PendingZarr>>(
     plan: &Plan,
-    zarrs: Vec<(String, PendingZarr)>,
+    zarrs: Vec<(String, Z)>,
     known: &Known,
-) -> Result<Windows, (String, String)> {
+) -> Result<Windows<Z>, (String, String)> {
     let mut inputs = Vec::with_capacity(zarrs.len());
     for (name, zarr) in zarrs {
         let touched = touched(plan, &name, known);
-        let window = zarr.window(touched.as_deref()).map_err(|e| (name.clone(), e))?;
+        let window = zarr.borrow().window(touched.as_deref()).map_err(|e| (name.clone(), e))?;
         inputs.push(WindowedInput { name, zarr, touched, window });
     }
     let mut boxes: Vec<(String, Window)> =
@@ -70,6 +72,62 @@ pub fn windows(
         input.window = window;
     }
     Ok(Windows { inputs, plan: rebased })
+}
+
+/// How many chunks of a Zarr input one run of a plan decodes, of how many its array has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkCount {
+    pub name: String,
+    pub read: u64,
+    pub all: u64,
+}
+
+impl ChunkCount {
+    /// The chunks `plan` decodes of `zarr`, bound to `name` (`known`: as for [`windows`]).
+    pub fn of(plan: &Plan, name: &str, zarr: &PendingZarr, known: &Known) -> Result<ChunkCount, String> {
+        let (read, all) = zarr.chunk_counts(touched(plan, name, known).as_deref())?;
+        Ok(ChunkCount { name: name.to_string(), read, all })
+    }
+
+    /// The line `slc show` and the REPL's `:show` end a picture's summary with.
+    pub fn sentence(&self) -> String {
+        format!("Zarr input `{}` reads {} of its {} chunks.", self.name, self.read, self.all)
+    }
+
+    /// The line `slc eval --time` and the REPL's `:time` print.
+    pub fn timing_line(&self) -> String {
+        format!("zarr    input `{}`: reads {} of {} chunks", self.name, self.read, self.all)
+    }
+}
+
+/// A plan's Zarr inputs read for one run: each one's box decoded, and the plan rebased onto the
+/// boxes when it can be (else each box is its whole array, only the touched chunks decoded).
+pub struct ReadZarrs {
+    /// Each input's box, decoded, by name.
+    pub tensors: InputValues,
+    /// Each input's chunks decoded, of all its array's, in the order given.
+    pub chunks: Vec<ChunkCount>,
+    /// The plan to run instead of the original over `tensors`, if one was rebased.
+    pub plan: Option<VerifiedPlan>,
+}
+
+/// Reads of each of `zarrs` (inputs of `plan`, by name) the box `plan` reads ([`windows`],
+/// then [`WindowedInput::read`]): what `slc eval` and the REPL run a plan on. `known` holds
+/// the inputs already read; an error names the input it is about.
+pub fn read_zarrs<Z: Borrow<PendingZarr>>(
+    plan: &Plan,
+    zarrs: Vec<(String, Z)>,
+    known: &Known,
+) -> Result<ReadZarrs, (String, String)> {
+    let windows = windows(plan, zarrs, known)?;
+    let mut read = ReadZarrs { tensors: InputValues::new(), chunks: vec![], plan: windows.plan };
+    for input in &windows.inputs {
+        let name = &input.name;
+        let (n, all) = input.chunk_counts().map_err(|e| (name.clone(), e))?;
+        read.chunks.push(ChunkCount { name: name.clone(), read: n, all });
+        read.tensors.insert(name.clone(), input.read().map_err(|e| (name.clone(), e))?);
+    }
+    Ok(read)
 }
 
 /// `plan` rebased onto `boxes` (inputs by name, each with the box of it to be decoded), each
