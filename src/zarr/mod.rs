@@ -12,6 +12,8 @@ mod window;
 #[cfg(not(feature = "zarr"))]
 mod absent;
 #[cfg(feature = "zarr")]
+mod chunk;
+#[cfg(feature = "zarr")]
 mod read;
 #[cfg(feature = "zarr")]
 mod write;

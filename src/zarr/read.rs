@@ -6,6 +6,7 @@
 //! tensor whose other pages are never written and so cost nothing — the same sparse tensor that
 //! a `.npy` read in parts lands in. Chunks absent from the store read as the fill value.
 
+use super::chunk::{PlainChunks, with_chunk};
 use super::path::split_store_path;
 use super::region::Window;
 use slc_runtime::{DType, Tensor};
@@ -14,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
-    Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayShardedExt, ArraySubset, CodecOptions, data_type,
+    Array, ArrayBytesFixedDisjointView, ArrayShardedExt, ArraySubset, CodecOptions, data_type,
 };
 use zarrs::filesystem::FilesystemStore;
 
@@ -32,6 +33,8 @@ pub struct PendingZarr {
     label: String,
     dtype: DType,
     shape: Vec<usize>,
+    /// Where the chunks take the plain path (a local store, the commonest codecs).
+    plain: Option<PlainChunks>,
 }
 
 /// Each slc dtype and the Zarr data type that holds it.
@@ -75,7 +78,8 @@ pub fn open_zarr(path: &Path) -> Result<PendingZarr, String> {
     }
     let store = FilesystemStore::new(&store_dir)
         .map_err(|e| format!("Zarr store '{}' cannot be opened: {e}", store_dir.display()))?;
-    let array = Array::open(Arc::new(store), &inner)
+    let store = Arc::new(store);
+    let array = Array::open(store.clone(), &inner)
         .map_err(|e| format!("Zarr array '{inner}' of store '{}': {e}", store_dir.display()))?;
     let dtype = dtype_of(array.data_type()).ok_or_else(|| {
         format!("Zarr array '{label}' holds {}, which slc has no dtype for", array.data_type())
@@ -88,7 +92,8 @@ pub fn open_zarr(path: &Path) -> Result<PendingZarr, String> {
     if Tensor::byte_size(dtype, &shape).is_none() {
         return Err(format!("Zarr array '{label}' of shape {shape:?} is too large to address"));
     }
-    Ok(PendingZarr { array, label, dtype, shape })
+    let plain = PlainChunks::of(&array, &store);
+    Ok(PendingZarr { array, label, dtype, shape, plain })
 }
 
 impl PendingZarr {
@@ -269,25 +274,23 @@ impl PendingZarr {
             }
             // The chunk decoded whole (as its codecs must), then the part copied row by row:
             // cheaper than zarrs' copy into a view, which walks the rows through an iterator.
-            let decoded: ArrayBytes =
-                self.array.retrieve_chunk_opt(ids, &options).map_err(|e| self.error(ids, e))?;
-            let decoded = decoded.into_fixed().map_err(|e| self.error(ids, e))?;
             let origin = self.array.chunk_origin(ids).map_err(|e| self.error(ids, e))?;
-            let chunk_shape: Vec<u64> = self
-                .array
-                .chunk_shape(ids)
-                .map_err(|e| self.error(ids, e))?
-                .iter()
-                .map(|c| c.get())
-                .collect();
+            let chunk_shape = self.array.chunk_shape(ids).map_err(|e| self.error(ids, e))?;
+            let chunk_shape: Vec<u64> = chunk_shape.iter().map(|c| c.get()).collect();
             let from: Vec<u64> = part.start().iter().zip(&origin).map(|(&p, &o)| p - o).collect();
-            if decoded.len() as u64 != chunk_shape.iter().product::<u64>() * width as u64 {
-                return Err(self.error(ids, "decodes to a size its shape does not have"));
-            }
-            let source = Boxed { bytes: &decoded, shape: &chunk_shape, start: &from };
-            // SAFETY: as above, each chunk's part of `tensor` is written by its thread only.
-            unsafe { copy_box(source, part.shape(), &bytes, &shape, &start, width) };
-            Ok(())
+            let chunk_bytes = chunk_shape.iter().product::<u64>() * width as u64;
+            let copy = |decoded: &[u8]| {
+                if decoded.len() as u64 != chunk_bytes {
+                    return Err("decodes to a size its shape does not have".to_string());
+                }
+                let source = Boxed { bytes: decoded, shape: &chunk_shape, start: &from };
+                // SAFETY: as above, each chunk's part of `tensor` is written by its thread only.
+                unsafe { copy_box(source, part.shape(), &bytes, &shape, &start, width) };
+                Ok(())
+            };
+            with_chunk(&self.array, self.plain.as_ref(), ids, chunk_bytes, copy)
+                .and_then(|copied| copied)
+                .map_err(|e| self.error(ids, e))
         })
     }
 
@@ -375,6 +378,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one range per axis, as `touched` lists them
     fn of_a_chunk_only_the_box_spanning_its_touched_indices_is_decoded_into_place() {
         let chunk = ArraySubset::new_with_start_shape(vec![256, 0], vec![256, 256]).unwrap();
         let part = |touched: &[Vec<Range<u64>>]| {
