@@ -2,8 +2,9 @@
 //! server on 127.0.0.1 that this test runs (tests/support/store_server.rs): a URL input gives
 //! what the same store read locally gives, for a few dozen random selections over several
 //! codecs; only the chunks a slice touches are fetched (the server counts them); a `404` chunk
-//! is the fill value; a `500` or a truncated body inside the selection, an unreachable host and
-//! missing metadata are clear errors naming the URL, exit 1, and leave no output.
+//! is the fill value; a `500`, a truncated body or no answer inside the selection, an
+//! unreachable host and missing metadata are clear errors naming the URL, exit 1, and leave no
+//! output.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -17,7 +18,7 @@ mod store_server;
 mod zarr_stores;
 
 use scratch::scratch;
-use store_server::{Fault, StoreServer};
+use store_server::{Fault, STALL, StoreServer};
 use zarr_stores::{SHAPE, data, s, store_array, variants};
 
 /// No request may take longer than this: a refused connection is answered at once.
@@ -210,6 +211,26 @@ fn a_failed_chunk_inside_the_selection_is_an_error_naming_it_and_leaves_no_outpu
         }
         assert_eq!(eval("a[8:16, 10:15]", &server.url(store), &dir.join("out.npy")).unwrap(), want);
     }
+}
+
+/// A server that stops answering is an error once the client's request times out (30 s), not
+/// a hang.
+#[test]
+fn a_server_that_does_not_answer_is_an_error_not_a_hang() {
+    let dir = scratch("zarr_http", "stall");
+    let stores = served_stores(&dir);
+    let server = StoreServer::start(&dir);
+    let out = dir.join("out.npy");
+    server.fail(&format!("{}/c/1/2", stores[1]), Fault::Stall);
+    let started = Instant::now();
+    let (code, err) = eval("a[8:16, 10:15]", &server.url(&stores[1]), &out).unwrap_err();
+    assert!(started.elapsed() < STALL, "took {:?}", started.elapsed());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("chunk 'c/1/2'") && err.contains(&server.url(&format!("{}/c/1/2", stores[1]))),
+        "{err}"
+    );
+    assert!(!out.exists());
 }
 
 #[test]

@@ -11,8 +11,8 @@ use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use slc::DType;
-use slc::sema::{InputTypes, InputValues};
 use slc::backend::jit::KernelCache;
+use slc::sema::{InputTypes, InputValues};
 use slc::types::TensorType;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -78,9 +78,10 @@ pub fn _read_zarr<'py>(
     let mut opened = vec![];
     for (key, value) in stores.iter() {
         let name: String = key.extract()?;
-        // A URL (`http(s)://`) names a remote store; anything else a local path.
+        // A URL (`http(s)://`) names a remote store, its metadata fetched without the GIL (other
+        // threads run meanwhile, a server in this process among them); anything else a path.
         let zarr = match value.extract::<String>() {
-            Ok(url) if slc::zarr::is_url(&url) => slc::zarr::open_zarr_url(&url),
+            Ok(url) if slc::zarr::is_url(&url) => py.detach(|| slc::zarr::open_zarr_url(&url)),
             _ => slc::zarr::open_zarr(&value.extract::<PathBuf>()?),
         };
         let zarr = zarr.map_err(|e| PyOSError::new_err(format!("input '{name}': {e}")))?;

@@ -1,8 +1,8 @@
 //! A tiny HTTP/1.1 server over a directory, for the remote-store tests (tests/zarr_http.rs):
 //! on 127.0.0.1 only, `GET` and `HEAD` with single `Range: bytes=…` requests (a multi-range
 //! request gets the whole file, as RFC 9110 allows), keep-alive, a `404` for a missing file.
-//! It counts the `GET`s of each path and can be told to fail one path: a `500`, or a body cut
-//! short of its `Content-Length`. It stops when dropped.
+//! It counts the `GET`s of each path and can be told to fail one path: a `500`, a body cut
+//! short of its `Content-Length`, or no answer at all. It stops accepting when dropped.
 
 #![allow(dead_code)] // each test file uses some of these
 
@@ -22,7 +22,12 @@ pub enum Fault {
     ServerError,
     /// The headers promise the whole file; half of it is sent, then the connection closes.
     Truncated,
+    /// Nothing is answered for [`STALL`], then the connection closes.
+    Stall,
 }
+
+/// How long a stalled answer keeps the client waiting: longer than its timeout.
+pub const STALL: Duration = Duration::from_secs(45);
 
 #[derive(Default)]
 struct State {
@@ -145,6 +150,10 @@ fn respond(
     };
     if !matches!(method, "GET" | "HEAD") {
         return out.write_all(head("405 Method Not Allowed", 0, "").as_bytes()).is_ok();
+    }
+    if let Some(Fault::Stall) = fault {
+        std::thread::sleep(STALL);
+        return false;
     }
     if let Some(Fault::ServerError) = fault {
         let body = "injected failure";
