@@ -96,7 +96,8 @@ pub fn run_store<'py>(
             "the store's target `{name}` must be a writeable, C-contiguous numpy.ndarray: slc stores into it in place"
         )));
     }
-    let views = held.iter().zip(names).map(|(h, n)| h.view(n)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
+    let views =
+        held.iter().zip(names).map(|(h, n)| h.view(n)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
     let store = |views: &[TensorView<'_>]| {
         // SAFETY: the target's view is the writeable array's own memory (checked above), lent
         // by the caller for the call.
