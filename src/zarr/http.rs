@@ -5,25 +5,47 @@
 //! the plan reads are fetched.
 //!
 //! Two things are this file's rather than the adapter's: every error names the URL it was
-//! fetching, and a partial read fetches the whole value and slices it. The adapter sends several
-//! byte ranges as one multi-range request and expects their bytes back concatenated, which no
-//! server that answers `multipart/byteranges` (nginx, Apache) does. slc decodes whole chunks,
-//! so a partial read happens only at the array's edge (a chunk that overhangs it) or in a shard's
-//! index, and fetching that one value whole costs what the chunk costs.
+//! fetching, and a partial read fetches the whole value (once, for all the parts read of it) and
+//! slices it. The adapter sends several byte ranges as one multi-range request and expects their
+//! bytes back concatenated, which no server that answers `multipart/byteranges` (nginx, Apache)
+//! does, and a server that ignores `Range` and sends a body shorter than `HEAD` said makes it
+//! panic. slc decodes whole chunks, so a partial read happens only for a chunk or shard that
+//! overhangs the array's edge, and fetching it whole costs what a whole chunk costs.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator};
 use zarrs::storage::{
-    MaybeBytes, MaybeBytesIterator, ReadableStorage, ReadableStorageTraits, StorageError, StoreKey,
+    Bytes, MaybeBytes, MaybeBytesIterator, ReadableStorage, ReadableStorageTraits, StorageError, StoreKey,
 };
 use zarrs_http::HTTPStore;
 
 /// A store at an `http://` or `https://` URL.
 struct HttpStore {
     inner: HTTPStore,
+    /// The values fetched last for partial reads, newest last: zarrs reads a shard at the
+    /// array's edge in parts (its index, then each inner chunk), and each part would fetch it
+    /// whole again. One per decoding thread; dropped with the store, after the read.
+    recent: Mutex<VecDeque<(StoreKey, Bytes)>>,
 }
 
 impl HttpStore {
+    /// The whole value of `key` for a partial read: a recent one, or fetched and kept.
+    fn whole(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+        let recent =
+            |r: &VecDeque<(StoreKey, Bytes)>| r.iter().find(|(k, _)| k == key).map(|(_, b)| b.clone());
+        if let Some(bytes) = recent(&self.recent.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(Some(bytes));
+        }
+        let Some(bytes) = self.get(key)? else { return Ok(None) };
+        let mut kept = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= rayon::current_num_threads().max(1) {
+            kept.pop_front();
+        }
+        kept.push_back((key.clone(), bytes.clone()));
+        Ok(Some(bytes))
+    }
+
     /// The error `e` fetching `key`, naming its URL.
     fn error(&self, key: &StoreKey, e: impl std::fmt::Display) -> StorageError {
         match self.inner.key_to_url(key) {
@@ -43,7 +65,7 @@ impl ReadableStorageTraits for HttpStore {
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<MaybeBytesIterator<'a>, StorageError> {
-        let Some(bytes) = self.get(key)? else {
+        let Some(bytes) = self.whole(key)? else {
             return Ok(None);
         };
         let size = bytes.len() as u64;
@@ -76,5 +98,5 @@ impl ReadableStorageTraits for HttpStore {
 /// The store at `url` (`http://` or `https://`; no request is sent yet).
 pub fn store(url: &str) -> Result<ReadableStorage, String> {
     let inner = HTTPStore::new(url).map_err(|e| format!("Zarr store '{url}': {e}"))?;
-    Ok(Arc::new(HttpStore { inner }))
+    Ok(Arc::new(HttpStore { inner, recent: Mutex::default() }))
 }
