@@ -1,20 +1,21 @@
-//! Zarr stores for the store tests (tests/zarr.rs, tests/zarr_http.rs): one `f32[37, 23]` array
-//! written through `zarrs` under several metadata documents (v3 and v2, several codecs, sharded).
+//! Zarr stores for the tests (`tests/zarr.rs`, `tests/zarr_repl.rs`): an `f32[37, 23]` array
+//! in 8 × 5 chunks, written through zarrs in v3 and v2 with several codecs.
 
 #![allow(dead_code)] // each test file uses some of these
 
 use serde_json::json;
-use std::path::Path;
+use slc_runtime::{DType, Tensor};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zarrs::array::{Array, ArrayBytes};
 use zarrs::filesystem::FilesystemStore;
 
-pub const SHAPE: [u64; 2] = [37, 23];
-pub const CHUNKS: [u64; 2] = [8, 5];
-
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+pub const SHAPE: [u64; 2] = [37, 23];
+pub const CHUNKS: [u64; 2] = [8, 5];
 
 /// `f32[37, 23]` holding `row * 100 + col`.
 pub fn data() -> Vec<f32> {
@@ -107,4 +108,33 @@ pub fn variants() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         ("v2-gzip", ".zarray", v2_meta(json!({"id": "gzip", "level": 4}))),
         ("v2-zstd", ".zarray", v2_meta(json!({"id": "zstd", "level": 2}))),
     ]
+}
+
+/// The chunk files of a store, by key (`c/1/2` in v3, `1.2` in v2).
+pub fn chunk_files(store: &Path) -> Vec<PathBuf> {
+    let mut files = vec![];
+    let mut stack = vec![store.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                stack.push(p);
+            } else if !name.starts_with('.') && name != "zarr.json" {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+/// The same array as a `.npy`, and an index array, in `dir`.
+pub fn npy_inputs(dir: &Path) -> (PathBuf, PathBuf) {
+    let a = dir.join("a.npy");
+    let t =
+        Tensor::from_bytes(DType::F32, &[SHAPE[0] as usize, SHAPE[1] as usize], &f32_bytes(&data())).unwrap();
+    slc_runtime::write_npy(&a, &t).unwrap();
+    let i = dir.join("i.npy");
+    slc_runtime::write_npy(&i, &Tensor::from_i64s(DType::I64, &[4], &[30, -1, 2, 9]).unwrap()).unwrap();
+    (a, i)
 }
