@@ -9,8 +9,9 @@
 //! slices it. The adapter sends several byte ranges as one multi-range request and expects their
 //! bytes back concatenated, which no server that answers `multipart/byteranges` (nginx, Apache)
 //! does, and a server that ignores `Range` and sends a body shorter than `HEAD` said makes it
-//! panic. slc decodes whole chunks, so a partial read happens only for a chunk or shard that
-//! overhangs the array's edge, and fetching it whole costs what a whole chunk costs.
+//! panic. zarrs reads a value in parts only for a chunk or shard that overhangs the array's
+//! edge, or a shard of which some inner chunks are read: fetched whole, it costs what reading
+//! the whole chunk costs, and a shard is still fetched only when the selection touches it.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -23,9 +24,9 @@ use zarrs_http::HTTPStore;
 /// A store at an `http://` or `https://` URL.
 struct HttpStore {
     inner: HTTPStore,
-    /// The values fetched last for partial reads, newest last: zarrs reads a shard at the
-    /// array's edge in parts (its index, then each inner chunk), and each part would fetch it
-    /// whole again. One per decoding thread; dropped with the store, after the read.
+    /// The values fetched last for partial reads, newest last: zarrs reads a shard in parts
+    /// (its index, then each inner chunk), and each part would fetch it whole again. One per
+    /// decoding thread; dropped with the store, after the read.
     recent: Mutex<VecDeque<(StoreKey, Bytes)>>,
 }
 
