@@ -73,7 +73,10 @@ __all__ = [
 
 def _zarr_path(value):
     """The store path of a Zarr input (a path to a ``*.zarr`` directory or to a directory with
-    Zarr metadata, or a ``zarr.Array`` of a local store), or None for any other input."""
+    Zarr metadata, an ``http(s)://`` URL of a store, or a ``zarr.Array`` of a local store), or
+    None for any other input."""
+    if isinstance(value, str) and value.lower().startswith(("http://", "https://")):
+        return value
     if isinstance(value, (str, _os.PathLike)):
         path = _os.fspath(value)
         if path.rstrip("/").endswith(".zarr") or ".zarr/" in path or any(
@@ -109,6 +112,6 @@ def eval(expr, /, **inputs):
 
 eval.__doc__ = (_eval.__doc__ or "") + (
     "\n\nAn input may also be a Zarr array in a local directory store, by path (``a=\"data.zarr\"``,"
-    " ``\"data.zarr/group/array\"``) or as a ``zarr.Array``: only the chunks the program reads are"
-    " decoded (docs/zarr.md)."
+    " ``\"data.zarr/group/array\"``) or as a ``zarr.Array``, or (a build with the ``zarr-http``"
+    " feature) at an ``http(s)://`` URL: only the chunks the program reads are decoded (docs/zarr.md)."
 )

@@ -1,4 +1,5 @@
-//! Zarr stores as `slc.eval` inputs (docs/zarr.md): `slc.eval("a[::2]", a="data.zarr")`.
+//! Zarr stores as `slc.eval` inputs (docs/zarr.md): `slc.eval("a[::2]", a="data.zarr")`, or a
+//! store's `http(s)://` URL (read when the wheel is built with the `zarr-http` feature).
 //! The Python wrapper (`slc/__init__.py`) passes the stores' paths here with the other inputs;
 //! each store is opened, the program compiled over every input's type, and of each store the
 //! box holding the chunks the plan reads is decoded. When some box is smaller than its array,
@@ -10,8 +11,8 @@ use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use slc::DType;
-use slc::sema::{InputTypes, InputValues};
 use slc::backend::jit::KernelCache;
+use slc::sema::{InputTypes, InputValues};
 use slc::types::TensorType;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,7 +36,7 @@ fn kernels() -> Arc<KernelCache> {
     kept.get_or_insert_with(Default::default).clone()
 }
 
-/// ``_read_zarr(expr, stores, inputs)``: ``stores`` maps names to store paths (``str``);
+/// ``_read_zarr(expr, stores, inputs)``: ``stores`` maps names to store paths or URLs (``str``);
 /// ``inputs`` the other inputs. Returns ``(result, None)`` when it ran ``expr`` itself (on the
 /// boxes of the stores it reads), else ``(None, arrays)``: ``stores``' names mapped to arrays
 /// that hold what ``expr`` reads of each store, for ``eval``.
@@ -77,9 +78,13 @@ pub fn _read_zarr<'py>(
     let mut opened = vec![];
     for (key, value) in stores.iter() {
         let name: String = key.extract()?;
-        let path: PathBuf = value.extract()?;
-        let zarr =
-            slc::zarr::open_zarr(&path).map_err(|e| PyOSError::new_err(format!("input '{name}': {e}")))?;
+        // A URL (`http(s)://`) names a remote store, its metadata fetched without the GIL (other
+        // threads run meanwhile, a server in this process among them); anything else a path.
+        let zarr = match value.extract::<String>() {
+            Ok(url) if slc::zarr::is_url(&url) => py.detach(|| slc::zarr::open_zarr_url(&url)),
+            _ => slc::zarr::open_zarr(&value.extract::<PathBuf>()?),
+        };
+        let zarr = zarr.map_err(|e| PyOSError::new_err(format!("input '{name}': {e}")))?;
         types.insert(name.clone(), TensorType::of(zarr.dtype(), zarr.shape()));
         opened.push((name, zarr));
     }

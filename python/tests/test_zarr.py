@@ -2,9 +2,12 @@
 hundred random selections (slices with steps, integers, row gathers) over v2 and v3 arrays
 with several codecs, by path and as zarr.Array. Skipped when zarr is not installed."""
 
+import functools
+import http.server
 import os
 import random
 import shutil
+import threading
 
 import numpy as np
 import pytest
@@ -116,3 +119,28 @@ def test_store_errors_name_the_store(tmp_path):
     with pytest.raises(TypeError, match="not a Zarr store"):
         slc.eval("a", a=str(tmp_path))
     shutil.rmtree(path)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_a_store_url_is_read_or_refused_saying_why(tmp_path, monkeypatch):
+    """A store's http:// URL, served from 127.0.0.1: read as the local store is by a wheel built
+    with the zarr-http feature; refused, saying how to build one, by a wheel without it."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    z = zarr.create_array(str(tmp_path / "u.zarr"), shape=(40, 10), chunks=(10, 10), dtype="i4")
+    z[...] = np.arange(400, dtype=np.int32).reshape(40, 10)
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}/u.zarr"
+        try:
+            got = slc.eval("a[12:38:3, ::-2]", a=url)
+        except OSError as e:
+            assert "built without HTTP stores" in str(e) and url in str(e), str(e)
+        else:
+            np.testing.assert_array_equal(got, z[...][12:38:3, ::-2])
+        finally:
+            server.shutdown()

@@ -3,7 +3,7 @@
 
 use super::Failure;
 use crate::types::{ShapeDisplay, SymTensorType, TensorType};
-use crate::zarr::{PendingZarr, is_zarr, open_zarr};
+use crate::zarr::{PendingZarr, is_url, is_zarr, open_zarr, open_zarr_url};
 use slc_runtime::{DType, PendingNpy, Tensor, open_npy, open_npy_stream, open_npz};
 use std::path::PathBuf;
 
@@ -18,6 +18,8 @@ pub enum InputSource {
     NpzMember(PathBuf, String),
     /// `DATA.zarr` or `DATA.zarr/path/in/group`: a Zarr array in a local directory store.
     Zarr(PathBuf),
+    /// `http(s)://HOST/DATA.zarr[/path/in/group]`: a Zarr array in a store over HTTP.
+    ZarrUrl(String),
 }
 
 /// An input whose header (dtype, shape) has been read, its data not yet.
@@ -69,7 +71,7 @@ impl InputArg {
     /// The file the input is read from, if it is one.
     pub fn path(&self) -> Option<&std::path::Path> {
         match &self.source {
-            InputSource::Stdin => None,
+            InputSource::Stdin | InputSource::ZarrUrl(_) => None,
             InputSource::File(p) | InputSource::NpzMember(p, _) | InputSource::Zarr(p) => Some(p),
         }
     }
@@ -77,16 +79,9 @@ impl InputArg {
     /// Reads the input's header (its dtype and shape; a Zarr array's metadata), not yet its data.
     pub fn open(&self) -> Result<Opened, Failure> {
         let opened = match &self.source {
-            InputSource::Zarr(path) => {
-                return open_zarr(path)
-                    .map(|z| Opened::Zarr(Box::new(z)))
-                    .map_err(|e| input_error(&self.name, e));
-            }
-            InputSource::File(path) if path.is_dir() && is_zarr(path) => {
-                return open_zarr(path)
-                    .map(|z| Opened::Zarr(Box::new(z)))
-                    .map_err(|e| input_error(&self.name, e));
-            }
+            InputSource::Zarr(path) => return self.zarr(open_zarr(path)),
+            InputSource::File(path) if path.is_dir() && is_zarr(path) => return self.zarr(open_zarr(path)),
+            InputSource::ZarrUrl(url) => return self.zarr(open_zarr_url(url)),
             InputSource::Stdin => {
                 if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
                     eprintln!(
@@ -101,6 +96,11 @@ impl InputArg {
             InputSource::NpzMember(path, key) => open_npz(path, Some(key)),
         };
         opened.map(Opened::Npy).map_err(|e| input_error(&self.name, e))
+    }
+
+    /// The input as the Zarr array `opened`, or its error.
+    fn zarr(&self, opened: Result<PendingZarr, String>) -> Result<Opened, Failure> {
+        opened.map(|z| Opened::Zarr(Box::new(z))).map_err(|e| input_error(&self.name, e))
     }
 }
 
@@ -143,6 +143,13 @@ pub fn parse_input(s: &str) -> Result<InputArg, String> {
     check_name(&name)?;
     let source = match spec.rsplit_once(':') {
         _ if spec == "-" => InputSource::Stdin,
+        // Over the network slc reads Zarr stores only: a file there is fetched whole anyway.
+        _ if is_url(spec) && (spec.ends_with(".npy") || spec.contains(".npz")) => {
+            return Err(format!(
+                "`{spec}` is a .npy or .npz file at a URL: slc reads only Zarr stores over HTTP; download it first"
+            ));
+        }
+        _ if is_url(spec) => InputSource::ZarrUrl(spec.to_string()),
         Some((path, key)) if path.ends_with(".npz") && !key.is_empty() => {
             InputSource::NpzMember(PathBuf::from(path), key.to_string())
         }

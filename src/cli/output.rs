@@ -36,6 +36,10 @@ pub fn parse_output(s: &str) -> Result<OutputArg, String> {
     match s {
         "" => Err("the output path is empty".into()),
         "-" => Ok(OutputArg::Stdout),
+        // Inputs may be remote stores; outputs are written here, never to a server.
+        _ if crate::zarr::is_url(s) => {
+            Err(format!("`{s}` is a URL: slc writes outputs to local files only; give a path"))
+        }
         _ if s.trim_end_matches('/').ends_with(".zarr") => {
             Ok(OutputArg::Zarr(PathBuf::from(s.trim_end_matches('/'))))
         }

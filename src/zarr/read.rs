@@ -1,5 +1,5 @@
-//! Zarr arrays (v2 and v3, local directory stores) as inputs: `-i a=data.zarr`, or
-//! `-i a=data.zarr/path/to/array` for an array inside a group (docs/zarr.md).
+//! Zarr arrays (v2 and v3, local directory stores or, with `zarr-http`, URLs) as inputs:
+//! `-i a=data.zarr`, or `-i a=data.zarr/path/to/array` for an array inside a group (docs/zarr.md).
 //!
 //! The metadata is read first (dtype and shape, for checking the program); then only the chunks
 //! holding the elements the plan reads ([`super::touched()`]) are decoded, in parallel, into a
@@ -18,6 +18,7 @@ use zarrs::array::{
     Array, ArrayBytesFixedDisjointView, ArrayShardedExt, ArraySubset, CodecOptions, data_type,
 };
 use zarrs::filesystem::FilesystemStore;
+use zarrs::storage::{ReadableStorage, ReadableStorageTraits};
 
 /// Chunk indices listed at once: enough to keep every core busy.
 const BATCH: usize = 256;
@@ -28,8 +29,9 @@ const MAX_CHUNK_BYTES: u64 = 1 << 32;
 
 /// A Zarr array whose metadata has been read, its data not yet.
 pub struct PendingZarr {
-    array: Array<FilesystemStore>,
-    /// `data.zarr/path` as given, for errors.
+    /// Over any store: a local directory, or (`zarr-http`) a URL.
+    array: Array<dyn ReadableStorageTraits>,
+    /// `data.zarr/path` (or its URL) as given, for errors.
     label: String,
     dtype: DType,
     shape: Vec<usize>,
@@ -69,9 +71,9 @@ pub fn data_type_of(dtype: DType) -> zarrs::array::DataType {
     found.expect("the table holds every dtype").0
 }
 
-/// Opens the array at `path` and reads its metadata (`zarr.json`, or v2's `.zarray`).
+/// Opens the array at `path` (a local directory store, or an array inside one) and reads its
+/// metadata (`zarr.json`, or v2's `.zarray`).
 pub fn open_zarr(path: &Path) -> Result<PendingZarr, String> {
-    let label = path.display().to_string();
     let (store_dir, inner) = split_store_path(path);
     if !store_dir.is_dir() {
         return Err(format!("Zarr store '{}' is not a directory", store_dir.display()));
@@ -79,8 +81,22 @@ pub fn open_zarr(path: &Path) -> Result<PendingZarr, String> {
     let store = FilesystemStore::new(&store_dir)
         .map_err(|e| format!("Zarr store '{}' cannot be opened: {e}", store_dir.display()))?;
     let store = Arc::new(store);
-    let array = Array::open(store.clone(), &inner)
-        .map_err(|e| format!("Zarr array '{inner}' of store '{}': {e}", store_dir.display()))?;
+    let mut zarr =
+        open_array(store.clone(), &store_dir.display().to_string(), &inner, path.display().to_string())?;
+    zarr.plain = PlainChunks::of(&zarr.array, &store);
+    Ok(zarr)
+}
+
+/// Opens the array at `inner` of `store` (`store_name` in errors; `label` names the array) and
+/// reads its metadata: any store, local or remote, is read the same way from here on.
+pub(super) fn open_array(
+    store: ReadableStorage,
+    store_name: &str,
+    inner: &str,
+    label: String,
+) -> Result<PendingZarr, String> {
+    let array = Array::open(store, inner)
+        .map_err(|e| format!("Zarr array '{inner}' of store '{store_name}': {e}"))?;
     let dtype = dtype_of(array.data_type()).ok_or_else(|| {
         format!("Zarr array '{label}' holds {}, which slc has no dtype for", array.data_type())
     })?;
@@ -92,8 +108,7 @@ pub fn open_zarr(path: &Path) -> Result<PendingZarr, String> {
     if Tensor::byte_size(dtype, &shape).is_none() {
         return Err(format!("Zarr array '{label}' of shape {shape:?} is too large to address"));
     }
-    let plain = PlainChunks::of(&array, &store);
-    Ok(PendingZarr { array, label, dtype, shape, plain })
+    Ok(PendingZarr { array, label, dtype, shape, plain: None })
 }
 
 impl PendingZarr {
