@@ -1,14 +1,14 @@
 //! The decoded bytes of one chunk. zarrs' codec pipeline decodes any chunk; for the commonest
 //! arrays — a local store, Zarr v3, codecs `bytes` (little-endian) and optionally `zstd`, the
-//! default of zarr-python — a chunk is read and inflated here instead, into buffers kept
-//! between chunks and calls: zarrs allocates the file's bytes, the inflated bytes and a zstd
-//! context per chunk, and faulting in those fresh pages cost as much as inflating them. Both
+//! default of zarr-python — a chunk is read and inflated here instead, into buffers each thread
+//! keeps: zarrs allocates the file's bytes, the inflated bytes and a zstd context per chunk, and
+//! faulting in those fresh pages cost as much as inflating them (docs/zarr.md, "Costs"). Both
 //! give the same bytes (tests below, and every store test reads through one or the other).
 
+use std::cell::RefCell;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::Mutex;
 use zarrs::array::{Array, ArrayBytes, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs::metadata::ArrayMetadata;
@@ -24,7 +24,7 @@ pub(super) struct PlainChunks {
     zstd: bool,
 }
 
-/// What a thread decoding on the plain path holds, kept between chunks (and calls).
+/// What each thread keeps between chunks of the plain path.
 #[derive(Default)]
 struct Buffers {
     encoded: Vec<u8>,
@@ -32,20 +32,8 @@ struct Buffers {
     zstd: Option<zstd::bulk::Decompressor<'static>>,
 }
 
-/// Buffers no thread holds now, as many as there are cores at most: the decoding threads live
-/// for one read, their buffers on.
-static SPARE: Mutex<Vec<Buffers>> = Mutex::new(Vec::new());
-
-/// Calls `f` with buffers from [`SPARE`] (or new ones), then puts them back.
-fn with_buffers<R>(f: impl FnOnce(&mut Buffers) -> R) -> R {
-    let taken = SPARE.lock().unwrap_or_else(|e| e.into_inner()).pop();
-    let mut buffers = taken.unwrap_or_default();
-    let r = f(&mut buffers);
-    let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
-    if spare.len() < std::thread::available_parallelism().map_or(1, |n| n.get()) {
-        spare.push(buffers);
-    }
-    r
+thread_local! {
+    static BUFFERS: RefCell<Buffers> = RefCell::default();
 }
 
 impl PlainChunks {
@@ -86,7 +74,7 @@ impl PlainChunks {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e.to_string()),
         };
-        with_buffers(|b| {
+        BUFFERS.with_borrow_mut(|b| {
             b.encoded.clear();
             file.read_to_end(&mut b.encoded).map_err(|e| e.to_string())?;
             let decoded = if self.zstd {

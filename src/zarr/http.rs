@@ -40,7 +40,7 @@ impl HttpStore {
         }
         let Some(bytes) = self.get(key)? else { return Ok(None) };
         let mut kept = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() >= std::thread::available_parallelism().map_or(1, |n| n.get()) {
+        if kept.len() >= rayon::current_num_threads().max(1) {
             kept.pop_front();
         }
         kept.push_back((key.clone(), bytes.clone()));

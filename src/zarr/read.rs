@@ -256,13 +256,14 @@ impl PendingZarr {
         window: &Window,
         tensor: &mut Tensor,
     ) -> Result<(), String> {
+        use rayon::prelude::*;
         let shape: Vec<u64> = window.shape.iter().map(|&s| s as u64).collect();
         let bytes = UnsafeCellSlice::new(tensor.bytes_mut());
         // Chunks are decoded in parallel, each by one thread.
         let options = CodecOptions::default().with_concurrent_target(1);
         let width = self.dtype.width();
         let sharded = self.array.is_sharded();
-        for_each_in_parallel(chunks, |ids| {
+        chunks.par_iter().try_for_each(|ids| {
             let chunk = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
             let part = match touched {
                 Some(touched) => touched_part(&chunk, touched).map_err(|e| self.error(ids, e))?,
@@ -312,40 +313,6 @@ impl PendingZarr {
     fn error(&self, ids: &[u64], e: impl std::fmt::Display) -> String {
         format!("Zarr array '{}', chunk '{}': {e}", self.label, self.array.chunk_key(ids))
     }
-}
-
-/// Calls `decode` on every chunk, on this thread and up to one fewer than the cores others,
-/// each taking the next chunk not yet taken; stops at the first error, which it returns. This
-/// thread works too, so that it starts at once: rayon's pool would hand the chunks to its
-/// threads and wait, and waking idle ones took as long as decoding a few chunks.
-fn for_each_in_parallel(
-    chunks: &[Vec<u64>],
-    decode: impl Fn(&Vec<u64>) -> Result<(), String> + Sync,
-) -> Result<(), String> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let failed: Mutex<Option<String>> = Mutex::new(None);
-    let work = || {
-        loop {
-            let at = next.fetch_add(1, Ordering::Relaxed);
-            let Some(ids) = chunks.get(at) else { return };
-            if let Err(e) = decode(ids) {
-                next.store(chunks.len(), Ordering::Relaxed);
-                failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                return;
-            }
-        }
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let helpers = cores.min(chunks.len()).saturating_sub(1);
-    std::thread::scope(|s| {
-        for _ in 0..helpers {
-            s.spawn(work);
-        }
-        work();
-    });
-    failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
 }
 
 /// The box spanning what `touched` (per axis, sorted ranges) holds of `chunk`: along each axis,
@@ -469,22 +436,6 @@ mod tests {
                 assert_eq!(v, expected, "{extent:?} {from:?} {to:?} at {t:?}");
             }
         }
-    }
-
-    #[test]
-    fn every_chunk_is_decoded_once_and_an_error_stops_the_rest() {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        let chunks: Vec<Vec<u64>> = (0..1000).map(|k| vec![k]).collect();
-        let seen: Vec<AtomicU64> = (0..1000).map(|_| AtomicU64::new(0)).collect();
-        let visit = |ids: &Vec<u64>| {
-            seen[ids[0] as usize].fetch_add(1, Ordering::Relaxed);
-            Ok(())
-        };
-        for_each_in_parallel(&chunks, visit).unwrap();
-        assert!(seen.iter().all(|n| n.load(Ordering::Relaxed) == 1));
-        let failing = |ids: &Vec<u64>| if ids[0] == 10 { Err(format!("chunk {}", ids[0])) } else { Ok(()) };
-        assert_eq!(for_each_in_parallel(&chunks, failing), Err("chunk 10".to_string()));
-        assert_eq!(for_each_in_parallel(&[], failing), Ok(()));
     }
 
     #[test]
