@@ -91,14 +91,18 @@ def main():
             assert np.array_equal(py(), want), name
         t_zarr, t_ts, t_py = [], [], []
         t_slc = [[] for _ in cmds]
+        # The readers in this process, call by call in turn; then the command lines. (A process
+        # run between two calls leaves the next one a cold cache and sleeping threads: timed so,
+        # every reader here was 1.3-2x slower, and by how much varied from run to run.)
         for _ in range(args.rounds):
             t_zarr.append(timed(zarr_read))
             if t:
                 t_ts.append(timed(ts_read))
-            for cmd, ts in zip(cmds, t_slc):
-                ts.append(timed(lambda: subprocess.run(cmd, check=True)))
             if args.python:
                 t_py.append(timed(py))
+        for _ in range(args.rounds):
+            for cmd, ts in zip(cmds, t_slc):
+                ts.append(timed(lambda: subprocess.run(cmd, check=True)))
         ms = lambda ts: f"{statistics.median(ts) * 1e3:10.1f}"  # noqa: E731
         line = f"{name}    {kind:8} {expr:24} {ms(t_zarr)}" + (f"    {ms(t_ts)}" if t else "") + "".join(f"    {ms(ts)}" for ts in t_slc)
         if args.python:
