@@ -92,7 +92,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0405", "an out-of-range policy DirectML cannot reproduce"),
     ("E0406", "a size beyond DirectML's 32-bit fields"),
     ("E0407", "a plan shape the DirectML lowering does not handle"),
-    ("E0503", "a REPL file operation failed (`load`, `save`, `:load`, `:save`), naming the file"),
+    (
+        "E0503",
+        "a REPL file operation failed (`load`, `save`, `:load`, `:save`, or reading the chunks of a Zarr array bound lazily), naming the file (the store and chunk key)",
+    ),
     ("E0504", "`save(...)` used as a value"),
     ("E0505", "a REPL helper could not make its tensor"),
     ("E0506", "an unknown REPL command"),
