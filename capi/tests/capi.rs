@@ -6,8 +6,11 @@
 
 #[path = "../../tests/support/cases.rs"]
 mod cases;
+#[path = "../../tests/support/scratch.rs"]
+mod scratch_dir;
 
 use cases::{Case, c_bytes, hex, oracle};
+use scratch_dir::scratch;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,16 +29,9 @@ fn include_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/include")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slc-capi-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Compiles `source` against slc.h and libslc_c.a, runs it, returns its standard output.
 fn build_and_run(name: &str, source: &str) -> String {
-    let dir = scratch(name);
+    let dir = scratch("capi", name);
     std::fs::write(dir.join("main.c"), source).unwrap();
     let lib = lib_dir();
     let out = Command::new("gcc")
