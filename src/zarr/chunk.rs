@@ -60,20 +60,24 @@ impl PlainChunks {
         Some(PlainChunks { store: store.clone(), zstd })
     }
 
-    /// Calls `use_bytes` with the decoded bytes (`bytes` of them) of chunk `key` of a plain
-    /// array; `None` where the chunk is not stored (zarrs then gives its fill value).
-    fn with_decoded<R>(
+    /// The file of chunk `key`, or `None` where the chunk is not stored (zarrs then gives its
+    /// fill value).
+    fn open(&self, key: &zarrs::storage::StoreKey) -> Result<Option<std::fs::File>, String> {
+        let path: PathBuf = self.store.key_to_fspath(key);
+        match std::fs::File::open(&path) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Calls `use_bytes` with the decoded bytes (`bytes` of them) of the chunk stored in `file`.
+    fn decode<R>(
         &self,
-        key: &zarrs::storage::StoreKey,
+        mut file: std::fs::File,
         bytes: u64,
         use_bytes: impl FnOnce(&[u8]) -> R,
-    ) -> Result<Option<R>, String> {
-        let path: PathBuf = self.store.key_to_fspath(key);
-        let mut file = match std::fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
-        };
+    ) -> Result<R, String> {
         BUFFERS.with_borrow_mut(|b| {
             b.encoded.clear();
             file.read_to_end(&mut b.encoded).map_err(|e| e.to_string())?;
@@ -93,7 +97,7 @@ impl PlainChunks {
             if decoded.len() as u64 != bytes {
                 return Err(format!("decodes to {} bytes, not the {bytes} of a chunk", decoded.len()));
             }
-            Ok(Some(use_bytes(decoded)))
+            Ok(use_bytes(decoded))
         })
     }
 }
@@ -108,17 +112,15 @@ pub(super) fn with_chunk<S: ?Sized + ReadableStorageTraits + 'static, R>(
     bytes: u64,
     use_bytes: impl FnOnce(&[u8]) -> R,
 ) -> Result<R, String> {
-    let mut use_bytes = Some(use_bytes);
-    if let Some(plain) = plain.filter(|_| bytes <= PLAIN_MAX_BYTES) {
-        let take = |decoded: &[u8]| (use_bytes.take().expect("called once"))(decoded);
-        if let Some(r) = plain.with_decoded(&array.chunk_key(ids), bytes, take)? {
-            return Ok(r);
-        }
+    if let Some(plain) = plain.filter(|_| bytes <= PLAIN_MAX_BYTES)
+        && let Some(file) = plain.open(&array.chunk_key(ids))?
+    {
+        return plain.decode(file, bytes, use_bytes);
     }
     let options = CodecOptions::default().with_concurrent_target(1);
     let decoded: ArrayBytes = array.retrieve_chunk_opt(ids, &options).map_err(|e| e.to_string())?;
     let decoded = decoded.into_fixed().map_err(|e| e.to_string())?;
-    Ok((use_bytes.take().expect("called once"))(&decoded))
+    Ok(use_bytes(&decoded))
 }
 
 #[cfg(test)]

@@ -325,8 +325,9 @@ fn touched_part(chunk: &ArraySubset, touched: &[Vec<Range<u64>>]) -> Result<Arra
         // The ranges ending after the chunk starts, up to the first starting at or after its end.
         let first = ranges.partition_point(|r| r.end <= lo);
         let inside = &ranges[first..ranges[first..].partition_point(|r| r.start < hi) + first];
-        let from = inside.iter().map(|r| r.start.max(lo)).min().unwrap_or(lo);
-        let to = inside.iter().map(|r| r.end.min(hi)).max().unwrap_or(lo);
+        // Sorted and disjoint: the first range starts the part, the last ends it.
+        let from = inside.first().map_or(lo, |r| r.start.max(lo));
+        let to = inside.last().map_or(lo, |r| r.end.min(hi));
         start.push(from);
         shape.push(to.saturating_sub(from));
     }
