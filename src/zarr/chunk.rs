@@ -13,6 +13,7 @@ use zarrs::array::{Array, ArrayBytes, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs::metadata::ArrayMetadata;
 use zarrs::storage::ReadableStorageTraits;
+use zstd::zstd_safe::{DCtx, InBuffer, OutBuffer, ResetDirective};
 
 /// Chunks up to this size, decoded, take the plain path: each thread keeps two buffers of it.
 const PLAIN_MAX_BYTES: u64 = 4 << 20;
@@ -29,7 +30,7 @@ pub(super) struct PlainChunks {
 struct Buffers {
     encoded: Vec<u8>,
     decoded: Vec<u8>,
-    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    zstd: Option<DCtx<'static>>,
 }
 
 thread_local! {
@@ -71,51 +72,94 @@ impl PlainChunks {
         }
     }
 
-    /// Calls `use_bytes` with the decoded bytes (`bytes` of them) of the chunk stored in `file`.
+    /// Calls `use_bytes` with the decoded bytes of the chunk stored in `file`: all `bytes` of
+    /// them, or at least the first `needed` where stopping there saves inflating the rest.
     fn decode<R>(
         &self,
         mut file: std::fs::File,
         bytes: u64,
+        needed: u64,
         use_bytes: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, String> {
         BUFFERS.with_borrow_mut(|b| {
             b.encoded.clear();
             file.read_to_end(&mut b.encoded).map_err(|e| e.to_string())?;
-            let decoded = if self.zstd {
-                let zstd = match &mut b.zstd {
-                    Some(z) => z,
-                    None => b.zstd.insert(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?),
-                };
-                b.decoded.clear();
-                b.decoded.reserve(bytes as usize);
-                zstd.decompress_to_buffer(&b.encoded[..], &mut b.decoded)
-                    .map_err(|e| format!("zstd: {e}"))?;
-                &b.decoded
-            } else {
-                &b.encoded
-            };
-            if decoded.len() as u64 != bytes {
-                return Err(format!("decodes to {} bytes, not the {bytes} of a chunk", decoded.len()));
+            if !self.zstd {
+                if b.encoded.len() as u64 != bytes {
+                    return Err(format!("holds {} bytes, not the {bytes} of a chunk", b.encoded.len()));
+                }
+                return Ok(use_bytes(&b.encoded));
             }
-            Ok(use_bytes(decoded))
+            let dctx = match &mut b.zstd {
+                Some(dctx) => dctx,
+                None => b.zstd.insert(DCtx::try_create().ok_or("zstd: no memory for a context")?),
+            };
+            // Grown once per thread, never cleared: only what zstd writes is handed on.
+            if (b.decoded.len() as u64) < bytes {
+                b.decoded.resize(bytes as usize, 0);
+            }
+            let zstd = |code: usize| format!("zstd: {}", zstd::zstd_safe::get_error_name(code));
+            if needed < bytes && stops_early(&b.encoded, bytes) {
+                let prefix = &mut b.decoded[..needed as usize];
+                dctx.reset(ResetDirective::SessionOnly).map_err(zstd)?;
+                let mut output = OutBuffer::around(prefix);
+                let mut input = InBuffer::around(&b.encoded[..]);
+                // Each call inflates into the prefix until it is full or the frame ends.
+                while output.pos() < needed as usize {
+                    let before = (input.pos(), output.pos());
+                    let left = dctx.decompress_stream(&mut output, &mut input).map_err(zstd)?;
+                    if left == 0 || before == (input.pos(), output.pos()) {
+                        return Err(format!("decodes to fewer than the {bytes} bytes of a chunk"));
+                    }
+                }
+                return Ok(use_bytes(&b.decoded[..needed as usize]));
+            }
+            // A frame saying it holds more than a chunk would not fit: name its size up front.
+            if let Ok(Some(n)) = zstd::zstd_safe::get_frame_content_size(&b.encoded)
+                && n > bytes
+            {
+                return Err(format!("decodes to {n} bytes, not the {bytes} of a chunk"));
+            }
+            let n = dctx.decompress(&mut b.decoded[..bytes as usize], &b.encoded[..]).map_err(zstd)?;
+            if n as u64 != bytes {
+                return Err(format!("decodes to {n} bytes, not the {bytes} of a chunk"));
+            }
+            Ok(use_bytes(&b.decoded[..n]))
         })
     }
 }
 
-/// Calls `use_bytes` with the decoded bytes of chunk `ids` of `array` (`bytes` of them): by the
-/// plain path where `plain` is given, the chunk is stored and not too large, else by zarrs (a
-/// missing chunk: its fill value). Errors do not name the chunk: the caller does.
+/// Whether the zstd-compressed chunk `encoded` may be inflated only up to the part read: it is
+/// one whole frame, which says it holds `bytes` bytes and carries no checksum. A checksum covers
+/// the whole frame, so a frame with one is inflated whole to check it; a truncated frame fails
+/// the first test and is inflated whole, to its error. (Without a checksum, damage past the part
+/// read goes unseen, as its bytes are never used.)
+fn stops_early(encoded: &[u8], bytes: u64) -> bool {
+    const MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
+    const CHECKSUM_FLAG: u8 = 0x04; // of the frame header descriptor, after the magic number
+    encoded.len() > 4
+        && encoded[..4] == MAGIC
+        && encoded[4] & CHECKSUM_FLAG == 0
+        && zstd::zstd_safe::get_frame_content_size(encoded).is_ok_and(|n| n == Some(bytes))
+        && zstd::zstd_safe::find_frame_compressed_size(encoded).is_ok_and(|n| n == encoded.len())
+}
+
+/// Calls `use_bytes` with the decoded bytes of chunk `ids` of `array` (`bytes` of them, or at
+/// least the first `needed`, the end of what the caller reads): by the plain path where `plain`
+/// is given, the chunk is stored and not too large, else by zarrs (a missing chunk: its fill
+/// value). Errors do not name the chunk: the caller does.
 pub(super) fn with_chunk<S: ?Sized + ReadableStorageTraits + 'static, R>(
     array: &Array<S>,
     plain: Option<&PlainChunks>,
     ids: &[u64],
     bytes: u64,
+    needed: u64,
     use_bytes: impl FnOnce(&[u8]) -> R,
 ) -> Result<R, String> {
     if let Some(plain) = plain.filter(|_| bytes <= PLAIN_MAX_BYTES)
         && let Some(file) = plain.open(&array.chunk_key(ids))?
     {
-        return plain.decode(file, bytes, use_bytes);
+        return plain.decode(file, bytes, needed, use_bytes);
     }
     let options = CodecOptions::default().with_concurrent_target(1);
     let decoded: ArrayBytes = array.retrieve_chunk_opt(ids, &options).map_err(|e| e.to_string())?;
@@ -158,7 +202,7 @@ mod tests {
     fn chunks(array: &Array<FilesystemStore>, plain: Option<&PlainChunks>) -> Vec<Result<Vec<u8>, String>> {
         let grid = array.chunk_grid_shape().to_vec();
         let ids = (0..grid[0]).flat_map(|i| (0..grid[1]).map(move |j| vec![i, j]));
-        ids.map(|ids| with_chunk(array, plain, &ids, 24, <[u8]>::to_vec)).collect()
+        ids.map(|ids| with_chunk(array, plain, &ids, 24, 24, <[u8]>::to_vec)).collect()
     }
 
     #[test]
@@ -190,13 +234,79 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 0xff; // the checksum
         std::fs::write(&file, &bytes).unwrap();
-        assert!(with_chunk(&array, Some(&path), &[0, 1], 24, |_| ()).unwrap_err().contains("zstd"));
+        assert!(with_chunk(&array, Some(&path), &[0, 1], 24, 24, |_| ()).unwrap_err().contains("zstd"));
         std::fs::write(&file, &bytes[..5]).unwrap();
-        assert!(with_chunk(&array, Some(&path), &[0, 1], 24, |_| ()).is_err());
+        assert!(with_chunk(&array, Some(&path), &[0, 1], 24, 24, |_| ()).is_err());
         // A frame of the wrong size: the chunk of another shape.
         std::fs::write(&file, zstd::bulk::compress(&[0u8; 20], 3).unwrap()).unwrap();
         assert!(
-            with_chunk(&array, Some(&path), &[0, 1], 24, |_| ()).unwrap_err().contains("decodes to 20 bytes")
+            with_chunk(&array, Some(&path), &[0, 1], 24, 24, |_| ())
+                .unwrap_err()
+                .contains("decodes to 20 bytes")
         );
+    }
+
+    /// A one-chunk f32 array of `n` elements, zstd-compressed with or without a checksum:
+    /// its store's directory, the array with its plain path, the chunk's file and its bytes.
+    #[allow(clippy::type_complexity)]
+    fn one_chunk(
+        n: u64,
+        checksum: bool,
+    ) -> (tempfile::TempDir, (Array<FilesystemStore>, PlainChunks), PathBuf, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+        let array = ArrayBuilder::new(vec![n], vec![n], data_type::float32(), 0f32)
+            .bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(3, checksum))])
+            .build(store.clone(), "/a")
+            .unwrap();
+        array.store_metadata().unwrap();
+        let values: Vec<f32> = (0..n).map(|k| (k.wrapping_mul(2_654_435_761) % 1000) as f32).collect();
+        array.store_chunk(&[0], values.clone()).unwrap();
+        let plain = PlainChunks::of(&array, &store).unwrap();
+        let file = dir.path().join("a/c/0");
+        (dir, (array, plain), file, values.iter().flat_map(|v| v.to_le_bytes()).collect())
+    }
+
+    /// The bytes the plain path hands on for the chunk of `array` when `needed` are read.
+    fn read(
+        (array, plain): &(Array<FilesystemStore>, PlainChunks),
+        bytes: u64,
+        needed: u64,
+    ) -> Result<Vec<u8>, String> {
+        with_chunk(array, Some(plain), &[0], bytes, needed, <[u8]>::to_vec)
+    }
+
+    #[test]
+    fn a_chunk_without_checksum_is_inflated_only_up_to_the_part_read() {
+        // 512 KiB: a frame of several blocks, so stopping early saves whole blocks.
+        let (_dir, array, _file, whole) = one_chunk(1 << 17, false);
+        let bytes = whole.len() as u64;
+        for needed in [1, 4, 1000, 128 << 10, (128 << 10) + 1, 300_000, bytes - 1, bytes] {
+            let got = read(&array, bytes, needed).unwrap();
+            assert!(got.len() as u64 >= needed && whole.starts_with(&got), "needed {needed}");
+            // Only the prefix: no block past the one holding the last byte needed.
+            assert!(got.len() as u64 == needed || needed == bytes, "needed {needed}: {}", got.len());
+        }
+    }
+
+    #[test]
+    fn a_chunk_with_a_checksum_or_cut_short_is_inflated_whole_and_checked() {
+        let (_dir, array, file, whole) = one_chunk(1 << 17, true);
+        let bytes = whole.len() as u64;
+        assert_eq!(read(&array, bytes, 4).unwrap(), whole);
+        let mut encoded = std::fs::read(&file).unwrap();
+        let last = encoded.len() - 1;
+        encoded[last] ^= 0xff; // the checksum: damage past the part read is still seen
+        std::fs::write(&file, &encoded).unwrap();
+        assert!(read(&array, bytes, 4).unwrap_err().contains("zstd"));
+        // Without a checksum: a frame cut short past the part read is an error too.
+        let (_dir, array, file, _) = one_chunk(1 << 17, false);
+        let encoded = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &encoded[..encoded.len() - 10]).unwrap();
+        assert!(read(&array, bytes, 4).unwrap_err().contains("zstd"));
+        // A frame holding more than the chunk, however little of it is read.
+        std::fs::write(&file, zstd::bulk::compress(&vec![0u8; bytes as usize + 8], 3).unwrap()).unwrap();
+        let error = read(&array, bytes, 4).unwrap_err();
+        assert!(error.contains(&format!("decodes to {} bytes", bytes + 8)), "{error}");
     }
 }
