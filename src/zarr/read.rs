@@ -265,9 +265,9 @@ impl PendingZarr {
         let sharded = self.array.is_sharded();
         chunks.par_iter().try_for_each(|ids| {
             let chunk = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
-            let part = match touched {
+            let Part { span: part, rows } = match touched {
                 Some(touched) => touched_part(&chunk, touched).map_err(|e| self.error(ids, e))?,
-                None => chunk.clone(),
+                None => Part::whole(&chunk),
             };
             if part.num_elements() == 0 {
                 return Ok(());
@@ -287,7 +287,7 @@ impl PendingZarr {
                     .retrieve_array_subset_into_opt(&part, (&mut view).into(), &options)
                     .map_err(|e| self.error(ids, e));
             }
-            // The chunk decoded whole (as its codecs must), then the part copied row by row:
+            // The chunk decoded (whole, or up to the part's end), then the part's rows copied:
             // cheaper than zarrs' copy into a view, which walks the rows through an iterator.
             let origin = self.array.chunk_origin(ids).map_err(|e| self.error(ids, e))?;
             let chunk_shape = self.array.chunk_shape(ids).map_err(|e| self.error(ids, e))?;
@@ -303,7 +303,8 @@ impl PendingZarr {
                 }
                 let source = Boxed { bytes: decoded, shape: &chunk_shape, start: &from };
                 // SAFETY: as above, each chunk's part of `tensor` is written by its thread only.
-                unsafe { copy_box(source, part.shape(), &bytes, &shape, &start, width) };
+                let run = part.shape().last().copied().unwrap_or(1);
+                unsafe { copy_rows(source, &rows, run, &bytes, &shape, &start, width) };
                 Ok(())
             };
             with_chunk(&self.array, self.plain.as_ref(), ids, chunk_bytes, needed, copy)
@@ -318,12 +319,32 @@ impl PendingZarr {
     }
 }
 
-/// The box spanning what `touched` (per axis, sorted ranges) holds of `chunk`: along each axis,
-/// from the first touched index in the chunk to the last. Empty where the chunk holds none.
-fn touched_part(chunk: &ArraySubset, touched: &[Vec<Range<u64>>]) -> Result<ArraySubset, String> {
-    let mut start = Vec::with_capacity(touched.len());
-    let mut shape = Vec::with_capacity(touched.len());
-    for ((&lo, &len), ranges) in chunk.start().iter().zip(chunk.shape()).zip(touched) {
+/// What the plan reads of one chunk: `span`, the box spanning it, and along each axis but the
+/// last, the offsets into the span of the indices it reads (sorted): the rows between them are
+/// not copied (`a[i, :256]` reads 1000 scattered rows, about 31 of each chunk's 256). Along
+/// the last axis the span's run is copied whole: one contiguous copy beats several short ones.
+struct Part {
+    span: ArraySubset,
+    rows: Vec<Vec<u64>>,
+}
+
+impl Part {
+    /// All of `chunk`.
+    fn whole(chunk: &ArraySubset) -> Part {
+        let outer = &chunk.shape()[..chunk.dimensionality().saturating_sub(1)];
+        Part { span: chunk.clone(), rows: outer.iter().map(|&n| (0..n).collect()).collect() }
+    }
+}
+
+/// What `touched` (per axis, sorted disjoint ranges) holds of `chunk`: along each axis, from the
+/// first touched index in the chunk to the last, and the touched ones. Empty where the chunk
+/// holds none.
+fn touched_part(chunk: &ArraySubset, touched: &[Vec<Range<u64>>]) -> Result<Part, String> {
+    let rank = touched.len();
+    let mut start = Vec::with_capacity(rank);
+    let mut shape = Vec::with_capacity(rank);
+    let mut rows = Vec::with_capacity(rank.saturating_sub(1));
+    for (d, ((&lo, &len), ranges)) in chunk.start().iter().zip(chunk.shape()).zip(touched).enumerate() {
         let hi = lo + len;
         // The ranges ending after the chunk starts, up to the first starting at or after its end.
         let first = ranges.partition_point(|r| r.end <= lo);
@@ -333,8 +354,12 @@ fn touched_part(chunk: &ArraySubset, touched: &[Vec<Range<u64>>]) -> Result<Arra
         let to = inside.last().map_or(lo, |r| r.end.min(hi));
         start.push(from);
         shape.push(to.saturating_sub(from));
+        if d + 1 < rank {
+            rows.push(inside.iter().flat_map(|r| r.start.max(lo) - from..r.end.min(hi) - from).collect());
+        }
     }
-    ArraySubset::new_with_start_shape(start, shape).map_err(|e| e.to_string())
+    let span = ArraySubset::new_with_start_shape(start, shape).map_err(|e| e.to_string())?;
+    Ok(Part { span, rows })
 }
 
 /// A box inside a C-ordered array's bytes: the array's shape and the box's first index.
@@ -351,37 +376,46 @@ fn offset(shape: &[u64], at: impl Iterator<Item = u64>, width: usize) -> usize {
     element as usize * width
 }
 
-/// Copies the box of `extent` at `source.start` of `source` to the box at `start` of `target`,
-/// a C-ordered array of `shape`; both boxes lie inside their arrays (the callers' subsets
-/// say so), so no index leaves them.
+/// Copies, of the box at `source.start` of `source`, the rows at `rows` (per axis but the
+/// last, offsets into the box; each row `run` elements long) to the same offsets from `start`
+/// of `target`, a C-ordered array of `shape`; both boxes lie inside their arrays (the callers'
+/// subsets say so), so no index leaves them.
 ///
 /// # Safety
 /// No other thread reads or writes the target box while this runs.
-unsafe fn copy_box(
+unsafe fn copy_rows(
     source: Boxed<'_>,
-    extent: &[u64],
+    rows: &[Vec<u64>],
+    run: u64,
     target: &UnsafeCellSlice<u8>,
     shape: &[u64],
     start: &[u64],
     width: usize,
 ) {
-    let rank = extent.len();
-    let run = extent.last().map_or(1, |&n| n as usize) * width;
-    let rows: u64 = extent[..rank.saturating_sub(1)].iter().product();
-    let mut at = vec![0u64; rank];
-    for _ in 0..rows {
-        let from = offset(source.shape, source.start.iter().zip(&at).map(|(s, i)| s + i), width);
-        let to = offset(shape, start.iter().zip(&at).map(|(s, i)| s + i), width);
-        // SAFETY: `to..to + run` is a row of the target box, this thread's alone.
-        let row = unsafe { target.index_mut(to..to + run) };
-        row.copy_from_slice(&source.bytes[from..from + run]);
-        // The next row: the last axis but one fastest.
-        for d in (0..rank.saturating_sub(1)).rev() {
-            at[d] += 1;
-            if at[d] < extent[d] {
+    if rows.iter().any(Vec::is_empty) {
+        return;
+    }
+    let bytes = run as usize * width;
+    // Which of each axis's rows: the last axis but one fastest.
+    let mut which = vec![0usize; rows.len()];
+    loop {
+        let at = || rows.iter().zip(&which).map(|(r, &k)| r[k]).chain(std::iter::once(0));
+        let from = offset(source.shape, source.start.iter().zip(at()).map(|(s, i)| s + i), width);
+        let to = offset(shape, start.iter().zip(at()).map(|(s, i)| s + i), width);
+        // SAFETY: `to..to + bytes` is a row of the target box, this thread's alone.
+        let row = unsafe { target.index_mut(to..to + bytes) };
+        row.copy_from_slice(&source.bytes[from..from + bytes]);
+        let mut d = rows.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            which[d] += 1;
+            if which[d] < rows[d].len() {
                 break;
             }
-            at[d] = 0;
+            which[d] = 0;
         }
     }
 }
@@ -402,42 +436,53 @@ mod tests {
         let chunk = ArraySubset::new_with_start_shape(vec![256, 0], vec![256, 256]).unwrap();
         let part = |touched: &[Vec<Range<u64>>]| {
             let p = touched_part(&chunk, touched).unwrap();
-            (p.start().to_vec(), p.shape().to_vec())
+            (p.span.start().to_vec(), p.span.shape().to_vec())
         };
         // A box crossing the chunk: clipped to it.
         assert_eq!(part(&[vec![100..300], vec![200..400]]), (vec![256, 200], vec![44, 56]));
         // A strided axis: from the first touched row in the chunk to the last.
         let rows: Vec<Range<u64>> = (0..9).map(|k| k * 100..k * 100 + 1).collect();
-        assert_eq!(part(&[rows, vec![0..64]]), (vec![300, 0], vec![201, 64]));
+        assert_eq!(part(&[rows.clone(), vec![0..64]]), (vec![300, 0], vec![201, 64]));
+        // Of which only the rows touched are copied: offsets into the span.
+        assert_eq!(touched_part(&chunk, &[rows, vec![0..64]]).unwrap().rows, [vec![0, 100, 200]]);
+        let ranges = touched_part(&chunk, &[vec![250..260, 300..302, 511..600], vec![3..4, 9..10]]).unwrap();
+        assert_eq!((ranges.span.start(), ranges.rows), (&[256, 3][..], vec![vec![0, 1, 2, 3, 44, 45, 255]]));
         // Ranges ending where the chunk starts or starting where it ends touch nothing of it.
         assert_eq!(part(&[vec![0..256, 512..600], vec![0..1]]).1, vec![0, 1]);
     }
 
     #[test]
-    fn a_box_is_copied_element_for_element() {
-        // Every box of a 3-d source (element k holds k) copied into a larger target: each
+    fn the_rows_of_a_box_are_copied_element_for_element() {
+        // Rows of boxes of a 3-d source (element k holds k) copied into a larger target: each
         // copied element lands where it belongs; the rest is untouched.
         let (src_shape, dst_shape) = ([3u64, 4, 5], [4u64, 6, 7]);
         let source: Vec<u8> = (0..60).collect();
-        for (extent, from, to) in [
-            ([3, 4, 5], [0, 0, 0], [1, 2, 2]),
-            ([1, 2, 3], [2, 1, 2], [0, 0, 0]),
-            ([2, 1, 1], [1, 3, 4], [2, 5, 6]),
+        let all = |n: u64| (0..n).collect::<Vec<u64>>();
+        for (rows, run, from, to) in [
+            ([all(3), all(4)], 5, [0, 0, 0], [1, 2, 2]),
+            ([all(1), all(2)], 3, [2, 1, 2], [0, 0, 0]),
+            ([all(2), all(1)], 1, [1, 3, 4], [2, 5, 6]),
+            // Rows skipped along both outer axes.
+            ([vec![0, 2], vec![1, 3]], 4, [0, 0, 1], [1, 1, 3]),
+            ([vec![], vec![0]], 5, [0, 0, 0], [0, 0, 0]),
         ] {
             let mut target = vec![255u8; 4 * 6 * 7];
             let cells = UnsafeCellSlice::new(&mut target);
             let boxed = Boxed { bytes: &source, shape: &src_shape, start: &from };
-            unsafe { copy_box(boxed, &extent, &cells, &dst_shape, &to, 1) };
+            unsafe { copy_rows(boxed, &rows, run, &cells, &dst_shape, &to, 1) };
             for (k, &v) in target.iter().enumerate() {
                 let t = [k as u64 / 42, k as u64 / 7 % 6, k as u64 % 7];
-                let inside = (0..3).all(|d| t[d] >= to[d] && t[d] < to[d] + extent[d]);
+                let at = |d: usize| t[d].checked_sub(to[d]);
+                let inside = at(0).is_some_and(|i| rows[0].contains(&i))
+                    && at(1).is_some_and(|i| rows[1].contains(&i))
+                    && at(2).is_some_and(|i| i < run);
                 let expected = if inside {
                     let s: Vec<u64> = (0..3).map(|d| t[d] - to[d] + from[d]).collect();
                     (s[0] * 20 + s[1] * 5 + s[2]) as u8
                 } else {
                     255
                 };
-                assert_eq!(v, expected, "{extent:?} {from:?} {to:?} at {t:?}");
+                assert_eq!(v, expected, "{rows:?} {run} {from:?} {to:?} at {t:?}");
             }
         }
     }
