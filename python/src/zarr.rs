@@ -109,15 +109,16 @@ pub fn _read_zarr<'py>(
     };
     // The plan runs here, over the boxes and the other inputs as tensors.
     for (name, held) in others {
-        if !read.contains_key(&name) {
-            let tensor = match known.remove(&name).or_else(|| values.remove(&name)) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = read.entry(name) {
+            let name = slot.key();
+            let tensor = match known.remove(name).or_else(|| values.remove(name)) {
                 Some(tensor) => tensor,
                 None => {
-                    let view = held.view(&name)?;
+                    let view = held.view(name)?;
                     view.to_tensor().map_err(|e| PyTypeError::new_err(format!("input '{name}': {e}")))?
                 }
             };
-            read.insert(name, tensor);
+            slot.insert(tensor);
         }
     }
     let cache = kernels();
