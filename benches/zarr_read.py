@@ -98,12 +98,12 @@ def main():
         # The readers in this process, call by call in turn; then the command lines. (A process
         # run between two calls leaves the next one a cold cache and sleeping threads: timed so,
         # every reader here was 1.3-2x slower, and by how much varied from run to run.)
-        for _ in range(args.rounds):
-            t_zarr.append(timed(zarr_read))
-            if t:
-                t_ts.append(timed(ts_read))
-            if args.python:
-                t_py.append(timed(py))
+        readers = [(zarr_read, t_zarr)] + ([(ts_read, t_ts)] if t else []) + ([(py, t_py)] if args.python else [])
+        for r in range(args.rounds):
+            # Each round starts with the next reader, so each follows each other as often: a
+            # reader's threads still spinning, or the cache it leaves, weigh on the one after.
+            for read, times in readers[r % len(readers) :] + readers[: r % len(readers)]:
+                times.append(timed(read))
         for _ in range(args.rounds):
             for cmd, ts in zip(cmds, t_slc):
                 ts.append(timed(lambda: subprocess.run(cmd, check=True)))

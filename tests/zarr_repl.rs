@@ -15,7 +15,7 @@ use command::{scratch, slc, stderr, stdout};
 use slc::repl::{FailureKind, Repl, Reply};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use zarr_stores::{chunk_files, data, npy_inputs, s, store_array, variants};
+use zarr_stores::{chunk_files, data, npy_inputs, s, store_array, variant};
 
 fn repl() -> Repl {
     let mut r = Repl::new();
@@ -38,9 +38,9 @@ fn fails(r: &mut Repl, entry: &str) -> String {
     reply.err
 }
 
-/// A store of `variants()[k]` in `dir`, holding the test array.
-fn store(dir: &Path, k: usize, tag: &str) -> PathBuf {
-    let (name, meta_name, meta) = &variants()[k];
+/// A store of the variant called `name` in `dir`, holding the test array.
+fn store(dir: &Path, name: &str, tag: &str) -> PathBuf {
+    let (name, meta_name, meta) = &variant(name);
     let store = dir.join(format!("{name}-{tag}.zarr"));
     store_array(&store, "/", meta_name, meta.clone(), &data());
     store
@@ -73,7 +73,7 @@ fn a_session_reads_only_the_chunks_each_evaluation_touches() {
     ok(&mut eager, &format!(":load a={}", s(&npy)));
     ok(&mut eager, &format!(":load i={}", s(&idx)));
     ok(&mut eager, ":backend interp");
-    for (k, v2) in [(2, false), (7, true)] {
+    for (k, v2) in [("v3-zstd", false), ("v3-zstd-crc32c", false), ("v2-blosc", true)] {
         for (expr, v3_keys, v2_keys) in cases {
             let keys = if v2 { v2_keys } else { v3_keys };
             let store = store(&dir, k, &expr.len().to_string());
@@ -168,8 +168,8 @@ fn random_selections_of_a_lazy_array_equal_the_interpreters_on_the_array_read_wh
     ok(&mut eager, &format!(":load a={}", s(&npy)));
     ok(&mut eager, ":backend interp");
     let mut rng = Rng(0x5eed_2911);
-    // v3 with zstd and crc32c, v3 sharded, v2 blosc.
-    for k in [2, 5, 7] {
+    // v3 with zstd (a chunk's prefix inflated), with zstd and crc32c, v3 sharded, v2 blosc.
+    for k in ["v3-zstd", "v3-zstd-crc32c", "v3-sharded", "v2-blosc"] {
         let store = store(&dir, k, "all");
         let mut lazy = repl();
         ok(&mut lazy, &format!(":load a={}", s(&store)));
@@ -204,7 +204,7 @@ fn masks_and_index_arrays_beside_a_lazy_array_give_the_interpreters_answers() {
     let mz = dir.join("m.zarr");
     let o = slc(&["eval", "m", "-i", &format!("m={}", s(&m)), "-o", s(&mz)]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let store = store(&dir, 2, "masks");
+    let store = store(&dir, "v3-zstd-crc32c", "masks");
     let (mut lazy, mut eager) = (repl(), repl());
     ok(&mut eager, ":backend interp");
     for (r, a) in [(&mut lazy, &store), (&mut eager, &npy)] {
@@ -232,7 +232,7 @@ fn masks_and_index_arrays_beside_a_lazy_array_give_the_interpreters_answers() {
 fn a_store_into_a_lazy_array_reads_it_whole_and_rebinds_it() {
     let dir = scratch("zarr_repl", "store");
     let (npy, _) = npy_inputs(&dir);
-    let store = store(&dir, 0, "store");
+    let store = store(&dir, "v3-raw", "store");
     let (mut lazy, mut eager) = (repl(), repl());
     ok(&mut lazy, &format!(":load a={}", s(&store)));
     ok(&mut eager, &format!(":load a={}", s(&npy)));
@@ -253,7 +253,7 @@ fn a_store_into_a_lazy_array_reads_it_whole_and_rebinds_it() {
 #[test]
 fn a_bad_chunk_inside_a_selection_is_an_error_naming_it_and_the_session_goes_on() {
     let dir = scratch("zarr_repl", "corrupt");
-    for (k, key) in [(2, "c/1/2"), (8, "1.2")] {
+    for (k, key) in [("v3-zstd", "c/1/2"), ("v3-zstd-crc32c", "c/1/2"), ("v2-zlib", "1.2")] {
         let store = store(&dir, k, "bad");
         std::fs::write(store.join(key), b"\x28\xb5\x2f\xfd garbage").unwrap();
         let mut r = repl();
@@ -299,7 +299,7 @@ fn a_store_larger_than_memory_is_sliced_and_refused_whole() {
 #[test]
 fn slc_repl_binds_an_array_inside_a_group_lazily() {
     let dir = scratch("zarr_repl", "cli");
-    let (name, meta_name, meta) = &variants()[0];
+    let (name, meta_name, meta) = &variant("v3-raw");
     let store = dir.join(format!("{name}.zarr"));
     store_array(&store, "/g/h/arr", meta_name, meta.clone(), &data());
     let inner = format!("a={}/g/h/arr", s(&store));

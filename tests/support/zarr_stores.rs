@@ -74,6 +74,18 @@ pub fn variants() -> Vec<(&'static str, &'static str, serde_json::Value)> {
     vec![
         ("v3-raw", "zarr.json", v3_meta(json!([bytes]), 0.0)),
         ("v3-big-endian", "zarr.json", v3_meta(json!([big]), 0.0)),
+        // zarr-python's default codecs, read by slc's own path, which inflates only a chunk's
+        // prefix; with a checksum, whole.
+        (
+            "v3-zstd",
+            "zarr.json",
+            v3_meta(json!([bytes, {"name": "zstd", "configuration": {"level": 0, "checksum": false}}]), 0.0),
+        ),
+        (
+            "v3-zstd-checksum",
+            "zarr.json",
+            v3_meta(json!([bytes, {"name": "zstd", "configuration": {"level": 3, "checksum": true}}]), 0.0),
+        ),
         (
             "v3-zstd-crc32c",
             "zarr.json",
@@ -108,6 +120,11 @@ pub fn variants() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         ("v2-gzip", ".zarray", v2_meta(json!({"id": "gzip", "level": 4}))),
         ("v2-zstd", ".zarray", v2_meta(json!({"id": "zstd", "level": 2}))),
     ]
+}
+
+/// The store of `variants()` called `name`.
+pub fn variant(name: &str) -> (&'static str, &'static str, serde_json::Value) {
+    variants().into_iter().find(|v| v.0 == name).unwrap_or_else(|| panic!("no store variant {name}"))
 }
 
 /// The chunk files of a store, by key (`c/1/2` in v3, `1.2` in v2).
