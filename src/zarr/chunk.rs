@@ -290,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_with_a_checksum_or_cut_short_is_inflated_whole_and_checked() {
+    fn a_frame_with_a_checksum_without_its_size_or_cut_short_is_inflated_whole() {
         let (_dir, array, file, whole) = one_chunk(1 << 17, true);
         let bytes = whole.len() as u64;
         assert_eq!(read(&array, bytes, 4).unwrap(), whole);
@@ -304,6 +304,12 @@ mod tests {
         let encoded = std::fs::read(&file).unwrap();
         std::fs::write(&file, &encoded[..encoded.len() - 10]).unwrap();
         assert!(read(&array, bytes, 4).unwrap_err().contains("zstd"));
+        // A frame that does not say its size (a streaming encoder's) is inflated whole.
+        let (_dir, array, file, whole) = one_chunk(1 << 17, false);
+        let streamed = zstd::stream::encode_all(&whole[..], 3).unwrap();
+        assert!(matches!(zstd::zstd_safe::get_frame_content_size(&streamed), Ok(None)));
+        std::fs::write(&file, &streamed).unwrap();
+        assert_eq!(read(&array, bytes, 4).unwrap(), whole);
         // A frame holding more than the chunk, however little of it is read.
         std::fs::write(&file, zstd::bulk::compress(&vec![0u8; bytes as usize + 8], 3).unwrap()).unwrap();
         let error = read(&array, bytes, 4).unwrap_err();
