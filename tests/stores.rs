@@ -238,9 +238,12 @@ fn verification_refuses_malformed_stores() {
 }
 
 /// The programs above whose stores the JIT compiles: every `set` (slices, integers, index
-/// arrays, masks); combining stores run on the interpreter.
+/// arrays, masks), and `+=`, `*=` on f32 (a scatter's reductions, and `+=`, `*=` on f16, bf16
+/// and complex numbers, run on the interpreter).
 const JIT_COMPILED: &[&str] = &[
     "a[1:3, ::-1] = 0",
+    "a[i, 1] += v",
+    "a[i] *= r",
     "a[m] = r",
     "a[None, 1:][[0, 0], -1, 2] = [5, 6]",
     "a[2:1] = 7",
@@ -252,7 +255,7 @@ fn every_cpu_path_runs_stores_as_the_interpreter() {
     let (types, values) = types();
     for src in PROGRAMS {
         let want = eval(src);
-        // The JIT compiles `set`; the combining stores run on the oracle.
+        // The JIT compiles these; the others run on the oracle.
         let compiled = JIT_COMPILED.contains(src);
         for threads in [1, 4] {
             let s = session(Executor::Jit);
@@ -340,23 +343,27 @@ fn jit_update_nests_equal_the_interpreter() {
     let mut r = Rng(28);
     let (mut compiled, mut gathered) = (0, 0);
     for case in 0..400 {
-        let dtype = [DType::U8, DType::I16, DType::F32, DType::F64, DType::C128][case % 5];
+        let dtype =
+            [DType::U8, DType::I16, DType::F32, DType::F64, DType::C128, DType::Bool, DType::I64][case % 7];
+        // `+=` and `*=` too: the JIT computes them for every dtype here but the complex one.
+        let op = ["=", "=", "+=", "*="][r.below(4) as usize];
         // Large enough, now and then, for the update to split across threads.
         let shape: Vec<usize> = match case % 7 {
             0 => vec![300, 1 + r.below(3) as usize, 257],
             _ => (0..1 + r.below(3)).map(|_| 1 + r.below(6) as usize).collect(),
         };
-        let src = box_store(&mut r, &shape);
+        let src = box_store(&mut r, &shape).replacen(" = ", &format!(" {op} "), 1);
         let n: usize = shape.iter().product();
+        let bits = if dtype == DType::Bool { 1 } else { 0x7f };
         let bytes = |k: usize, seed: u64| -> Vec<u8> {
             let mut g = Rng(seed);
-            (0..k * dtype.width()).map(|_| (g.next() >> 7) as u8 & 0x7f).collect()
+            (0..k * dtype.width()).map(|_| (g.next() >> 7) as u8 & bits).collect()
         };
         let a = Tensor::from_bytes(dtype, &shape, &bytes(n, case as u64)).unwrap();
         // `v` has the selection's trailing dims (some 1), found from the interpreter's answer.
         let mut s = Session::with_executor(Executor::Interpreter);
         s.bind("a", a.clone());
-        let selection = s.eval(src.split(" = ").next().unwrap());
+        let selection = s.eval(src.split(&format!(" {op} ")).next().unwrap());
         let Ok(selection) = selection else { continue };
         let cut = r.below(selection.rank() as u64 + 1) as usize;
         let vshape: Vec<usize> =
@@ -389,10 +396,12 @@ fn jit_update_nests_equal_the_interpreter() {
         }
         if want.is_ok() {
             compiled += 1;
-            // Every `set` runs on the JIT, gathered destinations included.
+            // Every store runs on the JIT, gathered destinations included, but a complex `+=`
+            // or `*=`.
             let plan = s.compile(&src).unwrap().plan;
             let runnable = Runnable::prepare_in_plan_order(&plan, Executor::Jit, None).unwrap();
-            assert_eq!(runnable.executor(), Executor::Jit, "{src}");
+            let jit = op == "=" || dtype != DType::C128;
+            assert_eq!(runnable.executor() == Executor::Jit, jit, "{src} on {dtype}");
             gathered += plan.store.as_ref().is_some_and(|st| !st.dest.terms.is_empty()) as usize;
         }
     }
@@ -402,14 +411,13 @@ fn jit_update_nests_equal_the_interpreter() {
 
 #[test]
 fn back_ends_without_update_nests_refuse_store_plans() {
-    let (types, values) = types();
-    let c = slc::compile_with_values("a[i, 1] += v", &types, &values).unwrap();
-    let lifted = c.plan.lift();
-    assert!(jit::compile(&lifted, &jit::plan_order(&c.plan)).is_err());
-    // The GPU runs every store but those combining complex numbers (docs/cuda.md).
+    let (_, values) = types();
+    // The JIT combines integers, floats and bools, not complex numbers (nor f16 and bf16).
     let complex: InputTypes =
         [("z".to_string(), "c64[4]".parse::<TensorType>().unwrap())].into_iter().collect();
     let c = slc::compile_with_values("z[1:] += 1", &complex, &values).unwrap();
+    assert!(jit::compile(&c.plan.lift(), &jit::plan_order(&c.plan)).is_err());
+    // The GPU runs every store but those combining complex numbers (docs/cuda.md).
     let e = match Runnable::prepare_in_plan_order(&c.plan, Executor::Cuda, None) {
         Err(e) => slc::Error::from(e),
         Ok(_) => panic!("the GPU took a store plan"),

@@ -19,7 +19,7 @@ fn f32s(shape: &[usize], values: &[f32]) -> Tensor {
 /// `Kernel::store_in_place` writes the target's own bytes (no copy) where the JIT runs the
 /// update, with the interpreter's result, duplicates included (the last write wins on any
 /// thread count); it declines, leaving the target as it was, where the update reads the
-/// target or another input overlaps it.
+/// target, another input overlaps it, or a `+=` may meet one element twice.
 #[test]
 fn stores_in_place_write_the_target_itself() {
     use slc::Kernel;
@@ -29,11 +29,16 @@ fn stores_in_place_write_the_target_itself() {
     let (a_ty, i_ty, v_ty) =
         (format!("f32[{rows}, {cols}]"), "i64[5]".to_string(), format!("f32[5, {cols}]"));
     type Signature<'a> = &'a [(&'a str, &'a str)];
-    let cases: [(&str, Signature, bool); 4] = [
+    let cases: [(&str, Signature, bool); 7] = [
         ("a[i] = v", &[("a", &a_ty), ("i", &i_ty), ("v", &v_ty)], true),
         ("a[::2, 1:] = 7", &[("a", &a_ty)], true),
         ("a[m] = 1", &[("a", &a_ty), ("m", "bool[600]")], true),
         ("a[1:] = a[:-1]", &[("a", &a_ty)], false),
+        // `+=` reads each element before writing it: in place only where no two updates write
+        // one element (in place, a repeated index would add twice).
+        ("a[::2, 1:] += 7", &[("a", &a_ty)], true),
+        ("a[i] += v", &[("a", &a_ty), ("i", &i_ty), ("v", &v_ty)], false),
+        ("a[m] *= 3", &[("a", &a_ty), ("m", "bool[600]")], false),
     ];
     let index = ints(DType::I64, &[5], &[3, -1, 3, 0, 3]);
     let value = f32s(&[5, cols], &(0..5 * cols).map(|x| x as f32 + 0.5).collect::<Vec<_>>());

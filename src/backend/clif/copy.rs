@@ -38,7 +38,10 @@ impl Gen<'_, '_> {
         let nest = self.nest;
         let ty = self.element_type();
         let (src, miss) = self.address(&nest.data, data);
-        let value = self.load_unless(ty, src, miss, nest.data.buffer);
+        let mut value = self.load_unless(ty, src, miss, nest.data.buffer);
+        if let (Some(combine), Some(old_base)) = (&nest.combine, self.old_base) {
+            value = self.combined(combine, old_base, out_off, value);
+        }
         let dst = self.b.ins().iadd(out, out_off);
         self.b.ins().store(MemFlagsData::trusted(), value, dst, 0);
     }

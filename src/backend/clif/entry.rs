@@ -269,7 +269,9 @@ impl WholeStore {
     fn of(plan: &VerifiedGenericPlan) -> Result<WholeStore, CodegenError> {
         let refused = |why: &str| CodegenError::Module(format!("this store plan is not compiled: {why}"));
         if !loopnest::takes_store(plan.plan()) {
-            return Err(refused("`+=`, `*=` and scatter reductions run on the interpreter"));
+            return Err(refused(
+                "a scatter's reductions, and `+=` or `*=` on f16, bf16 or complex numbers, run on the interpreter",
+            ));
         }
         let BufferId::Input(target) = plan.output.buffer else {
             return Err(refused("its target is not an input"));

@@ -27,9 +27,11 @@
 //! has proven them in range, and every gathered index is normalized into `[0, len)` before use.
 //!
 //! The loop nest has chosen a [`Strategy`] for every loop; `Gen::emit` translates each, one
-//! file per concern: index arithmetic (`index.rs`), copies (`copy.rs`), vector shuffles
-//! (`vector.rs`), gathers (`gather.rs`), and the loops they share (`loops.rs`).
+//! file per concern: index arithmetic (`index.rs`), copies (`copy.rs`), a combining store's
+//! arithmetic (`combine.rs`), vector shuffles (`vector.rs`), gathers (`gather.rs`), and the
+//! loops they share (`loops.rs`).
 
+mod combine;
 mod copy;
 mod entry;
 mod gather;
@@ -224,6 +226,8 @@ struct Gen<'a, 'n> {
     fail_empty: cranelift_codegen::ir::Block,
     /// [`loopnest::COPY_STREAMING`], imported where the nest calls it.
     copy_streaming: Option<FuncRef>,
+    /// A combining store's target at its first destination ([`Gen::old_base`]).
+    old_base: Option<Value>,
 }
 
 impl<'a, 'n> Gen<'a, 'n> {
@@ -254,6 +258,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             fail_index,
             fail_empty,
             copy_streaming: None,
+            old_base: None,
         }
     }
 
@@ -261,6 +266,9 @@ impl<'a, 'n> Gen<'a, 'n> {
         let entry = self.b.current_block().expect("in the entry block");
         let params = self.b.block_params(entry).to_vec();
         let (out, begin, end) = (params[1], params[2], params[3]);
+        if let Some(combine) = &self.nest.combine {
+            self.old_base = Some(self.old_base(combine));
+        }
         // A concrete kernel has no early exit (its code stays as it was).
         let nothing = self.nest.takes_params().then(|| self.b.create_block());
         if let Some(nothing) = nothing {

@@ -27,8 +27,8 @@ pub use versions::{MAX_VERSIONS, SIZE_CLASS_COUNT, UNROLL, UNROLLED_STEP_MAX};
 pub use versions::{fit_budget, unroll_versions, unrolls};
 
 use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
-use crate::types::OobMode;
 use crate::types::sym::SymExpr;
+use crate::types::{Combine, OobMode};
 use slc_runtime::DType;
 use std::fmt;
 
@@ -196,6 +196,49 @@ pub struct LoopNest {
     /// the order of its slot in the parameter block; empty for a concrete nest. Set once the
     /// passes have run.
     pub params: Vec<SymExpr>,
+    /// A combining store's arithmetic (`+=`, `*=`), done on each element as it is written; its
+    /// loops stay serial (no pass gives them a strategy: the element is computed, not copied).
+    pub combine: Option<Combining>,
+}
+
+/// How an update nest combines each element it writes with the target's: `old ∘ value`, `old`
+/// read from the target's buffer at the element's own offset (the output's offset from the
+/// first destination, plus `base` bytes), never from the output being written: `a[[0, 0]] += 1`
+/// adds once (NumPy's buffered semantics; docs/semantics.md, Stores).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Combining {
+    /// `*=`; else `+=`.
+    pub multiply: bool,
+    pub arithmetic: Arithmetic,
+    /// The target's buffer, numbered as the streams number theirs.
+    pub target: usize,
+    /// The first destination's byte offset in the target.
+    pub base: SymExpr,
+}
+
+/// The arithmetic of an element type, as `Combine::apply` does it (its reference): integers
+/// wrap, floats round once, bools are `or` (`+`) and `and` (`*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Arithmetic {
+    Int,
+    F32,
+    F64,
+    Bool,
+}
+
+impl Arithmetic {
+    /// The arithmetic of `dtype`, where the loop nest does it; `None` for f16, bf16 (rounded
+    /// through f32) and the complex types: their combining stores run on the interpreter.
+    pub fn of(dtype: DType) -> Option<Arithmetic> {
+        match dtype {
+            DType::Bool => Some(Arithmetic::Bool),
+            DType::F32 => Some(Arithmetic::F32),
+            DType::F64 => Some(Arithmetic::F64),
+            DType::F16 | DType::BF16 | DType::C64 | DType::C128 => None,
+            _ if dtype.is_integer() => Some(Arithmetic::Int),
+            _ => None,
+        }
+    }
 }
 
 /// The symbol of the function a [`Copy::Streaming`] block calls, `(dst, src, bytes)`: it copies
@@ -272,13 +315,19 @@ fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
     }
 }
 
-/// Whether the loop nest can write `plan`'s store: a plain `set`, through slices, integers,
-/// index arrays and masks, each gathered destination index checked or folded into range (an
-/// `error`, `clamp` or `wrap` term: a `zero` term's miss would have to skip the write).
-/// Combining stores run on the interpreter (docs/semantics.md, Stores).
+/// Whether the loop nest can write `plan`'s store: a `set`, or a `+=` or `*=` in an element type
+/// it does the arithmetic of ([`Arithmetic::of`]), through slices, integers, index arrays and
+/// masks, each gathered destination index checked or folded into range (an `error`, `clamp` or
+/// `wrap` term: a `zero` term's miss would have to skip the write). A scatter's reductions,
+/// which accumulate, run on the interpreter (docs/semantics.md, Stores).
 pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
     plan.store.as_ref().is_some_and(|s| {
-        s.combine == crate::types::Combine::Set && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
+        let arithmetic = match s.combine {
+            Combine::Set => true,
+            Combine::Add | Combine::Mul => Arithmetic::of(plan.dtype).is_some(),
+            Combine::Reduce { .. } => false,
+        };
+        arithmetic && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
     })
 }
 
@@ -317,7 +366,52 @@ pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
     fn all_checked(a: &Access<SymExpr>, covered: &dyn Fn(&Indirect<SymExpr>) -> bool) -> bool {
         (a.terms.iter()).all(|t| (t.mode != OobMode::Error || covered(t)) && all_checked(&t.index, covered))
     }
-    !reads_target && all_checked(&store.dest, &covered) && all_checked(&store.value, &covered)
+    // A combining store in place would read an element a duplicate has already updated.
+    let combines_once = store.combine == Combine::Set || store_writes_distinct(store);
+    !reads_target
+        && combines_once
+        && all_checked(&store.dest, &covered)
+        && all_checked(&store.value, &covered)
+}
+
+/// Whether no two of `store`'s updates write the same element, as far as the strides show: no
+/// gathered destination, and each stride, by size, passes every address the smaller ones reach
+/// (sufficient, not necessary). A symbolic stride or extent: not known, `false`.
+pub fn store_writes_distinct(store: &crate::plan::Store<SymExpr>) -> bool {
+    if !store.dest.terms.is_empty() {
+        return false;
+    }
+    let mut dims = Vec::with_capacity(store.shape.len());
+    for (n, s) in store.shape.iter().zip(&store.dest.strides) {
+        let (Some(n), Some(s)) = (n.as_const(), s.as_const()) else { return false };
+        if n > 1 {
+            dims.push(((s as i128).abs(), n as i128 - 1));
+        }
+    }
+    dims.sort();
+    let mut reach = 0i128;
+    dims.into_iter().all(|(stride, extent)| {
+        let passes = stride > reach;
+        reach += stride * extent;
+        passes
+    })
+}
+
+/// The arithmetic of `store`'s update nest (`dest_base`: its destination's byte base); `None`
+/// for a `set`.
+fn combining(
+    plan: &GenericPlan,
+    store: &crate::plan::Store<SymExpr>,
+    dest_base: &SymExpr,
+) -> Option<Combining> {
+    let multiply = match store.combine {
+        Combine::Add => false,
+        Combine::Mul => true,
+        Combine::Set | Combine::Reduce { .. } => return None,
+    };
+    let BufferId::Input(target) = plan.output.buffer else { return None };
+    let arithmetic = Arithmetic::of(plan.dtype)?;
+    Some(Combining { multiply, arithmetic, target, base: dest_base.clone() })
 }
 
 /// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):
@@ -383,6 +477,7 @@ impl LoopNest {
                 empty: store.shape.iter().any(|d| is_const(d, 0)),
                 buffer_windows: buffer_windows(plan),
                 params: vec![],
+                combine: combining(plan, store, &dest.base),
             };
         }
         let width = plan.dtype.width() as u8;
@@ -404,6 +499,7 @@ impl LoopNest {
             empty: plan.shape.iter().any(|d| is_const(d, 0)),
             buffer_windows: buffer_windows(plan),
             params: vec![],
+            combine: None,
         }
     }
 
@@ -437,6 +533,7 @@ impl LoopNest {
             empty: check.shape.iter().any(|d| is_const(d, 0)),
             buffer_windows: buffer_windows(plan),
             params: vec![],
+            combine: None,
         }
     }
 
@@ -662,6 +759,11 @@ impl fmt::Display for LoopNest {
         writeln!(f, "  run [{}]", strategies.join(", "))?;
         writeln!(f, "  out {}{}", List(&self.out), Terms(&self.out_terms))?;
         writeln!(f, "  data {}", self.data)?;
+        if let Some(c) = &self.combine {
+            let op = if c.multiply { "mul" } else { "add" };
+            let arithmetic = format!("{:?}", c.arithmetic).to_lowercase();
+            writeln!(f, "  combine {op} {arithmetic} with old buf{}+{}", c.target, c.base)?;
+        }
         if self.takes_params() {
             writeln!(f, "  params {}", List(&self.params))?;
         }

@@ -124,10 +124,13 @@ fn merge_contiguous_axes(nest: &mut LoopNest, _: Target) -> bool {
 
 /// The innermost loop and, for the strategies of two loops, the one outside it, when the nest
 /// has that many loops, neither has a strategy yet, and no gathered destination moves along
-/// them (a store's scattered writes leave them serial).
+/// them (a store's scattered writes leave them serial), in a nest that copies (a combining
+/// store computes each element: its loops stay serial).
 fn unscheduled(nest: &LoopNest, loops: usize) -> Option<usize> {
     let first = nest.extents.len().checked_sub(loops)?;
-    let free = nest.strategies[first..].iter().all(|&s| s == Strategy::Serial) && nest.out_fixed_from(first);
+    let free = nest.combine.is_none()
+        && nest.strategies[first..].iter().all(|&s| s == Strategy::Serial)
+        && nest.out_fixed_from(first);
     free.then_some(first)
 }
 

@@ -3,8 +3,9 @@
 //! destination's addresses (slices, integers, index arrays, masks), written as a copy into
 //! output addresses. A call first copies the target into the output (one block copy) unless
 //! the output *is* the target (a store in place), then runs the entry with the output pointer
-//! at the first destination. Combining stores (`+=`, `*=`) are not compiled: `exec::Runnable`
-//! runs them on the interpreter.
+//! at the first destination. A `+=` or `*=` computes each element from the target's
+//! (`clif::combine`); a scatter's reductions are not compiled: `exec::Runnable` runs them on
+//! the interpreter.
 
 use super::super::JitError;
 use crate::backend::loopnest;
@@ -33,7 +34,9 @@ pub(super) fn store_call(
     concrete: &VerifiedPlan,
     order: Option<&[usize]>,
 ) -> Result<Option<StoreCall>, JitError> {
-    let Some(store) = &concrete.store else { return Ok(None) };
+    if concrete.store.is_none() {
+        return Ok(None);
+    }
     let refused =
         || JitError::Codegen("this store plan has no update nest: it runs on the interpreter".into());
     if !loopnest::takes_store(concrete.plan()) {
@@ -41,23 +44,10 @@ pub(super) fn store_call(
     }
     let BufferId::Input(target) = concrete.output.buffer else { return Err(refused()) };
     let base = loopnest::store_base_bytes(plan.plan()).ok_or_else(refused)?;
-    // Sufficient for distinct addresses: each stride, by size, passes every address the
-    // smaller ones reach.
-    let mut dims: Vec<(i128, i128)> = (store.shape.iter().zip(&store.dest.strides))
-        .filter(|&(&n, _)| n > 1)
-        .map(|(&n, &s)| ((s as i128).abs(), n as i128 - 1))
-        .collect();
-    dims.sort();
-    let mut reach = 0i128;
-    let mut distinct = store.dest.terms.is_empty();
-    for (stride, extent) in dims {
-        distinct &= stride > reach;
-        reach += stride * extent;
-    }
     Ok(Some(StoreCall {
         target_slot: order.map_or(target, |o| o[target]),
         base_bytes: isize::try_from(base).map_err(|_| refused())?,
-        serial: !distinct,
+        serial: !plan.store.as_ref().is_some_and(loopnest::store_writes_distinct),
         in_place: loopnest::store_may_run_in_place(plan.plan()),
     }))
 }
