@@ -43,6 +43,14 @@ impl Gen<'_, '_> {
         // Only check nests write with strides other than w, and they have no zero-mode terms.
         debug_assert!(miss.is_none() || is_const(out_stride, w));
         self.zero_fill_on(miss, done, dst, count, w);
+        // A combining store's run (its nest has no zero-mode term: the passes see to it).
+        if let (Some(combine), Some(old_base)) = (&nest.combine, self.old_base) {
+            let old = self.b.ins().iadd(old_base, out_off);
+            self.combine_run(combine, (dst, src, old), count, stride, out_stride);
+            self.b.ins().jump(done, NO_ARGS);
+            self.b.switch_to_block(done);
+            return;
+        }
         let (dst, src, count) = match shuffle {
             Some(s) => self.vector_loop(VectorMove::Run(s), dst, src, count),
             None => (dst, src, count),

@@ -127,10 +127,13 @@ fn merge_contiguous_axes(nest: &mut LoopNest, _: Target) -> bool {
 /// them (a store's scattered writes leave them serial), in a nest that copies (a combining
 /// store computes each element: its loops stay serial).
 fn unscheduled(nest: &LoopNest, loops: usize) -> Option<usize> {
+    unscheduled_loops(nest, loops).filter(|_| nest.combine.is_none())
+}
+
+/// [`unscheduled`], combining stores included.
+fn unscheduled_loops(nest: &LoopNest, loops: usize) -> Option<usize> {
     let first = nest.extents.len().checked_sub(loops)?;
-    let free = nest.combine.is_none()
-        && nest.strategies[first..].iter().all(|&s| s == Strategy::Serial)
-        && nest.out_fixed_from(first);
+    let free = nest.strategies[first..].iter().all(|&s| s == Strategy::Serial) && nest.out_fixed_from(first);
     free.then_some(first)
 }
 
@@ -229,10 +232,13 @@ fn reversed_tiles(nest: &mut LoopNest, target: Target) -> bool {
         && set(nest, tiles, Strategy::ReversedTiles { by_size })
 }
 
-/// An innermost loop along which every gather is fixed is an affine copy by a fixed stride.
+/// An innermost loop along which every gather is fixed is an affine copy by a fixed stride;
+/// in a combining store, computed along the stride (16 bytes at a time where contiguous: the
+/// one strategy such a nest takes), where no value can miss (a zero-mode miss combines with 0).
 fn strided_copy(nest: &mut LoopNest, _: Target) -> bool {
-    let Some(last) = unscheduled(nest, 1) else { return false };
-    nest.pending_terms(last).next().is_none() && set(nest, last, Strategy::Strided(None))
+    let Some(last) = unscheduled_loops(nest, 1) else { return false };
+    let no_miss = nest.combine.is_none() || nest.data.terms.iter().all(|t| t.mode != OobMode::Zero);
+    no_miss && nest.pending_terms(last).next().is_none() && set(nest, last, Strategy::Strided(None))
 }
 
 /// A strided copy into consecutive output elements that reads its run backwards or every other
@@ -243,7 +249,11 @@ fn shuffle_vectors(nest: &mut LoopNest, target: Target) -> bool {
     let Some(last) = nest.extents.len().checked_sub(1) else { return false };
     let w = nest.width as i64;
     // A 16-byte element fills the vector alone: there is nothing to shuffle.
-    if !target.byte_shuffles || w > 8 || nest.strategies[last] != Strategy::Strided(None) {
+    if !target.byte_shuffles
+        || w > 8
+        || nest.strategies[last] != Strategy::Strided(None)
+        || nest.combine.is_some()
+    {
         return false;
     }
     let shuffle = match (nest.out[last].as_const(), nest.data.strides[last].as_const()) {
