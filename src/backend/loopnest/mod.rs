@@ -197,7 +197,8 @@ pub struct LoopNest {
     /// passes have run.
     pub params: Vec<SymExpr>,
     /// A combining store's arithmetic (`+=`, `*=`), done on each element as it is written; its
-    /// loops stay serial (no pass gives them a strategy: the element is computed, not copied).
+    /// innermost loop may be `Strided` (computed along the stride), no other strategy: the
+    /// element is computed, not copied.
     pub combine: Option<Combining>,
 }
 
