@@ -125,7 +125,7 @@ fn merge_contiguous_axes(nest: &mut LoopNest, _: Target) -> bool {
 /// The innermost loop and, for the strategies of two loops, the one outside it, when the nest
 /// has that many loops, neither has a strategy yet, and no gathered destination moves along
 /// them (a store's scattered writes leave them serial), in a nest that copies (a combining
-/// store computes each element: its loops stay serial).
+/// store computes each element: only [`strided_copy`] schedules its loops).
 fn unscheduled(nest: &LoopNest, loops: usize) -> Option<usize> {
     unscheduled_loops(nest, loops).filter(|_| nest.combine.is_none())
 }
