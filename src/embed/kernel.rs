@@ -322,8 +322,8 @@ impl Kernel {
     /// Runs a store kernel (`a[i] = v`) writing its target's own bytes, as NumPy's `x[i] = v`
     /// does: the target is not copied. `Ok(false)` when this kernel does not store in place
     /// (the update runs on the interpreter, reads the target, may combine with one element
-    /// twice, or an input overlaps it; the target view is strided): run it into a separate output instead, as
-    /// [`run_into_bytes`](Self::run_into_bytes) does.
+    /// twice, or an input overlaps it; the target view is strided): run it into a separate
+    /// output instead, as [`run_into_bytes`](Self::run_into_bytes) does.
     ///
     /// # Safety
     /// The target's view points to writable memory that nothing else reads or writes during

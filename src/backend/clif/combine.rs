@@ -21,18 +21,10 @@ impl Gen<'_, '_> {
         self.b.ins().iadd(base, offset)
     }
 
-    /// `value` (an element's bits) combined with the target's element at `out_off` from
-    /// `old_base`.
-    pub(super) fn combined(
-        &mut self,
-        combine: &Combining,
-        old_base: Value,
-        out_off: Value,
-        value: Value,
-    ) -> Value {
+    /// `value` (an element's bits) combined with the target's element at `at + offset`.
+    pub(super) fn combined(&mut self, combine: &Combining, at: Value, offset: i32, value: Value) -> Value {
         let ty = self.element_type();
-        let at = self.b.ins().iadd(old_base, out_off);
-        let old = self.b.ins().load(ty, MemFlagsData::trusted(), at, 0);
+        let old = self.b.ins().load(ty, MemFlagsData::trusted(), at, offset);
         self.combine_values(combine, old, value)
     }
 
@@ -137,8 +129,7 @@ impl Gen<'_, '_> {
             let value = g.b.ins().load(ty, MemFlagsData::trusted(), s, s_off);
             let (o, o_off) = g.at(p[2], k, out_stride);
             let (o, o_off) = g.split_offset(o, o_off);
-            let before = g.b.ins().load(ty, MemFlagsData::trusted(), o, o_off);
-            let r = g.combine_values(combine, before, value);
+            let r = g.combined(combine, o, o_off, value);
             let (d, d_off) = g.at(p[0], k, out_stride);
             let (d, d_off) = g.split_offset(d, d_off);
             g.b.ins().store(MemFlagsData::trusted(), r, d, d_off);

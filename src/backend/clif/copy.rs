@@ -40,7 +40,8 @@ impl Gen<'_, '_> {
         let (src, miss) = self.address(&nest.data, data);
         let mut value = self.load_unless(ty, src, miss, nest.data.buffer);
         if let (Some(combine), Some(old_base)) = (&nest.combine, self.old_base) {
-            value = self.combined(combine, old_base, out_off, value);
+            let at = self.b.ins().iadd(old_base, out_off);
+            value = self.combined(combine, at, 0, value);
         }
         let dst = self.b.ins().iadd(out, out_off);
         self.b.ins().store(MemFlagsData::trusted(), value, dst, 0);

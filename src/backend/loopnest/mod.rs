@@ -325,7 +325,7 @@ pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
     plan.store.as_ref().is_some_and(|s| {
         let arithmetic = match s.combine {
             Combine::Set => true,
-            Combine::Add | Combine::Mul => Arithmetic::of(plan.dtype).is_some(),
+            Combine::Add | Combine::Mul => combining(plan, SymExpr::constant(0)).is_some(),
             Combine::Reduce { .. } => false,
         };
         arithmetic && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
@@ -398,21 +398,19 @@ pub fn store_writes_distinct(store: &crate::plan::Store<SymExpr>) -> bool {
     })
 }
 
-/// The arithmetic of `store`'s update nest (`dest_base`: its destination's byte base); `None`
-/// for a `set`.
-fn combining(
-    plan: &GenericPlan,
-    store: &crate::plan::Store<SymExpr>,
-    dest_base: &SymExpr,
-) -> Option<Combining> {
-    let multiply = match store.combine {
+/// The arithmetic of `plan`'s update nest (`dest_base`: its destination's byte base), where it
+/// combines and the loop nest can compute it; `None` for a `set`, and for a combining store
+/// the loop nest cannot write ([`takes_store`] asks here, so no update nest of a `+=` is ever
+/// built without its arithmetic).
+fn combining<D>(plan: &crate::plan::Plan<D>, dest_base: SymExpr) -> Option<Combining> {
+    let multiply = match plan.store.as_ref()?.combine {
         Combine::Add => false,
         Combine::Mul => true,
         Combine::Set | Combine::Reduce { .. } => return None,
     };
     let BufferId::Input(target) = plan.output.buffer else { return None };
     let arithmetic = Arithmetic::of(plan.dtype)?;
-    Some(Combining { multiply, arithmetic, target, base: dest_base.clone() })
+    Some(Combining { multiply, arithmetic, target, base: dest_base })
 }
 
 /// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):
@@ -478,7 +476,7 @@ impl LoopNest {
                 empty: store.shape.iter().any(|d| is_const(d, 0)),
                 buffer_windows: buffer_windows(plan),
                 params: vec![],
-                combine: combining(plan, store, &dest.base),
+                combine: combining(plan, dest.base),
             };
         }
         let width = plan.dtype.width() as u8;
