@@ -30,6 +30,7 @@ def parse_args():
     p.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
     p.add_argument("--json", help="write the measurements here too")
     p.add_argument("--no-peers", action="store_true", help="time slc only")
+    p.add_argument("--no-cli", action="store_true", help="skip the command line's runs (kernel alone)")
     return p.parse_args()
 
 
@@ -104,6 +105,22 @@ def main():
             ts.append(s.elapsed_time(e) / 1e3)
         return statistics.median(ts)
 
+    def interleaved(fns, reps=REPS):
+        """Median seconds per call of each of `fns` (name: callable), timed as events_time times
+        one, but in rounds that time every form once each, in an order rotated every round: a
+        drift of the device's clocks or of the host weighs on all of them alike."""
+        names = list(fns)
+        for fn in fns.values():
+            fn(); fn()
+        torch.cuda.synchronize()
+        ts = {n: [] for n in names}
+        for r in range(reps):
+            for n in names[r % len(names):] + names[:r % len(names)]:
+                s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+                s.record(); fns[n](); e.record(); e.synchronize()
+                ts[n].append(s.elapsed_time(e) / 1e3)
+        return {n: statistics.median(v) for n, v in ts.items()}
+
     def per_call_us(fn, n=2000):
         """Microseconds per call from Python, the synchronization included (B11)."""
         for _ in range(200): fn()
@@ -160,32 +177,29 @@ def main():
             out_bytes = want.nbytes
             row = {"id": case["id"], "expr": case["expr"], "out_bytes": out_bytes,
                    "copy_s": copy_time(max(out_bytes, 1))}
-            s = run_slc(args.slc, case, x, tmp)
+            s = run_slc(args.slc, case, x, tmp) if not args.no_cli else {"error": "skipped"}
             row["slc_cli"] = ({"error": s["error"]} if "error" in s else
                               {"kernel_s": s["s"], "bitwise": same_bits(s["result"], want),
                                "h2d_s": s["times"].get("h2d"), "d2h_s": s["times"].get("d2h")})
+            # Every form checked first, then timed together (`interleaved`).
+            timed = {}
+            t = {k: torch.from_numpy(v).to(dev) for k, v in x.items()}
             try:
                 import slc
-                t = {k: torch.from_numpy(v).to(dev) for k, v in x.items()}
                 types = {k: (str(v.dtype), v.shape) for k, v in x.items()}
                 kernel = slc.compile(case["expr"], **types)
                 fn = lambda: kernel(**t)  # noqa: E731
-                entry = {"bitwise": same_bits(torch.from_dlpack(fn()).cpu().numpy(), want)}
+                row["slc"] = {"bitwise": same_bits(torch.from_dlpack(fn()).cpu().numpy(), want)}
+                timed["slc"] = fn
                 if case["id"] == "B11":
-                    entry["us_per_call"] = per_call_us(fn)
                     # Where the time goes: PyTorch's side of DLPack alone.
                     a = next(iter(t.values()))
-                    entry["dlpack_device_us"] = per_call_us(lambda: a.__dlpack_device__())
-                    entry["dlpack_us"] = per_call_us(lambda: a.__dlpack__(stream=1))
+                    row["slc"]["dlpack_device_us"] = per_call_us(lambda: a.__dlpack_device__())
+                    row["slc"]["dlpack_us"] = per_call_us(lambda: a.__dlpack__(stream=1))
                 else:
-                    secs = events_time(fn)
-                    entry.update(s=secs, vs_copy=secs / row["copy_s"])
                     # Into a caller's tensor: no allocation in the call.
                     o = torch.empty(want.shape, dtype=getattr(torch, str(want.dtype)), device=dev)
-                    entry["out_vs_copy"] = events_time(lambda: kernel(**t, out=o)) / row["copy_s"]
-                    del o
-                row["slc"] = entry
-                del t
+                    timed["slc out="] = lambda: kernel(**t, out=o)  # noqa: E731
             except Exception as e:  # noqa: BLE001
                 row["slc"] = {"error": repr(e)[:300]}
             if not args.no_peers:
@@ -193,15 +207,22 @@ def main():
                     try:
                         got = fn()
                         host = got.cpu().numpy() if name == "torch" else cp.asnumpy(got)
-                        entry = {"bitwise": same_bits(host, want)}
-                        if case["id"] == "B11":
-                            entry["us_per_call"] = per_call_us(fn)
-                        else:
-                            t = events_time(fn)
-                            entry.update(s=t, vs_copy=t / row["copy_s"])
-                        row[name] = entry
+                        row[name] = {"bitwise": same_bits(host, want)}
+                        timed[name] = fn
                     except Exception as e:  # noqa: BLE001
                         row[name] = {"error": repr(e)[:200]}
+            if case["id"] == "B11":
+                for name, fn in timed.items():
+                    row[name]["us_per_call"] = per_call_us(fn)
+            else:
+                for name, secs in interleaved(timed).items():
+                    if name == "slc out=":
+                        row["slc"]["out_vs_copy"] = secs / row["copy_s"]
+                    else:
+                        row[name].update(s=secs, vs_copy=secs / row["copy_s"])
+            timed.clear()
+            o = None
+            del t
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items()}, default=str), file=sys.stderr, flush=True)
             del x, want
@@ -228,7 +249,7 @@ def main():
         b11 = row["id"] == "B11"
         hand = c.get("plain_cuda", c.get("hand_cuda", ""))
         cli = row.get("slc_cli", {})
-        cli_cell = ("error" if "error" in cli else
+        cli_cell = ("" if cli.get("error") == "skipped" else "error" if "error" in cli else
                     f"{cli['kernel_s'] / row['copy_s']:.2f}{'' if cli['bitwise'] else ' (DIFFERS)'}" if cli else "")
         print(f"| {row['id']} `{row['expr']}` | {cell(row.get('torch'), b11)} | {cell(row.get('cupy'), b11)} | {hand} | {cell(row.get('slc'), b11)} | {cli_cell} |")
     ok = all(r.get("slc", {}).get("bitwise") and r.get("slc_cli", {}).get("bitwise") for r in rows)

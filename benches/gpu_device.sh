@@ -8,7 +8,8 @@
 #                                      # programs on the device against the CPU), then
 #                                      # benches/gpu.py's tables (B1-B12, and the stores B13-B15
 #                                      # of gpu_stores.py, against PyTorch and CuPy, bit for bit),
-#                                      # the Python package's GPU tests (python/tests/test_cuda.py)
+#                                      # the Python package's GPU tests (python/tests/test_cuda.py),
+#                                      # where a call's time goes (benches/gpu_probe.py)
 #
 # Each step's output goes to $OUT (default target/gpu/out); a failing step does not stop the
 # next, and the script's exit status is the first failure's.
@@ -69,15 +70,28 @@ run)
   # The wheel unpacked beside the tree (no pip install: nothing is fetched).
   rm -rf "$gpu/py" && mkdir -p "$gpu/py" && python3 -m zipfile -e "$gpu"/wheels/slc-*.whl "$gpu/py"
   export PYTHONPATH="$PWD/$gpu/py${PYTHONPATH:+:$PYTHONPATH}"
+  # step NAME CODE SECONDS COMMAND...: runs one step into $out/NAME.txt unless SLC_GPU_SKIP
+  # names it; its seconds go to $out/steps.txt (the next run's limits are sized from them).
+  step() {
+    local name=$1 code=$2 limit=$3 t0=$SECONDS
+    shift 3
+    case " ${SLC_GPU_SKIP:-} " in *" $name "*) echo "$name skipped" >> "$out/steps.txt"; return ;; esac
+    timeout "$limit" "$@" > "$out/$name.txt" 2>&1 || fail "$code"
+    echo "$name $((SECONDS - t0)) s" >> "$out/steps.txt"
+  }
   # A first look that is quick to read when something is wrong.
-  timeout 60 "$gpu/slc" eval 'a[::-1, 1:]' -i a=examples/data/a.npy --backend cuda --time > "$out/smoke.txt" 2>&1 || fail 1
+  step smoke 1 60 "$gpu/slc" eval 'a[::-1, 1:]' -i a=examples/data/a.npy --backend cuda --time
   # SLC_GPU_TESTS: a name filter for the Rust GPU tests (default: all of them).
-  timeout 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 ${SLC_GPU_TESTS:-} > "$out/cuda_gpu.txt" 2>&1 || fail 2
-  aot "$out" > "$out/aot.txt" 2>&1 || fail 3
-  timeout 120 python3 python/tests/test_cuda.py > "$out/python_cuda.txt" 2>&1 || fail 5
-  # SLC_GPU_CASES: some of the cases only (B1,B2,...).
-  timeout 360 python3 benches/gpu.py --slc "$gpu/slc" ${SLC_GPU_CASES:+--cases "$SLC_GPU_CASES"} --json "$out/gpu.json" > "$out/gpu_table.txt" 2>&1 || fail 4
-  tail -n 8 "$out"/smoke.txt "$out"/cuda_gpu.txt "$out"/aot.txt "$out"/python_cuda.txt "$out"/gpu_table.txt
+  step cuda_gpu 2 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 ${SLC_GPU_TESTS:-}
+  export -f aot && export gpu
+  step aot 3 60 bash -c 'aot "$1"' aot "$out"
+  step python_cuda 5 120 python3 python/tests/test_cuda.py
+  step probe 6 90 python3 benches/gpu_probe.py ${SLC_GPU_PROBE:+--cases "$SLC_GPU_PROBE"}
+  # SLC_GPU_CASES: some of the cases only (B1,B2,...); SLC_GPU_BENCH: more of gpu.py's options.
+  step gpu_table 4 300 python3 benches/gpu.py --slc "$gpu/slc" ${SLC_GPU_CASES:+--cases "$SLC_GPU_CASES"} \
+    --json "$out/gpu.json" ${SLC_GPU_BENCH:-}
+  cat "$out/steps.txt"
+  tail -n 8 "$out"/*.txt
   exit "$status"
   ;;
 *)

@@ -164,6 +164,53 @@ fn grouped_steps_store_partial_groups_and_misaligned_outputs_element_by_element(
     }
 }
 
+#[test]
+fn an_index_check_the_output_gather_makes_itself_names_the_first_bad_index() {
+    // The check's nest is left out where the output's one term reads the checked index at the
+    // same elements (`codegen::fold`): the output element `e` then reads check element
+    // `e / per`, `per` the output's trailing elements. Two bad values, the first one moving
+    // along the index: the error must name it, as the interpreter does. `a[i][1:]` keeps its
+    // check (the slice drops output rows whose index is still checked).
+    let a = slc::fuzz::fill(DType::F32, &[5, 4], 2);
+    let d = slc::fuzz::fill(DType::U8, &[3, 6], 4);
+    let cases: [(&str, &Tensor, &[usize], i64, usize); 5] = [
+        ("gather_elements(a, i, axis=1)", &a, &[5, 3], 4, 1),
+        ("a[i]", &a, &[4], 5, 1),
+        ("a[i, 1:3]", &a, &[2, 3], 5, 1),
+        ("gather(a, i, axis=0, mode=error)[:, :, None]", &d, &[2, 2], 3, 1),
+        ("a[i][1:]", &a, &[4], 5, 2),
+    ];
+    for (src, data, shape, len, nests) in cases {
+        let n: usize = shape.iter().product();
+        let index = |values: &[i64]| Tensor::from_i64s(DType::I64, shape, values).unwrap();
+        let valid: Vec<i64> = (0..n as i64).map(|k| k % len).collect();
+        let types: InputTypes = [("a", data), ("i", &index(&valid))]
+            .iter()
+            .map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape())))
+            .collect();
+        let compiled = slc::compile(src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let plan = compiled.plan.lift();
+        let source = cuda::generate(&plan, "f").unwrap();
+        assert_eq!(source.layout.nests.len(), nests, "{src}: its nests");
+        let emulator = emulate::build(&[&source], &std::env::temp_dir()).unwrap_or_else(|e| panic!("{e}"));
+        for first in 0..n {
+            for bad in [len, -len - 1] {
+                let mut values = valid.clone();
+                values[first] = bad;
+                if first < n - 1 {
+                    values[n - 1] = len + 7;
+                }
+                let i = index(&values);
+                let inputs = [data, &i];
+                let want = slc::backend::interp::run(&compiled.plan, &inputs);
+                assert!(want.is_err(), "{src} with {values:?} fails");
+                let got = emulator.run_placed(&plan, &source, &inputs, None, false);
+                assert_eq!(got, want, "{src} with {values:?}");
+            }
+        }
+    }
+}
+
 /// The kernel of `src` with symbolic dims, built alone.
 fn generic(src: &str, given: &[(&str, &Tensor)]) -> (VerifiedGenericPlan, CudaSource, emulate::Emulator) {
     let types: SymInputTypes = given

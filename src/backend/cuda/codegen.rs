@@ -18,6 +18,7 @@
 //! kernel with 32-bit index arithmetic; a generic plan gets both a 32-bit and a 64-bit kernel,
 //! and each call picks the narrow one when its numbers allow ([`NARROW_LIMIT`]).
 
+mod fold;
 mod group;
 mod reduce;
 pub mod store;
@@ -224,8 +225,12 @@ pub fn generate(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, Cu
 
 fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, CudaError> {
     let target = loopnest::Target::default();
+    let folded = fold::folded_check(plan);
     let mut nests: Vec<(usize, LoopNest)> = vec![];
     for (k, check) in plan.checks.iter().enumerate() {
+        if folded.is_some_and(|f| f.check == k) {
+            continue;
+        }
         if let Some(nest) = loopnest::schedule_generic_check(plan, check, target) {
             nests.push((k, nest));
         }
@@ -293,7 +298,7 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
         text.push_str("\n};\n");
     }
     text.push_str(VECTOR_TYPE);
-    let generator = Gen { plan, name, layout: &layout };
+    let generator = Gen { plan, name, layout: &layout, folded };
     for wide in [false, true] {
         if (wide && layout.wide) || (!wide && layout.narrow) {
             generator.kernel(&mut text, &nests, wide)?;
@@ -391,6 +396,8 @@ struct Gen<'a> {
     plan: &'a VerifiedGenericPlan,
     name: &'a str,
     layout: &'a ArgLayout,
+    /// The check the output nest makes itself ([`fold`]).
+    folded: Option<fold::FoldedCheck>,
 }
 
 /// The integer types of one kernel: `u` for positions and coordinates, `s` for byte offsets.
@@ -494,11 +501,9 @@ impl Gen<'_> {
         let unit = info.unit;
         self.coordinates(b, nest, "lin", unit, false);
         // A vector's elements share their gathers (fixed along the run): the first fails first.
-        let fail = |kind: u64| {
-            format!(
-                "{{ atomicMin(err + {slot}, ((unsigned long long)lin * {unit}ULL << 2) | {kind}ULL); continue; }}"
-            )
-        };
+        let output = nest.kind == NestKind::Output;
+        let element = format!("lin * {unit}");
+        let fail = |kind: u64| format!("{{ {} continue; }}", self.record(slot, &element, kind, output));
         let zero = b.label();
         if nest.kind == NestKind::Check {
             let offset = self.access(b, &nest.data, &fail, &zero, true)?;
@@ -549,6 +554,19 @@ impl Gen<'_> {
             let _ = writeln!(b.text, "      {zero}: {{ const {ty} z = 0; *({ty}*)({at}) = z; }} continue;");
         }
         Ok(())
+    }
+
+    /// The statement recording a failure of `kind` at `element` (a C expression: the element's
+    /// linear position in its nest) of a nest with error word `slot`; `output`: the nest is the
+    /// plan's output, whose failing term records a folded check's failures as the check's own.
+    fn record(&self, slot: usize, element: &str, kind: u64, output: bool) -> String {
+        match self.folded {
+            Some(f) if output && kind == KIND_GATHER_OUT_OF_RANGE => format!(
+                "atomicMin(err + {}, ((unsigned long long)({element}) / {}ULL << 2) | {KIND_INDEX_BOUNDS}ULL);",
+                f.check, f.per
+            ),
+            _ => format!("atomicMin(err + {slot}, ((unsigned long long)({element}) << 2) | {kind}ULL);"),
+        }
     }
 
     /// Emits the coordinates `c0, c1, ...` of the element at linear position `from` (an

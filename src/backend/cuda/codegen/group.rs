@@ -53,11 +53,7 @@ impl Gen<'_> {
         );
         // To the step's end, out of the loop (`continue` would go on to the next element); the
         // jump passes no initialization in scope at the label, which C++ would refuse.
-        let fail = |kind: u64| {
-            format!(
-                "{{ atomicMin(err + {slot}, ((unsigned long long)(first + k) << 2) | {kind}ULL); goto {end}; }}"
-            )
-        };
+        let fail = |kind: u64| format!("{{ {} goto {end}; }}", self.record(slot, "first + k", kind, true));
         let offset = self.access(b, &nest.data, &fail, &miss, false)?;
         let _ = writeln!(
             b.text,
