@@ -19,7 +19,7 @@ from gpu import inputs_for  # noqa: E402
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", default="B1,B8,B10")
+    p.add_argument("--cases", default="B1,B8,B10,B12")
     args = p.parse_args()
     import torch
     import slc
@@ -67,13 +67,16 @@ def main():
             row["torch"] = lambda: torch.index_select(t["data"], axis, t["idx"])
         fns = {name: (lambda k=k: k(**t)) for name, k in forms.items()}
         fns.update({name + " out=": (lambda k=k: k(**t, out=out)) for name, k in forms.items()})
+        # Into slc's own memory (the driver's stream-ordered pool) rather than PyTorch's.
+        pool = forms["slc"](**t)
+        fns["slc out=slc's"] = lambda: forms["slc"](**t, out=pool)
         if "torch" in row:
             fns["torch"] = row.pop("torch")
         for name, fn in fns.items():
             row[name] = {"x1": round(events(fn, 1) / copy, 3), "x10": round(events(fn, 10) / copy, 3),
                          "host_us": round(host_us(fn), 1)}
         print(json.dumps(row), flush=True)
-        del t, x, first, out, src, dst
+        del t, x, first, out, src, dst, pool, fns
         torch.cuda.empty_cache()
     return 0
 

@@ -11,6 +11,9 @@ work for them). The index rows of B13 are distinct: PyTorch's and CuPy's scatter
 winner of duplicate rows unspecified, so only distinct rows can be checked bit for bit (slc
 keeps NumPy's last write in C order either way).
 """
+import sys
+import time
+
 import numpy as np
 
 CASES = [
@@ -96,7 +99,7 @@ def peers(case, t, c):
     return forms
 
 
-def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc):
+def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc, cli_runs):
     """Runs the store cases (those `args.cases` names, or all); prints their table and returns
     (rows, whether every slc result equals NumPy's bit for bit)."""
     wanted = [c for c in args.cases.split(",") if c]
@@ -104,12 +107,13 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc):
     dev = torch.device("cuda")
     rows = []
     for case in cases:
+        started = time.perf_counter()
         x = inputs(case, rng)
         want = numpy_result(case, x)
         written = written_bytes(case, x)
         row = {"id": case["id"], "expr": case["expr"], "what": case["what"], "written_bytes": written,
                "copy_s": copy_time(max(written, 1))}
-        s = run_slc(args.slc, case, x, tmp) if not args.no_cli else None
+        s = run_slc(args.slc, case, x, tmp) if cli_runs(args, case) else None
         if s is not None:
             row["slc_cli"] = ({"error": s["error"]} if "error" in s else
                               {"kernel_s": s["s"], "bitwise": same_bits(s["result"], want)})
@@ -146,7 +150,9 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc):
                 except Exception as e:  # noqa: BLE001
                     row[name] = {"error": repr(e)[:200]}
             del t, c
+        row["wall_s"] = round(time.perf_counter() - started, 1)
         rows.append(row)
+        print(row, file=sys.stderr, flush=True)
         del x, want
         torch.cuda.empty_cache()
     columns = ["slc_in_place", "slc", "torch setitem", "torch index_copy_", "torch masked_fill_", "torch clone + setitem",
@@ -166,6 +172,6 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc):
     for row in rows:
         print(f"| {row['id']} `{row['expr']}` | " + " | ".join(cell(row.get(k)) for k in columns) + " |")
     ok = all(r.get(k, {}).get("bitwise") for r in rows for k in ("slc", "slc_in_place", "slc_cli")
-             if k != "slc_cli" or not args.no_cli)
+             if k != "slc_cli" or cli_runs(args, r))
     print(f"slc stores bit for bit equal to NumPy: {'all' if ok else 'NOT ALL'}")
     return rows, ok
