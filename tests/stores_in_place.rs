@@ -85,6 +85,84 @@ fn stores_in_place_write_the_target_itself() {
     }
 }
 
+/// A `+=` or `*=` whose updates may meet one element (index arrays, masks) runs in place as
+/// three kernels (`Kernel::stores_buffered`: gather the old elements, combine, scatter with last
+/// write wins) with the interpreter's result — duplicates added once, integers wrapping, the
+/// value reading the target as it was — on one thread and four; a bad index fails before the
+/// target is written.
+#[test]
+fn buffered_stores_update_the_target_as_the_interpreter() {
+    use slc::Kernel;
+    use slc::embed::TensorView;
+    let sig = |s: &str| -> slc::types::SymTensorType { s.parse().unwrap() };
+    let (rows, cols) = (40usize, 7usize);
+    let mut rng = SplitMix(7);
+    let index = ints(
+        DType::I64,
+        &[9],
+        &(0..9).map(|_| (rng.next_u64() % (2 * rows as u64)) as i64 - rows as i64).collect::<Vec<_>>(),
+    );
+    let bad = ints(DType::I32, &[3], &[1, rows as i64, 2]);
+    let value = ints(DType::U8, &[9, cols], &(0..9 * cols as i64).map(|x| x * 37 % 256).collect::<Vec<_>>());
+    let mask =
+        Tensor::from_bytes(DType::Bool, &[rows], &(0..rows).map(|r| (r % 3 == 1) as u8).collect::<Vec<_>>())
+            .unwrap();
+    let a_ty = format!("u8[{rows}, {cols}]");
+    type Signature<'a> = &'a [(&'a str, &'a str)];
+    let cases: [(&str, Signature, bool); 6] = [
+        ("a[i] += v", &[("a", &a_ty), ("i", "i64[9]"), ("v", "u8[9, 7]")], true),
+        ("a[i, 2:] *= 3", &[("a", &a_ty), ("i", "i64[9]")], true),
+        ("a[m] += 200", &[("a", &a_ty), ("m", &format!("bool[{rows}]"))], true),
+        ("a[i] += a[::-1][i]", &[("a", &a_ty), ("i", "i64[9]")], true),
+        ("a[i] = v", &[("a", &a_ty), ("i", "i64[9]"), ("v", "u8[9, 7]")], false),
+        ("a[j] += 1", &[("a", &a_ty), ("j", "i32[3]")], true),
+    ];
+    for (src, sigs, buffered) in cases {
+        let sigs: Vec<(&str, _)> = sigs.iter().map(|(n, t)| (*n, sig(t))).collect();
+        let mut values = InputValues::new();
+        values.insert("m".into(), mask.clone());
+        let kernel = Kernel::prepare_with_values(src, &sigs, &values, &Default::default());
+        let mut kernel = kernel.unwrap_or_else(|e| panic!("{}", e.render(src)));
+        assert_eq!(kernel.stores_buffered(), buffered, "{src}");
+        for threads in [1, 4] {
+            kernel.set_threads(threads);
+            let start: Vec<u8> = (0..rows * cols).map(|x| (x * 11 % 256) as u8).collect();
+            let mut s = Session::with_executor(Executor::Interpreter);
+            s.bind("a", Tensor::from_bytes(DType::U8, &[rows, cols], &start).unwrap());
+            s.bind("i", index.clone());
+            s.bind("j", bad.clone());
+            s.bind("v", value.clone());
+            s.bind("m", mask.clone());
+            let want = s.eval(src);
+            let mut target = start.clone();
+            let shape = [rows, cols];
+            // SAFETY: `target` holds the elements, and only the kernel touches it during the call.
+            let view = unsafe { TensorView::from_raw(DType::U8, &shape, None, target.as_mut_ptr()) }.unwrap();
+            let others = sigs[1..].iter().map(|(n, _)| match *n {
+                "i" => TensorView::of(&index),
+                "j" => TensorView::of(&bad),
+                "v" => TensorView::of(&value),
+                _ => TensorView::of(&mask),
+            });
+            let inputs: Vec<TensorView<'_>> = std::iter::once(view).chain(others).collect();
+            // SAFETY: as above.
+            let ran = unsafe { kernel.store(&inputs) };
+            drop(inputs);
+            match want {
+                Ok(want) => {
+                    ran.unwrap_or_else(|e| panic!("{src}: {}", e.render(src)));
+                    assert_eq!(target, want.bytes(), "{src} on {threads} threads");
+                }
+                Err(e) => {
+                    let got = ran.expect_err(src);
+                    assert_eq!(got.diagnostic().code, e.diagnostic().code, "{src}");
+                    assert_eq!(target, start, "{src}: failed, yet the target changed");
+                }
+            }
+        }
+    }
+}
+
 /// Rows scattered over a destination larger than the caches are written with non-temporal
 /// stores (the `stream-rows` pass): whole lines streamed, the partial lines at a row's ends
 /// stored as usual. The JIT gives the interpreter's bytes for rows that are and are not a

@@ -20,6 +20,7 @@ use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod buffered;
 mod build;
 mod checks;
 pub mod device;
@@ -99,6 +100,8 @@ struct Shared {
     specials: Specials,
     /// The generic plan's kernels on the GPU, for calls on device memory.
     device: device::DeviceCache,
+    /// A `+=`/`*=` store's three in-place kernels (`buffered`), made at its first use.
+    buffered: std::sync::OnceLock<Option<buffered::Buffered>>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -348,8 +351,9 @@ impl Kernel {
     }
 
     /// Runs a store kernel (`a[i] = v`) updating its target's own bytes: in place where it can
-    /// ([`store_in_place`](Self::store_in_place)), else computed into a temporary that is then
-    /// copied over the target, so that every read sees the target as it was. The target's
+    /// ([`store_in_place`](Self::store_in_place)); a `+=` or `*=` whose updates may meet, by
+    /// kernels that each run in place (`kernel/buffered.rs`); else computed into a temporary that
+    /// is then copied over the target, so that every read sees the target as it was. The target's
     /// view must be dense; a kernel without a store is an error.
     ///
     /// # Safety
@@ -370,7 +374,7 @@ impl Kernel {
             );
         }
         // SAFETY: the caller's word.
-        if unsafe { self.store_in_place(inputs) }? {
+        if unsafe { self.store_in_place(inputs) }? || unsafe { self.store_buffered(inputs) }? {
             return Ok(());
         }
         let mut updated = vec![0u8; view.nbytes()];
@@ -379,6 +383,26 @@ impl Kernel {
         // kernel has finished reading it.
         unsafe { std::ptr::copy_nonoverlapping(updated.as_ptr(), view.as_ptr().cast_mut(), updated.len()) };
         Ok(())
+    }
+
+    /// Runs a `+=` or `*=` store whose updates may meet in place, as three kernels
+    /// (`kernel/buffered.rs`); `Ok(false)` where it has no such form or a kernel declined.
+    ///
+    /// # Safety
+    /// As for [`store_in_place`](Self::store_in_place).
+    unsafe fn store_buffered<V: AsView>(&self, inputs: &[V]) -> Result<bool, Error> {
+        let Some(buffered) = self.buffered() else { return Ok(false) };
+        let Route::Dense(_, held) = self.route_general(inputs)? else { return Ok(false) };
+        // A strided target's view was packed into a copy: writing the copy would be lost.
+        if !matches!(self.plan().output.buffer, BufferId::Input(t) if matches!(held.get(t), Some(Held::InPlace(_))))
+        {
+            return Ok(false);
+        }
+        // SAFETY: the caller's word on the target; the route checked the inputs.
+        match unsafe { buffered.run(&held, self.threads) } {
+            None => Ok(false),
+            Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
+        }
     }
 
     /// The fastest path: the fixed signature's entry, or the entry of the first layout

@@ -1,6 +1,7 @@
 //! The plan IR and everything that works on it: lowering from the checked program, the text
 //! form, and the verifier that back ends require.
 
+pub mod buffered;
 pub mod ir;
 pub mod lower;
 pub mod nonzero;

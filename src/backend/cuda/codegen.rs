@@ -570,7 +570,6 @@ impl Gen<'_> {
             }
         }
     }
-
 }
 
 impl Body {

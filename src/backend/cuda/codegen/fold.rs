@@ -28,7 +28,9 @@ pub(crate) struct FoldedCheck {
 /// coordinates (0 strides over the others) under `error` with the check's bound, the output's
 /// other dims constant and not empty (an empty one would leave check elements unread).
 pub(crate) fn folded_check(plan: &VerifiedGenericPlan) -> Option<FoldedCheck> {
-    let ([check], [term], None) = (&plan.checks[..], &plan.output.terms[..], &plan.store) else { return None };
+    let ([check], [term], None) = (&plan.checks[..], &plan.output.terms[..], &plan.store) else {
+        return None;
+    };
     let (index, own) = (&check.index, &term.index);
     let rank = check.shape.len();
     let same_elements = index.terms.is_empty()
@@ -41,6 +43,7 @@ pub(crate) fn folded_check(plan: &VerifiedGenericPlan) -> Option<FoldedCheck> {
     if term.mode != OobMode::Error || term.len != check.len || !same_elements {
         return None;
     }
-    let per = plan.shape[rank..].iter().try_fold(1u64, |n, d| n.checked_mul(u64::try_from(d.as_const()?).ok()?))?;
+    let per =
+        plan.shape[rank..].iter().try_fold(1u64, |n, d| n.checked_mul(u64::try_from(d.as_const()?).ok()?))?;
     (per > 0).then_some(FoldedCheck { check: 0, per })
 }
