@@ -188,6 +188,10 @@ const PROGRAMS: &[&str] = &[
     "a[None, 1:][[0, 0], -1, 2] = [5, 6]",
     "a[2:1] = 7",
     "a[1:, 0] = a[:-1, 0]",
+    "scatter_elements(a, [[1, 0, 2], [1, 0, 2]], [[1, 2, 3], [4, 5, 6]], axis=0, reduction=add)",
+    "scatter_nd_update(a, [[1], [1]], [[1, 2, 3], [4, 5, 6]], reduction=sub)",
+    "scatter_nd(a, [[1], [1]], [[1, 2, 3], [4, 5, 6]], reduction=max)",
+    "scatter_elements_update(a, [[1, 0, 2], [1, 0, 2]], [[1, 2, 3], [4, 5, 6]], 0, reduction=prod, use_init_val=false)",
 ];
 
 #[test]
@@ -238,8 +242,8 @@ fn verification_refuses_malformed_stores() {
 }
 
 /// The programs above whose stores the JIT compiles: every `set` (slices, integers, index
-/// arrays, masks), and `+=`, `*=` on f32 (a scatter's reductions, and `+=`, `*=` on f16, bf16
-/// and complex numbers, run on the interpreter).
+/// arrays, masks), and `+=`, `*=` on f32 (a scatter's `max`, `min`, `mean`, and `+=`, `*=` on
+/// f16, bf16 and complex numbers, run on the interpreter).
 const JIT_COMPILED: &[&str] = &[
     "a[1:3, ::-1] = 0",
     "a[i, 1] += v",
@@ -248,6 +252,9 @@ const JIT_COMPILED: &[&str] = &[
     "a[None, 1:][[0, 0], -1, 2] = [5, 6]",
     "a[2:1] = 7",
     "a[1:, 0] = a[:-1, 0]",
+    // Reductions from the element as bound, duplicates accumulated in C order.
+    "scatter_elements(a, [[1, 0, 2], [1, 0, 2]], [[1, 2, 3], [4, 5, 6]], axis=0, reduction=add)",
+    "scatter_nd_update(a, [[1], [1]], [[1, 2, 3], [4, 5, 6]], reduction=sub)",
 ];
 
 #[test]

@@ -7,7 +7,7 @@
 //! one element for the whole run), then element by element.
 
 use super::{Gen, vector_flags};
-use crate::backend::loopnest::{Arithmetic, Combining, is_const};
+use crate::backend::loopnest::{Arithmetic, CombineOp, Combining, is_const};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
@@ -32,20 +32,23 @@ impl Gen<'_, '_> {
     /// and back), or two vectors of the element type ([`Gen::combine_vector_type`]).
     fn combine_values(&mut self, combine: &Combining, old: Value, value: Value) -> Value {
         let ty = self.b.func.dfg.value_type(old);
-        let multiply = combine.multiply;
+        let op = combine.op;
+        let multiply = op == CombineOp::Mul;
         match combine.arithmetic {
             // Cranelift's integer arithmetic wraps, as NumPy's does.
-            Arithmetic::Int if multiply => self.b.ins().imul(old, value),
-            Arithmetic::Int => self.b.ins().iadd(old, value),
+            Arithmetic::Int => match op {
+                CombineOp::Add => self.b.ins().iadd(old, value),
+                CombineOp::Mul => self.b.ins().imul(old, value),
+                CombineOp::Sub => self.b.ins().isub(old, value),
+            },
             Arithmetic::F32 | Arithmetic::F64 if ty.is_int() => {
                 let float = if combine.arithmetic == Arithmetic::F32 { types::F32 } else { types::F64 };
                 let a = self.b.ins().bitcast(float, MemFlagsData::new(), old);
                 let b = self.b.ins().bitcast(float, MemFlagsData::new(), value);
-                let r = if multiply { self.b.ins().fmul(a, b) } else { self.b.ins().fadd(a, b) };
+                let r = self.float_op(op, a, b);
                 self.b.ins().bitcast(ty, MemFlagsData::new(), r)
             }
-            Arithmetic::F32 | Arithmetic::F64 if multiply => self.b.ins().fmul(old, value),
-            Arithmetic::F32 | Arithmetic::F64 => self.b.ins().fadd(old, value),
+            Arithmetic::F32 | Arithmetic::F64 => self.float_op(op, old, value),
             // Any nonzero byte is true; the result is 0 or 1.
             Arithmetic::Bool if ty.is_vector() => {
                 let zero = self.b.ins().iconst(types::I8, 0);
@@ -65,13 +68,21 @@ impl Gen<'_, '_> {
         }
     }
 
+    fn float_op(&mut self, op: CombineOp, a: Value, b: Value) -> Value {
+        match op {
+            CombineOp::Add => self.b.ins().fadd(a, b),
+            CombineOp::Mul => self.b.ins().fmul(a, b),
+            CombineOp::Sub => self.b.ins().fsub(a, b),
+        }
+    }
+
     /// The 16-byte vector type `combine` computes in, where every target has the instruction:
     /// `*=` on 8-bit lanes has none on x86, and on 32- and 64-bit integer lanes needs more
     /// than SSE2 (an AOT object's baseline), so those multiply element by element.
     fn combine_vector_type(&self, combine: &Combining) -> Option<Type> {
         let w = self.nest.width as u32;
         let lane = match combine.arithmetic {
-            Arithmetic::Int if combine.multiply && w != 2 => return None,
+            Arithmetic::Int if combine.op == CombineOp::Mul && w != 2 => return None,
             Arithmetic::Int | Arithmetic::Bool => self.element_type(),
             Arithmetic::F32 => types::F32,
             Arithmetic::F64 => types::F64,

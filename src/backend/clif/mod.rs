@@ -267,7 +267,8 @@ impl<'a, 'n> Gen<'a, 'n> {
         let params = self.b.block_params(entry).to_vec();
         let (out, begin, end) = (params[1], params[2], params[3]);
         if let Some(combine) = &self.nest.combine {
-            self.old_base = Some(self.old_base(combine));
+            // A reduction reads the element it writes: `old` is at the output's own offset.
+            self.old_base = Some(if combine.accumulate { out } else { self.old_base(combine) });
         }
         // A concrete kernel has no early exit (its code stays as it was).
         let nothing = self.nest.takes_params().then(|| self.b.create_block());

@@ -28,7 +28,7 @@ pub use versions::{fit_budget, unroll_versions, unrolls};
 
 use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
 use crate::types::sym::SymExpr;
-use crate::types::{Combine, OobMode};
+use crate::types::{Combine, OobMode, Reduction};
 use slc_runtime::DType;
 use std::fmt;
 
@@ -205,16 +205,28 @@ pub struct LoopNest {
 /// How an update nest combines each element it writes with the target's: `old ∘ value`, `old`
 /// read from the target's buffer at the element's own offset (the output's offset from the
 /// first destination, plus `base` bytes), never from the output being written: `a[[0, 0]] += 1`
-/// adds once (NumPy's buffered semantics; docs/semantics.md, Stores).
+/// adds once (NumPy's buffered semantics; docs/semantics.md, Stores). A scatter's reduction
+/// (`accumulate`) reads `old` from the output instead, the element as updated so far, its
+/// updates in C order (the nest is serial where destinations may meet).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Combining {
-    /// `*=`; else `+=`.
-    pub multiply: bool,
+    pub op: CombineOp,
+    /// `old` is the output's element (a scatter's `sum`, `prod`, `sub` from the element as
+    /// bound), not the target's.
+    pub accumulate: bool,
     pub arithmetic: Arithmetic,
     /// The target's buffer, numbered as the streams number theirs.
     pub target: usize,
     /// The first destination's byte offset in the target.
     pub base: SymExpr,
+}
+
+/// The operation of a combining store: `+=` and the reductions `sum`; `*=` and `prod`; `sub`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CombineOp {
+    Add,
+    Mul,
+    Sub,
 }
 
 /// The arithmetic of an element type, as `Combine::apply` does it (its reference): integers
@@ -319,14 +331,17 @@ fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
 /// Whether the loop nest can write `plan`'s store: a `set`, or a `+=` or `*=` in an element type
 /// it does the arithmetic of ([`Arithmetic::of`]), through slices, integers, index arrays and
 /// masks, each gathered destination index checked or folded into range (an `error`, `clamp` or
-/// `wrap` term: a `zero` term's miss would have to skip the write). A scatter's reductions,
-/// which accumulate, run on the interpreter (docs/semantics.md, Stores).
+/// `wrap` term: a `zero` term's miss would have to skip the write). Of a scatter's reductions,
+/// `sum`, `prod` and `sub` from the element as bound (serial where updates may meet, each
+/// update in C order, as the interpreter accumulates); the others run on the interpreter
+/// (docs/semantics.md, Stores).
 pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
     plan.store.as_ref().is_some_and(|s| {
         let arithmetic = match s.combine {
             Combine::Set => true,
-            Combine::Add | Combine::Mul => combining(plan, SymExpr::constant(0)).is_some(),
-            Combine::Reduce { .. } => false,
+            Combine::Add | Combine::Mul | Combine::Reduce { .. } => {
+                combining(plan, SymExpr::constant(0)).is_some()
+            }
         };
         arithmetic && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
     })
@@ -367,8 +382,10 @@ pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
     fn all_checked(a: &Access<SymExpr>, covered: &dyn Fn(&Indirect<SymExpr>) -> bool) -> bool {
         (a.terms.iter()).all(|t| (t.mode != OobMode::Error || covered(t)) && all_checked(&t.index, covered))
     }
-    // A combining store in place would read an element a duplicate has already updated.
-    let combines_once = store.combine == Combine::Set || store_writes_distinct(store);
+    // A `+=` in place would read an element a duplicate has already updated; a reduction reads
+    // the element as updated so far, which in place is the target's own.
+    let combines_once =
+        store.combine == Combine::Set || store.combine.accumulates() || store_writes_distinct(store);
     !reads_target
         && combines_once
         && all_checked(&store.dest, &covered)
@@ -403,14 +420,23 @@ pub fn store_writes_distinct(store: &crate::plan::Store<SymExpr>) -> bool {
 /// the loop nest cannot write ([`takes_store`] asks here, so no update nest of a `+=` is ever
 /// built without its arithmetic).
 fn combining<D>(plan: &crate::plan::Plan<D>, dest_base: SymExpr) -> Option<Combining> {
-    let multiply = match plan.store.as_ref()?.combine {
-        Combine::Add => false,
-        Combine::Mul => true,
+    let (op, accumulate) = match plan.store.as_ref()?.combine {
+        Combine::Add => (CombineOp::Add, false),
+        Combine::Mul => (CombineOp::Mul, false),
+        // A reduction from the element as bound, one update at a time in its own type (as the
+        // interpreter's `Accumulator` keeps every type the loop nest computes).
+        Combine::Reduce { op: Reduction::Sum, init: true } => (CombineOp::Add, true),
+        Combine::Reduce { op: Reduction::Prod, init: true } => (CombineOp::Mul, true),
+        Combine::Reduce { op: Reduction::Sub, init: true } => (CombineOp::Sub, true),
         Combine::Set | Combine::Reduce { .. } => return None,
     };
     let BufferId::Input(target) = plan.output.buffer else { return None };
     let arithmetic = Arithmetic::of(plan.dtype)?;
-    Some(Combining { multiply, arithmetic, target, base: dest_base })
+    // A bool's `sub` is `xor`, which the nest does not compute.
+    if arithmetic == Arithmetic::Bool && op == CombineOp::Sub {
+        return None;
+    }
+    Some(Combining { op, accumulate, arithmetic, target, base: dest_base })
 }
 
 /// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):
@@ -759,9 +785,12 @@ impl fmt::Display for LoopNest {
         writeln!(f, "  out {}{}", List(&self.out), Terms(&self.out_terms))?;
         writeln!(f, "  data {}", self.data)?;
         if let Some(c) = &self.combine {
-            let op = if c.multiply { "mul" } else { "add" };
+            let op = format!("{:?}", c.op).to_lowercase();
             let arithmetic = format!("{:?}", c.arithmetic).to_lowercase();
-            writeln!(f, "  combine {op} {arithmetic} with old buf{}+{}", c.target, c.base)?;
+            match c.accumulate {
+                true => writeln!(f, "  combine {op} {arithmetic} into out")?,
+                false => writeln!(f, "  combine {op} {arithmetic} with old buf{}+{}", c.target, c.base)?,
+            }
         }
         if self.takes_params() {
             writeln!(f, "  params {}", List(&self.params))?;
