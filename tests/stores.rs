@@ -242,8 +242,9 @@ fn verification_refuses_malformed_stores() {
 }
 
 /// The programs above whose stores the JIT compiles: every `set` (slices, integers, index
-/// arrays, masks), and `+=`, `*=` on f32 (a scatter's `max`, `min`, `mean`, and `+=`, `*=` on
-/// f16, bf16 and complex numbers, run on the interpreter).
+/// arrays, masks), `+=`, `*=` on f32, and a scatter's reductions from the element (`mean`,
+/// those without the element, and `+=`, `*=` on f16, bf16 and complex numbers run on the
+/// interpreter).
 const JIT_COMPILED: &[&str] = &[
     "a[1:3, ::-1] = 0",
     "a[i, 1] += v",
@@ -255,6 +256,7 @@ const JIT_COMPILED: &[&str] = &[
     // Reductions from the element as bound, duplicates accumulated in C order.
     "scatter_elements(a, [[1, 0, 2], [1, 0, 2]], [[1, 2, 3], [4, 5, 6]], axis=0, reduction=add)",
     "scatter_nd_update(a, [[1], [1]], [[1, 2, 3], [4, 5, 6]], reduction=sub)",
+    "scatter_nd(a, [[1], [1]], [[1, 2, 3], [4, 5, 6]], reduction=max)",
 ];
 
 #[test]
@@ -537,6 +539,70 @@ fn fuzzed_store_programs_agree_on_every_cpu_path() {
         valid += want.is_ok() as usize;
     }
     assert!(valid > 150, "{valid} of 300 store programs were valid");
+}
+
+/// A scatter's `max` and `min` on the JIT pick as the interpreter does, bit for bit: a NaN
+/// already there stays (its payload too), a NaN value replaces a number, ties (`-0` against
+/// `+0`) keep the element, integers compare signed or unsigned by their dtype, bools as
+/// `false < true` with their bytes kept; duplicates reduce in C order, on one thread and four.
+#[test]
+fn scatter_max_and_min_pick_as_the_interpreter() {
+    let nan = f32::from_bits(0x7fc0_0001);
+    let other_nan = f32::from_bits(0xffc0_0002);
+    let specials = [0.0, -0.0, 1.5, -2.0, nan, other_nan, f32::INFINITY, f32::NEG_INFINITY];
+    let f32_data: Vec<u8> = (0..24).flat_map(|k| specials[k % 8].to_le_bytes()).collect();
+    let f32_updates: Vec<u8> = (0..24).flat_map(|k| specials[(k * 3 + 1) % 8].to_le_bytes()).collect();
+    let bytes = |dtype: DType, k: usize, seed: u8| -> Vec<u8> {
+        (0..k * dtype.width()).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed)).collect()
+    };
+    for reduction in ["max", "min"] {
+        for dtype in [DType::F32, DType::F64, DType::I16, DType::U16, DType::I8, DType::Bool] {
+            let (data, updates) = match dtype {
+                DType::F32 => (f32_data.clone(), f32_updates.clone()),
+                DType::F64 => (
+                    f32_data
+                        .chunks(4)
+                        .flat_map(|c| (f32::from_le_bytes(c.try_into().unwrap()) as f64).to_le_bytes())
+                        .collect(),
+                    f32_updates
+                        .chunks(4)
+                        .flat_map(|c| (f32::from_le_bytes(c.try_into().unwrap()) as f64).to_le_bytes())
+                        .collect(),
+                ),
+                DType::Bool => (
+                    bytes(dtype, 24, 1).iter().map(|b| b % 3).collect(),
+                    bytes(dtype, 24, 5).iter().map(|b| b % 3).collect(),
+                ),
+                _ => (bytes(dtype, 24, 1), bytes(dtype, 24, 9)),
+            };
+            let a = Tensor::from_bytes(dtype, &[6, 4], &data).unwrap();
+            let u = Tensor::from_bytes(dtype, &[6, 4], &updates).unwrap();
+            // Rows 1 and 4 take three updates each, in C order.
+            let i = ints(DType::I64, &[6, 1], &[1, 4, 1, 4, 1, 0]);
+            let src = format!("scatter_nd(a, i, u, reduction={reduction})");
+            let bind = |s: &mut Session| {
+                s.bind("a", a.clone());
+                s.bind("u", u.clone());
+                s.bind("i", i.clone());
+            };
+            let mut interp = Session::with_executor(Executor::Interpreter);
+            bind(&mut interp);
+            let want = interp.eval(&src).unwrap();
+            let plan = interp.compile(&src).unwrap().plan;
+            let runnable = Runnable::prepare_in_plan_order(&plan, Executor::Jit, None).unwrap();
+            assert_eq!(runnable.executor(), Executor::Jit, "{src} on {dtype}");
+            for threads in [1, 4] {
+                let mut jit = Session::with_executor(Executor::Jit);
+                jit.options_mut().threads = threads;
+                bind(&mut jit);
+                assert_eq!(
+                    jit.eval(&src).unwrap().bytes(),
+                    want.bytes(),
+                    "{src} on {dtype}, {threads} threads"
+                );
+            }
+        }
+    }
 }
 
 /// A prepared kernel (`slc::Kernel`, the one kernel type of every surface) of a store with

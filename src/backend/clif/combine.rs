@@ -1,15 +1,17 @@
-//! A combining store's element (`+=`, `*=`): `old ∘ value`, computed where a `set` would copy
-//! the value. `old` comes from the target's buffer at the element's offset, never from the
-//! output being written, so duplicates in an index array combine with the element as it was
-//! (NumPy's buffered semantics). The arithmetic is `Combine::apply`'s, the interpreter's, for
-//! the element types [`Arithmetic::of`] admits. An innermost run (the `Strided` strategy)
-//! is combined 16 bytes at a time where output and value are contiguous (or the value is
-//! one element for the whole run), then element by element.
+//! A combining store's element (`+=`, `*=`, a scatter's reduction): `old ∘ value`, computed
+//! where a `set` would copy the value. For `+=` and `*=`, `old` comes from the target's buffer
+//! at the element's offset, never from the output being written, so duplicates in an index
+//! array combine with the element as it was (NumPy's buffered semantics); a reduction's `old`
+//! is the output's element as updated so far. The arithmetic is `Combine::apply`'s, the
+//! interpreter's, for the element types [`Arithmetic::of`] admits. An innermost run (the
+//! `Strided` strategy) is combined 16 bytes at a time where output and value are contiguous (or
+//! the value is one element for the whole run), then element by element; `max` and `min`
+//! element by element.
 
 use super::{Gen, vector_flags};
 use crate::backend::loopnest::{Arithmetic, CombineOp, Combining, is_const};
 use crate::types::sym::SymExpr;
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
 
 impl Gen<'_, '_> {
@@ -33,13 +35,16 @@ impl Gen<'_, '_> {
     fn combine_values(&mut self, combine: &Combining, old: Value, value: Value) -> Value {
         let ty = self.b.func.dfg.value_type(old);
         let op = combine.op;
+        if matches!(op, CombineOp::Max | CombineOp::Min) {
+            return self.extreme(combine, old, value);
+        }
         let multiply = op == CombineOp::Mul;
         match combine.arithmetic {
             // Cranelift's integer arithmetic wraps, as NumPy's does.
             Arithmetic::Int => match op {
-                CombineOp::Add => self.b.ins().iadd(old, value),
                 CombineOp::Mul => self.b.ins().imul(old, value),
                 CombineOp::Sub => self.b.ins().isub(old, value),
+                _ => self.b.ins().iadd(old, value),
             },
             Arithmetic::F32 | Arithmetic::F64 if ty.is_int() => {
                 let float = if combine.arithmetic == Arithmetic::F32 { types::F32 } else { types::F64 };
@@ -70,10 +75,48 @@ impl Gen<'_, '_> {
 
     fn float_op(&mut self, op: CombineOp, a: Value, b: Value) -> Value {
         match op {
-            CombineOp::Add => self.b.ins().fadd(a, b),
             CombineOp::Mul => self.b.ins().fmul(a, b),
             CombineOp::Sub => self.b.ins().fsub(a, b),
+            _ => self.b.ins().fadd(a, b),
         }
+    }
+
+    /// `max` or `min` of two scalar elements' bits, as the interpreter's `extreme` decides:
+    /// the value where it is larger (smaller), or a NaN where the element is not; else the
+    /// element, its bits unchanged (ties, a NaN already there).
+    fn extreme(&mut self, combine: &Combining, old: Value, value: Value) -> Value {
+        let ty = self.b.func.dfg.value_type(old);
+        let max = combine.op == CombineOp::Max;
+        let pick = match combine.arithmetic {
+            Arithmetic::Int => {
+                let cc = match (max, combine.signed) {
+                    (true, true) => IntCC::SignedGreaterThan,
+                    (true, false) => IntCC::UnsignedGreaterThan,
+                    (false, true) => IntCC::SignedLessThan,
+                    (false, false) => IntCC::UnsignedLessThan,
+                };
+                self.b.ins().icmp(cc, value, old)
+            }
+            Arithmetic::Bool => {
+                let a = self.b.ins().icmp_imm_u(IntCC::NotEqual, old, 0);
+                let b = self.b.ins().icmp_imm_u(IntCC::NotEqual, value, 0);
+                let cc = if max { IntCC::UnsignedGreaterThan } else { IntCC::UnsignedLessThan };
+                self.b.ins().icmp(cc, b, a)
+            }
+            Arithmetic::F32 | Arithmetic::F64 => {
+                let float = if combine.arithmetic == Arithmetic::F32 { types::F32 } else { types::F64 };
+                let a = self.b.ins().bitcast(float, MemFlagsData::new(), old);
+                let b = self.b.ins().bitcast(float, MemFlagsData::new(), value);
+                let old_number = self.b.ins().fcmp(FloatCC::Ordered, a, a);
+                let value_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
+                let cc = if max { FloatCC::GreaterThan } else { FloatCC::LessThan };
+                let beyond = self.b.ins().fcmp(cc, b, a);
+                let replaces = self.b.ins().bor(value_nan, beyond);
+                self.b.ins().band(old_number, replaces)
+            }
+        };
+        debug_assert!(ty.is_int(), "max and min move elements as bits");
+        self.b.ins().select(pick, value, old)
     }
 
     /// The 16-byte vector type `combine` computes in, where every target has the instruction:
@@ -82,6 +125,8 @@ impl Gen<'_, '_> {
     fn combine_vector_type(&self, combine: &Combining) -> Option<Type> {
         let w = self.nest.width as u32;
         let lane = match combine.arithmetic {
+            // `max` and `min` pick between elements one at a time.
+            _ if matches!(combine.op, CombineOp::Max | CombineOp::Min) => return None,
             Arithmetic::Int if combine.op == CombineOp::Mul && w != 2 => return None,
             Arithmetic::Int | Arithmetic::Bool => self.element_type(),
             Arithmetic::F32 => types::F32,

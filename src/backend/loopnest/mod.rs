@@ -211,22 +211,28 @@ pub struct LoopNest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Combining {
     pub op: CombineOp,
-    /// `old` is the output's element (a scatter's `sum`, `prod`, `sub` from the element as
-    /// bound), not the target's.
+    /// `old` is the output's element (a scatter's reduction from the element as bound), not
+    /// the target's.
     pub accumulate: bool,
     pub arithmetic: Arithmetic,
+    /// Integers compare as signed ones (`max`, `min`).
+    pub signed: bool,
     /// The target's buffer, numbered as the streams number theirs.
     pub target: usize,
     /// The first destination's byte offset in the target.
     pub base: SymExpr,
 }
 
-/// The operation of a combining store: `+=` and the reductions `sum`; `*=` and `prod`; `sub`.
+/// The operation of a combining store: `+=` and the reductions `sum`; `*=` and `prod`; `sub`;
+/// `max` and `min` (the value replaces the element where it is larger, or smaller, or a NaN
+/// where the element is not: ties and a NaN already there keep the element).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CombineOp {
     Add,
     Mul,
     Sub,
+    Max,
+    Min,
 }
 
 /// The arithmetic of an element type, as `Combine::apply` does it (its reference): integers
@@ -332,7 +338,7 @@ fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
 /// it does the arithmetic of ([`Arithmetic::of`]), through slices, integers, index arrays and
 /// masks, each gathered destination index checked or folded into range (an `error`, `clamp` or
 /// `wrap` term: a `zero` term's miss would have to skip the write). Of a scatter's reductions,
-/// `sum`, `prod` and `sub` from the element as bound (serial where updates may meet, each
+/// `sum`, `prod`, `sub`, `max` and `min` from the element as bound (serial where updates may meet, each
 /// update in C order, as the interpreter accumulates); the others run on the interpreter
 /// (docs/semantics.md, Stores).
 pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
@@ -428,6 +434,8 @@ fn combining<D>(plan: &crate::plan::Plan<D>, dest_base: SymExpr) -> Option<Combi
         Combine::Reduce { op: Reduction::Sum, init: true } => (CombineOp::Add, true),
         Combine::Reduce { op: Reduction::Prod, init: true } => (CombineOp::Mul, true),
         Combine::Reduce { op: Reduction::Sub, init: true } => (CombineOp::Sub, true),
+        Combine::Reduce { op: Reduction::Max, init: true } => (CombineOp::Max, true),
+        Combine::Reduce { op: Reduction::Min, init: true } => (CombineOp::Min, true),
         Combine::Set | Combine::Reduce { .. } => return None,
     };
     let BufferId::Input(target) = plan.output.buffer else { return None };
@@ -436,7 +444,7 @@ fn combining<D>(plan: &crate::plan::Plan<D>, dest_base: SymExpr) -> Option<Combi
     if arithmetic == Arithmetic::Bool && op == CombineOp::Sub {
         return None;
     }
-    Some(Combining { op, accumulate, arithmetic, target, base: dest_base })
+    Some(Combining { op, accumulate, arithmetic, signed: plan.dtype.is_signed(), target, base: dest_base })
 }
 
 /// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):
