@@ -42,7 +42,7 @@ fn concrete(what: String, src: &str, given: &BTreeMap<String, Tensor>) -> Option
         given.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
     let values: InputValues = given.clone();
     let compiled = slc::compile_with_values(src, &types, &values).ok()?;
-    // The CUDA back end refuses a scatter's reductions (docs/cuda.md).
+    // The CUDA back end refuses stores combining complex numbers (docs/cuda.md).
     if compiled.plan.store.as_ref().is_some_and(|s| supported(s.combine, compiled.plan.dtype).is_err()) {
         return None;
     }
