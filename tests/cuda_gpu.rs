@@ -216,6 +216,11 @@ fn kernels_on_device_memory() {
         ("a[:, ::2] = 5", vec![("a", "i64[N, M]", &data)]),
         ("a[m] = 0", vec![("a", "i64[6, 5]", &data), ("m", "bool[6]", &mask)]),
         ("a[i] += 1", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &dup)]),
+        // Concrete `+=`/`*=` with duplicates into the target: three kernels in place
+        // (`Kernel::stores_buffered_on_device`); a bad index fails the first, before any write.
+        ("a[i] += b[0]", vec![("a", "i64[6, 5]", &data), ("i", "i32[4]", &dup), ("b", "i64[6, 5]", &data)]),
+        ("a[i, 1:] *= 3", vec![("a", "i64[6, 5]", &data), ("i", "i32[4]", &dup)]),
+        ("a[i] += 1", vec![("a", "i64[6, 5]", &data), ("i", "i32[2]", &bad)]),
         ("a[i] = 0", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &bad)]),
     ];
     let mut failures = vec![];

@@ -89,7 +89,7 @@ fn stores_in_place_write_the_target_itself() {
 /// three kernels (`Kernel::stores_buffered`: gather the old elements, combine, scatter with last
 /// write wins) with the interpreter's result — duplicates added once, integers wrapping, the
 /// value reading the target as it was — on one thread and four; a bad index fails before the
-/// target is written.
+/// target is written. A device's store takes the same three plans.
 #[test]
 fn buffered_stores_update_the_target_as_the_interpreter() {
     use slc::Kernel;
@@ -124,6 +124,8 @@ fn buffered_stores_update_the_target_as_the_interpreter() {
         let kernel = Kernel::prepare_with_values(src, &sigs, &values, &Default::default());
         let mut kernel = kernel.unwrap_or_else(|e| panic!("{}", e.render(src)));
         assert_eq!(kernel.stores_buffered(), buffered, "{src}");
+        // On a GPU (`Kernel::store_device`) the same three plans, as CUDA kernels.
+        assert_eq!(kernel.stores_buffered_on_device(), buffered, "{src} on a device");
         for threads in [1, 4] {
             kernel.set_threads(threads);
             let start: Vec<u8> = (0..rows * cols).map(|x| (x * 11 % 256) as u8).collect();

@@ -37,7 +37,7 @@ fn plan_inputs(plan: &VerifiedGenericPlan, given: &BTreeMap<String, Tensor>) -> 
 
 /// The concrete program `src` on `given`, with the interpreter's result; `None` when it does
 /// not compile.
-fn concrete(what: String, src: &str, given: &BTreeMap<String, Tensor>) -> Option<Program> {
+pub fn concrete(what: String, src: &str, given: &BTreeMap<String, Tensor>) -> Option<Program> {
     let types: InputTypes =
         given.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
     let values: InputValues = given.clone();

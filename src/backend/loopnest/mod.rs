@@ -398,6 +398,17 @@ pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
         && all_checked(&store.value, &covered)
 }
 
+/// The three plans ([`buffered_store`](crate::plan::buffered::buffered_store)) a `+=` or `*=`
+/// store runs as in place when it cannot run in place itself (its updates may meet): its
+/// combine and scatter plans can. `None` for any other plan.
+pub fn buffered_in_place(plan: &GenericPlan) -> Option<crate::plan::buffered::BufferedStore> {
+    if store_may_run_in_place(plan) {
+        return None;
+    }
+    let parts = crate::plan::buffered::buffered_store(plan)?;
+    (store_may_run_in_place(&parts.combine) && store_may_run_in_place(&parts.scatter)).then_some(parts)
+}
+
 /// Whether no two of `store`'s updates write the same element, as far as the strides show: no
 /// gathered destination, and each stride, by size, passes every address the smaller ones reach
 /// (sufficient, not necessary). A symbolic stride or extent: not known, `false`.

@@ -11,6 +11,7 @@ use crate::backend::cuda::Bound;
 use crate::backend::cuda::buffers::Loaded;
 pub use crate::backend::cuda::buffers::{DeviceArray, DeviceMemory, Stream};
 use crate::backend::cuda::device::{self, GpuError};
+use crate::backend::loopnest::buffered_in_place;
 use crate::embed::{TensorView, ViewError};
 use crate::error::Error;
 use crate::pipeline::compile_with_values;
@@ -36,6 +37,75 @@ pub struct DeviceOutput {
 pub(crate) struct DeviceCache {
     loaded: OnceLock<Arc<Loaded>>,
     fixed: OnceLock<(Vec<InputType>, Arc<Bound>)>,
+    /// The generic plan's buffered store, loaded at its first in-place `+=` (`None`: it has none).
+    buffered: OnceLock<Option<Arc<BufferedOnDevice>>>,
+}
+
+/// A `+=` or `*=` store whose updates may meet, on the device as on the host
+/// ([`buffered_in_place`]): the old elements gathered into a buffer of the update's size, combined
+/// with the value there, then stored back with `set` (the last write wins) — three kernels on
+/// the caller's stream, each in place, touching only the updated elements. (The single plan
+/// updates a copy of the whole target, copied back after.)
+pub(crate) struct BufferedOnDevice {
+    /// The gather, combine and scatter plans, verified, and their kernels.
+    stages: [(VerifiedGenericPlan, Loaded); 3],
+}
+
+impl BufferedOnDevice {
+    /// The buffered form of `plan`, loaded, if it has one.
+    fn prepare(gpu: &device::Device, plan: &VerifiedGenericPlan) -> Result<Option<BufferedOnDevice>, Error> {
+        let Some(parts) = buffered_in_place(plan.plan()) else { return Ok(None) };
+        let load = |p| -> Result<Option<(VerifiedGenericPlan, Loaded)>, Error> {
+            let Ok(verified) = plan::verify_generic(p) else { return Ok(None) };
+            let loaded = gpu.load(&verified).map_err(|e| gpu_error(e.into()))?;
+            Ok(Some((verified, loaded)))
+        };
+        let (Some(gather), Some(combine), Some(scatter)) =
+            (load(parts.gather)?, load(parts.combine)?, load(parts.scatter)?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(BufferedOnDevice { stages: [gather, combine, scatter] }))
+    }
+
+    /// Runs on `inputs` (plan order), updating the target among them, which no other input
+    /// overlaps. An index out of range fails the gather, before anything is written.
+    ///
+    /// # Safety
+    /// As [`Kernel::store_device`].
+    unsafe fn run(
+        &self,
+        gpu: &device::Device,
+        inputs: &[DeviceArray],
+        expected: impl Fn(&[usize]) -> Result<(), Error>,
+        stream: Stream,
+    ) -> Result<(), Error> {
+        let [(gather, g), (combine, c), (scatter, s)] = &self.stages;
+        let bound = gpu.bind(gather, g, inputs).map_err(gpu_error)?;
+        let old = gpu.alloc(bound.out_bytes, stream).map_err(|e| gpu_error(e.into()))?;
+        // SAFETY: the caller's arrays as promised; `old` is fresh, so nothing overlaps it.
+        unsafe { gpu.launch_on(g, &bound, inputs, old.ptr, stream) }.map_err(gpu_error)?;
+        let mut all = inputs.to_vec();
+        all.push(DeviceArray {
+            ptr: old.ptr,
+            dtype: gather.dtype,
+            shape: bound.shape.clone(),
+            strides: None,
+        });
+        let bound = gpu.bind(combine, c, &all).map_err(gpu_error)?;
+        // SAFETY: the combine's target is `old` (its last input), written in place: its
+        // destination is `old`'s elements in order, each once.
+        unsafe { gpu.launch_on(c, &bound, &all, old.ptr, stream) }.map_err(gpu_error)?;
+        let bound = gpu.bind(scatter, s, &all).map_err(gpu_error)?;
+        expected(&bound.shape)?;
+        let plan::BufferId::Input(t) = scatter.output.buffer else {
+            return Err(RuntimeError::Cuda("a buffered store writes an input".into()).into());
+        };
+        // SAFETY: the scatter writes the caller's target in place (its value is `old`, its
+        // indices the caller's, none of them the target); `old` lives until the stream has run
+        // it (freed, or kept for reuse, in the stream's order).
+        unsafe { gpu.launch_on(s, &bound, &all, all[t].ptr, stream) }.map_err(gpu_error)
+    }
 }
 
 /// An input's dtype and dims.
@@ -89,8 +159,9 @@ impl Kernel {
     /// stores into, as [`Kernel::store`] does on the host: in place where the update reads no
     /// byte of the target and fails, if it does, before its first write
     /// ([`loopnest::store_may_run_in_place`](crate::backend::loopnest::store_may_run_in_place)),
-    /// the target is dense and no other input overlaps it; else into new device memory, copied
-    /// over the target after the update. Not a store: an error.
+    /// the target is dense and no other input overlaps it; a `+=` or `*=` whose updates may meet
+    /// as three kernels, each in place ([`BufferedOnDevice`]); else into new device memory,
+    /// copied over the target after the update. Not a store: an error.
     ///
     /// # Safety
     /// As [`run_device`](Self::run_device); the target's memory is writable.
@@ -120,22 +191,44 @@ impl Kernel {
             }
             .into());
         }
+        let expected = |shape: &[usize]| match shape == target.shape {
+            true => Ok(()),
+            false => Err(Error::from(RuntimeError::InputMismatch {
+                name: self.shared.names[slot].clone(),
+                expected: show(self.output_dtype(), shape),
+                found: show(target.dtype, &target.shape),
+            })),
+        };
         if !overlapped && crate::backend::loopnest::store_may_run_in_place(plan.plan()) {
             let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
             let call = self.device_call(inputs)?;
             let bound = self.bind_call(gpu, &call)?;
-            if bound.shape != target.shape {
-                return Err(RuntimeError::InputMismatch {
-                    name: self.shared.names[slot].clone(),
-                    expected: show(self.output_dtype(), &bound.shape),
-                    found: show(target.dtype, &target.shape),
-                }
-                .into());
-            }
+            expected(&bound.shape)?;
             // SAFETY: the caller's arrays as promised; the output is the target itself, which the
             // update never reads, and no other input overlaps it.
             return unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, target.ptr, stream) }
                 .map_err(gpu_error);
+        }
+        if !overlapped {
+            let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+            let call = self.device_call(inputs)?;
+            let buffered = match &call.plan {
+                Cow::Borrowed(p) => {
+                    let cached = self.shared.device.buffered.get();
+                    match cached {
+                        Some(b) => b.clone(),
+                        None => {
+                            let b = BufferedOnDevice::prepare(gpu, p)?.map(Arc::new);
+                            self.shared.device.buffered.get_or_init(|| b).clone()
+                        }
+                    }
+                }
+                Cow::Owned(p) => BufferedOnDevice::prepare(gpu, p)?.map(Arc::new),
+            };
+            if let Some(b) = buffered {
+                // SAFETY: the caller's arrays as promised, no other input overlapping the target.
+                return unsafe { b.run(gpu, &call.inputs, expected, stream) };
+            }
         }
         // SAFETY: the caller's arrays as promised.
         let updated = unsafe { self.run_device(inputs, stream) }?;
@@ -144,6 +237,13 @@ impl Kernel {
         // bytes (the output is the target's dtype and shape), both on `stream`.
         unsafe { gpu.copy(target.ptr, updated.memory.ptr, updated.memory.bytes, stream) }
             .map_err(|e| gpu_error(e.into()))
+    }
+
+    /// Whether [`store_device`](Self::store_device) runs this kernel's `+=` or `*=` (dense
+    /// inputs, no other overlapping the target) as three kernels in place, touching only the
+    /// updated elements, rather than through a copy of the whole target.
+    pub fn stores_buffered_on_device(&self) -> bool {
+        buffered_in_place(self.plan().plan()).is_some()
     }
 
     /// Runs on arrays in device memory into `out`, a dense device array of the output's dtype
