@@ -10,6 +10,11 @@ time, not in the peers', which update in place; the peers' "clone +" column time
 work for them). The index rows of B13 are distinct: PyTorch's and CuPy's scatters leave the
 winner of duplicate rows unspecified, so only distinct rows can be checked bit for bit (slc
 keeps NumPy's last write in C order either way).
+
+B13+ is `a[idx] += v` on distinct rows (not one of issue 28's cases): slc's three in-place kernels
+(gather the old rows, add, store back) against PyTorch's and CuPy's `a[idx] += v` and PyTorch's
+`index_add_`. It adds again at every call, so each form is checked after its first call on a
+fresh target, then timed.
 """
 import sys
 import time
@@ -21,6 +26,7 @@ CASES = [
      "what": "524,288 distinct random rows of 256 f32 into a 1,000,000 x 256 target (B8's inverse)"},
     {"id": "B14", "expr": "a[:, ::2] = b", "what": "16384 x 16384 f32, every other column"},
     {"id": "B15", "expr": "a[m] = 0", "what": "8192 x 8192 f32, a random half of the elements"},
+    {"id": "B13+", "expr": "a[idx] += v", "what": "65,536 distinct random rows of 256 f32 added into a 250,000 x 256 target"},
 ]
 
 
@@ -29,6 +35,11 @@ def inputs(case, rng):
     f32 = np.float32
     if case["id"] == "B13":
         rows, n = 1_000_000, 524_288
+        return {"a": rng.standard_normal((rows, 256), dtype=f32),
+                "idx": rng.choice(rows, n, replace=False).astype(np.int64),
+                "v": rng.standard_normal((n, 256), dtype=f32)}
+    if case["id"] == "B13+":
+        rows, n = 250_000, 65_536
         return {"a": rng.standard_normal((rows, 256), dtype=f32),
                 "idx": rng.choice(rows, n, replace=False).astype(np.int64),
                 "v": rng.standard_normal((n, 256), dtype=f32)}
@@ -43,6 +54,8 @@ def numpy_result(case, x):
     y = x["a"].copy()
     if case["id"] == "B13":
         y[x["idx"]] = x["v"]
+    elif case["id"] == "B13+":
+        y[x["idx"]] += x["v"]
     elif case["id"] == "B14":
         y[:, ::2] = x["b"]
     else:
@@ -51,7 +64,7 @@ def numpy_result(case, x):
 
 
 def written_bytes(case, x):
-    if case["id"] == "B13":
+    if case["id"] in ("B13", "B13+"):
         return x["v"].nbytes
     if case["id"] == "B14":
         return x["b"].nbytes
@@ -60,12 +73,15 @@ def written_bytes(case, x):
 
 def peers(case, t, c):
     """In-place forms of the case on device tensors `t` (PyTorch) and arrays `c` (CuPy, or
-    None): each call updates the target again with the same values (idempotent), so the
-    target after any number of calls is the updated array. Each returns the target."""
+    None): each call updates the target again with the same values (idempotent but for B13+),
+    so the target after any number of calls is the updated array. Each returns the target."""
     a = t["a"]
     if case["id"] == "B13":
         forms = {"torch index_copy_": lambda: a.index_copy_(0, t["idx"], t["v"])}
         setitem = lambda y, z: y.__setitem__(z["idx"], z["v"])  # noqa: E731
+    elif case["id"] == "B13+":
+        forms = {"torch index_add_": lambda: a.index_add_(0, t["idx"], t["v"])}
+        setitem = lambda y, z: y.__setitem__(z["idx"], y[z["idx"]] + z["v"])  # noqa: E731
     elif case["id"] == "B14":
         forms = {}
         setitem = lambda y, z: y.__setitem__((slice(None), slice(None, None, 2)), z["b"])  # noqa: E731
@@ -132,16 +148,22 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc, c
             # array when repeated, so every timed call does the first call's work).
             fn = lambda: kernel(**t)  # noqa: E731
             assert fn() is None
+            bitwise = same_bits(t["a"].cpu().numpy(), want)
             secs = events_time(fn)
-            row["slc_in_place"] = {"bitwise": same_bits(t["a"].cpu().numpy(), want), "s": secs,
-                                   "vs_copy": secs / row["copy_s"]}
+            row["slc_in_place"] = {"bitwise": bitwise, "s": secs, "vs_copy": secs / row["copy_s"]}
             del t, o
         except Exception as e:  # noqa: BLE001
             row["slc"] = {"error": repr(e)[:300]}
         if not args.no_peers:
-            t = {k: torch.from_numpy(v).to(dev) for k, v in x.items()}
-            c = {k: cp.asarray(v) for k, v in x.items()} if cp else None
-            for name, form in peers(case, t, c).items():
+            fresh = lambda: ({k: torch.from_numpy(v).to(dev) for k, v in x.items()},  # noqa: E731
+                             {k: cp.asarray(v) for k, v in x.items()} if cp else None)
+            t, c = fresh()
+            for name in list(peers(case, t, c)):
+                if case["expr"].endswith("+= v"):
+                    # It adds at every call: each form starts from a fresh target.
+                    del t, c
+                    t, c = fresh()
+                form = peers(case, t, c)[name]
                 try:
                     got = form()
                     host = got.cpu().numpy() if name.startswith("torch") else cp.asnumpy(got)
@@ -155,7 +177,8 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc, c
         print(row, file=sys.stderr, flush=True)
         del x, want
         torch.cuda.empty_cache()
-    columns = ["slc_in_place", "slc", "torch setitem", "torch index_copy_", "torch masked_fill_", "torch clone + setitem",
+    columns = ["slc_in_place", "slc", "torch setitem", "torch index_copy_", "torch index_add_", "torch masked_fill_",
+               "torch clone + setitem",
                "cupy setitem", "cupy copy + setitem"]
 
     def cell(entry):
