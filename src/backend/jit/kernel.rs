@@ -374,13 +374,6 @@ impl JitKernel {
         }
     }
 
-    /// Whether [`store_in_place`](Self::store_in_place) may run this store: a plan with
-    /// nothing to bind whose update nest reads no byte of the target and combines with each
-    /// element once (a call still declines a strided or overlapped target).
-    pub fn stores_in_place(&self) -> bool {
-        matches!(&self.calls, Calls::Fixed(f) if f.store.as_ref().is_some_and(|s| s.in_place()))
-    }
-
     /// Runs a store plan in place: the update nest writes the target input's own bytes, which
     /// are not copied first (NumPy's `x[i] = v`). `None` when this kernel cannot: it has no
     /// store, has symbols, its value or indices read the target, or another input overlaps

@@ -7,10 +7,11 @@
 use super::Kernel;
 use crate::backend::RuntimeError;
 use crate::backend::jit::{self, JitKernel};
+use crate::backend::loopnest::buffered_in_place;
 use crate::embed::TensorView;
 use crate::embed::held::Held;
 use crate::exec::Runnable;
-use crate::plan::{VerifiedGenericPlan, buffered::buffered_store, verify_generic};
+use crate::plan::{VerifiedGenericPlan, verify_generic};
 
 /// The three kernels of a buffered store.
 pub(crate) struct Buffered {
@@ -20,11 +21,11 @@ pub(crate) struct Buffered {
 }
 
 impl Buffered {
-    /// The kernels of `plan`'s buffered form, when it has one, the JIT compiles all three
-    /// (constant shapes, dtypes whose arithmetic it computes) and the last two run in place
-    /// (no index of the destination read from the target, say).
+    /// The kernels of `plan`'s buffered form ([`buffered_in_place`], a device's too), when it
+    /// has one and the JIT compiles all three (constant shapes, dtypes whose arithmetic it
+    /// computes).
     pub(crate) fn prepare(plan: &VerifiedGenericPlan) -> Option<Buffered> {
-        let parts = buffered_store(plan.plan())?;
+        let parts = buffered_in_place(plan.plan())?;
         let compile = |p| {
             let verified = verify_generic(p).ok()?;
             let runnable = Runnable::prepare(
@@ -39,11 +40,7 @@ impl Buffered {
             }
         };
         let (combine, scatter) = (compile(parts.combine)?, compile(parts.scatter)?);
-        (combine.stores_in_place() && scatter.stores_in_place()).then_some(Buffered {
-            gather: compile(parts.gather)?,
-            combine,
-            scatter,
-        })
+        Some(Buffered { gather: compile(parts.gather)?, combine, scatter })
     }
 
     /// Runs on `held` (the store's inputs in plan order, its target writable). `None` where a
