@@ -212,18 +212,15 @@ impl Kernel {
         if !overlapped {
             let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
             let call = self.device_call(inputs)?;
-            let buffered = match &call.plan {
-                Cow::Borrowed(p) => {
-                    let cached = self.shared.device.buffered.get();
-                    match cached {
-                        Some(b) => b.clone(),
-                        None => {
-                            let b = BufferedOnDevice::prepare(gpu, p)?.map(Arc::new);
-                            self.shared.device.buffered.get_or_init(|| b).clone()
-                        }
-                    }
+            // The generic plan's kept; a layout's plan (values read, views) loaded for the call.
+            let cache = &self.shared.device.buffered;
+            let buffered = match (&call.plan, cache.get()) {
+                (Cow::Borrowed(_), Some(kept)) => kept.clone(),
+                (Cow::Borrowed(p), None) => {
+                    let made = BufferedOnDevice::prepare(gpu, p)?.map(Arc::new);
+                    cache.get_or_init(|| made).clone()
                 }
-                Cow::Owned(p) => BufferedOnDevice::prepare(gpu, p)?.map(Arc::new),
+                (Cow::Owned(p), _) => BufferedOnDevice::prepare(gpu, p)?.map(Arc::new),
             };
             if let Some(b) = buffered {
                 // SAFETY: the caller's arrays as promised, no other input overlapping the target.
