@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::pipeline::compile_with_values;
 use crate::plan::{self, InputStrides, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
-use crate::types::{ShapeDisplay, TensorType};
+use crate::types::{Combine, ShapeDisplay, TensorType};
 use slc_runtime::{DType, Tensor};
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -209,7 +209,10 @@ impl Kernel {
             return unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, target.ptr, stream) }
                 .map_err(gpu_error);
         }
-        if !overlapped {
+        // Only a `+=` or `*=` has a buffered form: any other store goes straight to the copy,
+        // without preparing its call twice (a layout's call reruns the front end).
+        let combines = plan.store.as_ref().is_some_and(|s| matches!(s.combine, Combine::Add | Combine::Mul));
+        if !overlapped && combines {
             let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
             let call = self.device_call(inputs)?;
             // The generic plan's kept; a layout's plan (values read, views) loaded for the call.
