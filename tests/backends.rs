@@ -158,14 +158,16 @@ fn reversed_tiles_agree_with_the_interpreter() {
     for (dtype, elems) in
         [(DType::U8, 2), (DType::U8, 3), (DType::U8, 5), (DType::U8, 8), (DType::I16, 3), (DType::F32, 2)]
     {
-        // The large shapes pass the threading threshold; the 2-D one splits the tiles themselves.
+        // The large shapes' outputs just pass the 1 MiB that threads need (src/backend/jit.rs), on
+        // every dtype and tile, with room for `1:`; the 2-D one splits the tiles themselves.
+        let tile = elems * dtype.width();
         for shape in [
             [64, 1, elems],
             [64, 5, elems],
             [64, 7, elems],
             [64, 33, elems],
-            [400, 1000, elems],
-            [1, 400_000, elems],
+            [(1 << 20) / (1000 * tile) + 8, 1000, elems],
+            [1, (1 << 20) / tile + 64, elems],
         ] {
             let img = filled(dtype, &shape);
             let flat = filled(dtype, &[shape[0] * shape[1], elems]);
