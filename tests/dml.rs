@@ -1126,23 +1126,54 @@ fn emulator_rejects_invalid_descriptors() {
 #[test]
 fn random_programs_agree_with_the_interpreter_bit_for_bit() {
     const CASES: usize = 10000;
+    // The cases are drawn from one stream, as always; checking them is what takes the time, so
+    // it is shared among the cores (case k on thread k mod n: the same cases on any machine).
     let mut r = Rng::new(0x5eed_d1ec_7a11_0002);
+    let cases: Vec<Case> = (0..CASES).map(|_| Case::draw(&mut r)).collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    #[derive(Default)]
+    struct Tally {
+        compared: usize,
+        refused: usize,
+        invalid_program: usize,
+        errors_matched: usize,
+        ops_seen: std::collections::BTreeSet<&'static str>,
+    }
+    let tallies: Vec<Tally> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let cases = &cases;
+                s.spawn(move || {
+                    let mut tally = Tally::default();
+                    // Also checks the JIT against the interpreter, and the plan's text round trip.
+                    for case in cases.iter().skip(t).step_by(threads) {
+                        match check_case(case) {
+                            Outcome::Rejected => tally.invalid_program += 1,
+                            Outcome::Refused(_) => tally.refused += 1,
+                            Outcome::Agreed { graph, error } => {
+                                for node in &graph.graph().nodes {
+                                    tally.ops_seen.insert(node.desc.operator.r#type.name());
+                                }
+                                tally.errors_matched += error as usize;
+                                tally.compared += 1;
+                            }
+                        }
+                    }
+                    tally
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a checking thread")).collect()
+    });
     let (mut compared, mut refused, mut invalid_program) = (0usize, 0usize, 0usize);
     let mut ops_seen = std::collections::BTreeSet::new();
     let mut errors_matched = 0usize;
-    for _ in 0..CASES {
-        // Also checks the JIT against the interpreter, and the plan's text round trip.
-        match check_case(&Case::draw(&mut r)) {
-            Outcome::Rejected => invalid_program += 1,
-            Outcome::Refused(_) => refused += 1,
-            Outcome::Agreed { graph, error } => {
-                for node in &graph.graph().nodes {
-                    ops_seen.insert(node.desc.operator.r#type.name());
-                }
-                errors_matched += error as usize;
-                compared += 1;
-            }
-        }
+    for t in tallies {
+        compared += t.compared;
+        refused += t.refused;
+        invalid_program += t.invalid_program;
+        errors_matched += t.errors_matched;
+        ops_seen.extend(t.ops_seen);
     }
     eprintln!(
         "{CASES} programs: {compared} emulated and equal ({errors_matched} equal errors), {refused} refused, {invalid_program} rejected by the checker; operators {ops_seen:?}"
