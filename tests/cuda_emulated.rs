@@ -361,7 +361,9 @@ fn buffered_stores_as_three_kernels_equal_the_interpreter() {
 
 /// `=` through index arrays and masks with many duplicate destinations spread over the whole
 /// emulated grid (blocks and threads run backwards): the last write in C order wins, as NumPy's;
-/// `+=` adds once (buffered). Each kernel also runs misaligned and, where generic, 64-bit.
+/// `+=` adds once (buffered). Each kernel also runs misaligned and, where generic, 64-bit. The
+/// stores that write whole rows (or whole runs of a row) keep one owner word per row
+/// (`codegen/owner.rs`): checked on the bound call, concrete and generic.
 #[test]
 fn duplicate_destinations_keep_the_last_write_in_c_order() {
     let rows = 7usize;
@@ -370,19 +372,45 @@ fn duplicate_destinations_keep_the_last_write_in_c_order() {
     let idx = Tensor::from_i64s(DType::I64, &[at.len()], &at).unwrap();
     let v = slc::fuzz::fill(DType::F32, &[at.len(), 3], 9);
     let cols = Tensor::from_i64s(DType::I64, &[4], &[2, 0, 2, -1]).unwrap();
-    let programs =
-        ["a[idx] = v", "a[idx, 1] = v[:, 0]", "a[idx[:, None], cols] = v[:, 0, None]", "a[idx] += v"];
-    for src in programs {
-        let given = [("a", &a), ("idx", &idx), ("v", &v), ("cols", &cols)];
+    let b = slc::fuzz::fill(DType::I16, &[3, rows, 4], 2);
+    let w = slc::fuzz::fill(DType::I16, &[3, at.len(), 4], 7);
+    let t3 = slc::fuzz::fill(DType::I16, &[rows, 3, 4], 3);
+    // (program, the bytes one owner word covers: a row's, or an element's)
+    let programs = [
+        ("a[idx] = v", Some(12)),
+        ("a[idx, ::-1] = v", Some(12)),
+        ("a[idx, 1:] = v[:, 1:]", Some(12)),
+        ("a[idx] = 2", Some(12)),
+        ("b[:, idx] = w", Some(8)),
+        ("b[:, idx, ::2] = w[:, :, 1::2]", Some(8)),
+        ("b[1:, idx, ::-1] = w[1:]", Some(8)),
+        ("a[idx] += v", Some(12)),
+        // One word per element: no trailing dim the indices leave alone, or one that leaves
+        // the row (the index arrays' dims first, then b's axis 1 across rows).
+        ("a[idx, 1] = v[:, 0]", Some(4)),
+        ("a[idx[:, None], cols] = v[:, 0, None]", Some(4)),
+        ("t3[idx[:, None], :, cols] = 3", Some(2)),
+    ];
+    for (src, key) in programs {
+        let given = [("a", &a), ("idx", &idx), ("v", &v), ("cols", &cols), ("b", &b), ("w", &w), ("t3", &t3)];
         // In the plan's order: as the names first occur.
         let mut used: Vec<(&str, &Tensor)> = given.iter().filter(|(n, _)| src.contains(n)).copied().collect();
         used.sort_by_key(|(n, _)| src.find(n));
+        let inputs: Vec<&Tensor> = used.iter().map(|(_, t)| *t).collect();
         let (plan, source, emulator, want) = concrete(src, &used);
         assert!(source.layout.store.as_ref().is_some_and(|s| s.owner), "{src}: gathered destinations");
-        let inputs: Vec<&Tensor> = used.iter().map(|(_, t)| *t).collect();
-        for misaligned in [false, true] {
-            let got = emulator.run_placed(&plan, &source, &inputs, None, misaligned);
-            assert_eq!(got.as_ref(), Ok(&want), "{src}, misaligned {misaligned}");
+        let (generic_plan, generic_source, generic_emulator) = generic(src, &used);
+        for (plan, source, emulator) in
+            [(&plan, &source, &emulator), (&generic_plan, &generic_source, &generic_emulator)]
+        {
+            if let (Some(key), Some((word, _))) = (key, source.layout.owner_rows_words()) {
+                let bound = cuda::bind(plan, &source.layout, &inputs).unwrap();
+                assert_eq!(bound.words[word], key, "{src}: one owner word per row");
+            }
+            for (wide, misaligned) in [(None, false), (None, true), (Some(true), false)] {
+                let got = emulator.run_placed(plan, source, &inputs, wide, misaligned);
+                assert_eq!(got.as_ref(), Ok(&want), "{src}, misaligned {misaligned}, wide {wide:?}");
+            }
         }
     }
 }

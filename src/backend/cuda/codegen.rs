@@ -21,6 +21,7 @@
 mod access;
 mod fold;
 mod group;
+pub mod owner;
 mod reduce;
 pub mod store;
 
@@ -107,9 +108,18 @@ impl ArgLayout {
     pub fn owner_word(&self) -> usize {
         self.param_word(self.params.len())
     }
+    /// The two words after a store's owner array: the output bytes one owner word covers and
+    /// the updates that share an ordinal ([`owner::OwnerRows::choose`]).
+    pub fn owner_rows_words(&self) -> Option<(usize, usize)> {
+        let w = self.owner_word();
+        self.store.as_ref().is_some_and(|s| s.owner).then_some((w + 1, w + 2))
+    }
     /// Words in the argument block (at least one: C has no empty arrays).
     pub fn words(&self) -> usize {
-        self.owner_word() + usize::from(self.store.as_ref().is_some_and(|s| s.array()))
+        let store = self.store.as_ref();
+        self.owner_word()
+            + usize::from(store.is_some_and(|s| s.array()))
+            + 2 * usize::from(store.is_some_and(|s| s.owner))
     }
     /// Error words: one per plan check, then the output's.
     pub fn err_words(&self, checks: usize) -> usize {

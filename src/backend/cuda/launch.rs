@@ -5,6 +5,7 @@
 //! interpreter gives for the same inputs.
 
 use super::CudaSource;
+use super::codegen::owner::OwnerRows;
 use super::codegen::{ArgLayout, KIND_EMPTY_AXIS, KIND_GATHER_OUT_OF_RANGE, KIND_INDEX_BOUNDS};
 use super::codegen::{NARROW_ELEMENTS, NARROW_LIMIT};
 use crate::backend::{DenseInput, RuntimeError, interp};
@@ -141,6 +142,24 @@ pub fn bind<I: Input>(
             .ok_or_else(|| ShapeMismatch::TooLarge { what: "the element count".into() })?;
         words[layout.end_word(n)] = total;
     }
+    // How coarse a store's owner array is for these dims (`codegen::owner`).
+    if let (Some((key, run)), Some(rows)) =
+        (layout.owner_rows_words(), layout.store.as_ref().and_then(|s| s.rows.as_ref()))
+    {
+        let width = i64::from(layout.store.as_ref().map_or(1, |s| s.width));
+        let pairs = |dims: &[(SymExpr, SymExpr)]| {
+            dims.iter().map(|(n, s)| Some((eval(n).ok()?, eval(s).ok()?))).collect::<Option<Vec<_>>>()
+        };
+        let terms = rows.terms.iter().map(|s| eval(s).ok()).collect::<Option<Vec<_>>>();
+        let (r, t) = match (eval(&rows.base).ok(), pairs(&rows.lead), pairs(&rows.trail), terms) {
+            (Some(base), Some(lead), Some(trail), Some(terms)) => {
+                OwnerRows::choose(base, &lead, &trail, &terms, width)
+            }
+            _ => (width as u64, 1),
+        };
+        words[key] = r;
+        words[run] = t;
+    }
     // Elements, not only steps: a grouped step's elements have linear positions up to `group`
     // times its own.
     small &= elements < NARROW_ELEMENTS;
@@ -198,7 +217,8 @@ pub fn steps(layout: &ArgLayout, bound: &Bound) -> Vec<u64> {
 
 /// The bytes of a store's owner array for a bound call (0 for none).
 pub fn owner_bytes(layout: &ArgLayout, bound: &Bound) -> usize {
-    layout.store.as_ref().map_or(0, |s| s.owner_bytes(bound.wide, bound.out_bytes))
+    let key_bytes = layout.owner_rows_words().map_or(1, |(key, _)| bound.words[key]);
+    layout.store.as_ref().map_or(0, |s| s.owner_bytes(bound.wide, bound.out_bytes, key_bytes))
 }
 
 /// The input a store plan's output starts as a copy of (its target), in plan order.

@@ -18,6 +18,7 @@
 //! from the target, never from the output. A scatter's reduction folds its updates on one
 //! thread, then `NAME_finish` writes them ([`super::reduce`]); complex numbers are not combined.
 
+use super::owner::OwnerRows;
 use super::{Body, CudaError, Gen, Types, move_type, reduce};
 use crate::backend::loopnest::{LoopNest, Stream};
 use crate::plan::{Access, GenericPlan, Store, VerifiedGenericPlan};
@@ -32,9 +33,13 @@ pub struct StoreInfo {
     /// The update nest's index in [`super::ArgLayout::nests`] (the last one).
     pub nest: usize,
     /// Whether destinations are gathered, so that two updates may write one element: the
-    /// kernels then take an owner array of one unsigned word per output element (32-bit in the
-    /// 32-bit kernels, 64-bit in the others), zeroed before `NAME_mark`.
+    /// kernels then take an owner array of unsigned words (32-bit in the 32-bit kernels, 64-bit
+    /// in the others), zeroed before `NAME_mark`: one per output element, or one per row of
+    /// elements where the bound call's destination allows it ([`OwnerRows`]; the words after
+    /// the array's say which).
     pub owner: bool,
+    /// The destination's integers that decide the owner array's rows (`Some` with `owner`).
+    pub rows: Option<OwnerRows>,
     /// Whether an update can fail (then `NAME_mark` records it).
     pub fails: bool,
     /// Whether `NAME_mark` exists (an owner array to fill, or an update that can fail).
@@ -48,12 +53,13 @@ pub struct StoreInfo {
 }
 
 impl StoreInfo {
-    /// The bytes of the owner array for an output of `out_bytes` bytes.
-    pub fn owner_bytes(&self, wide: bool, out_bytes: usize) -> usize {
+    /// The bytes of the owner array for an output of `out_bytes` bytes, one owner word for
+    /// every `key_bytes` of it ([`OwnerRows::choose`]).
+    pub fn owner_bytes(&self, wide: bool, out_bytes: usize, key_bytes: u64) -> usize {
         let elements = out_bytes / self.width as usize;
         match (self.reduces, self.owner) {
             (true, _) => elements * 16,
-            (false, true) => elements * if wide { 8 } else { 4 },
+            (false, true) => out_bytes.div_ceil(key_bytes.max(1) as usize) * if wide { 8 } else { 4 },
             (false, false) => 0,
         }
     }
@@ -174,7 +180,8 @@ impl UpdateNests {
         let owner = !reduces && !self.dest.data.terms.is_empty();
         let fails = can_fail(&self.dest.data) || can_fail(&self.value.data);
         let width = plan.dtype.width() as u8;
-        StoreInfo { nest: infos.len() - 1, owner, fails, mark: owner || fails, width, reduces }
+        let rows = owner.then(|| OwnerRows::of(&self.dest));
+        StoreInfo { nest: infos.len() - 1, owner, rows, fails, mark: owner || fails, width, reduces }
     }
 }
 
@@ -226,7 +233,16 @@ impl Gen<'_> {
             };
             self.prologue(out, &format!("{}_{kind}{suffix}", self.name), t, info.nest + 1);
             if info.owner {
-                let _ = writeln!(out, "  {u}* owner = ({u}*)a.w[{}];", self.layout.owner_word(), u = t.u);
+                // The owner array, the bytes of output one word covers, and the updates that
+                // share an ordinal (`owner.rs`).
+                let w = self.layout.owner_word();
+                let _ = writeln!(
+                    out,
+                    "  {u}* owner = ({u}*)a.w[{w}];\n  const {u} owner_key = ({u})a.w[{}];\n  const {u} owner_run = ({u})a.w[{}];",
+                    w + 1,
+                    w + 2,
+                    u = t.u
+                );
             }
             if info.reduces {
                 let _ = writeln!(
@@ -289,18 +305,18 @@ impl Gen<'_> {
         self.coordinates(b, &u.dest, "lin", 1, false);
         let dest_miss = b.label();
         let at = self.access(b, &u.dest.data, &fail, &dest_miss, false)?;
-        let w = info.width;
-        let own = format!("owner + {at} / {w}");
+        let own = format!("owner + ({u})({at}) / owner_key", u = b.t.u);
         b.text.push_str("      {\n");
         if pass == Pass::Store && info.owner {
-            let _ = writeln!(b.text, "      if (*({own}) != ({})lin + 1) continue;", b.t.u);
+            let _ = writeln!(b.text, "      if (*({own}) != lin / owner_run + 1) continue;");
         }
         let value_miss = b.label();
         let value = self.access(b, &u.value.data, &fail, &value_miss, false)?;
         let effect = |value: Option<&str>| match pass {
             Pass::Mark if info.owner => {
                 let atomic = if b.t.u == "unsigned int" { "slc_atomic_max32" } else { "slc_atomic_max64" };
-                format!("{atomic}({own}, ({})lin + 1);", b.t.u)
+                // One mark per ordinal: its first update's.
+                format!("if (lin % owner_run == 0) {atomic}({own}, lin / owner_run + 1);")
             }
             Pass::Mark => String::new(),
             Pass::Store | Pass::Finish => self.write(u, &at, value),
