@@ -5,7 +5,6 @@
 //! interpreter gives for the same inputs.
 
 use super::CudaSource;
-use super::codegen::owner::OwnerRows;
 use super::codegen::{ArgLayout, KIND_EMPTY_AXIS, KIND_GATHER_OUT_OF_RANGE, KIND_INDEX_BOUNDS};
 use super::codegen::{NARROW_ELEMENTS, NARROW_LIMIT};
 use crate::backend::{DenseInput, RuntimeError, interp};
@@ -143,22 +142,10 @@ pub fn bind<I: Input>(
         words[layout.end_word(n)] = total;
     }
     // How coarse a store's owner array is for these dims (`codegen::owner`).
-    if let (Some((key, run)), Some(rows)) =
-        (layout.owner_rows_words(), layout.store.as_ref().and_then(|s| s.rows.as_ref()))
+    if let (Some((key, run)), Some(store)) = (layout.owner_rows_words(), layout.store.as_ref())
+        && let Some(rows) = &store.rows
     {
-        let width = i64::from(layout.store.as_ref().map_or(1, |s| s.width));
-        let pairs = |dims: &[(SymExpr, SymExpr)]| {
-            dims.iter().map(|(n, s)| Some((eval(n).ok()?, eval(s).ok()?))).collect::<Option<Vec<_>>>()
-        };
-        let terms = rows.terms.iter().map(|s| eval(s).ok()).collect::<Option<Vec<_>>>();
-        let (r, t) = match (eval(&rows.base).ok(), pairs(&rows.lead), pairs(&rows.trail), terms) {
-            (Some(base), Some(lead), Some(trail), Some(terms)) => {
-                OwnerRows::choose(base, &lead, &trail, &terms, width)
-            }
-            _ => (width as u64, 1),
-        };
-        words[key] = r;
-        words[run] = t;
+        (words[key], words[run]) = rows.for_call(store.width, |e| eval(e).ok());
     }
     // Elements, not only steps: a grouped step's elements have linear positions up to `group`
     // times its own.

@@ -52,6 +52,21 @@ impl OwnerRows {
         }
     }
 
+    /// `(R, T)` for a call, its integers given by `eval` ([`OwnerRows::choose`]); an integer
+    /// that does not evaluate keeps a word per element.
+    pub fn for_call(&self, width: u8, eval: impl Fn(&SymExpr) -> Option<i64>) -> (u64, u64) {
+        let pairs = |dims: &[(SymExpr, SymExpr)]| {
+            dims.iter().map(|(n, s)| Some((eval(n)?, eval(s)?))).collect::<Option<Vec<_>>>()
+        };
+        let terms = self.terms.iter().map(&eval).collect::<Option<Vec<_>>>();
+        match (eval(&self.base), pairs(&self.lead), pairs(&self.trail), terms) {
+            (Some(base), Some(lead), Some(trail), Some(terms)) => {
+                OwnerRows::choose(base, &lead, &trail, &terms, i64::from(width))
+            }
+            _ => (u64::from(width), 1),
+        }
+    }
+
     /// `(R, T)` for the bound values (in the order of the fields; `width`: the element's
     /// bytes): the bytes one owner word covers and the updates per ordinal. The most trailing
     /// dims that qualify; `(width, 1)` where none do.
