@@ -9,7 +9,8 @@
 #                                      # benches/gpu.py's tables (B1-B12, and the stores B13-B15
 #                                      # of gpu_stores.py, against PyTorch and CuPy, bit for bit),
 #                                      # the Python package's GPU tests (python/tests/test_cuda.py),
-#                                      # where a call's time goes (benches/gpu_probe.py)
+#                                      # where a call's time goes (benches/gpu_probe.py; with
+#                                      # an older wheel in target/gpu/old/wheels, on both)
 #
 # Each step's output goes to $OUT (default target/gpu/out); a failing step does not stop the
 # next, and the script's exit status is the first failure's.
@@ -87,6 +88,13 @@ run)
   step aot 3 60 bash -c 'aot "$1"' aot "$out"
   step python_cuda 5 120 python3 python/tests/test_cuda.py
   step probe 6 90 python3 benches/gpu_probe.py ${SLC_GPU_PROBE:+--cases "$SLC_GPU_PROBE"}
+  # An older build's wheel carried in $gpu/old/wheels: the probe on it, then on this build
+  # again, so that a change is measured against what it replaced in the same run.
+  if ls "$gpu"/old/wheels/slc-*.whl > /dev/null 2>&1; then
+    rm -rf "$gpu/old/py" && mkdir -p "$gpu/old/py" && python3 -m zipfile -e "$gpu"/old/wheels/slc-*.whl "$gpu/old/py"
+    PYTHONPATH="$PWD/$gpu/old/py" step probe_old 6 90 python3 benches/gpu_probe.py ${SLC_GPU_PROBE:+--cases "$SLC_GPU_PROBE"}
+    step probe_again 6 90 python3 benches/gpu_probe.py ${SLC_GPU_PROBE:+--cases "$SLC_GPU_PROBE"}
+  fi
   # SLC_GPU_CASES: some of the cases only (B1,B2,...); SLC_GPU_BENCH: more of gpu.py's options.
   step gpu_table 4 300 python3 benches/gpu.py --slc "$gpu/slc" ${SLC_GPU_CASES:+--cases "$SLC_GPU_CASES"} \
     --json "$out/gpu.json" ${SLC_GPU_BENCH:-}

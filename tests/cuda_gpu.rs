@@ -175,7 +175,7 @@ fn sessions_run_and_the_repl_on_the_gpu() {
 
 /// `Kernel::run_device` on arrays in device memory, against the same kernel on the host: dense
 /// inputs of several shapes through one symbolic kernel, strided views read in place, masks,
-/// Python-like scalar bounds, stores (`=` with duplicates, `+=`, masks; a copy of the target, and
+/// Python-like scalar bounds, stores (`=` with duplicates, `+=`, masks, concrete and generic; a copy of the target, and
 /// into the target itself: `Kernel::store_device`),
 /// `run_device_into`, and errors (an index out of range, an output
 /// that overlaps an input), the context usable after each. Without a GPU: E0209.
@@ -222,15 +222,24 @@ fn kernels_on_device_memory() {
         ("a[i, 1:] *= 3", vec![("a", "i64[6, 5]", &data), ("i", "i32[4]", &dup)]),
         ("a[i] += 1", vec![("a", "i64[6, 5]", &data), ("i", "i32[2]", &bad)]),
         ("a[i] = 0", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &bad)]),
+        // A mask whose value the program does not know: its nonzero() made per call.
+        ("a[m]", vec![("a", "i64[N, M]", &data), ("m", "bool[N]", &mask)]),
+        ("a[m] = 0", vec![("a", "i64[N, M]", &data), ("m", "bool[N]", &mask)]),
+        ("a[m, 1:] += 1", vec![("a", "i64[N, M]", &data), ("m", "bool[N]", &mask)]),
     ];
     let mut failures = vec![];
     for (src, inputs) in &cases {
         let signature: Vec<(&str, slc::types::SymTensorType)> =
             inputs.iter().map(|(n, t, _)| (*n, ty(t))).collect();
-        // A mask's value is part of the program (its count is the output's length).
+        // A concrete mask's value is part of the program (its count is the output's length).
         let mut values = slc::sema::InputValues::new();
-        values.insert("m".to_string(), mask.clone());
+        if inputs.iter().any(|(n, t, _)| *n == "m" && !t.contains('N')) {
+            values.insert("m".to_string(), mask.clone());
+        }
         let k = Kernel::prepare_with_values(src, &signature, &values, &Default::default()).unwrap();
+        if inputs.iter().any(|(n, t, _)| *n == "m" && t.contains('N')) {
+            assert!(k.plan().inputs.iter().any(|d| d.nonzero_of.is_some()), "{src}: a derived nonzero()");
+        }
         let host: Vec<&Tensor> = inputs.iter().map(|(_, _, t)| *t).collect();
         let want = k.run(&host).map_err(|e| e.to_string());
         let (held, arrays): (Vec<_>, Vec<_>) = host.iter().map(|t| upload(t)).unzip();

@@ -5,25 +5,45 @@
 //! reads. Every executor is handed the derived tensors with the others ([`input_tensors`]).
 
 use super::ir::InputDecl;
-use crate::types::Coords;
 use slc_runtime::{DType, Tensor};
 use std::borrow::Cow;
 
 /// NumPy's `nonzero()` of `mask`, stacked: an i64 tensor `[count, max(1, rank)]`, row `j` the
 /// coordinates of the `j`-th nonzero element in C order (a 0-d mask: `[[0]]` or no row).
 pub fn nonzero(mask: &Tensor) -> Tensor {
-    let shape: Vec<i64> = mask.shape().iter().map(|&d| d as i64).collect();
+    let shape = mask.shape();
     let columns = shape.len().max(1);
-    let bytes = mask.bytes();
     let width = mask.dtype().width();
+    let bytes = mask.bytes();
+    let set = |e: &[u8]| e.iter().any(|&b| b != 0);
     let mut rows: Vec<i64> = vec![];
-    for (at, c) in Coords::new(&shape).enumerate() {
-        if bytes[at * width..(at + 1) * width].iter().any(|&b| b != 0) {
-            rows.extend(c.iter().copied());
-            if c.is_empty() {
+    match shape.split_last() {
+        None => {
+            if set(bytes) {
                 rows.push(0);
             }
         }
+        // Row by row of the last axis, the outer coordinates counted as an odometer: no
+        // allocation per element (a GPU-sized mask has tens of millions).
+        Some((&inner, outer_dims)) if inner > 0 => {
+            let mut outer = vec![0i64; outer_dims.len()];
+            for row in bytes.chunks_exact(inner * width) {
+                for (j, e) in row.chunks_exact(width).enumerate() {
+                    if set(e) {
+                        rows.extend_from_slice(&outer);
+                        rows.push(j as i64);
+                    }
+                }
+                for d in (0..outer.len()).rev() {
+                    outer[d] += 1;
+                    if outer[d] < outer_dims[d] as i64 {
+                        break;
+                    }
+                    outer[d] = 0;
+                }
+            }
+        }
+        Some(_) => {}
     }
     Tensor::from_i64s(DType::I64, &[rows.len() / columns, columns], &rows).expect("i64 coordinates")
 }
@@ -72,5 +92,20 @@ mod tests {
         assert_eq!(values(&nonzero(&mask(&[0, 3], &[]))), (vec![0, 2], vec![]));
         assert_eq!(values(&nonzero(&mask(&[], &[1]))), (vec![1, 1], vec![0]));
         assert_eq!(values(&nonzero(&mask(&[], &[0]))), (vec![0, 1], vec![]));
+        assert_eq!(values(&nonzero(&mask(&[3, 0], &[]))), (vec![0, 2], vec![]));
+    }
+
+    #[test]
+    fn rows_equal_the_coordinates_of_every_true_element() {
+        let shape = [3usize, 4, 5];
+        let bits: Vec<u8> = (0..60u32).map(|i| u8::from(i * 7 % 11 < 4)).collect();
+        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let expected: Vec<i64> = crate::types::Coords::new(&dims)
+            .zip(&bits)
+            .filter(|(_, b)| **b != 0)
+            .flat_map(|(c, _)| c)
+            .collect();
+        let count = bits.iter().filter(|&&b| b != 0).count();
+        assert_eq!(values(&nonzero(&mask(&shape, &bits))), (vec![count, 3], expected));
     }
 }

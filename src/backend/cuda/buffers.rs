@@ -387,6 +387,7 @@ impl Device {
                     result::memset_d8_async(err.ptr, 0xff, err.bytes, stream.raw()).map_err(driver)?;
                 }
                 words[layout.err_word()] = err.ptr;
+                words[layout.tell_word()] = pinned::arm()?;
             }
             // A store's output starts as its target's copy, unless it is the target itself (a store
             // in place, `Kernel::store_device`); the owner array zeroed.
@@ -406,7 +407,11 @@ impl Device {
             let steps = super::launch::steps(layout, bound);
             super::device::queue(kernels, &steps, &mut words, store.as_ref(), stream.raw())?;
             let Some((mut err, _)) = err else { return Ok(()) };
-            let words = pinned::read_back(err.ptr, bound.err_words, stream)?;
+            // A flag left set by an earlier call that failed to launch only costs the read-back.
+            let words = match pinned::told(stream)? {
+                true => pinned::read_back(err.ptr, bound.err_words, stream)?,
+                false => vec![],
+            };
             if words.iter().all(|&w| w == NO_ERROR) {
                 err.clean = true;
                 return Ok(());
@@ -420,18 +425,24 @@ impl Device {
     }
 }
 
-/// Page-locked host memory for error words read back, one buffer per thread: a copy into it is
-/// a plain DMA, where a copy into pageable memory goes through the driver's staging buffer.
+/// Page-locked host memory, one buffer per thread, mapped for the device: its first word is the
+/// flag a failing element sets (`ArgLayout::tell_word`), the rest receives error words read back
+/// (a copy into it is a plain DMA, where a copy into pageable memory goes through the driver's
+/// staging buffer). A call that can fail clears the flag, launches and synchronizes; only a set
+/// flag costs the copy of the error words, so a call whose elements all passed adds nothing to
+/// the stream after its kernels.
 mod pinned {
     use super::{CudaError, Stream, driver};
-    use cudarc::driver::result;
+    use cudarc::driver::{result, sys};
     use std::cell::RefCell;
 
-    struct Buffer(*mut u64, usize);
+    /// Host address, device address, words after the flag.
+    struct Buffer(*mut u64, u64, usize);
 
     impl Drop for Buffer {
         fn drop(&mut self) {
-            // SAFETY: allocated by `malloc_host` below, no copy pending (each read waits).
+            // SAFETY: allocated by `malloc_host` below, no copy or kernel pending (each call that
+            // armed it synchronized before returning, or failed to launch).
             let _ = unsafe { result::free_host(self.0.cast()) };
         }
     }
@@ -440,21 +451,54 @@ mod pinned {
         static BUFFER: RefCell<Option<Buffer>> = const { RefCell::new(None) };
     }
 
-    /// `words` error words at device address `from`, once `stream` has run to here.
-    pub fn read_back(from: u64, words: usize, stream: Stream) -> Result<Vec<u64>, CudaError> {
+    /// This thread's buffer with room for `words` error words after the flag.
+    fn with<T>(words: usize, f: impl FnOnce(&Buffer) -> Result<T, CudaError>) -> Result<T, CudaError> {
         BUFFER.with(|cell| {
             let mut cell = cell.borrow_mut();
-            if cell.as_ref().is_none_or(|b| b.1 < words) {
+            if cell.as_ref().is_none_or(|b| b.2 < words) {
                 *cell = None;
-                // SAFETY: a plain page-locked allocation.
-                let p = unsafe { result::malloc_host(8 * words.max(8), 0) }.map_err(driver)?;
-                *cell = Some(Buffer(p.cast(), words.max(8)));
+                let words = words.max(8);
+                let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP;
+                // SAFETY: a plain page-locked allocation, mapped for the device.
+                let host = unsafe { result::malloc_host(8 * (words + 1), flags) }.map_err(driver)?;
+                let mut device = 0;
+                // SAFETY: `host` is such an allocation, of this context.
+                let mapped = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }.result();
+                if let Err(e) = mapped {
+                    // SAFETY: just allocated, never used.
+                    let _ = unsafe { result::free_host(host) };
+                    return Err(driver(e));
+                }
+                *cell = Some(Buffer(host.cast(), device, words));
             }
-            let buffer = cell.as_ref().expect("allocated above");
-            // SAFETY: the buffer holds `words` u64s; the copy ends before the stream's
-            // synchronization returns, and only this thread uses the buffer.
+            f(cell.as_ref().expect("allocated above"))
+        })
+    }
+
+    /// Clears this thread's flag; its device address, for the argument block of a launch
+    /// that the caller synchronizes before arming it again.
+    pub fn arm() -> Result<u64, CudaError> {
+        // SAFETY: the flag word is this thread's; no kernel that can write it is running.
+        with(0, |b| unsafe {
+            b.0.write_volatile(0);
+            Ok(b.1)
+        })
+    }
+
+    /// Whether an element of the call armed last set the flag, once `stream` has run to here.
+    pub fn told(stream: Stream) -> Result<bool, CudaError> {
+        // SAFETY: the stream's work done, the kernel's writes to mapped memory are visible.
+        unsafe { result::stream::synchronize(stream.raw()) }.map_err(driver)?;
+        with(0, |b| Ok(unsafe { b.0.read_volatile() } != 0))
+    }
+
+    /// `words` error words at device address `from`, once `stream` has run to here.
+    pub fn read_back(from: u64, words: usize, stream: Stream) -> Result<Vec<u64>, CudaError> {
+        with(words, |buffer| {
+            // SAFETY: the buffer holds `words` u64s after the flag; the copy ends before the
+            // stream's synchronization returns, and only this thread uses the buffer.
             unsafe {
-                let host = std::slice::from_raw_parts_mut(buffer.0, words);
+                let host = std::slice::from_raw_parts_mut(buffer.0.add(1), words);
                 result::memcpy_dtoh_async(host, from, stream.raw()).map_err(driver)?;
                 result::stream::synchronize(stream.raw()).map_err(driver)?;
                 Ok(host.to_vec())

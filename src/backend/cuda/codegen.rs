@@ -42,6 +42,10 @@ use std::fmt::Write;
 pub const NARROW_LIMIT: i64 = 1 << 30;
 pub const NARROW_ELEMENTS: u64 = 1 << 30;
 
+/// The statement after every failure's `atomicMin`: the call's flag in host memory set
+/// (`ArgLayout::tell_word`; a plain store, every failing thread writing the same 1).
+pub const TELL: &str = "if (tell) *tell = 1u;";
+
 /// Error kinds, the low two bits of an error word.
 pub const KIND_INDEX_BOUNDS: u64 = 0;
 pub const KIND_EMPTY_AXIS: u64 = 1;
@@ -114,12 +118,18 @@ impl ArgLayout {
         let w = self.owner_word();
         self.store.as_ref().is_some_and(|s| s.owner).then_some((w + 1, w + 2))
     }
-    /// Words in the argument block (at least one: C has no empty arrays).
-    pub fn words(&self) -> usize {
+    /// The last word: where a failing element also sets a flag (a 32-bit word in page-locked
+    /// host memory, mapped for the device), so that a call whose elements all passed learns it
+    /// without copying the error words back; 0 for none. The error words stay the record.
+    pub fn tell_word(&self) -> usize {
         let store = self.store.as_ref();
         self.owner_word()
             + usize::from(store.is_some_and(|s| s.array()))
             + 2 * usize::from(store.is_some_and(|s| s.owner))
+    }
+    /// Words in the argument block.
+    pub fn words(&self) -> usize {
+        self.tell_word() + 1
     }
     /// Error words: one per plan check, then the output's.
     pub fn err_words(&self, checks: usize) -> usize {
@@ -459,6 +469,8 @@ impl Gen<'_> {
         }
         let _ = writeln!(out, "  unsigned char* out = (unsigned char*)a.w[{}];", l.out_word());
         let _ = writeln!(out, "  unsigned long long* err = (unsigned long long*)a.w[{}];", l.err_word());
+        let _ =
+            writeln!(out, "  volatile unsigned int* tell = (volatile unsigned int*)a.w[{}];", l.tell_word());
         for p in 0..l.params.len() {
             let _ = writeln!(out, "  const {} p{p} = ({})(long long)a.w[{}];", t.s, t.s, l.param_word(p));
         }
@@ -466,7 +478,7 @@ impl Gen<'_> {
             let _ = writeln!(out, "  const {} e{n} = ({})a.w[{}];", t.u, t.u, l.end_word(n));
         }
         let _ = writeln!(out, "  const {u} step = ({u})gridDim.x * ({u})blockDim.x;", u = t.u);
-        let _ = writeln!(out, "  (void)out; (void)err; (void)step;");
+        let _ = writeln!(out, "  (void)out; (void)err; (void)tell; (void)step;");
     }
 
     /// A C expression for the integer `e` (a literal, or its parameter word).

@@ -155,6 +155,8 @@ impl Emulator {
         let mut owner = vec![0u64; launch::owner_bytes(&source.layout, &bound).div_ceil(8)];
         words[source.layout.out_word()] = out_placed.start() as u64;
         words[source.layout.err_word()] = err.as_mut_ptr() as u64;
+        let mut tell = vec![0u32; 1];
+        words[source.layout.tell_word()] = tell.as_mut_ptr() as u64;
         if source.layout.store.as_ref().is_some_and(|s| s.array()) {
             words[source.layout.owner_word()] = owner.as_mut_ptr() as u64;
         }
@@ -169,6 +171,13 @@ impl Emulator {
             return Err(RuntimeError::Jit(crate::backend::jit::JitError::Codegen(
                 "the emulated kernel wrote outside its output".into(),
             )));
+        }
+        // A launch on a GPU trusts the flag to say whether to read the error words back.
+        if (tell[0] != 0) != err.iter().any(|&w| w != NO_ERROR) {
+            return Err(RuntimeError::Jit(crate::backend::jit::JitError::Codegen(format!(
+                "the emulated kernel's failure flag ({}) disagrees with its error words",
+                tell[0]
+            ))));
         }
         out.bytes_mut().copy_from_slice(out_placed.bytes());
         launch::decode_errors(&bound, &err, inputs)?;

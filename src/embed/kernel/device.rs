@@ -1,9 +1,10 @@
 //! A [`Kernel`] on arrays in GPU memory: the caller's device pointers read in place, the output
 //! written into the caller's device array or a new one, on the caller's stream
 //! (`backend::cuda::buffers`). Dense inputs take the kernel's one generic plan, loaded on the
-//! device once; a strided view, or an input whose values the front end reads (a boolean mask,
-//! a short index list), gets the plan of the call's layout — those values copied to the host
-//! first, as PyTorch reads a mask before it knows the output's size.
+//! device once; a boolean mask of a generic plan is copied to the host for its `nonzero()`, as
+//! PyTorch reads a mask before it knows the output's size, and the positions copied in. A
+//! strided view, or an input whose values a fixed program's front end read (a short index
+//! list), gets the plan of the call's layout, those values copied to the host first.
 
 use super::Kernel;
 use crate::backend::RuntimeError;
@@ -116,6 +117,9 @@ struct DeviceCall<'k> {
     plan: Cow<'k, VerifiedGenericPlan>,
     loaded: Arc<Loaded>,
     inputs: Vec<DeviceArray>,
+    /// The device memory of inputs derived for this call (a mask's `nonzero()`), freed in the
+    /// order of the call's stream once the call is queued.
+    _derived: Vec<DeviceMemory>,
 }
 
 fn gpu_error(e: GpuError) -> Error {
@@ -140,7 +144,7 @@ impl Kernel {
     /// GPU that stays readable until `stream` has run the kernel; `stream` is valid.
     pub unsafe fn run_device(&self, inputs: &[DeviceArray], stream: Stream) -> Result<DeviceOutput, Error> {
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-        let call = self.device_call(inputs)?;
+        let call = self.device_call(inputs, stream)?;
         let bound = self.bind_call(gpu, &call)?;
         // Only a limit the caller set: the host's free memory is no bound on device memory (the
         // allocation reports the device's own), and reading it (/proc, the cgroup's files) cost
@@ -201,7 +205,7 @@ impl Kernel {
         };
         if !overlapped && crate::backend::loopnest::store_may_run_in_place(plan.plan()) {
             let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-            let call = self.device_call(inputs)?;
+            let call = self.device_call(inputs, stream)?;
             let bound = self.bind_call(gpu, &call)?;
             expected(&bound.shape)?;
             // SAFETY: the caller's arrays as promised; the output is the target itself, which the
@@ -214,7 +218,7 @@ impl Kernel {
         let combines = plan.store.as_ref().is_some_and(|s| matches!(s.combine, Combine::Add | Combine::Mul));
         if !overlapped && combines {
             let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-            let call = self.device_call(inputs)?;
+            let call = self.device_call(inputs, stream)?;
             // The generic plan's kept; a layout's plan (values read, views) loaded for the call.
             let cache = &self.shared.device.buffered;
             let buffered = match (&call.plan, cache.get()) {
@@ -287,7 +291,7 @@ impl Kernel {
         bytes: Option<usize>,
     ) -> Result<(), Error> {
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-        let call = self.device_call(inputs)?;
+        let call = self.device_call(inputs, stream)?;
         let bound = self.bind_call(gpu, &call)?;
         if let Some(len) = bytes {
             if len != bound.out_bytes {
@@ -316,7 +320,7 @@ impl Kernel {
 
     /// The plan for these inputs and its kernels: the generic plan for dense inputs, else the
     /// plan of their layout.
-    fn device_call(&self, inputs: &[DeviceArray]) -> Result<DeviceCall<'_>, Error> {
+    fn device_call(&self, inputs: &[DeviceArray], stream: Stream) -> Result<DeviceCall<'_>, Error> {
         let s = &*self.shared;
         if inputs.len() != s.names.len() {
             return Err(RuntimeError::InputCount { expected: s.names.len(), found: inputs.len() }.into());
@@ -326,7 +330,7 @@ impl Kernel {
         // A program compiled for values it read (a mask's, an operator parameter's) is compiled
         // again for the call's values, read from the device.
         let read_values = s.fixed.as_ref().is_some_and(|c| !c.read.values.is_empty());
-        if dense && !read_values && !s.derived.contains(&true) {
+        if dense && !read_values {
             let loaded = match s.device.loaded.get() {
                 Some(loaded) => loaded.clone(),
                 None => {
@@ -334,8 +338,32 @@ impl Kernel {
                     s.device.loaded.get_or_init(|| loaded).clone()
                 }
             };
-            let inputs = s.order.iter().map(|&i| inputs[i].clone()).collect();
-            return Ok(DeviceCall { plan: Cow::Borrowed(&s.plan), loaded, inputs });
+            // A mask's `nonzero()` is made on the host, as the CPU's generic route makes it, and
+            // copied in: the generic kernel takes it as any input. (Compiling for the mask's
+            // values instead would make every position a constant of the kernel's source.)
+            let mut derived = vec![];
+            let mut ordered = Vec::with_capacity(s.order.len());
+            for (&i, &from_mask) in s.order.iter().zip(&s.derived) {
+                if !from_mask {
+                    ordered.push(inputs[i].clone());
+                    continue;
+                }
+                let rows = plan::nonzero(&elements_to_host(&inputs[i])?);
+                let memory = gpu.upload(rows.bytes(), stream).map_err(|e| gpu_error(e.into()))?;
+                ordered.push(DeviceArray {
+                    ptr: memory.ptr,
+                    dtype: rows.dtype(),
+                    shape: rows.shape().to_vec(),
+                    strides: None,
+                });
+                derived.push(memory);
+            }
+            return Ok(DeviceCall {
+                plan: Cow::Borrowed(&s.plan),
+                loaded,
+                inputs: ordered,
+                _derived: derived,
+            });
         }
         self.layout_call(gpu, inputs)
     }
@@ -382,7 +410,7 @@ impl Kernel {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let loaded = Arc::new(gpu.load(&plan).map_err(|e| gpu_error(e.into()))?);
-        Ok(DeviceCall { plan: Cow::Owned(plan), loaded, inputs: ordered })
+        Ok(DeviceCall { plan: Cow::Owned(plan), loaded, inputs: ordered, _derived: vec![] })
     }
 
     /// The call's binding: the kernel's one binding when its plan binds nothing and the inputs

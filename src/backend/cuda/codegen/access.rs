@@ -3,7 +3,7 @@
 //! first in C order of its nest (`atomicMin` of `linear << 2 | kind`), or as a folded check's
 //! own ([`super::fold`]).
 
-use super::{Body, Gen, KIND_EMPTY_AXIS, KIND_GATHER_OUT_OF_RANGE, KIND_INDEX_BOUNDS};
+use super::{Body, Gen, KIND_EMPTY_AXIS, KIND_GATHER_OUT_OF_RANGE, KIND_INDEX_BOUNDS, TELL};
 use crate::backend::cuda::CudaError;
 use crate::backend::loopnest::Stream;
 use crate::types::OobMode;
@@ -17,10 +17,12 @@ impl Gen<'_> {
     pub(super) fn record(&self, slot: usize, element: &str, kind: u64, output: bool) -> String {
         match self.folded {
             Some(f) if output && kind == KIND_GATHER_OUT_OF_RANGE => format!(
-                "atomicMin(err + {}, ((unsigned long long)({element}) / {}ULL << 2) | {KIND_INDEX_BOUNDS}ULL);",
+                "atomicMin(err + {}, ((unsigned long long)({element}) / {}ULL << 2) | {KIND_INDEX_BOUNDS}ULL); {TELL}",
                 f.check, f.per
             ),
-            _ => format!("atomicMin(err + {slot}, ((unsigned long long)({element}) << 2) | {kind}ULL);"),
+            _ => {
+                format!("atomicMin(err + {slot}, ((unsigned long long)({element}) << 2) | {kind}ULL); {TELL}")
+            }
         }
     }
 

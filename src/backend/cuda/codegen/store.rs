@@ -19,7 +19,7 @@
 //! thread, then `NAME_finish` writes them ([`super::reduce`]); complex numbers are not combined.
 
 use super::owner::OwnerRows;
-use super::{Body, CudaError, Gen, Types, move_type, reduce};
+use super::{Body, CudaError, Gen, TELL, Types, move_type, reduce};
 use crate::backend::loopnest::{LoopNest, Stream};
 use crate::plan::{Access, GenericPlan, Store, VerifiedGenericPlan};
 use crate::types::sym::SymExpr;
@@ -298,7 +298,7 @@ impl Gen<'_> {
         // Failures are recorded by the marking pass; the store pass runs only when none was.
         let fail = |kind: u64| match pass {
             Pass::Mark => format!(
-                "{{ atomicMin(err + {slot}, ((unsigned long long)lin << 2) | {kind}ULL); continue; }}"
+                "{{ atomicMin(err + {slot}, ((unsigned long long)lin << 2) | {kind}ULL); {TELL} continue; }}"
             ),
             Pass::Store | Pass::Finish => "continue;".to_string(),
         };
