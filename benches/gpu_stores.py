@@ -136,8 +136,12 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc, c
         try:
             import slc
             t = {k: torch.from_numpy(v).to(dev) for k, v in x.items()}
-            # The mask's value is part of the program: its example array is the mask itself.
-            types = {k: (v if v.dtype == np.bool_ else (str(v.dtype), v.shape)) for k, v in x.items()}
+            # A mask's program takes symbolic dims (D0, D1, ... shared by the target and the
+            # mask): one kernel for every mask, its nonzero() made per call. (An example array
+            # would make the mask's value part of the program, compiled again for every mask.)
+            masked = any(v.dtype == np.bool_ for v in x.values())
+            types = {k: (str(v.dtype), tuple(f"D{i}" for i in range(v.ndim)) if masked else v.shape)
+                     for k, v in x.items()}
             kernel = slc.compile(case["expr"], **types)
             o = torch.empty(want.shape, dtype=getattr(torch, str(want.dtype)), device=dev)
             fn = lambda: kernel(**t, out=o)  # noqa: E731

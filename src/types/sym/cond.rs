@@ -39,8 +39,23 @@ impl Cond {
         Cond::new(CmpOp::Eq, a, b)
     }
 
-    /// The condition, normalized.
+    /// The condition, normalized: normalizing it again changes nothing.
     pub fn new(op: CmpOp, a: &SymExpr, b: &SymExpr) -> Cond {
+        // One pass is a fixed point except where a constant could not move for overflow and
+        // a later step made it movable (`C - a < 1` near `i64::MIN`): a few passes settle it.
+        let mut cond = Cond::normalize_once(op, a, b);
+        for _ in 0..3 {
+            let again = Cond::normalize_once(cond.op, &cond.lhs, &cond.rhs);
+            if again == cond {
+                break;
+            }
+            cond = again;
+        }
+        cond
+    }
+
+    /// One pass of [`new`](Self::new)'s rules.
+    fn normalize_once(op: CmpOp, a: &SymExpr, b: &SymExpr) -> Cond {
         let (mut op, mut lhs, mut rhs) = (op, a.clone(), b.clone());
         // Move the constant of the left side to a constant right side, and the other way round.
         if let Some(c) = rhs.as_const()
