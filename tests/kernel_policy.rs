@@ -96,6 +96,71 @@ fn repeated_calls_allocate_nothing() {
     assert_eq!(allocated() - before, 0);
 }
 
+/// A generic store, which the JIT takes only as a concrete plan, runs each repeated call on the
+/// plan its layout was compiled to and prepared for once: a call copies its inputs and its
+/// result (a few hundred bytes here), never compiles again (tens of kilobytes); a store that
+/// may run in place does so through that kernel, and a bad index leaves the target as it was.
+#[test]
+fn generic_stores_prepare_their_layouts_once() {
+    let a = Tensor::from_i64s(DType::I32, &[4, 5], &(0..20).collect::<Vec<_>>()).unwrap();
+    let m = Tensor::from_bytes(DType::Bool, &[4, 5], &[1, 0, 0, 1, 1].repeat(4)).unwrap();
+    let i = Tensor::from_i64s(DType::I64, &[2], &[3, 0]).unwrap();
+    // (program, signature, inputs, whether it may run in place: a `+=` reads its target).
+    type Case<'t> = (&'static str, Vec<(&'static str, &'static str)>, Vec<&'t Tensor>, bool);
+    let cases: [Case<'_>; 3] = [
+        ("a[m] = 0", vec![("a", "i32[N, M]"), ("m", "bool[N, M]")], vec![&a, &m], true),
+        ("a[i, 1:] = 7", vec![("a", "i32[N, M]"), ("i", "i64[K]")], vec![&a, &i], true),
+        ("a[i, 1:] += 1", vec![("a", "i32[N, M]"), ("i", "i64[K]")], vec![&a, &i], false),
+    ];
+    for (src, signature, inputs, in_place) in cases {
+        let signature: Vec<(&str, slc::types::SymTensorType)> =
+            signature.into_iter().map(|(n, t)| (n, t.parse().unwrap())).collect();
+        let k = Kernel::prepare(src, &signature).unwrap();
+        let want = k.run(&inputs).unwrap();
+        for _ in 0..10 {
+            assert_eq!(k.run(&inputs).unwrap(), want, "{src}");
+        }
+        let before = allocated();
+        for _ in 0..10 {
+            k.run(&inputs).unwrap();
+        }
+        let per_call = (allocated() - before) / 10;
+        assert!(per_call < 4096, "{src}: {per_call} bytes allocated per call");
+        // Into the target itself, through the layout's concrete kernel; a bad index fails
+        // before the first write.
+        let bad = Tensor::from_i64s(DType::I64, &[2], &[3, 9]).unwrap();
+        let runs: &[(Option<&Tensor>, bool)] =
+            if src.contains("[i") { &[(None, true), (Some(&bad), false)] } else { &[(None, true)] };
+        for &(index, good) in runs {
+            let mut target = inputs[0].clone();
+            let (dtype, shape) = (target.dtype(), target.shape().to_vec());
+            // SAFETY: `target` holds the elements, and only the kernel touches it during the call.
+            let view = unsafe { TensorView::from_raw(dtype, &shape, None, target.bytes_mut().as_mut_ptr()) }
+                .unwrap();
+            let others = inputs[1..].iter().map(|t| TensorView::of(index.unwrap_or(t)));
+            let views: Vec<TensorView<'_>> = std::iter::once(view).chain(others).collect();
+            // SAFETY: as above.
+            let ran = unsafe { k.store_in_place(&views) };
+            drop(views);
+            match good {
+                _ if !in_place => {
+                    assert!(!ran.unwrap(), "{src}: declined");
+                    assert_eq!(target, *inputs[0], "{src}: a declined store leaves its target");
+                }
+                true => {
+                    assert!(ran.unwrap(), "{src}: a layout's store runs in place");
+                    assert_eq!(target, want, "{src}");
+                }
+                false => {
+                    let e = ran.unwrap_err();
+                    assert!(e.to_string().contains("out of"), "{src}: {e}");
+                    assert_eq!(target, *inputs[0], "{src}: a failed store leaves its target");
+                }
+            }
+        }
+    }
+}
+
 /// The policy: a shape that comes back call after call is specialized once; a kernel meeting a
 /// new shape every call specializes none; results never change.
 #[test]

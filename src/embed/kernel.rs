@@ -333,7 +333,7 @@ impl Kernel {
     /// the call (views made from raw pointers: C, Python).
     pub unsafe fn store_in_place<V: AsView>(&self, inputs: &[V]) -> Result<bool, Error> {
         let s = &*self.shared;
-        if self.plan().store.is_none() || !matches!(s.runnable, Runnable::Jit(_)) {
+        if self.plan().store.is_none() || s.executor != Executor::Jit {
             return Ok(false);
         }
         match self.route_general(inputs)? {
@@ -346,7 +346,24 @@ impl Kernel {
                 None => Ok(false),
                 Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
             },
-            Route::Special(_) => Ok(false),
+            // A layout's concrete store (a generic store's), on the caller's dense views.
+            Route::Special(special) => {
+                let Some(native) = &special.native else { return Ok(false) };
+                let in_plan_order: Option<Vec<Held<'_>>> = (special.plan.inputs.iter())
+                    .map(|d| {
+                        let at = s.names.iter().position(|n| *n == d.name)?;
+                        let view = inputs[at].as_view();
+                        (d.strides.is_none() && d.nonzero_of.is_none() && view.is_contiguous())
+                            .then_some(Held::InPlace(view))
+                    })
+                    .collect();
+                let Some(held) = in_plan_order else { return Ok(false) };
+                // SAFETY: the caller's word on the target; the special matched the inputs' layout.
+                match unsafe { native.store_in_place(&held, self.threads) } {
+                    None => Ok(false),
+                    Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
+                }
+            }
         }
     }
 
@@ -577,7 +594,10 @@ impl Kernel {
             src: &s.src,
             names: &s.names,
             fixed: s.fixed.as_ref(),
-            jit: s.runnable.executor() == Executor::Jit,
+            // The kernel's executor, not its generic plan's: a store with symbols runs on the
+            // interpreter as a generic plan, but each of its layouts is concrete, which the JIT
+            // compiles (`specialize::specialize`).
+            jit: s.executor == Executor::Jit,
         }
     }
 
@@ -615,8 +635,8 @@ impl Kernel {
     /// into tensors, the result out of one.
     fn run_interp<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
         let tensors = self.interp_tensors(inputs)?;
-        let options = RunOptions { executor: self.shared.executor, threads: 1, max_output_bytes: None };
-        let result = special.compiled.run_with(&tensors, &options, &Default::default())?;
+        let args = special.compiled.plan_inputs(&tensors)?;
+        let result = special.runnable(self.shared.executor)?.run(&special.compiled.plan, &args, 1)?;
         out.copy_from_slice(result.bytes());
         Ok(())
     }

@@ -19,6 +19,7 @@ use super::view::{AsView, TensorView};
 use crate::backend::RuntimeError;
 use crate::backend::jit::{self, JitKernel};
 use crate::error::Error;
+use crate::exec::{Executor, Runnable};
 use crate::pipeline::{Compiled, compile_with_values};
 use crate::plan::{self, InputStrides, VerifiedPlan};
 use crate::sema::{InputTypes, InputValues, value_may_be_read};
@@ -75,9 +76,21 @@ pub(crate) struct Special {
     /// The layout `native` was compiled for, when no input's value was read: calls that fit it
     /// take the fastest path.
     pub entry: Option<LayoutEntry>,
+    /// Where `native` is none (a store the generic JIT does not take, the interpreter): the
+    /// front end's plan prepared once, on the first call, not again on every call.
+    runnable: OnceLock<Runnable>,
 }
 
 impl Special {
+    /// [`Special::compiled`]'s plan prepared for `executor` (the first call's; a kernel has one).
+    pub fn runnable(&self, executor: Executor) -> Result<&Runnable, RuntimeError> {
+        if let Some(r) = self.runnable.get() {
+            return Ok(r);
+        }
+        let prepared = Runnable::prepare_in_plan_order(&self.compiled.plan, executor, None)?;
+        Ok(self.runnable.get_or_init(|| prepared))
+    }
+
     fn matches<V: AsView>(&self, inputs: &[V]) -> bool {
         let strides = self.native.is_some();
         self.layout.len() == inputs.len()
@@ -241,7 +254,10 @@ fn specialize(
     let names: Vec<&str> = source.names.iter().map(String::as_str).collect();
     let order = crate::backend::aot::input_order(&plan, &names)
         .map_err(|e| super::view::ViewError::Signature(e.to_string()))?;
-    let native = match source.jit {
+    // A store the JIT does not take (jit/store.rs) stays on the interpreter, as its generic
+    // plan does.
+    let takes = plan.store.is_none() || crate::backend::loopnest::takes_store(&plan);
+    let native = match source.jit && takes {
         true => Some(jit::compile(&plan.lift(), &order).map_err(RuntimeError::from)?),
         false => None,
     };
@@ -254,5 +270,5 @@ fn specialize(
         }
         _ => None,
     };
-    Ok(Special { layout, values, compiled, plan, out_dims, native, entry })
+    Ok(Special { layout, values, compiled, plan, out_dims, native, entry, runnable: OnceLock::new() })
 }
