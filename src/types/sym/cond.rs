@@ -43,8 +43,13 @@ impl Cond {
     pub fn new(op: CmpOp, a: &SymExpr, b: &SymExpr) -> Cond {
         // One pass is a fixed point except where a constant could not move for overflow and
         // a later step made it movable (`C - a < 1` near `i64::MIN`): a few passes settle it.
+        // Every other pass ends with no constant beside the symbols of a side facing a constant
+        // side, so only such a condition is normalized again.
         let mut cond = Cond::normalize_once(op, a, b);
         for _ in 0..3 {
+            if !cond.constant_left_to_move() {
+                break;
+            }
             let again = Cond::normalize_once(cond.op, &cond.lhs, &cond.rhs);
             if again == cond {
                 break;
@@ -52,6 +57,14 @@ impl Cond {
             cond = again;
         }
         cond
+    }
+
+    /// Whether a side with symbols still holds a constant term while the other is a constant.
+    fn constant_left_to_move(&self) -> bool {
+        let stuck = |side: &SymExpr, other: &SymExpr| {
+            side.as_const().is_none() && side.0.constant != 0 && other.as_const().is_some()
+        };
+        stuck(&self.lhs, &self.rhs) || stuck(&self.rhs, &self.lhs)
     }
 
     /// One pass of [`new`](Self::new)'s rules.
