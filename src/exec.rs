@@ -7,7 +7,7 @@
 
 use crate::backend::RuntimeError;
 use crate::backend::jit::{self, JitKernel, KernelCache};
-use crate::backend::{cuda, interp};
+use crate::backend::{cuda, interp, loopnest};
 use crate::error::Error;
 use crate::pipeline::Compiled;
 use crate::plan::{Plan, VerifiedGenericPlan, VerifiedPlan};
@@ -124,10 +124,12 @@ impl Runnable {
     ) -> Result<Runnable, RuntimeError> {
         Ok(match (executor, cache) {
             (Executor::Interpreter, _) => Runnable::Interpreter,
-            // The JIT compiles a store's update nest where the loop nest can write it (a `set`
-            // through slices and integers, constant shapes); other stores run on the
-            // interpreter, the oracle (docs/semantics.md, Stores).
-            (Executor::Jit, _) if plan.store.is_some() && !jit_takes_store(plan) => Runnable::Interpreter,
+            // The JIT compiles a store's update nest where the loop nest can write it (a `set`,
+            // a `+=` or `*=` in a type it computes; shapes constant or symbolic); other stores
+            // run on the interpreter, the oracle (docs/semantics.md, Stores).
+            (Executor::Jit, _) if plan.store.is_some() && !loopnest::takes_store(plan.plan()) => {
+                Runnable::Interpreter
+            }
             (Executor::Cuda, _) if !gpu_takes_store(plan) => return Err(store_on_gpu()),
             (Executor::Jit, Some(cache)) => Runnable::Jit(cache.get_or_compile(plan, order)?),
             (Executor::Jit, None) => Runnable::Jit(Arc::new(jit::compile(plan, order)?)),
@@ -193,11 +195,6 @@ impl Runnable {
             }
         }
     }
-}
-
-/// Whether the JIT compiles `plan`'s store (`backend::jit::kernel`'s store calls).
-fn jit_takes_store(plan: &VerifiedGenericPlan) -> bool {
-    crate::backend::loopnest::takes_store(plan.plan()) && plan.binds_nothing()
 }
 
 /// Whether the CUDA target runs `plan` (every load, every store but those combining complex

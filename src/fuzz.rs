@@ -317,6 +317,32 @@ impl Case {
         Case { src, inputs: vec![("a", a), ("idx", idx), ("idx2", idx2), ("m", m)], level }
     }
 
+    /// A case whose program is a store ([`store_program`]), or an assignment of a bound value
+    /// `v` (`a[...] = v`, `a[1:] += v`) whose dims are the target's trailing ones, some of them 1
+    /// (NumPy's broadcast) and now and then one that does not fit.
+    pub fn draw_store(r: &mut impl Draw) -> Case {
+        let mut case = Case::draw(r);
+        let a = &case.inputs[0].1;
+        let shape = a.shape().to_vec();
+        if r.below(3) > 0 {
+            case.src = store_program(r, &shape);
+            return case;
+        }
+        let keep = r.below(shape.len() as u64 + 1) as usize;
+        let dims: Vec<usize> = (shape[shape.len() - keep..].iter())
+            .map(|&d| match r.below(8) {
+                0..=1 => 1,
+                2 => d + 1,
+                _ => d,
+            })
+            .collect();
+        let v = fill(a.dtype(), &dims, r.bits());
+        case.src = (*r.pick(&["a[...] = v", "a[...] += v", "a[1:] = v", "a[..., ::-1] *= v", "a[m] = v"]))
+            .to_string();
+        case.inputs.push(("v", v));
+        case
+    }
+
     pub fn types(&self) -> InputTypes {
         self.inputs.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect()
     }
@@ -713,6 +739,10 @@ pub fn check_generic(case: &Case) {
     let text = plan.to_string();
     let reread = crate::plan::parse::parse_generic(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
     assert_eq!(reread.to_string(), text, "{src}: generic plan text round trip");
+    // A store the loop nest cannot write (a scatter's reduction) runs on the interpreter.
+    if plan.store.is_some() && !crate::backend::loopnest::takes_store(plan.plan()) {
+        return;
+    }
     let kernel = crate::backend::jit::compile(&plan, &crate::backend::jit::plan_order(&plan))
         .unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
     let by_name = |name: &str| &case.inputs.iter().find(|(n, _)| *n == name).expect("a declared input").1;
@@ -720,6 +750,10 @@ pub fn check_generic(case: &Case) {
     let tensors = plan::input_tensors(&plan.inputs, &|name| Some(by_name(name))).expect("the case's inputs");
     let args: Vec<&Tensor> = tensors.iter().map(|t| t.as_ref()).collect();
     let got = kernel.run(&args, 1);
+    if let Ok(got) = &got {
+        // Split across workers where the output is large enough, as one worker writes it.
+        assert_eq!(kernel.run(&args, 4).as_ref().ok(), Some(got), "{src}: on four threads");
+    }
     // The concrete pipeline reads the masks' values when it checks the program.
     let want = crate::compile_with_values(src, &case.types(), &case.values())
         .map_err(|e| e.diagnostic().code)

@@ -96,12 +96,12 @@ fn repeated_calls_allocate_nothing() {
     assert_eq!(allocated() - before, 0);
 }
 
-/// A generic store, which the JIT takes only as a concrete plan, runs each repeated call on the
-/// plan its layout was compiled to and prepared for once: a call copies its inputs and its
-/// result (a few hundred bytes here), never compiles again (tens of kilobytes); a store that
-/// may run in place does so through that kernel, and a bad index leaves the target as it was.
+/// A generic store runs on the kernel's one shape-generic JIT kernel, a mask's positions
+/// derived per call: no layout is compiled for a mask (a compile allocates tens of kilobytes;
+/// a call, its binding's few hundred bytes and a mask's positions); a store that may run in
+/// place does so through that kernel, and a bad index leaves the target as it was.
 #[test]
-fn generic_stores_prepare_their_layouts_once() {
+fn generic_stores_run_on_the_one_kernel() {
     let a = Tensor::from_i64s(DType::I32, &[4, 5], &(0..20).collect::<Vec<_>>()).unwrap();
     let m = Tensor::from_bytes(DType::Bool, &[4, 5], &[1, 0, 0, 1, 1].repeat(4)).unwrap();
     let i = Tensor::from_i64s(DType::I64, &[2], &[3, 0]).unwrap();
@@ -125,8 +125,12 @@ fn generic_stores_prepare_their_layouts_once() {
             k.run(&inputs).unwrap();
         }
         let per_call = (allocated() - before) / 10;
-        assert!(per_call < 4096, "{src}: {per_call} bytes allocated per call");
-        // Into the target itself, through the layout's concrete kernel; a bad index fails
+        assert!(per_call < 8192, "{src}: {per_call} bytes allocated per call");
+        // At most the repeated shape's kernel (the policy for every generic plan); a mask's
+        // positions are never compiled in.
+        let most = if src.contains("[m]") { 0 } else { 1 };
+        assert!(k.specializations() <= most, "{src}: {} layouts compiled", k.specializations());
+        // Into the target itself, through the generic kernel; a bad index fails
         // before the first write.
         let bad = Tensor::from_i64s(DType::I64, &[2], &[3, 9]).unwrap();
         let runs: &[(Option<&Tensor>, bool)] =
@@ -148,7 +152,7 @@ fn generic_stores_prepare_their_layouts_once() {
                     assert_eq!(target, *inputs[0], "{src}: a declined store leaves its target");
                 }
                 true => {
-                    assert!(ran.unwrap(), "{src}: a layout's store runs in place");
+                    assert!(ran.unwrap(), "{src}: a generic store runs in place");
                     assert_eq!(target, want, "{src}");
                 }
                 false => {

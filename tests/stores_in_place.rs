@@ -88,8 +88,9 @@ fn stores_in_place_write_the_target_itself() {
 /// A `+=` or `*=` whose updates may meet one element (index arrays, masks) runs in place as
 /// three kernels (`Kernel::stores_buffered`: gather the old elements, combine, scatter with last
 /// write wins) with the interpreter's result — duplicates added once, integers wrapping, the
-/// value reading the target as it was — on one thread and four; a bad index fails before the
-/// target is written. A device's store takes the same three plans.
+/// value reading the target as it was — on one thread and four, for fixed and symbolic
+/// signatures (a mask's positions then derived per call); a bad index fails before the target
+/// is written. A device's store takes the same three plans.
 #[test]
 fn buffered_stores_update_the_target_as_the_interpreter() {
     use slc::Kernel;
@@ -117,15 +118,27 @@ fn buffered_stores_update_the_target_as_the_interpreter() {
         ("a[i] = v", &[("a", &a_ty), ("i", "i64[9]"), ("v", "u8[9, 7]")], false),
         ("a[j] += 1", &[("a", &a_ty), ("j", "i32[3]")], true),
     ];
-    for (src, sigs, buffered) in cases {
-        let sigs: Vec<(&str, _)> = sigs.iter().map(|(n, t)| (*n, sig(t))).collect();
+    // The same signatures with every dim a symbol.
+    let symbolic = |t: &str| match t {
+        "u8[40, 7]" => "u8[N, M]",
+        "i64[9]" => "i64[K]",
+        "u8[9, 7]" => "u8[K, M]",
+        "bool[40]" => "bool[N]",
+        "i32[3]" => "i32[J]",
+        other => unreachable!("{other}"),
+    };
+    let both =
+        [false, true].into_iter().flat_map(|generic| cases.map(|(src, sigs, b)| (src, sigs, b, generic)));
+    for (src, sigs, buffered, generic) in both {
+        let sigs: Vec<(&str, _)> =
+            sigs.iter().map(|(n, t)| (*n, sig(if generic { symbolic(t) } else { t }))).collect();
         let mut values = InputValues::new();
         values.insert("m".into(), mask.clone());
         let kernel = Kernel::prepare_with_values(src, &sigs, &values, &Default::default());
         let mut kernel = kernel.unwrap_or_else(|e| panic!("{}", e.render(src)));
-        assert_eq!(kernel.stores_buffered(), buffered, "{src}");
+        assert_eq!(kernel.stores_buffered(), buffered, "{src} (symbolic: {generic})");
         // On a GPU (`Kernel::store_device`) the same three plans, as CUDA kernels.
-        assert_eq!(kernel.stores_buffered_on_device(), buffered, "{src} on a device");
+        assert_eq!(kernel.stores_buffered_on_device(), buffered, "{src} on a device (symbolic: {generic})");
         for threads in [1, 4] {
             kernel.set_threads(threads);
             let start: Vec<u8> = (0..rows * cols).map(|x| (x * 11 % 256) as u8).collect();

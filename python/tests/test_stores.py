@@ -71,11 +71,7 @@ def stores(draw):
     return f"a[{', '.join(texts)}] {op} {value}", inputs, index, op, v
 
 
-@settings(max_examples=300, deadline=None)
-@given(stores())
-def test_stores_change_the_array_in_place_as_numpy(case):
-    src, inputs, index, op, v = case
-    x = inputs["a"]
+def _numpy_store(x, index, op, v):
     want = x.copy()
     if op == "=":
         want[index] = v
@@ -83,11 +79,52 @@ def test_stores_change_the_array_in_place_as_numpy(case):
         want[index] += v
     else:
         want[index] *= v
+    return want
+
+
+@settings(max_examples=300, deadline=None)
+@given(stores())
+def test_stores_change_the_array_in_place_as_numpy(case):
+    src, inputs, index, op, v = case
+    x = inputs["a"]
+    want = _numpy_store(x, index, op, v)
     others = {k: t.copy() for k, t in inputs.items() if k != "a"}
     assert slc.eval(src, **inputs) is None, src
     assert x.dtype == want.dtype and np.array_equal(x, want), f"{src}\n{x}\n{want}"
     for k, t in others.items():
         assert np.array_equal(inputs[k], t), f"{src} changed `{k}`"
+
+
+@settings(max_examples=200, deadline=None)
+@given(stores())
+def test_a_symbolic_store_kernel_updates_as_numpy(case):
+    # The kernel compiled with every dim a symbol (its value's too: a size of 1 there is
+    # stretched per call), then called on the drawn shapes.
+    src, inputs, index, op, v = case
+    types = {n: (t.dtype.name, tuple(f"{n.upper()}{d}" for d in range(t.ndim))) for n, t in inputs.items()}
+    k = slc.compile(src, **types)
+    x = inputs["a"]
+    want = _numpy_store(x, index, op, v)
+    assert k(**inputs) is None, src
+    assert x.dtype == want.dtype and np.array_equal(x, want), f"{src}\n{x}\n{want}"
+
+
+def test_a_symbolic_store_kernel_on_new_shapes_and_masks_each_call():
+    # The kernel compiles once; each call binds its shapes and derives its mask's positions.
+    k = slc.compile("a[m, 1:] = v", a=("float32", ("N", "M")), m=("bool", ("N",)), v=("float32", ("K",)))
+    rng = np.random.default_rng(3)
+    for n, cols in [(5, 4), (9, 2), (1, 7), (0, 3), (12, 1)]:
+        x = rng.random((n, cols), dtype=np.float32)
+        m = rng.random(n) < 0.5
+        for width in [1, cols - 1]:
+            v = rng.random(width, dtype=np.float32)
+            want = x.copy()
+            want[m, 1:] = v
+            assert k(a=x, m=m, v=v) is None
+            assert np.array_equal(x, want), (n, cols, width)
+    # A value that fits neither way is NumPy's error, at the value.
+    with pytest.raises(ValueError, match="broadcast"):
+        k(a=np.zeros((3, 4), np.float32), m=np.ones(3, bool), v=np.zeros(2, np.float32))
 
 
 def test_duplicates_last_write_wins_and_plus_equals_is_buffered():

@@ -346,7 +346,8 @@ impl Kernel {
                 None => Ok(false),
                 Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
             },
-            // A layout's concrete store (a generic store's), on the caller's dense views.
+            // A layout's concrete store (a strided view's, a repeated shape's), on the
+            // caller's dense views.
             Route::Special(special) => {
                 let Some(native) = &special.native else { return Ok(false) };
                 let in_plan_order: Option<Vec<Held<'_>>> = (special.plan.inputs.iter())
@@ -594,9 +595,8 @@ impl Kernel {
             src: &s.src,
             names: &s.names,
             fixed: s.fixed.as_ref(),
-            // The kernel's executor, not its generic plan's: a store with symbols runs on the
-            // interpreter as a generic plan, but each of its layouts is concrete, which the JIT
-            // compiles (`specialize::specialize`).
+            // The kernel's executor, not its generic plan's runnable (a store the loop nest
+            // cannot write runs on the interpreter; `specialize::specialize` asks per layout).
             jit: s.executor == Executor::Jit,
         }
     }

@@ -25,28 +25,24 @@ pub struct BufferedStore {
     pub scatter: GenericPlan,
 }
 
-/// The buffered form of `plan`: a `+=` or `*=` store with constant, non-empty update
-/// coordinates; `None` for any other plan.
+/// The buffered form of `plan`: a `+=` or `*=` store whose update coordinates are not empty
+/// for every binding (constant or symbolic: the buffer's dims are the update's, bound per call);
+/// `None` for any other plan.
 pub fn buffered_store(plan: &GenericPlan) -> Option<BufferedStore> {
     let store = plan.store.as_ref()?;
     if !matches!(store.combine, Combine::Add | Combine::Mul) {
         return None;
     }
-    let dims: Vec<i64> = store.shape.iter().map(SymExpr::as_const).collect::<Option<_>>()?;
-    if dims.contains(&0) {
+    if store.shape.iter().any(|d| d.as_const() == Some(0)) {
         return None;
     }
-    let mut strides = vec![1i64; dims.len()];
-    for d in (1..dims.len()).rev() {
-        strides[d - 1] = strides[d].checked_mul(dims[d])?;
+    let mut strides = vec![SymExpr::constant(1); store.shape.len()];
+    for d in (1..strides.len()).rev() {
+        strides[d - 1] = strides[d].mul(&store.shape[d]);
     }
     let buffer = plan.inputs.len();
-    let dense = Access {
-        buffer: BufferId::Input(buffer),
-        base: SymExpr::constant(0),
-        strides: strides.into_iter().map(SymExpr::constant).collect(),
-        terms: vec![],
-    };
+    let dense =
+        Access { buffer: BufferId::Input(buffer), base: SymExpr::constant(0), strides, terms: vec![] };
     let mut name = String::from("_old");
     while plan.inputs.iter().any(|i| i.name == name) {
         name.push('_');

@@ -336,8 +336,9 @@ impl<D> Access<D> {
 }
 
 /// The dimension symbols of one call: each input's dims (`dims[i]`) bound to the symbols its
-/// declared shape names. A constant dim must match, a symbol named twice must get one value,
-/// and a dim may not exceed [`MAX_DIM`].
+/// declared shape names. A constant dim must match, a symbol named twice must get one value, a
+/// dim declared as an expression of symbols other dims name must equal its value, and a dim may
+/// not exceed [`MAX_DIM`].
 pub fn bind_dims(inputs: &[InputDecl<SymExpr>], dims: &[&[i64]]) -> Result<Env, ShapeMismatch> {
     let failed = |message: String| ShapeMismatch::Failed { message, origin: Origin(None) };
     if dims.len() != inputs.len() {
@@ -346,6 +347,7 @@ pub fn bind_dims(inputs: &[InputDecl<SymExpr>], dims: &[&[i64]]) -> Result<Env, 
     let mut env = Env::new();
     // Where each symbol got its value, for the message when another axis disagrees.
     let mut first: Vec<(Sym, String)> = vec![];
+    let mut derived = vec![];
     for (input, actual) in inputs.iter().zip(dims) {
         if actual.len() != input.shape.len() {
             return Err(failed(format!(
@@ -376,10 +378,17 @@ pub fn bind_dims(inputs: &[InputDecl<SymExpr>], dims: &[&[i64]]) -> Result<Env, 
                         first.push((sym.clone(), here));
                     }
                 },
-                (None, None) => {
-                    return Err(failed(format!("{here} is declared `{declared}`, not a name or a size")));
-                }
+                // An expression of the others (a buffered store's buffer: the update's dims):
+                // checked once they are bound.
+                (None, None) => derived.push((here, declared, n)),
             }
+        }
+    }
+    for (here, declared, n) in derived {
+        match declared.eval_i64(&env) {
+            Some(v) if v == n => {}
+            Some(v) => return Err(failed(format!("{here} has the size {n}, not `{declared}` = {v}"))),
+            None => return Err(failed(format!("{here} is declared `{declared}`, not a name or a size"))),
         }
     }
     Ok(env)

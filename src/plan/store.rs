@@ -10,7 +10,7 @@ use super::verify::PlanError;
 use crate::sema::{TExpr, TExprKind};
 use crate::source::Span;
 use crate::types::Combine;
-use crate::types::sym::SymExpr;
+use crate::types::sym::{Cond, SymExpr};
 
 type Lowered = (Store<SymExpr>, Access<SymExpr>, Vec<SymExpr>);
 
@@ -41,18 +41,23 @@ impl Builder<'_> {
         }
         let (value_access, value_shape) = self.expr(value)?;
         // NumPy's broadcast of the value onto the selection (checked by sema): aligned at the
-        // last dimension; a dim of 1 (and any dim beyond the selection's rank) stays at 0.
+        // last dimension; a dim of 1 (and any dim beyond the selection's rank) stays at 0, and
+        // a symbol that may be 1 where the selection's is another size moves by
+        // `(0 if n == 1 else 1)`.
         let rank = selection_shape.len();
         let extra = value_shape.len().saturating_sub(rank);
         let coords: Vec<Coord> = (value_shape.iter().enumerate())
             .map(|(d, n)| {
                 let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
-                match d < extra || n.as_const() == Some(1) {
-                    true => Coord::Affine { dim: None, offset: zero.clone(), scale: zero },
-                    false => {
-                        Coord::Affine { dim: Some(rank + d - value_shape.len()), offset: zero, scale: one }
-                    }
+                if d < extra || n.as_const() == Some(1) {
+                    return Coord::Affine { dim: None, offset: zero.clone(), scale: zero };
                 }
+                let at = rank + d - value_shape.len();
+                let scale = match n.as_const().is_none() && *n != selection_shape[at] {
+                    true => SymExpr::select(Cond::eq(n, &one), &zero, &one),
+                    false => one,
+                };
+                Coord::Affine { dim: Some(at), offset: zero, scale }
             })
             .collect();
         let value = substitute(&value_access, &coords, rank, true, span, &mut self.budget)?;

@@ -129,8 +129,9 @@ impl Checker<'_> {
     }
 
     /// NumPy's rule for a stored value: aligned at the last dimension, each of its dims equal
-    /// to the selection's or 1, and any dims beyond the selection's rank 1 — none for `+=` and
-    /// `*=`, whose in-place operation cannot grow the selection ("non-broadcastable output").
+    /// to the selection's or 1 (a symbol either, per call), and any dims beyond the selection's
+    /// rank 1 — none for `+=` and `*=`, whose in-place operation cannot grow the selection
+    /// ("non-broadcastable output").
     fn broadcast_to_selection(
         &mut self,
         value: &TExpr,
@@ -147,8 +148,16 @@ impl Checker<'_> {
             self.require(Cond::eq(d, &one), || broadcast_refusal(value, selection))?;
         }
         for (d, n) in v[extra..].iter().zip(&s[s.len() - (v.len() - extra)..]) {
-            if d.as_const() != Some(1) {
-                self.require(Cond::eq(d, n), || broadcast_refusal(value, selection))?;
+            match d.as_const() {
+                Some(1) => {}
+                // A size that is not 1 must be the selection's.
+                Some(_) => self.require(Cond::eq(d, n), || broadcast_refusal(value, selection))?,
+                // A symbol may be 1 (stretched: the lowering reads it at 0 then) or the
+                // selection's size, decided per call.
+                None => {
+                    let stretched = SymExpr::select(Cond::eq(d, &one), n, d);
+                    self.require(Cond::eq(&stretched, n), || broadcast_refusal(value, selection))?;
+                }
             }
         }
         Ok(())

@@ -110,10 +110,6 @@ pub fn compile(plan: &VerifiedGenericPlan, order: &[usize]) -> Result<JitKernel,
         let concrete = plan.binds_nothing().then(|| plan.concrete().map(verify)).flatten();
         match concrete {
             Some(Ok(concrete)) => compile_fixed(plan, &concrete, order),
-            // A store's update nest is compiled for constant addresses only (jit/store.rs).
-            _ if plan.store.is_some() => {
-                Err(JitError::Codegen("a store plan with symbols runs on the interpreter".into()))
-            }
             _ => compile_parts(plan),
         }
     })
@@ -366,7 +362,10 @@ impl JitKernel {
             // SAFETY: the inputs match the plan's declarations (`with_call`); `out` holds the
             // output and, a safe borrow, overlaps no input.
             Call::Fixed(fixed) => unsafe { run_fixed(fixed, inputs, out.as_mut_ptr(), out.len(), threads) },
-            Call::Bound(parts, bound) => self.run_bound(parts, bound, inputs, out, threads),
+            // SAFETY: as above.
+            Call::Bound(parts, bound) => unsafe {
+                self.run_bound(parts, bound, inputs, out.as_mut_ptr(), out.len(), threads)
+            },
         };
         match status {
             clif::STATUS_OK => Ok(()),
@@ -376,8 +375,8 @@ impl JitKernel {
 
     /// Runs a store plan in place: the update nest writes the target input's own bytes, which
     /// are not copied first (NumPy's `x[i] = v`). `None` when this kernel cannot: it has no
-    /// store, has symbols, its value or indices read the target, or another input overlaps
-    /// the target; the caller then runs it into a separate output.
+    /// store, its value or indices read the target, or another input overlaps the target; the
+    /// caller then runs it into a separate output.
     ///
     /// # Safety
     /// `inputs` as for [`JitKernel::run`]; the target input's bytes are writable, and nothing
@@ -387,23 +386,31 @@ impl JitKernel {
         inputs: &[I],
         threads: usize,
     ) -> Option<Result<(), RuntimeError>> {
-        let Calls::Fixed(fixed) = &self.calls else { return None };
-        fixed.store.as_ref().filter(|s| s.in_place())?;
+        let in_place = match &self.calls {
+            Calls::Fixed(fixed) => fixed.store.as_ref().is_some_and(|s| s.in_place()),
+            Calls::Bound(parts) => parts.store.as_ref().is_some_and(|s| s.in_place),
+        };
         let BufferId::Input(target) = self.plan.output.buffer else { return None };
         let span = |t: &I| (t.as_ptr() as usize, t.as_ptr() as usize + t.bytes().len());
         let written = span(inputs.get(target)?);
         let overlaps = (inputs.iter().enumerate())
             .any(|(i, t)| i != target && span(t).0 < written.1 && written.0 < span(t).1);
-        if overlaps || self.plan.inputs[target].strides.is_some() {
+        if !in_place || overlaps || self.plan.inputs[target].strides.is_some() {
             return None;
         }
         Some(self.with_call(inputs, |call| {
-            let Call::Fixed(fixed) = call else { unreachable!("a kernel without symbols") };
             let out = inputs[target].as_ptr().cast_mut();
-            // SAFETY: the inputs match the plan's declarations (`with_call`); the output is the
-            // dense target, of the output's dtype and shape, writable (the caller's word), and
-            // the update nest reads no byte of it (`in_place`).
-            match unsafe { run_fixed(fixed, inputs, out, written.1 - written.0, threads) } {
+            let nbytes = written.1 - written.0;
+            // SAFETY: the inputs match the plan's declarations (`with_call`: the target has the
+            // output's dtype and shape); the output is the dense target, writable (the caller's
+            // word), and the update nest reads no byte of it (`in_place`).
+            let status = unsafe {
+                match call {
+                    Call::Fixed(fixed) => run_fixed(fixed, inputs, out, nbytes, threads),
+                    Call::Bound(parts, bound) => self.run_bound(parts, bound, inputs, out, nbytes, threads),
+                }
+            };
+            match status {
                 clif::STATUS_OK => Ok(()),
                 status => Err(self.failure(inputs, status)),
             }

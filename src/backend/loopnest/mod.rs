@@ -411,10 +411,20 @@ pub fn buffered_in_place(plan: &GenericPlan) -> Option<crate::plan::buffered::Bu
 
 /// Whether no two of `store`'s updates write the same element, as far as the strides show: no
 /// gathered destination, and each stride, by size, passes every address the smaller ones reach
-/// (sufficient, not necessary). A symbolic stride or extent: not known, `false`.
+/// (sufficient, not necessary); or the strides are the update's own dense C order (a buffered
+/// store's buffer, whatever its symbols). Other symbolic strides or extents: not known, `false`.
 pub fn store_writes_distinct(store: &crate::plan::Store<SymExpr>) -> bool {
     if !store.dest.terms.is_empty() {
         return false;
+    }
+    let mut dense = SymExpr::constant(1);
+    let c_order = store.shape.iter().zip(&store.dest.strides).rev().all(|(n, s)| {
+        let same = *s == dense;
+        dense = dense.mul(n);
+        same
+    });
+    if c_order {
+        return true;
     }
     let mut dims = Vec::with_capacity(store.shape.len());
     for (n, s) in store.shape.iter().zip(&store.dest.strides) {
@@ -648,7 +658,8 @@ impl LoopNest {
     }
 
     /// The nest's symbolic integers, each once, in the order code generation meets them:
-    /// extents, output strides, then the data stream depth first.
+    /// extents, output strides, then the data stream depth first, then a combining store's
+    /// first destination in its target.
     fn collect_params(&self) -> Vec<SymExpr> {
         let mut all: Vec<SymExpr> = self.extents.iter().chain(&self.out).cloned().collect();
         for t in &self.out_terms {
@@ -656,6 +667,7 @@ impl LoopNest {
         }
         self.data.push_numbers(&mut all);
         all.extend(self.ahead_per_element());
+        all.extend(self.combine.as_ref().map(|c| c.base.clone()));
         let mut seen = std::collections::HashSet::new();
         all.into_iter().filter(|e| e.as_const().is_none() && seen.insert(e.clone())).collect()
     }

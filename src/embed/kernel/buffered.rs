@@ -22,8 +22,8 @@ pub(crate) struct Buffered {
 
 impl Buffered {
     /// The kernels of `plan`'s buffered form ([`buffered_in_place`], a device's too), when it
-    /// has one and the JIT compiles all three (constant shapes, dtypes whose arithmetic it
-    /// computes).
+    /// has one and the JIT compiles all three (dtypes whose arithmetic it computes; shapes
+    /// constant or symbolic).
     pub(crate) fn prepare(plan: &VerifiedGenericPlan) -> Option<Buffered> {
         let parts = buffered_in_place(plan.plan())?;
         let compile = |p| {
@@ -35,7 +35,7 @@ impl Buffered {
                 None,
             );
             match runnable.ok()? {
-                Runnable::Jit(k) if !k.binds() => std::sync::Arc::into_inner(k),
+                Runnable::Jit(k) => std::sync::Arc::into_inner(k),
                 _ => None,
             }
         };

@@ -1,8 +1,11 @@
 //! The call path of a kernel with symbols: its nests compiled with their parameter blocks, and
 //! per call the binding (symbols from the inputs' dims and run-time scalars, requirements
 //! checked, every nest's integers evaluated with `eval_i64`'s checked arithmetic), kept per
-//! thread so that a call with the dims and scalars of one before costs a comparison.
+//! thread so that a call with the dims and scalars of one before costs a comparison. A store
+//! plan's update nest is one of these nests: a call copies the target, as a concrete store's
+//! does (`store.rs`), from the first destination this binding gives.
 
+use super::store::{BoundStore, bound_store};
 use super::{Calls, JitKernel, dims, with_table};
 use crate::backend::clif;
 use crate::backend::jit::{CallArgs, JitError, KernelFn, build, workers};
@@ -32,6 +35,8 @@ pub(super) struct Parts {
     checks: Vec<Part>,
     /// The run-time scalars the plan reads: the symbol, the input holding it, its element.
     scalars: Vec<(Sym, usize, usize)>,
+    /// A store plan's copy and destination, around the main nest.
+    pub(super) store: Option<BoundStore>,
     /// Its bindings' key in [`LAST`].
     id: u64,
 }
@@ -58,9 +63,13 @@ pub(super) struct Bound {
     /// `None` where a part has nothing to do.
     main: Option<PartCall>,
     checks: Vec<Option<PartCall>>,
+    /// A store's first destination, in bytes from the output's start (0 without a store, or
+    /// where its update is empty).
+    base_bytes: isize,
 }
 
 pub(super) fn compile_parts(plan: &VerifiedGenericPlan) -> Result<JitKernel, JitError> {
+    let store = bound_store(plan)?;
     let scalars = plan
         .symbols()
         .into_iter()
@@ -97,6 +106,7 @@ pub(super) fn compile_parts(plan: &VerifiedGenericPlan) -> Result<JitKernel, Jit
         main: part(main),
         checks: checks.into_iter().map(part).collect(),
         scalars,
+        store,
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
     };
     Ok(JitKernel { plan: plan.clone(), calls: Calls::Bound(parts), _code: code })
@@ -191,21 +201,36 @@ impl JitKernel {
         };
         let mut key: Vec<i64> = inputs.iter().flat_map(|t| t.shape().iter().map(|&d| d as i64)).collect();
         key.extend(parts.scalars.iter().map(|(s, _, _)| env.get(s).unwrap_or(i64::MIN)));
+        let main = part(&parts.main)?;
+        let base_bytes = match (&parts.store, &main) {
+            (Some(store), Some(_)) => store
+                .base_bytes(&env, self.plan.dtype.width())
+                .ok_or_else(|| ShapeMismatch::TooLarge { what: "the store's first destination".into() })?,
+            _ => 0,
+        };
         Ok(Bound {
             key,
             shape: plan.shape.iter().map(|&d| d as usize).collect(),
-            main: part(&parts.main)?,
+            main,
             checks: parts.checks.iter().map(part).collect::<Result<_, _>>()?,
+            base_bytes,
         })
     }
 
-    /// Runs the checks, then the output, of a bound call; the first status other than OK.
-    pub(super) fn run_bound<I: DenseInput>(
+    /// Runs the checks, then the output, of a bound call; the first status other than OK. A
+    /// store copies its target into `out` first, unless `out` is the target.
+    ///
+    /// # Safety
+    /// `inputs` passed [`with_bound`](Self::with_bound) for `bound`; `out` has `nbytes` writable
+    /// bytes, the output's, and overlaps no input but a store's target, which it may be
+    /// exactly when the store may run in place.
+    pub(super) unsafe fn run_bound<I: DenseInput>(
         &self,
         parts: &Parts,
         bound: &Bound,
         inputs: &[I],
-        out: &mut [u8],
+        out: *mut u8,
+        nbytes: usize,
         threads: usize,
     ) -> i32 {
         let consts = &self.plan.consts;
@@ -231,12 +256,22 @@ impl JitKernel {
                     return status;
                 }
             }
-            let nbytes = out.len();
+            let (mut first, mut serial) = (out, false);
+            if let Some(store) = &parts.store {
+                let target = inputs[store.target].as_ptr();
+                if nbytes > 0 && !std::ptr::eq(target, out) {
+                    // SAFETY: the target is dense, of the output's dtype and shape (the
+                    // binding), and does not overlap `out` (the caller's word).
+                    unsafe { std::ptr::copy_nonoverlapping(target, out, nbytes) };
+                }
+                first = out.wrapping_offset(bound.base_bytes);
+                serial = store.serial;
+            }
             let Some(call) = &bound.main else { return clif::STATUS_OK };
-            let args =
-                CallArgs { table: table.as_ptr(), out: out.as_mut_ptr(), params: call.params.as_ptr() };
-            let workers = workers(call.outer, nbytes, threads);
-            // SAFETY: as for the checks; `out` holds the output of this binding's shape.
+            let args = CallArgs { table: table.as_ptr(), out: first, params: call.params.as_ptr() };
+            // SAFETY: as for the checks; `out` holds the output of this binding's shape, and a
+            // store's update nest writes it from its first destination, as verified.
+            let workers = if serial { 1 } else { workers(call.outer, nbytes, threads) };
             unsafe { parts.main.f.run_split(args, call.outer, workers) }
         })
     }

@@ -3,13 +3,16 @@
 //! destination's addresses (slices, integers, index arrays, masks), written as a copy into
 //! output addresses. A call first copies the target into the output (one block copy) unless
 //! the output *is* the target (a store in place), then runs the entry with the output pointer
-//! at the first destination. A `+=` or `*=` computes each element from the target's
+//! at the first destination. A plan with symbols does the same per binding: its first
+//! destination is an expression of the symbols ([`BoundStore`]), evaluated with the nests'
+//! integers. A `+=` or `*=` computes each element from the target's
 //! (`clif::combine`); a scatter's reductions are not compiled: `exec::Runnable` runs them on
 //! the interpreter.
 
 use super::super::JitError;
 use crate::backend::loopnest;
 use crate::plan::{BufferId, VerifiedGenericPlan, VerifiedPlan};
+use crate::types::sym::SymExpr;
 
 /// What a call of a store plan's entry does around it.
 pub(super) struct StoreCall {
@@ -37,8 +40,6 @@ pub(super) fn store_call(
     if concrete.store.is_none() {
         return Ok(None);
     }
-    let refused =
-        || JitError::Codegen("this store plan has no update nest: it runs on the interpreter".into());
     if !loopnest::takes_store(concrete.plan()) {
         return Err(refused());
     }
@@ -50,6 +51,48 @@ pub(super) fn store_call(
         serial: !plan.store.as_ref().is_some_and(loopnest::store_writes_distinct),
         in_place: loopnest::store_may_run_in_place(plan.plan()),
     }))
+}
+
+/// Why a store plan is not compiled: the loop nest cannot write it (a scatter's reduction, a
+/// `+=` on f16, bf16 or complex numbers).
+fn refused() -> JitError {
+    JitError::Codegen("this store plan has no update nest: it runs on the interpreter".into())
+}
+
+/// The store of a plan with symbols, as [`StoreCall`] is a concrete one's: per binding, its
+/// first destination's byte offset is evaluated ([`BoundStore::base_bytes`]).
+pub(super) struct BoundStore {
+    /// The target's plan input (bound calls take inputs in plan order).
+    pub(super) target: usize,
+    /// Elements from the output's start to the first destination.
+    base: SymExpr,
+    /// As [`StoreCall`]'s.
+    pub(super) serial: bool,
+    pub(super) in_place: bool,
+}
+
+/// The store of `plan` (with symbols) as its bound calls run it; `None` without a store. A
+/// store the loop nest cannot write is refused.
+pub(super) fn bound_store(plan: &VerifiedGenericPlan) -> Result<Option<BoundStore>, JitError> {
+    let Some(store) = &plan.store else { return Ok(None) };
+    if !loopnest::takes_store(plan.plan()) {
+        return Err(refused());
+    }
+    let BufferId::Input(target) = plan.output.buffer else { return Err(refused()) };
+    Ok(Some(BoundStore {
+        target,
+        base: store.dest.base.clone(),
+        serial: !loopnest::store_writes_distinct(store),
+        in_place: loopnest::store_may_run_in_place(plan.plan()),
+    }))
+}
+
+impl BoundStore {
+    /// The first destination's byte offset under `env`; `None` where it does not fit.
+    pub(super) fn base_bytes(&self, env: &crate::types::sym::Env, width: usize) -> Option<isize> {
+        let bytes = self.base.eval_i64(env)?.checked_mul(width as i64)?;
+        isize::try_from(bytes).ok()
+    }
 }
 
 impl StoreCall {
