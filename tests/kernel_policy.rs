@@ -222,6 +222,45 @@ fn run_time_masks() {
     }
 }
 
+/// A generic kernel keeps the positions of the last mask it met: the same mask again takes
+/// them, and another mask — of the same shape, or the same buffer rewritten in place — is
+/// derived afresh, never served the kept positions.
+#[test]
+fn kept_mask_positions_serve_only_the_same_mask() {
+    let src = "a[m] = 7";
+    let k =
+        Kernel::prepare(src, &[("a", "i32[N, M]".parse().unwrap()), ("m", "bool[N, M]".parse().unwrap())])
+            .unwrap();
+    let a = Tensor::from_i64s(DType::I32, &[3, 4], &(0..12).collect::<Vec<_>>()).unwrap();
+    let masks: Vec<Vec<u8>> = vec![
+        [1, 0, 0, 1].repeat(3),
+        [0, 1, 1, 0].repeat(3),
+        [1, 0, 0, 1].repeat(3),
+        vec![1; 12],
+        vec![0; 12],
+        [1, 0, 0, 1].repeat(3),
+    ];
+    let mut buffer = vec![0u8; 12];
+    for bits in &masks {
+        let mask = Tensor::from_bytes(DType::Bool, &[3, 4], bits).unwrap();
+        let want: Vec<i64> = (0..12).map(|e| if bits[e as usize] == 1 { 7 } else { e }).collect();
+        let got = k.run(&[&a, &mask]).unwrap();
+        assert_eq!((0..12).map(|e| got.int_at(e).unwrap() as i64).collect::<Vec<_>>(), want, "{bits:?}");
+        // One buffer, its bits rewritten between calls (as a NumPy array changed in place).
+        buffer.copy_from_slice(bits);
+        // SAFETY: `buffer` holds the 12 elements, and nothing writes it during the call.
+        let view =
+            unsafe { slc::embed::TensorView::from_raw(DType::Bool, &[3, 4], None, buffer.as_mut_ptr()) }
+                .unwrap();
+        let got = k.run(&[slc::embed::TensorView::of(&a), view]).unwrap();
+        assert_eq!(
+            (0..12).map(|e| got.int_at(e).unwrap() as i64).collect::<Vec<_>>(),
+            want,
+            "{bits:?} in place"
+        );
+    }
+}
+
 /// An output that overlaps an input (possible through raw views, as C and Python make them) is
 /// refused on every path — the fixed signature's entry, a strided layout's kernel once it is
 /// kept, a symbolic kernel's repeated shape — and nothing is written; the same buffers, disjoint,

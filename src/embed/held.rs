@@ -1,5 +1,6 @@
 //! Inputs as the shape-generic kernel reads them: dense views of the caller's memory in place,
-//! or dense copies of strided views past the layouts a kernel keeps.
+//! dense copies of strided views past the layouts a kernel keeps, or a mask's positions the
+//! kernel keeps between calls.
 
 use super::view::TensorView;
 use crate::backend::{DenseInput, RuntimeError};
@@ -13,6 +14,7 @@ pub(crate) const FEW_INPUTS: usize = 8;
 pub(crate) enum Held<'v> {
     InPlace(TensorView<'v>),
     Packed(Tensor),
+    Kept(std::sync::Arc<Tensor>),
 }
 
 impl<'v> Held<'v> {
@@ -33,6 +35,7 @@ unsafe impl DenseInput for Held<'_> {
         match self {
             Held::InPlace(v) => v.dtype(),
             Held::Packed(t) => t.dtype(),
+            Held::Kept(t) => t.dtype(),
         }
     }
 
@@ -40,6 +43,7 @@ unsafe impl DenseInput for Held<'_> {
         match self {
             Held::InPlace(v) => v.shape(),
             Held::Packed(t) => t.shape(),
+            Held::Kept(t) => t.shape(),
         }
     }
 
@@ -47,6 +51,7 @@ unsafe impl DenseInput for Held<'_> {
         match self {
             Held::InPlace(v) => v.as_ptr(),
             Held::Packed(t) => t.as_ptr(),
+            Held::Kept(t) => t.as_ptr(),
         }
     }
 }

@@ -100,6 +100,9 @@ struct Shared {
     specials: Specials,
     /// The generic plan's kernels on the GPU, for calls on device memory.
     device: device::DeviceCache,
+    /// The positions of the masks a generic plan derives them from (`nonzero()`), with a copy
+    /// of each mask: the last ones met, one per derived input (`Kernel::positions`).
+    positions: std::sync::Mutex<Vec<(Tensor, Arc<Tensor>)>>,
     /// A `+=`/`*=` store's three in-place kernels (`buffered`), made at its first use.
     buffered: std::sync::OnceLock<Option<buffered::Buffered>>,
 }
@@ -578,15 +581,34 @@ impl Kernel {
         drop(views);
         let ordered = (s.order.iter().zip(&s.derived))
             .map(|(&i, &derived)| match derived {
-                // The mask's nonzero(), computed for this call.
-                true => {
-                    let mask = inputs[i].as_view().to_tensor().map_err(RuntimeError::from)?;
-                    Ok(Held::Packed(crate::plan::nonzero(&mask)))
-                }
+                true => Ok(Held::Kept(self.positions(inputs[i].as_view())?)),
                 false => Held::of(inputs[i].as_view()),
             })
             .collect::<Result<Vec<_>, Error>>()?;
         Ok(Route::Dense(jit, ordered))
+    }
+
+    /// A mask's `nonzero()` for this call: the positions kept from a call with the same mask,
+    /// or derived now (and kept in their place). A mask that comes back costs a comparison of
+    /// its bytes, not the derivation (which writes 16 bytes per `True` of a 2-d mask).
+    fn positions(&self, mask: TensorView<'_>) -> Result<Arc<Tensor>, Error> {
+        let kept = &self.shared.positions;
+        let same = |(m, _): &(Tensor, Arc<Tensor>)| super::specialize::holds(&mask, m);
+        if let Some((_, p)) = kept.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|k| same(k)) {
+            return Ok(p.clone());
+        }
+        // The mask's copy, kept to compare with the next calls' (a strided view's packed).
+        let copy = mask.to_tensor().map_err(RuntimeError::from)?;
+        let positions = crate::plan::nonzero_of_bytes(copy.bytes(), mask.shape(), mask.dtype().width())
+            .map_err(RuntimeError::from)?;
+        let positions = Arc::new(positions);
+        let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+        // One kept per derived input: the newest replaces the oldest.
+        if kept.len() >= self.shared.derived.iter().filter(|&&d| d).count() {
+            kept.remove(0);
+        }
+        kept.push((copy, positions.clone()));
+        Ok(positions)
     }
 
     fn specializing(&self) -> Source<'_> {

@@ -11,27 +11,42 @@ use std::borrow::Cow;
 /// NumPy's `nonzero()` of `mask`, stacked: an i64 tensor `[count, max(1, rank)]`, row `j` the
 /// coordinates of the `j`-th nonzero element in C order (a 0-d mask: `[[0]]` or no row).
 pub fn nonzero(mask: &Tensor) -> Tensor {
-    let shape = mask.shape();
+    nonzero_of_bytes(mask.bytes(), mask.shape(), mask.dtype().width())
+        .expect("the coordinates of a tensor's elements fit in memory as it does")
+}
+
+/// [`nonzero`] of a dense mask's `bytes` (elements of `width` bytes, C order, of `shape`):
+/// the `True`s counted first, then their coordinates written into the one tensor of that size
+/// (a GPU-sized mask has tens of millions: no growing buffer, no copy of the mask). `Err` when
+/// the coordinates do not fit in memory.
+pub fn nonzero_of_bytes(
+    bytes: &[u8],
+    shape: &[usize],
+    width: usize,
+) -> Result<Tensor, slc_runtime::TensorError> {
     let columns = shape.len().max(1);
-    let width = mask.dtype().width();
-    let bytes = mask.bytes();
     let set = |e: &[u8]| e.iter().any(|&b| b != 0);
-    let mut rows: Vec<i64> = vec![];
+    let count = match width {
+        1 => bytes.iter().filter(|&&b| b != 0).count(),
+        _ => bytes.chunks_exact(width.max(1)).filter(|e| set(e)).count(),
+    };
+    let mut out = Tensor::for_overwrite(DType::I64, &[count, columns])?;
+    let mut rows = out.bytes_mut().chunks_exact_mut(8);
+    let mut put = |v: i64| rows.next().expect("a slot per coordinate").copy_from_slice(&v.to_le_bytes());
     match shape.split_last() {
         None => {
             if set(bytes) {
-                rows.push(0);
+                put(0);
             }
         }
-        // Row by row of the last axis, the outer coordinates counted as an odometer: no
-        // allocation per element (a GPU-sized mask has tens of millions).
-        Some((&inner, outer_dims)) if inner > 0 => {
+        // Row by row of the last axis, the outer coordinates counted as an odometer.
+        Some((&inner, outer_dims)) if inner > 0 && width > 0 => {
             let mut outer = vec![0i64; outer_dims.len()];
             for row in bytes.chunks_exact(inner * width) {
                 for (j, e) in row.chunks_exact(width).enumerate() {
                     if set(e) {
-                        rows.extend_from_slice(&outer);
-                        rows.push(j as i64);
+                        outer.iter().for_each(|&o| put(o));
+                        put(j as i64);
                     }
                 }
                 for d in (0..outer.len()).rev() {
@@ -45,7 +60,7 @@ pub fn nonzero(mask: &Tensor) -> Tensor {
         }
         Some(_) => {}
     }
-    Tensor::from_i64s(DType::I64, &[rows.len() / columns, columns], &rows).expect("i64 coordinates")
+    Ok(out)
 }
 
 /// The tensors of every input `decls` declares, in order: `given(name)` for the inputs the

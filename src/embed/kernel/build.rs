@@ -164,6 +164,7 @@ impl Kernel {
                 runnable,
                 specials: Specials::default(),
                 device: Default::default(),
+                positions: Default::default(),
                 buffered: Default::default(),
             };
             Ok(Kernel { shared: Arc::new(shared), threads: options.threads.max(1) })
