@@ -377,7 +377,8 @@ impl<'a> TensorView<'a> {
     /// assert_eq!(v.to_tensor().unwrap().int_at(1), Some(9));
     /// ```
     pub fn to_tensor(&self) -> Result<Tensor, slc_runtime::TensorError> {
-        let mut t = Tensor::zeros(self.dtype, &self.shape)?;
+        // `pack_into` writes every byte: no zeroing first.
+        let mut t = Tensor::for_overwrite(self.dtype, &self.shape)?;
         self.pack_into(t.bytes_mut());
         Ok(t)
     }

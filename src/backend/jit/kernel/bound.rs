@@ -269,9 +269,9 @@ impl JitKernel {
             }
             let Some(call) = &bound.main else { return clif::STATUS_OK };
             let args = CallArgs { table: table.as_ptr(), out: first, params: call.params.as_ptr() };
+            let workers = if serial { 1 } else { workers(call.outer, nbytes, threads) };
             // SAFETY: as for the checks; `out` holds the output of this binding's shape, and a
             // store's update nest writes it from its first destination, as verified.
-            let workers = if serial { 1 } else { workers(call.outer, nbytes, threads) };
             unsafe { parts.main.f.run_split(args, call.outer, workers) }
         })
     }
