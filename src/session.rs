@@ -10,7 +10,7 @@ use crate::limits::MAX_RANK;
 use crate::pipeline::{Compiled, compile_with_values};
 use crate::sema::{InputTypes, value_may_be_read};
 use crate::types::{SymTensorType, TensorType};
-use slc_runtime::Tensor;
+use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -208,13 +208,23 @@ impl<'a> Session<'a> {
         if let Some(program) = self.programs.find(src, &view_of) {
             return Ok((program, true));
         }
-        if self.options.executor == Executor::Jit && self.programs.may_generalize(src) {
+        // A large mask's positions are derived per call by the generic kernel, which then
+        // serves every mask; the fixed pipeline would fold them into the plan.
+        let generalize = self.programs.may_generalize(src) || self.binds_large_mask();
+        if self.options.executor == Executor::Jit && generalize {
             match self.build_generic(src) {
                 Some(program) => return Ok((self.programs.insert(src, program?), false)),
                 None => self.programs.refuse_generic(src),
             }
         }
         Ok((self.programs.insert(src, self.build(src)?), false))
+    }
+
+    /// Whether a bound mask is too large to fold into a fixed plan ([`crate::sema::MASK_FOLD_MAX`]).
+    fn binds_large_mask(&self) -> bool {
+        let large = |dtype: DType, numel: usize| dtype == DType::Bool && numel > crate::sema::MASK_FOLD_MAX;
+        self.tensors.values().any(|t| large(t.dtype(), t.numel()))
+            || self.views.values().any(|v| large(v.dtype(), v.numel()))
     }
 
     /// A kernel for `src` over the bound inputs' dtypes and ranks, every dim a symbol — or,

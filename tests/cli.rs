@@ -220,3 +220,25 @@ fn a_store_writes_the_updated_copy_and_leaves_the_input_file_alone() {
     assert!(!o.status.success() && stderr(&o).contains("run on the interpreter"), "{}", stderr(&o));
     assert!(!obj.exists());
 }
+
+/// A mask too large to fold into the plan (its positions derived as the kernel runs) gives the
+/// interpreter's result (which folds them), for a load and a store.
+#[test]
+fn a_large_mask_gives_the_interpreters_result() {
+    let dir = scratch("large_mask");
+    let a = write_input(&dir, "a.npy", &arange(&[100, 50]));
+    let bits: Vec<u8> = (0..5000u32).map(|e| (e.wrapping_mul(2654435761) >> 31) as u8).collect();
+    let m =
+        write_input(&dir, "m.npy", &slc::Tensor::from_bytes(slc::DType::Bool, &[100, 50], &bits).unwrap());
+    for src in ["a[m][::-1]", "a[m] = -1"] {
+        let mut outputs = vec![];
+        for backend in ["jit", "interp"] {
+            let out = dir.join(format!("{backend}.npy"));
+            let args = ["eval", src, "-i", &format!("a={a}"), "-i", &format!("m={m}"), "--backend", backend];
+            let o = slc(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
+            assert!(o.status.success(), "{src} {backend}: {}", stderr(&o));
+            outputs.push(std::fs::read(&out).unwrap());
+        }
+        assert_eq!(outputs[0], outputs[1], "{src}");
+    }
+}

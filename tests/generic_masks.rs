@@ -184,3 +184,85 @@ fn sessions_keep_mask_programs_specialized() {
     // Each shape compiles its specialized kernel at most once; nothing more.
     assert!(generic_tries.last().copied().unwrap_or(0) <= 6, "{generic_tries:?}");
 }
+
+/// A mask larger than `MASK_FOLD_MAX` given by value with fixed types is not folded into the
+/// plan: the kernel is generic, derives the positions per call, serves other masks of the shape
+/// (none compiles again), and gives the interpreter's result on the folded plan for each — loads
+/// and stores. A mask at the limit still folds.
+#[test]
+fn large_masks_are_derived_per_call_not_folded() {
+    let mut r = Rng::new(11);
+    let (n, m) = (80usize, 60usize);
+    assert!(n * m > slc::sema::MASK_FOLD_MAX);
+    let a = fill(DType::F32, &[n, m], r.bits());
+    let masks: Vec<Tensor> = [2u64, 1, 0, 9, 2]
+        .iter()
+        .map(|&kind| {
+            // Random, all true, all false, nearly all false, random again.
+            let bits: Vec<u8> = (0..n * m)
+                .map(|e| match kind {
+                    2 => r.below(2) as u8,
+                    1 => 1,
+                    0 => 0,
+                    _ => (e % 997 == 3) as u8,
+                })
+                .collect();
+            Tensor::from_bytes(DType::Bool, &[n, m], &bits).unwrap()
+        })
+        .collect();
+    let types: InputTypes =
+        [("a", TensorType::of(DType::F32, &[n, m])), ("m", TensorType::of(DType::Bool, &[n, m]))]
+            .into_iter()
+            .map(|(k, t)| (k.to_string(), t))
+            .collect();
+    let signature = [("a", "f32[80, 60]".parse().unwrap()), ("m", "bool[80, 60]".parse().unwrap())];
+    for src in ["a[m]", "a[m][::-3]", "a[m] = 7", "a[m] += 1"] {
+        let first: InputValues = [("m".to_string(), masks[0].clone())].into_iter().collect();
+        let k =
+            slc::Kernel::prepare_with_values(src, &signature, &first, &slc::RunOptions::default()).unwrap();
+        assert!(k.fixed().is_none(), "{src}: a large mask is not folded");
+        for (at, mask) in masks.iter().enumerate() {
+            let values: InputValues = [("m".to_string(), mask.clone())].into_iter().collect();
+            let c = slc::compile_with_values(src, &types, &values).unwrap();
+            let args: Vec<&Tensor> =
+                c.plan.inputs.iter().map(|d| if d.name == "a" { &a } else { mask }).collect();
+            let want = interp::run(&c.plan, &args).unwrap();
+            let got = k.run(&[&a, mask]).unwrap();
+            assert_eq!((got.shape(), got.bytes()), (want.shape(), want.bytes()), "{src}, mask {at}");
+        }
+    }
+    // At the limit, the positions are constants of a fixed kernel.
+    let small = Tensor::from_bytes(DType::Bool, &[64, 64], &vec![1; 64 * 64]).unwrap();
+    let values: InputValues = [("m".to_string(), small)].into_iter().collect();
+    let signature = [("a", "f32[64, 64]".parse().unwrap()), ("m", "bool[64, 64]".parse().unwrap())];
+    let k =
+        slc::Kernel::prepare_with_values("a[m]", &signature, &values, &slc::RunOptions::default()).unwrap();
+    assert!(k.fixed().is_some());
+}
+
+/// A session (the CLI's `eval`, the embedding's) evaluating a program over a large mask builds
+/// one generic kernel at the first eval and keeps it for every other mask and shape; results
+/// are the interpreter's on the folded plan.
+#[test]
+fn sessions_derive_large_masks_per_eval() {
+    let mut s = slc::Session::new();
+    let mut r = Rng::new(5);
+    for (n, m) in [(70usize, 70usize), (70, 70), (90, 50), (70, 70)] {
+        let a = fill(DType::F32, &[n, m], r.bits());
+        let bits: Vec<u8> = (0..n * m).map(|_| r.below(2) as u8).collect();
+        let mask = Tensor::from_bytes(DType::Bool, &[n, m], &bits).unwrap();
+        s.bind("a", a.clone());
+        s.bind("m", mask.clone());
+        let got = s.eval("a[m][1:]").unwrap();
+        let types: InputTypes = [("a", &a), ("m", &mask)]
+            .into_iter()
+            .map(|(k, t)| (k.to_string(), TensorType::of(t.dtype(), t.shape())))
+            .collect();
+        let values: InputValues = [("m".to_string(), mask.clone())].into_iter().collect();
+        let c = slc::compile_with_values("a[m][1:]", &types, &values).unwrap();
+        let args: Vec<&Tensor> =
+            c.plan.inputs.iter().map(|d| if d.name == "a" { &a } else { &mask }).collect();
+        assert_eq!(got.bytes(), interp::run(&c.plan, &args).unwrap().bytes(), "{n}x{m}");
+        assert_eq!(s.compiles(), 1, "{n}x{m}: one generic kernel");
+    }
+}

@@ -41,8 +41,9 @@ def eval(expr: str, /, **inputs: Union[ArrayInput, ZarrInput]) -> np.ndarray | N
     the target must be a writeable, C-contiguous numpy.ndarray.
 
     The compiled kernel is kept, keyed by the text and the inputs' names, dtypes and shapes (and
-    the values of operator parameters and boolean masks read from inputs), so evaluating the text again skips
-    compiling. Raises slc.Error subclasses; an index out of range raises slc.IndexError.
+    the values of operator parameters and of boolean masks of up to 4096 elements read from
+    inputs; a larger mask's positions are derived per call, so a new mask reuses the kernel), so
+    evaluating the text again skips compiling. Raises slc.Error subclasses; an index out of range raises slc.IndexError.
     """
 
 def compile(expr: str, /, **types: TypeSpec) -> Kernel:

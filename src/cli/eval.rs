@@ -83,11 +83,25 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
         }
     }
     // Type-check before reading data; the session compiles again over the bound tensors (the
-    // front end costs microseconds, and the kernel is built once, there).
-    let compiled =
-        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
-    let sparse = access::sparse_inputs(&compiled.plan);
-    let parts = access::sparse_parts(&compiled.plan, &sparse);
+    // front end costs microseconds, and the kernel is built once, there). A large mask's
+    // positions are derived as the kernel runs (the session's generic kernel): checked
+    // generically, without folding them, its plan tells nothing of sparse reads.
+    let has_zarr = pending.iter().any(|(_, opened)| matches!(opened, Opened::Zarr(_)));
+    let run_time_mask = !has_zarr
+        && crate::sema::holds_large_mask(&values)
+        && crate::pipeline::compile_generic(
+            &args.expr,
+            &types.iter().map(|(n, t)| (n.clone(), t.generic())).collect(),
+        )
+        .is_ok();
+    let compiled = match run_time_mask {
+        true => None,
+        false => Some(
+            crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?,
+        ),
+    };
+    let sparse = compiled.as_ref().map(|c| access::sparse_inputs(&c.plan)).unwrap_or_default();
+    let parts = compiled.as_ref().map(|c| access::sparse_parts(&c.plan, &sparse)).unwrap_or_default();
 
     let executor = match args.backend {
         EvalBackend::Cpu(executor) => executor,
@@ -142,8 +156,11 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     }
     // Of each Zarr array, the box holding the chunks the plan reads is decoded, and the plan
     // rebased onto it runs instead of the program (docs/zarr.md).
-    let zarrs = zarr::read_zarrs(&compiled.plan, zarrs, &[&session_values, &read_inputs])
-        .map_err(|(name, e)| input_error(&name, e))?;
+    let zarrs = match &compiled {
+        Some(compiled) => zarr::read_zarrs(&compiled.plan, zarrs, &[&session_values, &read_inputs])
+            .map_err(|(name, e)| input_error(&name, e))?,
+        None => zarr::ReadZarrs { tensors: InputValues::new(), chunks: vec![], plan: None },
+    };
     if args.time {
         for count in &zarrs.chunks {
             eprintln!("{}", count.timing_line());
@@ -151,13 +168,13 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     }
     read_inputs.extend(zarrs.tensors);
     let read = started.elapsed();
-    let (result, times) = match zarrs.plan {
-        Some(plan) => {
+    let (result, times) = match (zarrs.plan, compiled) {
+        (Some(plan), Some(compiled)) => {
             let tensors: InputValues = session_values.into_iter().chain(read_inputs).collect();
             zarr::run_windowed(compiled, plan, &tensors, session.options_mut(), &Default::default())
                 .map_err(|e| report(&e, &args.expr))?
         }
-        None => {
+        _ => {
             for (name, tensor) in session_values.into_iter().chain(read_inputs) {
                 session.bind(&name, tensor);
             }

@@ -140,6 +140,21 @@ pub fn all_in_range(index: &Tensor, len: i64) -> bool {
         .all(|b| dtype.int_from_le(b).is_some_and(|v| -len <= v && v < len))
 }
 
+/// Whether `index` reads only one column of a mask's derived `nonzero()` positions (an input
+/// of `inputs` with `nonzero_of`), and the mask's dim of that column is `len`: every value is
+/// then in `[0, len)` by construction, a check proven as a constant index's is.
+pub fn counts_mask_dim(inputs: &[InputDecl<SymExpr>], index: &Access<SymExpr>, len: &SymExpr) -> bool {
+    let BufferId::Input(id) = index.buffer else { return false };
+    let Some(mask) = &inputs[id].nonzero_of else { return false };
+    let Some(mask) = inputs.iter().find(|d| d.name == *mask && d.nonzero_of.is_none()) else { return false };
+    let columns = mask.shape.len() as i64;
+    let (Some(base), true) = (index.base.as_const(), index.terms.is_empty() && columns > 0) else {
+        return false;
+    };
+    let in_column = |s: &SymExpr| s.as_const().is_some_and(|s| s % columns == 0);
+    index.strides.iter().all(in_column) && (0..columns).contains(&base) && mask.shape[base as usize] == *len
+}
+
 /// `stride · norm(load(index))`: one gathered coordinate.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Indirect<D = i64> {

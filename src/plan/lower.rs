@@ -454,6 +454,11 @@ impl Builder<'_> {
         {
             return Ok(());
         }
+        // So is a column of a mask's derived positions over an axis as long as the mask's dim
+        // it counts: every value is in `[0, dim)` by construction.
+        if counts_mask_dim(&self.inputs, index, len) {
+            return Ok(());
+        }
         let origin = Origin(Some(origin));
         let (shape, len) = (shape.to_vec(), len.clone());
         self.checks.push(Check { index: index.clone(), shape, len, axis, origin });

@@ -31,23 +31,31 @@ pub fn nonzero_of_bytes(
         _ => bytes.chunks_exact(width.max(1)).filter(|e| set(e)).count(),
     };
     let mut out = Tensor::for_overwrite(DType::I64, &[count, columns])?;
-    let mut rows = out.bytes_mut().chunks_exact_mut(8);
-    let mut put = |v: i64| rows.next().expect("a slot per coordinate").copy_from_slice(&v.to_le_bytes());
+    let data = out.bytes_mut();
     match shape.split_last() {
         None => {
-            if set(bytes) {
-                put(0);
+            if count == 1 {
+                data.copy_from_slice(&0i64.to_le_bytes());
             }
         }
-        // Row by row of the last axis, the outer coordinates counted as an odometer.
+        // Row by row of the last axis, the outer coordinates counted as an odometer. Every
+        // element's coordinates are written at the next free row, which only a `True` then
+        // takes: no branch on the mask's bits, which a random mask would mispredict every other
+        // element. Once the last `True` is written, the elements left are all false.
         Some((&inner, outer_dims)) if inner > 0 && width > 0 => {
+            let (row_bytes, end) = (columns * 8, count * columns * 8);
+            let mut at = 0;
             let mut outer = vec![0i64; outer_dims.len()];
             for row in bytes.chunks_exact(inner * width) {
                 for (j, e) in row.chunks_exact(width).enumerate() {
-                    if set(e) {
-                        outer.iter().for_each(|&o| put(o));
-                        put(j as i64);
+                    if at == end {
+                        return Ok(out);
                     }
+                    let slot = &mut data[at..at + row_bytes];
+                    for (o, d) in slot.chunks_exact_mut(8).zip(outer.iter().chain([&(j as i64)])) {
+                        o.copy_from_slice(&d.to_le_bytes());
+                    }
+                    at += row_bytes * usize::from(set(e));
                 }
                 for d in (0..outer.len()).rev() {
                     outer[d] += 1;
@@ -122,5 +130,45 @@ mod tests {
             .collect();
         let count = bits.iter().filter(|&&b| b != 0).count();
         assert_eq!(values(&nonzero(&mask(&shape, &bits))), (vec![count, 3], expected));
+    }
+
+    /// The branch-free writer against the coordinates counted one by one: masks whose last
+    /// element is `True` or not, all `True`, all false, and elements of 2 and 4 bytes (any
+    /// nonzero byte is set).
+    #[test]
+    fn every_pattern_and_width_gives_the_coordinates() {
+        let mut seed = 7u64;
+        for (shape, width) in [(vec![5usize, 7], 1usize), (vec![2, 3, 4], 1), (vec![9], 2), (vec![4, 4], 4)] {
+            let numel: usize = shape.iter().product();
+            let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+            for pattern in 0..6 {
+                let bytes: Vec<u8> = (0..numel * width)
+                    .map(|b| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let last = b / width == numel - 1;
+                        match pattern {
+                            0 => 1,
+                            1 => 0,
+                            2 => u8::from(last && b % width == width - 1),
+                            3 => u8::from(!last && seed >> 62 == 0),
+                            _ => u8::from(seed >> 63 == 1) * (b % width == 0) as u8,
+                        }
+                    })
+                    .collect();
+                let set: Vec<bool> = bytes.chunks_exact(width).map(|e| e.iter().any(|&b| b != 0)).collect();
+                let expected: Vec<i64> = crate::types::Coords::new(&dims)
+                    .zip(&set)
+                    .filter(|(_, s)| **s)
+                    .flat_map(|(c, _)| c)
+                    .collect();
+                let got = nonzero_of_bytes(&bytes, &shape, width).unwrap();
+                let count = set.iter().filter(|&&s| s).count();
+                assert_eq!(
+                    values(&got),
+                    (vec![count, shape.len()], expected),
+                    "{shape:?} w{width} p{pattern}"
+                );
+            }
+        }
     }
 }

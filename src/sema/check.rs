@@ -38,6 +38,17 @@ pub fn value_may_be_read(dtype: DType, numel: usize) -> bool {
     dtype == DType::Bool || (dtype.is_integer() && numel <= 1 << 12)
 }
 
+/// The most elements a mask may have for a fixed plan to hold its `nonzero()` positions as
+/// constants. A larger mask's positions are derived per call instead, where the shape-generic
+/// pipeline takes the program: folding costs the front end time per `True` (seconds for a
+/// 4096² mask) and a compile for every new mask, where deriving costs one pass over the mask.
+pub const MASK_FOLD_MAX: usize = 1 << 12;
+
+/// Whether `values` hold a mask too large to fold into a fixed plan ([`MASK_FOLD_MAX`]).
+pub fn holds_large_mask(values: &InputValues) -> bool {
+    values.values().any(|t| t.dtype() == DType::Bool && t.numel() > MASK_FOLD_MAX)
+}
+
 /// The bound names a checked program depends on: the inputs whose types it read, and those
 /// whose values it read (operator parameters). Checking again with these unchanged gives the
 /// same result, whatever else is bound.

@@ -367,7 +367,7 @@ pub fn store_base_bytes(plan: &GenericPlan) -> Option<i64> {
 /// was. `false` without a store. (That no other input overlaps the target is the caller's to
 /// see: only it knows where the inputs lie.)
 pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
-    use crate::plan::{Access, Indirect, all_in_range};
+    use crate::plan::{Access, Indirect, all_in_range, counts_mask_dim};
     let Some(store) = &plan.store else { return false };
     let BufferId::Input(target) = plan.output.buffer else { return false };
     let dest_indices = store.dest.terms.iter().flat_map(|t| t.index.buffers());
@@ -383,6 +383,7 @@ pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
         BufferId::Const(c) if t.index.terms.is_empty() => {
             t.len.as_const().is_some_and(|len| all_in_range(&plan.consts[c].tensor, len))
         }
+        _ if counts_mask_dim(&plan.inputs, &t.index, &t.len) => true,
         buffer => plan.checks.iter().any(|c| c.index.buffer == buffer && c.len == t.len),
     };
     fn all_checked(a: &Access<SymExpr>, covered: &dyn Fn(&Indirect<SymExpr>) -> bool) -> bool {

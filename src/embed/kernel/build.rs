@@ -53,7 +53,14 @@ impl Kernel {
             let types: SymInputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
             compile_generic(src, &types)
         };
+        // A large mask's positions are derived per call by a generic kernel over these fixed
+        // types (the same kernel then serves every mask); the fixed pipeline folds them.
+        let run_time_mask = || match concrete.is_some() && crate::sema::holds_large_mask(values) {
+            true => generic().ok(),
+            false => None,
+        };
         let (program, fixed) = match concrete {
+            _ if let Some(program) = run_time_mask() => (program, None),
             Some(types) => match compile_with_values(src, &types, values) {
                 Ok(compiled) => {
                     compiled.check_output_size(options)?;
