@@ -213,6 +213,27 @@ def test_boolean_masks_from_inputs():
     assert e.value.code == "E0126"
 
 
+def test_large_masks_are_taken_per_call():
+    """A mask of more than 4096 elements is not compiled into the kernel: eval keeps one kernel
+    for every such mask, compile() takes any mask of the example's shape, and the results are
+    NumPy's, loads and stores."""
+    rng = np.random.default_rng(3)
+    a = rng.random((90, 70), dtype=np.float32)
+    slc.clear_cache()
+    for r in range(4):
+        m = rng.random((90, 70)) > 0.5 if r else np.zeros((90, 70), bool)
+        assert np.array_equal(slc.eval("a[m][::-1]", a=a, m=m), a[m][::-1])
+        x, want = a.copy(), a.copy()
+        slc.eval("a[m] = -1", a=x, m=m)
+        want[m] = -1
+        assert np.array_equal(x, want)
+    assert slc.cache_size() == 2
+    k = slc.compile("a[m]", a=a, m=m)
+    for r in range(3):
+        m = rng.random((90, 70)) > 0.3 * r
+        assert np.array_equal(k(a=a, m=m), a[m])
+
+
 def test_odd_memory_layouts():
     # Strides that are not a multiple of the element size: refused, not misread.
     raw = np.zeros(64, np.uint8)
