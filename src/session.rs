@@ -210,7 +210,8 @@ impl<'a> Session<'a> {
         }
         // A large mask's positions are derived per call by the generic kernel, which then
         // serves every mask; the fixed pipeline would fold them into the plan.
-        let generalize = self.programs.may_generalize(src) || self.binds_large_mask();
+        let generalize = self.programs.may_generalize(src)
+            || (self.binds_large_mask() && !self.programs.refuses_generic(src));
         if self.options.executor == Executor::Jit && generalize {
             match self.build_generic(src) {
                 Some(program) => return Ok((self.programs.insert(src, program?), false)),

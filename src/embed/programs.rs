@@ -127,6 +127,12 @@ impl ProgramCache {
         texts.get(src).is_some_and(|t| !t.programs.is_empty() && !t.generic_refused)
     }
 
+    /// Whether the generic pipeline was found to refuse `src`.
+    pub(crate) fn refuses_generic(&self, src: &str) -> bool {
+        let texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+        texts.get(src).is_some_and(|t| t.generic_refused)
+    }
+
     /// Remembers that the generic pipeline refuses `src`.
     pub(crate) fn refuse_generic(&self, src: &str) {
         let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
