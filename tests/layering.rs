@@ -242,6 +242,25 @@ fn read(file: &Path) -> String {
     code_only(text)
 }
 
+/// The `pub use` and `pub(crate) use` statements of `code`, each on one line (rustfmt breaks a
+/// long one over several).
+fn reexports(code: &str) -> Vec<String> {
+    let mut statements = vec![];
+    let mut lines = code.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        if line.starts_with("pub use ") || line.starts_with("pub(crate) use ") {
+            let mut statement = line.to_string();
+            while !statement.ends_with(';') {
+                let Some(next) = lines.next() else { break };
+                statement.push(' ');
+                statement.push_str(next);
+            }
+            statements.push(statement);
+        }
+    }
+    statements
+}
+
 /// Each file's imports, as the files they resolve to.
 fn import_graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let mut all = vec![];
@@ -251,11 +270,7 @@ fn import_graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
         let here = module_of(file);
         let code = read(file);
         let mut map = BTreeMap::new();
-        for line in code
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with("pub use ") || l.starts_with("pub(crate) use "))
-        {
+        for line in &reexports(&code) {
             let tree = line.split_once("use ").unwrap().1.trim_end_matches(';');
             let mut paths = vec![];
             flatten(tree, "", &mut paths);
