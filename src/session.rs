@@ -8,9 +8,9 @@ use crate::error::Error;
 use crate::exec::{Executor, RunOptions};
 use crate::limits::MAX_RANK;
 use crate::pipeline::{Compiled, compile_with_values};
-use crate::sema::{InputTypes, value_may_be_read};
+use crate::sema::{InputTypes, is_large_mask, value_may_be_read};
 use crate::types::{SymTensorType, TensorType};
-use slc_runtime::{DType, Tensor};
+use slc_runtime::Tensor;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -223,9 +223,8 @@ impl<'a> Session<'a> {
 
     /// Whether a bound mask is too large to fold into a fixed plan ([`crate::sema::MASK_FOLD_MAX`]).
     fn binds_large_mask(&self) -> bool {
-        let large = |dtype: DType, numel: usize| dtype == DType::Bool && numel > crate::sema::MASK_FOLD_MAX;
-        self.tensors.values().any(|t| large(t.dtype(), t.numel()))
-            || self.views.values().any(|v| large(v.dtype(), v.numel()))
+        self.tensors.values().any(|t| is_large_mask(t.dtype(), t.numel()))
+            || self.views.values().any(|v| is_large_mask(v.dtype(), v.numel()))
     }
 
     /// A kernel for `src` over the bound inputs' dtypes and ranks, every dim a symbol — or,

@@ -44,9 +44,15 @@ pub fn value_may_be_read(dtype: DType, numel: usize) -> bool {
 /// 4096² mask) and a compile for every new mask, where deriving costs one pass over the mask.
 pub const MASK_FOLD_MAX: usize = 1 << 12;
 
-/// Whether `values` hold a mask too large to fold into a fixed plan ([`MASK_FOLD_MAX`]).
+/// Whether a tensor of this dtype and size is a mask too large to fold into a fixed plan
+/// ([`MASK_FOLD_MAX`]).
+pub fn is_large_mask(dtype: DType, numel: usize) -> bool {
+    dtype == DType::Bool && numel > MASK_FOLD_MAX
+}
+
+/// Whether `values` hold a mask too large to fold into a fixed plan.
 pub fn holds_large_mask(values: &InputValues) -> bool {
-    values.values().any(|t| t.dtype() == DType::Bool && t.numel() > MASK_FOLD_MAX)
+    values.values().any(|t| is_large_mask(t.dtype(), t.numel()))
 }
 
 /// The bound names a checked program depends on: the inputs whose types it read, and those
