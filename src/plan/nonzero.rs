@@ -25,11 +25,7 @@ pub fn nonzero_of_bytes(
     width: usize,
 ) -> Result<Tensor, slc_runtime::TensorError> {
     let columns = shape.len().max(1);
-    let set = |e: &[u8]| e.iter().any(|&b| b != 0);
-    let count = match width {
-        1 => bytes.iter().filter(|&&b| b != 0).count(),
-        _ => bytes.chunks_exact(width.max(1)).filter(|e| set(e)).count(),
-    };
+    let count = count_set(bytes, width);
     let mut out = Tensor::for_overwrite(DType::I64, &[count, columns])?;
     let data = out.bytes_mut();
     match shape.split_last() {
@@ -38,37 +34,95 @@ pub fn nonzero_of_bytes(
                 data.copy_from_slice(&0i64.to_le_bytes());
             }
         }
-        // Row by row of the last axis, the outer coordinates counted as an odometer. Every
-        // element's coordinates are written at the next free row, which only a `True` then
-        // takes: no branch on the mask's bits, which a random mask would mispredict every other
-        // element. Once the last `True` is written, the elements left are all false.
-        Some((&inner, outer_dims)) if inner > 0 && width > 0 => {
-            let (row_bytes, end) = (columns * 8, count * columns * 8);
-            let mut at = 0;
-            let mut outer = vec![0i64; outer_dims.len()];
-            for row in bytes.chunks_exact(inner * width) {
-                for (j, e) in row.chunks_exact(width).enumerate() {
-                    if at == end {
-                        return Ok(out);
-                    }
-                    let slot = &mut data[at..at + row_bytes];
-                    for (o, d) in slot.chunks_exact_mut(8).zip(outer.iter().chain([&(j as i64)])) {
-                        o.copy_from_slice(&d.to_le_bytes());
-                    }
-                    at += row_bytes * usize::from(set(e));
-                }
-                for d in (0..outer.len()).rev() {
-                    outer[d] += 1;
-                    if outer[d] < outer_dims[d] as i64 {
-                        break;
-                    }
-                    outer[d] = 0;
-                }
-            }
+        Some((&inner, outer_dims)) if inner > 0 && width > 0 && count > 0 => {
+            // SAFETY: any bytes are a valid `i64`; a tensor's buffer is 64-byte aligned, so
+            // the whole of it is `i64`s (asserted).
+            let (head, rows, _) = unsafe { data.align_to_mut::<i64>() };
+            assert!(head.is_empty() && rows.len() == count * columns, "a tensor's buffer is aligned");
+            write_coordinates(rows, bytes, inner, outer_dims, width);
         }
         Some(_) => {}
     }
     Ok(out)
+}
+
+/// How many elements of `width` bytes in `bytes` have a nonzero byte. Counted per block in a
+/// `u32`, which the compiler vectorizes (a `usize` per byte it does not).
+fn count_set(bytes: &[u8], width: usize) -> usize {
+    match width {
+        1 => bytes.chunks(1 << 16).map(|c| c.iter().map(|&b| u32::from(b != 0)).sum::<u32>() as usize).sum(),
+        0 => 0,
+        _ => bytes.chunks_exact(width).filter(|e| e.iter().any(|&b| b != 0)).count(),
+    }
+}
+
+/// Writes the coordinates of the set elements of `bytes` (rows of `inner` elements of `width`
+/// bytes, the outer coordinates counted as an odometer over `outer_dims`) into `rows`, one row
+/// of `outer_dims.len() + 1` coordinates per set element, which `rows` holds exactly.
+///
+/// Every element's coordinates are written at the next free row, which only a set element then
+/// takes: no branch on the mask's bits, which a random mask would mispredict every other
+/// element. A line of the last axis whose every element could be set without passing the end
+/// is written so, unchecked per element; the last few lines check each write.
+fn write_coordinates(rows: &mut [i64], bytes: &[u8], inner: usize, outer_dims: &[usize], width: usize) {
+    let columns = outer_dims.len() + 1;
+    let end = rows.len();
+    let set = |e: &[u8]| usize::from(e.iter().any(|&b| b != 0));
+    let mut at = 0;
+    let mut row = vec![0i64; columns];
+    for line in bytes.chunks_exact(inner * width) {
+        if at == end {
+            return;
+        }
+        if at + inner * columns <= end {
+            let span = &mut rows[at..at + inner * columns];
+            let mut k = 0;
+            match (width, columns) {
+                // The common mask, a 2-d bool: two stores and an add per element.
+                (1, 2) => {
+                    let outer = row[0].to_le();
+                    for (j, &b) in line.iter().enumerate() {
+                        span[k] = outer;
+                        span[k + 1] = (j as i64).to_le();
+                        k += 2 * usize::from(b != 0);
+                    }
+                }
+                (1, 1) => {
+                    for (j, &b) in line.iter().enumerate() {
+                        span[k] = (j as i64).to_le();
+                        k += usize::from(b != 0);
+                    }
+                }
+                _ => {
+                    for (j, e) in line.chunks_exact(width).enumerate() {
+                        row[columns - 1] = j as i64;
+                        for (slot, &c) in span[k..k + columns].iter_mut().zip(&row) {
+                            *slot = c.to_le();
+                        }
+                        k += columns * set(e);
+                    }
+                }
+            }
+            at += k;
+        } else {
+            for (j, e) in line.chunks_exact(width).enumerate() {
+                if set(e) == 1 {
+                    row[columns - 1] = j as i64;
+                    for (slot, &c) in rows[at..at + columns].iter_mut().zip(&row) {
+                        *slot = c.to_le();
+                    }
+                    at += columns;
+                }
+            }
+        }
+        for d in (0..outer_dims.len()).rev() {
+            row[d] += 1;
+            if row[d] < outer_dims[d] as i64 {
+                break;
+            }
+            row[d] = 0;
+        }
+    }
 }
 
 /// The tensors of every input `decls` declares, in order: `given(name)` for the inputs the
@@ -134,11 +188,20 @@ mod tests {
 
     /// The branch-free writer against the coordinates counted one by one: masks whose last
     /// element is `True` or not, all `True`, all false, and elements of 2 and 4 bytes (any
-    /// nonzero byte is set).
+    /// nonzero byte is set); 1-d and 2-d bool masks (the writers of their own), and lines that
+    /// are written unchecked (all but the last few of a dense mask).
     #[test]
     fn every_pattern_and_width_gives_the_coordinates() {
         let mut seed = 7u64;
-        for (shape, width) in [(vec![5usize, 7], 1usize), (vec![2, 3, 4], 1), (vec![9], 2), (vec![4, 4], 4)] {
+        let cases = [
+            (vec![5usize, 7], 1usize),
+            (vec![40, 6], 1),
+            (vec![2, 3, 4], 1),
+            (vec![13], 1),
+            (vec![9], 2),
+            (vec![4, 4], 4),
+        ];
+        for (shape, width) in cases {
             let numel: usize = shape.iter().product();
             let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
             for pattern in 0..6 {
