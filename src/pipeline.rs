@@ -28,7 +28,7 @@ pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
 /// `strided_slice`'s `begin`) may then come from those tensors.
 pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let (checked, read, plan) = check_and_lower(&ast, inputs, values)?;
+    let (checked, read, plan) = check_and_lower(&ast, inputs, values, false)?;
     Ok(Compiled { ast, checked, plan, read })
 }
 
@@ -84,12 +84,16 @@ fn declare_scalar_inputs(plan: &mut plan::GenericPlan, inputs: &SymInputTypes) {
 /// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
 /// level of nesting (of the text, then of the checked tree, whose `let`s are substituted), so
 /// each runs where the stack is deep enough for its input ([`limits::with_stack_for`]).
+/// `derive_large_masks`: see [`sema::check_program_with`].
 pub(crate) fn check_and_lower(
     ast: &ast::Program,
     inputs: &InputTypes,
     values: &InputValues,
+    derive_large_masks: bool,
 ) -> Result<(TExpr, InputsRead, VerifiedPlan), Error> {
-    let (checked, read) = limits::with_stack_for(ast.depth(), || sema::check_program(ast, inputs, values))?;
+    let (checked, read) = limits::with_stack_for(ast.depth(), || {
+        sema::check_program_with(ast, inputs, values, derive_large_masks)
+    })?;
     let plan = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
         Ok(plan::verify(plan::lower(&checked)?)?)
     })?;

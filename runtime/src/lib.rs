@@ -25,4 +25,4 @@ pub use npy::{
 };
 pub use output::{Destination, destination, write_output};
 pub use sigbus::report_truncated_inputs;
-pub use tensor::{Access, Tensor, TensorError};
+pub use tensor::{Access, Tensor, TensorError, count_nonzero};

@@ -33,6 +33,17 @@ pub enum Access {
     Sequential,
 }
 
+/// How many elements of `width` bytes in `bytes` have a nonzero byte: a mask's `True`s.
+pub fn count_nonzero(bytes: &[u8], width: usize) -> usize {
+    match width {
+        // Counted per block in a `u32`, which the compiler vectorizes (a `usize` per byte it
+        // does not).
+        1 => bytes.chunks(1 << 16).map(|c| c.iter().map(|&b| u32::from(b != 0)).sum::<u32>() as usize).sum(),
+        0 => 0,
+        _ => bytes.chunks_exact(width).filter(|e| e.iter().any(|&b| b != 0)).count(),
+    }
+}
+
 pub struct Tensor {
     dtype: DType,
     shape: Vec<usize>,

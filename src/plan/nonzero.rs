@@ -25,7 +25,7 @@ pub fn nonzero_of_bytes(
     width: usize,
 ) -> Result<Tensor, slc_runtime::TensorError> {
     let columns = shape.len().max(1);
-    let count = count_set(bytes, width);
+    let count = slc_runtime::count_nonzero(bytes, width);
     let mut out = Tensor::for_overwrite(DType::I64, &[count, columns])?;
     let data = out.bytes_mut();
     match shape.split_last() {
@@ -44,16 +44,6 @@ pub fn nonzero_of_bytes(
         Some(_) => {}
     }
     Ok(out)
-}
-
-/// How many elements of `width` bytes in `bytes` have a nonzero byte. Counted per block in a
-/// `u32`, which the compiler vectorizes (a `usize` per byte it does not).
-fn count_set(bytes: &[u8], width: usize) -> usize {
-    match width {
-        1 => bytes.chunks(1 << 16).map(|c| c.iter().map(|&b| u32::from(b != 0)).sum::<u32>() as usize).sum(),
-        0 => 0,
-        _ => bytes.chunks_exact(width).filter(|e| e.iter().any(|&b| b != 0)).count(),
-    }
 }
 
 /// Writes the coordinates of the set elements of `bytes` (rows of `inner` elements of `width`

@@ -387,6 +387,7 @@ impl Repl {
         let out = self.run_read(planned, &read)?;
         let plan = read.plan(planned);
         let args = self.plan_inputs(plan, &read)?;
+        let args: Vec<&Tensor> = args.iter().map(|a| &**a).collect();
         let threads = self.options.threads;
         let runnable = self.runnable(plan)?;
         let once = || runnable.run(plan, &args, threads).map(drop);

@@ -16,6 +16,7 @@ use crate::sema::value_may_be_read;
 use crate::source::Span;
 use crate::zarr::{self, ChunkCount, PendingZarr, ReadZarrs};
 use slc_runtime::Tensor;
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 /// A Zarr array bound to a name: open, its data not read.
@@ -106,19 +107,24 @@ impl Repl {
     pub(crate) fn run_read(&self, planned: &Planned, read: &Read) -> Result<Tensor, Fail> {
         let plan = read.plan(planned);
         let args = self.plan_inputs(plan, read)?;
+        let args: Vec<&Tensor> = args.iter().map(|a| &**a).collect();
         Ok(self.runnable(plan)?.run(plan, &args, self.options.threads)?)
     }
 
-    /// The tensors a plan reads, in its input order: the boxes read for it, the bound tensors.
-    pub(crate) fn plan_inputs<'t>(&'t self, plan: &Plan, read: &'t Read) -> Result<Vec<&'t Tensor>, Fail> {
+    /// The tensors a plan reads, in its input order: the boxes read for it, the bound tensors,
+    /// and the positions of a large mask derived from it ([`crate::plan::input_tensors`]).
+    pub(crate) fn plan_inputs<'t>(
+        &'t self,
+        plan: &Plan,
+        read: &'t Read,
+    ) -> Result<Vec<Cow<'t, Tensor>>, Fail> {
         let boxes = &read.zarrs.tensors;
-        let args = plan.inputs.iter().map(|decl| {
-            boxes
-                .get(&decl.name)
-                .or_else(|| self.tensors.get(&decl.name))
-                .ok_or_else(|| Fail::from(crate::backend::RuntimeError::UnboundInput(decl.name.clone())))
-        });
-        args.collect()
+        let given = |name: &str| boxes.get(name).or_else(|| self.tensors.get(name));
+        crate::plan::input_tensors(&plan.inputs, &given).map_err(|e| {
+            let unbound = plan.inputs.iter().find(|d| d.nonzero_of.is_none() && given(&d.name).is_none());
+            let name = unbound.map_or(e, |d| d.name.clone());
+            Fail::from(crate::backend::RuntimeError::UnboundInput(name))
+        })
     }
 
     /// The plan made runnable on the chosen executor (its kernel from the REPL's cache).

@@ -390,7 +390,9 @@ impl Repl {
     ) -> Result<Planned, Fail> {
         let program = self.rewritten(stmts, temps)?;
         let types: InputTypes = self.bound_types().map(|(name, ty)| (name.to_string(), ty)).collect();
-        let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors)?;
+        // A large mask's positions are derived per run (`plan_inputs`), not folded: folding
+        // puts every `True` through the front end, seconds for a 4096² mask.
+        let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors, true)?;
         Ok(Planned { checked, plan })
     }
 

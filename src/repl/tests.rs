@@ -529,6 +529,51 @@ fn an_assignment_rebinds_the_target_to_the_stored_array() {
     assert_eq!(r.get("a").unwrap().int_at(0), Some(10));
 }
 
+/// A mask larger than `sema::MASK_FOLD_MAX` is derived per run (`m_nonzero = nonzero(m)` in
+/// the plan), not folded: loads, chains and stores through it equal the interpreter's on the
+/// folded plan of `slc eval`, on the JIT and the interpreter; a mask at the limit still folds.
+#[test]
+fn large_masks_are_derived_per_run_not_folded() {
+    let bits = |n: usize| -> Vec<u8> { (0..n).map(|i| u8::from((i * 7919) % 13 < 6)).collect() };
+    let (rows, cols) = (90usize, 80usize);
+    let a =
+        Tensor::from_i64s(DType::I64, &[rows, cols], &(0..(rows * cols) as i64).collect::<Vec<_>>()).unwrap();
+    let m = Tensor::from_bytes(DType::Bool, &[rows, cols], &bits(rows * cols)).unwrap();
+    let tensors: BTreeMap<String, Tensor> = [("a".to_string(), a), ("m".to_string(), m)].into();
+    let types: InputTypes =
+        tensors.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
+    for backend in ["jit", "interp"] {
+        for src in ["a[m]", "a[m][::-3]", "a[m] = 7", "a[m] += 1", "a[m] = a[m][::-1]"] {
+            let mut r = repl();
+            ok(&mut r, &format!(":backend {backend}"));
+            tensors.iter().for_each(|(n, t)| r.bind(n, t.clone()));
+            let planned = ok(&mut r, &format!(":plan {src}"));
+            assert!(planned.contains("m_nonzero: i64[3324, 2] = nonzero(m)"), "{planned}");
+            let got = match src.contains('=') {
+                true => ok(&mut r, &format!("{src}; a")),
+                false => ok(&mut r, src),
+            };
+            let want = crate::compile_with_values(src, &types, &tensors).unwrap().run(&tensors).unwrap();
+            assert_eq!(
+                got,
+                format!("{}\n{}\n", format_tensor(&want, &r.print), type_of(&want)),
+                "{backend} {src}"
+            );
+        }
+    }
+    // Past the count: the index error, at its span, as for a folded mask.
+    let mut r = repl();
+    tensors.iter().for_each(|(n, t)| r.bind(n, t.clone()));
+    assert!(fails(&mut r, "a[m][3324]", FailureKind::Program).contains("E0102"));
+    // `:show` draws the cells the mask selects, its positions derived as a run derives them.
+    let shown = ok(&mut r, ":show a[m][:4]");
+    assert!(!shown.contains("values not given") && shown.contains("It reads 4 of"), "{shown}");
+    let small = Tensor::from_bytes(DType::Bool, &[64, 64], &bits(4096)).unwrap();
+    r.bind("s", small);
+    ok(&mut r, "let b = zeros([64, 64])");
+    assert!(!ok(&mut r, ":plan b[s]").contains("nonzero"));
+}
+
 #[cfg(feature = "zarr")]
 #[test]
 fn load_reads_a_zarr_store() {

@@ -10,7 +10,7 @@
 //! value) is decided per call where the dims are symbols: lowering runs such an array's check
 //! over no element when the broadcast is empty.
 
-use super::check::{Checker, Selector, const_tensor, err, node, view};
+use super::check::{Checker, Selector, const_tensor, err, is_large_mask, node, view};
 use super::error::{SemaError, SemaErrorKind as K};
 use super::typed::{IndexArray, TExpr, TExprKind, ViewDim, broadcast_is_empty, nonzero_input, trues_symbol};
 use crate::source::Span;
@@ -58,11 +58,15 @@ impl Checker<'_> {
     /// mask's value now, since the result's shape depends on it (in a generic program, a mask
     /// input's are read per call). A 0-d mask is `[0]` or `[]`.
     pub(super) fn nonzero(&mut self, mask: &TExpr) -> Result<Vec<TExpr>, SemaError> {
-        if let TExprKind::Input(name) = &mask.kind
-            && self.runtime_scalars
-            && !self.values.contains_key(name)
-        {
-            return self.run_time_nonzero(mask, name);
+        if let TExprKind::Input(name) = &mask.kind {
+            match self.values.get(name) {
+                None if self.runtime_scalars => return self.run_time_nonzero(mask, name, None),
+                Some(bits) if self.derive_large_masks && is_large_mask(bits.dtype(), bits.numel()) => {
+                    let count = slc_runtime::count_nonzero(bits.bytes(), bits.dtype().width());
+                    return self.run_time_nonzero(mask, name, Some(count));
+                }
+                _ => {}
+            }
         }
         let bits = self.value_of(mask).map_err(|e| match e.kind {
             K::ValueUnknown { name } | K::NotCompileTime { name, .. } => {
@@ -87,15 +91,21 @@ impl Checker<'_> {
         Ok(arrays.collect())
     }
 
-    /// The `nonzero()` arrays of a mask input whose value is known only at run time: the
-    /// columns of its [`TExprKind::Nonzero`], of the run-time length `_m_trues`.
-    fn run_time_nonzero(&mut self, mask: &TExpr, name: &str) -> Result<Vec<TExpr>, SemaError> {
+    /// The `nonzero()` arrays of a mask input derived per run: the columns of its
+    /// [`TExprKind::Nonzero`], of the run-time length `_m_trues`, or of `count` where the mask's
+    /// value is known now (and too large to fold).
+    fn run_time_nonzero(
+        &mut self,
+        mask: &TExpr,
+        name: &str,
+        count: Option<usize>,
+    ) -> Result<Vec<TExpr>, SemaError> {
         // The plan names the derived input so; a bound input of that name would be mistaken
         // for it by an executor that looks inputs up by name.
         if self.input_types().contains_key(&nonzero_input(name)) {
             return err(K::MaskValueUnknown { name: name.into() }, mask.span);
         }
-        let count = SymExpr::dim(&trues_symbol(name));
+        let count = count.map_or_else(|| SymExpr::dim(&trues_symbol(name)), |c| SymExpr::constant(c as i64));
         let columns = mask.ty.shape.len().max(1);
         let shape = vec![count.clone(), SymExpr::constant(columns as i64)];
         let ty = TensorType { dtype: DType::I64, shape };

@@ -71,8 +71,23 @@ pub fn check_program(
     inputs: &InputTypes,
     values: &InputValues,
 ) -> Result<(TExpr, InputsRead), SemaError> {
+    check_program_with(program, inputs, values, false)
+}
+
+/// As [`check_program`], where `derive_large_masks` keeps a large mask's positions out of the
+/// plan ([`is_large_mask`]): the plan declares them as an input its executors derive per run
+/// (`m_nonzero: i64[count, k] = nonzero(m)`), of the count the mask's value has now. For
+/// callers that run the plan at once on the same values and derive such inputs (the REPL):
+/// folding puts every `True` through the front end.
+pub fn check_program_with(
+    program: &ast::Program,
+    inputs: &InputTypes,
+    values: &InputValues,
+    derive_large_masks: bool,
+) -> Result<(TExpr, InputsRead), SemaError> {
     let inputs = inputs.iter().map(|(n, t)| (n.clone(), t.generic())).collect();
     let mut checker = Checker::new(&inputs, values, false);
+    checker.derive_large_masks = derive_large_masks;
     let (checked, read) = checker.program(program)?;
     // Constant dims decide every condition.
     debug_assert!(checker.conditions.is_empty());
@@ -105,6 +120,7 @@ impl<'a> Checker<'a> {
             locals: HashMap::new(),
             copied: 0,
             runtime_scalars,
+            derive_large_masks: false,
             conditions: vec![],
         }
     }
@@ -182,6 +198,9 @@ pub(super) struct Checker<'a> {
     copied: usize,
     /// Whether 0-d integer inputs used as integers are run-time scalars (symbols).
     pub(super) runtime_scalars: bool,
+    /// Whether a large mask with a bound value is derived per run, of its count now
+    /// ([`check_program_with`]).
+    pub(super) derive_large_masks: bool,
     /// The conditions checking could not decide, in program order.
     pub(super) conditions: Vec<ShapeCondition>,
 }

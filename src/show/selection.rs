@@ -91,7 +91,8 @@ pub enum SelectError {
 impl Selection {
     /// The selection of `plan` on the input its output reads, or for a store plan the cells of
     /// the target its updates write. `values` holds the tensors whose values are known (by
-    /// input name); index tensors missing from it are drawn as unknown.
+    /// input name; a mask's for its derived positions); index tensors missing from it are drawn
+    /// as unknown.
     pub fn of(plan: &VerifiedPlan, values: &BTreeMap<String, Tensor>) -> Result<Selection, SelectError> {
         let (access, shape) = match &plan.store {
             Some(store) => (&store.dest, &store.shape),
@@ -110,7 +111,11 @@ impl Selection {
             .inputs
             .iter()
             .enumerate()
-            .map(|(i, decl)| match values.get(&decl.name) {
+            .map(|(i, decl)| match values.get(decl.nonzero_of.as_ref().unwrap_or(&decl.name)) {
+                // A large mask's positions, derived from its value (as executors derive them).
+                Some(m) if index_buffers.contains(&i) && decl.nonzero_of.is_some() => {
+                    Ok(crate::plan::nonzero(m))
+                }
                 Some(t) if index_buffers.contains(&i) => Ok(t.clone()),
                 _ if index_buffers.contains(&i) => {
                     values_unknown = true;
