@@ -568,6 +568,10 @@ fn large_masks_are_derived_per_run_not_folded() {
     // `:show` draws the cells the mask selects, its positions derived as a run derives them.
     let shown = ok(&mut r, ":show a[m][:4]");
     assert!(!shown.contains("values not given") && shown.contains("It reads 4 of"), "{shown}");
+    // A binding with the derived input's name: the mask is folded, not refused.
+    r.bind("m_nonzero", Tensor::zeros(DType::I64, &[1]).unwrap());
+    assert!(!ok(&mut r, ":plan a[m][:2]").contains("= nonzero"));
+    assert_eq!(ok(&mut r, "a[m][:2]"), ok(&mut r, "a[m[:, :]][:2]"));
     let small = Tensor::from_bytes(DType::Bool, &[64, 64], &bits(4096)).unwrap();
     r.bind("s", small);
     ok(&mut r, "let b = zeros([64, 64])");

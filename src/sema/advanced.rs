@@ -61,7 +61,12 @@ impl Checker<'_> {
         if let TExprKind::Input(name) = &mask.kind {
             match self.values.get(name) {
                 None if self.runtime_scalars => return self.run_time_nonzero(mask, name, None),
-                Some(bits) if self.derive_large_masks && is_large_mask(bits.dtype(), bits.numel()) => {
+                // Folded after all where a bound input has the derived input's name.
+                Some(bits)
+                    if self.derive_large_masks
+                        && is_large_mask(bits.dtype(), bits.numel())
+                        && !self.input_types().contains_key(&nonzero_input(name)) =>
+                {
                     let count = slc_runtime::count_nonzero(bits.bytes(), bits.dtype().width());
                     return self.run_time_nonzero(mask, name, Some(count));
                 }
