@@ -120,11 +120,11 @@ impl Repl {
     ) -> Result<Vec<Cow<'t, Tensor>>, Fail> {
         let boxes = &read.zarrs.tensors;
         let given = |name: &str| boxes.get(name).or_else(|| self.tensors.get(name));
-        crate::plan::input_tensors(&plan.inputs, &given).map_err(|e| {
-            let unbound = plan.inputs.iter().find(|d| d.nonzero_of.is_none() && given(&d.name).is_none());
-            let name = unbound.map_or(e, |d| d.name.clone());
-            Fail::from(crate::backend::RuntimeError::UnboundInput(name))
-        })
+        if let Some(d) = plan.inputs.iter().find(|d| d.nonzero_of.is_none() && given(&d.name).is_none()) {
+            return Err(crate::backend::RuntimeError::UnboundInput(d.name.clone()).into());
+        }
+        crate::plan::input_tensors(&plan.inputs, &given)
+            .map_err(|e| Fail::runtime(Diagnostic::error("E0203", e)))
     }
 
     /// The plan made runnable on the chosen executor (its kernel from the REPL's cache).
