@@ -27,8 +27,26 @@ pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
 /// As [`compile`], where some inputs' values are known too: operator parameters (such as
 /// `strided_slice`'s `begin`) may then come from those tensors.
 pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
+    compile_checking(src, inputs, values, false)
+}
+
+/// As [`compile_with_values`], for one run whose every input is at hand: a mask of more than
+/// 4096 elements is not folded into the plan's constants but declared as a derived input of the
+/// count it has now (`m_nonzero: i64[COUNT, 2] = nonzero(m)`), which
+/// [`plan::input_tensors`] makes for the run (docs/semantics.md, Masks). What the REPL and
+/// `slc eval --backend cuda` compile: folding 8 million positions costs seconds.
+pub fn compile_for_run(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
+    compile_checking(src, inputs, values, true)
+}
+
+fn compile_checking(
+    src: &str,
+    inputs: &InputTypes,
+    values: &InputValues,
+    derive_large_masks: bool,
+) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let (checked, read, plan) = check_and_lower(&ast, inputs, values, false)?;
+    let (checked, read, plan) = check_and_lower(&ast, inputs, values, derive_large_masks)?;
     Ok(Compiled { ast, checked, plan, read })
 }
 

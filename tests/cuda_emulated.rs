@@ -549,3 +549,39 @@ fn scatter_reductions_fold_in_c_order_and_round_once() {
         }
     }
 }
+
+/// `slc eval --backend cuda` compiles for one run (`pipeline::compile_for_run`): a mask of more
+/// than 4096 elements is a derived input of the plan, its positions made on the host and copied
+/// in, not thousands of constants. Its kernels, on the positions `plan::input_tensors` derives,
+/// against the interpreter on the plan that folds them.
+#[test]
+fn a_large_mask_is_a_derived_input_of_the_gpu_run_not_folded() {
+    let a = slc::fuzz::fill(DType::F32, &[80, 90], 5);
+    let bits: Vec<u8> =
+        (0..80 * 90).map(|k: u32| u8::from(k.wrapping_mul(2_654_435_761) >> 31 == 1)).collect();
+    let m = Tensor::from_bytes(DType::Bool, &[80, 90], &bits).unwrap();
+    let given = [("a", &a), ("m", &m)];
+    let types: InputTypes =
+        given.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
+    let values: slc::sema::InputValues = [("m".to_string(), m.clone())].into_iter().collect();
+    for src in ["a[m]", "a[m][::-3]", "a[m] = 7", "a[m] += 1", "a[m] = a[m][::-1]"] {
+        let compiled =
+            slc::pipeline::compile_for_run(src, &types, &values).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let derived: Vec<_> =
+            compiled.plan.plan().inputs.iter().filter_map(|d| d.nonzero_of.as_deref()).collect();
+        assert_eq!(derived, ["m"], "{src}: the positions are derived\n{}", compiled.plan.plan());
+        assert!(compiled.plan.plan().consts.iter().all(|c| c.tensor.numel() < 1000), "{src}: nothing folded");
+        let lookup = |name: &str| given.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
+        let folded = slc::compile_with_values(src, &types, &values).unwrap();
+        let inputs = slc::plan::input_tensors(&folded.plan.plan().inputs, &lookup).unwrap();
+        let inputs: Vec<&Tensor> = inputs.iter().map(|t| t.as_ref()).collect();
+        let want = slc::backend::interp::run(&folded.plan, &inputs).unwrap();
+        let run_inputs = slc::plan::input_tensors(&compiled.plan.plan().inputs, &lookup).unwrap();
+        let run_inputs: Vec<&Tensor> = run_inputs.iter().map(|t| t.as_ref()).collect();
+        let plan = compiled.plan.lift();
+        let source = cuda::generate(&plan, "k").unwrap();
+        let emulator = emulate::build(&[&source], &std::env::temp_dir()).unwrap_or_else(|e| panic!("{e}"));
+        let got = emulator.run_placed(&plan, &source, &run_inputs, None, false);
+        assert_eq!(got.as_ref(), Ok(&want), "{src}");
+    }
+}

@@ -48,7 +48,9 @@ pub fn run(
     let gpu = device()?;
     let types: InputTypes =
         tensors.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
-    let compiled = crate::compile_with_values(expr, &types, values).map_err(|e| report(&e, expr))?;
+    // A large mask's positions are made for the run and copied in, not folded into the plan
+    // (folding 8 million of them costs seconds).
+    let compiled = crate::pipeline::compile_for_run(expr, &types, values).map_err(|e| report(&e, expr))?;
     if let Some(store) = &compiled.plan.store
         && crate::backend::cuda::codegen::store::supported(store.combine, compiled.plan.dtype).is_err()
     {
