@@ -185,6 +185,8 @@ const PROGRAMS: &[&str] = &[
     "a[i, 1] += v",
     "a[i] *= r",
     "a[m] = r",
+    "a[m] = 7",
+    "a[m, 1:] *= [2]",
     "a[None, 1:][[0, 0], -1, 2] = [5, 6]",
     "a[2:1] = 7",
     "a[1:, 0] = a[:-1, 0]",
@@ -226,7 +228,15 @@ fn verification_refuses_malformed_stores() {
         // Writing into the value, not the target.
         good.replace("at a{3; 1}", "at v{0; 1}"),
         good.replace("over [3]", "over [3, 1]"),
+        // A mask that is not bool, or reaches past its end.
+        good.replace("value v{0; 1}", "value v{0; 1} when v{0; 1}"),
+        good.replace("v: f32[3]", "v: f32[3], m: bool[2]")
+            .replace("value v{0; 1}", "value v{0; 1} when m{0; 1}"),
     ];
+    let masked = good
+        .replace("v: f32[3]", "v: f32[3], m: bool[3]")
+        .replace("value v{0; 1}", "value v{0; 1} when m{0; 1}");
+    verify(parse::parse(&masked).unwrap()).unwrap();
     for text in bad {
         let p = parse::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert!(verify(p).is_err(), "{text}");
@@ -250,6 +260,8 @@ const JIT_COMPILED: &[&str] = &[
     "a[i, 1] += v",
     "a[i] *= r",
     "a[m] = r",
+    "a[m] = 7",
+    "a[m, 1:] *= [2]",
     "a[None, 1:][[0, 0], -1, 2] = [5, 6]",
     "a[2:1] = 7",
     "a[1:, 0] = a[:-1, 0]",
@@ -636,6 +648,71 @@ fn prepared_store_kernels_serve_every_shape() {
                 (Ok(x), Ok(y)) => assert_eq!(x.bytes(), y.bytes(), "{src} at N={n}"),
                 (Err(x), Err(y)) => assert_eq!(x.diagnostic().code, y.diagnostic().code, "{src} at N={n}"),
                 (x, y) => panic!("{src} at N={n}: interpreter {x:?}, kernel {y:?}"),
+            }
+        }
+    }
+}
+
+/// One value through a mask (`a[m] = 7`, `a[m, 1:] += 2`; docs/semantics.md, Stores): the plan
+/// reads the mask in place over its box (`when`), with no positions, folded or derived; every
+/// CPU path writes exactly the elements the mask selects, against a loop over the mask written
+/// out here, on random masks (empty and full ones among them), shapes and dtypes.
+#[test]
+fn one_value_through_a_mask_reads_the_mask_in_place() {
+    let mut rng = SplitMix(44);
+    for round in 0..60 {
+        let (rows, cols) = (1 + rng.next_u64() % 9, 1 + rng.next_u64() % 70);
+        let (rows, cols) = (rows as usize, cols as usize);
+        let density = [0, 1, 2, 4, 8][round % 5];
+        let bits: Vec<u8> = (0..rows * cols).map(|_| u8::from(rng.next_u64() % 8 < density)).collect();
+        let start: Vec<i64> = (0..(rows * cols) as i64).map(|x| x * 7 % 100).collect();
+        let dtype = [DType::I32, DType::U8, DType::I16, DType::I64][round % 4];
+        let a = Tensor::from_i64s(dtype, &[rows, cols], &start).unwrap();
+        let row_mask: Vec<u8> = (0..rows).map(|r| bits[r * cols]).collect();
+        let m = Tensor::from_bytes(DType::Bool, &[rows, cols], &bits).unwrap();
+        let r = Tensor::from_bytes(DType::Bool, &[rows], &row_mask).unwrap();
+        // (program, the element a selected one becomes, the cells it may select)
+        type Rule = fn(i64) -> i64;
+        let cases: [(&str, Rule, fn(usize, usize, &[u8], &[u8], usize) -> bool); 4] = [
+            ("a[m] = 7", |_| 7, |i, j, m, _, cols| m[i * cols + j] != 0),
+            ("a[m] += 2", |x| x + 2, |i, j, m, _, cols| m[i * cols + j] != 0),
+            ("a[r, 1:] *= 3", |x| x * 3, |i, j, _, r, _| r[i] != 0 && j >= 1),
+            ("a[::-1][r[::-1]] = 1", |_| 1, |i, _, _, r, _| r[i] != 0),
+        ];
+        for (src, rule, selects) in cases {
+            let inputs = [("a", &a), ("m", &m), ("r", &r)];
+            let types: InputTypes =
+                inputs.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
+            let values: InputValues = inputs.iter().map(|(n, t)| (n.to_string(), (*t).clone())).collect();
+            let c = slc::compile_with_values(src, &types, &values)
+                .unwrap_or_else(|e| panic!("{}", e.render(src)));
+            let store = c.plan.plan().store.as_ref().unwrap();
+            assert!(store.when.is_some(), "{src}: {}", c.plan);
+            assert!(c.plan.plan().inputs.iter().all(|d| d.nonzero_of.is_none()), "{src}: {}", c.plan);
+            assert!(
+                c.plan.plan().consts.iter().all(|k| k.tensor.numel() <= 1),
+                "{src}: nothing folded\n{}",
+                c.plan
+            );
+            let want: Vec<i64> = (0..rows * cols)
+                .map(|k| {
+                    let (i, j) = (k / cols, k % cols);
+                    let wrap = |x: i64| match dtype {
+                        DType::U8 => x.rem_euclid(256),
+                        DType::I16 => x as i16 as i64,
+                        DType::I32 => x as i32 as i64,
+                        _ => x,
+                    };
+                    if selects(i, j, &bits, &row_mask, cols) { wrap(rule(start[k])) } else { start[k] }
+                })
+                .collect();
+            for executor in [Executor::Interpreter, Executor::Jit] {
+                let mut s = Session::with_executor(executor);
+                for (name, t) in inputs {
+                    s.bind(name, t.clone());
+                }
+                let got = s.eval(src).unwrap_or_else(|e| panic!("{}", e.render(src)));
+                assert_eq!(values_i64(&got), want, "{src} on {executor:?}, {rows}x{cols} {dtype}");
             }
         }
     }

@@ -38,7 +38,8 @@ fn stores_in_place_write_the_target_itself() {
         // one element (in place, a repeated index would add twice).
         ("a[::2, 1:] += 7", &[("a", &a_ty)], true),
         ("a[i] += v", &[("a", &a_ty), ("i", &i_ty), ("v", &v_ty)], false),
-        ("a[m] *= 3", &[("a", &a_ty), ("m", "bool[600]")], false),
+        // One value through a mask: the mask's box, updated where it is `True` (distinct).
+        ("a[m] *= 3", &[("a", &a_ty), ("m", "bool[600]")], true),
     ];
     let index = ints(DType::I64, &[5], &[3, -1, 3, 0, 3]);
     let value = f32s(&[5, cols], &(0..5 * cols).map(|x| x as f32 + 0.5).collect::<Vec<_>>());
@@ -110,10 +111,12 @@ fn buffered_stores_update_the_target_as_the_interpreter() {
             .unwrap();
     let a_ty = format!("u8[{rows}, {cols}]");
     type Signature<'a> = &'a [(&'a str, &'a str)];
-    let cases: [(&str, Signature, bool); 6] = [
+    let cases: [(&str, Signature, bool); 7] = [
         ("a[i] += v", &[("a", &a_ty), ("i", "i64[9]"), ("v", "u8[9, 7]")], true),
         ("a[i, 2:] *= 3", &[("a", &a_ty), ("i", "i64[9]")], true),
-        ("a[m] += 200", &[("a", &a_ty), ("m", &format!("bool[{rows}]"))], true),
+        // One value through a mask writes each element of the mask's box once: in place.
+        ("a[m] += 200", &[("a", &a_ty), ("m", &format!("bool[{rows}]"))], false),
+        ("a[m, 3:] += a[m, :4]", &[("a", &a_ty), ("m", &format!("bool[{rows}]"))], true),
         ("a[i] += a[::-1][i]", &[("a", &a_ty), ("i", "i64[9]")], true),
         ("a[i] = v", &[("a", &a_ty), ("i", "i64[9]"), ("v", "u8[9, 7]")], false),
         ("a[j] += 1", &[("a", &a_ty), ("j", "i32[3]")], true),

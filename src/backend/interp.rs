@@ -38,7 +38,8 @@ fn run_elementwise(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, Ru
 /// instead gathers every update of an element into one [`Accumulator`], which starts from the
 /// target's element and rounds once when all are in. The target is dense: a destination
 /// address is the output element's position. A `zero`-mode miss reads a 0 value, and writes
-/// nothing where it is the destination's.
+/// nothing where it is the destination's. A masked store applies the updates whose mask byte is
+/// nonzero.
 fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(), RuntimeError> {
     let (dtype, width) = (out.dtype(), out.dtype().width());
     let zero = vec![0u8; width];
@@ -47,6 +48,16 @@ fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(),
     let mut reductions: Vec<(usize, Accumulator)> = vec![];
     let mut reduction_of: HashMap<usize, usize> = HashMap::new();
     for coords in Coords::new(&store.shape) {
+        if let Some(when) = &store.when {
+            // A mask is read directly (verified: no index terms), so it never misses.
+            let selected = match machine.address(when, &coords)? {
+                Some(at) => machine.element(when.buffer, at)? != [0],
+                None => false,
+            };
+            if !selected {
+                continue;
+            }
+        }
         let Some(dest) = machine.address(&store.dest, &coords)? else { continue };
         let value = match machine.address(&store.value, &coords)? {
             Some(address) => machine.element(store.value.buffer, address)?,
@@ -180,7 +191,7 @@ impl<'a> Machine<'a> {
     }
 
     /// The bytes of element `address` of buffer `id`.
-    fn element(&self, id: BufferId, address: i128) -> Result<&[u8], RuntimeError> {
+    pub fn element(&self, id: BufferId, address: i128) -> Result<&[u8], RuntimeError> {
         let (t, slot) = (self.buffer(id), self.slot(id, address)?);
         let w = t.dtype().width();
         Ok(&t.bytes()[slot * w..(slot + 1) * w])

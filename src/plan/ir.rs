@@ -249,6 +249,11 @@ pub struct Store<D = i64> {
     /// (broadcast dims have stride 0).
     pub value: Access<D>,
     pub combine: Combine,
+    /// A store through a mask whose value is the same for every update (`a[m] = 0`,
+    /// `a[m, 1:] += 1`): the mask (a bool buffer) read over the update coordinates, which then
+    /// walk the box the mask's axes span, not its `True` positions; an update applies where its
+    /// byte is nonzero and leaves the element as it was elsewhere. `None`: every update applies.
+    pub when: Option<Access<D>>,
 }
 
 impl<D> Store<D> {
@@ -259,12 +264,13 @@ impl<D> Store<D> {
             dest: self.dest.try_map(f)?,
             value: self.value.try_map(f)?,
             combine: self.combine,
+            when: self.when.as_ref().map(|w| w.try_map(f)).transpose()?,
         })
     }
 
-    /// The store's two accesses.
-    pub fn accesses(&self) -> [&Access<D>; 2] {
-        [&self.dest, &self.value]
+    /// The store's accesses: its destination, its value, and its mask where it has one.
+    pub fn accesses(&self) -> impl Iterator<Item = &Access<D>> + Clone {
+        [&self.dest, &self.value].into_iter().chain(&self.when)
     }
 }
 
@@ -509,11 +515,15 @@ impl GenericPlan {
                     strides: vec![0; shape.len()],
                     terms: vec![],
                 };
-                let (dest, value) = match shape.contains(&0) {
-                    true => (canonical(&s.dest), canonical(&s.value)),
-                    false => (s.dest.try_map(eval)?, s.value.try_map(eval)?),
+                let (dest, value, when) = match shape.contains(&0) {
+                    true => (canonical(&s.dest), canonical(&s.value), s.when.as_ref().map(canonical)),
+                    false => (
+                        s.dest.try_map(eval)?,
+                        s.value.try_map(eval)?,
+                        s.when.as_ref().map(|w| w.try_map(eval)).transpose()?,
+                    ),
                 };
-                Some(Store { shape, dest, value, combine: s.combine })
+                Some(Store { shape, dest, value, combine: s.combine, when })
             }
             None => None,
         };

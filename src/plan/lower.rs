@@ -64,8 +64,9 @@ fn build(
         budget: Budget(MAX_PLAN_ACCESSES),
     };
     let (mut output, shape, store) = match &expr.kind {
-        TExprKind::Store { target, selection, value, combine } => {
-            let (store, output, shape) = b.store(target, selection, value, *combine, expr.span)?;
+        TExprKind::Store { target, selection, value, combine, when } => {
+            let (store, output, shape) =
+                b.store(target, selection, value, *combine, when.as_deref(), expr.span)?;
             (output, shape, Some(store))
         }
         _ => {

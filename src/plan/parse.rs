@@ -356,7 +356,7 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `COMBINE over [SHAPE] at DEST value VALUE` after `store`.
+    /// `COMBINE over [SHAPE] at DEST value VALUE [when MASK]` after `store`.
     fn store(&mut self, const_count: usize) -> Result<Store<SymExpr>> {
         let span = self.span();
         let name = self.ident()?;
@@ -368,7 +368,14 @@ impl<'s> Parser<'s> {
         let dest = self.access(const_count, MAX_NESTING + 1)?;
         self.keyword("value")?;
         let value = self.access(const_count, MAX_NESTING + 1)?;
-        Ok(Store { shape, dest, value, combine })
+        let when = match self.peek() {
+            Some(Token::Ident("when")) => {
+                self.keyword("when")?;
+                Some(self.access(const_count, MAX_NESTING + 1)?)
+            }
+            _ => None,
+        };
+        Ok(Store { shape, dest, value, combine, when })
     }
 
     /// `require COND  # MESSAGE` (the message was masked out of the tokens).

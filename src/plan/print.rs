@@ -13,7 +13,8 @@
 //! `+ STRIDE*MODE<LEN>(INDEX ACCESS)`. Inputs are named, constants are `$N`.
 //!
 //! A store plan (`a[idx] = v`) ends with its updates after `out` (the target read whole):
-//! `store COMBINE over [SHAPE] at DEST value VALUE`, two accesses over the update coordinates.
+//! `store COMBINE over [SHAPE] at DEST value VALUE [when MASK]`, accesses over the update
+//! coordinates.
 //! A constant of a non-integer dtype (a literal stored into a float tensor) lists each element's
 //! little-endian bits as an integer (two per complex element: real, imaginary).
 //!
@@ -106,7 +107,7 @@ impl<D: PlanInt> Plan<D> {
         }
         writeln!(f, "  out {}", Show(self, &self.output))?;
         if let Some(s) = &self.store {
-            writeln!(
+            write!(
                 f,
                 "  store {} over {} at {} value {}",
                 s.combine.name(),
@@ -114,6 +115,10 @@ impl<D: PlanInt> Plan<D> {
                 Show(self, &s.dest),
                 Show(self, &s.value)
             )?;
+            if let Some(when) = &s.when {
+                write!(f, " when {}", Show(self, when))?;
+            }
+            writeln!(f)?;
         }
         Ok(())
     }

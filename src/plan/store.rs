@@ -23,6 +23,7 @@ impl Builder<'_> {
         selection: &TExpr,
         value: &TExpr,
         combine: Combine,
+        when: Option<&TExpr>,
         span: Span,
     ) -> Result<Lowered, PlanError> {
         let TExprKind::Input(name) = &target.kind else {
@@ -39,28 +40,9 @@ impl Builder<'_> {
         if dest.buffer != output.buffer {
             return Err(PlanError::Invalid(format!("a store's selection must address its target `{name}`")));
         }
-        let (value_access, value_shape) = self.expr(value)?;
-        // NumPy's broadcast of the value onto the selection (checked by sema): aligned at the
-        // last dimension; a dim of 1 (and any dim beyond the selection's rank) stays at 0, and
-        // a symbol that may be 1 where the selection's is another size moves by
-        // `(0 if n == 1 else 1)`.
+        let value = self.broadcast_onto(value, &selection_shape, span)?;
+        let when = when.map(|w| self.broadcast_onto(w, &selection_shape, span)).transpose()?;
         let rank = selection_shape.len();
-        let extra = value_shape.len().saturating_sub(rank);
-        let coords: Vec<Coord> = (value_shape.iter().enumerate())
-            .map(|(d, n)| {
-                let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
-                if d < extra || n.as_const() == Some(1) {
-                    return Coord::Affine { dim: None, offset: zero.clone(), scale: zero };
-                }
-                let at = rank + d - value_shape.len();
-                let scale = match n.as_const().is_none() && *n != selection_shape[at] {
-                    true => SymExpr::select(Cond::eq(n, &one), &zero, &one),
-                    false => one,
-                };
-                Coord::Affine { dim: Some(at), offset: zero, scale }
-            })
-            .collect();
-        let value = substitute(&value_access, &coords, rank, true, span, &mut self.budget)?;
         let store = match selection_shape.iter().any(|d| d.as_const() == Some(0)) {
             // No update: the canonical empty accesses form no address (as an empty output's).
             true => {
@@ -70,10 +52,46 @@ impl Builder<'_> {
                     strides: vec![SymExpr::constant(0); rank],
                     terms: vec![],
                 };
-                Store { shape: selection_shape, dest: canonical(&dest), value: canonical(&value), combine }
+                Store {
+                    shape: selection_shape,
+                    dest: canonical(&dest),
+                    value: canonical(&value),
+                    combine,
+                    when: when.as_ref().map(canonical),
+                }
             }
-            false => Store { shape: selection_shape, dest, value, combine },
+            false => Store { shape: selection_shape, dest, value, combine, when },
         };
         Ok((store, output, shape))
+    }
+
+    /// `e` lowered and broadcast onto the update coordinates by NumPy's rule (checked by sema):
+    /// aligned at the last dimension; a dim of 1 (and any dim beyond the selection's rank)
+    /// stays at 0, and a symbol that may be 1 where the selection's is another size moves by
+    /// `(0 if n == 1 else 1)`.
+    fn broadcast_onto(
+        &mut self,
+        e: &TExpr,
+        selection_shape: &[SymExpr],
+        span: Span,
+    ) -> Result<Access<SymExpr>, PlanError> {
+        let (access, shape) = self.expr(e)?;
+        let rank = selection_shape.len();
+        let extra = shape.len().saturating_sub(rank);
+        let coords: Vec<Coord> = (shape.iter().enumerate())
+            .map(|(d, n)| {
+                let (zero, one) = (SymExpr::constant(0), SymExpr::constant(1));
+                if d < extra || n.as_const() == Some(1) {
+                    return Coord::Affine { dim: None, offset: zero.clone(), scale: zero };
+                }
+                let at = rank + d - shape.len();
+                let scale = match n.as_const().is_none() && *n != selection_shape[at] {
+                    true => SymExpr::select(Cond::eq(n, &one), &zero, &one),
+                    false => one,
+                };
+                Coord::Affine { dim: Some(at), offset: zero, scale }
+            })
+            .collect();
+        substitute(&access, &coords, rank, true, span, &mut self.budget)
     }
 }

@@ -183,13 +183,15 @@ fn verify_store(plan: &Plan, store: &Store, v: &mut Verifier) -> Result<(), Plan
     }
     if store.shape.contains(&0) {
         let canonical = |a: &Access| a.terms.is_empty() && a.strides.len() == store.shape.len();
-        if !canonical(&store.dest) || !canonical(&store.value) {
+        if !store.accesses().all(canonical) {
             return invalid("an empty store must have canonical empty accesses");
         }
         return Ok(());
     }
-    v.access(&store.dest, &store.shape, false)?;
-    v.access(&store.value, &store.shape, false)
+    for access in store.accesses() {
+        v.access(access, &store.shape, false)?;
+    }
+    Ok(())
 }
 
 /// What a plan must be whatever its integers: constants and the output of at most
@@ -234,8 +236,17 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
         if store.shape.len() > MAX_RANK {
             return invalid(format!("a store has more than {MAX_RANK} dimensions"));
         }
-        check_access(plan, &store.dest, store.shape.len(), false)?;
-        check_access(plan, &store.value, store.shape.len(), false)?;
+        if let Some(when) = &store.when {
+            if plan.buffer_dtype(when.buffer) != Some(slc_runtime::DType::Bool) {
+                return invalid("a store's mask must be a bool buffer");
+            }
+            if !when.terms.is_empty() {
+                return invalid("a store's mask is read directly, without index terms");
+            }
+        }
+        for access in store.accesses() {
+            check_access(plan, access, store.shape.len(), false)?;
+        }
     }
     for d in &plan.inputs {
         let Some(mask) = &d.nonzero_of else { continue };

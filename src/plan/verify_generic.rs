@@ -83,8 +83,9 @@ fn requirements(plan: &GenericPlan) -> Result<Vec<Requirement>, PlanError> {
     if let Some(store) = &plan.store {
         // The structure (a dense target read whole) is checked by `check_structure`; the
         // output's strides again when the bound plan is verified before it runs.
-        v.access(&store.dest, &store.shape, false)?;
-        v.access(&store.value, &store.shape, false)?;
+        for access in store.accesses() {
+            v.access(access, &store.shape, false)?;
+        }
     }
     Ok(v.added)
 }

@@ -548,7 +548,11 @@ fn large_masks_are_derived_per_run_not_folded() {
             ok(&mut r, &format!(":backend {backend}"));
             tensors.iter().for_each(|(n, t)| r.bind(n, t.clone()));
             let planned = ok(&mut r, &format!(":plan {src}"));
-            assert!(planned.contains("m_nonzero: i64[3324, 2] = nonzero(m)"), "{planned}");
+            // One value stored through the mask needs no positions: the mask is read in place.
+            match src.ends_with("= 7") || src.ends_with("+= 1") {
+                true => assert!(planned.contains("when m{") && !planned.contains("nonzero"), "{planned}"),
+                false => assert!(planned.contains("m_nonzero: i64[3324, 2] = nonzero(m)"), "{planned}"),
+            }
             let got = match src.contains('=') {
                 true => ok(&mut r, &format!("{src}; a")),
                 false => ok(&mut r, src),

@@ -25,7 +25,11 @@ impl Checker<'_> {
             None => {
                 let refusal = refusal();
                 let message = refusal.kind.to_string();
-                self.conditions.push(ShapeCondition { cond, message, span: refusal.span });
+                let condition = ShapeCondition { cond, message, span: refusal.span };
+                // A subscript walked twice (a store's mask box) requires the same things again.
+                if !self.conditions.contains(&condition) {
+                    self.conditions.push(condition);
+                }
                 Ok(())
             }
         }

@@ -6,6 +6,7 @@ mod check;
 mod conditions;
 pub mod consteval;
 pub mod error;
+mod index;
 mod ops;
 pub mod shape;
 mod store;

@@ -1,11 +1,12 @@
 //! Assignment statements (`a[items] = value`, `+=`, `*=`; docs/semantics.md, Stores): the
 //! target must be a bound input subscripted one or more times, the selection is checked as the
 //! same subscripts load, and the value is made the target's dtype (literals as NumPy converts a
-//! Python `int`) and checked to broadcast to the selection's shape by NumPy's rule.
+//! Python `int`) and checked to broadcast to the selection's shape by NumPy's rule. One value
+//! through a mask (`a[m] = 0`) selects the mask's box instead, read where the mask is set.
 
-use super::check::{Checker, const_tensor, err, node};
+use super::check::{Checker, const_tensor, err, node, view};
 use super::error::{SemaError, SemaErrorKind as K};
-use super::typed::{TExpr, TExprKind};
+use super::typed::{TExpr, TExprKind, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::{self, AssignOp, ExprKind};
 use crate::types::sym::{Cond, SymExpr};
@@ -40,6 +41,7 @@ impl Checker<'_> {
         }
         let base = self.tensor_name(name, leaf.span)?;
         let mut selection = base.clone();
+        let (last_items, last_at) = subscripts[0];
         for (level, (items, at)) in subscripts.iter().rev().enumerate() {
             if level > 0 && copies(&selection) {
                 return refuse(
@@ -49,22 +51,49 @@ impl Checker<'_> {
                     *at,
                 );
             }
-            selection = self.index(selection, items, *at)?;
+            if level + 1 < subscripts.len() {
+                selection = self.index(selection, items, *at)?;
+            }
         }
         let combine = match op {
             AssignOp::Set => Combine::Set,
             AssignOp::Add => Combine::Add,
             AssignOp::Mul => Combine::Mul,
         };
+        // A store through a mask: its box, before the value (the subscript is checked first).
+        let boxed = self.mask_box(selection.clone(), last_items, last_at)?;
         let list = matches!(value.kind, ExprKind::List(_));
         let value_value = self.expr(value)?;
         let value = self.store_value(value_value, &base, list && combine != Combine::Set, value.span)?;
-        self.broadcast_to_selection(&value, &selection, combine)?;
+        // One value for every update (a scalar, or one element, which broadcasts to any
+        // selection): through a mask, the box the mask spans is written where the mask is
+        // `True`, and none of its positions is needed.
+        let one_value = value.ty.shape.len() <= 1 && value.ty.shape.iter().all(|d| d.as_const() == Some(1));
+        let (selection, when) = match boxed.filter(|_| one_value) {
+            Some((boxed, mask, at)) => {
+                let rank = boxed.ty.shape.len();
+                let whole =
+                    |n: &SymExpr| ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() };
+                let dims = (0..at)
+                    .map(|_| ViewDim::NewAxis)
+                    .chain(mask.ty.shape.iter().map(whole))
+                    .chain((at + mask.ty.shape.len()..rank).map(|_| ViewDim::NewAxis))
+                    .collect();
+                let span = mask.span;
+                (boxed, Some(Box::new(view(mask, dims, span)?)))
+            }
+            None => {
+                let selection = self.index(selection, last_items, last_at)?;
+                self.broadcast_to_selection(&value, &selection, combine)?;
+                (selection, None)
+            }
+        };
         let kind = TExprKind::Store {
             target: Box::new(base.clone()),
             selection: Box::new(selection),
             value: Box::new(value),
             combine,
+            when,
         };
         node(kind, base.ty.clone(), span)
     }

@@ -52,8 +52,18 @@ pub enum TExprKind {
     /// the tensor `target` (an input) with the elements `selection` reads replaced by `value`
     /// (`combine`d with the old ones). `selection` is a load whose data path leads to `target`
     /// through views and at most one final advanced index; `value` has the target's dtype and
-    /// broadcasts to the selection's shape. The node has the target's type.
-    Store { target: Box<TExpr>, selection: Box<TExpr>, value: Box<TExpr>, combine: Combine },
+    /// broadcasts to the selection's shape. The node has the target's type. `when`: a store
+    /// through a mask whose value is the same for every update (`a[m] = 0`): `selection` is then
+    /// the box the mask's axes span (the mask replaced by `:`), and `when` the mask viewed to
+    /// broadcast onto it (unit axes where the box has others); an element of the box is
+    /// updated where the mask is `True`.
+    Store {
+        target: Box<TExpr>,
+        selection: Box<TExpr>,
+        value: Box<TExpr>,
+        combine: Combine,
+        when: Option<Box<TExpr>>,
+    },
 }
 
 /// The dim symbol of the number of `True`s of the run-time mask `mask` (an input's name): the
@@ -115,19 +125,22 @@ impl TExpr {
 impl TExprKind {
     /// The nodes directly below this one.
     pub fn children(&self) -> impl Iterator<Item = &TExpr> {
-        let (first, second, rest) = match self {
-            TExprKind::Input(_) | TExprKind::Const(_) => (None, None, &[][..]),
+        let (first, second, third, rest) = match self {
+            TExprKind::Input(_) | TExprKind::Const(_) => (None, None, None, &[][..]),
             TExprKind::View { base, .. } | TExprKind::Nonzero { mask: base } => {
-                (Some(&**base), None, &[][..])
+                (Some(&**base), None, None, &[][..])
             }
             TExprKind::Gather { data, indices, .. }
             | TExprKind::GatherElements { data, indices, .. }
-            | TExprKind::GatherNd { data, indices, .. } => (Some(&**data), Some(&**indices), &[][..]),
-            TExprKind::AdvancedIndex { data, arrays, .. } => (Some(&**data), None, &arrays[..]),
-            // The target is the selection's leaf: its children are the selection and the value.
-            TExprKind::Store { selection, value, .. } => (Some(&**selection), Some(&**value), &[][..]),
+            | TExprKind::GatherNd { data, indices, .. } => (Some(&**data), Some(&**indices), None, &[][..]),
+            TExprKind::AdvancedIndex { data, arrays, .. } => (Some(&**data), None, None, &arrays[..]),
+            // The target is the selection's leaf: its children are the selection, the value and
+            // the mask.
+            TExprKind::Store { selection, value, when, .. } => {
+                (Some(&**selection), Some(&**value), when.as_deref(), &[][..])
+            }
         };
-        first.into_iter().chain(second).chain(rest.iter().map(|a| &a.indices))
+        first.into_iter().chain(second).chain(third).chain(rest.iter().map(|a| &a.indices))
     }
 }
 
@@ -199,8 +212,12 @@ impl fmt::Display for TExpr {
                 write!(f, "gather_nd({data}, {indices}, batch_dims={batch_dims}, mode={})", mode.name())?
             }
             TExprKind::Nonzero { mask } => write!(f, "nonzero({mask})")?,
-            TExprKind::Store { target, selection, value, combine } => {
-                write!(f, "store({target}; {selection} {} {value})", combine.name())?
+            TExprKind::Store { target, selection, value, combine, when } => {
+                write!(f, "store({target}; {selection} {} {value}", combine.name())?;
+                if let Some(when) = when {
+                    write!(f, " when {when}")?;
+                }
+                write!(f, ")")?
             }
         }
         write!(f, ": {}", self.ty)

@@ -105,6 +105,11 @@ impl Selection {
         }
         let mut index_buffers = BTreeSet::new();
         index_buffers_of(access, &mut index_buffers);
+        // A masked store's mask says which cells of its box are written.
+        let when = plan.store.as_ref().and_then(|s| s.when.as_ref());
+        if let Some(BufferId::Input(mask)) = when.map(|w| w.buffer) {
+            index_buffers.insert(mask);
+        }
         let mut values_unknown = false;
         // Buffers that no index access reads are never touched: an empty stand-in will do.
         let stand_ins: Vec<Tensor> = plan
@@ -127,7 +132,7 @@ impl Selection {
             .collect::<Result<_, _>>()
             .map_err(RuntimeError::from)?;
         let refs: Vec<&Tensor> = stand_ins.iter().collect();
-        let walk = Walk::new(plan, access, shape, data, &refs);
+        let walk = Walk { when, ..Walk::new(plan, access, shape, data, &refs) };
         walk.select(numel, values_unknown)
     }
 
@@ -181,6 +186,8 @@ struct Walk<'a> {
     strides: Vec<i64>,
     /// The input axis each indirect term of the output access selects on.
     term_axes: Vec<usize>,
+    /// A masked store's mask: the updates whose byte is 0 write nothing.
+    when: Option<&'a Access>,
 }
 
 /// Where one output element reads: the element's address in the input, and its coordinates.
@@ -205,7 +212,28 @@ impl<'a> Walk<'a> {
         let term_axes = (access.terms.iter())
             .map(|t| (0..shape.len()).find(|&d| strides[d] != 0 && t.stride % strides[d] == 0).unwrap_or(0))
             .collect();
-        Walk { plan, access, over, machine: Machine::new(plan, inputs), shape, strides, term_axes }
+        Walk {
+            plan,
+            access,
+            over,
+            machine: Machine::new(plan, inputs),
+            shape,
+            strides,
+            term_axes,
+            when: None,
+        }
+    }
+
+    /// Whether the update at `out` writes (every one but a masked store's where its mask is
+    /// 0; all of them where the mask's value is not given).
+    fn applies(&self, out: &[i64], values_unknown: bool) -> Result<bool, RuntimeError> {
+        match self.when {
+            Some(mask) if !values_unknown => match self.machine.address(mask, out)? {
+                Some(at) => Ok(self.machine.element(mask.buffer, at)? != [0]),
+                None => Ok(false),
+            },
+            _ => Ok(true),
+        }
     }
 
     fn read(&self, out: &[i64]) -> Result<Option<Read>, RuntimeError> {
@@ -239,7 +267,13 @@ impl<'a> Walk<'a> {
         let mut chosen: Vec<BTreeMap<i64, BTreeSet<i128>>> = vec![BTreeMap::new(); rank];
         let (mut misses, mut contiguous, mut previous) = (0u64, self.access.terms.is_empty(), None);
         // Pass 1: what each axis selects, and the counts.
+        let mut applied = 0u64;
         for out in Coords::new(self.over) {
+            if !self.applies(&out, values_unknown)? {
+                contiguous = false;
+                continue;
+            }
+            applied += 1;
             let Some(read) = self.read(&out)? else {
                 misses += 1;
                 contiguous = false;
@@ -274,7 +308,14 @@ impl<'a> Walk<'a> {
             .collect();
         // Pass 2: the marks of the shown cells.
         let mut cells = HashMap::new();
-        for (linear, out) in Coords::new(self.over).enumerate() {
+        // Each update's ordinal (a masked store's counts the updates that write).
+        let mut linear = 0usize;
+        for out in Coords::new(self.over) {
+            if !self.applies(&out, values_unknown)? {
+                continue;
+            }
+            linear += 1;
+            let linear = linear - 1;
             let Some(read) = self.read(&out)? else { continue };
             let visible = |d: usize, c: &i64| values_unknown && gathered.contains(&d) || shown[d].contains(c);
             if !read.coords.iter().enumerate().all(|(d, c)| visible(d, c)) {
@@ -316,7 +357,8 @@ impl<'a> Walk<'a> {
             new_axes,
             shown,
             cells,
-            numel,
+            // A masked store writes only where its mask is `True`.
+            numel: if self.when.is_some() { applied } else { numel },
             distinct,
             misses,
             contiguous: contiguous && numel > 0,

@@ -38,6 +38,23 @@ impl Gen<'_, '_> {
         let nest = self.nest;
         let ty = self.element_type();
         let (src, miss) = self.address(&nest.data, data);
+        if let Some(value) = self.masked_value {
+            // `data` is the mask: the element becomes the value where its byte is nonzero and
+            // stays itself elsewhere, with no branch on the byte.
+            let bit = self.b.ins().load(types::I8, MemFlagsData::trusted(), src, 0);
+            let dst = self.b.ins().iadd(out, out_off);
+            let new = match (&nest.combine, self.old_base) {
+                (Some(combine), Some(old_base)) => {
+                    let at = self.b.ins().iadd(old_base, out_off);
+                    self.combined(combine, at, 0, value)
+                }
+                _ => value,
+            };
+            let kept = self.b.ins().load(ty, MemFlagsData::trusted(), dst, 0);
+            let element = self.b.ins().select(bit, new, kept);
+            self.b.ins().store(MemFlagsData::trusted(), element, dst, 0);
+            return;
+        }
         let mut value = self.load_unless(ty, src, miss, nest.data.buffer);
         if let (Some(combine), Some(old_base)) = (&nest.combine, self.old_base) {
             let at = self.b.ins().iadd(old_base, out_off);

@@ -228,6 +228,8 @@ struct Gen<'a, 'n> {
     copy_streaming: Option<FuncRef>,
     /// A combining store's target at its first destination ([`Gen::old_base`]).
     old_base: Option<Value>,
+    /// A masked store's value ([`LoopNest::masked_value`]), loaded once.
+    masked_value: Option<Value>,
 }
 
 impl<'a, 'n> Gen<'a, 'n> {
@@ -259,6 +261,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             fail_empty,
             copy_streaming: None,
             old_base: None,
+            masked_value: None,
         }
     }
 
@@ -285,6 +288,14 @@ impl<'a, 'n> Gen<'a, 'n> {
             }
         }
         if !self.nest.empty {
+            if let Some(value) = &self.nest.masked_value {
+                // Read before any element is written (an out-of-place store reads the target,
+                // never the output; an in-place one reads no byte of the target).
+                let state = self.initial_state(value);
+                let (at, _) = self.address(value, &state);
+                let ty = self.element_type();
+                self.masked_value = Some(self.b.ins().load(ty, MemFlagsData::trusted(), at, 0));
+            }
             let zero = self.b.ins().iconst(types::I64, 0);
             let data = self.initial_state(&self.nest.data.clone());
             let dest = self.initial_terms(&self.nest.out_terms.clone());

@@ -200,6 +200,11 @@ pub struct LoopNest {
     /// innermost loop may be `Strided` (computed along the stride), no other strategy: the
     /// element is computed, not copied.
     pub combine: Option<Combining>,
+    /// A masked store's value (`a[m] = 0`, `a[m, 1:] += 1`): one element, read at the same
+    /// address for every update (its strides are all 0). `data` then reads the mask's bytes,
+    /// and each element of the box is written with the value where its byte is nonzero and with
+    /// itself elsewhere, so no branch depends on the mask. The loops stay serial.
+    pub masked_value: Option<Stream>,
 }
 
 /// How an update nest combines each element it writes with the target's: `old ∘ value`, `old`
@@ -341,7 +346,7 @@ fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
 /// `sum`, `prod`, `sub`, `max` and `min` from the element as bound (serial where updates may meet, each
 /// update in C order, as the interpreter accumulates); the others run on the interpreter
 /// (docs/semantics.md, Stores).
-pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
+pub fn takes_store<D: PartialEq + From<i64>>(plan: &crate::plan::Plan<D>) -> bool {
     plan.store.as_ref().is_some_and(|s| {
         let arithmetic = match s.combine {
             Combine::Set => true,
@@ -349,8 +354,15 @@ pub fn takes_store<D>(plan: &crate::plan::Plan<D>) -> bool {
                 combining(plan, SymExpr::constant(0)).is_some()
             }
         };
-        arithmetic && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
+        // A masked store's value is one element (sema makes no other).
+        let masked = s.when.as_ref().is_none_or(|w| w.terms.is_empty() && invariant(&s.value));
+        arithmetic && masked && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
     })
+}
+
+/// Whether `a` reads one element whatever the coordinates: no strides but zeros, no gathers.
+fn invariant<D: PartialEq + From<i64>>(a: &Access<D>) -> bool {
+    a.terms.is_empty() && a.strides.iter().all(|s| *s == D::from(0))
 }
 
 /// The byte offset of a store plan's first destination in its output, where the update nest
@@ -362,7 +374,7 @@ pub fn store_base_bytes(plan: &GenericPlan) -> Option<i64> {
 
 /// Whether `plan`'s store may write its output in place, the output being the target's own
 /// bytes: the update reads no byte of the target (not the value, not an index, not a check's
-/// index), and every `error`-mode index it reads either has a check, which runs before the
+/// index, not a mask), and every `error`-mode index it reads either has a check, which runs before the
 /// update, or is a constant proven in range, so that a failed call leaves the target as it
 /// was. `false` without a store. (That no other input overlaps the target is the caller's to
 /// see: only it knows where the inputs lie.)
@@ -372,10 +384,12 @@ pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
     let BufferId::Input(target) = plan.output.buffer else { return false };
     let dest_indices = store.dest.terms.iter().flat_map(|t| t.index.buffers());
     let checked = plan.checks.iter().flat_map(|c| c.index.buffers());
+    let mask = store.when.iter().flat_map(|w| w.buffers());
     let reads_target = store
         .value
         .buffers()
         .into_iter()
+        .chain(mask)
         .chain(dest_indices)
         .chain(checked)
         .any(|b| b == BufferId::Input(target));
@@ -521,13 +535,18 @@ impl LoopNest {
             let w = plan.dtype.width() as i64;
             let rank = store.shape.len();
             let dest = stream(plan, &store.dest, w);
+            let (data, masked_value) = match &store.when {
+                Some(mask) => (stream(plan, mask, 1), Some(stream(plan, &store.value, w))),
+                None => (stream(plan, &store.value, w), None),
+            };
             return LoopNest {
                 kind: NestKind::Output,
                 width: w as u8,
                 extents: store.shape.clone(),
                 out: dest.strides,
                 out_terms: dest.terms,
-                data: stream(plan, &store.value, w),
+                data,
+                masked_value,
                 strategies: vec![Strategy::Serial; rank],
                 empty: store.shape.iter().any(|d| is_const(d, 0)),
                 buffer_windows: buffer_windows(plan),
@@ -555,6 +574,7 @@ impl LoopNest {
             buffer_windows: buffer_windows(plan),
             params: vec![],
             combine: None,
+            masked_value: None,
         }
     }
 
@@ -589,6 +609,7 @@ impl LoopNest {
             buffer_windows: buffer_windows(plan),
             params: vec![],
             combine: None,
+            masked_value: None,
         }
     }
 
@@ -605,6 +626,9 @@ impl LoopNest {
             walk(&mut t.index, f);
         }
         walk(&mut self.data, f);
+        if let Some(value) = &mut self.masked_value {
+            walk(value, f);
+        }
     }
 
     fn all_strides(&self) -> Vec<Vec<SymExpr>> {
@@ -667,6 +691,9 @@ impl LoopNest {
             t.push_numbers(&mut all);
         }
         self.data.push_numbers(&mut all);
+        if let Some(value) = &self.masked_value {
+            value.push_numbers(&mut all);
+        }
         all.extend(self.ahead_per_element());
         all.extend(self.combine.as_ref().map(|c| c.base.clone()));
         let mut seen = std::collections::HashSet::new();
@@ -816,6 +843,9 @@ impl fmt::Display for LoopNest {
         writeln!(f, "  run [{}]", strategies.join(", "))?;
         writeln!(f, "  out {}{}", List(&self.out), Terms(&self.out_terms))?;
         writeln!(f, "  data {}", self.data)?;
+        if let Some(value) = &self.masked_value {
+            writeln!(f, "  where data != 0: value {value}")?;
+        }
         if let Some(c) = &self.combine {
             let op = format!("{:?}", c.op).to_lowercase();
             let arithmetic = format!("{:?}", c.arithmetic).to_lowercase();

@@ -130,8 +130,12 @@ fn unscheduled(nest: &LoopNest, loops: usize) -> Option<usize> {
     unscheduled_loops(nest, loops).filter(|_| nest.combine.is_none())
 }
 
-/// [`unscheduled`], combining stores included.
+/// [`unscheduled`], combining stores included; never a masked store's loops (each element is
+/// written with its value or itself, as its mask byte says).
 fn unscheduled_loops(nest: &LoopNest, loops: usize) -> Option<usize> {
+    if nest.masked_value.is_some() {
+        return None;
+    }
     let first = nest.extents.len().checked_sub(loops)?;
     let free = nest.strategies[first..].iter().all(|&s| s == Strategy::Serial) && nest.out_fixed_from(first);
     free.then_some(first)

@@ -236,6 +236,7 @@ impl Checker<'_> {
             selection: Box::new(selection),
             value: Box::new(value),
             combine,
+            when: None,
         };
         node(kind, target.ty, span)
     }

@@ -86,12 +86,14 @@ pub fn supported(combine: Combine, dtype: DType) -> Result<(), CudaError> {
     }
 }
 
-/// The store's two streams over its update coordinates, as loop nests before any pass (the
-/// same loops for both): `dest` reads the destination's address (in the output, which is laid
-/// out as the target), `value` the value's.
+/// The store's streams over its update coordinates, as loop nests before any pass (the same
+/// loops for all): `dest` reads the destination's address (in the output, which is laid out as
+/// the target), `value` the value's, `when` a masked store's mask (bytes; an update applies
+/// where its byte is nonzero).
 pub struct UpdateNests {
     pub dest: LoopNest,
     pub value: LoopNest,
+    pub when: Option<LoopNest>,
     combine: Combine,
     dtype: DType,
     /// The error word of the updates: the output's.
@@ -113,29 +115,31 @@ fn can_fail(s: &Stream) -> bool {
 
 impl UpdateNests {
     pub fn new(plan: &VerifiedGenericPlan, store: &Store<SymExpr>) -> UpdateNests {
-        let nest = |access: &Access<SymExpr>| {
+        let nest = |access: &Access<SymExpr>, dtype: DType| {
             let load = GenericPlan {
                 checks: vec![],
                 requires: vec![],
                 shape: store.shape.clone(),
                 output: access.clone(),
                 store: None,
+                dtype,
                 ..plan.plan().clone()
             };
             LoopNest::from_plan(&load)
         };
         UpdateNests {
-            dest: nest(&store.dest),
-            value: nest(&store.value),
+            dest: nest(&store.dest, plan.dtype),
+            value: nest(&store.value, plan.dtype),
+            when: store.when.as_ref().map(|mask| nest(mask, DType::Bool)),
             combine: store.combine,
             dtype: plan.dtype,
             slot: plan.checks.len(),
         }
     }
 
-    /// Both nests, with the error word they record into (for the 32-bit test).
-    pub fn nests(&self) -> [(usize, LoopNest); 2] {
-        [(self.slot, self.dest.clone()), (self.slot, self.value.clone())]
+    /// The nests, with the error word they record into (for the 32-bit test).
+    pub fn nests(&self) -> Vec<(usize, LoopNest)> {
+        [&self.dest, &self.value].into_iter().chain(&self.when).map(|n| (self.slot, n.clone())).collect()
     }
 
     /// Adds the update nest to the layout (its integers to `params`) and describes the store.
@@ -148,6 +152,9 @@ impl UpdateNests {
         let mut numbers = self.dest.extents.clone();
         self.dest.data.push_numbers(&mut numbers);
         self.value.data.push_numbers(&mut numbers);
+        if let Some(when) = &self.when {
+            when.data.push_numbers(&mut numbers);
+        }
         let mut own = vec![];
         for n in numbers.into_iter().filter(|n| n.as_const().is_none()) {
             let at = params.iter().position(|q| *q == n).unwrap_or_else(|| {
@@ -306,6 +313,16 @@ impl Gen<'_> {
         let dest_miss = b.label();
         let at = self.access(b, &u.dest.data, &fail, &dest_miss, false)?;
         let own = format!("owner + ({u})({at}) / owner_key", u = b.t.u);
+        if let Some(when) = &u.when {
+            // A masked store: no update where the mask's byte is 0 (the mask is read directly,
+            // so this never fails or misses).
+            let at = self.access(b, &when.data, &fail, &dest_miss, false)?;
+            let _ = writeln!(
+                b.text,
+                "      if (*(const unsigned char*)(b{} + {at}) == 0) continue;",
+                when.data.buffer
+            );
+        }
         b.text.push_str("      {\n");
         if pass == Pass::Store && info.owner {
             let _ = writeln!(b.text, "      if (*({own}) != lin / owner_run + 1) continue;");

@@ -14,8 +14,8 @@
 //! its indices are constants whose destinations the host proves distinct, or its value is the
 //! same for every update that can collide (`a[i] = 0`). Out-of-range indices are handled as for
 //! gathers: constants are normalized on the host, run-time ones host-checked before dispatch.
-//! Everything else (`+=`, reductions, destinations without index arrays, masks and other
-//! shapes no scatter expresses) is refused, saying why.
+//! Everything else (`+=`, reductions, destinations without index arrays, masks read in place
+//! (`a[m] = 0`) and other shapes no scatter expresses) is refused, saying why.
 
 use super::fold::{spread_packed, varying_dims};
 use super::*;
@@ -52,6 +52,12 @@ fn refuse<T>(why: impl Into<String>) -> Result<T, DmlError> {
 impl Lowering<'_> {
     /// The scatter that computes the store's result (its output is the updated target).
     pub(super) fn store(&mut self, store: &Store) -> Result<usize, DmlError> {
+        if store.when.is_some() {
+            // `a[m] = 0`: the mask read in place over its box, which no scatter expresses.
+            return refuse(
+                "a store through a mask with one value (`a[m] = 0`) writes where the mask is set, which no DirectML scatter expresses",
+            );
+        }
         match store.combine {
             Combine::Set => {}
             Combine::Add | Combine::Mul => {
