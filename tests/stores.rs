@@ -673,7 +673,9 @@ fn one_value_through_a_mask_reads_the_mask_in_place() {
         let r = Tensor::from_bytes(DType::Bool, &[rows], &row_mask).unwrap();
         // (program, the element a selected one becomes, the cells it may select)
         type Rule = fn(i64) -> i64;
-        let cases: [(&str, Rule, fn(usize, usize, &[u8], &[u8], usize) -> bool); 4] = [
+        // Whether cell (i, j) is selected, from the mask's bits, the row mask's and the columns.
+        type Selects = fn(usize, usize, &[u8], &[u8], usize) -> bool;
+        let cases: [(&str, Rule, Selects); 4] = [
             ("a[m] = 7", |_| 7, |i, j, m, _, cols| m[i * cols + j] != 0),
             ("a[m] += 2", |x| x + 2, |i, j, m, _, cols| m[i * cols + j] != 0),
             ("a[r, 1:] *= 3", |x| x * 3, |i, j, _, r, _| r[i] != 0 && j >= 1),

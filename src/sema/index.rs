@@ -150,7 +150,7 @@ impl Checker<'_> {
     ) -> Result<Option<(TExpr, TExpr, usize)>, SemaError> {
         let mut walked = self.walk(base, items, span, true)?;
         // A 0-d mask selects on a new axis of its own: no box of the data's.
-        let one_mask = walked.masks.len() == 1 && walked.masks[0].0.ty.shape.len() > 0;
+        let one_mask = walked.masks.len() == 1 && !walked.masks[0].0.ty.shape.is_empty();
         Ok(match one_mask && walked.selectors.is_empty() {
             true => walked.masks.pop().map(|(mask, at)| (walked.viewed, mask, at)),
             false => None,
