@@ -1,5 +1,5 @@
-//! A combining store whose updates may meet (`a[i] += v`, duplicates in `i`; `a[m] *= 2`) as
-//! three plans, each of which runs in place, in NumPy's own order:
+//! A combining store whose updates may meet (`a[i] += v`, duplicates in `i`; `a[m] *= v`, one
+//! value per `True`) as three plans, each of which runs in place, in NumPy's own order:
 //! `a.__setitem__(i, a.__getitem__(i).__iadd__(v))`.
 //!
 //! 1. **gather**: the destination's old elements, a load over the update coordinates;
