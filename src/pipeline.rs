@@ -5,7 +5,7 @@
 use crate::error::Error;
 use crate::limits;
 use crate::plan::{self, GenericPlan, VerifiedPlan};
-use crate::sema::{self, InputTypes, InputValues, InputsRead, SymInputTypes, TExpr};
+use crate::sema::{self, InputTypes, InputValues, InputsRead, MaskPolicy, SymInputTypes, TExpr};
 use crate::syntax::{self, ast};
 use crate::types::sym::Sym;
 
@@ -27,7 +27,7 @@ pub fn compile(src: &str, inputs: &InputTypes) -> Result<Compiled, Error> {
 /// As [`compile`], where some inputs' values are known too: operator parameters (such as
 /// `strided_slice`'s `begin`) may then come from those tensors.
 pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
-    compile_checking(src, inputs, values, false)
+    compile_checking(src, inputs, values, MaskPolicy::default())
 }
 
 /// As [`compile_with_values`], for one run whose every input is at hand: a mask of more than
@@ -36,17 +36,24 @@ pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues)
 /// [`plan::input_tensors`] makes for the run (docs/semantics.md, Masks). What the REPL and
 /// `slc eval --backend cuda` compile: folding 8 million positions costs seconds.
 pub fn compile_for_run(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
-    compile_checking(src, inputs, values, true)
+    compile_checking(src, inputs, values, MaskPolicy { derive_large_masks: true, ..MaskPolicy::default() })
+}
+
+/// As [`compile_with_values`], for the DirectML target: a store of one value through a mask
+/// takes the mask's positions (folded, as every mask of a DirectML graph is), which DirectML's
+/// scatters write, rather than reading the mask in place.
+pub fn compile_for_dml(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
+    compile_checking(src, inputs, values, MaskPolicy { stores_read_masks: false, ..MaskPolicy::default() })
 }
 
 fn compile_checking(
     src: &str,
     inputs: &InputTypes,
     values: &InputValues,
-    derive_large_masks: bool,
+    policy: MaskPolicy,
 ) -> Result<Compiled, Error> {
     let ast = syntax::parse_program(src)?;
-    let (checked, read, plan) = check_and_lower(&ast, inputs, values, derive_large_masks)?;
+    let (checked, read, plan) = check_and_lower(&ast, inputs, values, policy)?;
     Ok(Compiled { ast, checked, plan, read })
 }
 
@@ -102,16 +109,15 @@ fn declare_scalar_inputs(plan: &mut plan::GenericPlan, inputs: &SymInputTypes) {
 /// The recursive stages after parsing: checking, lowering, verification. Each recurses once per
 /// level of nesting (of the text, then of the checked tree, whose `let`s are substituted), so
 /// each runs where the stack is deep enough for its input ([`limits::with_stack_for`]).
-/// `derive_large_masks`: see [`sema::check_program_with`].
+/// `policy`: see [`sema::check_program_with`].
 pub(crate) fn check_and_lower(
     ast: &ast::Program,
     inputs: &InputTypes,
     values: &InputValues,
-    derive_large_masks: bool,
+    policy: MaskPolicy,
 ) -> Result<(TExpr, InputsRead, VerifiedPlan), Error> {
-    let (checked, read) = limits::with_stack_for(ast.depth(), || {
-        sema::check_program_with(ast, inputs, values, derive_large_masks)
-    })?;
+    let (checked, read) =
+        limits::with_stack_for(ast.depth(), || sema::check_program_with(ast, inputs, values, policy))?;
     let plan = limits::with_stack_for(checked.depth, || -> Result<_, Error> {
         Ok(plan::verify(plan::lower(&checked)?)?)
     })?;

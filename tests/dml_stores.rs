@@ -35,13 +35,15 @@ fn try_agree(src: &str, tensors: &[(&str, Tensor)], opts: &DmlOptions) -> Result
             (n.to_string(), TensorType { dtype: t.dtype(), shape })
         })
         .collect();
-    // Masks are known when the program is checked (their `nonzero()` is a constant).
+    // Masks are known when the program is checked (their `nonzero()` is a constant), and a
+    // store through one takes its positions, as `slc compile --target dml` compiles it.
     let values: InputValues = tensors
         .iter()
         .filter(|(_, t)| t.dtype() == DType::Bool)
         .map(|(n, t)| (n.to_string(), t.clone()))
         .collect();
-    let compiled = slc::compile_with_values(src, &decls, &values).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let compiled =
+        slc::pipeline::compile_for_dml(src, &decls, &values).unwrap_or_else(|e| panic!("{src}: {e}"));
     let args: Vec<&Tensor> =
         compiled.plan.inputs.iter().map(|d| &tensors.iter().find(|(n, _)| *n == d.name).unwrap().1).collect();
     let g = lower(&compiled.plan, opts)?;
@@ -203,8 +205,18 @@ fn stores_no_scatter_expresses_are_refused_saying_why() {
     assert!(msg.starts_with("E0403"), "{msg}");
     // A mask known when the program is checked is a constant index list, distinct by nature.
     let m = ("m", Tensor::from_bytes(DType::Bool, &[4], &[1, 0, 1, 0]).unwrap());
-    let g = agree("a[m] = v", &[a(), m, v()], &l);
+    let g = agree("a[m] = v", &[a(), m.clone(), v()], &l);
     assert!(matches!(the_op(&g), OperatorFields::ScatterNd(_)));
+    // So is one value through it, which the CPU and CUDA back ends read the mask for in place
+    // (`when`): a plan of that form has no scatter, and DirectML refuses it.
+    let g = agree("a[m] = 0", &[a(), m.clone()], &l);
+    assert!(matches!(the_op(&g), OperatorFields::ScatterNd(_)));
+    let decls: InputTypes =
+        [a(), m.clone()].iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
+    let values: InputValues = [("m".to_string(), m.1.clone())].into_iter().collect();
+    let in_place = slc::compile_with_values("a[m] = 0", &decls, &values).unwrap();
+    let refused = lower(&in_place.plan, &l).expect_err("a mask read in place");
+    assert!(refused.to_string().contains("no DirectML scatter expresses"), "{refused}");
     // A store that updates nothing is its target's copy.
     agree("a[[]] = 1", &[a()], &l);
 }

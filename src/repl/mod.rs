@@ -392,7 +392,8 @@ impl Repl {
         let types: InputTypes = self.bound_types().map(|(name, ty)| (name.to_string(), ty)).collect();
         // A large mask's positions are derived per run (`plan_inputs`), not folded: folding
         // puts every `True` through the front end, seconds for a 4096² mask.
-        let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors, true)?;
+        let policy = crate::sema::MaskPolicy { derive_large_masks: true, ..Default::default() };
+        let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors, policy)?;
         Ok(Planned { checked, plan })
     }
 

@@ -63,7 +63,7 @@ impl Checker<'_> {
                 None if self.runtime_scalars => return self.run_time_nonzero(mask, name, None),
                 // Folded after all where a bound input has the derived input's name.
                 Some(bits)
-                    if self.derive_large_masks
+                    if self.masks.derive_large_masks
                         && is_large_mask(bits.dtype(), bits.numel())
                         && !self.input_types().contains_key(&nonzero_input(name)) =>
                 {

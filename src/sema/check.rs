@@ -71,23 +71,40 @@ pub fn check_program(
     inputs: &InputTypes,
     values: &InputValues,
 ) -> Result<(TExpr, InputsRead), SemaError> {
-    check_program_with(program, inputs, values, false)
+    check_program_with(program, inputs, values, MaskPolicy::default())
 }
 
-/// As [`check_program`], where `derive_large_masks` keeps a large mask's positions out of the
-/// plan ([`is_large_mask`]): the plan declares them as an input its executors derive per run
-/// (`m_nonzero: i64[count, k] = nonzero(m)`), of the count the mask's value has now. For
-/// callers that run the plan at once on the same values and derive such inputs (the REPL):
-/// folding puts every `True` through the front end.
+/// How checking treats masks whose value it has, where callers differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaskPolicy {
+    /// A large mask's positions stay out of the plan ([`is_large_mask`]): the plan declares
+    /// them as an input its executors derive per run (`m_nonzero: i64[count, k] =
+    /// nonzero(m)`), of the count the mask's value has now. For callers that run the plan at
+    /// once on the same values and derive such inputs (the REPL): folding puts every `True`
+    /// through the front end.
+    pub derive_large_masks: bool,
+    /// A store of one value through a mask reads the mask in place over its box (`when`), not
+    /// through its positions (docs/semantics.md, Stores). Off for the DirectML target, whose
+    /// scatters take positions.
+    pub stores_read_masks: bool,
+}
+
+impl Default for MaskPolicy {
+    fn default() -> MaskPolicy {
+        MaskPolicy { derive_large_masks: false, stores_read_masks: true }
+    }
+}
+
+/// As [`check_program`], with masks treated as `policy` says.
 pub fn check_program_with(
     program: &ast::Program,
     inputs: &InputTypes,
     values: &InputValues,
-    derive_large_masks: bool,
+    policy: MaskPolicy,
 ) -> Result<(TExpr, InputsRead), SemaError> {
     let inputs = inputs.iter().map(|(n, t)| (n.clone(), t.generic())).collect();
     let mut checker = Checker::new(&inputs, values, false);
-    checker.derive_large_masks = derive_large_masks;
+    checker.masks = policy;
     let (checked, read) = checker.program(program)?;
     // Constant dims decide every condition.
     debug_assert!(checker.conditions.is_empty());
@@ -120,7 +137,7 @@ impl<'a> Checker<'a> {
             locals: HashMap::new(),
             copied: 0,
             runtime_scalars,
-            derive_large_masks: false,
+            masks: MaskPolicy::default(),
             conditions: vec![],
         }
     }
@@ -198,9 +215,8 @@ pub(super) struct Checker<'a> {
     copied: usize,
     /// Whether 0-d integer inputs used as integers are run-time scalars (symbols).
     pub(super) runtime_scalars: bool,
-    /// Whether a large mask with a bound value is derived per run, of its count now
-    /// ([`check_program_with`]).
-    pub(super) derive_large_masks: bool,
+    /// How masks with a bound value are treated ([`check_program_with`]).
+    pub(super) masks: MaskPolicy,
     /// The conditions checking could not decide, in program order.
     pub(super) conditions: Vec<ShapeCondition>,
 }

@@ -14,8 +14,8 @@ pub mod typed;
 
 pub use check::{CheckedGeneric, SymInputTypes, check_program_generic};
 pub use check::{
-    InputTypes, InputValues, InputsRead, MASK_FOLD_MAX, check_program, check_program_with, holds_large_mask,
-    is_large_mask, value_may_be_read,
+    InputTypes, InputValues, InputsRead, MASK_FOLD_MAX, MaskPolicy, check_program, check_program_with,
+    holds_large_mask, is_large_mask, value_may_be_read,
 };
 pub use error::{SemaError, SemaErrorKind};
 /// The operator forms a call may name (`gather`, ...), for completion and suggestions.

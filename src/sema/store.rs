@@ -61,7 +61,10 @@ impl Checker<'_> {
             AssignOp::Mul => Combine::Mul,
         };
         // A store through a mask: its box, before the value (the subscript is checked first).
-        let boxed = self.mask_box(selection.clone(), last_items, last_at)?;
+        let boxed = match self.masks.stores_read_masks {
+            true => self.mask_box(selection.clone(), last_items, last_at)?,
+            false => None,
+        };
         let list = matches!(value.kind, ExprKind::List(_));
         let value_value = self.expr(value)?;
         let value = self.store_value(value_value, &base, list && combine != Combine::Set, value.span)?;

@@ -76,8 +76,12 @@ pub fn run(args: CompileArgs) -> Result<(), Failure> {
     }
     let (declared, values) = args.types.resolve("compile")?;
     let types: InputTypes = declared.iter().cloned().collect();
-    let compiled =
-        crate::compile_with_values(&args.expr, &types, &values).map_err(|e| report(&e, &args.expr))?;
+    // DirectML's scatters take positions: a store through a mask folds them (docs/semantics.md).
+    let compiled = match args.target {
+        TargetArg::Dml => crate::pipeline::compile_for_dml(&args.expr, &types, &values),
+        _ => crate::compile_with_values(&args.expr, &types, &values),
+    }
+    .map_err(|e| report(&e, &args.expr))?;
     let declared: Vec<InputDecl<SymExpr>> =
         declared.iter().map(|(name, ty)| InputDecl::dense(name, ty.dtype, ty.generic().shape)).collect();
     if compiled.plan.store.is_some() && args.target == TargetArg::Cuda {
