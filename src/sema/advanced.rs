@@ -117,7 +117,7 @@ impl Checker<'_> {
         let nonzero = node(TExprKind::Nonzero { mask: Box::new(mask.clone()) }, ty, mask.span)?;
         (0..columns)
             .map(|d| {
-                let rows = ViewDim::Range { start: SymExpr::constant(0), step: 1, len: count.clone() };
+                let rows = ViewDim::whole(&count);
                 view(nonzero.clone(), vec![rows, ViewDim::Pick(SymExpr::constant(d as i64))], mask.span)
             })
             .collect()

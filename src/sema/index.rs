@@ -202,7 +202,7 @@ impl Checker<'_> {
         let mut masks = vec![];
         let mut advanced = vec![]; // entry positions of integers, index tensors and masks
         let (mut axis, mut out_pos) = (0usize, 0usize);
-        let whole = |n: &SymExpr| ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() };
+        let whole = ViewDim::whole;
         for (pos, (entry, item_span)) in entries.into_iter().enumerate() {
             match entry {
                 Entry::Ellipsis => {

@@ -75,11 +75,9 @@ impl Checker<'_> {
         let (selection, when) = match boxed.filter(|_| one_value) {
             Some((boxed, mask, at)) => {
                 let rank = boxed.ty.shape.len();
-                let whole =
-                    |n: &SymExpr| ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() };
                 let dims = (0..at)
                     .map(|_| ViewDim::NewAxis)
-                    .chain(mask.ty.shape.iter().map(whole))
+                    .chain(mask.ty.shape.iter().map(ViewDim::whole))
                     .chain((at + mask.ty.shape.len()..rank).map(|_| ViewDim::NewAxis))
                     .collect();
                 let span = mask.span;

@@ -157,6 +157,13 @@ pub enum ViewDim {
     NewAxis,
 }
 
+impl ViewDim {
+    /// All `len` elements of an input dimension, in order.
+    pub fn whole(len: &SymExpr) -> ViewDim {
+        ViewDim::Range { start: SymExpr::constant(0), step: 1, len: len.clone() }
+    }
+}
+
 /// A condition on the symbols that checking could not decide: the shape function checks it per
 /// call (docs/design/shape-generic.md). A concrete program has none.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -75,10 +75,7 @@ impl Checker<'_> {
         };
         let axes_span = args.axes.map_or(starts_arg.value.span, |a| a.value.span);
         let shape = data.ty.shape.clone();
-        let mut dims: Vec<ViewDim> = shape
-            .iter()
-            .map(|n| ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() })
-            .collect();
+        let mut dims: Vec<ViewDim> = shape.iter().map(ViewDim::whole).collect();
         let mut seen = vec![false; shape.len()];
         for i in 0..l {
             let a = axes[i];

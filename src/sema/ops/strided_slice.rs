@@ -178,7 +178,7 @@ impl Checker<'_> {
         }
         if !kinds.contains(&Entry::Ellipsis) {
             for n in &shape[axis..] {
-                dims.push(ViewDim::Range { start: SymExpr::constant(0), step: 1, len: n.clone() });
+                dims.push(ViewDim::whole(n));
             }
         }
         view(data, dims, span)
