@@ -67,6 +67,22 @@ fn golden_stores_as_linked_kernels() {
     for src in ["a[1:] = a[:-1]", "a[::-1, 1] = a[:, 0]"] {
         sample.push(Case { id: src.into(), src: src.into(), inputs: vec![("a".into(), a.clone())] });
     }
+    // One value through a mask over rows longer than a vector trip (16 mask bytes widened into
+    // lanes), on the baseline features objects are built for, each element width.
+    let mut rng = slc::measure::SplitMix(0x3a5c);
+    for (k, dtype) in
+        [slc::DType::U8, slc::DType::I16, slc::DType::F32, slc::DType::F64].into_iter().enumerate()
+    {
+        let (rows, cols) = (5, 37 + k);
+        let bytes: Vec<u8> = (0..rows * cols * dtype.width()).map(|x| (x % 7) as u8).collect();
+        let a = slc::Tensor::from_bytes(dtype, &[rows, cols], &bytes).unwrap();
+        let bits: Vec<u8> = (0..rows * cols).map(|_| (rng.next_u64() % 2) as u8).collect();
+        let m = slc::Tensor::from_bytes(slc::DType::Bool, &[rows, cols], &bits).unwrap();
+        for src in ["a[m] = 3", "a[m] += 3", "a[1:][m[1:]] = 2"] {
+            let inputs = vec![("a".into(), a.clone()), ("m".into(), m.clone())];
+            sample.push(Case { id: format!("{src} on {dtype}"), src: src.into(), inputs });
+        }
+    }
     let dir = scratch("aot-stores", "sample");
     let mut jobs = vec![];
     for (i, case) in sample.iter().enumerate() {

@@ -328,6 +328,18 @@ fn unknown_pass_names_list_the_passes_and_print_nothing() {
 }
 
 #[test]
+fn the_help_of_dump_after_names_every_pass() {
+    for command in ["plan", "explain"] {
+        let o = slc(&[command, "--help"]);
+        succeeds(&o);
+        let help = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
+        for pass in slc::backend::loopnest::PASSES {
+            assert!(help.contains(pass.name), "`slc {command} --help` lacks {}:\n{help}", pass.name);
+        }
+    }
+}
+
+#[test]
 fn time_says_where_the_time_went() {
     let dir = scratch("time");
     let (a, _) = input_and_expected(&dir);

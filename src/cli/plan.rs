@@ -13,15 +13,20 @@ pub struct PlanArgs {
     pub expr: String,
     #[command(flatten)]
     pub types: TypeArgs,
-    /// Print the loop nest after each scheduling pass that changes it (`all`), or after one
-    /// named pass (drop-unit-axes, merge-contiguous-axes, block-copy, block-rows, index-table,
-    /// reversed-tiles, strided-copy, shuffle-vectors, guarded-gather, stream-rows, read-ahead,
-    /// version-budget).
-    #[arg(long, value_name = "PASS|all")]
+    #[arg(long, value_name = "PASS|all", help = dump_after_help())]
     pub dump_after: Option<String>,
     /// Also print the JIT kernel's Cranelift IR.
     #[arg(long)]
     pub clif: bool,
+}
+
+/// `--dump-after`'s help, naming the passes from their one table.
+fn dump_after_help() -> String {
+    let names: Vec<&str> = loopnest::PASSES.iter().map(|p| p.name).collect();
+    format!(
+        "Print the loop nest after each scheduling pass that changes it (`all`), or after one named pass ({})",
+        names.join(", ")
+    )
 }
 
 /// Input types given by declaration or by example, as `plan`, `explain` and `compile` take them.

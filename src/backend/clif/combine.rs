@@ -32,7 +32,7 @@ impl Gen<'_, '_> {
 
     /// `old ∘ value`: two elements' bits (the nest's integer type; floats are reinterpreted
     /// and back), or two vectors of the element type ([`Gen::combine_vector_type`]).
-    fn combine_values(&mut self, combine: &Combining, old: Value, value: Value) -> Value {
+    pub(super) fn combine_values(&mut self, combine: &Combining, old: Value, value: Value) -> Value {
         let ty = self.b.func.dfg.value_type(old);
         let op = combine.op;
         if matches!(op, CombineOp::Max | CombineOp::Min) {
@@ -122,7 +122,7 @@ impl Gen<'_, '_> {
     /// The 16-byte vector type `combine` computes in, where every target has the instruction:
     /// `*=` on 8-bit lanes has none on x86, and on 32- and 64-bit integer lanes needs more
     /// than SSE2 (an AOT object's baseline), so those multiply element by element.
-    fn combine_vector_type(&self, combine: &Combining) -> Option<Type> {
+    pub(super) fn combine_vector_type(&self, combine: &Combining) -> Option<Type> {
         let w = self.nest.width as u32;
         let lane = match combine.arithmetic {
             // `max` and `min` pick between elements one at a time.

@@ -37,6 +37,7 @@ mod entry;
 mod gather;
 mod index;
 mod loops;
+mod masked;
 pub mod shape_fn;
 mod vector;
 
@@ -364,6 +365,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             }
             Strategy::IndexTable(ahead) => self.emit_index_table(depth, ahead, out, out_off, &data, range),
             Strategy::ReversedTiles { .. } => self.emit_reversed_tiles(depth, out, out_off, &data, range),
+            Strategy::MaskedRun => self.emit_masked_run(depth, out, out_off, &data, range),
             Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
         }
     }

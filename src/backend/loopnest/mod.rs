@@ -96,6 +96,9 @@ pub enum Strategy {
     /// tile's element count is symbolic, and each run of tiles dispatches on it: a version of
     /// the loop per tile size up to 8 bytes, else a strided reversed copy per tile.
     ReversedTiles { by_size: bool },
+    /// Innermost in a masked store, output elements and mask bytes both consecutive: 16
+    /// elements per trip, blended with the value by their mask bytes, then one at a time.
+    MaskedRun,
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -203,7 +206,8 @@ pub struct LoopNest {
     /// A masked store's value (`a[m] = 0`, `a[m, 1:] += 1`): one element, read at the same
     /// address for every update (its strides are all 0). `data` then reads the mask's bytes,
     /// and each element of the box is written with the value where its byte is nonzero and with
-    /// itself elsewhere, so no branch depends on the mask. The loops stay serial.
+    /// itself elsewhere, so no branch depends on the mask. The loops stay serial, the innermost
+    /// maybe a [`Strategy::MaskedRun`].
     pub masked_value: Option<Stream>,
 }
 
@@ -787,6 +791,7 @@ impl fmt::Display for Strategy {
             Strategy::ReversedTiles { by_size: true } => {
                 write!(f, "(reversed-tiles if tiles of 2-8 B, else strided reverse)")
             }
+            Strategy::MaskedRun => write!(f, "masked-run"),
             Strategy::Joined => write!(f, "joined"),
         }
     }

@@ -48,6 +48,7 @@ pub struct Pass {
 pub const PASSES: &[Pass] = &[
     Pass { name: "drop-unit-axes", run: drop_unit_axes },
     Pass { name: "merge-contiguous-axes", run: merge_contiguous_axes },
+    Pass { name: "masked-run", run: masked_run },
     Pass { name: "block-copy", run: block_copy },
     Pass { name: "block-rows", run: block_rows },
     Pass { name: "index-table", run: index_table },
@@ -131,7 +132,8 @@ fn unscheduled(nest: &LoopNest, loops: usize) -> Option<usize> {
 }
 
 /// [`unscheduled`], combining stores included; never a masked store's loops (each element is
-/// written with its value or itself, as its mask byte says).
+/// written with its value or itself, as its mask byte says: only [`masked_run`] schedules
+/// them).
 fn unscheduled_loops(nest: &LoopNest, loops: usize) -> Option<usize> {
     if nest.masked_value.is_some() {
         return None;
@@ -139,6 +141,22 @@ fn unscheduled_loops(nest: &LoopNest, loops: usize) -> Option<usize> {
     let first = nest.extents.len().checked_sub(loops)?;
     let free = nest.strategies[first..].iter().all(|&s| s == Strategy::Serial) && nest.out_fixed_from(first);
     free.then_some(first)
+}
+
+/// A masked store's innermost loop over consecutive output elements and consecutive mask bytes
+/// (`a[m] = 0` on a dense target): 16 mask bytes at a time, widened by a byte shuffle into the
+/// lanes of the elements they select, which take the value where set and keep their bytes
+/// elsewhere (B15 moved one element at a time before, 2.6-3.4x a memcpy of the target).
+fn masked_run(nest: &mut LoopNest, target: Target) -> bool {
+    let Some(last) = nest.extents.len().checked_sub(1) else { return false };
+    let w = nest.width as i64;
+    let dense = is_const(&nest.out[last], w) && is_const(&nest.data.strides[last], 1);
+    let widens = w == 1 || (w <= 8 && target.byte_shuffles);
+    let fits = nest.masked_value.is_some()
+        && nest.strategies[last] == Strategy::Serial
+        && nest.data.terms.is_empty()
+        && nest.out_fixed_from(last);
+    fits && dense && widens && set(nest, last, Strategy::MaskedRun)
 }
 
 /// Gives loops `first..` the strategy of the first: the loop inside it is `Joined`.

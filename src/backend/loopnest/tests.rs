@@ -62,6 +62,15 @@ fn each_strategy_has_its_program() {
         // Gathers of gathers: in a table when fixed along the rows, else one element at a time.
         ("a[:, i[j]]", &["a=f32[6,5]", "i=i64[4]", "j=i16[3]"], SHUFFLES, "run [index-table, joined]"),
         ("a[i[j]]", &["a=f32[6]", "i=i64[4]", "j=i16[3,2]"], SHUFFLES, "run [serial]"),
+        // A store of one value through a mask: the mask's bytes widened into lanes where the
+        // elements and the bytes are consecutive; bytes of one per element need no shuffle.
+        ("a[m] = 0", &["a=f32[64,64]", "m=bool[64,64]"], SHUFFLES, "run [masked-run]"),
+        ("a[m] += 1", &["a=f64[9,7]", "m=bool[9,7]"], SHUFFLES, "run [masked-run]"),
+        ("a[m] = 0", &["a=u8[64,64]", "m=bool[64,64]"], NO_SHUFFLES, "run [masked-run]"),
+        ("a[m] = 0", &["a=f32[64,64]", "m=bool[64,64]"], NO_SHUFFLES, "run [serial]"),
+        ("a[m, 1:] = 0", &["a=f32[64,64]", "m=bool[64]"], SHUFFLES, "run [serial, serial]"),
+        ("a[:, ::2][m] = 0", &["a=f32[64,64]", "m=bool[64,32]"], SHUFFLES, "run [serial]"),
+        ("a[m] = 0", &["a=c128[64]", "m=bool[64]"], SHUFFLES, "run [serial]"),
     ];
     for &(src, inputs, target, expected) in cases {
         let nest = schedule(&plan(src, inputs), target, |_, _| {});
