@@ -68,7 +68,8 @@ fn golden_stores_as_linked_kernels() {
         sample.push(Case { id: src.into(), src: src.into(), inputs: vec![("a".into(), a.clone())] });
     }
     // One value through a mask over rows longer than a vector trip (16 mask bytes widened into
-    // lanes), on the baseline features objects are built for, each element width.
+    // lanes) or through a mask of rows (each row skipped or filled), on the baseline features
+    // objects are built for, each element width.
     let mut rng = slc::measure::SplitMix(0x3a5c);
     for (k, dtype) in
         [slc::DType::U8, slc::DType::I16, slc::DType::F32, slc::DType::F64].into_iter().enumerate()
@@ -78,8 +79,9 @@ fn golden_stores_as_linked_kernels() {
         let a = slc::Tensor::from_bytes(dtype, &[rows, cols], &bytes).unwrap();
         let bits: Vec<u8> = (0..rows * cols).map(|_| (rng.next_u64() % 2) as u8).collect();
         let m = slc::Tensor::from_bytes(slc::DType::Bool, &[rows, cols], &bits).unwrap();
-        for src in ["a[m] = 3", "a[m] += 3", "a[1:][m[1:]] = 2"] {
-            let inputs = vec![("a".into(), a.clone()), ("m".into(), m.clone())];
+        let r = slc::Tensor::from_bytes(slc::DType::Bool, &[rows], &bits[..rows]).unwrap();
+        for src in ["a[m] = 3", "a[m] += 3", "a[1:][m[1:]] = 2", "a[r] = 3", "a[r, 1:] *= 3"] {
+            let inputs = vec![("a".into(), a.clone()), ("m".into(), m.clone()), ("r".into(), r.clone())];
             sample.push(Case { id: format!("{src} on {dtype}"), src: src.into(), inputs });
         }
     }

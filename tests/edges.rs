@@ -371,7 +371,7 @@ fn store_update_nests_write_only_inside_the_output() {
     check("a[::-1, 1::2] = v", &[("a", &big), ("v", &row)]);
     check("a[1:, :-1] = a[:-1, 1:]", &[("a", &big)]);
     // Gathered destinations: index arrays (duplicates, negative values, one out of range) and
-    // masks, writing rows as block copies or element by element.
+    // masks, writing rows as block copies or element by element, and masks read in place.
     for dtype in WIDTHS {
         for n in [1, 7, 16, 33] {
             let a = data(dtype, &[3, n]);
@@ -383,6 +383,16 @@ fn store_update_nests_write_only_inside_the_output() {
             }
             check("a[[True, False, True], -1] = 5", &[("a", &a)]);
             check("a[:, [0, -1, 0]] = a[0, 0]", &[("a", &a)]);
+            // One value through a mask read in place: 16 mask bytes per vector trip, or one
+            // per row, the mask a guarded buffer of its own.
+            let bits: Vec<u8> = (0..3 * n).map(|k| u8::from(k % 3 != 1)).collect();
+            let m = Tensor::from_bytes(DType::Bool, &[3, n], &bits).unwrap();
+            let r = Tensor::from_bytes(DType::Bool, &[3], &bits[..3]).unwrap();
+            check("a[m] = 7", &[("a", &a), ("m", &m)]);
+            check("a[m] += 7", &[("a", &a), ("m", &m)]);
+            check("a[1:][m[1:]] = 5", &[("a", &a), ("m", &m)]);
+            check("a[r] = 7", &[("a", &a), ("r", &r)]);
+            check("a[r, ::-1] *= 3", &[("a", &a), ("r", &r)]);
         }
     }
     let rows = ints(DType::I32, &(0..300).map(|r| (r * 7919) % 700 - 350).collect::<Vec<_>>());

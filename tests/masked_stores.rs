@@ -94,9 +94,11 @@ fn element(dtype: DType, x: i64) -> Vec<u8> {
 }
 
 /// The JIT's masked runs (16 mask bytes widened into the lanes of 1-, 2-, 4- and 8-byte
-/// elements, then a scalar tail) against the interpreter, byte for byte: every dtype, rows
+/// elements, then a scalar tail) and masked rows (one byte per row: skipped, or filled 16
+/// bytes at a time, or combined) against the interpreter, byte for byte: every dtype, rows
 /// from 1 to 150 elements (trips and tails of each length), masks empty, full and between,
-/// starting at offsets a vector does not align with, on one thread and on several.
+/// starting at offsets a vector does not align with, strided rows, on one thread and on
+/// several.
 #[test]
 fn masked_runs_match_the_interpreter_on_every_width() {
     let mut rng = SplitMix(45);
@@ -116,7 +118,19 @@ fn masked_runs_match_the_interpreter_on_every_width() {
         DType::C128,
         DType::Bool,
     ];
-    let programs = ["a[m] = 3", "a[m] += 3", "a[m] *= 2", "a[1:][m[1:]] = 5", "a[:, 3:][m[:, 3:]] += 1"];
+    let programs = [
+        "a[m] = 3",
+        "a[m] += 3",
+        "a[m] *= 2",
+        "a[1:][m[1:]] = 5",
+        "a[:, 3:][m[:, 3:]] += 1",
+        // Masked rows: one byte per row.
+        "a[r] = 3",
+        "a[r, 2:] += 3",
+        "a[r] *= 2",
+        "a[:, ::2][r] = 1",
+        "a[::-1, 1::3][r[::-1]] += 1",
+    ];
     for round in 0..120 {
         let dtype = dtypes[round % dtypes.len()];
         let (rows, cols) = match round % 6 {
@@ -129,6 +143,7 @@ fn masked_runs_match_the_interpreter_on_every_width() {
             (0..rows * cols).flat_map(|k| element(dtype, (k as i64 * 7) % 61 - 30)).collect();
         let a = Tensor::from_bytes(dtype, &[rows, cols], &start).unwrap();
         let m = Tensor::from_bytes(DType::Bool, &[rows, cols], &bits).unwrap();
+        let r = Tensor::from_bytes(DType::Bool, &[rows], &bits[..rows]).unwrap();
         for src in programs {
             if dtype == DType::Bool && src.contains("*=") {
                 continue;
@@ -137,6 +152,7 @@ fn masked_runs_match_the_interpreter_on_every_width() {
                 let mut s = Session::with_executor(executor);
                 s.bind("a", a.clone());
                 s.bind("m", m.clone());
+                s.bind("r", r.clone());
                 s.eval(src).map(|t| t.bytes().to_vec()).map_err(|e| e.diagnostic().code)
             };
             let want = run(Executor::Interpreter);

@@ -38,7 +38,7 @@ impl Gen<'_, '_> {
         let nest = self.nest;
         let ty = self.element_type();
         let (src, miss) = self.address(&nest.data, data);
-        if let Some(value) = self.masked_value {
+        if let Some((value, _)) = self.masked_value {
             // `data` is the mask: the element becomes the value where its byte is nonzero and
             // stays itself elsewhere, with no branch on the byte.
             let bit = self.b.ins().load(types::I8, MemFlagsData::trusted(), src, 0);

@@ -1,13 +1,19 @@
-//! A masked store's innermost run ([`Strategy::MaskedRun`](crate::backend::loopnest::Strategy)):
-//! output elements and mask bytes both consecutive. Each trip reads 16 mask bytes, compares
+//! A masked store's innermost loop, where its mask bytes are consecutive or one for the whole
+//! row ([`MaskedRun`](crate::backend::loopnest::Strategy::MaskedRun),
+//! [`MaskedRow`](crate::backend::loopnest::Strategy::MaskedRow)).
+//!
+//! A masked run: output elements and mask bytes both consecutive. Each trip reads 16 mask bytes, compares
 //! them with zero once, and for each 16 output bytes they cover shuffles the comparison into
 //! that vector's lanes (a lane of `w` bytes repeats its element's byte `w` times), then blends
 //! the value into the element where set. Elements outside the mask are loaded and stored back
 //! unchanged, as the element-by-element loop does, so no branch depends on the mask.
+//!
+//! A masked row (`a[r] = 0` with a mask over rows): the row's one byte skips it or sets all of
+//! it, so the rows the mask leaves out are not touched at all.
 
 use super::index::StreamState;
-use super::{Gen, vector_flags};
-use crate::backend::loopnest::Combining;
+use super::{Gen, NO_ARGS, vector_flags};
+use crate::backend::loopnest::{Combining, is_const};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value, types};
@@ -27,7 +33,7 @@ impl Gen<'_, '_> {
     ) {
         let nest = self.nest;
         let w = nest.width as i64;
-        let value = self.masked_value.expect("a masked run belongs to a masked store");
+        let (value, _) = self.masked_value.expect("a masked run belongs to a masked store");
         let (lo, hi) = self.bounds(depth, range);
         let count = self.b.ins().isub(hi, lo);
         let data = self.advance(&nest.data, data, depth, lo);
@@ -77,6 +83,66 @@ impl Gen<'_, '_> {
             let kept = g.b.ins().load(ty, MemFlagsData::trusted(), p[0], (k * w) as i32);
             let element = g.b.ins().select(set, new, kept);
             g.b.ins().store(MemFlagsData::trusted(), element, p[0], (k * w) as i32);
+        });
+    }
+
+    /// Loop `depth`, a masked row: its one mask byte, read once, skips the row or sets (or
+    /// combines) every element of it, 16 bytes at a time where the elements are consecutive.
+    pub(super) fn emit_masked_row(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let nest = self.nest;
+        let (value, value_at) = self.masked_value.expect("a masked row belongs to a masked store");
+        let (lo, hi) = self.bounds(depth, range);
+        // The mask does not move along the row, nor miss (it has no index terms).
+        let (mask, _) = self.address(&nest.data, data);
+        let (fill, done) = (self.b.create_block(), self.b.create_block());
+        let set = self.b.ins().load(types::I8, MemFlagsData::trusted(), mask, 0);
+        self.b.ins().brif(set, fill, NO_ARGS, done, NO_ARGS);
+        self.b.switch_to_block(fill);
+        let count = self.b.ins().isub(hi, lo);
+        let out_stride = &nest.out[depth];
+        let skip = self.mul_int(lo, out_stride);
+        let out_off = self.b.ins().iadd(out_off, skip);
+        let dst = self.b.ins().iadd(out, out_off);
+        match (&nest.combine, self.old_base) {
+            (Some(combine), Some(old_base)) => {
+                let old = self.b.ins().iadd(old_base, out_off);
+                let broadcast = SymExpr::constant(0);
+                self.combine_run(combine, (dst, value_at, old), count, &broadcast, out_stride);
+            }
+            _ => self.fill_run(dst, count, out_stride, value),
+        }
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
+    /// `count` elements by `out_stride` bytes from `dst` set to `value`: 16 bytes at a time
+    /// where they are consecutive, then one at a time.
+    fn fill_run(&mut self, dst: Value, count: Value, out_stride: &SymExpr, value: Value) {
+        let w = self.nest.width as i64;
+        let (mut dst, mut count) = (dst, count);
+        if is_const(out_stride, w) && w <= 8 {
+            let lanes = (16 / w).trailing_zeros() as i64;
+            let bytes = self.splat_bytes(value);
+            let trips = self.b.ins().ushr_imm_u(count, lanes);
+            self.strided_loop(&[dst], &[SymExpr::constant(16)], trips, |g, p, k, _| {
+                g.b.ins().store(vector_flags(), bytes, p[0], (k * 16) as i32);
+            });
+            let done = self.b.ins().ishl_imm_u(trips, lanes);
+            let done_bytes = self.b.ins().imul_imm_s(done, w);
+            dst = self.b.ins().iadd(dst, done_bytes);
+            count = self.b.ins().isub(count, done);
+        }
+        self.strided_loop(&[dst], std::slice::from_ref(out_stride), count, |g, p, k, _| {
+            let (d, d_off) = g.at(p[0], k, out_stride);
+            let (d, d_off) = g.split_offset(d, d_off);
+            g.b.ins().store(MemFlagsData::trusted(), value, d, d_off);
         });
     }
 

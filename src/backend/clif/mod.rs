@@ -229,8 +229,9 @@ struct Gen<'a, 'n> {
     copy_streaming: Option<FuncRef>,
     /// A combining store's target at its first destination ([`Gen::old_base`]).
     old_base: Option<Value>,
-    /// A masked store's value ([`LoopNest::masked_value`]), loaded once.
-    masked_value: Option<Value>,
+    /// A masked store's value ([`LoopNest::masked_value`]), loaded once, and its address (a
+    /// row of a `MaskedRow` combines with it there: nothing the kernel writes).
+    masked_value: Option<(Value, Value)>,
 }
 
 impl<'a, 'n> Gen<'a, 'n> {
@@ -295,7 +296,7 @@ impl<'a, 'n> Gen<'a, 'n> {
                 let state = self.initial_state(value);
                 let (at, _) = self.address(value, &state);
                 let ty = self.element_type();
-                self.masked_value = Some(self.b.ins().load(ty, MemFlagsData::trusted(), at, 0));
+                self.masked_value = Some((self.b.ins().load(ty, MemFlagsData::trusted(), at, 0), at));
             }
             let zero = self.b.ins().iconst(types::I64, 0);
             let data = self.initial_state(&self.nest.data.clone());
@@ -366,6 +367,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             Strategy::IndexTable(ahead) => self.emit_index_table(depth, ahead, out, out_off, &data, range),
             Strategy::ReversedTiles { .. } => self.emit_reversed_tiles(depth, out, out_off, &data, range),
             Strategy::MaskedRun => self.emit_masked_run(depth, out, out_off, &data, range),
+            Strategy::MaskedRow => self.emit_masked_row(depth, out, out_off, &data, range),
             Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
         }
     }

@@ -99,6 +99,9 @@ pub enum Strategy {
     /// Innermost in a masked store, output elements and mask bytes both consecutive: 16
     /// elements per trip, blended with the value by their mask bytes, then one at a time.
     MaskedRun,
+    /// Innermost in a masked store, the mask fixed along it: the row's one mask byte skips it
+    /// or sets (combines) every element of it.
+    MaskedRow,
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -207,7 +210,7 @@ pub struct LoopNest {
     /// address for every update (its strides are all 0). `data` then reads the mask's bytes,
     /// and each element of the box is written with the value where its byte is nonzero and with
     /// itself elsewhere, so no branch depends on the mask. The loops stay serial, the innermost
-    /// maybe a [`Strategy::MaskedRun`].
+    /// maybe a [`Strategy::MaskedRun`] or [`Strategy::MaskedRow`].
     pub masked_value: Option<Stream>,
 }
 
@@ -792,6 +795,7 @@ impl fmt::Display for Strategy {
                 write!(f, "(reversed-tiles if tiles of 2-8 B, else strided reverse)")
             }
             Strategy::MaskedRun => write!(f, "masked-run"),
+            Strategy::MaskedRow => write!(f, "masked-row"),
             Strategy::Joined => write!(f, "joined"),
         }
     }

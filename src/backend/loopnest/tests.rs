@@ -68,7 +68,10 @@ fn each_strategy_has_its_program() {
         ("a[m] += 1", &["a=f64[9,7]", "m=bool[9,7]"], SHUFFLES, "run [masked-run]"),
         ("a[m] = 0", &["a=u8[64,64]", "m=bool[64,64]"], NO_SHUFFLES, "run [masked-run]"),
         ("a[m] = 0", &["a=f32[64,64]", "m=bool[64,64]"], NO_SHUFFLES, "run [serial]"),
-        ("a[m, 1:] = 0", &["a=f32[64,64]", "m=bool[64]"], SHUFFLES, "run [serial, serial]"),
+        // A mask over rows: each row skipped or filled whole.
+        ("a[m, 1:] = 0", &["a=f32[64,64]", "m=bool[64]"], SHUFFLES, "run [serial, masked-row]"),
+        ("a[m] *= 2", &["a=i16[64,64]", "m=bool[64]"], NO_SHUFFLES, "run [serial, masked-row]"),
+        ("img[m] = 0", &["img=u8[10,10,3]", "m=bool[10,10]"], SHUFFLES, "run [serial, masked-row]"),
         ("a[:, ::2][m] = 0", &["a=f32[64,64]", "m=bool[64,32]"], SHUFFLES, "run [serial]"),
         ("a[m] = 0", &["a=c128[64]", "m=bool[64]"], SHUFFLES, "run [serial]"),
     ];
