@@ -6,6 +6,7 @@ interleaved in the same run, medians of several rounds.
     B13  a[i] = v       a: f32[100000, 256], i: 65,536 random rows (duplicates included), v: f32[65536, 256]
     B14  a[:, ::2] = b  a: f32[4096, 4096], b: f32[4096, 2048]
     B15  a[m] = 0       a: f32[4096, 4096], m: a random half of its elements
+    B15r a[r] = 0       a: f32[4096, 4096], r: a random half of its rows
 
 slc runs as a NumPy user runs it, `slc.eval(STORE, a=x, ...)` (x updated in place), with the
 default threads, and as a compiled kernel on one thread (`slc.compile(STORE, ...)(..., threads=1)`,
@@ -32,6 +33,8 @@ def cases(rng):
     yield "B14", "a[:, ::2] = b", {"a": a, "b": b}, lambda x: x.__setitem__((slice(None), slice(None, None, 2)), b), b.nbytes
     m = rng.random((4096, 4096)) < 0.5
     yield "B15", "a[m] = 0", {"a": a.copy(), "m": m}, lambda x: x.__setitem__(m, 0), int(m.sum()) * 4
+    r = rng.random(4096) < 0.5
+    yield "B15r", "a[r] = 0", {"a": a.copy(), "r": r}, lambda x: x.__setitem__(r, 0), int(r.sum()) * 4096 * 4
 
 
 def timed(fn):

@@ -19,18 +19,24 @@
 //! block a generic kernel receives, filled once per call.
 
 mod passes;
+mod print;
+mod store;
 mod versions;
 
 pub use passes::{CACHE_LINE, INLINE_COPY_BYTES, LOOP_COPY_BYTES, PASSES, Pass};
 pub use passes::{TOUCH_MAX_BYTES, TOUCH_MIN_BYTES};
+pub use store::{Arithmetic, CombineOp, Combining};
+pub use store::{
+    buffered_in_place, store_base_bytes, store_may_run_in_place, store_writes_distinct, takes_store,
+};
 pub use versions::{MAX_VERSIONS, SIZE_CLASS_COUNT, UNROLL, UNROLLED_STEP_MAX};
 pub use versions::{fit_budget, unroll_versions, unrolls};
 
 use crate::plan::{Access, BufferId, Check, GenericPlan, InputDecl, VerifiedGenericPlan, VerifiedPlan};
+use crate::types::OobMode;
 use crate::types::sym::SymExpr;
-use crate::types::{Combine, OobMode, Reduction};
 use slc_runtime::DType;
-use std::fmt;
+use store::combining;
 
 /// One read stream over the loop coordinates, in bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -214,64 +220,6 @@ pub struct LoopNest {
     pub masked_value: Option<Stream>,
 }
 
-/// How an update nest combines each element it writes with the target's: `old ∘ value`, `old`
-/// read from the target's buffer at the element's own offset (the output's offset from the
-/// first destination, plus `base` bytes), never from the output being written: `a[[0, 0]] += 1`
-/// adds once (NumPy's buffered semantics; docs/semantics.md, Stores). A scatter's reduction
-/// (`accumulate`) reads `old` from the output instead, the element as updated so far, its
-/// updates in C order (the nest is serial where destinations may meet).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Combining {
-    pub op: CombineOp,
-    /// `old` is the output's element (a scatter's reduction from the element as bound), not
-    /// the target's.
-    pub accumulate: bool,
-    pub arithmetic: Arithmetic,
-    /// Integers compare as signed ones (`max`, `min`).
-    pub signed: bool,
-    /// The target's buffer, numbered as the streams number theirs.
-    pub target: usize,
-    /// The first destination's byte offset in the target.
-    pub base: SymExpr,
-}
-
-/// The operation of a combining store: `+=` and the reductions `sum`; `*=` and `prod`; `sub`;
-/// `max` and `min` (the value replaces the element where it is larger, or smaller, or a NaN
-/// where the element is not: ties and a NaN already there keep the element).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CombineOp {
-    Add,
-    Mul,
-    Sub,
-    Max,
-    Min,
-}
-
-/// The arithmetic of an element type, as `Combine::apply` does it (its reference): integers
-/// wrap, floats round once, bools are `or` (`+`) and `and` (`*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Arithmetic {
-    Int,
-    F32,
-    F64,
-    Bool,
-}
-
-impl Arithmetic {
-    /// The arithmetic of `dtype`, where the loop nest does it; `None` for f16, bf16 (rounded
-    /// through f32) and the complex types: their combining stores run on the interpreter.
-    pub fn of(dtype: DType) -> Option<Arithmetic> {
-        match dtype {
-            DType::Bool => Some(Arithmetic::Bool),
-            DType::F32 => Some(Arithmetic::F32),
-            DType::F64 => Some(Arithmetic::F64),
-            DType::F16 | DType::BF16 | DType::C64 | DType::C128 => None,
-            _ if dtype.is_integer() => Some(Arithmetic::Int),
-            _ => None,
-        }
-    }
-}
-
 /// The symbol of the function a [`Copy::Streaming`] block calls, `(dst, src, bytes)`: it copies
 /// `bytes` bytes, the destination's whole cache lines with non-temporal stores. The JIT provides
 /// it (`jit::copy_streaming`) and fences those stores when the kernel returns; an AOT object
@@ -344,150 +292,6 @@ fn stream(plan: &GenericPlan, a: &Access<SymExpr>, w: i64) -> Stream {
         strides: a.strides.iter().map(|s| s.mul(&w)).collect(),
         terms: a.terms.iter().map(term).collect(),
     }
-}
-
-/// Whether the loop nest can write `plan`'s store: a `set`, or a `+=` or `*=` in an element type
-/// it does the arithmetic of ([`Arithmetic::of`]), through slices, integers, index arrays and
-/// masks, each gathered destination index checked or folded into range (an `error`, `clamp` or
-/// `wrap` term: a `zero` term's miss would have to skip the write). Of a scatter's reductions,
-/// `sum`, `prod`, `sub`, `max` and `min` from the element as bound (serial where updates may meet, each
-/// update in C order, as the interpreter accumulates); the others run on the interpreter
-/// (docs/semantics.md, Stores).
-pub fn takes_store<D: PartialEq + From<i64>>(plan: &crate::plan::Plan<D>) -> bool {
-    plan.store.as_ref().is_some_and(|s| {
-        let arithmetic = match s.combine {
-            Combine::Set => true,
-            Combine::Add | Combine::Mul | Combine::Reduce { .. } => {
-                combining(plan, SymExpr::constant(0)).is_some()
-            }
-        };
-        // A masked store's value is one element (sema makes no other).
-        let masked = s.when.as_ref().is_none_or(|w| w.terms.is_empty() && invariant(&s.value));
-        arithmetic && masked && s.dest.terms.iter().all(|t| t.mode != OobMode::Zero)
-    })
-}
-
-/// Whether `a` reads one element whatever the coordinates: no strides but zeros, no gathers.
-fn invariant<D: PartialEq + From<i64>>(a: &Access<D>) -> bool {
-    a.terms.is_empty() && a.strides.iter().all(|s| *s == D::from(0))
-}
-
-/// The byte offset of a store plan's first destination in its output, where the update nest
-/// writes from; `None` without a store or where it is not a constant.
-pub fn store_base_bytes(plan: &GenericPlan) -> Option<i64> {
-    let base = plan.store.as_ref()?.dest.base.as_const()?;
-    base.checked_mul(plan.dtype.width() as i64)
-}
-
-/// Whether `plan`'s store may write its output in place, the output being the target's own
-/// bytes: the update reads no byte of the target (not the value, not an index, not a check's
-/// index, not a mask), and every `error`-mode index it reads either has a check, which runs before the
-/// update, or is a constant proven in range, so that a failed call leaves the target as it
-/// was. `false` without a store. (That no other input overlaps the target is the caller's to
-/// see: only it knows where the inputs lie.)
-pub fn store_may_run_in_place(plan: &GenericPlan) -> bool {
-    use crate::plan::{Access, Indirect, all_in_range, counts_mask_dim};
-    let Some(store) = &plan.store else { return false };
-    let BufferId::Input(target) = plan.output.buffer else { return false };
-    let dest_indices = store.dest.terms.iter().flat_map(|t| t.index.buffers());
-    let checked = plan.checks.iter().flat_map(|c| c.index.buffers());
-    let mask = store.when.iter().flat_map(|w| w.buffers());
-    let reads_target = store
-        .value
-        .buffers()
-        .into_iter()
-        .chain(mask)
-        .chain(dest_indices)
-        .chain(checked)
-        .any(|b| b == BufferId::Input(target));
-    let covered = |t: &Indirect<SymExpr>| match t.index.buffer {
-        BufferId::Const(c) if t.index.terms.is_empty() => {
-            t.len.as_const().is_some_and(|len| all_in_range(&plan.consts[c].tensor, len))
-        }
-        _ if counts_mask_dim(&plan.inputs, &t.index, &t.len) => true,
-        buffer => plan.checks.iter().any(|c| c.index.buffer == buffer && c.len == t.len),
-    };
-    fn all_checked(a: &Access<SymExpr>, covered: &dyn Fn(&Indirect<SymExpr>) -> bool) -> bool {
-        (a.terms.iter()).all(|t| (t.mode != OobMode::Error || covered(t)) && all_checked(&t.index, covered))
-    }
-    // A `+=` in place would read an element a duplicate has already updated; a reduction reads
-    // the element as updated so far, which in place is the target's own.
-    let combines_once =
-        store.combine == Combine::Set || store.combine.accumulates() || store_writes_distinct(store);
-    !reads_target
-        && combines_once
-        && all_checked(&store.dest, &covered)
-        && all_checked(&store.value, &covered)
-}
-
-/// The three plans ([`buffered_store`](crate::plan::buffered::buffered_store)) a `+=` or `*=`
-/// store runs as in place when it cannot run in place itself (its updates may meet): its
-/// combine and scatter plans can. `None` for any other plan.
-pub fn buffered_in_place(plan: &GenericPlan) -> Option<crate::plan::buffered::BufferedStore> {
-    if store_may_run_in_place(plan) {
-        return None;
-    }
-    let parts = crate::plan::buffered::buffered_store(plan)?;
-    (store_may_run_in_place(&parts.combine) && store_may_run_in_place(&parts.scatter)).then_some(parts)
-}
-
-/// Whether no two of `store`'s updates write the same element, as far as the strides show: no
-/// gathered destination, and each stride, by size, passes every address the smaller ones reach
-/// (sufficient, not necessary); or the strides are the update's own dense C order (a buffered
-/// store's buffer, whatever its symbols). Other symbolic strides or extents: not known, `false`.
-pub fn store_writes_distinct(store: &crate::plan::Store<SymExpr>) -> bool {
-    if !store.dest.terms.is_empty() {
-        return false;
-    }
-    let mut dense = SymExpr::constant(1);
-    let c_order = store.shape.iter().zip(&store.dest.strides).rev().all(|(n, s)| {
-        let same = *s == dense;
-        dense = dense.mul(n);
-        same
-    });
-    if c_order {
-        return true;
-    }
-    let mut dims = Vec::with_capacity(store.shape.len());
-    for (n, s) in store.shape.iter().zip(&store.dest.strides) {
-        let (Some(n), Some(s)) = (n.as_const(), s.as_const()) else { return false };
-        if n > 1 {
-            dims.push(((s as i128).abs(), n as i128 - 1));
-        }
-    }
-    dims.sort();
-    let mut reach = 0i128;
-    dims.into_iter().all(|(stride, extent)| {
-        let passes = stride > reach;
-        reach += stride * extent;
-        passes
-    })
-}
-
-/// The arithmetic of `plan`'s update nest (`dest_base`: its destination's byte base), where it
-/// combines and the loop nest can compute it; `None` for a `set`, and for a combining store
-/// the loop nest cannot write ([`takes_store`] asks here, so no update nest of a `+=` is ever
-/// built without its arithmetic).
-fn combining<D>(plan: &crate::plan::Plan<D>, dest_base: SymExpr) -> Option<Combining> {
-    let (op, accumulate) = match plan.store.as_ref()?.combine {
-        Combine::Add => (CombineOp::Add, false),
-        Combine::Mul => (CombineOp::Mul, false),
-        // A reduction from the element as bound, one update at a time in its own type (as the
-        // interpreter's `Accumulator` keeps every type the loop nest computes).
-        Combine::Reduce { op: Reduction::Sum, init: true } => (CombineOp::Add, true),
-        Combine::Reduce { op: Reduction::Prod, init: true } => (CombineOp::Mul, true),
-        Combine::Reduce { op: Reduction::Sub, init: true } => (CombineOp::Sub, true),
-        Combine::Reduce { op: Reduction::Max, init: true } => (CombineOp::Max, true),
-        Combine::Reduce { op: Reduction::Min, init: true } => (CombineOp::Min, true),
-        Combine::Set | Combine::Reduce { .. } => return None,
-    };
-    let BufferId::Input(target) = plan.output.buffer else { return None };
-    let arithmetic = Arithmetic::of(plan.dtype)?;
-    // A bool's `sub` is `xor`, which the nest does not compute.
-    if arithmetic == Arithmetic::Bool && op == CombineOp::Sub {
-        return None;
-    }
-    Some(Combining { op, accumulate, arithmetic, signed: plan.dtype.is_signed(), target, base: dest_base })
 }
 
 /// The bytes `[first, end)` a buffer holds around its table pointer (element `[0, ..., 0]`):
@@ -746,128 +550,6 @@ pub fn schedule_generic_check(
 ) -> Option<LoopNest> {
     let nest = passes::run(LoopNest::from_check(plan, check), target, |_, _| {});
     (!nest.empty).then_some(nest)
-}
-
-/// `[a, b, ...]`: a list of integers as `Debug` prints a `Vec<i64>`.
-struct List<'a>(&'a [SymExpr]);
-
-impl fmt::Display for List<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{e}")?;
-        }
-        f.write_str("]")
-    }
-}
-
-impl fmt::Display for Stream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "buf{}+{} {}", self.buffer, self.base, List(&self.strides))?;
-        Terms(&self.terms).fmt(f)
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Strategy::Serial => write!(f, "serial"),
-            Strategy::Block(copy) => write!(f, "block {copy}"),
-            Strategy::Strided(None) => write!(f, "strided"),
-            Strategy::Strided(Some(Shuffle::Reverse)) => write!(f, "strided reverse"),
-            Strategy::Strided(Some(Shuffle::Evens)) => write!(f, "strided evens"),
-            Strategy::Strided(Some(Shuffle::Spread)) => write!(f, "strided spread"),
-            Strategy::GuardedGather(None) => write!(f, "guarded-gather"),
-            Strategy::GuardedGather(Some(GatherAhead::Known(a))) => {
-                write!(f, "guarded-gather{}", Ahead(&Some(*a)))
-            }
-            Strategy::GuardedGather(Some(GatherAhead::ByCall)) => {
-                write!(f, "guarded-gather (ahead if the call's span qualifies)")
-            }
-            Strategy::BlockRows { by_size: false } => write!(f, "block-rows"),
-            Strategy::BlockRows { by_size: true } => write!(f, "(block-rows if <= 64 B, else serial)"),
-            Strategy::IndexTable(ahead) => write!(f, "index-table{}", Ahead(ahead)),
-            Strategy::ReversedTiles { by_size: false } => write!(f, "reversed-tiles"),
-            Strategy::ReversedTiles { by_size: true } => {
-                write!(f, "(reversed-tiles if tiles of 2-8 B, else strided reverse)")
-            }
-            Strategy::MaskedRun => write!(f, "masked-run"),
-            Strategy::MaskedRow => write!(f, "masked-row"),
-            Strategy::Joined => write!(f, "joined"),
-        }
-    }
-}
-
-/// Gathered contributions, each as ` + STRIDE*MODE<LEN>(DTYPE INDEX)`.
-struct Terms<'a>(&'a [Term]);
-
-impl fmt::Display for Terms<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for t in self.0 {
-            write!(f, " + {}*{}<{}>({} {})", t.stride, t.mode.name(), t.len, t.index_dtype, t.index)?;
-        }
-        Ok(())
-    }
-}
-
-/// A strategy's read-ahead, if any, as ` ahead SPAN`.
-struct Ahead<'a>(&'a Option<ReadAhead>);
-
-impl fmt::Display for Ahead<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(a) => write!(f, " ahead {}", a.span),
-            None => Ok(()),
-        }
-    }
-}
-
-impl fmt::Display for Copy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Copy::Inline => "inline",
-            Copy::Loop => "loop",
-            Copy::Memcpy => "memcpy",
-            Copy::Streaming => "streaming",
-            Copy::BySize { loop_copy: true } => "(inline if <= 64 B, loop if <= 256 KiB, else memcpy)",
-            Copy::BySize { loop_copy: false } => "(inline if <= 64 B, else memcpy)",
-        })
-    }
-}
-
-impl fmt::Display for LoopNest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match self.kind {
-            NestKind::Output => "loopnest",
-            NestKind::Check => "checknest",
-        };
-        if self.empty {
-            return writeln!(f, "{kind} w{} empty", self.width);
-        }
-        writeln!(f, "{kind} w{} loops {}", self.width, List(&self.extents))?;
-        let strategies: Vec<String> = self.strategies.iter().map(Strategy::to_string).collect();
-        writeln!(f, "  run [{}]", strategies.join(", "))?;
-        writeln!(f, "  out {}{}", List(&self.out), Terms(&self.out_terms))?;
-        writeln!(f, "  data {}", self.data)?;
-        if let Some(value) = &self.masked_value {
-            writeln!(f, "  where data != 0: value {value}")?;
-        }
-        if let Some(c) = &self.combine {
-            let op = format!("{:?}", c.op).to_lowercase();
-            let arithmetic = format!("{:?}", c.arithmetic).to_lowercase();
-            match c.accumulate {
-                true => writeln!(f, "  combine {op} {arithmetic} into out")?,
-                false => writeln!(f, "  combine {op} {arithmetic} with old buf{}+{}", c.target, c.base)?,
-            }
-        }
-        if self.takes_params() {
-            writeln!(f, "  params {}", List(&self.params))?;
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
