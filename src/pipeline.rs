@@ -36,14 +36,21 @@ pub fn compile_with_values(src: &str, inputs: &InputTypes, values: &InputValues)
 /// [`plan::input_tensors`] makes for the run (docs/semantics.md, Masks). What the REPL and
 /// `slc eval --backend cuda` compile: folding 8 million positions costs seconds.
 pub fn compile_for_run(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
-    compile_checking(src, inputs, values, MaskPolicy { derive_large_masks: true, ..MaskPolicy::default() })
+    compile_checking(src, inputs, values, RUN_MASKS)
 }
+
+/// The masks of [`compile_for_run`] (and the REPL's runs): large ones derived per run.
+pub const RUN_MASKS: MaskPolicy = MaskPolicy { derive_large_masks: true, stores_read_masks: true };
+
+/// The masks of [`compile_for_dml`] (and the REPL's `:dml`): every mask folded into positions,
+/// stores through masks included, as DirectML's operators take them.
+pub const DML_MASKS: MaskPolicy = MaskPolicy { derive_large_masks: false, stores_read_masks: false };
 
 /// As [`compile_with_values`], for the DirectML target: a store of one value through a mask
 /// takes the mask's positions (folded, as every mask of a DirectML graph is), which DirectML's
 /// scatters write, rather than reading the mask in place.
 pub fn compile_for_dml(src: &str, inputs: &InputTypes, values: &InputValues) -> Result<Compiled, Error> {
-    compile_checking(src, inputs, values, MaskPolicy { stores_read_masks: false, ..MaskPolicy::default() })
+    compile_checking(src, inputs, values, DML_MASKS)
 }
 
 fn compile_checking(

@@ -215,6 +215,20 @@ fn statements_piped_into_the_repl() {
     assert!(text(&out.stderr).contains("Usage"), "{}", text(&out.stderr));
 }
 
+/// `:dml` plans as `slc compile --target dml` does: a store of one value through a mask, which
+/// the REPL's own plan reads in place (`when`), takes the mask's positions and lowers to a
+/// scatter, where it was refused before.
+#[test]
+fn dml_takes_a_masked_stores_positions_as_the_dml_target_does() {
+    let dir = scratch("repl-e2e", "dml-mask");
+    let entries = "let a = arange(6, shape=[2, 3])\n:plan a[[True, False]] = 0\n:dml a[[True, False]] = 0\n";
+    let out = piped(&dir, &["repl"], entries);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    assert!(printed.contains(" when "), "the REPL's plan reads the mask in place:\n{printed}");
+    assert!(printed.contains("DML_OPERATOR_SCATTER_ND"), "{printed}");
+}
+
 #[test]
 fn scripts_run_until_the_first_error() {
     let dir = scratch("repl-e2e", "run");

@@ -186,7 +186,8 @@ impl Repl {
             "dml" => {
                 needs_expr("after this")?;
                 self.with_temps(|repl, temps| {
-                    let planned = repl.plan_text(text, cmd.rest_start, temps)?;
+                    let planned =
+                        repl.plan_text_with(text, cmd.rest_start, temps, crate::pipeline::DML_MASKS)?;
                     dml(&planned, reply)
                 })?;
             }

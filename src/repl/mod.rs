@@ -377,22 +377,41 @@ impl Repl {
         start: usize,
         temps: &mut Vec<String>,
     ) -> Result<Planned, Fail> {
+        self.plan_text_with(text, start, temps, crate::pipeline::RUN_MASKS)
+    }
+
+    /// As [`plan_text`](Self::plan_text), masks treated as `policy` says (`:dml` plans as
+    /// `slc compile --target dml` does).
+    pub(crate) fn plan_text_with(
+        &mut self,
+        text: &str,
+        start: usize,
+        temps: &mut Vec<String>,
+        policy: crate::sema::MaskPolicy,
+    ) -> Result<Planned, Fail> {
         let program = syntax::parse_program(&masked(text, start)).map_err(Error::from)?;
-        self.plan_stmts(&program.stmts, temps)
+        self.plan_stmts_with(&program.stmts, temps, policy)
     }
 
     /// Checks, lowers and verifies statements, after the integer bindings and with helper calls
-    /// replaced by temporaries.
+    /// replaced by temporaries. A large mask's positions are derived per run (`plan_inputs`),
+    /// not folded: folding puts every `True` through the front end, seconds for a 4096² mask.
     pub(super) fn plan_stmts(
         &mut self,
         stmts: &[ast::Stmt],
         temps: &mut Vec<String>,
     ) -> Result<Planned, Fail> {
+        self.plan_stmts_with(stmts, temps, crate::pipeline::RUN_MASKS)
+    }
+
+    fn plan_stmts_with(
+        &mut self,
+        stmts: &[ast::Stmt],
+        temps: &mut Vec<String>,
+        policy: crate::sema::MaskPolicy,
+    ) -> Result<Planned, Fail> {
         let program = self.rewritten(stmts, temps)?;
         let types: InputTypes = self.bound_types().map(|(name, ty)| (name.to_string(), ty)).collect();
-        // A large mask's positions are derived per run (`plan_inputs`), not folded: folding
-        // puts every `True` through the front end, seconds for a 4096² mask.
-        let policy = crate::sema::MaskPolicy { derive_large_masks: true, ..Default::default() };
         let (checked, _, plan) = crate::pipeline::check_and_lower(&program, &types, &self.tensors, policy)?;
         Ok(Planned { checked, plan })
     }
