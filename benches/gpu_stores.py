@@ -1,4 +1,4 @@
-"""The store cases of benches/gpu.py (issue 28's B13-B15 at GPU sizes): slc's updated copy of the
+"""The store cases of benches/gpu.py (issue 28's B13-B15 at GPU sizes, and B15r, a mask over rows): slc's updated copy of the
 target against PyTorch's and CuPy's in-place setitem (and PyTorch's `index_copy_`), each checked
 bit for bit against NumPy's `setitem`, each timed as a ratio to a device-to-device copy of the
 *written* bytes (the update's; issue 28's yardstick) measured in the same run.
@@ -26,6 +26,7 @@ CASES = [
      "what": "524,288 distinct random rows of 256 f32 into a 1,000,000 x 256 target (B8's inverse)"},
     {"id": "B14", "expr": "a[:, ::2] = b", "what": "16384 x 16384 f32, every other column"},
     {"id": "B15", "expr": "a[m] = 0", "what": "8192 x 8192 f32, a random half of the elements"},
+    {"id": "B15r", "expr": "a[r] = 0", "what": "8192 x 8192 f32, a random half of the rows"},
     {"id": "B13+", "expr": "a[idx] += v", "what": "65,536 distinct random rows of 256 f32 added into a 250,000 x 256 target"},
 ]
 
@@ -46,6 +47,8 @@ def inputs(case, rng):
     if case["id"] == "B14":
         return {"a": rng.standard_normal((16384, 16384), dtype=f32),
                 "b": rng.standard_normal((16384, 8192), dtype=f32)}
+    if case["id"] == "B15r":
+        return {"a": rng.standard_normal((8192, 8192), dtype=f32), "r": rng.random(8192) < 0.5}
     return {"a": rng.standard_normal((8192, 8192), dtype=f32), "m": rng.random((8192, 8192)) < 0.5}
 
 
@@ -58,6 +61,8 @@ def numpy_result(case, x):
         y[x["idx"]] += x["v"]
     elif case["id"] == "B14":
         y[:, ::2] = x["b"]
+    elif case["id"] == "B15r":
+        y[x["r"]] = 0
     else:
         y[x["m"]] = 0
     return y
@@ -68,6 +73,8 @@ def written_bytes(case, x):
         return x["v"].nbytes
     if case["id"] == "B14":
         return x["b"].nbytes
+    if case["id"] == "B15r":
+        return int(np.count_nonzero(x["r"])) * x["a"].shape[1] * x["a"].itemsize
     return int(np.count_nonzero(x["m"])) * x["a"].itemsize
 
 
@@ -85,6 +92,9 @@ def peers(case, t, c):
     elif case["id"] == "B14":
         forms = {}
         setitem = lambda y, z: y.__setitem__((slice(None), slice(None, None, 2)), z["b"])  # noqa: E731
+    elif case["id"] == "B15r":
+        forms = {"torch masked_fill_": lambda: a.masked_fill_(t["r"][:, None], 0)}
+        setitem = lambda y, z: y.__setitem__(z["r"], 0)  # noqa: E731
     else:
         forms = {"torch masked_fill_": lambda: a.masked_fill_(t["m"], 0)}
         setitem = lambda y, z: y.__setitem__(z["m"], 0)  # noqa: E731
