@@ -20,15 +20,13 @@
 use crate::backend::RuntimeError;
 use crate::backend::dml::{self, DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel};
 use crate::backend::jit::KernelCache;
-use crate::embed::{Kernel, TensorView};
 use crate::error::Error;
-use crate::exec::{Executor, RunOptions, Runnable};
+use crate::exec::{Executor, Runnable};
 use crate::plan::{self, Plan, VerifiedPlan};
 use crate::sema::{InputTypes, InputValues};
 use crate::session::Session;
-use crate::types::{SymTensorType, TensorType};
-use slc_runtime::{DType, Tensor, encode_npy, parse_npy, read_npy};
-use std::collections::BTreeMap;
+use crate::types::TensorType;
+use slc_runtime::{DType, Tensor};
 use std::sync::{Arc, Mutex, OnceLock};
 
 // ---------------------------------------------------------------------------------------------
@@ -105,9 +103,15 @@ impl Draw for Bytes<'_> {
     }
 }
 
+mod generic;
+mod parsers;
 mod store;
+mod strided;
 mod zarr_metadata;
+pub use generic::{check_generic, generic};
+pub use parsers::{front_end, npy, plan_text};
 pub use store::store_program;
+pub use strided::{StridedCopy, check_strided, strided};
 pub use zarr_metadata::zarr_metadata;
 
 // ---------------------------------------------------------------------------------------------
@@ -475,302 +479,12 @@ fn plan_round_trip(p: &Plan) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The targets
-
-/// Input declarations for [`front_end`]: small tensors of several dtypes (some with known
-/// values, usable as operator parameters), then the same names at extreme sizes.
-fn front_end_inputs() -> &'static [(InputTypes, InputValues); 2] {
-    static INPUTS: OnceLock<[(InputTypes, InputValues); 2]> = OnceLock::new();
-    INPUTS.get_or_init(|| {
-        let decl = |decls: &[(&str, &str)]| -> InputTypes {
-            decls.iter().map(|(n, t)| (n.to_string(), t.parse().expect("a type"))).collect()
-        };
-        let value = |dtype, shape: &[usize], v: &[i64]| Tensor::from_i64s(dtype, shape, v).expect("a value");
-        let small = decl(&[
-            ("a", "f32[2, 3, 4]"),
-            ("b", "bool[3]"),
-            ("c", "f16[0, 3]"),
-            ("data", "i64[4, 4, 4]"),
-            ("img", "u8[4, 6, 3]"),
-            ("x", "bf16[1, 1, 2, 1, 1, 1, 1, 1, 2]"),
-            ("i1", "i64[2]"),
-            ("i2", "u16[2, 1]"),
-            ("idx", "i32[2, 2]"),
-            ("k", "i64[]"),
-        ]);
-        let values: InputValues = [
-            ("i1", value(DType::I64, &[2], &[1, -1])),
-            ("i2", value(DType::U16, &[2, 1], &[0, 2])),
-            ("idx", value(DType::I32, &[2, 2], &[0, 1, -1, 2])),
-            ("k", value(DType::I64, &[], &[1])),
-            ("b", Tensor::from_bytes(DType::Bool, &[3], &[1, 0, 1]).expect("a mask")),
-        ]
-        .into_iter()
-        .map(|(n, t)| (n.to_string(), t))
-        .collect();
-        let huge = decl(&[
-            ("a", "u8[3037000499, 3037000499]"),
-            ("b", "f64[4611686018427387904]"),
-            ("c", "i8[0, 9223372036854775807]"),
-            ("data", "i64[2147483648, 2, 2147483648]"),
-            ("img", "u8[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"),
-            ("x", "bf16[9223372036854775807]"),
-            ("i1", "i64[4294967296]"),
-            ("i2", "u16[65536, 65536]"),
-            ("idx", "i32[2, 2]"),
-            ("k", "i64[]"),
-        ]);
-        [(small, values.clone()), (huge, values)]
-    })
-}
-
-/// A diagnostic renders against the text it came from, whatever its spans.
-fn check_diagnostic(e: &Error, src: &str) {
-    let d = e.diagnostic();
-    assert!(!d.code.is_empty() && !d.message.is_empty(), "{e:?}");
-    let text = e.render(src);
-    assert!(text.contains(d.code), "{text}");
-}
-
-/// The whole front end on arbitrary text, against two sets of declared inputs: every program is
-/// compiled (its plan's text must read back) or rejected with a diagnostic that renders.
-pub fn front_end(data: &[u8]) {
-    let src = String::from_utf8_lossy(data);
-    for (types, values) in front_end_inputs() {
-        match crate::compile_with_values(&src, types, values) {
-            Ok(compiled) => plan_round_trip(&compiled.plan),
-            Err(e) => check_diagnostic(&e, &src),
-        }
-    }
-}
-
-/// Plans small enough to run in [`plan_text`]: elements per input, and of the output.
-const RUN_MAX_ELEMENTS: i64 = 1 << 16;
-
-/// The plan text parser on arbitrary text. A plan that parses prints to text that parses back
-/// to the same plan; verification accepts or rejects it without panicking; a plan it accepts
-/// (when small) runs on the interpreter without leaving a buffer, and the JIT agrees.
-pub fn plan_text(data: &[u8]) {
-    let text = String::from_utf8_lossy(data);
-    let Ok(p) = plan::parse::parse(&text) else { return };
-    let printed = p.to_string();
-    let again = plan::parse::parse(&printed).unwrap_or_else(|e| panic!("{e}\n{printed}"));
-    assert_eq!(again, p, "{printed}");
-    assert_eq!(again.to_string(), printed);
-    let Ok(p) = plan::verify(p) else { return };
-    let small = |shape: &[i64]| {
-        shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d)).is_some_and(|n| n <= RUN_MAX_ELEMENTS)
-    };
-    if !small(&p.shape) || !p.inputs.iter().all(|d| small(&d.tensor_shape())) {
-        return;
-    }
-    // Integer inputs hold small values, so that index checks pass as often as they fail.
-    let inputs: Vec<Tensor> = p
-        .inputs
-        .iter()
-        .map(|d| {
-            let shape: Vec<usize> = d.tensor_shape().iter().map(|&v| v as usize).collect();
-            if d.dtype.is_integer() {
-                let n: usize = shape.iter().product();
-                let values: Vec<i64> =
-                    (0..n as i64).map(|v| v % 5 - if d.dtype.is_signed() { 2 } else { 0 }).collect();
-                Tensor::from_i64s(d.dtype, &shape, &values).expect("small values")
-            } else {
-                fill(d.dtype, &shape, shape.len() as u64)
-            }
-        })
-        .collect();
-    let args: Vec<&Tensor> = inputs.iter().collect();
-    let _ = jit_equals_interp(&p, &args, &printed);
-}
-
-/// The `.npy` reader on arbitrary bytes: an error, or a tensor whose buffer holds exactly its
-/// shape's elements and which writes back to bytes that read to the same tensor. The file
-/// reader (which reads the header in pieces) agrees with the in-memory one.
-pub fn npy(data: &[u8]) {
-    let parsed = parse_npy(data);
-    if let Ok(t) = &parsed {
-        assert_eq!(Some(t.nbytes()), Tensor::byte_size(t.dtype(), t.shape()), "{t:?}");
-        let bytes = encode_npy(t).expect("a tensor read from .npy has a .npy dtype");
-        let again = parse_npy(&bytes).unwrap_or_else(|e| panic!("{t:?} written, then: {e}"));
-        assert_eq!(&again, t);
-        assert_eq!(encode_npy(&again).ok(), Some(bytes), "writing is deterministic");
-    }
-    let path = std::env::temp_dir().join(format!(
-        "slc-fuzz-npy-{}-{:?}.npy",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::write(&path, data).expect("a scratch file");
-    let from_file = read_npy(&path);
-    let _ = std::fs::remove_file(&path);
-    // A file that starts as a zip archive is read as `.npz` (its one array), which bytes in
-    // memory are not: reading it must only not crash.
-    if data.starts_with(b"PK\x03\x04") {
-        return;
-    }
-    match (&parsed, &from_file) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b),
-        (Err(a), Err(b)) => {
-            assert_eq!(std::mem::discriminant(a), std::mem::discriminant(b), "memory: {a}; file: {b}")
-        }
-        _ => panic!("memory: {parsed:?}; file: {from_file:?}"),
-    }
-}
+// The targets (the others: `parsers.rs`, `strided.rs`, `generic.rs`)
 
 /// A random program on random tensors, decoded from the bytes ([`Case::draw`]), through
 /// [`check_case`].
 pub fn differential(data: &[u8]) {
     check_case(&Case::draw(&mut Bytes::new(data)));
-}
-
-/// A tensor's elements laid out at random strides in a larger buffer: axes in a shuffled
-/// order, each with a step of 1 to 3 and a random direction, garbage between the elements.
-pub struct StridedCopy {
-    buffer: Vec<u8>,
-    /// Element strides; element `[0, ..., 0]` is at byte `origin`.
-    strides: Vec<isize>,
-    origin: usize,
-}
-
-impl StridedCopy {
-    pub fn draw(t: &Tensor, r: &mut impl Draw) -> StridedCopy {
-        let (shape, w) = (t.shape(), t.dtype().width());
-        let rank = shape.len();
-        let mut order: Vec<usize> = (0..rank).collect();
-        for i in (1..rank).rev() {
-            order.swap(i, r.below(i as u64 + 1) as usize);
-        }
-        let mut strides = vec![0isize; rank];
-        let mut extent = 1isize;
-        for &d in order.iter().rev() {
-            let step = 1 + r.below(3) as isize;
-            strides[d] = if r.below(2) == 0 { step * extent } else { -step * extent };
-            extent *= step * shape[d].max(1) as isize;
-        }
-        let lowest: isize =
-            shape.iter().zip(&strides).map(|(&d, &s)| (d.max(1) as isize - 1) * s.min(0)).sum();
-        let origin = (-lowest) as usize;
-        let mut buffer: Vec<u8> = (0..extent as usize * w).map(|i| (i * 131 % 251) as u8).collect();
-        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-        for (linear, coords) in crate::types::Coords::new(&dims).enumerate() {
-            let at =
-                origin as isize + coords.iter().zip(&strides).map(|(&c, &s)| c as isize * s).sum::<isize>();
-            let at = at as usize * w;
-            buffer[at..at + w].copy_from_slice(&t.bytes()[linear * w..(linear + 1) * w]);
-        }
-        StridedCopy { buffer, strides, origin: origin * w }
-    }
-
-    /// The view of the copy of `t` (which it was drawn for).
-    pub fn view<'a>(&'a self, t: &'a Tensor) -> TensorView<'a> {
-        let w = t.dtype().width() as isize;
-        let bytes: Vec<isize> = self.strides.iter().map(|s| s * w).collect();
-        TensorView::strided(t.dtype(), t.shape(), &bytes, &self.buffer, self.origin)
-            .expect("inside its buffer")
-    }
-
-    /// What a plan that declares these strides reads for `t`: the window from its lowest
-    /// element to its highest, as one axis.
-    pub fn window(&self, t: &Tensor) -> Tensor {
-        let w = t.dtype().width() as isize;
-        let (mut lo, mut hi) = (0isize, 0isize);
-        for (&d, &s) in t.shape().iter().zip(&self.strides) {
-            let reach = (d as isize - 1) * s;
-            if reach < 0 { lo += reach } else { hi += reach }
-        }
-        let first = (self.origin as isize + lo * w) as usize;
-        let bytes = &self.buffer[first..first + ((hi - lo + 1) * w) as usize];
-        Tensor::from_bytes(t.dtype(), &[(hi - lo + 1) as usize], bytes).expect("a window")
-    }
-}
-
-/// `case`'s inputs laid out at random strides: a prepared kernel reading them in place gives
-/// the interpreter's result on the dense inputs (or its error); the plan it compiled for their
-/// layout, fed the views' windows, runs alike on the interpreter and the JIT, and its text
-/// round-trips.
-pub fn check_strided(case: &Case, r: &mut impl Draw) {
-    let src = &case.src;
-    let types: Vec<(&str, SymTensorType)> =
-        case.inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
-    let one_thread = RunOptions { threads: 1, ..RunOptions::default() };
-    // With the values, as `slc eval` checks: a mask's value shapes the result.
-    let Ok(kernel) = Kernel::prepare_with_values(src, &types, &case.values(), &one_thread) else { return };
-    let Some(fixed) = kernel.fixed() else { return };
-    let copies: Vec<StridedCopy> = case.inputs.iter().map(|(_, t)| StridedCopy::draw(t, r)).collect();
-    let views: Vec<TensorView<'_>> = copies.iter().zip(&case.inputs).map(|(c, (_, t))| c.view(t)).collect();
-    let dense: BTreeMap<String, Tensor> =
-        case.inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
-    let want = fixed.run(&dense).map_err(|e| e.diagnostic().code);
-    let got = kernel.run(&views).map_err(|e| e.diagnostic().code);
-    assert!(want == got, "{src}: interpreter {want:?}, on strided views {got:?}");
-    for plan in kernel.strided_plans() {
-        plan_round_trip(&plan);
-        let windows: Vec<Tensor> = plan
-            .inputs
-            .iter()
-            .map(|d| {
-                let i = case.inputs.iter().position(|(n, _)| *n == d.name).expect("a bound input");
-                let t = &case.inputs[i].1;
-                if d.strides.is_some() { copies[i].window(t) } else { t.clone() }
-            })
-            .collect();
-        let args: Vec<&Tensor> = windows.iter().collect();
-        let on_plan = jit_equals_interp(&plan, &args, src).map_err(|e| Error::from(e).diagnostic().code);
-        assert!(on_plan == want, "{src}: interpreter {want:?}, strided plan {on_plan:?}\n{plan}");
-    }
-}
-
-/// [`check_strided`] on a case drawn from the fuzzer's bytes.
-pub fn strided(data: &[u8]) {
-    let mut r = Bytes::new(data);
-    let case = Case::draw(&mut r);
-    check_strided(&case, &mut r);
-}
-
-/// The case's program compiled shape-generically (every dim of every input a symbol): where the
-/// generic pipeline takes it, its verified plan reads back, and its JIT kernel gives the
-/// concrete pipeline's interpreter result on the case's tensors, bit for bit, or fails where
-/// that fails (a requirement of the shape function may stand for a compile-time diagnostic).
-pub fn check_generic(case: &Case) {
-    let src = &case.src;
-    let Ok(compiled) = crate::pipeline::compile_generic(src, &case.symbolic_types()) else { return };
-    let plan = crate::plan::verify_generic(compiled.plan).unwrap_or_else(|e| panic!("{src}: {e}"));
-    let text = plan.to_string();
-    let reread = crate::plan::parse::parse_generic(&text).unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
-    assert_eq!(reread.to_string(), text, "{src}: generic plan text round trip");
-    // A store the loop nest cannot write (a scatter's reduction) runs on the interpreter.
-    if plan.store.is_some() && !crate::backend::loopnest::takes_store(plan.plan()) {
-        return;
-    }
-    let kernel = crate::backend::jit::compile(&plan, &crate::backend::jit::plan_order(&plan))
-        .unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
-    let by_name = |name: &str| &case.inputs.iter().find(|(n, _)| *n == name).expect("a declared input").1;
-    // With the `nonzero()` of a run-time mask derived from it.
-    let tensors = plan::input_tensors(&plan.inputs, &|name| Some(by_name(name))).expect("the case's inputs");
-    let args: Vec<&Tensor> = tensors.iter().map(|t| t.as_ref()).collect();
-    let got = kernel.run(&args, 1);
-    if let Ok(got) = &got {
-        // Split across workers where the output is large enough, as one worker writes it.
-        assert_eq!(kernel.run(&args, 4).as_ref().ok(), Some(got), "{src}: on four threads");
-    }
-    // The concrete pipeline reads the masks' values when it checks the program.
-    let want = crate::compile_with_values(src, &case.types(), &case.values())
-        .map_err(|e| e.diagnostic().code)
-        .and_then(|c| {
-            let args: Vec<&Tensor> = c.plan.inputs.iter().map(|d| by_name(&d.name)).collect();
-            Runnable::Interpreter.run(&c.plan, &args, 1).map_err(|e| Error::from(e).diagnostic().code)
-        });
-    match (&want, &got) {
-        (Ok(x), Ok(y)) => assert!(x == y, "{src}: interpreter {x:?}, generic kernel {y:?}\n{text}"),
-        (Err(_), Err(_)) => {}
-        _ => panic!("{src}: concrete pipeline {want:?}, generic kernel {got:?}\n{text}"),
-    }
-}
-
-/// [`check_generic`] on a case drawn from the fuzzer's bytes.
-pub fn generic(data: &[u8]) {
-    check_generic(&Case::draw(&mut Bytes::new(data)));
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ mod buffered;
 mod build;
 mod checks;
 pub mod device;
+mod special;
+mod store;
 
 /// A program compiled for input signatures; run it as often as needed.
 ///
@@ -325,107 +327,6 @@ impl Kernel {
         self.run_raw(inputs, out, Expect::Bytes)
     }
 
-    /// Runs a store kernel (`a[i] = v`) writing its target's own bytes, as NumPy's `x[i] = v`
-    /// does: the target is not copied. `Ok(false)` when this kernel does not store in place
-    /// (the update runs on the interpreter, reads the target, may combine with one element
-    /// twice, or an input overlaps it; the target view is strided): run it into a separate
-    /// output instead, as [`run_into_bytes`](Self::run_into_bytes) does.
-    ///
-    /// # Safety
-    /// The target's view points to writable memory that nothing else reads or writes during
-    /// the call (views made from raw pointers: C, Python).
-    pub unsafe fn store_in_place<V: AsView>(&self, inputs: &[V]) -> Result<bool, Error> {
-        let s = &*self.shared;
-        if self.plan().store.is_none() || s.executor != Executor::Jit {
-            return Ok(false);
-        }
-        match self.route_general(inputs)? {
-            // A strided target's view was packed into a copy: writing the copy would be lost.
-            Route::Dense(_, held) if !matches!(self.plan().output.buffer, BufferId::Input(t) if matches!(held.get(t), Some(Held::InPlace(_)))) => {
-                Ok(false)
-            }
-            // SAFETY: the caller's word on the target; the route checked the inputs.
-            Route::Dense(jit, held) => match unsafe { jit.store_in_place(&held, self.threads) } {
-                None => Ok(false),
-                Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
-            },
-            // A layout's concrete store (a strided view's, a repeated shape's), on the
-            // caller's dense views.
-            Route::Special(special) => {
-                let Some(native) = &special.native else { return Ok(false) };
-                let in_plan_order: Option<Vec<Held<'_>>> = (special.plan.inputs.iter())
-                    .map(|d| {
-                        let at = s.names.iter().position(|n| *n == d.name)?;
-                        let view = inputs[at].as_view();
-                        (d.strides.is_none() && d.nonzero_of.is_none() && view.is_contiguous())
-                            .then_some(Held::InPlace(view))
-                    })
-                    .collect();
-                let Some(held) = in_plan_order else { return Ok(false) };
-                // SAFETY: the caller's word on the target; the special matched the inputs' layout.
-                match unsafe { native.store_in_place(&held, self.threads) } {
-                    None => Ok(false),
-                    Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
-                }
-            }
-        }
-    }
-
-    /// Runs a store kernel (`a[i] = v`) updating its target's own bytes: in place where it can
-    /// ([`store_in_place`](Self::store_in_place)); a `+=` or `*=` whose updates may meet, by
-    /// kernels that each run in place (`kernel/buffered.rs`); else computed into a temporary that
-    /// is then copied over the target, so that every read sees the target as it was. The target's
-    /// view must be dense; a kernel without a store is an error.
-    ///
-    /// # Safety
-    /// As for [`store_in_place`](Self::store_in_place).
-    pub unsafe fn store<V: AsView>(&self, inputs: &[V]) -> Result<(), Error> {
-        let plan = self.plan();
-        let target = match (&plan.store, plan.output.buffer) {
-            (Some(_), BufferId::Input(t)) => self.shared.names.iter().position(|n| *n == plan.inputs[t].name),
-            _ => None,
-        };
-        let Some((t, view)) = target.and_then(|t| Some((t, inputs.get(t)?.as_view()))) else {
-            return Err(ViewError::Signature("the kernel has no store (`a[i] = v`) to run".into()).into());
-        };
-        if !view.is_contiguous() {
-            let name = &self.shared.names[t];
-            return Err(
-                ViewError::Signature(format!("the store's target `{name}` must be a dense view")).into()
-            );
-        }
-        // SAFETY: the caller's word.
-        if unsafe { self.store_in_place(inputs) }? || unsafe { self.store_buffered(inputs) }? {
-            return Ok(());
-        }
-        let mut updated = vec![0u8; view.nbytes()];
-        self.run_into_bytes(inputs, &mut updated)?;
-        // SAFETY: the target is dense, `nbytes` long, and writable (the caller's word); the
-        // kernel has finished reading it.
-        unsafe { std::ptr::copy_nonoverlapping(updated.as_ptr(), view.as_ptr().cast_mut(), updated.len()) };
-        Ok(())
-    }
-
-    /// Runs a `+=` or `*=` store whose updates may meet in place, as three kernels
-    /// (`kernel/buffered.rs`); `Ok(false)` where it has no such form or a kernel declined.
-    ///
-    /// # Safety
-    /// As for [`store_in_place`](Self::store_in_place).
-    unsafe fn store_buffered<V: AsView>(&self, inputs: &[V]) -> Result<bool, Error> {
-        let Some(buffered) = self.buffered() else { return Ok(false) };
-        let Route::Dense(_, held) = self.route_general(inputs)? else { return Ok(false) };
-        // A strided target's view was packed into a copy: writing the copy would be lost.
-        if !matches!(self.plan().output.buffer, BufferId::Input(t) if matches!(held.get(t), Some(Held::InPlace(_))))
-        {
-            return Ok(false);
-        }
-        // SAFETY: the caller's word on the target; the route checked the inputs.
-        match unsafe { buffered.run(&held, self.threads) } {
-            None => Ok(false),
-            Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
-        }
-    }
-
     /// The fastest path: the fixed signature's entry, or the entry of the first layout
     /// specialized (a strided view's, a symbolic kernel's repeated shape). False when neither
     /// fits or the entry failed.
@@ -502,22 +403,6 @@ impl Kernel {
         }
     }
 
-    /// A specialized kernel, once `out` is checked against its output.
-    fn run_special_checked<V: AsView>(
-        &self,
-        special: &Special,
-        inputs: &[V],
-        out: &mut [u8],
-        expect: &Expect<'_>,
-    ) -> Result<(), Error> {
-        if self.shared.out_fixed.is_none() {
-            let dims = &special.out_dims;
-            let nbytes = Tensor::byte_size(self.output_dtype(), dims).unwrap_or(usize::MAX);
-            self.check_out(expect, out.len(), dims, nbytes)?;
-        }
-        self.run_special(special, inputs, out)
-    }
-
     /// The generic kernel on dense inputs in plan order.
     #[inline]
     fn run_dense<V: AsView>(
@@ -537,23 +422,6 @@ impl Kernel {
             self.check_out(expect, len, dims, nbytes)
         });
         ran.map_err(|e| self.explain(e, inputs))?
-    }
-
-    /// The specialization policy on a dense call of a generic plan: the kernel kept for its
-    /// dims, or compiled now (the shape repeated).
-    #[inline]
-    fn specialize_dense<V: AsView>(&self, inputs: &[V]) -> Option<Arc<Special>> {
-        let s = &*self.shared;
-        if let Some(special) = s.specials.find(inputs) {
-            return Some(special);
-        }
-        if s.specials.note_dense(inputs) && self.check_signature(inputs).is_ok() {
-            let views: Vec<TensorView<'_>> = inputs.iter().map(|v| v.as_view()).collect();
-            // A shape the generic kernel refuses is not specialized (its error comes from the
-            // generic path, explained).
-            return s.specials.get_or_compile(&self.specializing(), &views).ok().flatten();
-        }
-        None
     }
 
     /// Any number of inputs, strided views, inputs out of plan order, the interpreter, and every
@@ -609,64 +477,6 @@ impl Kernel {
         }
         kept.push((copy, positions.clone()));
         Ok(positions)
-    }
-
-    fn specializing(&self) -> Source<'_> {
-        let s = &*self.shared;
-        Source {
-            src: &s.src,
-            names: &s.names,
-            fixed: s.fixed.as_ref(),
-            // The kernel's executor, not its generic plan's runnable (a store the loop nest
-            // cannot write runs on the interpreter; `specialize::specialize` asks per layout).
-            jit: s.executor == Executor::Jit,
-        }
-    }
-
-    /// Runs a specialized kernel on the caller's inputs (strided views in place).
-    fn run_special<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
-        let Some(native) = &special.native else { return self.run_interp(special, inputs, out) };
-        let mut few = [std::ptr::null::<u8>(); FEW_INPUTS];
-        let many: Vec<*const u8>;
-        let table: &[*const u8] = if inputs.len() <= FEW_INPUTS {
-            few.iter_mut().zip(inputs).for_each(|(slot, v)| *slot = v.as_view().as_ptr());
-            &few[..inputs.len()]
-        } else {
-            many = inputs.iter().map(|v| v.as_view().as_ptr()).collect();
-            &many
-        };
-        // SAFETY: the special matched the inputs' dtypes, dims and strides (its plan declares
-        // them, and a view reaches only readable elements), and `out` has exactly the bytes of
-        // its output (checked by the caller).
-        match unsafe { native.call(table, out.as_mut_ptr(), out.len(), self.threads) } {
-            STATUS_OK => Ok(()),
-            status => {
-                let fallback: Error = jit::status_error(status).into();
-                Err(self.interp_tensors(inputs).map_or(fallback.clone(), |tensors| {
-                    match special.compiled.run_with(&tensors, &RunOptions::interpreter(), &Default::default())
-                    {
-                        Err(e) => e,
-                        Ok(_) => fallback,
-                    }
-                }))
-            }
-        }
-    }
-
-    /// A specialized plan on the interpreter or the GPU (the kernel's executor): inputs copied
-    /// into tensors, the result out of one.
-    fn run_interp<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
-        let tensors = self.interp_tensors(inputs)?;
-        let args = special.compiled.plan_inputs(&tensors)?;
-        let result = special.runnable(self.shared.executor)?.run(&special.compiled.plan, &args, 1)?;
-        out.copy_from_slice(result.bytes());
-        Ok(())
-    }
-
-    fn interp_tensors<V: AsView>(&self, inputs: &[V]) -> Result<BTreeMap<String, Tensor>, Error> {
-        (self.shared.names.iter().zip(inputs))
-            .map(|(n, v)| Ok((n.clone(), v.as_view().to_tensor().map_err(RuntimeError::from)?)))
-            .collect()
     }
 }
 

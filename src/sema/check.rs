@@ -9,6 +9,10 @@
 //! several statements still fuses into one plan.
 
 use super::error::{SemaError, SemaErrorKind as K};
+pub use super::inputs::{
+    InputTypes, InputValues, InputsRead, MASK_FOLD_MAX, MaskPolicy, SymInputTypes, holds_large_mask,
+    is_large_mask, value_may_be_read,
+};
 use super::shape::{floor_div, floor_mod};
 use super::typed::{ShapeCondition, TExpr, TExprKind, ViewDim};
 use crate::diag::suggest::closest;
@@ -18,51 +22,7 @@ use crate::syntax::ast::{self, BinOp, ExprKind, StmtKind};
 use crate::types::sym::{self, SymExpr};
 use crate::types::{OobMode, ShapeDisplay, SymTensorType, TensorType, checked_numel};
 use slc_runtime::{DType, Tensor};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// The tensors a program may name, by type.
-pub type InputTypes = BTreeMap<String, TensorType>;
-
-/// The tensors a generic program may name, by type (dims may be symbols).
-pub type SymInputTypes = BTreeMap<String, SymTensorType>;
-
-/// The values of bound tensors, where known: operator parameters such as `strided_slice`'s
-/// `begin` may come from a bound tensor, and must then be known when the program is checked.
-pub type InputValues = BTreeMap<String, Tensor>;
-
-/// Whether checking a program may read the value of an input of this dtype and size: a small
-/// integer tensor may be an operator parameter (parameters are short lists), and a bool tensor of
-/// any size a boolean mask, whose value decides the result's shape. Callers that read inputs
-/// lazily read these with their headers.
-pub fn value_may_be_read(dtype: DType, numel: usize) -> bool {
-    dtype == DType::Bool || (dtype.is_integer() && numel <= 1 << 12)
-}
-
-/// The most elements a mask may have for a fixed plan to hold its `nonzero()` positions as
-/// constants. A larger mask's positions are derived per call instead, where the shape-generic
-/// pipeline takes the program: folding costs the front end time per `True` (seconds for a
-/// 4096² mask) and a compile for every new mask, where deriving costs one pass over the mask.
-pub const MASK_FOLD_MAX: usize = 1 << 12;
-
-/// Whether a tensor of this dtype and size is a mask too large to fold into a fixed plan
-/// ([`MASK_FOLD_MAX`]).
-pub fn is_large_mask(dtype: DType, numel: usize) -> bool {
-    dtype == DType::Bool && numel > MASK_FOLD_MAX
-}
-
-/// Whether `values` hold a mask too large to fold into a fixed plan.
-pub fn holds_large_mask(values: &InputValues) -> bool {
-    values.values().any(|t| is_large_mask(t.dtype(), t.numel()))
-}
-
-/// The bound names a checked program depends on: the inputs whose types it read, and those
-/// whose values it read (operator parameters). Checking again with these unchanged gives the
-/// same result, whatever else is bound.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct InputsRead {
-    pub types: BTreeSet<String>,
-    pub values: BTreeSet<String>,
-}
+use std::collections::HashMap;
 
 /// Checks `program`; its last statement must be an expression, whose checked tree is returned
 /// with the inputs it read.
@@ -72,27 +32,6 @@ pub fn check_program(
     values: &InputValues,
 ) -> Result<(TExpr, InputsRead), SemaError> {
     check_program_with(program, inputs, values, MaskPolicy::default())
-}
-
-/// How checking treats masks whose value it has, where callers differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MaskPolicy {
-    /// A large mask's positions stay out of the plan ([`is_large_mask`]): the plan declares
-    /// them as an input its executors derive per run (`m_nonzero: i64[count, k] =
-    /// nonzero(m)`), of the count the mask's value has now. For callers that run the plan at
-    /// once on the same values and derive such inputs (the REPL): folding puts every `True`
-    /// through the front end.
-    pub derive_large_masks: bool,
-    /// A store of one value through a mask reads the mask in place over its box (`when`), not
-    /// through its positions (docs/semantics.md, Stores). Off for the DirectML target, whose
-    /// scatters take positions.
-    pub stores_read_masks: bool,
-}
-
-impl Default for MaskPolicy {
-    fn default() -> MaskPolicy {
-        MaskPolicy { derive_large_masks: false, stores_read_masks: true }
-    }
 }
 
 /// As [`check_program`], with masks treated as `policy` says.
@@ -464,102 +403,6 @@ impl Checker<'_> {
             Value::Str(_) | Value::Sym(_) => err(K::NotATensor { what: value.describe() }, span),
         }
     }
-
-    /// A (nested) list literal as a constant: bool when every element is `True` or `False`
-    /// (a mask), otherwise i64, with `True` and `False` as 1 and 0 (as NumPy converts the list).
-    fn list(&mut self, e: &ast::Expr) -> Result<TExpr, SemaError> {
-        let mut shape: Option<Vec<i64>> = None;
-        let mut values = vec![];
-        self.list_into(e, 0, &mut vec![], &mut shape, &mut values)?;
-        let shape = shape.unwrap_or_else(|| vec![0]);
-        if shape.len() > MAX_RANK {
-            return err(K::TooManyDims { rank: shape.len() }, e.span);
-        }
-        let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let too_large = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, e.span);
-        if !values.is_empty() && values.iter().all(|&(_, is_bool)| is_bool) {
-            let bits: Vec<bool> = values.iter().map(|&(v, _)| v == 1).collect();
-            if checked_numel(&shape).is_none() {
-                return Err(too_large());
-            }
-            return Ok(const_tensor(bool_tensor(&dims, &bits), e.span));
-        }
-        let values: Vec<i64> = values.into_iter().map(|(v, _)| v).collect();
-        let t = Tensor::from_i64s(DType::I64, &dims, &values).map_err(|_| too_large())?;
-        Ok(const_tensor(t, e.span))
-    }
-
-    /// Walks a list literal depth-first; the first complete path fixes the shape every other
-    /// element must agree with.
-    fn list_into(
-        &mut self,
-        e: &ast::Expr,
-        depth: usize,
-        path: &mut Vec<i64>,
-        shape: &mut Option<Vec<i64>>,
-        values: &mut Vec<(i64, bool)>,
-    ) -> Result<(), SemaError> {
-        let describe = |s: &[i64]| {
-            if s.is_empty() {
-                "an integer".to_string()
-            } else {
-                format!("a list of shape {}", ShapeDisplay(s))
-            }
-        };
-        match &e.kind {
-            ExprKind::List(items) => {
-                path.push(items.len() as i64);
-                if items.is_empty() {
-                    // `[]` ends a path: its shape is the path so far.
-                    self.leaf_shape(path, depth + 1, shape, e.span, describe)?;
-                }
-                for item in items {
-                    self.list_into(item, depth + 1, path, shape, values)?;
-                }
-                path.pop();
-                Ok(())
-            }
-            ExprKind::Bool(b) => {
-                self.leaf_shape(path, depth, shape, e.span, describe)?;
-                values.push((i64::from(*b), true));
-                Ok(())
-            }
-            _ => {
-                self.leaf_shape(path, depth, shape, e.span, describe)?;
-                values.push((self.int(e, "a list element")?, false));
-                Ok(())
-            }
-        }
-    }
-
-    fn leaf_shape(
-        &self,
-        path: &[i64],
-        depth: usize,
-        shape: &mut Option<Vec<i64>>,
-        span: Span,
-        describe: impl Fn(&[i64]) -> String,
-    ) -> Result<(), SemaError> {
-        // The shape below this leaf, as seen from the root: the lengths along the path.
-        let here: Vec<i64> = path[..depth.min(path.len())].to_vec();
-        match shape {
-            None => {
-                *shape = Some(here);
-                Ok(())
-            }
-            Some(s) if *s == here => Ok(()),
-            Some(s) => {
-                let expected = describe(&s[depth.min(s.len())..]);
-                let found = describe(&here[depth.min(here.len())..]);
-                let (expected, found) = if expected == found {
-                    (format!("shape {}", ShapeDisplay(s)), format!("shape {}", ShapeDisplay(&here)))
-                } else {
-                    (expected, found)
-                };
-                err(K::RaggedList { expected, found }, span)
-            }
-        }
-    }
 }
 
 /// Arithmetic on integers of which one is known only at run time. A division or modulo needs a
@@ -586,7 +429,7 @@ fn run_time_arithmetic(op: BinOp, a: &SymExpr, b: &SymExpr, rhs: &ast::Expr) -> 
 }
 
 /// A bool tensor of `shape` (its size checked by the caller).
-fn bool_tensor(shape: &[usize], bits: &[bool]) -> Tensor {
+pub(super) fn bool_tensor(shape: &[usize], bits: &[bool]) -> Tensor {
     let bytes: Vec<u8> = bits.iter().map(|&b| u8::from(b)).collect();
     Tensor::from_bytes(DType::Bool, shape, &bytes).expect("one byte per element")
 }

@@ -7,6 +7,8 @@ mod conditions;
 pub mod consteval;
 pub mod error;
 mod index;
+mod inputs;
+mod literal;
 mod ops;
 pub mod shape;
 mod store;

@@ -1,0 +1,108 @@
+//! A store kernel (`a[i] = v`) run on its target's own bytes: in place where it can, as three
+//! in-place kernels for a `+=` whose updates may meet, else through a temporary copied back. The
+//! rules of when writing in place is safe are apart from the kernel's ordinary runs.
+
+use super::*;
+
+impl Kernel {
+    /// Runs a store kernel (`a[i] = v`) writing its target's own bytes, as NumPy's `x[i] = v`
+    /// does: the target is not copied. `Ok(false)` when this kernel does not store in place
+    /// (the update runs on the interpreter, reads the target, may combine with one element
+    /// twice, or an input overlaps it; the target view is strided): run it into a separate
+    /// output instead, as [`run_into_bytes`](Self::run_into_bytes) does.
+    ///
+    /// # Safety
+    /// The target's view points to writable memory that nothing else reads or writes during
+    /// the call (views made from raw pointers: C, Python).
+    pub unsafe fn store_in_place<V: AsView>(&self, inputs: &[V]) -> Result<bool, Error> {
+        let s = &*self.shared;
+        if self.plan().store.is_none() || s.executor != Executor::Jit {
+            return Ok(false);
+        }
+        match self.route_general(inputs)? {
+            // A strided target's view was packed into a copy: writing the copy would be lost.
+            Route::Dense(_, held) if !matches!(self.plan().output.buffer, BufferId::Input(t) if matches!(held.get(t), Some(Held::InPlace(_)))) => {
+                Ok(false)
+            }
+            // SAFETY: the caller's word on the target; the route checked the inputs.
+            Route::Dense(jit, held) => match unsafe { jit.store_in_place(&held, self.threads) } {
+                None => Ok(false),
+                Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
+            },
+            // A layout's concrete store (a strided view's, a repeated shape's), on the
+            // caller's dense views.
+            Route::Special(special) => {
+                let Some(native) = &special.native else { return Ok(false) };
+                let in_plan_order: Option<Vec<Held<'_>>> = (special.plan.inputs.iter())
+                    .map(|d| {
+                        let at = s.names.iter().position(|n| *n == d.name)?;
+                        let view = inputs[at].as_view();
+                        (d.strides.is_none() && d.nonzero_of.is_none() && view.is_contiguous())
+                            .then_some(Held::InPlace(view))
+                    })
+                    .collect();
+                let Some(held) = in_plan_order else { return Ok(false) };
+                // SAFETY: the caller's word on the target; the special matched the inputs' layout.
+                match unsafe { native.store_in_place(&held, self.threads) } {
+                    None => Ok(false),
+                    Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
+                }
+            }
+        }
+    }
+
+    /// Runs a store kernel (`a[i] = v`) updating its target's own bytes: in place where it can
+    /// ([`store_in_place`](Self::store_in_place)); a `+=` or `*=` whose updates may meet, by
+    /// kernels that each run in place (`kernel/buffered.rs`); else computed into a temporary that
+    /// is then copied over the target, so that every read sees the target as it was. The target's
+    /// view must be dense; a kernel without a store is an error.
+    ///
+    /// # Safety
+    /// As for [`store_in_place`](Self::store_in_place).
+    pub unsafe fn store<V: AsView>(&self, inputs: &[V]) -> Result<(), Error> {
+        let plan = self.plan();
+        let target = match (&plan.store, plan.output.buffer) {
+            (Some(_), BufferId::Input(t)) => self.shared.names.iter().position(|n| *n == plan.inputs[t].name),
+            _ => None,
+        };
+        let Some((t, view)) = target.and_then(|t| Some((t, inputs.get(t)?.as_view()))) else {
+            return Err(ViewError::Signature("the kernel has no store (`a[i] = v`) to run".into()).into());
+        };
+        if !view.is_contiguous() {
+            let name = &self.shared.names[t];
+            return Err(
+                ViewError::Signature(format!("the store's target `{name}` must be a dense view")).into()
+            );
+        }
+        // SAFETY: the caller's word.
+        if unsafe { self.store_in_place(inputs) }? || unsafe { self.store_buffered(inputs) }? {
+            return Ok(());
+        }
+        let mut updated = vec![0u8; view.nbytes()];
+        self.run_into_bytes(inputs, &mut updated)?;
+        // SAFETY: the target is dense, `nbytes` long, and writable (the caller's word); the
+        // kernel has finished reading it.
+        unsafe { std::ptr::copy_nonoverlapping(updated.as_ptr(), view.as_ptr().cast_mut(), updated.len()) };
+        Ok(())
+    }
+
+    /// Runs a `+=` or `*=` store whose updates may meet in place, as three kernels
+    /// (`kernel/buffered.rs`); `Ok(false)` where it has no such form or a kernel declined.
+    ///
+    /// # Safety
+    /// As for [`store_in_place`](Self::store_in_place).
+    unsafe fn store_buffered<V: AsView>(&self, inputs: &[V]) -> Result<bool, Error> {
+        let Some(buffered) = self.buffered() else { return Ok(false) };
+        let Route::Dense(_, held) = self.route_general(inputs)? else { return Ok(false) };
+        // A strided target's view was packed into a copy: writing the copy would be lost.
+        if !matches!(self.plan().output.buffer, BufferId::Input(t) if matches!(held.get(t), Some(Held::InPlace(_))))
+        {
+            return Ok(false);
+        }
+        // SAFETY: the caller's word on the target; the route checked the inputs.
+        match unsafe { buffered.run(&held, self.threads) } {
+            None => Ok(false),
+            Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
+        }
+    }
+}
