@@ -1,9 +1,9 @@
-//! The verifier of generic plans: the same structural rules as [`verify`](super::verify), and
+//! The verifier of generic plans: the same structural rules as [`verify`](fn@super::verify), and
 //! the address bounds as symbolic inequalities. Each bound is proven for every shape where it
 //! can be (`SymExpr::prove_le`); one that cannot becomes a [`Requirement`] that the shape
 //! function checks per call, before anything is read. So a [`VerifiedGenericPlan`] certifies:
 //! every address lies inside its buffer *whenever the shape function succeeds* — and
-//! [`GenericPlan::bind`] then gives a concrete plan that [`verify`](super::verify) accepts.
+//! [`GenericPlan::bind`] then gives a concrete plan that [`verify`](fn@super::verify) accepts.
 
 use super::ir::*;
 use super::verify::{PlanError, VerifiedPlan};
@@ -40,7 +40,7 @@ impl VerifiedGenericPlan {
 impl VerifiedPlan {
     /// This plan as a verified generic plan with nothing to bind: its integers as constants, no
     /// requirements, its inputs' strides kept (the one kind of generic plan that declares
-    /// strides: [`verify`](super::verify) bounded them, which `verify_generic` cannot). Lowering,
+    /// strides: [`verify`](fn@super::verify) bounded them, which `verify_generic` cannot). Lowering,
     /// scheduling and code generation treat constants as immediates, so the back ends compile
     /// every plan from this one type.
     pub fn lift(&self) -> VerifiedGenericPlan {

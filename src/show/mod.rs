@@ -5,6 +5,10 @@
 //! the reference interpreter where each output element reads, in output order, and keeps what
 //! is worth drawing. The renderers only lay that out; the text both share (the notes on each
 //! axis, the summary paragraph, the colour scale and the layout of panels and gaps) lives here.
+//!
+//! [`terminal`]: crate::show::terminal
+//! [`svg`]: crate::show::svg
+//! [`selection`]: crate::show::selection
 
 pub mod selection;
 pub mod stages;

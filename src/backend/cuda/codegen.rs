@@ -1,7 +1,7 @@
 //! CUDA C from the loop nests of a verified plan: one kernel per plan, a grid-stride loop over
 //! the steps of every nest (the index checks first, then the output), each step's coordinates
 //! taken from its linear position over the nest's merged loops. A step of the output moves a
-//! contiguous run as one vector ([`vector_bytes`]), or else a 16-byte group of consecutive
+//! contiguous run as one vector (`vector_bytes`), or else a 16-byte group of consecutive
 //! elements stored at once (`group`); wider moves than an element's natural alignment fall back
 //! to element moves where a caller's pointers are not aligned for them. Elements are moved
 //! as unsigned integers of their width (f16/bf16 are 2-byte moves); index values are read once
@@ -79,10 +79,10 @@ pub struct NestInfo {
     /// Indices into [`ArgLayout::params`] of the integers it reads.
     pub params: Vec<usize>,
     /// Elements per step of a thread: more than one where the nest moves contiguous runs as
-    /// vectors ([`vector_bytes`]); the kernel's range counts steps.
+    /// vectors (`vector_bytes`); the kernel's range counts steps.
     pub unit: u64,
     /// Consecutive elements (in C order) per step of an output nest that moves no vectors:
-    /// gathered one by one, stored as one 16-byte vector ([`group_of`]); 1 for the others.
+    /// gathered one by one, stored as one 16-byte vector (`group_of`); 1 for the others.
     /// The last step of the nest takes the elements left over.
     pub group: u64,
 }

@@ -1,6 +1,6 @@
 //! The CUDA target: CUDA C generated from a verified plan's loop nests ([`codegen`]), the host
 //! side of a launch — binding a call's shapes into the kernel's argument block and decoding its
-//! error words into the interpreter's [`RuntimeError`] ([`launch`]) — and two ways to run the
+//! error words into the interpreter's [`RuntimeError`](crate::backend::RuntimeError) ([`launch`]) — and two ways to run the
 //! source: on the host, compiled by the system C compiler under `host_emulation.h`, which runs
 //! the grid as loops ([`emulate`], the tests' CPU run of the very source a GPU compiles), and on
 //! an NVIDIA GPU through the driver and NVRTC, loaded at run time ([`device`]; slc needs no CUDA

@@ -27,7 +27,7 @@ pub const LOOP_COPY_BYTES: i64 = 1 << 18;
 /// locality of a row's random reads.
 const TABLE_ENTRIES: i64 = 2048;
 /// Gathers within rows of at least this many bytes (and at most [`TOUCH_MAX_BYTES`]) read the
-/// next row ahead ([`read_ahead`]).
+/// next row ahead (`read_ahead`).
 pub const TOUCH_MIN_BYTES: i64 = 1 << 10;
 pub const TOUCH_MAX_BYTES: i64 = 1 << 18;
 pub const CACHE_LINE: i64 = 64;

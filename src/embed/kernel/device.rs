@@ -164,7 +164,7 @@ impl Kernel {
     /// byte of the target and fails, if it does, before its first write
     /// ([`loopnest::store_may_run_in_place`](crate::backend::loopnest::store_may_run_in_place)),
     /// the target is dense and no other input overlaps it; a `+=` or `*=` whose updates may meet
-    /// as three kernels, each in place ([`BufferedOnDevice`]); else into new device memory,
+    /// as three kernels, each in place (`BufferedOnDevice`); else into new device memory,
     /// copied over the target after the update. Not a store: an error.
     ///
     /// # Safety

@@ -14,7 +14,7 @@ pub struct SymRange {
 /// that are expressions (constants or run-time scalars) and a constant step, exactly as
 /// `sema::shape::normalize_numpy`, `len == 0 ⇒ first == 0` included: for every binding, the
 /// values are that function's. No intermediate of the result leaves i64 (its [`SymExpr::eval_i64`]
-/// is defined wherever `n` is a dimension up to [`MAX_DIM`] and the bounds are i64).
+/// is defined wherever `n` is a dimension up to [`MAX_DIM`](super::MAX_DIM) and the bounds are i64).
 /// `step` must not be 0.
 pub fn normalize_numpy(
     n: &SymExpr,

@@ -16,7 +16,7 @@
 //! of its threads (an atomic maximum, then writes to distinct elements), so the host emulation's
 //! sequential grid runs it as a GPU does. `+=` and `*=` are buffered: the old element is read
 //! from the target, never from the output. A scatter's reduction folds its updates on one
-//! thread, then `NAME_finish` writes them ([`super::reduce`]); complex numbers are not combined.
+//! thread, then `NAME_finish` writes them (`super::reduce`); complex numbers are not combined.
 
 use super::owner::OwnerRows;
 use super::{Body, CudaError, Gen, TELL, Types, move_type, reduce};
@@ -48,7 +48,7 @@ pub struct StoreInfo {
     pub width: u8,
     /// A scatter's reduction: the store pass folds the updates serially into a scratch of 16
     /// bytes per output element (in the owner array's word), and `NAME_finish` writes them
-    /// ([`super::reduce`]).
+    /// (`super::reduce`).
     pub reduces: bool,
 }
 
