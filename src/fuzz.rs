@@ -16,6 +16,16 @@
 //! The generator ([`Case::draw`]) takes its choices from a [`Draw`]: the fuzzer's bytes
 //! ([`Bytes`]), or a seeded [`Rng`] for the reproducible suites in `tests/dml.rs` and
 //! `tests/backends.rs`.
+//!
+//! [`front_end`]: crate::fuzz::front_end
+//! [`plan_text`]: crate::fuzz::plan_text
+//! [`npy`]: crate::fuzz::npy
+//! [`differential`]: crate::fuzz::differential
+//! [`strided`]: fn@crate::fuzz::strided
+//! [`Case::draw`]: crate::fuzz::Case::draw
+//! [`Draw`]: crate::fuzz::Draw
+//! [`Bytes`]: crate::fuzz::Bytes
+//! [`Rng`]: crate::fuzz::Rng
 
 use crate::backend::RuntimeError;
 use crate::backend::dml::{self, DmlError, DmlGraph, DmlOptions, EmulateError, FeatureLevel};
