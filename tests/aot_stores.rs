@@ -160,3 +160,48 @@ fn golden_stores_as_linked_kernels() {
         check_object(&dir, &j.name, &[j.name.as_str()]);
     }
 }
+
+/// A masked row filled with non-temporal stores in the JIT is an object's own plain fill
+/// (`clif::define_fill_streaming`): rows of a box larger than the caches, at every alignment,
+/// checked element by element in C, into a copy and in place.
+#[test]
+fn streaming_row_fills_in_objects() {
+    let (rows, cols) = (4001, 1101);
+    let types: slc::sema::InputTypes = [("a", format!("f32[{rows},{cols}]")), ("r", format!("bool[{rows}]"))]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
+        .collect();
+    let src = "a[r, 1:] = 7";
+    let plan = slc::compile(src, &types).unwrap().plan.lift();
+    let declared: Vec<InputDecl<SymExpr>> =
+        ["a", "r"].iter().map(|n| InputDecl::dense(*n, types[*n].dtype, types[*n].generic().shape)).collect();
+    let k = aot::compile(&plan, src, &declared, "fill").unwrap();
+    assert!(k.entry.nest.fills_streaming(), "{}", k.entry.nest);
+    let dir = scratch("aot-stores", "fill");
+    std::fs::write(dir.join("fill.o"), &k.object).unwrap();
+    std::fs::write(dir.join("fill.h"), &k.header).unwrap();
+    check_object(&dir, "fill", &["fill"]);
+    let driver = format!(
+        "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"fill.h\"\n\
+         int main(void) {{\n\
+         \x20 long rows = {rows}, cols = {cols}, bad = 0;\n\
+         \x20 float *a = malloc(rows * cols * 4), *out = malloc(rows * cols * 4 + 3), *own = malloc(rows * cols * 4);\n\
+         \x20 uint8_t *r = malloc(rows);\n\
+         \x20 for (long i = 0; i < rows * cols; i++) a[i] = (float)(i % 1000);\n\
+         \x20 for (long i = 0; i < rows; i++) r[i] = i % 3 != 1;\n\
+         \x20 memcpy(own, a, rows * cols * 4);\n\
+         \x20 const uint8_t *in[] = {{ (const uint8_t *)a, r }};\n\
+         \x20 const uint8_t *in_own[] = {{ (const uint8_t *)own, r }};\n\
+         \x20 int s = fill(in, (uint8_t *)out, 0, FILL_OUTER);\n\
+         \x20 int si = fill(in_own, (uint8_t *)own, 0, FILL_OUTER);\n\
+         \x20 for (long i = 0; i < rows; i++)\n\
+         \x20   for (long j = 0; j < cols; j++) {{\n\
+         \x20     float want = r[i] && j >= 1 ? 7.0f : a[i * cols + j];\n\
+         \x20     bad += out[i * cols + j] != want || own[i * cols + j] != want;\n\
+         \x20   }}\n\
+         \x20 printf(\"%d %d %ld\\n\", s, si, bad);\n\
+         \x20 return 0;\n}}\n"
+    );
+    let out = link_and_run(&dir, &driver, ["fill"].into_iter());
+    assert_eq!(out.trim(), "0 0 0", "status, in-place status, wrong elements");
+}

@@ -395,6 +395,15 @@ fn store_update_nests_write_only_inside_the_output() {
             check("a[r, ::-1] *= 3", &[("a", &a), ("r", &r)]);
         }
     }
+    // Masked rows of a box larger than the caches: filled with non-temporal stores.
+    let wide = data(DType::F32, &[4001, 1101]);
+    let r = Tensor::from_bytes(
+        DType::Bool,
+        &[4001],
+        &(0..4001).map(|i| u8::from(i % 3 != 1)).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    check("a[r, 1:] = 7", &[("a", &wide), ("r", &r)]);
     let rows = ints(DType::I32, &(0..300).map(|r| (r * 7919) % 700 - 350).collect::<Vec<_>>());
     let values = data(DType::F32, &[300, 513]);
     check("a[i] = w", &[("a", &big), ("i", &rows), ("w", &values)]);

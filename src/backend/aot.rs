@@ -168,6 +168,9 @@ pub fn compile(
         if entry.nest.streams() {
             clif::define_copy_streaming(module).map_err(|e| e.to_string())?;
         }
+        if entry.nest.fills_streaming() {
+            clif::define_fill_streaming(module).map_err(|e| e.to_string())?;
+        }
         Ok(entry)
     })?;
     let header = header(plan, src, declared, name, &entry);

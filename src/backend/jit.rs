@@ -170,6 +170,7 @@ fn build<T, E: std::fmt::Display>(
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
     let mut builder = JITBuilder::with_isa(host_isa()?, default_libcall_names());
     builder.symbol(crate::backend::loopnest::COPY_STREAMING, copy_streaming as *const u8);
+    builder.symbol(crate::backend::loopnest::FILL_STREAMING, fill_streaming as *const u8);
     let mut module = JITModule::new(builder);
     let defined = define(&mut module).map_err(|e| codegen(&e));
     match defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e))) {
@@ -222,6 +223,46 @@ unsafe extern "C" fn copy_streaming(dst: *mut u8, src: *const u8, bytes: i64) {
     unsafe {
         std::ptr::copy_nonoverlapping(src, dst, bytes)
     };
+}
+
+/// [`loopnest::FILL_STREAMING`](crate::backend::loopnest::FILL_STREAMING): fills `bytes` bytes
+/// from `dst` with the 16 bytes at `pattern` repeated (byte `k` of the fill is `pattern[k %
+/// 16]`), every aligned 16 bytes with a non-temporal store (never read first), the few bytes
+/// before the first and after the last as usual. Fenced as [`copy_streaming`]'s stores are.
+///
+/// # Safety
+/// `dst` holds `bytes` bytes; `pattern` holds 16.
+unsafe extern "C" fn fill_streaming(dst: *mut u8, pattern: *const u8, bytes: i64) {
+    let bytes = bytes.max(0) as usize;
+    // SAFETY: the caller's guarantees.
+    let pattern: [u8; 16] = unsafe { std::ptr::read_unaligned(pattern.cast::<[u8; 16]>()) };
+    let plain = |from: usize, to: usize| {
+        for k in from..to {
+            // SAFETY: k < bytes.
+            unsafe { *dst.add(k) = pattern[k % 16] };
+        }
+    };
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let head = dst.align_offset(16).min(bytes);
+        let vectors = (bytes - head) / 16;
+        plain(0, head);
+        // The vectors start `head` bytes into the pattern.
+        let turned: [u8; 16] = std::array::from_fn(|k| pattern[(head + k) % 16]);
+        // SAFETY: `turned` holds 16 bytes; the streamed stores go to 16-byte-aligned addresses
+        // inside [head, head + 16 * vectors) of `dst`.
+        unsafe {
+            let v = _mm_loadu_si128(turned.as_ptr().cast::<__m128i>());
+            let d = dst.add(head).cast::<__m128i>();
+            for k in 0..vectors {
+                _mm_stream_si128(d.add(k), v);
+            }
+        }
+        plain(head + 16 * vectors, bytes);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    plain(0, bytes);
 }
 
 /// Orders the non-temporal stores of [`copy_streaming`] before every later store of this

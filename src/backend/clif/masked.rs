@@ -16,7 +16,9 @@ use super::{Gen, NO_ARGS, vector_flags};
 use crate::backend::loopnest::{Combining, is_const};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::ir::{
+    Endianness, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types,
+};
 
 /// Mask bytes, and so elements, per vector trip.
 const LANES: i64 = 16;
@@ -91,6 +93,7 @@ impl Gen<'_, '_> {
     pub(super) fn emit_masked_row(
         &mut self,
         depth: usize,
+        streaming: bool,
         out: Value,
         out_off: Value,
         data: &StreamState,
@@ -116,6 +119,7 @@ impl Gen<'_, '_> {
                 let broadcast = SymExpr::constant(0);
                 self.combine_run(combine, (dst, value_at, old), count, &broadcast, out_stride);
             }
+            _ if streaming => self.fill_streaming(dst, count, value),
             _ => self.fill_run(dst, count, out_stride, value),
         }
         self.b.ins().jump(done, NO_ARGS);
@@ -144,6 +148,18 @@ impl Gen<'_, '_> {
             let (d, d_off) = g.split_offset(d, d_off);
             g.b.ins().store(MemFlagsData::trusted(), value, d, d_off);
         });
+    }
+
+    /// `count` consecutive elements from `dst` set to `value` by `loopnest::FILL_STREAMING`,
+    /// the value's 16 bytes passed on the stack.
+    fn fill_streaming(&mut self, dst: Value, count: Value, value: Value) {
+        let f = self.fill_streaming.expect("imported where the nest fills streaming");
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+        let pattern = self.b.ins().stack_addr(self.ptr, slot, 0);
+        let bytes = self.splat_bytes(value);
+        self.b.ins().store(vector_flags(), bytes, pattern, 0);
+        let n = self.b.ins().imul_imm_s(count, self.nest.width as i64);
+        self.b.ins().call(f, &[dst, pattern, n]);
     }
 
     /// Trip `k` of the vector loop: 16 elements at `dst` (old ones at `old`), 16 mask bytes at

@@ -133,15 +133,19 @@ pub fn define_kernel<M: Module>(
 ) -> Result<FuncId, CodegenError> {
     let id = module.declare_function(name, linkage, &kernel_signature(module.isa(), nest))?;
     let mut ctx = module.make_context();
-    let copy_streaming = match nest.streams() {
-        true => {
-            let sig = copy_streaming_signature(module.isa());
-            let f = module.declare_function(loopnest::COPY_STREAMING, Linkage::Import, &sig)?;
-            Some(module.declare_func_in_func(f, &mut ctx.func))
+    let mut import = |name: &str, wanted: bool| -> Result<Option<FuncRef>, CodegenError> {
+        if !wanted {
+            return Ok(None);
         }
-        false => None,
+        let sig = streaming_signature(module.isa());
+        let f = module.declare_function(name, Linkage::Import, &sig)?;
+        Ok(Some(module.declare_func_in_func(f, &mut ctx.func)))
     };
-    build_function(module.isa(), &mut ctx.func, nest, copy_streaming);
+    let imports = Imports {
+        copy_streaming: import(loopnest::COPY_STREAMING, nest.streams())?,
+        fill_streaming: import(loopnest::FILL_STREAMING, nest.fills_streaming())?,
+    };
+    build_function(module.isa(), &mut ctx.func, nest, imports);
     verify(&ctx.func, module.isa())?;
     module.define_function(id, &mut ctx)?;
     module.clear_context(&mut ctx);
@@ -158,17 +162,30 @@ fn verify(func: &Function, isa: &dyn TargetIsa) -> Result<(), CodegenError> {
 /// The Cranelift IR [`define_kernel`] compiles for `nest` on `isa` (`slc plan --clif`).
 pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
     let mut func = Function::new();
-    let copy_streaming = nest.streams().then(|| {
-        let signature = func.import_signature(copy_streaming_signature(isa));
-        let name = ExternalName::testcase(loopnest::COPY_STREAMING);
-        func.import_function(ExtFuncData { name, signature, colocated: false, patchable: false })
-    });
-    build_function(isa, &mut func, nest, copy_streaming);
+    let mut import = |name: &str, wanted: bool| {
+        wanted.then(|| {
+            let signature = func.import_signature(streaming_signature(isa));
+            let name = ExternalName::testcase(name);
+            func.import_function(ExtFuncData { name, signature, colocated: false, patchable: false })
+        })
+    };
+    let imports = Imports {
+        copy_streaming: import(loopnest::COPY_STREAMING, nest.streams()),
+        fill_streaming: import(loopnest::FILL_STREAMING, nest.fills_streaming()),
+    };
+    build_function(isa, &mut func, nest, imports);
     func.display().to_string()
 }
 
-/// The signature of [`loopnest::COPY_STREAMING`]: `(dst, src, bytes)`, nothing returned.
-fn copy_streaming_signature(isa: &dyn TargetIsa) -> Signature {
+/// The functions a kernel calls that the JIT provides (an AOT object defines its own).
+struct Imports {
+    copy_streaming: Option<FuncRef>,
+    fill_streaming: Option<FuncRef>,
+}
+
+/// The signature of [`loopnest::COPY_STREAMING`] and [`loopnest::FILL_STREAMING`]: `(dst,
+/// src or pattern, bytes)`, nothing returned.
+fn streaming_signature(isa: &dyn TargetIsa) -> Signature {
     let mut sig = Signature::new(isa.default_call_conv());
     let ptr = AbiParam::new(isa.pointer_type());
     sig.params.extend([ptr, ptr, AbiParam::new(types::I64)]);
@@ -178,7 +195,7 @@ fn copy_streaming_signature(isa: &dyn TargetIsa) -> Signature {
 /// Defines [`loopnest::COPY_STREAMING`] in `module` as a plain copy (memcpy), local to it: an
 /// object file has no JIT to provide it, and Cranelift has no non-temporal store.
 pub fn define_copy_streaming<M: Module>(module: &mut M) -> Result<(), CodegenError> {
-    let sig = copy_streaming_signature(module.isa());
+    let sig = streaming_signature(module.isa());
     let id = module.declare_function(loopnest::COPY_STREAMING, Linkage::Local, &sig)?;
     let mut ctx = module.make_context();
     ctx.func.signature = sig;
@@ -198,18 +215,69 @@ pub fn define_copy_streaming<M: Module>(module: &mut M) -> Result<(), CodegenErr
     Ok(())
 }
 
-fn build_function(
-    isa: &dyn TargetIsa,
-    func: &mut Function,
-    nest: &LoopNest,
-    copy_streaming: Option<FuncRef>,
-) {
+fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest, imports: Imports) {
     func.signature = kernel_signature(isa, nest);
     let mut fctx = FunctionBuilderContext::new();
     let b = FunctionBuilder::new(func, &mut fctx);
     let mut g = Gen::new(b, nest, isa.frontend_config());
-    g.copy_streaming = copy_streaming;
+    g.copy_streaming = imports.copy_streaming;
+    g.fill_streaming = imports.fill_streaming;
     g.emit_function();
+}
+
+/// Defines [`loopnest::FILL_STREAMING`] in `module` as a plain fill (16-byte stores, then the
+/// last bytes one at a time), local to it: an object file has no JIT to provide it, and
+/// Cranelift has no non-temporal store.
+pub fn define_fill_streaming<M: Module>(module: &mut M) -> Result<(), CodegenError> {
+    let sig = streaming_signature(module.isa());
+    let id = module.declare_function(loopnest::FILL_STREAMING, Linkage::Local, &sig)?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let p = b.block_params(entry).to_vec();
+    let (dst, pattern, bytes) = (p[0], p[1], p[2]);
+    let flags = MemFlagsData::trusted();
+    let v = b.ins().load(types::I8X16, vector_flags(), pattern, 0);
+    let (vectors, vector, bytewise, byte, done) =
+        (b.create_block(), b.create_block(), b.create_block(), b.create_block(), b.create_block());
+    b.append_block_param(vectors, types::I64);
+    b.append_block_param(bytewise, types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().jump(vectors, &[BlockArg::Value(zero)]);
+    // Offsets `at` by 16 while 16 bytes remain, then by 1 (the pattern's byte `at % 16`).
+    b.switch_to_block(vectors);
+    let at = b.block_params(vectors)[0];
+    let end = b.ins().iadd_imm_s(at, 16);
+    let fits = b.ins().icmp(IntCC::SignedLessThanOrEqual, end, bytes);
+    b.ins().brif(fits, vector, NO_ARGS, bytewise, &[BlockArg::Value(at)]);
+    b.switch_to_block(vector);
+    let d = b.ins().iadd(dst, at);
+    b.ins().store(vector_flags(), v, d, 0);
+    b.ins().jump(vectors, &[BlockArg::Value(end)]);
+    b.switch_to_block(bytewise);
+    let at = b.block_params(bytewise)[0];
+    let more = b.ins().icmp(IntCC::SignedLessThan, at, bytes);
+    b.ins().brif(more, byte, NO_ARGS, done, NO_ARGS);
+    b.switch_to_block(byte);
+    let k = b.ins().band_imm_s(at, 15);
+    let from = b.ins().iadd(pattern, k);
+    let x = b.ins().load(types::I8, flags, from, 0);
+    let d = b.ins().iadd(dst, at);
+    b.ins().store(flags, x, d, 0);
+    let next = b.ins().iadd_imm_s(at, 1);
+    b.ins().jump(bytewise, &[BlockArg::Value(next)]);
+    b.switch_to_block(done);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(module.target_config());
+    verify(&ctx.func, module.isa())?;
+    module.define_function(id, &mut ctx)?;
+    module.clear_context(&mut ctx);
+    Ok(())
 }
 
 /// The translator of one loop nest into one function.
@@ -227,6 +295,8 @@ struct Gen<'a, 'n> {
     fail_empty: cranelift_codegen::ir::Block,
     /// [`loopnest::COPY_STREAMING`], imported where the nest calls it.
     copy_streaming: Option<FuncRef>,
+    /// [`loopnest::FILL_STREAMING`], imported where the nest calls it.
+    fill_streaming: Option<FuncRef>,
     /// A combining store's target at its first destination ([`Gen::old_base`]).
     old_base: Option<Value>,
     /// A masked store's value ([`LoopNest::masked_value`]), loaded once, and its address (a
@@ -262,6 +332,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             fail_index,
             fail_empty,
             copy_streaming: None,
+            fill_streaming: None,
             old_base: None,
             masked_value: None,
         }
@@ -367,7 +438,9 @@ impl<'a, 'n> Gen<'a, 'n> {
             Strategy::IndexTable(ahead) => self.emit_index_table(depth, ahead, out, out_off, &data, range),
             Strategy::ReversedTiles { .. } => self.emit_reversed_tiles(depth, out, out_off, &data, range),
             Strategy::MaskedRun => self.emit_masked_run(depth, out, out_off, &data, range),
-            Strategy::MaskedRow => self.emit_masked_row(depth, out, out_off, &data, range),
+            Strategy::MaskedRow { streaming } => {
+                self.emit_masked_row(depth, streaming, out, out_off, &data, range)
+            }
             Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
         }
     }

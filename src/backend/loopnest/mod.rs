@@ -106,8 +106,9 @@ pub enum Strategy {
     /// elements per trip, blended with the value by their mask bytes, then one at a time.
     MaskedRun,
     /// Innermost in a masked store, the mask fixed along it: the row's one mask byte skips it
-    /// or sets (combines) every element of it.
-    MaskedRow,
+    /// or sets (combines) every element of it; `streaming`: a set row is filled with
+    /// non-temporal stores ([`FILL_STREAMING`]).
+    MaskedRow { streaming: bool },
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -225,6 +226,13 @@ pub struct LoopNest {
 /// it (`jit::copy_streaming`) and fences those stores when the kernel returns; an AOT object
 /// defines it as a plain memcpy (`clif::define_copy_streaming`).
 pub const COPY_STREAMING: &str = "slc_copy_streaming";
+
+/// The symbol of the function a streaming [`Strategy::MaskedRow`] calls, `(dst, pattern,
+/// bytes)`: it fills `bytes` bytes with the 16 bytes at `pattern` repeated from `dst` on, the
+/// destination's whole lines with non-temporal stores. The JIT provides it
+/// (`jit::fill_streaming`); an AOT object defines it as a plain fill
+/// (`clif::define_fill_streaming`).
+pub const FILL_STREAMING: &str = "slc_fill_streaming";
 
 /// Whether `e` is the constant `c`.
 pub fn is_const(e: &SymExpr, c: i64) -> bool {
@@ -486,6 +494,11 @@ impl LoopNest {
     /// Whether the kernel of this nest calls [`COPY_STREAMING`].
     pub fn streams(&self) -> bool {
         self.strategies.contains(&Strategy::Block(Copy::Streaming))
+    }
+
+    /// Whether a loop of the nest fills with [`FILL_STREAMING`].
+    pub fn fills_streaming(&self) -> bool {
+        self.strategies.contains(&Strategy::MaskedRow { streaming: true })
     }
 
     /// Whether the kernel of this nest takes a parameter block: it has symbolic integers.

@@ -52,7 +52,8 @@ impl fmt::Display for Strategy {
                 write!(f, "(reversed-tiles if tiles of 2-8 B, else strided reverse)")
             }
             Strategy::MaskedRun => write!(f, "masked-run"),
-            Strategy::MaskedRow => write!(f, "masked-row"),
+            Strategy::MaskedRow { streaming: false } => write!(f, "masked-row"),
+            Strategy::MaskedRow { streaming: true } => write!(f, "masked-row streaming"),
             Strategy::Joined => write!(f, "joined"),
         }
     }

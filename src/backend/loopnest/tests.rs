@@ -72,6 +72,10 @@ fn each_strategy_has_its_program() {
         ("a[m, 1:] = 0", &["a=f32[64,64]", "m=bool[64]"], SHUFFLES, "run [serial, masked-row]"),
         ("a[m] *= 2", &["a=i16[64,64]", "m=bool[64]"], NO_SHUFFLES, "run [serial, masked-row]"),
         ("img[m] = 0", &["img=u8[10,10,3]", "m=bool[10,10]"], SHUFFLES, "run [serial, masked-row]"),
+        // Rows of a box larger than the caches are filled with non-temporal stores.
+        ("a[r] = 0", &["a=f32[4096,4096]", "r=bool[4096]"], SHUFFLES, "run [serial, masked-row streaming]"),
+        ("a[r] += 1", &["a=f32[4096,4096]", "r=bool[4096]"], SHUFFLES, "run [serial, masked-row]"),
+        ("a[r, ::2] = 0", &["a=f32[4096,4096]", "r=bool[4096]"], SHUFFLES, "run [serial, masked-row]"),
         ("a[:, ::2][m] = 0", &["a=f32[64,64]", "m=bool[64,32]"], SHUFFLES, "run [serial]"),
         ("a[m] = 0", &["a=c128[64]", "m=bool[64]"], SHUFFLES, "run [serial]"),
     ];
