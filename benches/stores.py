@@ -7,6 +7,7 @@ interleaved in the same run, medians of several rounds.
     B14  a[:, ::2] = b  a: f32[4096, 4096], b: f32[4096, 2048]
     B15  a[m] = 0       a: f32[4096, 4096], m: a random half of its elements
     B15r a[r] = 0       a: f32[4096, 4096], r: a random half of its rows
+    B14f a[1:] = 0      a: f32[4096, 4096], a box filled with one value
 
 slc runs as a NumPy user runs it, `slc.eval(STORE, a=x, ...)` (x updated in place), with the
 default threads, and as a compiled kernel on one thread (`slc.compile(STORE, ...)(..., threads=1)`,
@@ -35,6 +36,7 @@ def cases(rng):
     yield "B15", "a[m] = 0", {"a": a.copy(), "m": m}, lambda x: x.__setitem__(m, 0), int(m.sum()) * 4
     r = rng.random(4096) < 0.5
     yield "B15r", "a[r] = 0", {"a": a.copy(), "r": r}, lambda x: x.__setitem__(r, 0), int(r.sum()) * 4096 * 4
+    yield "B14f", "a[1:] = 0", {"a": a.copy()}, lambda x: x.__setitem__(slice(1, None), 0), 4095 * 4096 * 4
 
 
 def timed(fn):

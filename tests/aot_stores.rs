@@ -68,8 +68,8 @@ fn golden_stores_as_linked_kernels() {
         sample.push(Case { id: src.into(), src: src.into(), inputs: vec![("a".into(), a.clone())] });
     }
     // One value through a mask over rows longer than a vector trip (16 mask bytes widened into
-    // lanes) or through a mask of rows (each row skipped or filled), on the baseline features
-    // objects are built for, each element width.
+    // lanes), through a mask of rows (each row skipped or filled), or over a box (fill runs),
+    // on the baseline features objects are built for, each element width.
     let mut rng = slc::measure::SplitMix(0x3a5c);
     for (k, dtype) in
         [slc::DType::U8, slc::DType::I16, slc::DType::F32, slc::DType::F64].into_iter().enumerate()
@@ -80,7 +80,8 @@ fn golden_stores_as_linked_kernels() {
         let bits: Vec<u8> = (0..rows * cols).map(|_| (rng.next_u64() % 2) as u8).collect();
         let m = slc::Tensor::from_bytes(slc::DType::Bool, &[rows, cols], &bits).unwrap();
         let r = slc::Tensor::from_bytes(slc::DType::Bool, &[rows], &bits[..rows]).unwrap();
-        for src in ["a[m] = 3", "a[m] += 3", "a[1:][m[1:]] = 2", "a[r] = 3", "a[r, 1:] *= 3"] {
+        for src in ["a[m] = 3", "a[m] += 3", "a[1:][m[1:]] = 2", "a[r] = 3", "a[r, 1:] *= 3", "a[1:, 2:] = 3"]
+        {
             let inputs = vec![("a".into(), a.clone()), ("m".into(), m.clone()), ("r".into(), r.clone())];
             sample.push(Case { id: format!("{src} on {dtype}"), src: src.into(), inputs });
         }
@@ -161,9 +162,9 @@ fn golden_stores_as_linked_kernels() {
     }
 }
 
-/// A masked row filled with non-temporal stores in the JIT is an object's own plain fill
-/// (`clif::define_fill_streaming`): rows of a box larger than the caches, at every alignment,
-/// checked element by element in C, into a copy and in place.
+/// A masked row or a fill run filled with non-temporal stores in the JIT is an object's own
+/// plain fill (`clif::define_fill_streaming`): rows of a box larger than the caches, at every
+/// alignment, checked element by element in C, into a copy and in place.
 #[test]
 fn streaming_row_fills_in_objects() {
     let (rows, cols) = (4001, 1101);
@@ -171,37 +172,45 @@ fn streaming_row_fills_in_objects() {
         .into_iter()
         .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
         .collect();
-    let src = "a[r, 1:] = 7";
-    let plan = slc::compile(src, &types).unwrap().plan.lift();
-    let declared: Vec<InputDecl<SymExpr>> =
-        ["a", "r"].iter().map(|n| InputDecl::dense(*n, types[*n].dtype, types[*n].generic().shape)).collect();
-    let k = aot::compile(&plan, src, &declared, "fill").unwrap();
-    assert!(k.entry.nest.fills_streaming(), "{}", k.entry.nest);
-    let dir = scratch("aot-stores", "fill");
-    std::fs::write(dir.join("fill.o"), &k.object).unwrap();
-    std::fs::write(dir.join("fill.h"), &k.header).unwrap();
-    check_object(&dir, "fill", &["fill"]);
-    let driver = format!(
-        "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"fill.h\"\n\
-         int main(void) {{\n\
-         \x20 long rows = {rows}, cols = {cols}, bad = 0;\n\
-         \x20 float *a = malloc(rows * cols * 4), *out = malloc(rows * cols * 4 + 3), *own = malloc(rows * cols * 4);\n\
-         \x20 uint8_t *r = malloc(rows);\n\
-         \x20 for (long i = 0; i < rows * cols; i++) a[i] = (float)(i % 1000);\n\
-         \x20 for (long i = 0; i < rows; i++) r[i] = i % 3 != 1;\n\
-         \x20 memcpy(own, a, rows * cols * 4);\n\
-         \x20 const uint8_t *in[] = {{ (const uint8_t *)a, r }};\n\
-         \x20 const uint8_t *in_own[] = {{ (const uint8_t *)own, r }};\n\
-         \x20 int s = fill(in, (uint8_t *)out, 0, FILL_OUTER);\n\
-         \x20 int si = fill(in_own, (uint8_t *)own, 0, FILL_OUTER);\n\
-         \x20 for (long i = 0; i < rows; i++)\n\
-         \x20   for (long j = 0; j < cols; j++) {{\n\
-         \x20     float want = r[i] && j >= 1 ? 7.0f : a[i * cols + j];\n\
-         \x20     bad += out[i * cols + j] != want || own[i * cols + j] != want;\n\
-         \x20   }}\n\
-         \x20 printf(\"%d %d %ld\\n\", s, si, bad);\n\
-         \x20 return 0;\n}}\n"
-    );
-    let out = link_and_run(&dir, &driver, ["fill"].into_iter());
-    assert_eq!(out.trim(), "0 0 0", "status, in-place status, wrong elements");
+    // (the store, whether it sets element (i, j) in C)
+    for (k, (src, sets)) in
+        [("a[r, 1:] = 7", "r[i] && j >= 1"), ("a[1:, 3:] = 7", "i >= 1 && j >= 3")].iter().enumerate()
+    {
+        let plan = slc::compile(src, &types).unwrap().plan.lift();
+        let declared: Vec<InputDecl<SymExpr>> = ["a", "r"]
+            .iter()
+            .map(|n| InputDecl::dense(*n, types[*n].dtype, types[*n].generic().shape))
+            .collect();
+        let name = format!("fill{k}");
+        let kernel = aot::compile(&plan, src, &declared, &name).unwrap();
+        assert!(kernel.entry.nest.fills_streaming(), "{}", kernel.entry.nest);
+        let dir = scratch("aot-stores", &name);
+        std::fs::write(dir.join(format!("{name}.o")), &kernel.object).unwrap();
+        std::fs::write(dir.join(format!("{name}.h")), &kernel.header).unwrap();
+        check_object(&dir, &name, &[name.as_str()]);
+        let outer = name.to_uppercase();
+        let driver = format!(
+            "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"{name}.h\"\n\
+             int main(void) {{\n\
+             \x20 long rows = {rows}, cols = {cols}, bad = 0;\n\
+             \x20 float *a = malloc(rows * cols * 4), *out = malloc(rows * cols * 4 + 3), *own = malloc(rows * cols * 4);\n\
+             \x20 uint8_t *r = malloc(rows);\n\
+             \x20 for (long i = 0; i < rows * cols; i++) a[i] = (float)(i % 1000);\n\
+             \x20 for (long i = 0; i < rows; i++) r[i] = i % 3 != 1;\n\
+             \x20 memcpy(own, a, rows * cols * 4);\n\
+             \x20 const uint8_t *in[] = {{ (const uint8_t *)a, r }};\n\
+             \x20 const uint8_t *in_own[] = {{ (const uint8_t *)own, r }};\n\
+             \x20 int s = {name}(in, (uint8_t *)out, 0, {outer}_OUTER);\n\
+             \x20 int si = {name}(in_own, (uint8_t *)own, 0, {outer}_OUTER);\n\
+             \x20 for (long i = 0; i < rows; i++)\n\
+             \x20   for (long j = 0; j < cols; j++) {{\n\
+             \x20     float want = {sets} ? 7.0f : a[i * cols + j];\n\
+             \x20     bad += out[i * cols + j] != want || own[i * cols + j] != want;\n\
+             \x20   }}\n\
+             \x20 printf(\"%d %d %ld\\n\", s, si, bad);\n\
+             \x20 return 0;\n}}\n"
+        );
+        let out = link_and_run(&dir, &driver, [name.as_str()].into_iter());
+        assert_eq!(out.trim(), "0 0 0", "{src}: status, in-place status, wrong elements");
+    }
 }

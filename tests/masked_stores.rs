@@ -2,6 +2,10 @@
 //! Stores): the plan reads the mask in place, and every CPU path, the vectorized masked runs
 //! on each element width included, writes exactly the elements the mask selects.
 
+#[path = "support/data.rs"]
+mod data;
+
+use data::element;
 use slc::exec::Executor;
 use slc::measure::SplitMix;
 use slc::sema::{InputTypes, InputValues};
@@ -76,20 +80,6 @@ fn one_value_through_a_mask_reads_the_mask_in_place() {
                 assert_eq!(values_i64(&got), want, "{src} on {executor:?}, {rows}x{cols} {dtype}");
             }
         }
-    }
-}
-
-/// An element of `dtype` holding the small integer `x`, as bytes.
-fn element(dtype: DType, x: i64) -> Vec<u8> {
-    match dtype {
-        DType::F16 => half::f16::from_f64(x as f64).to_le_bytes().to_vec(),
-        DType::BF16 => half::bf16::from_f64(x as f64).to_le_bytes().to_vec(),
-        DType::F32 => (x as f32).to_le_bytes().to_vec(),
-        DType::F64 => (x as f64).to_le_bytes().to_vec(),
-        DType::C64 => [(x as f32).to_le_bytes(), (-x as f32).to_le_bytes()].concat(),
-        DType::C128 => [(x as f64).to_le_bytes(), (-x as f64).to_le_bytes()].concat(),
-        DType::Bool => vec![u8::from(x % 2 != 0)],
-        _ => x.to_le_bytes()[..dtype.width()].to_vec(),
     }
 }
 

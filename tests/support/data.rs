@@ -16,6 +16,9 @@ pub fn element(dtype: DType, v: i64) -> Vec<u8> {
         DType::BF16 => half::bf16::from_f64(v as f64).to_le_bytes().to_vec(),
         DType::F32 => (v as f32).to_le_bytes().to_vec(),
         DType::F64 => (v as f64).to_le_bytes().to_vec(),
+        // `v - vi`: both parts nonzero, so a swapped or dropped half shows.
+        DType::C64 => [(v as f32).to_le_bytes(), (-v as f32).to_le_bytes()].concat(),
+        DType::C128 => [(v as f64).to_le_bytes(), (-v as f64).to_le_bytes()].concat(),
         d => v.to_le_bytes()[..d.width()].to_vec(),
     }
 }

@@ -13,12 +13,10 @@
 
 use super::index::StreamState;
 use super::{Gen, NO_ARGS, vector_flags};
-use crate::backend::loopnest::{Combining, is_const};
+use crate::backend::loopnest::Combining;
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{
-    Endianness, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types,
-};
+use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value, types};
 
 /// Mask bytes, and so elements, per vector trip.
 const LANES: i64 = 16;
@@ -126,42 +124,6 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
-    /// `count` elements by `out_stride` bytes from `dst` set to `value`: 16 bytes at a time
-    /// where they are consecutive, then one at a time.
-    fn fill_run(&mut self, dst: Value, count: Value, out_stride: &SymExpr, value: Value) {
-        let w = self.nest.width as i64;
-        let (mut dst, mut count) = (dst, count);
-        if is_const(out_stride, w) && w <= 8 {
-            let lanes = (16 / w).trailing_zeros() as i64;
-            let bytes = self.splat_bytes(value);
-            let trips = self.b.ins().ushr_imm_u(count, lanes);
-            self.strided_loop(&[dst], &[SymExpr::constant(16)], trips, |g, p, k, _| {
-                g.b.ins().store(vector_flags(), bytes, p[0], (k * 16) as i32);
-            });
-            let done = self.b.ins().ishl_imm_u(trips, lanes);
-            let done_bytes = self.b.ins().imul_imm_s(done, w);
-            dst = self.b.ins().iadd(dst, done_bytes);
-            count = self.b.ins().isub(count, done);
-        }
-        self.strided_loop(&[dst], std::slice::from_ref(out_stride), count, |g, p, k, _| {
-            let (d, d_off) = g.at(p[0], k, out_stride);
-            let (d, d_off) = g.split_offset(d, d_off);
-            g.b.ins().store(MemFlagsData::trusted(), value, d, d_off);
-        });
-    }
-
-    /// `count` consecutive elements from `dst` set to `value` by `loopnest::FILL_STREAMING`,
-    /// the value's 16 bytes passed on the stack.
-    fn fill_streaming(&mut self, dst: Value, count: Value, value: Value) {
-        let f = self.fill_streaming.expect("imported where the nest fills streaming");
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
-        let pattern = self.b.ins().stack_addr(self.ptr, slot, 0);
-        let bytes = self.splat_bytes(value);
-        self.b.ins().store(vector_flags(), bytes, pattern, 0);
-        let n = self.b.ins().imul_imm_s(count, self.nest.width as i64);
-        self.b.ins().call(f, &[dst, pattern, n]);
-    }
-
     /// Trip `k` of the vector loop: 16 elements at `dst` (old ones at `old`), 16 mask bytes at
     /// `mask`.
     fn masked_trip(
@@ -201,17 +163,6 @@ impl Gen<'_, '_> {
             self.b.ins().store(vector_flags(), element, dst, at);
         }
     }
-
-    /// One element's bits repeated over 16 bytes.
-    fn splat_bytes(&mut self, value: Value) -> Value {
-        let ty = self.element_type();
-        let lanes = ty.by(16 / ty.bytes()).expect("an element of at most 8 bytes");
-        let v = self.b.ins().splat(lanes, value);
-        match lanes == types::I8X16 {
-            true => v,
-            false => self.b.ins().bitcast(types::I8X16, little(), v),
-        }
-    }
 }
 
 /// What a trip blends into the elements its mask selects.
@@ -225,6 +176,6 @@ enum Blend {
 
 /// Byte order for a bitcast between vectors of different lanes: memory's, so lane `i` of `w`
 /// bytes is bytes `i·w..` of the 16.
-fn little() -> MemFlagsData {
+pub(super) fn little() -> MemFlagsData {
     MemFlagsData::new().with_endianness(Endianness::Little)
 }

@@ -34,6 +34,7 @@
 mod combine;
 mod copy;
 mod entry;
+mod fill;
 mod gather;
 mod index;
 mod loops;
@@ -438,6 +439,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             Strategy::MaskedRow { streaming } => {
                 self.emit_masked_row(depth, streaming, out, out_off, &data, range)
             }
+            Strategy::Fill { streaming } => self.emit_fill(depth, streaming, out, out_off, &data, range),
             Strategy::Joined => unreachable!("the loop outside loop {depth} emits it"),
         }
     }

@@ -109,6 +109,10 @@ pub enum Strategy {
     /// or sets (combines) every element of it; `streaming`: a set row is filled with
     /// non-temporal stores ([`FILL_STREAMING`]).
     MaskedRow { streaming: bool },
+    /// Innermost, the data fixed along it and the output elements consecutive (`a[1:] = 0`, a
+    /// value broadcast along the row): the run's one value loaded once and stored 16 bytes at
+    /// a time; `streaming`: with non-temporal stores ([`FILL_STREAMING`]).
+    Fill { streaming: bool },
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -227,7 +231,7 @@ pub struct LoopNest {
 /// defines it as a plain memcpy (`clif::define_copy_streaming`).
 pub const COPY_STREAMING: &str = "slc_copy_streaming";
 
-/// The symbol of the function a streaming [`Strategy::MaskedRow`] calls, `(dst, pattern,
+/// The symbol of the function a streaming [`Strategy::MaskedRow`] or [`Strategy::Fill`] calls, `(dst, pattern,
 /// bytes)`: it fills `bytes` bytes with the 16 bytes at `pattern` repeated from `dst` on, the
 /// destination's whole lines with non-temporal stores. The JIT provides it
 /// (`jit::fill_streaming`); an AOT object defines it as a plain fill
@@ -498,7 +502,9 @@ impl LoopNest {
 
     /// Whether a loop of the nest fills with [`FILL_STREAMING`].
     pub fn fills_streaming(&self) -> bool {
-        self.strategies.contains(&Strategy::MaskedRow { streaming: true })
+        self.strategies.iter().any(|s| {
+            matches!(s, Strategy::MaskedRow { streaming: true } | Strategy::Fill { streaming: true })
+        })
     }
 
     /// Whether the kernel of this nest takes a parameter block: it has symbolic integers.

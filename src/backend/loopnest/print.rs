@@ -54,6 +54,8 @@ impl fmt::Display for Strategy {
             Strategy::MaskedRun => write!(f, "masked-run"),
             Strategy::MaskedRow { streaming: false } => write!(f, "masked-row"),
             Strategy::MaskedRow { streaming: true } => write!(f, "masked-row streaming"),
+            Strategy::Fill { streaming: false } => write!(f, "fill"),
+            Strategy::Fill { streaming: true } => write!(f, "fill streaming"),
             Strategy::Joined => write!(f, "joined"),
         }
     }

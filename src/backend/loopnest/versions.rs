@@ -51,8 +51,8 @@ impl LoopNest {
             Strategy::Serial => self.versions_from(d + 1),
             Strategy::Block(Copy::BySize { loop_copy }) => SIZE_CLASS_COUNT + loop_copy as usize + 1,
             Strategy::Block(_) | Strategy::MaskedRun => 1,
-            // Its fill or combine loop is unrolled or not by the call, as a strided copy's.
-            Strategy::MaskedRow { .. } => unroll_versions(&[self.out[d].clone()]),
+            // A fill or combine loop is unrolled or not by the call, as a strided copy's.
+            Strategy::MaskedRow { .. } | Strategy::Fill { .. } => unroll_versions(&[self.out[d].clone()]),
             Strategy::Strided(_) => unroll_versions(&row()),
             Strategy::BlockRows { by_size: false } => unroll_versions(&row()),
             // A loop per size class, else the rows one by one with the inner block's copy.
