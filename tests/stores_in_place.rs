@@ -182,8 +182,8 @@ fn buffered_stores_update_the_target_as_the_interpreter() {
 }
 
 /// Rows scattered over a destination larger than the caches are written with non-temporal
-/// stores (the `stream-rows` pass): whole lines streamed, the partial lines at a row's ends
-/// stored as usual. The JIT gives the interpreter's bytes for rows that are and are not a
+/// stores (the `stream-rows` pass): every aligned 16 bytes streamed, the few bytes at a row's
+/// ends streamed 8 or 4 at a time where aligned, else stored as usual. The JIT gives the interpreter's bytes for rows that are and are not a
 /// multiple of a line, on a target whose rows start off a line (and, in place, off its element
 /// alignment's line too), duplicates and negative indices included, on one thread and four.
 #[test]
