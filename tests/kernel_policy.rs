@@ -363,3 +363,86 @@ fn index_values_are_checked_over_the_broadcast() {
         }
     }
 }
+
+/// A store whose value (or index) is a strided view runs in place through the kernel of its
+/// layout, the strided view read where it is: the target's own bytes are written, with the
+/// interpreter's result; a strided view that reaches into the target is declined (and
+/// `Kernel::store` still gives the result NumPy gives, reading the target as it was).
+#[test]
+fn stores_with_strided_inputs_run_in_place() {
+    let start: Vec<i64> = (0..60).collect();
+    let a = Tensor::from_i64s(DType::I32, &[6, 10], &start).unwrap();
+    let wide = Tensor::from_i64s(DType::I32, &[6, 20], &(100..220).collect::<Vec<_>>()).unwrap();
+    let i = Tensor::from_i64s(DType::I64, &[3], &[5, 0, 2]).unwrap();
+    // (program, the value's shape and byte strides over `wide`, the index if any)
+    let cases: [(&str, [usize; 2], [isize; 2]); 3] = [
+        ("a[i, 1:] = v", [3, 9], [80, 4]),
+        ("a[1:, ::2] = v", [5, 5], [80, 8]),
+        ("a[:, 1:] = v", [6, 9], [80, -4]),
+    ];
+    for (src, shape, strides) in cases {
+        let offset = if strides[1] < 0 { 36 } else { 0 };
+        let v = TensorView::strided(DType::I32, &shape, &strides, wide.bytes(), offset).unwrap();
+        let dense_v = v.to_tensor().unwrap();
+        let mut session = slc::Session::with_executor(slc::Executor::Interpreter);
+        session.bind("a", a.clone());
+        session.bind("i", i.clone());
+        session.bind("v", dense_v.clone());
+        let want = session.eval(src).unwrap();
+        let names: Vec<&str> = if src.contains("[i") { vec!["a", "i", "v"] } else { vec!["a", "v"] };
+        let signature: Vec<(&str, slc::types::SymTensorType)> = names
+            .iter()
+            .map(|&n| {
+                let t = match n {
+                    "a" => &a,
+                    "i" => &i,
+                    _ => &dense_v,
+                };
+                (n, slc::types::TensorType::of(t.dtype(), t.shape()).generic())
+            })
+            .collect();
+        let k = Kernel::prepare(src, &signature).unwrap();
+        let mut target = a.clone();
+        let dims = target.shape().to_vec();
+        // SAFETY: `target` holds the elements, and only the kernel touches it during the call.
+        let view = unsafe { TensorView::from_raw(DType::I32, &dims, None, target.bytes_mut().as_mut_ptr()) }
+            .unwrap();
+        let mut views = vec![view];
+        if src.contains("[i") {
+            views.push(TensorView::of(&i));
+        }
+        views.push(v.reborrow());
+        // SAFETY: as above.
+        let ran = unsafe { k.store_in_place(&views) };
+        drop(views);
+        assert!(ran.unwrap(), "{src}: a strided value's layout stores in place");
+        assert_eq!(target, want, "{src}");
+        assert!(k.specializations() >= 1, "{src}: the strided layout has its kernel");
+    }
+    // The value a strided view of the target itself: declined in place, right through `store`.
+    let src = "a[:, 1:] = v";
+    let signature: Vec<(&str, slc::types::SymTensorType)> =
+        vec![("a", "i32[6, 10]".parse().unwrap()), ("v", "i32[6, 9]".parse().unwrap())];
+    let k = Kernel::prepare(src, &signature).unwrap();
+    let reversed = TensorView::strided(DType::I32, &[6, 9], &[40, -4], a.bytes(), 36).unwrap();
+    let mut session = slc::Session::with_executor(slc::Executor::Interpreter);
+    session.bind("a", a.clone());
+    session.bind("v", reversed.to_tensor().unwrap());
+    let want = session.eval(src).unwrap();
+    let mut target = a.clone();
+    let dims = target.shape().to_vec();
+    let ptr = target.bytes_mut().as_mut_ptr();
+    // SAFETY: the view of the target and the value's view read the same live bytes; only the
+    // kernel writes them, during the call.
+    let (view, v) = unsafe {
+        (
+            TensorView::from_raw(DType::I32, &dims, None, ptr).unwrap(),
+            TensorView::from_raw(DType::I32, &[6, 9], Some(&[40, -4]), ptr.add(36)).unwrap(),
+        )
+    };
+    // SAFETY: as above.
+    assert!(!unsafe { k.store_in_place(&[view.reborrow(), v.reborrow()]) }.unwrap(), "overlapping: declined");
+    // SAFETY: as above.
+    unsafe { k.store(&[view, v]) }.unwrap();
+    assert_eq!(target, want, "{src} with the value a reversed view of the target");
+}

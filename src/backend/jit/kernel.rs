@@ -386,16 +386,12 @@ impl JitKernel {
         inputs: &[I],
         threads: usize,
     ) -> Option<Result<(), RuntimeError>> {
-        let in_place = match &self.calls {
-            Calls::Fixed(fixed) => fixed.store.as_ref().is_some_and(|s| s.in_place()),
-            Calls::Bound(parts) => parts.store.as_ref().is_some_and(|s| s.in_place),
-        };
         let BufferId::Input(target) = self.plan.output.buffer else { return None };
         let span = |t: &I| (t.as_ptr() as usize, t.as_ptr() as usize + t.bytes().len());
         let written = span(inputs.get(target)?);
         let overlaps = (inputs.iter().enumerate())
             .any(|(i, t)| i != target && span(t).0 < written.1 && written.0 < span(t).1);
-        if !in_place || overlaps || self.plan.inputs[target].strides.is_some() {
+        if !self.stores_in_place() || overlaps {
             return None;
         }
         Some(self.with_call(inputs, |call| {
@@ -415,6 +411,19 @@ impl JitKernel {
                 status => Err(self.failure(inputs, status)),
             }
         }))
+    }
+
+    /// Whether this kernel has a store that may write its dense target in place: its update
+    /// reads no byte of the target (`loopnest::store_may_run_in_place`). Another input that
+    /// overlaps the target is the caller's to rule out.
+    pub fn stores_in_place(&self) -> bool {
+        let in_place = match &self.calls {
+            Calls::Fixed(fixed) => fixed.store.as_ref().is_some_and(|s| s.in_place()),
+            Calls::Bound(parts) => parts.store.as_ref().is_some_and(|s| s.in_place),
+        };
+        let dense =
+            matches!(self.plan.output.buffer, BufferId::Input(t) if self.plan.inputs[t].strides.is_none());
+        in_place && dense
     }
 
     /// The error of a kernel status other than OK: the interpreter's on the concrete plan of

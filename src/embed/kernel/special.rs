@@ -53,6 +53,25 @@ impl Kernel {
     /// Runs a specialized kernel on the caller's inputs (strided views in place).
     fn run_special<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
         let Some(native) = &special.native else { return self.run_interp(special, inputs, out) };
+        // SAFETY: `out` is a borrow of its own: writable, and no input reaches it.
+        unsafe { self.call_special(special, native, inputs, out.as_mut_ptr(), out.len()) }
+    }
+
+    /// Runs `native`, `special`'s kernel, on the caller's inputs (strided views in place) into
+    /// `out` (`out_nbytes` bytes): a store's target itself for a store in place.
+    ///
+    /// # Safety
+    /// `out` holds `out_nbytes` writable bytes, exactly the output's (checked by the caller),
+    /// which no input reaches unless `out` is a store's target that its kernel may write in
+    /// place (`JitKernel::stores_in_place`).
+    pub(super) unsafe fn call_special<V: AsView>(
+        &self,
+        special: &Special,
+        native: &JitKernel,
+        inputs: &[V],
+        out: *mut u8,
+        out_nbytes: usize,
+    ) -> Result<(), Error> {
         let mut few = [std::ptr::null::<u8>(); FEW_INPUTS];
         let many: Vec<*const u8>;
         let table: &[*const u8] = if inputs.len() <= FEW_INPUTS {
@@ -63,9 +82,8 @@ impl Kernel {
             &many
         };
         // SAFETY: the special matched the inputs' dtypes, dims and strides (its plan declares
-        // them, and a view reaches only readable elements), and `out` has exactly the bytes of
-        // its output (checked by the caller).
-        match unsafe { native.call(table, out.as_mut_ptr(), out.len(), self.threads) } {
+        // them, and a view reaches only readable elements); `out` as the caller says.
+        match unsafe { native.call(table, out, out_nbytes, self.threads) } {
             STATUS_OK => Ok(()),
             status => {
                 let fallback: Error = jit::status_error(status).into();
