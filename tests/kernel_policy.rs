@@ -446,3 +446,31 @@ fn stores_with_strided_inputs_run_in_place() {
     unsafe { k.store(&[view, v]) }.unwrap();
     assert_eq!(target, want, "{src} with the value a reversed view of the target");
 }
+
+/// A mask read only through its positions (`a[m]`) compiles no kernel of its layout when it is
+/// strided (a Fortran-ordered mask): the positions come from one packed copy of it, which also
+/// stands in for the declared mask, and another strided mask each call gives NumPy's result
+/// with nothing compiled. (A layout's kernel folded each mask's values in: 2-3 s a call on a
+/// 2048² mask.)
+#[test]
+fn a_strided_mask_is_read_through_its_positions() {
+    let (rows, cols) = (40usize, 70usize);
+    let a =
+        Tensor::from_i64s(DType::I32, &[rows, cols], &(0..(rows * cols) as i64).collect::<Vec<_>>()).unwrap();
+    let signature: Vec<(&str, slc::types::SymTensorType)> =
+        vec![("a", "i32[N, M]".parse().unwrap()), ("m", "bool[N, M]".parse().unwrap())];
+    let k = Kernel::prepare("a[m]", &signature).unwrap();
+    let mut rng = slc::measure::SplitMix(0xf0);
+    for round in 0..4 {
+        // Column-major bytes: element (i, j) at j * rows + i.
+        let bits: Vec<u8> = (0..rows * cols).map(|_| u8::from(rng.next_u64() % 3 == round % 3)).collect();
+        let dims = [rows, cols];
+        let m = TensorView::strided(DType::Bool, &dims, &[1, rows as isize], &bits, 0).unwrap();
+        let want: Vec<i64> =
+            (0..rows * cols).filter(|k| bits[(k % cols) * rows + k / cols] != 0).map(|k| k as i64).collect();
+        let got = k.run(&[TensorView::of(&a), m]).unwrap();
+        let got: Vec<i64> = (0..got.numel()).map(|i| got.int_at(i).unwrap() as i64).collect();
+        assert_eq!(got, want, "round {round}");
+        assert_eq!(k.specializations(), 0, "round {round}: no layout compiled for a mask");
+    }
+}

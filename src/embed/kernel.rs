@@ -104,7 +104,7 @@ struct Shared {
     device: device::DeviceCache,
     /// The positions of the masks a generic plan derives them from (`nonzero()`), with a copy
     /// of each mask: the last ones met, one per derived input (`Kernel::positions`).
-    positions: std::sync::Mutex<Vec<(Tensor, Arc<Tensor>)>>,
+    positions: std::sync::Mutex<Vec<MaskPositions>>,
     /// A `+=`/`*=` store's three in-place kernels (`buffered`), made at its first use.
     buffered: std::sync::OnceLock<Option<buffered::Buffered>>,
 }
@@ -434,7 +434,14 @@ impl Kernel {
         if let Some(special) = s.specials.find(inputs) {
             return Ok(Route::Special(special));
         }
-        let strided = views.iter().any(|v| !v.is_contiguous());
+        // A strided view the generic kernel reads needs a kernel of its layout; a mask read
+        // only through its positions does not (they are derived from a packed copy, and a
+        // layout's kernel would fold the mask's values in, a compile per mask).
+        let plan = self.plan();
+        let read = |c: usize| {
+            (s.order.iter().enumerate()).any(|(i, &at)| at == c && !s.derived[i] && plan.reads_input(i))
+        };
+        let strided = views.iter().enumerate().any(|(c, v)| !v.is_contiguous() && read(c));
         // The interpreter and the GPU run the concrete plan of each layout.
         let per_layout = s.runnable.executor() != Executor::Jit;
         if (strided || per_layout)
@@ -447,10 +454,29 @@ impl Kernel {
             return Ok(Route::Special(Arc::new(super::specialize::compile(&self.specializing(), &views)?)));
         };
         drop(views);
-        let ordered = (s.order.iter().zip(&s.derived))
-            .map(|(&i, &derived)| match derived {
-                true => Ok(Held::Kept(self.positions(inputs[i].as_view())?)),
-                false => Held::of(inputs[i].as_view()),
+        // Each mask's positions once per call; a strided mask's dense copy stands in for it as
+        // the plan input it declares and never reads (only its dims bind).
+        let mut masks: Vec<(usize, MaskPositions)> = vec![];
+        let mut mask = |c: usize| -> Result<MaskPositions, Error> {
+            if let Some((_, m)) = masks.iter().find(|(at, _)| *at == c) {
+                return Ok(m.clone());
+            }
+            let m = self.positions(inputs[c].as_view())?;
+            masks.push((c, m.clone()));
+            Ok(m)
+        };
+        let plan = self.plan();
+        let ordered = (s.order.iter().zip(&s.derived).enumerate())
+            .map(|(i, (&c, &derived))| {
+                let view = inputs[c].as_view();
+                let masked = (s.order.iter().zip(&s.derived)).any(|(&at, &d)| d && at == c);
+                match derived {
+                    true => Ok(Held::Kept(mask(c)?.positions)),
+                    false if masked && !view.is_contiguous() && !plan.reads_input(i) => {
+                        Ok(Held::Kept(mask(c)?.mask))
+                    }
+                    false => Held::of(view),
+                }
             })
             .collect::<Result<Vec<_>, Error>>()?;
         Ok(Route::Dense(jit, ordered))
@@ -458,26 +484,42 @@ impl Kernel {
 
     /// A mask's `nonzero()` for this call: the positions kept from a call with the same mask,
     /// or derived now (and kept in their place). A mask that comes back costs a comparison of
-    /// its bytes, not the derivation (which writes 16 bytes per `True` of a 2-d mask).
-    fn positions(&self, mask: TensorView<'_>) -> Result<Arc<Tensor>, Error> {
+    /// its bytes, not the derivation (which writes 16 bytes per `True` of a 2-d mask). A strided
+    /// mask is packed once, for both.
+    fn positions(&self, mask: TensorView<'_>) -> Result<MaskPositions, Error> {
         let kept = &self.shared.positions;
-        let same = |(m, _): &(Tensor, Arc<Tensor>)| super::specialize::holds(&mask, m);
-        if let Some((_, p)) = kept.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|k| same(k)) {
-            return Ok(p.clone());
+        let packed = match mask.is_contiguous() {
+            true => None,
+            false => Some(mask.to_tensor().map_err(RuntimeError::from)?),
+        };
+        let dense = packed.as_ref().map_or_else(|| mask.reborrow(), TensorView::of);
+        let same = |k: &&MaskPositions| super::specialize::holds(&dense, &k.mask);
+        if let Some(k) = kept.lock().unwrap_or_else(|e| e.into_inner()).iter().find(same) {
+            return Ok(k.clone());
         }
-        // The mask's copy, kept to compare with the next calls' (a strided view's packed).
-        let copy = mask.to_tensor().map_err(RuntimeError::from)?;
+        // The mask's copy, kept to compare with the next calls'.
+        let copy = match packed {
+            Some(p) => p,
+            None => mask.to_tensor().map_err(RuntimeError::from)?,
+        };
         let positions = crate::plan::nonzero_of_bytes(copy.bytes(), mask.shape(), mask.dtype().width())
             .map_err(RuntimeError::from)?;
-        let positions = Arc::new(positions);
+        let found = MaskPositions { mask: Arc::new(copy), positions: Arc::new(positions) };
         let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
         // One kept per derived input: the newest replaces the oldest.
         if kept.len() >= self.shared.derived.iter().filter(|&&d| d).count() {
             kept.remove(0);
         }
-        kept.push((copy, positions.clone()));
-        Ok(positions)
+        kept.push(found.clone());
+        Ok(found)
     }
+}
+
+/// A mask met by a call (a dense copy) and its `nonzero()`, kept for the calls after it.
+#[derive(Clone)]
+struct MaskPositions {
+    mask: Arc<Tensor>,
+    positions: Arc<Tensor>,
 }
 
 /// The way one call runs.

@@ -286,6 +286,15 @@ impl<D> Plan<D> {
         checks.chain(stores).fold(self.output.nesting(), usize::max)
     }
 
+    /// Whether an access of the plan (its output, a check, a store's) reads input `i`'s
+    /// elements; a mask declared only for its `nonzero()` (a derived input) is not read.
+    pub fn reads_input(&self, i: usize) -> bool {
+        let checks = self.checks.iter().map(|c| &c.index);
+        let stores = self.store.iter().flat_map(|s| s.accesses());
+        let mut accesses = checks.chain(stores).chain([&self.output]);
+        accesses.any(|a| a.buffers().contains(&BufferId::Input(i)))
+    }
+
     pub fn buffer_name(&self, id: BufferId) -> String {
         match id {
             BufferId::Input(i) => self.inputs.get(i).map_or_else(|| format!("?{i}"), |d| d.name.clone()),
