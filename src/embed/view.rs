@@ -574,8 +574,8 @@ mod tests {
             let mut order: Vec<usize> = (0..rank).collect();
             order.rotate_left(round % rank.max(1));
             for &d in &order {
-                let sign = if rng.next_u64() % 3 == 0 { -1 } else { 1 };
-                strides[d] = if rng.next_u64() % 7 == 0 { 0 } else { sign * span };
+                let sign = if rng.next_u64().is_multiple_of(3) { -1 } else { 1 };
+                strides[d] = if rng.next_u64().is_multiple_of(7) { 0 } else { sign * span };
                 span *= shape[d] as isize + 1;
             }
             let lowest: isize = (0..rank).map(|d| (shape[d] as isize - 1) * strides[d].min(0)).sum();
