@@ -14,7 +14,7 @@
 //! | [`strided`] | the same on inputs laid out at random strides, read in place: = the interpreter on dense copies |
 //!
 //! The generator ([`Case::draw`]) takes its choices from a [`Draw`]: the fuzzer's bytes
-//! ([`Bytes`]), or a seeded [`Rng`] for the reproducible suites in `tests/dml.rs` and
+//! ([`Bytes`]), or a seeded [`Rng`] for the reproducible suites in `tests/dml*.rs` and
 //! `tests/backends.rs`.
 //!
 //! [`front_end`]: crate::fuzz::front_end

@@ -3,6 +3,8 @@
 #[path = "../../tests/support/scratch.rs"]
 mod scratch_dir;
 use super::*;
+use crate::sema::InputTypes;
+use crate::types::TensorType;
 use scratch_dir::scratch;
 
 mod colon_commands;

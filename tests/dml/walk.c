@@ -1,5 +1,5 @@
 /* Walks the descriptors of a generated translation unit (prefix `slc`) and prints them in the
- * line format tests/dml.rs derives from the JSON: the C and the JSON must describe one graph. */
+ * line format tests/dml_forms.rs derives from the JSON: the C and the JSON must describe one graph. */
 #include <stdio.h>
 #include <DirectML.h>
 

@@ -9,7 +9,7 @@
 //! `DML_TARGET_VERSION` as `directml.h` guards their declarations (0x2100 and 0x2000), so that
 //! a program of one operator compiles against the headers of every level it is valid at; below
 //! 2.1 the lowering makes nothing else, and there is no graph part at all (the JSON has an
-//! `OperatorDesc` instead of a `GraphDesc`). The output is C99; `tests/dml.rs` compiles it with gcc
+//! `OperatorDesc` instead of a `GraphDesc`). The output is C99; `tests/dml_forms.rs` compiles it with gcc
 //! against a minimal header with the same guards (`tests/dml/include/DirectML.h`).
 
 mod checks;
