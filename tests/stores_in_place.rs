@@ -314,3 +314,71 @@ fn every_other_element_stored_by_vectors_equals_the_interpreter() {
         }
     }
 }
+
+/// `Kernel::store` on a strided target (a view such as NumPy's `x[:, ::2]` or `x.T`) writes the
+/// view's elements in their place, through a dense copy, leaving the base's other elements as
+/// they were: the interpreter's result on the packed view, unpacked. A target whose elements
+/// share memory (a zero stride) is refused and left untouched.
+#[test]
+fn stores_write_through_a_strided_target() {
+    use slc::embed::TensorView;
+    let base: Vec<i64> = (0..48).collect();
+    // (view shape, byte strides, byte offset) over a 6x8 i32 base
+    let views: [([usize; 2], [isize; 2], usize); 3] =
+        [([6, 4], [32, 8], 0), ([8, 6], [4, 32], 0), ([5, 3], [-32, 12], 5 * 32 + 4)];
+    for (shape, strides, offset) in views {
+        for src in ["a[1] = 7", "a[i] = v", "a[:, 1:] += 1"] {
+            let mut memory = ints(DType::I32, &[6, 8], &base);
+            let view = TensorView::strided(DType::I32, &shape, &strides, memory.bytes(), offset).unwrap();
+            let packed = view.to_tensor().unwrap();
+            let i = ints(DType::I64, &[2], &[0, -1]);
+            let v = ints(DType::I32, &[2, shape[1]], &(100..100 + 2 * shape[1] as i64).collect::<Vec<_>>());
+            let mut s = Session::with_executor(Executor::Interpreter);
+            for (n, t) in [("a", &packed), ("i", &i), ("v", &v)] {
+                s.bind(n, t.clone());
+            }
+            let want = s.eval(src).unwrap();
+            let sig: Vec<(&str, slc::types::SymTensorType)> = [
+                ("a", format!("i32[{}, {}]", shape[0], shape[1])),
+                ("i", "i64[2]".into()),
+                ("v", format!("i32[2, {}]", shape[1])),
+            ]
+            .iter()
+            .map(|(n, t)| (*n, t.parse().unwrap()))
+            .collect();
+            let k = slc::Kernel::prepare(src, &sig).unwrap();
+            let ptr = memory.bytes_mut().as_mut_ptr();
+            // SAFETY: the view's elements lie in `memory`, which only the kernel touches during
+            // the call.
+            let target =
+                unsafe { TensorView::from_raw(DType::I32, &shape, Some(&strides), ptr.add(offset)) }.unwrap();
+            // SAFETY: as above.
+            unsafe { k.store(&[target, TensorView::of(&i), TensorView::of(&v)]) }.unwrap();
+            let after = TensorView::strided(DType::I32, &shape, &strides, memory.bytes(), offset).unwrap();
+            assert_eq!(after.to_tensor().unwrap(), want, "{src} through {shape:?} {strides:?}");
+            // The elements outside the view are the base's.
+            let inside: Vec<usize> = (0..shape[0] * shape[1])
+                .map(|k| {
+                    (offset as isize
+                        + (k / shape[1]) as isize * strides[0]
+                        + (k % shape[1]) as isize * strides[1]) as usize
+                        / 4
+                })
+                .collect();
+            for k in (0..48).filter(|k| !inside.contains(k)) {
+                assert_eq!(memory.int_at(k), Some(base[k] as i128), "{src}: element {k} outside the view");
+            }
+        }
+    }
+    // Elements that share memory: refused, untouched.
+    let mut memory = ints(DType::I32, &[6, 8], &base);
+    let sig: Vec<(&str, slc::types::SymTensorType)> = vec![("a", "i32[3, 4]".parse().unwrap())];
+    let k = slc::Kernel::prepare("a[0] = 1", &sig).unwrap();
+    let ptr = memory.bytes_mut().as_mut_ptr();
+    // SAFETY: as above.
+    let target = unsafe { TensorView::from_raw(DType::I32, &[3, 4], Some(&[0, 4]), ptr) }.unwrap();
+    // SAFETY: as above.
+    let e = unsafe { k.store(&[target]) }.unwrap_err();
+    assert!(e.to_string().contains("share memory"), "{e}");
+    assert_eq!(memory, ints(DType::I32, &[6, 8], &base));
+}

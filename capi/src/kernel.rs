@@ -157,9 +157,9 @@ pub unsafe extern "C" fn slc_kernel_run(
     .1
 }
 
-/// Runs a store kernel (`a[i] = v`), updating the memory of its target input (dense) as
-/// NumPy's `x[i] = v` does: in place, no copy, where the update reads no byte of the target;
-/// else computed aside and copied over it.
+/// Runs a store kernel (`a[i] = v`), updating the memory of its target input as NumPy's
+/// `x[i] = v` does: in place, no copy, where the update reads no byte of the target; else
+/// computed aside and copied over it. A strided target is written through its strides.
 ///
 /// # Safety
 /// `k` is null or a live kernel; `inputs` points to `n_inputs` tensor descriptions of readable

@@ -38,7 +38,8 @@ def eval(expr: str, /, **inputs: Union[ArrayInput, ZarrInput]) -> np.ndarray | N
 
     A program ending in an assignment (`slc.eval("a[i] = v", a=x, i=idx, v=y)`, also `+=`, `*=`)
     stores into the array bound to its target in place, as `x[idx] = y` does, and returns None;
-    the target must be a writeable, C-contiguous numpy.ndarray.
+    the target must be a writeable numpy.ndarray (a view such as `x[:, ::2]` is written through,
+    as NumPy writes through it).
 
     The compiled kernel is kept, keyed by the text and the inputs' names, dtypes and shapes (and
     the values of operator parameters and of boolean masks of up to 4096 elements read from

@@ -173,7 +173,8 @@ static EVAL_CACHE: Mutex<Option<HashMap<u64, Vec<EvalEntry>>>> = Mutex::new(None
 ///
 /// A program ending in an assignment (``slc.eval("a[i] = v", a=x, i=idx, v=y)``) stores into
 /// the array bound to its target in place, as ``x[idx] = y`` does, and returns ``None``; the
-/// target must be a writeable, C-contiguous ``numpy.ndarray``.
+/// target must be a writeable ``numpy.ndarray``; a view (``x[:, ::2]``, ``x.T``) is written
+/// through, as NumPy writes through it.
 ///
 /// Errors raise ``slc.Error`` subclasses; an index out of range raises ``slc.IndexError``
 /// (also a Python ``IndexError``).

@@ -91,16 +91,24 @@ pub fn run_store<'py>(
     target: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
     let flag = |f: &str| -> PyResult<bool> { target.getattr("flags")?.getattr(f)?.extract() };
-    if !target.is_instance_of::<PyUntypedArray>() || !flag("c_contiguous")? || !flag("writeable")? {
+    if !target.is_instance_of::<PyUntypedArray>() || !flag("writeable")? {
         return Err(PyValueError::new_err(format!(
-            "the store's target `{name}` must be a writeable, C-contiguous numpy.ndarray: slc stores into it in place"
+            "the store's target `{name}` must be a writeable numpy.ndarray: slc stores into it in place"
         )));
     }
     let views =
         held.iter().zip(names).map(|(h, n)| h.view(n)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
+    if let Some(view) = names.iter().position(|n| *n == name).map(|at| &views[at])
+        && !view.elements_distinct()
+    {
+        return Err(PyValueError::new_err(format!(
+            "the store's target `{name}` has elements that share memory (a zero or overlapping stride): \
+             which write lands there would be arbitrary"
+        )));
+    }
     let store = |views: &[TensorView<'_>]| {
-        // SAFETY: the target's view is the writeable array's own memory (checked above), lent
-        // by the caller for the call.
+        // SAFETY: the target's view is the writeable array's own memory (checked above, any
+        // strides: a strided one is stored through a dense copy), lent by the caller for the call.
         catch_unwind(AssertUnwindSafe(|| unsafe { kernel.store(views) }))
     };
     let ran = match kernel.output_nbytes().is_some_and(|n| n < KEEP_GIL_BELOW_BYTES) {

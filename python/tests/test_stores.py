@@ -159,8 +159,11 @@ def test_index_errors_raise_index_error_and_leave_the_array():
 
 def test_targets_that_cannot_be_stored_into_in_place_are_refused():
     x = np.arange(12).reshape(3, 4)
-    with pytest.raises(ValueError):
-        slc.eval("a[0] = 1", a=x[:, ::2])
+    # Elements that share memory (a zero stride): which write lands would be arbitrary.
+    shared = np.lib.stride_tricks.as_strided(x, (3, 4), (0, 8), writeable=True)
+    with pytest.raises(ValueError, match="share memory"):
+        slc.eval("a[0] = 1", a=shared)
+    assert x.tolist() == np.arange(12).reshape(3, 4).tolist()
     frozen = np.arange(3)
     frozen.flags.writeable = False
     with pytest.raises(ValueError):
@@ -225,5 +228,49 @@ def test_a_store_kernel_updates_its_target_argument():
     want = np.ones_like(x)
     want[i] = v
     assert np.array_equal(out, want)
-    with pytest.raises(ValueError):
-        k(a=np.zeros((6, 2), np.float32)[::1].T.copy().T, i=i, v=v)
+    # A Fortran-ordered target is written through its strides, as NumPy's setitem writes it.
+    f = np.asfortranarray(np.zeros((6, 2), np.float32))
+    assert k(a=f, i=i, v=v) is None
+    want = np.zeros((6, 2), np.float32)
+    want[i] = v
+    assert np.array_equal(f, want) and f.flags.f_contiguous
+
+
+@pytest.mark.parametrize("view", ["x[:, ::2]", "x.T", "x[::-1, 1::3]", "x[1:, ::-1]", "x[:, 2]"])
+@pytest.mark.parametrize(
+    "store",
+    ["a[0] = 7", "a[i] = v", "a[..., 1:] += 1", "a[m] = 0", "a[::-1] = a", "a[i] = a[0]", "a[1:] = b"],
+)
+def test_stores_write_through_a_strided_target_as_numpy(view, store):
+    # NumPy's setitem on a view writes the base array's elements through the view's strides;
+    # every other element of the base stays as it was, and values that are views of the same
+    # base are read as they were before the store.
+    rng = np.random.default_rng(abs(hash((view, store))) % 2**32)
+    base = rng.integers(0, 100, (6, 9)).astype(np.float32)
+    want_base = base.copy()
+    target = eval(view, {"x": base})
+    want = eval(view, {"x": want_base})
+    n = target.shape[0]
+    inputs = {
+        "i": np.array([n - 1, 0, n - 1]),
+        "v": rng.integers(0, 100, (3,) + target.shape[1:]).astype(np.float32),
+        "m": rng.random(target.shape) < 0.5,
+        "b": eval(view, {"x": base})[:-1].copy(),
+    }
+    names = {k: inputs[k] for k in "ivmb" if k in store}
+    # Values that are views of the target: NumPy buffers them first.
+    np_store = {
+        "a[::-1] = a": lambda a: a.__setitem__(slice(None, None, -1), a.copy()),
+        "a[i] = a[0]": lambda a: a.__setitem__(inputs["i"], a[0].copy()),
+    }.get(store)
+    if np_store is not None:
+        np_store(want)
+    else:
+        lhs, rhs = store.split(" = ") if " = " in store else (store.split(" += ")[0], None)
+        key = {"a[0]": 0, "a[i]": inputs["i"], "a[..., 1:]": (Ellipsis, slice(1, None)), "a[m]": inputs["m"], "a[1:]": slice(1, None)}[lhs.strip()]
+        if "+=" in store:
+            want[key] += 1
+        else:
+            want[key] = {"7": 7, "v": inputs["v"], "0": 0, "b": inputs["b"]}[rhs.strip()]
+    assert slc.eval(store, a=target, **names) is None
+    assert np.array_equal(base, want_base), (view, store)

@@ -61,8 +61,8 @@ impl Kernel {
     /// Runs a store kernel (`a[i] = v`) updating its target's own bytes: in place where it can
     /// ([`store_in_place`](Self::store_in_place)); a `+=` or `*=` whose updates may meet, by
     /// kernels that each run in place (`kernel/buffered.rs`); else computed into a temporary that
-    /// is then copied over the target, so that every read sees the target as it was. The target's
-    /// view must be dense; a kernel without a store is an error.
+    /// is then copied over the target, so that every read sees the target as it was. A strided
+    /// target is stored through a dense copy of it; a kernel without a store is an error.
     ///
     /// # Safety
     /// As for [`store_in_place`](Self::store_in_place).
@@ -76,10 +76,8 @@ impl Kernel {
             return Err(ViewError::Signature("the kernel has no store (`a[i] = v`) to run".into()).into());
         };
         if !view.is_contiguous() {
-            let name = &self.shared.names[t];
-            return Err(
-                ViewError::Signature(format!("the store's target `{name}` must be a dense view")).into()
-            );
+            // SAFETY: the caller's word.
+            return unsafe { self.store_through(inputs, t, &view) };
         }
         // SAFETY: the caller's word.
         if unsafe { self.store_in_place(inputs) }? || unsafe { self.store_buffered(inputs) }? {
@@ -90,6 +88,43 @@ impl Kernel {
         // SAFETY: the target is dense, `nbytes` long, and writable (the caller's word); the
         // kernel has finished reading it.
         unsafe { std::ptr::copy_nonoverlapping(updated.as_ptr(), view.as_ptr().cast_mut(), updated.len()) };
+        Ok(())
+    }
+
+    /// A store into a strided target (a NumPy view such as `x[:, ::2]`): run on a dense copy of
+    /// the target, which is then written back through its strides, as NumPy's setitem writes
+    /// through a view. The other inputs read the target as it was (they may be views of it).
+    /// A target whose elements share bytes (a zero stride) is refused: which write lands there
+    /// would be arbitrary.
+    ///
+    /// # Safety
+    /// As for [`store_in_place`](Self::store_in_place).
+    unsafe fn store_through<V: AsView>(
+        &self,
+        inputs: &[V],
+        t: usize,
+        target: &TensorView<'_>,
+    ) -> Result<(), Error> {
+        if !target.elements_distinct() {
+            let name = &self.shared.names[t];
+            let why = format!(
+                "the store's target `{name}` has elements that share memory (a zero or overlapping stride)"
+            );
+            return Err(ViewError::Signature(why).into());
+        }
+        let mut copy = target.to_tensor().map_err(RuntimeError::from)?;
+        let (dtype, dims) = (copy.dtype(), copy.shape().to_vec());
+        {
+            // SAFETY: `copy` owns its dense bytes, written only by the store below.
+            let dense = unsafe { TensorView::from_raw(dtype, &dims, None, copy.bytes_mut().as_mut_ptr()) }?;
+            let views: Vec<TensorView<'_>> = (inputs.iter().enumerate())
+                .map(|(i, v)| if i == t { dense.reborrow() } else { v.as_view() })
+                .collect();
+            // SAFETY: the copy is dense and lent to this call alone.
+            unsafe { self.store(&views) }?;
+        }
+        // SAFETY: the caller's word on the target's memory; its elements are distinct.
+        unsafe { target.unpack_from(copy.bytes()) };
         Ok(())
     }
 
