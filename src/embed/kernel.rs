@@ -465,7 +465,6 @@ impl Kernel {
             masks.push((c, m.clone()));
             Ok(m)
         };
-        let plan = self.plan();
         let ordered = (s.order.iter().zip(&s.derived).enumerate())
             .map(|(i, (&c, &derived))| {
                 let view = inputs[c].as_view();
