@@ -369,13 +369,10 @@ impl Kernel {
         }
         // Safe Rust cannot lend an output that overlaps an input, but views made from raw
         // pointers (C, Python) can.
-        let (first, end) = (out.as_ptr() as usize, out.as_ptr() as usize + out.len());
-        for (i, v) in inputs.iter().enumerate() {
-            let (lo, hi) = v.as_view().byte_span();
-            if lo < end && first < hi {
-                let name = s.names.get(i).cloned().unwrap_or_else(|| format!("{i}"));
-                return Err(ViewError::Overlap(name).into());
-            }
+        let span = (out.as_ptr() as usize, out.as_ptr() as usize + out.len());
+        if let Some(i) = input_reaching(inputs, None, span) {
+            let name = s.names.get(i).cloned().unwrap_or_else(|| format!("{i}"));
+            return Err(ViewError::Overlap(name).into());
         }
         if few
             && s.fixed_entry.is_none()
@@ -512,6 +509,18 @@ impl Kernel {
         kept.push(found.clone());
         Ok(found)
     }
+}
+
+/// The first input, other than `skip`, that reaches a byte of `[first, end)`.
+fn input_reaching<V: AsView>(
+    inputs: &[V],
+    skip: Option<usize>,
+    (first, end): (usize, usize),
+) -> Option<usize> {
+    (inputs.iter().enumerate()).position(|(i, v)| {
+        let (lo, hi) = v.as_view().byte_span();
+        Some(i) != skip && lo < end && first < hi
+    })
 }
 
 /// A mask met by a call (a dense copy) and its `nonzero()`, kept for the calls after it.

@@ -39,11 +39,7 @@ impl Kernel {
                     return Ok(false);
                 };
                 let target = inputs[at].as_view();
-                let written = target.byte_span();
-                let overlaps = (inputs.iter().enumerate()).any(|(i, v)| {
-                    let (lo, hi) = v.as_view().byte_span();
-                    i != at && lo < written.1 && written.0 < hi
-                });
+                let overlaps = input_reaching(inputs, Some(at), target.byte_span()).is_some();
                 if !native.stores_in_place() || !target.is_contiguous() || overlaps {
                     return Ok(false);
                 }
