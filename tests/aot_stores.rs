@@ -162,28 +162,39 @@ fn golden_stores_as_linked_kernels() {
     }
 }
 
-/// A masked row or a fill run filled with non-temporal stores in the JIT is an object's own
-/// plain fill (`clif::define_fill_streaming`): rows of a box larger than the caches, at every
-/// alignment, checked element by element in C, into a copy and in place.
+/// Rows of a box larger than the caches that the JIT stores by calling its own functions (a
+/// masked row or a fill run with non-temporal stores, every other element by `spread_ahead`
+/// with prefetches) are an object's own plain loops (`clif::define_fill_streaming`,
+/// `clif::define_spread_ahead`): at every alignment, checked element by element in C, into a
+/// copy and in place.
 #[test]
-fn streaming_row_fills_in_objects() {
-    let (rows, cols) = (4001, 1101);
-    let types: slc::sema::InputTypes = [("a", format!("f32[{rows},{cols}]")), ("r", format!("bool[{rows}]"))]
-        .into_iter()
-        .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
-        .collect();
-    // (the store, whether it sets element (i, j) in C)
-    for (k, (src, sets)) in
-        [("a[r, 1:] = 7", "r[i] && j >= 1"), ("a[1:, 3:] = 7", "i >= 1 && j >= 3")].iter().enumerate()
-    {
+fn streamed_and_spread_rows_in_objects() {
+    let (rows, cols) = (1101usize, 4099usize);
+    let half = cols.div_ceil(2);
+    let types: slc::sema::InputTypes = [
+        ("a", format!("f32[{rows},{cols}]")),
+        ("r", format!("bool[{rows}]")),
+        ("b", format!("f32[{rows},{half}]")),
+    ]
+    .into_iter()
+    .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
+    .collect();
+    // (the store, element (i, j) of its result in C)
+    let stores = [
+        ("a[r, 1:] = 7", "r[i] && j >= 1 ? 7.0f : a[i * cols + j]"),
+        ("a[1:, 3:] = 7", "i >= 1 && j >= 3 ? 7.0f : a[i * cols + j]"),
+        ("a[:, ::2] = b", "j % 2 == 0 ? b[i * half + j / 2] : a[i * cols + j]"),
+    ];
+    for (k, (src, want)) in stores.iter().enumerate() {
         let plan = slc::compile(src, &types).unwrap().plan.lift();
-        let declared: Vec<InputDecl<SymExpr>> = ["a", "r"]
+        let declared: Vec<InputDecl<SymExpr>> = ["a", "r", "b"]
             .iter()
             .map(|n| InputDecl::dense(*n, types[*n].dtype, types[*n].generic().shape))
             .collect();
-        let name = format!("fill{k}");
+        let name = format!("rows{k}");
         let kernel = aot::compile(&plan, src, &declared, &name).unwrap();
-        assert!(kernel.entry.nest.fills_streaming(), "{}", kernel.entry.nest);
+        let nest = &kernel.entry.nest;
+        assert!(nest.fills_streaming() || nest.spreads_ahead(), "{nest}");
         let dir = scratch("aot-stores", &name);
         std::fs::write(dir.join(format!("{name}.o")), &kernel.object).unwrap();
         std::fs::write(dir.join(format!("{name}.h")), &kernel.header).unwrap();
@@ -192,19 +203,21 @@ fn streaming_row_fills_in_objects() {
         let driver = format!(
             "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"{name}.h\"\n\
              int main(void) {{\n\
-             \x20 long rows = {rows}, cols = {cols}, bad = 0;\n\
+             \x20 long rows = {rows}, cols = {cols}, half = {half}, bad = 0;\n\
              \x20 float *a = malloc(rows * cols * 4), *out = malloc(rows * cols * 4 + 3), *own = malloc(rows * cols * 4);\n\
+             \x20 float *b = malloc(rows * half * 4);\n\
              \x20 uint8_t *r = malloc(rows);\n\
              \x20 for (long i = 0; i < rows * cols; i++) a[i] = (float)(i % 1000);\n\
+             \x20 for (long i = 0; i < rows * half; i++) b[i] = -(float)(i % 997);\n\
              \x20 for (long i = 0; i < rows; i++) r[i] = i % 3 != 1;\n\
              \x20 memcpy(own, a, rows * cols * 4);\n\
-             \x20 const uint8_t *in[] = {{ (const uint8_t *)a, r }};\n\
-             \x20 const uint8_t *in_own[] = {{ (const uint8_t *)own, r }};\n\
+             \x20 const uint8_t *in[] = {{ (const uint8_t *)a, r, (const uint8_t *)b }};\n\
+             \x20 const uint8_t *in_own[] = {{ (const uint8_t *)own, r, (const uint8_t *)b }};\n\
              \x20 int s = {name}(in, (uint8_t *)out, 0, {outer}_OUTER);\n\
              \x20 int si = {name}(in_own, (uint8_t *)own, 0, {outer}_OUTER);\n\
              \x20 for (long i = 0; i < rows; i++)\n\
              \x20   for (long j = 0; j < cols; j++) {{\n\
-             \x20     float want = {sets} ? 7.0f : a[i * cols + j];\n\
+             \x20     float want = {want};\n\
              \x20     bad += out[i * cols + j] != want || own[i * cols + j] != want;\n\
              \x20   }}\n\
              \x20 printf(\"%d %d %ld\\n\", s, si, bad);\n\

@@ -315,6 +315,47 @@ fn every_other_element_stored_by_vectors_equals_the_interpreter() {
     }
 }
 
+/// Every other element of a box past the caches (`spread ahead`: the JIT's `spread_ahead`, a
+/// call per run that prefetches 4 KiB on as it stores) against the interpreter, byte for byte:
+/// elements of 1, 2, 4 and 8 bytes, odd row lengths (runs that start off a vector), runs that start on an odd
+/// element, reversed rows, on one thread and three (each a part of the run).
+#[test]
+fn every_other_element_past_the_caches_spreads_ahead() {
+    let mut r = SplitMix(0x5c);
+    for (dtype, cols) in [(DType::U8, 16389), (DType::I16, 8195), (DType::F32, 4097), (DType::F64, 2051)] {
+        let w = dtype.width();
+        let rows = (17 << 20) / (cols * w) + 1;
+        let half = cols.div_ceil(2);
+        let bytes =
+            |n: usize, g: &mut SplitMix| -> Vec<u8> { (0..n * w).map(|_| g.next_u64() as u8).collect() };
+        let a = Tensor::from_bytes(dtype, &[rows, cols], &bytes(rows * cols, &mut r)).unwrap();
+        let b = Tensor::from_bytes(dtype, &[rows, half], &bytes(rows * half, &mut r)).unwrap();
+        for src in
+            ["a[:, ::2] = b", "a[:, 1::2] = b[:, 1:]", "a[::-1, ::2] = b", "a[:, :-1:2] = b[::-1, :-1]"]
+        {
+            let mut s = Session::with_executor(Executor::Interpreter);
+            s.bind("a", a.clone());
+            s.bind("b", b.clone());
+            let want = s.eval(src).unwrap();
+            let types: slc::sema::InputTypes = [("a", &a), ("b", &b)]
+                .iter()
+                .map(|(n, t)| (n.to_string(), slc::types::TensorType::of(t.dtype(), t.shape())))
+                .collect();
+            let plan = slc::compile(src, &types).unwrap().plan;
+            let nest = slc::backend::jit::kernel_ir(&plan.lift()).unwrap().0.to_string();
+            assert!(nest.contains("spread ahead"), "{src} on {dtype}[{rows}, {cols}]:\n{nest}");
+            for threads in [1, 3] {
+                let mut jit = Session::with_executor(Executor::Jit);
+                jit.options_mut().threads = threads;
+                jit.bind("a", a.clone());
+                jit.bind("b", b.clone());
+                let got = jit.eval(src).unwrap();
+                assert!(got.bytes() == want.bytes(), "{src} on {dtype}[{rows}, {cols}], {threads} threads");
+            }
+        }
+    }
+}
+
 /// `Kernel::store` on a strided target (a view such as NumPy's `x[:, ::2]` or `x.T`) writes the
 /// view's elements in their place, through a dense copy, leaving the base's other elements as
 /// they were: the interpreter's result on the packed view, unpacked. A target whose elements

@@ -171,6 +171,9 @@ pub fn compile(
         if entry.nest.fills_streaming() {
             clif::define_fill_streaming(module).map_err(|e| e.to_string())?;
         }
+        if entry.nest.spreads_ahead() {
+            clif::define_spread_ahead(module, entry.nest.width).map_err(|e| e.to_string())?;
+        }
         Ok(entry)
     })?;
     let header = header(plan, src, declared, name, &entry);

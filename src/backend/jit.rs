@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 mod kernel;
+mod symbols;
 
 pub use kernel::{JitKernel, compile};
 
@@ -64,7 +65,7 @@ impl KernelFn {
                 KernelFn::Generic(f) => f(args.table, args.out, begin, end, args.params),
             }
         };
-        fence_streamed_stores();
+        symbols::fence_streamed_stores();
         status
     }
 
@@ -169,8 +170,7 @@ fn build<T, E: std::fmt::Display>(
 ) -> Result<(Code, T), JitError> {
     let codegen = |e: &dyn std::fmt::Display| JitError::Codegen(e.to_string());
     let mut builder = JITBuilder::with_isa(host_isa()?, default_libcall_names());
-    builder.symbol(crate::backend::loopnest::COPY_STREAMING, copy_streaming as *const u8);
-    builder.symbol(crate::backend::loopnest::FILL_STREAMING, fill_streaming as *const u8);
+    symbols::provide(&mut builder);
     let mut module = JITModule::new(builder);
     let defined = define(&mut module).map_err(|e| codegen(&e));
     match defined.and_then(|d| module.finalize_definitions().map(|()| d).map_err(|e| codegen(&e))) {
@@ -187,128 +187,6 @@ impl Code {
     fn function(&self, id: cranelift_module::FuncId) -> *const u8 {
         self.0.as_ref().expect("code is owned until dropped").get_finalized_function(id)
     }
-}
-
-/// [`loopnest::COPY_STREAMING`](crate::backend::loopnest::COPY_STREAMING): copies `bytes`
-/// bytes from `src` to `dst`, every aligned 16 bytes of the destination with a non-temporal
-/// store (never read first), the few bytes before the first and after the last by
-/// [`stream_bytes`]. The partial lines at a row's ends are streamed too: storing them as usual
-/// read each one first, and made rows that start off a line (NumPy's arrays start 16 bytes past
-/// one) twice as slow (`benches/scatter_floor.c`). The stores are weakly ordered: [`KernelFn::call`] fences them
-/// before the kernel's caller sees the output.
-///
-/// # Safety
-/// `src` and `dst` hold `bytes` bytes each and do not overlap.
-unsafe extern "C" fn copy_streaming(dst: *mut u8, src: *const u8, bytes: i64) {
-    let bytes = bytes.max(0) as usize;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let head = dst.align_offset(16).min(bytes);
-        let vectors = (bytes - head) / 16;
-        // SAFETY: the caller's guarantees; every access lies in [0, bytes), and the streamed
-        // stores go to 16-byte-aligned addresses of `dst`.
-        unsafe {
-            let byte = |k: usize| *src.add(k);
-            stream_bytes(dst, 0, head, byte);
-            let (d, s) = (dst.add(head).cast::<__m128i>(), src.add(head).cast::<__m128i>());
-            for k in 0..vectors {
-                _mm_stream_si128(d.add(k), _mm_loadu_si128(s.add(k)));
-            }
-            stream_bytes(dst, head + 16 * vectors, bytes, byte);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: the caller's guarantees.
-    unsafe {
-        std::ptr::copy_nonoverlapping(src, dst, bytes)
-    };
-}
-
-/// [`loopnest::FILL_STREAMING`](crate::backend::loopnest::FILL_STREAMING): fills `bytes` bytes
-/// from `dst` with the 16 bytes at `pattern` repeated (byte `k` of the fill is `pattern[k %
-/// 16]`), every aligned 16 bytes with a non-temporal store (never read first), the few bytes
-/// before the first and after the last by [`stream_bytes`]. Fenced as [`copy_streaming`]'s
-/// stores are.
-///
-/// # Safety
-/// `dst` holds `bytes` bytes; `pattern` holds 16.
-unsafe extern "C" fn fill_streaming(dst: *mut u8, pattern: *const u8, bytes: i64) {
-    let bytes = bytes.max(0) as usize;
-    // SAFETY: the caller's guarantees.
-    let pattern: [u8; 16] = unsafe { std::ptr::read_unaligned(pattern.cast::<[u8; 16]>()) };
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let head = dst.align_offset(16).min(bytes);
-        let vectors = (bytes - head) / 16;
-        // SAFETY: [0, head) lies in `dst`.
-        unsafe { stream_bytes(dst, 0, head, |k| pattern[k % 16]) };
-        // The vectors start `head` bytes into the pattern.
-        let turned: [u8; 16] = std::array::from_fn(|k| pattern[(head + k) % 16]);
-        // SAFETY: `turned` holds 16 bytes; the streamed stores go to 16-byte-aligned addresses
-        // inside [head, head + 16 * vectors) of `dst`.
-        unsafe {
-            let v = _mm_loadu_si128(turned.as_ptr().cast::<__m128i>());
-            let d = dst.add(head).cast::<__m128i>();
-            for k in 0..vectors {
-                _mm_stream_si128(d.add(k), v);
-            }
-        }
-        // SAFETY: [head + 16 * vectors, bytes) lies in `dst`.
-        unsafe { stream_bytes(dst, head + 16 * vectors, bytes, |k| pattern[k % 16]) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    for k in 0..bytes {
-        // SAFETY: k < bytes.
-        unsafe { *dst.add(k) = pattern[k % 16] };
-    }
-}
-
-/// Stores bytes `from..to` of `dst` (byte `k` is `byte(k)`), fewer than 16 at a row's end,
-/// non-temporally where 8 or 4 aligned bytes fit (`movnti`), the rest as usual. A plain store
-/// into a line that non-temporal stores have just written waits for that line to leave the
-/// write-combining buffer and reads it back from memory: stored so, the 12 bytes before the
-/// first aligned vector of each row made `a[:, 1:] = 0` on 4096² f32 (rows 4 bytes past 16)
-/// 1.6x slower than `a[:, 4:] = 0`.
-///
-/// # Safety
-/// `dst` holds at least `to` bytes.
-#[cfg(target_arch = "x86_64")]
-unsafe fn stream_bytes(dst: *mut u8, from: usize, to: usize, byte: impl Fn(usize) -> u8) {
-    use std::arch::x86_64::{_mm_stream_si32, _mm_stream_si64};
-    let word = |k: usize, n: usize| (0..n).fold(0u64, |w, j| w | u64::from(byte(k + j)) << (8 * j));
-    let mut k = from;
-    while k < to {
-        // SAFETY: every store lies in [from, to) of `dst`, aligned to its width.
-        unsafe {
-            let at = dst.add(k);
-            match at as usize {
-                a if a % 8 == 0 && k + 8 <= to => {
-                    _mm_stream_si64(at.cast::<i64>(), word(k, 8) as i64);
-                    k += 8;
-                }
-                a if a % 4 == 0 && k + 4 <= to => {
-                    _mm_stream_si32(at.cast::<i32>(), word(k, 4) as i32);
-                    k += 4;
-                }
-                _ => {
-                    *at = byte(k);
-                    k += 1;
-                }
-            }
-        }
-    }
-}
-
-/// Orders the non-temporal stores of [`copy_streaming`] before every later store of this
-/// thread (the worker's hand-back to the caller among them); nearly free where none is pending.
-fn fence_streamed_stores() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of x86-64.
-    unsafe {
-        std::arch::x86_64::_mm_sfence()
-    };
 }
 
 /// The input order of a caller that passes inputs as the plan declares them.

@@ -145,6 +145,7 @@ pub fn define_kernel<M: Module>(
     let imports = Imports {
         copy_streaming: import(loopnest::COPY_STREAMING, nest.streams())?,
         fill_streaming: import(loopnest::FILL_STREAMING, nest.fills_streaming())?,
+        spread_ahead: import(loopnest::spread_ahead_symbol(nest.width), nest.spreads_ahead())?,
     };
     build_function(module.isa(), &mut ctx.func, nest, imports);
     verify(&ctx.func, module.isa())?;
@@ -173,6 +174,7 @@ pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
     let imports = Imports {
         copy_streaming: import(loopnest::COPY_STREAMING, nest.streams()),
         fill_streaming: import(loopnest::FILL_STREAMING, nest.fills_streaming()),
+        spread_ahead: import(loopnest::spread_ahead_symbol(nest.width), nest.spreads_ahead()),
     };
     build_function(isa, &mut func, nest, imports);
     func.display().to_string()
@@ -182,10 +184,12 @@ pub fn kernel_ir(isa: &dyn TargetIsa, nest: &LoopNest) -> String {
 struct Imports {
     copy_streaming: Option<FuncRef>,
     fill_streaming: Option<FuncRef>,
+    spread_ahead: Option<FuncRef>,
 }
 
-/// The signature of [`loopnest::COPY_STREAMING`] and [`loopnest::FILL_STREAMING`]: `(dst,
-/// src or pattern, bytes)`, nothing returned.
+/// The signature of [`loopnest::COPY_STREAMING`], [`loopnest::FILL_STREAMING`] and
+/// [`loopnest::spread_ahead_symbol`]'s: `(dst, src or pattern, bytes or elements)`, nothing
+/// returned.
 fn streaming_signature(isa: &dyn TargetIsa) -> Signature {
     let mut sig = Signature::new(isa.default_call_conv());
     let ptr = AbiParam::new(isa.pointer_type());
@@ -235,6 +239,7 @@ fn build_function(isa: &dyn TargetIsa, func: &mut Function, nest: &LoopNest, imp
     let mut g = Gen::new(b, nest, isa.frontend_config());
     g.copy_streaming = imports.copy_streaming;
     g.fill_streaming = imports.fill_streaming;
+    g.spread_ahead = imports.spread_ahead;
     g.emit_function();
 }
 
@@ -278,6 +283,37 @@ pub fn define_fill_streaming<M: Module>(module: &mut M) -> Result<(), CodegenErr
     })
 }
 
+/// Defines the `width`-byte elements' [`loopnest::spread_ahead_symbol`] in `module` as a plain
+/// loop, one element a trip, local to it: an object file has no JIT to provide it, and
+/// Cranelift has no prefetch.
+pub fn define_spread_ahead<M: Module>(module: &mut M, width: u8) -> Result<(), CodegenError> {
+    let name = loopnest::spread_ahead_symbol(width);
+    define_streaming_helper(module, name, |b, _, [dst, src, count]| {
+        let flags = MemFlagsData::trusted();
+        let ty = Type::int(u16::from(width) * 8).expect("an element of 1, 2, 4 or 8 bytes");
+        let (header, body, done) = (b.create_block(), b.create_block(), b.create_block());
+        b.append_block_param(header, types::I64);
+        let zero = b.ins().iconst(types::I64, 0);
+        b.ins().jump(header, &[BlockArg::Value(zero)]);
+        // Element `k` of `src` into element `2k` of `dst`.
+        b.switch_to_block(header);
+        let k = b.block_params(header)[0];
+        let more = b.ins().icmp(IntCC::SignedLessThan, k, count);
+        b.ins().brif(more, body, NO_ARGS, done, NO_ARGS);
+        b.switch_to_block(body);
+        let from = b.ins().imul_imm_s(k, i64::from(width));
+        let from = b.ins().iadd(src, from);
+        let x = b.ins().load(ty, flags, from, 0);
+        let to = b.ins().imul_imm_s(k, 2 * i64::from(width));
+        let to = b.ins().iadd(dst, to);
+        b.ins().store(flags, x, to, 0);
+        let next = b.ins().iadd_imm_s(k, 1);
+        b.ins().jump(header, &[BlockArg::Value(next)]);
+        b.switch_to_block(done);
+        b.ins().return_(&[]);
+    })
+}
+
 /// The translator of one loop nest into one function.
 struct Gen<'a, 'n> {
     b: FunctionBuilder<'a>,
@@ -295,6 +331,8 @@ struct Gen<'a, 'n> {
     copy_streaming: Option<FuncRef>,
     /// [`loopnest::FILL_STREAMING`], imported where the nest calls it.
     fill_streaming: Option<FuncRef>,
+    /// The nest's [`loopnest::spread_ahead_symbol`], imported where the nest calls it.
+    spread_ahead: Option<FuncRef>,
     /// A combining store's target at its first destination ([`Gen::old_base`]).
     old_base: Option<Value>,
     /// A masked store's value ([`LoopNest::masked_value`]), loaded once, and its address (a
@@ -331,6 +369,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             fail_empty,
             copy_streaming: None,
             fill_streaming: None,
+            spread_ahead: None,
             old_base: None,
             masked_value: None,
         }
@@ -427,6 +466,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             Strategy::Serial => self.emit_serial(depth, out, out_off, data, dest, range),
             Strategy::Block(copy) => self.emit_block(depth, copy, out, out_off, &data, range),
             Strategy::Strided(shuffle) => self.emit_strided(depth, shuffle, out, out_off, &data, range),
+            Strategy::SpreadAhead => self.emit_spread_ahead(depth, out, out_off, &data, range),
             Strategy::GuardedGather(ahead) => {
                 self.emit_guarded_gather(depth, ahead, out, out_off, &data, range)
             }

@@ -6,7 +6,7 @@ use super::{Gen, NO_ARGS, vector_flags};
 use crate::backend::loopnest::{Shuffle, is_const};
 use crate::types::sym::SymExpr;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Value, types};
 
 /// What one 16-byte move of [`Gen::vector_loop`] does.
 #[derive(Clone, Copy)]
@@ -15,6 +15,16 @@ enum VectorMove {
     Run(Shuffle),
     /// Tiles of `elems` elements each reversed in place.
     Tiles { elems: i64 },
+}
+
+/// A strided run's start ([`Gen::strided_run`]): its first output and data addresses, its
+/// element count, its output offset, and the block after it.
+struct StridedRun {
+    dst: Value,
+    src: Value,
+    count: Value,
+    out_off: Value,
+    done: Block,
 }
 
 impl Gen<'_, '_> {
@@ -31,18 +41,9 @@ impl Gen<'_, '_> {
         range: Option<(Value, Value)>,
     ) {
         let nest = self.nest;
-        let (w, stride, out_stride) = (nest.width as i64, &nest.data.strides[depth], &nest.out[depth]);
-        let (lo, hi) = self.bounds(depth, range);
-        let count = self.b.ins().isub(hi, lo);
-        let data = self.advance(&nest.data, data, depth, lo);
-        let (src, miss) = self.address(&nest.data, &data);
-        let skip = self.mul_int(lo, out_stride);
-        let out_off = self.b.ins().iadd(out_off, skip);
-        let dst = self.b.ins().iadd(out, out_off);
-        let done = self.b.create_block();
-        // Only check nests write with strides other than w, and they have no zero-mode terms.
-        debug_assert!(miss.is_none() || is_const(out_stride, w));
-        self.zero_fill_on(miss, done, dst, count, w);
+        let (stride, out_stride) = (&nest.data.strides[depth], &nest.out[depth]);
+        let StridedRun { dst, src, count, out_off, done } =
+            self.strided_run(depth, out, out_off, data, range);
         // A combining store's run (its nest has no zero-mode term: the passes see to it).
         if let (Some(combine), Some(old_base)) = (&nest.combine, self.old_base) {
             let old = self.b.ins().iadd(old_base, out_off);
@@ -58,6 +59,49 @@ impl Gen<'_, '_> {
         self.scalar_loop(dst, src, count, stride, out_stride);
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);
+    }
+
+    /// The innermost loop of a spread run past the caches: its elements stored by a call to the
+    /// width's `loopnest::spread_ahead_symbol`, which prefetches as it goes.
+    pub(super) fn emit_spread_ahead(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) {
+        let f = self.spread_ahead.expect("imported where the nest spreads ahead");
+        let StridedRun { dst, src, count, done, .. } = self.strided_run(depth, out, out_off, data, range);
+        self.b.ins().call(f, &[dst, src, count]);
+        self.b.ins().jump(done, NO_ARGS);
+        self.b.switch_to_block(done);
+    }
+
+    /// Where a strided run of loop `depth` starts, in its `range`: a zero-mode miss has filled
+    /// it with zeros and jumped to `done`, which the caller switches to once it has moved it.
+    fn strided_run(
+        &mut self,
+        depth: usize,
+        out: Value,
+        out_off: Value,
+        data: &StreamState,
+        range: Option<(Value, Value)>,
+    ) -> StridedRun {
+        let nest = self.nest;
+        let (w, out_stride) = (nest.width as i64, &nest.out[depth]);
+        let (lo, hi) = self.bounds(depth, range);
+        let count = self.b.ins().isub(hi, lo);
+        let data = self.advance(&nest.data, data, depth, lo);
+        let (src, miss) = self.address(&nest.data, &data);
+        let skip = self.mul_int(lo, out_stride);
+        let out_off = self.b.ins().iadd(out_off, skip);
+        let dst = self.b.ins().iadd(out, out_off);
+        let done = self.b.create_block();
+        // Only check nests write with strides other than w, and they have no zero-mode terms.
+        debug_assert!(miss.is_none() || is_const(out_stride, w));
+        self.zero_fill_on(miss, done, dst, count, w);
+        StridedRun { dst, src, count, out_off, done }
     }
 
     /// Loops `depth` (tiles) and `depth + 1` (elements, reversed) of an affine copy: shuffled

@@ -113,6 +113,10 @@ pub enum Strategy {
     /// value broadcast along the row): the run's one value loaded once and stored 16 bytes at
     /// a time; `streaming`: with non-temporal stores ([`FILL_STREAMING`]).
     Fill { streaming: bool },
+    /// Innermost, a contiguous run stored into every other element of a target the caches
+    /// cannot hold (a [`Shuffle::Spread`] run past them, `a[:, ::2] = b`): by a call to the
+    /// width's [`spread_ahead_symbol`], which prefetches the lines 4 KiB on as it writes.
+    SpreadAhead,
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -237,6 +241,22 @@ pub const COPY_STREAMING: &str = "slc_copy_streaming";
 /// (`jit::fill_streaming`); an AOT object defines it as a plain fill
 /// (`clif::define_fill_streaming`).
 pub const FILL_STREAMING: &str = "slc_fill_streaming";
+
+/// The symbol of the function a [`Strategy::SpreadAhead`] run of `width`-byte elements calls,
+/// `(dst, src, count)`: it stores element `k` of the `count` at `src` into element `2k` from
+/// `dst`, and never touches the elements between. The JIT provides it (`jit::spread_ahead`),
+/// prefetching both streams 4 KiB ahead: a store into every other element reads each line of
+/// its target first, and the hardware's prefetchers stop at each 4 KiB page, which left
+/// `a[:, ::2] = b` at the memory's latency (`benches/strided_store_floor.c`). An AOT object
+/// defines it as a plain loop (`clif::define_spread_ahead`: Cranelift has no prefetch).
+pub fn spread_ahead_symbol(width: u8) -> &'static str {
+    match width {
+        1 => "slc_spread_ahead_1",
+        2 => "slc_spread_ahead_2",
+        4 => "slc_spread_ahead_4",
+        _ => "slc_spread_ahead_8",
+    }
+}
 
 /// Whether `e` is the constant `c`.
 pub fn is_const(e: &SymExpr, c: i64) -> bool {
@@ -505,6 +525,11 @@ impl LoopNest {
         self.strategies.iter().any(|s| {
             matches!(s, Strategy::MaskedRow { streaming: true } | Strategy::Fill { streaming: true })
         })
+    }
+
+    /// Whether a loop of the nest calls its width's [`spread_ahead_symbol`].
+    pub fn spreads_ahead(&self) -> bool {
+        self.strategies.contains(&Strategy::SpreadAhead)
     }
 
     /// Whether the kernel of this nest takes a parameter block: it has symbolic integers.

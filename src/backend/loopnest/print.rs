@@ -56,6 +56,7 @@ impl fmt::Display for Strategy {
             Strategy::MaskedRow { streaming: true } => write!(f, "masked-row streaming"),
             Strategy::Fill { streaming: false } => write!(f, "fill"),
             Strategy::Fill { streaming: true } => write!(f, "fill streaming"),
+            Strategy::SpreadAhead => write!(f, "spread ahead"),
             Strategy::Joined => write!(f, "joined"),
         }
     }

@@ -52,6 +52,13 @@ fn each_strategy_has_its_program() {
         ("a[i] = v", &["a=f32[900,64]", "i=i64[600]", "v=f32[600,64]"], SHUFFLES, "run [serial, block loop]"),
         ("a[i, ::2] = 0", &["a=f32[900,512]", "i=i64[600]"], SHUFFLES, "run [serial, strided]"),
         ("a[:, ::2] = b", &["a=f32[64,64]", "b=f32[64,32]"], SHUFFLES, "run [strided spread]"),
+        // Past the caches, by a call that prefetches ahead: with byte shuffles or without;
+        // not where the runs are short (the prefetches would mostly miss them).
+        ("a[:, ::2] = b", &["a=f32[4096,4096]", "b=f32[4096,2048]"], SHUFFLES, "run [spread ahead]"),
+        ("a[:, ::2] = b", &["a=f32[4096,4096]", "b=f32[4096,2048]"], NO_SHUFFLES, "run [spread ahead]"),
+        ("a[::2, ::2] = b", &["a=f32[4096,4096]", "b=f32[2048,2048]"], SHUFFLES, "run [serial, spread ahead]"),
+        ("a[:, :99:2] = b", &["a=f32[40000,1000]", "b=f32[40000,50]"], SHUFFLES, "run [serial, strided spread]"),
+        ("a[:, ::2] += b", &["a=f32[4096,4096]", "b=f32[4096,2048]"], SHUFFLES, "run [strided]"),
         (
             "gather(a, idx, axis=1, batch_dims=1)",
             &["a=f32[512,300]", "idx=i64[512,600]"],

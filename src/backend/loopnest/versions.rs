@@ -50,7 +50,7 @@ impl LoopNest {
         match strategy {
             Strategy::Serial => self.versions_from(d + 1),
             Strategy::Block(Copy::BySize { loop_copy }) => SIZE_CLASS_COUNT + loop_copy as usize + 1,
-            Strategy::Block(_) | Strategy::MaskedRun => 1,
+            Strategy::Block(_) | Strategy::MaskedRun | Strategy::SpreadAhead => 1,
             // A fill or combine loop is unrolled or not by the call, as a strided copy's.
             Strategy::MaskedRow { .. } | Strategy::Fill { .. } => unroll_versions(&[self.out[d].clone()]),
             Strategy::Strided(_) => unroll_versions(&row()),
