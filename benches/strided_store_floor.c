@@ -1,9 +1,10 @@
 /* The floor for B14 (`a[:, ::2] = b`, f32 4096 x 4096, b f32 4096 x 2048) on one thread, in
  * plain C: element by element (NumPy's loop), 16 bytes at a time with the selected lanes
  * blended in (slc's `spread` shuffle), the same with software prefetches 1 KiB and 4 KiB ahead,
- * and with the blended vectors written by non-temporal stores; against one memcpy of the
- * written bytes (b's). The target is copied afresh before each run (as benches/stores.py does);
- * medians of 31 rounds, interleaved.
+ * with the blended vectors written by non-temporal stores, and element by element in a call per
+ * run that prefetches 1 to 16 KiB ahead (the JIT's `spread_ahead` takes 4 KiB); against one
+ * memcpy of the written bytes (b's). The target is copied afresh before each run (as
+ * benches/stores.py does); medians of 31 rounds, interleaved.
  *
  *     gcc -O2 -msse4.1 -o /tmp/strided_store_floor benches/strided_store_floor.c && /tmp/strided_store_floor
  */
@@ -52,6 +53,17 @@ static void blended(float *a, const float *b, long ahead) {
     }
 }
 
+/* The JIT's `spread_ahead`: element k of s into element 2k of d, a line of d at a time with
+ * prefetches of d `ahead` bytes on and of s half as far. */
+__attribute__((noinline)) static void spread_run(float *d, const float *s, size_t n, long ahead) {
+    for (size_t k = 0; k < n; k += 8) {
+        __builtin_prefetch((const char *)(d + 2 * k) + ahead, 1);
+        __builtin_prefetch((const char *)(s + k) + ahead / 2, 0);
+        size_t e = k + 8 < n ? k + 8 : n;
+        for (size_t j = k; j < e; j++) d[2 * j] = s[j];
+    }
+}
+
 static int compare(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
@@ -69,8 +81,10 @@ int main(void) {
     memset(to, 0, half * 4);
     memset(a, 0, cells * 4);
     const char *names[] = {"element by element", "blended", "blended, prefetch 1 KiB", "blended, prefetch 4 KiB",
-                           "blended, non-temporal", "memcpy of b's bytes"};
-    enum { WAYS = 6 };
+                           "blended, non-temporal", "run call, prefetch 1 KiB", "run call, prefetch 2 KiB",
+                           "run call, prefetch 4 KiB", "run call, prefetch 8 KiB", "run call, prefetch 16 KiB",
+                           "memcpy of b's bytes"};
+    enum { WAYS = 11 };
     static double times[WAYS][ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         for (int w = 0; w < WAYS; w++) {
@@ -82,11 +96,12 @@ int main(void) {
             case 2: blended(a, b, 256); break;
             case 3: blended(a, b, 1024); break;
             case 4: blended(a, b, -1); break;
+            case 5: case 6: case 7: case 8: case 9: spread_run(a, b, half, 1024L << (w - 5)); break;
             default: memcpy(to, from, half * 4);
             }
             times[w][r] = now() - t;
             /* Each way's result checked: even elements from b, odd ones kept. */
-            if (w < 5 && (a[N + 2] != b[N / 2 + 1] || a[N + 3] != original[N + 3])) return 2;
+            if (w < WAYS - 1 && (a[N + 2] != b[N / 2 + 1] || a[N + 3] != original[N + 3])) return 2;
         }
     }
     for (int w = 0; w < WAYS; w++) qsort(times[w], ROUNDS, sizeof(double), compare);
