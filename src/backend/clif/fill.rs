@@ -5,6 +5,7 @@
 
 use super::index::StreamState;
 use super::masked::little;
+use super::vector::StridedRun;
 use super::{Gen, NO_ARGS, vector_flags};
 use crate::backend::loopnest::is_const;
 use crate::types::sym::SymExpr;
@@ -23,26 +24,17 @@ impl Gen<'_, '_> {
         data: &StreamState,
         range: Option<(Value, Value)>,
     ) {
-        let nest = self.nest;
-        let (lo, hi) = self.bounds(depth, range);
-        let count = self.b.ins().isub(hi, lo);
-        let data = self.advance(&nest.data, data, depth, lo);
-        let (src, miss) = self.address(&nest.data, &data);
-        let out_stride = &nest.out[depth];
-        let skip = self.mul_int(lo, out_stride);
-        let out_off = self.b.ins().iadd(out_off, skip);
-        let dst = self.b.ins().iadd(out, out_off);
-        let (fill, done) = (self.b.create_block(), self.b.create_block());
+        let StridedRun { dst, src, count, done, .. } = self.strided_run(depth, out, out_off, data, range);
+        let fill = self.b.create_block();
         // A thread's share of the run may be empty: then nothing is read.
         let empty = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, count, 0);
         self.b.ins().brif(empty, done, NO_ARGS, fill, NO_ARGS);
         self.b.switch_to_block(fill);
-        self.zero_fill_on(miss, done, dst, count, nest.width as i64);
         let ty = self.element_type();
         let value = self.b.ins().load(ty, MemFlagsData::trusted(), src, 0);
         match streaming {
             true => self.fill_streaming(dst, count, value),
-            false => self.fill_run(dst, count, out_stride, value),
+            false => self.fill_run(dst, count, &self.nest.out[depth], value),
         }
         self.b.ins().jump(done, NO_ARGS);
         self.b.switch_to_block(done);

@@ -19,12 +19,12 @@ enum VectorMove {
 
 /// A strided run's start ([`Gen::strided_run`]): its first output and data addresses, its
 /// element count, its output offset, and the block after it.
-struct StridedRun {
-    dst: Value,
-    src: Value,
-    count: Value,
-    out_off: Value,
-    done: Block,
+pub(super) struct StridedRun {
+    pub dst: Value,
+    pub src: Value,
+    pub count: Value,
+    pub out_off: Value,
+    pub done: Block,
 }
 
 impl Gen<'_, '_> {
@@ -80,7 +80,7 @@ impl Gen<'_, '_> {
 
     /// Where a strided run of loop `depth` starts, in its `range`: a zero-mode miss has filled
     /// it with zeros and jumped to `done`, which the caller switches to once it has moved it.
-    fn strided_run(
+    pub(super) fn strided_run(
         &mut self,
         depth: usize,
         out: Value,

@@ -56,8 +56,18 @@ fn each_strategy_has_its_program() {
         // not where the runs are short (the prefetches would mostly miss them).
         ("a[:, ::2] = b", &["a=f32[4096,4096]", "b=f32[4096,2048]"], SHUFFLES, "run [spread ahead]"),
         ("a[:, ::2] = b", &["a=f32[4096,4096]", "b=f32[4096,2048]"], NO_SHUFFLES, "run [spread ahead]"),
-        ("a[::2, ::2] = b", &["a=f32[4096,4096]", "b=f32[2048,2048]"], SHUFFLES, "run [serial, spread ahead]"),
-        ("a[:, :99:2] = b", &["a=f32[40000,1000]", "b=f32[40000,50]"], SHUFFLES, "run [serial, strided spread]"),
+        (
+            "a[::2, ::2] = b",
+            &["a=f32[4096,4096]", "b=f32[2048,2048]"],
+            SHUFFLES,
+            "run [serial, spread ahead]",
+        ),
+        (
+            "a[:, :99:2] = b",
+            &["a=f32[40000,1000]", "b=f32[40000,50]"],
+            SHUFFLES,
+            "run [serial, strided spread]",
+        ),
         ("a[:, ::2] += b", &["a=f32[4096,4096]", "b=f32[4096,2048]"], SHUFFLES, "run [strided]"),
         (
             "gather(a, idx, axis=1, batch_dims=1)",
