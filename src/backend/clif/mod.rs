@@ -28,8 +28,8 @@
 //!
 //! The loop nest has chosen a [`Strategy`] for every loop; `Gen::emit` translates each, one
 //! file per concern: index arithmetic (`index.rs`), copies (`copy.rs`), a combining store's
-//! arithmetic (`combine.rs`), vector shuffles (`vector.rs`), gathers (`gather.rs`), and the
-//! loops they share (`loops.rs`).
+//! arithmetic (`combine.rs`), vector shuffles (`vector.rs`), transposed reads in tiles
+//! (`transpose.rs`), gathers (`gather.rs`), and the loops they share (`loops.rs`).
 
 mod combine;
 mod copy;
@@ -40,6 +40,7 @@ mod index;
 mod loops;
 mod masked;
 pub mod shape_fn;
+mod transpose;
 mod vector;
 
 pub use entry::{Entry, EntryError, StoreEntry, binds, define_entry};
@@ -467,6 +468,7 @@ impl<'a, 'n> Gen<'a, 'n> {
             Strategy::Block(copy) => self.emit_block(depth, copy, out, out_off, &data, range),
             Strategy::Strided(shuffle) => self.emit_strided(depth, shuffle, out, out_off, &data, range),
             Strategy::SpreadAhead => self.emit_spread_ahead(depth, out, out_off, &data, range),
+            Strategy::TransposeTiles => self.emit_transpose_tiles(depth, out, out_off, &data, range),
             Strategy::GuardedGather(ahead) => {
                 self.emit_guarded_gather(depth, ahead, out, out_off, &data, range)
             }

@@ -282,7 +282,14 @@ impl Gen<'_, '_> {
     }
 
     /// `count` elements one at a time by pointer increments, four per loop trip.
-    fn scalar_loop(&mut self, dst: Value, src: Value, count: Value, stride: &SymExpr, out_stride: &SymExpr) {
+    pub(super) fn scalar_loop(
+        &mut self,
+        dst: Value,
+        src: Value,
+        count: Value,
+        stride: &SymExpr,
+        out_stride: &SymExpr,
+    ) {
         let ty = self.element_type();
         self.strided_loop(&[dst, src], &[out_stride.clone(), stride.clone()], count, |g, p, k, _| {
             let (d, s) = (p[0], p[1]);

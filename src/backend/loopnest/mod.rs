@@ -117,6 +117,12 @@ pub enum Strategy {
     /// cannot hold (a [`Shuffle::Spread`] run past them, `a[:, ::2] = b`): by a call to the
     /// width's [`spread_ahead_symbol`], which prefetches the lines 4 KiB on as it writes.
     SpreadAhead,
+    /// Over rows whose inner loop reads the data across its lines (each element in another
+    /// line: `x.T[1:]`, the transpose of a C-ordered array) while the rows move within them,
+    /// the output consecutive along the inner loop: tiles of [`TRANSPOSE_TILE_BYTES`] / width
+    /// rows by as many columns, so every line a tile reads is used whole by its rows before it
+    /// leaves the cache, and every output line whole by its columns.
+    TransposeTiles,
     /// Run by the strategy of the loop outside it.
     Joined,
 }
@@ -257,6 +263,9 @@ pub fn spread_ahead_symbol(width: u8) -> &'static str {
         _ => "slc_spread_ahead_8",
     }
 }
+
+/// The bytes of a [`Strategy::TransposeTiles`] tile's side: a cache line.
+pub const TRANSPOSE_TILE_BYTES: i64 = 64;
 
 /// Whether `e` is the constant `c`.
 pub fn is_const(e: &SymExpr, c: i64) -> bool {

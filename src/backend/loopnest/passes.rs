@@ -59,6 +59,7 @@ pub const PASSES: &[Pass] = &[
     Pass { name: "block-rows", run: block_rows },
     Pass { name: "index-table", run: index_table },
     Pass { name: "reversed-tiles", run: reversed_tiles },
+    Pass { name: "transpose-tiles", run: transpose_tiles },
     Pass { name: "strided-copy", run: strided_copy },
     Pass { name: "shuffle-vectors", run: shuffle_vectors },
     Pass { name: "spread-ahead", run: spread_ahead },
@@ -302,6 +303,27 @@ fn reversed_tiles(nest: &mut LoopNest, target: Target) -> bool {
         && reversed
         && fixed
         && set(nest, tiles, Strategy::ReversedTiles { by_size })
+}
+
+/// Two innermost loops that read a transposed layout (`x.T[1:]`, `x.T[::2, ::-1]`): the inner
+/// one writes consecutive elements and reads each from another line (a data stride of at least
+/// a line), the outer one moves the data by less than a line. Row by row, each inner loop
+/// touched a line per element and used one element of it, the next row coming back for the
+/// next element long after the line had left the cache: a transposed 4096² f32 copy took
+/// 118 ms, NumPy's copy 132–144 ms. In tiles ([`Strategy::TransposeTiles`]) each line is
+/// used whole while it is cached. Gathers, stores with a gathered destination and combining
+/// or masked stores keep their strategies.
+fn transpose_tiles(nest: &mut LoopNest, _: Target) -> bool {
+    let Some(rows) = unscheduled_loops(nest, 2) else { return false };
+    let cols = rows + 1;
+    let w = nest.width as i64;
+    let across = nest.data.strides[cols].as_const().is_some_and(|s| s.abs() >= CACHE_LINE);
+    let within = nest.data.strides[rows].as_const().is_some_and(|s| s != 0 && s.abs() < CACHE_LINE);
+    let plain = nest.data.terms.is_empty()
+        && nest.out_terms.is_empty()
+        && nest.combine.is_none()
+        && nest.masked_value.is_none();
+    plain && across && within && is_const(&nest.out[cols], w) && set(nest, rows, Strategy::TransposeTiles)
 }
 
 /// An innermost loop along which every gather is fixed is an affine copy by a fixed stride;

@@ -57,6 +57,7 @@ impl fmt::Display for Strategy {
             Strategy::Fill { streaming: false } => write!(f, "fill"),
             Strategy::Fill { streaming: true } => write!(f, "fill streaming"),
             Strategy::SpreadAhead => write!(f, "spread ahead"),
+            Strategy::TransposeTiles => write!(f, "transpose-tiles"),
             Strategy::Joined => write!(f, "joined"),
         }
     }

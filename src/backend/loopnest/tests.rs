@@ -186,3 +186,29 @@ fn the_budget_takes_decisions_back_outermost_first() {
     assert!(!fit_budget(&mut strided, 1));
     assert_eq!(strided.versions(), 2);
 }
+
+/// A transposed layout is read in tiles where its inner loop steps across lines and its rows
+/// within them; not where the inner loop reads within a line, nor through a gather.
+#[test]
+fn transposed_layouts_take_tiles() {
+    let cases: &[(&str, &str, &[i64], &str)] = &[
+        // Strides in elements.
+        ("a[1:]", "a=f32[300,200]", &[1, 300], "run [transpose-tiles, joined]"),
+        ("a[::-1, ::2]", "a=f64[300,200]", &[1, 300], "run [transpose-tiles, joined]"),
+        ("a[:, 1:]", "a=u8[3,40,50]", &[2000, 1, 40], "run [serial, serial, strided]"),
+        ("a[:, 1:]", "a=u8[3,80,50]", &[4000, 1, 80], "run [serial, transpose-tiles, joined]"),
+        ("a[1:, i]", "a=f32[300,200]", &[1, 300], "run [index-table, joined]"),
+    ];
+    for &(src, input, strides, expected) in cases {
+        let (name, ty) = input.split_once('=').unwrap();
+        let mut types = InputTypes::new();
+        types.insert(name.to_string(), ty.parse().unwrap());
+        types.insert("i".to_string(), "i64[7]".parse().unwrap());
+        let compiled = crate::compile(src, &types).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let strides = crate::plan::InputStrides::from([(name.to_string(), strides.to_vec())]);
+        let plan = crate::plan::lower_with_strides(&compiled.checked, &strides).unwrap();
+        let plan = crate::plan::verify(plan).unwrap();
+        let nest = schedule(&plan, SHUFFLES, |_, _| {});
+        assert_eq!(strategies(&nest), expected, "{src} on {input} strides {strides:?}:\n{nest}");
+    }
+}

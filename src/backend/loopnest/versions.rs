@@ -61,6 +61,10 @@ impl LoopNest {
                 SIZE_CLASS_COUNT * unroll_versions(&[o.clone(), s.clone(), o, s]) + self.versions_from(d + 1)
             }
             Strategy::ReversedTiles { by_size: false } => 1,
+            // Each row of a tile is a strided copy of the inner loop.
+            Strategy::TransposeTiles => {
+                unroll_versions(&[self.out[d + 1].clone(), self.data.strides[d + 1].clone()])
+            }
             // A version per tile size of 2..=8 bytes, else a strided reverse per tile.
             Strategy::ReversedTiles { by_size: true } => {
                 let inner = [self.out[d + 1].clone(), self.data.strides[d + 1].clone()];
