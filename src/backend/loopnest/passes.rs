@@ -310,7 +310,7 @@ fn reversed_tiles(nest: &mut LoopNest, target: Target) -> bool {
 /// a line), the outer one moves the data by less than a line. Row by row, each inner loop
 /// touched a line per element and used one element of it, the next row coming back for the
 /// next element long after the line had left the cache: a transposed 4096² f32 copy took
-/// 118 ms, NumPy's copy 132–144 ms. In tiles ([`Strategy::TransposeTiles`]) each line is
+/// 110–119 ms on one thread, NumPy's copy 131–135 ms (48 ms in tiles; docs/benchmarks.md). In tiles ([`Strategy::TransposeTiles`]) each line is
 /// used whole while it is cached. Gathers, stores with a gathered destination and combining
 /// or masked stores keep their strategies.
 fn transpose_tiles(nest: &mut LoopNest, _: Target) -> bool {
@@ -359,8 +359,9 @@ fn shuffle_vectors(nest: &mut LoopNest, target: Target) -> bool {
     set(nest, last, Strategy::Strided(Some(shuffle)))
 }
 
-/// A run stored into every other element (`a[:, ::2] = b`) over a box the caches cannot hold ([`STREAM_MIN_BYTES`]) is
-/// stored by a call that prefetches both streams 4 KiB ahead ([`Strategy::SpreadAhead`]):
+/// A run stored into every other element (`a[:, ::2] = b`) over a box the caches cannot hold
+/// ([`STREAM_MIN_BYTES`]) is stored by a call that prefetches both streams 4 KiB ahead
+/// ([`Strategy::SpreadAhead`]):
 /// B14 one thread 11.6 ms against NumPy's 10.4-10.8 before, in C 9.1 against 11.8 ms
 /// (`benches/strided_store_floor.c`). The prefetches run on past a run's end, so a run must
 /// span at least [`SPREAD_AHEAD_MIN_RUN_BYTES`] for them to be mostly its own lines (B14's
