@@ -408,3 +408,40 @@ fn store_update_nests_write_only_inside_the_output() {
     let values = data(DType::F32, &[300, 513]);
     check("a[i] = w", &[("a", &big), ("i", &rows), ("w", &values)]);
 }
+
+/// Transposed views (`x.T`, read in tiles by `transpose-tiles`) of a buffer against a guard
+/// page, and written into one: the tiles cut at the loops' ends touch nothing outside, forward
+/// and reversed, on one thread and on four.
+#[test]
+fn transposed_views_read_in_tiles_stay_inside() {
+    let (rows, cols) = (70usize, 45usize);
+    let shape = [rows, cols];
+    for dtype in [DType::U8, DType::F32, DType::F64] {
+        let w = dtype.width() as isize;
+        // The view is [rows, cols] over a base of [cols, rows]; the reversed one starts at its
+        // first row's last element.
+        let base = data(dtype, &[cols, rows]);
+        let layouts = [([w, rows as isize * w], 0), ([-w, rows as isize * w], (rows - 1) * dtype.width())];
+        for edge in [Edge::Start, Edge::End] {
+            let guarded = Guarded::new(base.bytes(), edge);
+            for (strides, origin) in layouts {
+                let view = TensorView::strided(dtype, &shape, &strides, guarded.bytes(), origin).unwrap();
+                let dense = view.to_tensor().unwrap();
+                for src in ["a[1:]", "a[::-1, 2:]", "a[:, ::-1]", "a[3:-2:2, 1:]"] {
+                    let sig = [("a", TensorType::of(dtype, &[rows, cols]).generic())];
+                    let mut k = Kernel::prepare(src, &sig).unwrap();
+                    let want = k.run(&[&dense]).unwrap();
+                    for threads in [1, 4] {
+                        k.set_threads(threads);
+                        let mut out = Guarded::new(&vec![0xAB; k.output_nbytes().unwrap()], edge);
+                        k.run_into_bytes(&[view.reborrow()], out.bytes_mut()).unwrap();
+                        assert!(
+                            out.bytes() == want.bytes(),
+                            "{src} on {dtype} {strides:?} {edge:?} {threads} threads"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
