@@ -196,8 +196,8 @@ pub(crate) fn split_across_threads(
 ) -> i32 {
     let workers = workers.clamp(1, crate::limits::MAX_THREADS);
     let chunk = (outer + workers as i64 - 1) / workers as i64;
-    let parts = (0..workers as i64).map(|w| (w * chunk, ((w + 1) * chunk).min(outer))).filter(|(b, e)| b < e);
-    let mut parts = parts.collect::<Vec<_>>().into_iter();
+    let mut parts =
+        (0..workers as i64).map(|w| (w * chunk, ((w + 1) * chunk).min(outer))).filter(|(b, e)| b < e);
     let Some((first_begin, first_end)) = parts.next() else { return clif::STATUS_OK };
     std::thread::scope(|s| {
         let started: Vec<_> = parts

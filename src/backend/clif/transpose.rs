@@ -37,15 +37,16 @@ impl Gen<'_, '_> {
                 let end_col = g.b.ins().iadd_imm_s(first_col, tile);
                 let end_col = g.b.ins().smin(end_col, cols);
                 let count = g.b.ins().isub(end_col, first_col);
+                // The tile's first column in output row 0, once per tile.
+                let col_off = g.mul_int(first_col, col_out);
+                let tile_out = g.b.ins().iadd(out, out_off);
+                let tile_out = g.b.ins().iadd(tile_out, col_off);
+                let columns = g.advance(&nest.data, data, depth + 1, first_col);
                 g.counted_loop(first_row, end_row, |g, i| {
-                    let row = g.advance(&nest.data, data, depth, i);
-                    let at = g.advance(&nest.data, &row, depth + 1, first_col);
+                    let at = g.advance(&nest.data, &columns, depth, i);
                     let (src, _) = g.address(&nest.data, &at);
                     let row_off = g.mul_int(i, &nest.out[depth]);
-                    let col_off = g.mul_int(first_col, col_out);
-                    let dst = g.b.ins().iadd(out, out_off);
-                    let dst = g.b.ins().iadd(dst, row_off);
-                    let dst = g.b.ins().iadd(dst, col_off);
+                    let dst = g.b.ins().iadd(tile_out, row_off);
                     g.scalar_loop(dst, src, count, col_stride, col_out);
                 });
             });
