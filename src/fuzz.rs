@@ -121,7 +121,7 @@ mod zarr_metadata;
 pub use generic::{check_generic, generic};
 pub use parsers::{front_end, npy, plan_text};
 pub use store::store_program;
-pub use strided::{StridedCopy, check_strided, strided};
+pub use strided::{StridedCopy, check_store_through, check_strided, strided};
 pub use zarr_metadata::zarr_metadata;
 
 // ---------------------------------------------------------------------------------------------

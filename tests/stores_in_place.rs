@@ -423,3 +423,19 @@ fn stores_write_through_a_strided_target() {
     assert!(e.to_string().contains("share memory"), "{e}");
     assert_eq!(memory, ints(DType::I32, &[6, 8], &base));
 }
+
+/// A store's workers are sized by the bytes its updates write, not by its target's: `a[5] = 0`
+/// on a 16 MiB target writes 8 KiB on one thread (two workers' start cost ten times the
+/// write), while `a[1:] = 0` splits.
+#[test]
+fn store_workers_follow_the_updates_not_the_target() {
+    use slc::backend::jit;
+    let types: slc::sema::InputTypes =
+        [("a".to_string(), slc::types::TensorType::of(DType::F32, &[2048, 2048]))].into_iter().collect();
+    let target = 2048 * 2048 * 4;
+    for (src, workers) in [("a[5] = 0", 1), ("a[:, 5] = 0", 1), ("a[1:] = 0", 4)] {
+        let plan = slc::compile(src, &types).unwrap().plan.lift();
+        let kernel = jit::compile(&plan, &jit::plan_order(&plan)).unwrap();
+        assert_eq!(kernel.workers(target, 4), workers, "{src}");
+    }
+}

@@ -223,3 +223,125 @@ fn transposed_layouts_read_in_tiles_equal_dense_copies() {
         }
     }
 }
+
+/// The fuzzer's store programs (`slc::fuzz::store_program`) into a target laid out at random
+/// strides (steps, transposes, negative steps), written through in place by `Kernel::store`:
+/// the view holds the interpreter's result on the dense target, every byte outside it is as it
+/// was, an error is the interpreter's with nothing written, and the plans whose output is the
+/// target's window run alike on the interpreter and the JIT (`slc::fuzz::check_store_through`).
+#[test]
+fn fuzzed_stores_write_through_strided_targets() {
+    use slc::fuzz::{check_store_through, fill, store_program};
+    let mut r = Rng::new(2029);
+    let mut through = 0;
+    for case in 0..1000 {
+        let shape: &[usize] = [&[3, 4][..], &[4][..], &[3, 2, 2][..], &[5, 3][..]][case % 4];
+        let dtype = [DType::F32, DType::I16, DType::U8, DType::F64, DType::I64][case % 5];
+        let src = store_program(&mut r, shape);
+        let ints = |shape: &[usize], v: &[i64]| Tensor::from_i64s(DType::I64, shape, v).unwrap();
+        let pairs: Vec<i64> = (0..2 * shape[0] as i64).map(|v| v % 2).collect();
+        let bits: Vec<u8> = (0..shape[0]).map(|i| (i % 2) as u8).collect();
+        let inputs = [
+            ("a", fill(dtype, shape, case as u64)),
+            ("idx", ints(&[2], &[1, -1])),
+            ("idx2", ints(&[shape[0], 2], &pairs)),
+            ("m", Tensor::from_bytes(DType::Bool, &[shape[0]], &bits).unwrap()),
+        ];
+        // Only the inputs the program names (a kernel takes exactly its signature).
+        let named: Vec<(&str, Tensor)> = (inputs.iter())
+            .filter(|(n, _)| *n == "a" || src.contains(n))
+            .map(|(n, t)| (*n, t.clone()))
+            .collect();
+        through += check_store_through(&src, &named, "a", &mut r) as usize;
+    }
+    assert!(through > 100, "{through} of 1000 programs stored through the view");
+}
+
+/// A store into a strided view of 16 MB (`x[:, ::2][i] = v`, as NumPy writes through it) runs
+/// through the view in place: the call allocates a few small tables, not a copy of the view,
+/// and writes NumPy's result, the other columns untouched.
+#[test]
+fn stores_through_views_are_not_copied() {
+    let (rows, cols) = (2048usize, 2048usize);
+    let half = cols / 2;
+    let mut memory: Vec<f32> = (0..rows * cols).map(|x| x as f32).collect();
+    let rows_at: Vec<i64> = vec![5, 2000, 5, 7];
+    let i = Tensor::from_i64s(DType::I64, &[4], &rows_at).unwrap();
+    let values: Vec<f32> = (0..4 * half).map(|x| -(x as f32)).collect();
+    let v_bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let v = Tensor::from_bytes(DType::F32, &[4, half], &v_bytes).unwrap();
+    let sig = [
+        ("a", format!("f32[{rows}, {half}]").parse().unwrap()),
+        ("i", "i64[4]".parse().unwrap()),
+        ("v", format!("f32[4, {half}]").parse().unwrap()),
+    ];
+    let k = Kernel::prepare("a[i] = v", &sig).unwrap();
+    let (strides, shape) = ([(cols * 4) as isize, 8], [rows, half]);
+    let store = |memory: &mut Vec<f32>| {
+        // SAFETY: the view's elements lie in `memory`, which only the kernel touches meanwhile.
+        let target =
+            unsafe { TensorView::from_raw(DType::F32, &shape, Some(&strides), memory.as_mut_ptr().cast()) }
+                .unwrap();
+        // SAFETY: as above.
+        unsafe { k.store(&[target, TensorView::of(&i), TensorView::of(&v)]) }.unwrap();
+    };
+    store(&mut memory);
+    let before = allocated();
+    store(&mut memory);
+    let bytes = allocated() - before;
+    assert!(bytes < 64 << 10, "the store through a view allocated {bytes} bytes");
+    let text = k.strided_plans().last().unwrap().to_string();
+    assert!(text.contains(&format!("-> f32[{}]", rows * cols - 1)), "the window's plan:\n{text}");
+    for r in 0..rows {
+        // The last write wins: row 5 takes v's third row.
+        let from = [(5, 2), (2000, 1), (7, 3)].iter().find(|(at, _)| *at == r).map(|&(_, k)| k);
+        for c in 0..cols {
+            let want = match from {
+                Some(k) if c % 2 == 0 => values[k * half + c / 2],
+                _ => (r * cols + c) as f32,
+            };
+            assert_eq!(memory[r * cols + c], want, "element [{r}, {c}]");
+        }
+    }
+}
+
+/// A store through a view lowers to a plan whose output is the target's window
+/// (`plan::lower_through_view`): it verifies, prints and parses back, and runs alike on the
+/// interpreter and the JIT, writing the view's elements and leaving the window's others; the
+/// ordinary lowering, a negative step, the CUDA code generator and the DirectML target refuse it.
+#[test]
+fn window_store_plans_run_on_the_cpu_only() {
+    use slc::plan::{InputStrides, lower_through_view, lower_with_strides, parse, verify};
+    let types: slc::sema::InputTypes =
+        [("a", TensorType::of(DType::U8, &[2, 3])), ("v", TensorType::of(DType::U8, &[]))]
+            .into_iter()
+            .map(|(n, t)| (n.to_string(), t))
+            .collect();
+    let compiled = slc::compile("a[1] = v", &types).unwrap();
+    // a: rows 8 bytes apart, every other byte: elements 0, 2, 4 and 8, 10, 12 of 13.
+    let strides: InputStrides = [("a".to_string(), vec![8, 2])].into_iter().collect();
+    let plan = verify(lower_through_view(&compiled.checked, &strides).unwrap()).unwrap();
+    assert!(plan.stores_through_view());
+    let text = plan.to_string();
+    assert!(text.starts_with("plan(a: u8[2, 3] strides [8, 2], v: u8[]) -> u8[13]"), "{text}");
+    assert_eq!(parse::parse(&text).unwrap().to_string(), text);
+    let window = Tensor::from_bytes(DType::U8, &[13], &(0..13).collect::<Vec<u8>>()).unwrap();
+    let v = Tensor::from_bytes(DType::U8, &[], &[99]).unwrap();
+    let mut want: Vec<u8> = (0..13).collect();
+    for at in [8, 10, 12] {
+        want[at] = 99;
+    }
+    for executor in [Executor::Interpreter, Executor::Jit] {
+        let run = slc::exec::Runnable::prepare_in_plan_order(&plan, executor, None).unwrap();
+        assert_eq!(run.run(&plan, &[&window, &v], 1).unwrap().bytes(), &want[..], "{executor:?}");
+    }
+    let e = lower_with_strides(&compiled.checked, &strides).unwrap_err().to_string();
+    assert!(e.contains("must be dense"), "{e}");
+    let backwards: InputStrides = [("a".to_string(), vec![-8, 2])].into_iter().collect();
+    let e = lower_through_view(&compiled.checked, &backwards).unwrap_err().to_string();
+    assert!(e.contains("negative step"), "{e}");
+    let e = slc::backend::cuda::generate(&plan.lift(), "k").unwrap_err().to_string();
+    assert!(e.contains("strided view"), "{e}");
+    let e = slc::backend::dml::lower(&plan, &Default::default()).unwrap_err().to_string();
+    assert!(e.contains("strided view"), "{e}");
+}

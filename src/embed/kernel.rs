@@ -100,6 +100,9 @@ struct Shared {
     /// concrete plan of each call's layout, a specialization).
     runnable: Runnable,
     specials: Specials,
+    /// A store's kernels for strided targets written through in place (`Kernel::store`), by
+    /// layout: their output is the target's window, so they run no other call.
+    through_view: Specials,
     /// The generic plan's kernels on the GPU, for calls on device memory.
     device: device::DeviceCache,
     /// The positions of the masks a generic plan derives them from (`nonzero()`), with a copy
@@ -215,7 +218,8 @@ impl Kernel {
     }
 
     /// The plans compiled for strided views so far ([`Kernel::run`] on a view that is not dense
-    /// reads it in place through a plan that declares its strides).
+    /// reads it in place through a plan that declares its strides; [`Kernel::store`] into a
+    /// strided target writes through one whose output is the target's window).
     ///
     /// ```
     /// use slc::{DType, embed::{Kernel, TensorView}};
@@ -228,7 +232,10 @@ impl Kernel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn strided_plans(&self) -> Vec<crate::plan::VerifiedPlan> {
-        self.shared.specials.strided_plans()
+        let s = &*self.shared;
+        let mut plans = s.specials.strided_plans();
+        plans.extend(s.through_view.strided_plans());
+        plans
     }
 
     /// The concrete kernels the specialization policy compiled so far (strided layouts and

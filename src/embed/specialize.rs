@@ -119,6 +119,9 @@ pub(crate) struct Source<'k> {
     pub names: &'k [String],
     pub fixed: Option<&'k Arc<Compiled>>,
     pub jit: bool,
+    /// A store's strided target is stored through, in place (`plan::lower_through_view`):
+    /// the kernel's output is the target's window, not the program's result.
+    pub through_view: bool,
 }
 
 /// The specialized kernels of one prepared kernel, shared by its clones.
@@ -249,6 +252,7 @@ fn specialize(
         .collect();
     let plan = match strides.is_empty() {
         true => compiled.plan.clone(),
+        false if source.through_view => plan::verify(plan::lower_through_view(&compiled.checked, &strides)?)?,
         false => plan::verify(plan::lower_with_strides(&compiled.checked, &strides)?)?,
     };
     let names: Vec<&str> = source.names.iter().map(String::as_str).collect();

@@ -36,15 +36,21 @@ impl StridedCopy {
         let lowest: isize =
             shape.iter().zip(&strides).map(|(&d, &s)| (d.max(1) as isize - 1) * s.min(0)).sum();
         let origin = (-lowest) as usize;
-        let mut buffer: Vec<u8> = (0..extent as usize * w).map(|i| (i * 131 % 251) as u8).collect();
-        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        let buffer: Vec<u8> = (0..extent as usize * w).map(|i| (i * 131 % 251) as u8).collect();
+        let mut copy = StridedCopy { buffer, strides, origin: origin * w };
+        copy.place(t);
+        copy
+    }
+
+    /// Writes `t`'s elements (of the shape drawn for) into their places in the copy.
+    fn place(&mut self, t: &Tensor) {
+        let w = t.dtype().width();
+        let dims: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
         for (linear, coords) in crate::types::Coords::new(&dims).enumerate() {
-            let at =
-                origin as isize + coords.iter().zip(&strides).map(|(&c, &s)| c as isize * s).sum::<isize>();
-            let at = at as usize * w;
-            buffer[at..at + w].copy_from_slice(&t.bytes()[linear * w..(linear + 1) * w]);
+            let at = coords.iter().zip(&self.strides).map(|(&c, &s)| c as isize * s).sum::<isize>();
+            let at = (self.origin as isize + at * w as isize) as usize;
+            self.buffer[at..at + w].copy_from_slice(&t.bytes()[linear * w..(linear + 1) * w]);
         }
-        StridedCopy { buffer, strides, origin: origin * w }
     }
 
     /// The view of the copy of `t` (which it was drawn for).
@@ -104,6 +110,61 @@ pub fn check_strided(case: &Case, r: &mut impl Draw) {
         let on_plan = jit_equals_interp(&plan, &args, src).map_err(|e| Error::from(e).diagnostic().code);
         assert!(on_plan == want, "{src}: interpreter {want:?}, strided plan {on_plan:?}\n{plan}");
     }
+}
+
+/// A store program (`src`, storing into input `target` of `inputs`) on a strided copy of its
+/// target, written through in place (`Kernel::store`): the view then holds the interpreter's
+/// result on the dense target, and every byte outside it is as it was; where the interpreter
+/// fails, the call fails with its error code and leaves every byte as it was. The plans the
+/// kernel compiled for the layout run alike on the interpreter and the JIT, and their text
+/// round-trips. True where one of them stores through the view (its output the window).
+pub fn check_store_through(src: &str, inputs: &[(&str, Tensor)], target: &str, r: &mut impl Draw) -> bool {
+    let types: Vec<(&str, SymTensorType)> =
+        inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
+    let dense: BTreeMap<String, Tensor> = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+    let one_thread = RunOptions { threads: 1, ..RunOptions::default() };
+    let Ok(kernel) = Kernel::prepare_with_values(src, &types, &dense, &one_thread) else { return false };
+    let Some(fixed) = kernel.fixed() else { return false };
+    let want = fixed.run(&dense).map_err(|e| e.diagnostic().code);
+    let t = inputs.iter().position(|(n, _)| *n == target).expect("the target is an input");
+    let mut copy = StridedCopy::draw(&inputs[t].1, r);
+    let mut expected = copy.buffer.clone();
+    if let Ok(updated) = &want {
+        let before = std::mem::replace(&mut copy.buffer, expected);
+        copy.place(updated);
+        expected = std::mem::replace(&mut copy.buffer, before);
+    }
+    let (dtype, shape) = (inputs[t].1.dtype(), inputs[t].1.shape());
+    let w = dtype.width() as isize;
+    let bytes: Vec<isize> = copy.strides.iter().map(|s| s * w).collect();
+    // SAFETY: the view's elements lie in the copy's buffer, which only this call touches.
+    let view = unsafe {
+        TensorView::from_raw(dtype, shape, Some(&bytes), copy.buffer.as_mut_ptr().add(copy.origin))
+    }
+    .expect("inside its buffer");
+    let views: Vec<TensorView<'_>> = (inputs.iter().enumerate())
+        .map(|(i, (_, x))| if i == t { view.reborrow() } else { TensorView::of(x) })
+        .collect();
+    // SAFETY: as above; the other inputs are tensors of their own.
+    let got = unsafe { kernel.store(&views) }.map_err(|e| e.diagnostic().code);
+    drop(views);
+    assert!(want.clone().map(drop) == got, "{src}: interpreter {want:?}, through a strided target {got:?}");
+    assert!(copy.buffer == expected, "{src}: the bytes after a store through strides {:?}", copy.strides);
+    let plans = kernel.strided_plans();
+    for plan in &plans {
+        plan_round_trip(plan);
+        let windows: Vec<Tensor> = (plan.inputs.iter())
+            .map(|d| {
+                let i = inputs.iter().position(|(n, _)| *n == d.name).expect("a bound input");
+                let x = &inputs[i].1;
+                if d.strides.is_some() { StridedCopy::draw(x, r).window(x) } else { x.clone() }
+            })
+            .collect();
+        let args: Vec<&Tensor> = windows.iter().collect();
+        // Panics where the JIT differs from the interpreter.
+        let _ = jit_equals_interp(plan, &args, src);
+    }
+    plans.iter().any(|p| p.stores_through_view())
 }
 
 /// [`check_strided`] on a case drawn from the fuzzer's bytes.

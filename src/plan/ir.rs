@@ -227,14 +227,18 @@ pub struct Plan<D = i64> {
 
 /// The updates of a store plan (`a[idx] = v`; docs/semantics.md, Stores). Its `output` access is
 /// a whole read of a dense input, the *target* (base 0, row-major strides, no terms), so the
-/// output starts as the target's copy; then for every coordinate `u` of `shape`, in C order,
+/// output starts as the target's copy — or of a strided target's window, one axis
+/// ([`Plan::stores_through_view`]: its strides non-negative, element `[0, ..., 0]` the window's
+/// first, so that `dest` addresses the output too; `lower_through_view`); then for every
+/// coordinate `u` of `shape`, in C order,
 ///
 /// ```text
 /// out[dest(u)] = combine(target[dest(u)], value(u))
 /// ```
 ///
 /// `dest` addresses the target as loads address it (index terms and masks' `nonzero()`
-/// included), which is also the output's address because the target is dense. `old` is read from
+/// included), which is also the output's address (the target is dense, or its window is the
+/// output). `old` is read from
 /// the target, never from the output being written: `+=` over duplicates adds once (NumPy's
 /// buffered semantics), and with `set` the last write in C order wins — except for a scatter's
 /// accumulating reductions ([`Combine::accumulates`]), whose `old` is the output's element as
@@ -284,6 +288,15 @@ impl<D> Plan<D> {
         let checks = self.checks.iter().map(|c| c.index.nesting());
         let stores = self.store.iter().flat_map(|s| s.accesses()).map(Access::nesting);
         checks.chain(stores).fold(self.output.nesting(), usize::max)
+    }
+
+    /// Whether the plan stores through a view: its store's target is a strided input, and its
+    /// output the target's window ([`Store`]). Only the interpreter and the JIT run such a plan.
+    pub fn stores_through_view(&self) -> bool {
+        match (&self.store, self.output.buffer) {
+            (Some(_), BufferId::Input(t)) => self.inputs.get(t).is_some_and(|d| d.strides.is_some()),
+            _ => false,
+        }
     }
 
     /// Whether an access of the plan (its output, a check, a store's) reads input `i`'s

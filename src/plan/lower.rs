@@ -35,7 +35,20 @@ pub fn lower(expr: &TExpr) -> Result<Plan, PlanError> {
 /// strides, read in place: a view's strides simply replace the row-major ones in every access
 /// to it.
 pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, PlanError> {
-    let plan = build(expr, strides, &[])?;
+    concrete(expr, build(expr, strides, &[], false)?)
+}
+
+/// As [`lower_with_strides`], but a store's target may be a strided view whose strides are all
+/// non-negative: the plan then stores through the view, its output the target's *window* (its
+/// elements from element `[0, ..., 0]`, the lowest, to the highest, one axis; [`Store`]). Such
+/// a plan runs in place on the caller's memory (`Kernel::store`); its output is not the
+/// program's result.
+pub fn lower_through_view(expr: &TExpr, strides: &InputStrides) -> Result<Plan, PlanError> {
+    concrete(expr, build(expr, strides, &[], true)?)
+}
+
+/// `plan` with every integer a constant, or an error naming `expr`'s symbolic result.
+fn concrete(expr: &TExpr, plan: GenericPlan) -> Result<Plan, PlanError> {
     plan.concrete().ok_or_else(|| {
         PlanError::Invalid(format!(
             "the program's result {} has symbolic dims: lower it generically",
@@ -47,16 +60,18 @@ pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, 
 /// Lowers a checked program whose dims may be symbolic into a generic plan, with `conditions`
 /// (checking's undecided conditions, in program order) as its requirements. Inputs are dense.
 pub fn lower_generic(expr: &TExpr, conditions: &[ShapeCondition]) -> Result<GenericPlan, PlanError> {
-    build(expr, &InputStrides::new(), conditions)
+    build(expr, &InputStrides::new(), conditions, false)
 }
 
 fn build(
     expr: &TExpr,
     strides: &InputStrides,
     conditions: &[ShapeCondition],
+    through_view: bool,
 ) -> Result<GenericPlan, PlanError> {
     let mut b = Builder {
         strides,
+        through_view,
         inputs: vec![],
         input_ids: HashMap::new(),
         consts: vec![],
@@ -250,7 +265,9 @@ fn canonical_strides(shape: &[SymExpr], strides: &[i64], span: Span) -> Result<O
 
 pub(super) struct Builder<'s> {
     pub(super) strides: &'s InputStrides,
-    inputs: Vec<InputDecl<SymExpr>>,
+    /// A store's target may be a strided view, stored through ([`lower_through_view`]).
+    pub(super) through_view: bool,
+    pub(super) inputs: Vec<InputDecl<SymExpr>>,
     input_ids: HashMap<String, usize>,
     consts: Vec<ConstDecl>,
     checks: Vec<Check<SymExpr>>,

@@ -29,13 +29,16 @@ impl Builder<'_> {
         let TExprKind::Input(name) = &target.kind else {
             return Err(PlanError::Invalid(format!("a store's target must be an input, not {target}")));
         };
-        if self.strides.contains_key(name) {
+        let (output, shape) = match self.strides.contains_key(name) {
             // The output is the target's dense copy, and a store's addresses are the output's.
-            return Err(PlanError::Invalid(format!(
-                "the store's target `{name}` must be dense, not a strided view"
-            )));
-        }
-        let (output, shape) = self.expr(target)?;
+            true if !self.through_view => {
+                return Err(PlanError::Invalid(format!(
+                    "the store's target `{name}` must be dense, not a strided view"
+                )));
+            }
+            true => self.window_of(target, name)?,
+            false => self.expr(target)?,
+        };
         let (dest, selection_shape) = self.expr(selection)?;
         if dest.buffer != output.buffer {
             return Err(PlanError::Invalid(format!("a store's selection must address its target `{name}`")));
@@ -63,6 +66,33 @@ impl Builder<'_> {
             false => Store { shape: selection_shape, dest, value, combine, when },
         };
         Ok((store, output, shape))
+    }
+
+    /// The read of a strided target's window, whole (its elements from element `[0, ..., 0]`
+    /// to the highest, one axis), and the window's shape: the output of a store through a view
+    /// ([`super::lower_through_view`]). The view's strides must be non-negative, so that element
+    /// `[0, ..., 0]` is the window's first and the updates' addresses are the output's.
+    fn window_of(
+        &mut self,
+        target: &TExpr,
+        name: &str,
+    ) -> Result<(Access<SymExpr>, Vec<SymExpr>), PlanError> {
+        let (read, shape) = self.expr(target)?;
+        let BufferId::Input(i) = read.buffer else { return Ok((read, shape)) };
+        let Some(strides) = self.inputs[i].strides.clone() else { return Ok((read, shape)) };
+        let refused = |why: &str| PlanError::Invalid(format!("the store's target `{name}` {why}"));
+        if strides.iter().any(|&s| s < 0) {
+            return Err(refused("is a view with a negative step: it is stored through a dense copy"));
+        }
+        let dims: Option<Vec<i64>> = shape.iter().map(SymExpr::as_const).collect();
+        let dims = dims.ok_or_else(|| refused("has symbolic dims"))?;
+        let decl = InputDecl { strides: Some(strides), ..InputDecl::dense(name, self.inputs[i].dtype, dims) };
+        let Some((0, last)) = decl.window() else { return Err(refused("is an empty view")) };
+        let len = last + 1;
+        let stride = SymExpr::constant(i64::from(len > 1));
+        let whole =
+            Access { buffer: read.buffer, base: SymExpr::constant(0), strides: vec![stride], terms: vec![] };
+        Ok((whole, vec![SymExpr::constant(len)]))
     }
 
     /// `e` lowered and broadcast onto the update coordinates by NumPy's rule (checked by sema):

@@ -157,14 +157,19 @@ fn verify_in_place(plan: &Plan) -> Result<Vec<(BufferId, i64, i64)>, PlanError> 
 }
 
 /// A store's output is the target's whole copy (base 0, the row-major strides lowering gives,
-/// 0 along unit axes), and both update accesses stay inside their buffers over the update
-/// coordinates — `dest` inside the target, which is the output.
+/// 0 along unit axes) — a strided target's window, one axis, whose first element is element
+/// `[0, ..., 0]` (no stride is negative) — and both update accesses stay inside their buffers
+/// over the update coordinates: `dest` inside the target, which is the output.
 fn verify_store(plan: &Plan, store: &Store, v: &mut Verifier) -> Result<(), PlanError> {
     let BufferId::Input(target) = plan.output.buffer else {
         return invalid("a store plan's output must read its target input");
     };
-    if plan.inputs[target].shape != plan.shape {
-        return invalid("a store plan's output must have its target's shape");
+    let target = &plan.inputs[target];
+    if target.strides.as_ref().is_some_and(|s| s.iter().any(|&s| s < 0)) {
+        return invalid("a store's strided target must have no negative stride");
+    }
+    if target.tensor_shape() != plan.shape {
+        return invalid("a store plan's output must have its target's shape (a strided target's window)");
     }
     if !plan.shape.contains(&0) {
         let mut strides = crate::types::row_major_strides(&plan.shape, 1)
@@ -219,13 +224,14 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
         return invalid("the output access reads a buffer of another dtype");
     }
     if let Some(store) = &plan.store {
-        // The target: a dense input given by the caller, read whole by the output access.
-        let dense_input = match plan.output.buffer {
-            BufferId::Input(i) => plan.inputs[i].strides.is_none() && plan.inputs[i].nonzero_of.is_none(),
+        // The target: an input given by the caller (dense, or a view stored through), read
+        // whole by the output access.
+        let given = match plan.output.buffer {
+            BufferId::Input(i) => plan.inputs[i].nonzero_of.is_none(),
             BufferId::Const(_) => false,
         };
-        if !dense_input || !plan.output.terms.is_empty() {
-            return invalid("a store plan's output must read a dense input (its target) whole");
+        if !given || !plan.output.terms.is_empty() {
+            return invalid("a store plan's output must read an input (its target) whole");
         }
         if store.dest.buffer != plan.output.buffer {
             return invalid("a store must write into its target, the buffer the output reads");

@@ -238,6 +238,9 @@ pub fn generate(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, Cu
     }
     if let Some(s) = &plan.store {
         store::supported(s.combine, plan.dtype)?;
+        if plan.stores_through_view() {
+            return Err(CudaError::Codegen("a store through a strided view runs on the CPU's JIT".into()));
+        }
     }
     crate::limits::with_stack_for(plan.nesting(), || generate_nested(plan, name))
 }

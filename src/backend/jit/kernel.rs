@@ -72,6 +72,14 @@ struct Fixed {
     store: Option<StoreCall>,
 }
 
+impl Fixed {
+    /// The workers a call on up to `threads` takes: sized by the bytes it writes, the output's
+    /// (`out_nbytes`) or a store's updates'.
+    fn workers(&self, out_nbytes: usize, threads: usize) -> usize {
+        workers(self.outer, self.store.as_ref().map_or(out_nbytes, |s| s.update_bytes), threads)
+    }
+}
+
 struct FixedInput {
     dtype: DType,
     /// A dense input's dims; a strided view's window, as one axis.
@@ -201,11 +209,12 @@ impl JitKernel {
         matches!(self.calls, Calls::Bound(..))
     }
 
-    /// The threads a call with `threads` allowed splits an output of `out_nbytes` across:
-    /// outputs under 1 MiB are not worth a thread (with symbols, the outer extent is a call's).
+    /// The threads a call with `threads` allowed splits an output of `out_nbytes` across (a
+    /// store's, its updates): outputs under 1 MiB are not worth a thread (with symbols, the
+    /// outer extent is a call's).
     pub fn workers(&self, out_nbytes: usize, threads: usize) -> usize {
         match &self.calls {
-            Calls::Fixed(fixed) => workers(fixed.outer, out_nbytes, threads),
+            Calls::Fixed(fixed) => fixed.workers(out_nbytes, threads),
             Calls::Bound(..) => workers(i64::MAX, out_nbytes, threads),
         }
     }
@@ -413,17 +422,15 @@ impl JitKernel {
         }))
     }
 
-    /// Whether this kernel has a store that may write its dense target in place: its update
-    /// reads no byte of the target (`loopnest::store_may_run_in_place`). Another input that
-    /// overlaps the target is the caller's to rule out.
+    /// Whether this kernel has a store that may write its target in place: its update reads no
+    /// byte of the target (`loopnest::store_may_run_in_place`). The output is the target's
+    /// bytes: a dense target's, or a strided one's window (`Plan::stores_through_view`). Another
+    /// input that overlaps the target is the caller's to rule out.
     pub fn stores_in_place(&self) -> bool {
-        let in_place = match &self.calls {
+        match &self.calls {
             Calls::Fixed(fixed) => fixed.store.as_ref().is_some_and(|s| s.in_place()),
             Calls::Bound(parts) => parts.store.as_ref().is_some_and(|s| s.in_place),
-        };
-        let dense =
-            matches!(self.plan.output.buffer, BufferId::Input(t) if self.plan.inputs[t].strides.is_none());
-        in_place && dense
+        }
     }
 
     /// The error of a kernel status other than OK: the interpreter's on the concrete plan of
@@ -485,7 +492,7 @@ unsafe fn call_fixed(
     out_nbytes: usize,
     threads: usize,
 ) -> i32 {
-    let workers = workers(fixed.outer, out_nbytes, threads);
+    let workers = fixed.workers(out_nbytes, threads);
     let (out, workers) = match &fixed.store {
         // SAFETY: the caller's guarantees (a store plan's target is a dense input).
         Some(store) => unsafe { store.prepare(table, out, out_nbytes, workers) },

@@ -170,6 +170,7 @@ impl Kernel {
                 symbolic,
                 runnable,
                 specials: Specials::default(),
+                through_view: Specials::default(),
                 device: Default::default(),
                 positions: Default::default(),
                 buffered: Default::default(),

@@ -47,6 +47,7 @@ impl Kernel {
             // The kernel's executor, not its generic plan's runnable (a store the loop nest
             // cannot write runs on the interpreter; `specialize::specialize` asks per layout).
             jit: s.executor == Executor::Jit,
+            through_view: false,
         }
     }
 

@@ -108,6 +108,10 @@ impl Kernel {
             );
             return Err(ViewError::Signature(why).into());
         }
+        // SAFETY: the caller's word.
+        if unsafe { self.store_through_view(inputs, t, target) }? {
+            return Ok(());
+        }
         let mut copy = target.to_tensor().map_err(RuntimeError::from)?;
         let (dtype, dims) = (copy.dtype(), copy.shape().to_vec());
         {
@@ -122,6 +126,49 @@ impl Kernel {
         // SAFETY: the caller's word on the target's memory; its elements are distinct.
         unsafe { target.unpack_from(copy.bytes()) };
         Ok(())
+    }
+
+    /// A store into a strided target (its elements distinct) written through the view in
+    /// place, as NumPy's setitem writes: a kernel of the call's layout whose output is the
+    /// target's window and whose updates address it through the view's strides
+    /// (`plan::lower_through_view`), so that only the updated elements are touched. `Ok(false)`
+    /// where it cannot, for a dense copy to be stored into instead: not the JIT, a negative
+    /// step, another input reaching the target's window, an update that reads the target or
+    /// has no update nest, or more layouts than a kernel keeps.
+    ///
+    /// # Safety
+    /// As for [`store_in_place`](Self::store_in_place).
+    unsafe fn store_through_view<V: AsView>(
+        &self,
+        inputs: &[V],
+        t: usize,
+        target: &TensorView<'_>,
+    ) -> Result<bool, Error> {
+        let s = &*self.shared;
+        let negative = target.layout().is_some_and(|strides| strides.iter().any(|&s| s < 0));
+        if s.executor != Executor::Jit || negative || target.numel() == 0 {
+            return Ok(false);
+        }
+        let window = target.byte_span();
+        if window.0 != target.as_ptr() as usize || input_reaching(inputs, Some(t), window).is_some() {
+            return Ok(false);
+        }
+        self.check_signature(inputs)?;
+        let views: Vec<TensorView<'_>> = inputs.iter().map(|v| v.as_view()).collect();
+        let source = Source { through_view: true, ..self.specializing() };
+        // A program that does not lower through the view (or fails to compile for this layout)
+        // is stored into a dense copy, which gives its error where it has one.
+        let Ok(Some(special)) = s.through_view.get_or_compile(&source, &views) else { return Ok(false) };
+        let Some(native) = special.native.as_ref().filter(|n| n.stores_in_place()) else { return Ok(false) };
+        let bytes = window.1 - window.0;
+        if !special.plan.stores_through_view() || special.plan.output_bytes() != bytes as u64 {
+            return Ok(false);
+        }
+        // SAFETY: the target's window is writable and nothing else reads or writes it (the
+        // caller's word; no other input reaches it), and it is the kernel's output: the plan's
+        // output is that window, and its update reads no byte of the target (`stores_in_place`).
+        unsafe { self.call_special(&special, native, inputs, target.as_ptr().cast_mut(), bytes) }
+            .map(|()| true)
     }
 
     /// Runs a `+=` or `*=` store whose updates may meet in place, as three kernels

@@ -74,6 +74,9 @@ impl Lowering<'_> {
                 ));
             }
         }
+        if self.plan.stores_through_view() {
+            return refuse("its target is a strided view (stored through on the CPU's JIT)");
+        }
         let Src::Plan(BufferId::Input(target)) = Acc::from_plan(&self.plan.output).src else {
             return refuse("its target is not an input");
         };

@@ -66,6 +66,9 @@ pub(super) struct Bound {
     /// A store's first destination, in bytes from the output's start (0 without a store, or
     /// where its update is empty).
     base_bytes: isize,
+    /// The bytes the main part writes, which size its workers: the output's, or a store's
+    /// updates' (`a[5] = 0` on a large target is a small write).
+    written: usize,
 }
 
 pub(super) fn compile_parts(plan: &VerifiedGenericPlan) -> Result<JitKernel, JitError> {
@@ -208,8 +211,14 @@ impl JitKernel {
                 .ok_or_else(|| ShapeMismatch::TooLarge { what: "the store's first destination".into() })?,
             _ => 0,
         };
+        let elements = |shape: &[i64]| shape.iter().fold(1usize, |n, &d| n.saturating_mul(d as usize));
+        let written = match &plan.store {
+            Some(store) => elements(&store.shape),
+            None => elements(&plan.shape),
+        };
         Ok(Bound {
             key,
+            written: written.saturating_mul(self.plan.dtype.width()),
             shape: plan.shape.iter().map(|&d| d as usize).collect(),
             main,
             checks: parts.checks.iter().map(part).collect::<Result<_, _>>()?,
@@ -269,7 +278,7 @@ impl JitKernel {
             }
             let Some(call) = &bound.main else { return clif::STATUS_OK };
             let args = CallArgs { table: table.as_ptr(), out: first, params: call.params.as_ptr() };
-            let workers = if serial { 1 } else { workers(call.outer, nbytes, threads) };
+            let workers = if serial { 1 } else { workers(call.outer, bound.written, threads) };
             // SAFETY: as for the checks; `out` holds the output of this binding's shape, and a
             // store's update nest writes it from its first destination, as verified.
             unsafe { parts.main.f.run_split(args, call.outer, workers) }

@@ -18,6 +18,9 @@ use crate::types::sym::SymExpr;
 pub(super) struct StoreCall {
     /// The table slot of the target.
     target_slot: usize,
+    /// The bytes the update nest writes (its coordinates times the element's width): what
+    /// sizes its workers, not the target's (`a[5] = 0` on a large target is a small write).
+    pub(super) update_bytes: usize,
     /// Bytes from the output's start to the first destination.
     base_bytes: isize,
     /// The destinations may coincide (an index array may repeat a row; a hand-written plan's
@@ -45,8 +48,10 @@ pub(super) fn store_call(
     }
     let BufferId::Input(target) = concrete.output.buffer else { return Err(refused()) };
     let base = loopnest::store_base_bytes(plan.plan()).ok_or_else(refused)?;
+    let updates = concrete.store.as_ref().map_or(0, |s| s.shape.iter().product::<i64>());
     Ok(Some(StoreCall {
         target_slot: order.map_or(target, |o| o[target]),
+        update_bytes: (updates as usize).saturating_mul(concrete.dtype.width()),
         base_bytes: isize::try_from(base).map_err(|_| refused())?,
         serial: !plan.store.as_ref().is_some_and(loopnest::store_writes_distinct),
         in_place: loopnest::store_may_run_in_place(plan.plan()),
