@@ -274,3 +274,37 @@ def test_stores_write_through_a_strided_target_as_numpy(view, store):
             want[key] = {"7": 7, "v": inputs["v"], "0": 0, "b": inputs["b"]}[rhs.strip()]
     assert slc.eval(store, a=target, **names) is None
     assert np.array_equal(base, want_base), (view, store)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_stores_through_random_views_as_numpy(seed):
+    # A random view of a random base (steps of either sign, a transpose, a column), a random
+    # store into it: the base afterwards is NumPy's, element for element, views stored through
+    # in place (non-negative steps) or through a copy (negative ones) alike.
+    rng = np.random.default_rng(seed)
+    dtype = rng.choice([np.float32, np.int16, np.float64, np.uint8])
+    base = rng.integers(0, 100, (7, 10)).astype(dtype)
+    steps = [int(rng.choice([1, 2, 3, -1, -2])) for _ in range(2)]
+    starts = [0 if s > 0 else -1 for s in steps]
+    transposed = rng.random() < 0.4
+    want_base = base.copy()
+    view, want = (x[starts[0]::steps[0], starts[1]::steps[1]] for x in (base, want_base))
+    if transposed:
+        view, want = view.T, want.T
+    n, m = view.shape
+    i = rng.integers(-n, n, 4)
+    cols = rng.integers(0, m, 3)
+    mask = rng.random(view.shape) < 0.5
+    v_rows = rng.integers(0, 100, (4, m)).astype(dtype)
+    stores = [
+        ("a[i] = v", lambda w: w.__setitem__(i, v_rows), {"i": i, "v": v_rows}),
+        ("a[:, j] = 5", lambda w: w.__setitem__((slice(None), cols), 5), {"j": cols}),
+        ("a[m] = 1", lambda w: w.__setitem__(mask, 1), {"m": mask}),
+        ("a[1:, ::2] = 3", lambda w: w.__setitem__((slice(1, None), slice(None, None, 2)), 3), {}),
+        ("a[::2] += 2", lambda w: w.__setitem__(slice(None, None, 2), w[::2] + dtype(2)), {}),
+        ("a[-1] = v[0]", lambda w: w.__setitem__(-1, v_rows[0]), {"v": v_rows}),
+    ]
+    src, numpy_store, inputs = stores[seed % len(stores)]
+    numpy_store(want)
+    assert slc.eval(src, a=view, **inputs) is None
+    assert np.array_equal(base, want_base), (src, steps, view.strides)
