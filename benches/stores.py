@@ -9,6 +9,14 @@ interleaved in the same run, medians of several rounds.
     B15r a[r] = 0       a: f32[4096, 4096], r: a random half of its rows
     B14f a[1:] = 0      a: f32[4096, 4096], a box filled with one value
 
+Stores into NumPy views, written through the view in place (base f32[2048, 2048]):
+
+    V1   a[i] = v       a: x[:, ::2], i: 1000 random rows, v: f32[1000, 1024]
+    V2   a[i] = v       a: x Fortran-ordered, i: 1000 random rows, v: f32[1000, 2048]
+    V3   a[:, 5] = 0    a: x.T (a row of x)
+    V4   a[::3] = 1     a: x[::2]
+    V5   a[5] = 0       a: x itself (dense): one row of a large target
+
 slc runs as a NumPy user runs it, `slc.eval(STORE, a=x, ...)` (x updated in place), with the
 default threads, and as a compiled kernel on one thread (`slc.compile(STORE, ...)(..., threads=1)`,
 also in place), NumPy's setitem being single-threaded.
@@ -37,6 +45,16 @@ def cases(rng):
     r = rng.random(4096) < 0.5
     yield "B15r", "a[r] = 0", {"a": a.copy(), "r": r}, lambda x: x.__setitem__(r, 0), int(r.sum()) * 4096 * 4
     yield "B14f", "a[1:] = 0", {"a": a.copy()}, lambda x: x.__setitem__(slice(1, None), 0), 4095 * 4096 * 4
+    x = rng.standard_normal((2048, 2048), dtype=np.float32)
+    i = rng.integers(0, 2048, 1000)
+    v = rng.standard_normal((1000, 1024), dtype=np.float32)
+    yield "V1", "a[i] = v", {"a": x, "i": i, "v": v}, lambda t: t.__setitem__(i, v), v.nbytes, lambda b: b[:, ::2]
+    w = rng.standard_normal((1000, 2048), dtype=np.float32)
+    f = np.asfortranarray(x)
+    yield "V2", "a[i] = v", {"a": f, "i": i, "v": w}, lambda t: t.__setitem__(i, w), w.nbytes
+    yield "V3", "a[:, 5] = 0", {"a": x}, lambda t: t.__setitem__((slice(None), 5), 0), 2048 * 4, lambda b: b.T
+    yield "V4", "a[::3] = 1", {"a": x}, lambda t: t.__setitem__(slice(None, None, 3), 1), 342 * 2048 * 4, lambda b: b[::2]
+    yield "V5", "a[5] = 0", {"a": x}, lambda t: t.__setitem__(5, 0), 2048 * 4
 
 
 def timed(fn):
@@ -54,27 +72,28 @@ def main():
     print(f"numpy {np.__version__}; medians of {args.rounds} rounds; ratio = time / memcpy of the written bytes")
     print("| case | NumPy setitem | slc.eval | slc, 1 thread | memcpy | NumPy ratio | slc ratio | slc 1-thread ratio |")
     print("|---|---|---|---|---|---|---|---|")
-    for case, src, inputs, numpy_store, written in cases(np.random.default_rng(0x5EED)):
+    for case, src, inputs, numpy_store, written, *view in cases(np.random.default_rng(0x5EED)):
         if wanted and case not in wanted:
             continue
-        target = inputs["a"]
-        want = target.copy()
-        numpy_store(want)
-        got = target.copy()
-        slc.eval(src, **{**inputs, "a": got})
+        # The target: the array given, or a view of a copy of it (the base is what is compared).
+        base, view = inputs["a"], (view or [lambda b: b])[0]
+        want = base.copy(order="K")
+        numpy_store(view(want))
+        got = base.copy(order="K")
+        slc.eval(src, **{**inputs, "a": view(got)})
         assert np.array_equal(got, want), case
-        kernel = slc.compile(src, **inputs)
-        got = target.copy()
-        assert kernel(**{**inputs, "a": got}, threads=1) is None
+        kernel = slc.compile(src, **{**inputs, "a": view(base)})
+        got = base.copy(order="K")
+        assert kernel(**{**inputs, "a": view(got)}, threads=1) is None
         assert np.array_equal(got, want), case
         src_buf, dst_buf = np.ones(written, np.uint8), np.empty(written, np.uint8)
         n, s, k, c = [], [], [], []
         for _ in range(args.rounds):
-            x = target.copy()
+            x = view(base.copy(order="K"))
             n.append(timed(lambda: numpy_store(x)))
-            x = target.copy()
+            x = view(base.copy(order="K"))
             s.append(timed(lambda: slc.eval(src, **{**inputs, "a": x})))
-            x = target.copy()
+            x = view(base.copy(order="K"))
             k.append(timed(lambda: kernel(**{**inputs, "a": x}, threads=1)))
             c.append(timed(lambda: np.copyto(dst_buf, src_buf)))
         n, s, k, c = (statistics.median(t) for t in (n, s, k, c))
