@@ -235,7 +235,8 @@ fn fuzzed_stores_write_through_strided_targets() {
     let mut r = Rng::new(2029);
     let mut through = 0;
     for case in 0..1000 {
-        let shape: &[usize] = [&[3, 4][..], &[4][..], &[3, 2, 2][..], &[5, 3][..]][case % 4];
+        let shapes: [&[usize]; 7] = [&[3, 4], &[4], &[3, 2, 2], &[5, 3], &[1, 4], &[3, 1, 2], &[2, 0]];
+        let shape = shapes[case % shapes.len()];
         let dtype = [DType::F32, DType::I16, DType::U8, DType::F64, DType::I64][case % 5];
         let src = store_program(&mut r, shape);
         let ints = |shape: &[usize], v: &[i64]| Tensor::from_i64s(DType::I64, shape, v).unwrap();
