@@ -27,7 +27,7 @@ fn run_elementwise(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, Ru
         }
     }
     if let Some(store) = &plan.store {
-        apply_store(&machine, store, &mut out)?;
+        apply_store(&machine, store, plan.output.base, &mut out)?;
     }
     Ok(out)
 }
@@ -36,11 +36,11 @@ fn run_elementwise(plan: &VerifiedPlan, inputs: &[&Tensor]) -> Result<Tensor, Ru
 /// coordinates, so that with `set` the last write to an element wins; the old element is read
 /// from the target, never from the output (NumPy's buffered `+=`). A scatter's reduction
 /// instead gathers every update of an element into one [`Accumulator`], which starts from the
-/// target's element and rounds once when all are in. The target is dense: a destination
-/// address is the output element's position. A `zero`-mode miss reads a 0 value, and writes
-/// nothing where it is the destination's. A masked store applies the updates whose mask byte is
-/// nonzero.
-fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(), RuntimeError> {
+/// target's element and rounds once when all are in. A destination address less `first` (the
+/// output's base: 0 for a dense target, a view's lowest element for its window) is the output
+/// element's position. A `zero`-mode miss reads a 0 value, and writes nothing where it is the
+/// destination's. A masked store applies the updates whose mask byte is nonzero.
+fn apply_store(machine: &Machine, store: &Store, first: i64, out: &mut Tensor) -> Result<(), RuntimeError> {
     let (dtype, width) = (out.dtype(), out.dtype().width());
     let zero = vec![0u8; width];
     let len = out.numel();
@@ -63,7 +63,7 @@ fn apply_store(machine: &Machine, store: &Store, out: &mut Tensor) -> Result<(),
             Some(address) => machine.element(store.value.buffer, address)?,
             None => &zero[..],
         };
-        let at = usize::try_from(dest)
+        let at = usize::try_from(dest - first as i128)
             .ok()
             .filter(|&d| d < len)
             .ok_or(RuntimeError::OutOfBuffer { address: dest, len })?;

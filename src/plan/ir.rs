@@ -228,17 +228,17 @@ pub struct Plan<D = i64> {
 /// The updates of a store plan (`a[idx] = v`; docs/semantics.md, Stores). Its `output` access is
 /// a whole read of a dense input, the *target* (base 0, row-major strides, no terms), so the
 /// output starts as the target's copy — or of a strided target's window, one axis
-/// ([`Plan::stores_through_view`]: its strides non-negative, element `[0, ..., 0]` the window's
-/// first, so that `dest` addresses the output too; `lower_through_view`); then for every
-/// coordinate `u` of `shape`, in C order,
+/// ([`Plan::stores_through_view`], `lower_through_view`: from the view's lowest element, the
+/// output access's base, which a negative step puts below element `[0, ..., 0]`); then for
+/// every coordinate `u` of `shape`, in C order,
 ///
 /// ```text
-/// out[dest(u)] = combine(target[dest(u)], value(u))
+/// out[dest(u) - output.base] = combine(target[dest(u)], value(u))
 /// ```
 ///
 /// `dest` addresses the target as loads address it (index terms and masks' `nonzero()`
-/// included), which is also the output's address (the target is dense, or its window is the
-/// output). `old` is read from
+/// included); less the output's base (0 for a dense target) it is the output's element.
+/// `old` is read from
 /// the target, never from the output being written: `+=` over duplicates adds once (NumPy's
 /// buffered semantics), and with `set` the last write in C order wins — except for a scatter's
 /// accumulating reductions ([`Combine::accumulates`]), whose `old` is the output's element as

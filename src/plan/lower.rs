@@ -38,11 +38,10 @@ pub fn lower_with_strides(expr: &TExpr, strides: &InputStrides) -> Result<Plan, 
     concrete(expr, build(expr, strides, &[], false)?)
 }
 
-/// As [`lower_with_strides`], but a store's target may be a strided view whose strides are all
-/// non-negative: the plan then stores through the view, its output the target's *window* (its
-/// elements from element `[0, ..., 0]`, the lowest, to the highest, one axis; [`Store`]). Such
-/// a plan runs in place on the caller's memory (`Kernel::store`); its output is not the
-/// program's result.
+/// As [`lower_with_strides`], but a store's target may be a strided view: the plan then stores
+/// through the view, its output the target's *window* (its elements from the lowest to the
+/// highest, one axis; [`Store`]). Such a plan runs in place on the caller's memory
+/// (`Kernel::store`); its output is not the program's result.
 pub fn lower_through_view(expr: &TExpr, strides: &InputStrides) -> Result<Plan, PlanError> {
     concrete(expr, build(expr, strides, &[], true)?)
 }

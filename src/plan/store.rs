@@ -68,10 +68,11 @@ impl Builder<'_> {
         Ok((store, output, shape))
     }
 
-    /// The read of a strided target's window, whole (its elements from element `[0, ..., 0]`
-    /// to the highest, one axis), and the window's shape: the output of a store through a view
-    /// ([`super::lower_through_view`]). The view's strides must be non-negative, so that element
-    /// `[0, ..., 0]` is the window's first and the updates' addresses are the output's.
+    /// The read of a strided target's window, whole (its elements from the lowest to the
+    /// highest, one axis), and the window's shape: the output of a store through a view
+    /// ([`super::lower_through_view`]). The read starts at the lowest element's address
+    /// (relative to element `[0, ..., 0]`, as every access to the view counts), so an update's
+    /// output element is its address less that base.
     fn window_of(
         &mut self,
         target: &TExpr,
@@ -81,17 +82,18 @@ impl Builder<'_> {
         let BufferId::Input(i) = read.buffer else { return Ok((read, shape)) };
         let Some(strides) = self.inputs[i].strides.clone() else { return Ok((read, shape)) };
         let refused = |why: &str| PlanError::Invalid(format!("the store's target `{name}` {why}"));
-        if strides.iter().any(|&s| s < 0) {
-            return Err(refused("is a view with a negative step: it is stored through a dense copy"));
-        }
         let dims: Option<Vec<i64>> = shape.iter().map(SymExpr::as_const).collect();
         let dims = dims.ok_or_else(|| refused("has symbolic dims"))?;
         let decl = InputDecl { strides: Some(strides), ..InputDecl::dense(name, self.inputs[i].dtype, dims) };
-        let Some((0, last)) = decl.window() else { return Err(refused("is an empty view")) };
-        let len = last + 1;
+        let Some((first, last)) = decl.window() else { return Err(refused("is an empty view")) };
+        let len = last - first + 1;
         let stride = SymExpr::constant(i64::from(len > 1));
-        let whole =
-            Access { buffer: read.buffer, base: SymExpr::constant(0), strides: vec![stride], terms: vec![] };
+        let whole = Access {
+            buffer: read.buffer,
+            base: SymExpr::constant(first),
+            strides: vec![stride],
+            terms: vec![],
+        };
         Ok((whole, vec![SymExpr::constant(len)]))
     }
 

@@ -157,17 +157,18 @@ fn verify_in_place(plan: &Plan) -> Result<Vec<(BufferId, i64, i64)>, PlanError> 
 }
 
 /// A store's output is the target's whole copy (base 0, the row-major strides lowering gives,
-/// 0 along unit axes) — a strided target's window, one axis, whose first element is element
-/// `[0, ..., 0]` (no stride is negative) — and both update accesses stay inside their buffers
-/// over the update coordinates: `dest` inside the target, which is the output.
+/// 0 along unit axes) — a strided target's window, one axis, from its lowest element (the base)
+/// — and both update accesses stay inside their buffers over the update coordinates: `dest`
+/// inside the target, whose copy is the output.
 fn verify_store(plan: &Plan, store: &Store, v: &mut Verifier) -> Result<(), PlanError> {
     let BufferId::Input(target) = plan.output.buffer else {
         return invalid("a store plan's output must read its target input");
     };
     let target = &plan.inputs[target];
-    if target.strides.as_ref().is_some_and(|s| s.iter().any(|&s| s < 0)) {
-        return invalid("a store's strided target must have no negative stride");
-    }
+    let first = match target.strides {
+        Some(_) => target.window().map_or(0, |(lo, _)| lo),
+        None => 0,
+    };
     if target.tensor_shape() != plan.shape {
         return invalid("a store plan's output must have its target's shape (a strided target's window)");
     }
@@ -179,8 +180,8 @@ fn verify_store(plan: &Plan, store: &Store, v: &mut Verifier) -> Result<(), Plan
                 *s = 0;
             }
         }
-        if plan.output.base != 0 || plan.output.strides != strides {
-            return invalid("a store plan's output must read its target whole, in C order");
+        if plan.output.base != first || plan.output.strides != strides {
+            return invalid("a store plan's output must read its target (a view's window) whole, in C order");
         }
     }
     if store.shape.len() > MAX_RANK || store.shape.iter().any(|&d| d < 0) {

@@ -91,10 +91,13 @@ fn invariant<D: PartialEq + From<i64>>(a: &Access<D>) -> bool {
 }
 
 /// The byte offset of a store plan's first destination in its output, where the update nest
-/// writes from; `None` without a store or where it is not a constant.
+/// writes from: the destination's base less the output's (a view's window starts at its lowest
+/// element, before element `[0, ..., 0]` where a step is negative); `None` without a store or
+/// where it is not a constant.
 pub fn store_base_bytes(plan: &GenericPlan) -> Option<i64> {
     let base = plan.store.as_ref()?.dest.base.as_const()?;
-    base.checked_mul(plan.dtype.width() as i64)
+    let first = plan.output.base.as_const()?;
+    base.checked_sub(first)?.checked_mul(plan.dtype.width() as i64)
 }
 
 /// Whether `plan`'s store may write its output in place, the output being the target's own

@@ -132,9 +132,9 @@ impl Kernel {
     /// place, as NumPy's setitem writes: a kernel of the call's layout whose output is the
     /// target's window and whose updates address it through the view's strides
     /// (`plan::lower_through_view`), so that only the updated elements are touched. `Ok(false)`
-    /// where it cannot, for a dense copy to be stored into instead: not the JIT, a negative
-    /// step, another input reaching the target's window, an update that reads the target or
-    /// has no update nest, or more layouts than a kernel keeps.
+    /// where it cannot, for a dense copy to be stored into instead: not the JIT, another input
+    /// reaching the target's window, an update that reads the target or has no update nest, or
+    /// more layouts than a kernel keeps.
     ///
     /// # Safety
     /// As for [`store_in_place`](Self::store_in_place).
@@ -145,12 +145,11 @@ impl Kernel {
         target: &TensorView<'_>,
     ) -> Result<bool, Error> {
         let s = &*self.shared;
-        let negative = target.layout().is_some_and(|strides| strides.iter().any(|&s| s < 0));
-        if s.executor != Executor::Jit || negative || target.numel() == 0 {
+        if s.executor != Executor::Jit || target.numel() == 0 {
             return Ok(false);
         }
         let window = target.byte_span();
-        if window.0 != target.as_ptr() as usize || input_reaching(inputs, Some(t), window).is_some() {
+        if input_reaching(inputs, Some(t), window).is_some() {
             return Ok(false);
         }
         self.check_signature(inputs)?;
@@ -164,11 +163,14 @@ impl Kernel {
         if !special.plan.stores_through_view() || special.plan.output_bytes() != bytes as u64 {
             return Ok(false);
         }
-        // SAFETY: the target's window is writable and nothing else reads or writes it (the
-        // caller's word; no other input reaches it), and it is the kernel's output: the plan's
-        // output is that window, and its update reads no byte of the target (`stores_in_place`).
-        unsafe { self.call_special(&special, native, inputs, target.as_ptr().cast_mut(), bytes) }
-            .map(|()| true)
+        // The window's lowest byte: element [0, ..., 0] less what negative steps reach below it.
+        let first = target.as_ptr().cast_mut().wrapping_sub(target.as_ptr() as usize - window.0);
+        // SAFETY: the plan's output is the target's window, starting at `first`, `bytes` long;
+        // given the window itself, the kernel copies nothing and writes only the updated
+        // elements, the view's own, which are writable and nothing else reads or writes (the
+        // caller's word; no other input reaches the window). Its update reads no byte of the
+        // target (`stores_in_place`).
+        unsafe { self.call_special(&special, native, inputs, first, bytes) }.map(|()| true)
     }
 
     /// Runs a `+=` or `*=` store whose updates may meet in place, as three kernels

@@ -18,6 +18,9 @@ use crate::types::sym::SymExpr;
 pub(super) struct StoreCall {
     /// The table slot of the target.
     target_slot: usize,
+    /// Bytes from the target's element `[0, ..., 0]` (its table pointer) to the output's first,
+    /// the window's lowest element: negative for a view with a negative step, else 0.
+    target_first: isize,
     /// The bytes the update nest writes (its coordinates times the element's width): what
     /// sizes its workers, not the target's (`a[5] = 0` on a large target is a small write).
     pub(super) update_bytes: usize,
@@ -49,8 +52,10 @@ pub(super) fn store_call(
     let BufferId::Input(target) = concrete.output.buffer else { return Err(refused()) };
     let base = loopnest::store_base_bytes(plan.plan()).ok_or_else(refused)?;
     let updates = concrete.store.as_ref().map_or(0, |s| s.shape.iter().product::<i64>());
+    let first = concrete.output.base.checked_mul(concrete.dtype.width() as i64);
     Ok(Some(StoreCall {
         target_slot: order.map_or(target, |o| o[target]),
+        target_first: first.and_then(|f| isize::try_from(f).ok()).ok_or_else(refused)?,
         update_bytes: (updates as usize).saturating_mul(concrete.dtype.width()),
         base_bytes: isize::try_from(base).map_err(|_| refused())?,
         serial: !plan.store.as_ref().is_some_and(loopnest::store_writes_distinct),
@@ -120,9 +125,11 @@ impl StoreCall {
         out_nbytes: usize,
         workers: usize,
     ) -> (*mut u8, usize) {
-        if out_nbytes > 0 && !std::ptr::eq(table[self.target_slot], out) {
-            // SAFETY: the caller's guarantees: both hold `out_nbytes` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(table[self.target_slot], out, out_nbytes) };
+        let target = table[self.target_slot].wrapping_offset(self.target_first);
+        if out_nbytes > 0 && !std::ptr::eq(target, out) {
+            // SAFETY: the caller's guarantees: both hold `out_nbytes` bytes (the target's, or
+            // its window's from the lowest element).
+            unsafe { std::ptr::copy_nonoverlapping(target, out, out_nbytes) };
         }
         (out.wrapping_offset(self.base_bytes), if self.serial { 1 } else { workers })
     }
