@@ -494,7 +494,8 @@ unsafe fn call_fixed(
 ) -> i32 {
     let workers = fixed.workers(out_nbytes, threads);
     let (out, workers) = match &fixed.store {
-        // SAFETY: the caller's guarantees (a store plan's target is a dense input).
+        // SAFETY: the caller's guarantees (a store plan's target is a dense input or a view
+        // whose window is the output).
         Some(store) => unsafe { store.prepare(table, out, out_nbytes, workers) },
         None => (out, workers),
     };

@@ -111,13 +111,14 @@ impl StoreCall {
         self.in_place
     }
 
-    /// Copies the target (`table[slot]`, the output's `out_nbytes` bytes) into `out`, unless
-    /// `out` is the target (in place), and returns the pointer the update nest writes from,
-    /// and the workers it may take.
+    /// Copies the target (the output's `out_nbytes` bytes from `table[slot]`, or from a view's
+    /// lowest element) into `out`, unless `out` is the target (in place), and returns the
+    /// pointer the update nest writes from, and the workers it may take.
     ///
     /// # Safety
-    /// `table` and `out` as for `JitKernel::call`: the target is dense, of the output's dtype
-    /// and shape, and either is `out` ([`StoreCall::in_place`] holds) or does not overlap it.
+    /// `table` and `out` as for `JitKernel::call`: the target (a dense input, or a view's
+    /// window) has the output's dtype and shape, and either is `out` ([`StoreCall::in_place`]
+    /// holds) or does not overlap it.
     pub(super) unsafe fn prepare(
         &self,
         table: &[*const u8],
