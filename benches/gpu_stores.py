@@ -11,6 +11,10 @@ work for them). The index rows of B13 are distinct: PyTorch's and CuPy's scatter
 winner of duplicate rows unspecified, so only distinct rows can be checked bit for bit (slc
 keeps NumPy's last write in C order either way).
 
+V1 and V2 store into a view of a larger array, as a PyTorch user's `x[:, ::2][idx] = v` or
+`x.T[:, 5] = 0` does (a case's "view"): slc writes through the view in place (`Kernel::store_device`);
+each form is checked on the whole base array afterwards, every byte outside the view included.
+
 B13+ is `a[idx] += v` on distinct rows (not one of issue 28's cases): slc's three in-place kernels
 (gather the old rows, add, store back) against PyTorch's and CuPy's `a[idx] += v` and PyTorch's
 `index_add_`. It adds again at every call, so each form is checked after its first call on a
@@ -28,7 +32,16 @@ CASES = [
     {"id": "B15", "expr": "a[m] = 0", "what": "8192 x 8192 f32, a random half of the elements"},
     {"id": "B15r", "expr": "a[r] = 0", "what": "8192 x 8192 f32, a random half of the rows"},
     {"id": "B13+", "expr": "a[idx] += v", "what": "65,536 distinct random rows of 256 f32 added into a 250,000 x 256 target"},
+    {"id": "V1", "expr": "a[idx] = v", "view": (slice(None), slice(None, None, 2)),
+     "what": "131,072 distinct random rows of 256 f32 into x[:, ::2], x 262,144 x 512 f32"},
+    {"id": "V2", "expr": "a[:, 5] = 0", "transpose": True, "what": "column 5 of x.T, x 16384 x 16384 f32 (one row of x)"},
 ]
+
+
+def target_of(case, base):
+    """The case's target in `base` (NumPy, PyTorch or CuPy): its view, or `base` itself."""
+    view = base.T if case.get("transpose") else base
+    return view[case["view"]] if "view" in case else view
 
 
 def inputs(case, rng):
@@ -39,6 +52,13 @@ def inputs(case, rng):
         return {"a": rng.standard_normal((rows, 256), dtype=f32),
                 "idx": rng.choice(rows, n, replace=False).astype(np.int64),
                 "v": rng.standard_normal((n, 256), dtype=f32)}
+    if case["id"] == "V1":
+        rows, n = 262_144, 131_072
+        return {"a": rng.standard_normal((rows, 512), dtype=f32),
+                "idx": rng.choice(rows, n, replace=False).astype(np.int64),
+                "v": rng.standard_normal((n, 256), dtype=f32)}
+    if case["id"] == "V2":
+        return {"a": rng.standard_normal((16384, 16384), dtype=f32)}
     if case["id"] == "B13+":
         rows, n = 250_000, 65_536
         return {"a": rng.standard_normal((rows, 256), dtype=f32),
@@ -53,9 +73,10 @@ def inputs(case, rng):
 
 
 def numpy_result(case, x):
-    """NumPy's `setitem` on a copy of the target."""
-    y = x["a"].copy()
-    if case["id"] == "B13":
+    """NumPy's `setitem` on a copy of the target (of its base, for a view: returned whole)."""
+    base = x["a"].copy()
+    y = target_of(case, base)
+    if case["id"] in ("B13", "V1"):
         y[x["idx"]] = x["v"]
     elif case["id"] == "B13+":
         y[x["idx"]] += x["v"]
@@ -63,14 +84,18 @@ def numpy_result(case, x):
         y[:, ::2] = x["b"]
     elif case["id"] == "B15r":
         y[x["r"]] = 0
+    elif case["id"] == "V2":
+        y[:, 5] = 0
     else:
         y[x["m"]] = 0
-    return y
+    return base
 
 
 def written_bytes(case, x):
-    if case["id"] in ("B13", "B13+"):
+    if case["id"] in ("B13", "B13+", "V1"):
         return x["v"].nbytes
+    if case["id"] == "V2":
+        return x["a"].shape[0] * x["a"].itemsize
     if case["id"] == "B14":
         return x["b"].nbytes
     if case["id"] == "B15r":
@@ -82,8 +107,14 @@ def peers(case, t, c):
     """In-place forms of the case on device tensors `t` (PyTorch) and arrays `c` (CuPy, or
     None): each call updates the target again with the same values (idempotent but for B13+),
     so the target after any number of calls is the updated array. Each returns the target."""
-    a = t["a"]
-    if case["id"] == "B13":
+    a = target_of(case, t["a"])
+    if case["id"] == "V1":
+        forms = {}
+        setitem = lambda y, z: y.__setitem__(z["idx"], z["v"])  # noqa: E731
+    elif case["id"] == "V2":
+        forms = {}
+        setitem = lambda y, z: y.__setitem__((slice(None), 5), 0)  # noqa: E731
+    elif case["id"] == "B13":
         forms = {"torch index_copy_": lambda: a.index_copy_(0, t["idx"], t["v"])}
         setitem = lambda y, z: y.__setitem__(z["idx"], z["v"])  # noqa: E731
     elif case["id"] == "B13+":
@@ -101,7 +132,7 @@ def peers(case, t, c):
 
     def torch_setitem():
         setitem(a, t)
-        return a
+        return t["a"]
 
     def torch_clone_setitem():
         y = a.clone()
@@ -112,11 +143,11 @@ def peers(case, t, c):
     forms["torch clone + setitem"] = torch_clone_setitem
     if c is not None:
         def cupy_setitem():
-            setitem(c["a"], c)
+            setitem(target_of(case, c["a"]), c)
             return c["a"]
 
         def cupy_copy_setitem():
-            y = c["a"].copy()
+            y = target_of(case, c["a"]).copy()
             setitem(y, c)
             return y
 
@@ -136,10 +167,14 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc, c
         started = time.perf_counter()
         x = inputs(case, rng)
         want = numpy_result(case, x)
+        # What a copy of the target holds (out=, a peer's clone): the view's elements, dense.
+        want_target = np.ascontiguousarray(target_of(case, want))
         written = written_bytes(case, x)
         row = {"id": case["id"], "expr": case["expr"], "what": case["what"], "written_bytes": written,
                "copy_s": copy_time(max(written, 1))}
-        s = run_slc(args.slc, case, x, tmp) if cli_runs(args, case) else None
+        # The command line reads whole .npy files: a view is a Python user's.
+        viewed = "view" in case or "transpose" in case
+        s = run_slc(args.slc, case, x, tmp) if cli_runs(args, case) and not viewed else None
         if s is not None:
             row["slc_cli"] = ({"error": s["error"]} if "error" in s else
                               {"kernel_s": s["s"], "bitwise": same_bits(s["result"], want)})
@@ -150,22 +185,26 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc, c
             # mask): one kernel for every mask, its nonzero() made per call. (An example array
             # would make the mask's value part of the program, compiled again for every mask.)
             masked = any(v.dtype == np.bool_ for v in x.values())
+            given = dict(x, a=target_of(case, x["a"]))
             types = {k: (str(v.dtype), tuple(f"D{i}" for i in range(v.ndim)) if masked else v.shape)
-                     for k, v in x.items()}
+                     for k, v in given.items()}
             kernel = slc.compile(case["expr"], **types)
-            o = torch.empty(want.shape, dtype=getattr(torch, str(want.dtype)), device=dev)
-            fn = lambda: kernel(**t, out=o)  # noqa: E731
+            tv = dict(t, a=target_of(case, t["a"]))
+            o = torch.empty(want_target.shape, dtype=getattr(torch, str(want.dtype)), device=dev)
+            fn = lambda: kernel(**tv, out=o)  # noqa: E731
             fn()
             secs = events_time(fn)
-            row["slc"] = {"bitwise": same_bits(o.cpu().numpy(), want), "s": secs, "vs_copy": secs / row["copy_s"]}
-            # In place, as the peers: the kernel stores into `t["a"]` (these stores give the same
-            # array when repeated, so every timed call does the first call's work).
-            fn = lambda: kernel(**t)  # noqa: E731
+            row["slc"] = {"bitwise": same_bits(o.cpu().numpy(), want_target), "s": secs,
+                          "vs_copy": secs / row["copy_s"]}
+            # In place, as the peers: the kernel stores into `t["a"]` (through the view, for a
+            # view; these stores give the same array when repeated, so every timed call does the
+            # first call's work). Checked on the whole base.
+            fn = lambda: kernel(**tv)  # noqa: E731
             assert fn() is None
             bitwise = same_bits(t["a"].cpu().numpy(), want)
             secs = events_time(fn)
             row["slc_in_place"] = {"bitwise": bitwise, "s": secs, "vs_copy": secs / row["copy_s"]}
-            del t, o
+            del t, tv, o
         except Exception as e:  # noqa: BLE001
             row["slc"] = {"error": repr(e)[:300]}
         if not args.no_peers:
@@ -182,7 +221,9 @@ def run(args, rng, tmp, torch, cp, events_time, copy_time, same_bits, run_slc, c
                     got = form()
                     host = got.cpu().numpy() if name.startswith("torch") else cp.asnumpy(got)
                     secs = events_time(form)
-                    row[name] = {"bitwise": same_bits(host, want), "s": secs, "vs_copy": secs / row["copy_s"]}
+                    # A clone or copy holds the target's elements; the in-place forms return the base.
+                    expect = want_target if ("clone" in name or "copy +" in name) else want
+                    row[name] = {"bitwise": same_bits(host, expect), "s": secs, "vs_copy": secs / row["copy_s"]}
                 except Exception as e:  # noqa: BLE001
                     row[name] = {"error": repr(e)[:200]}
             del t, c

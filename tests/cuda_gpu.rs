@@ -299,3 +299,156 @@ fn kernels_on_device_memory() {
     drop((held, out_mem));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Stores into strided device views (PyTorch's `t[:, ::2]` and `t.T`, CuPy's negative steps)
+/// by `Kernel::store_device`: the fuzzer's store programs into targets laid out at random
+/// strides, written through the view in place (or through a packed copy), against the
+/// interpreter on the dense target placed back at the strides, every byte outside the view as
+/// it was; a failure by its code, nothing written. `run_device` gives the updated copy, dense.
+/// Then the routes the fuzzer seldom takes, against `Kernel::store` on the same host layout:
+/// another input overlapping the view's window, an update that reads the target, and a target
+/// whose elements share memory, refused.
+#[test]
+fn stores_into_strided_device_views() {
+    use slc::embed::{DeviceArray, Kernel, Stream, TensorView};
+    use slc::fuzz::{Rng, StridedCopy, fill, store_program};
+    use slc::types::{SymTensorType, TensorType};
+    let Some(gpu) = device_or_skip() else { return };
+    let stream = Stream(1);
+    let upload = |bytes: &[u8]| gpu.upload(bytes, stream).unwrap();
+    let download = |ptr: u64, len: usize| {
+        DeviceArray { ptr, dtype: slc::DType::U8, shape: vec![len], strides: None }.to_host().unwrap()
+    };
+    let code = |e: slc::Error| e.diagnostic().code.to_string();
+    let mut r = Rng::new(2033);
+    let mut failures = vec![];
+    for case in 0..300 {
+        let shapes: [&[usize]; 5] = [&[3, 4], &[4], &[3, 2, 2], &[5, 3], &[1, 4]];
+        let shape = shapes[case % shapes.len()];
+        let dtype = [slc::DType::F32, slc::DType::I16, slc::DType::U8, slc::DType::F64][case % 4];
+        let src = store_program(&mut r, shape);
+        let ints = |shape: &[usize], v: &[i64]| Tensor::from_i64s(slc::DType::I64, shape, v).unwrap();
+        let all = [
+            ("a", fill(dtype, shape, case as u64)),
+            ("idx", ints(&[2], &[1, -1])),
+            ("m", Tensor::from_bytes(slc::DType::Bool, &[shape[0]], &vec![1; shape[0]]).unwrap()),
+        ];
+        let inputs: Vec<&(&str, Tensor)> = all.iter().filter(|(n, _)| *n == "a" || src.contains(n)).collect();
+        let types: Vec<(&str, SymTensorType)> =
+            inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
+        let dense = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+        let Ok(k) = Kernel::prepare_with_values(&src, &types, &dense, &Default::default()) else { continue };
+        let Some(fixed) = k.fixed() else { continue };
+        let want = fixed.run(&dense).map_err(code);
+        let copy = StridedCopy::draw(&inputs[0].1, &mut r);
+        let mut expected = copy.clone();
+        if let Ok(updated) = &want {
+            expected.place(updated);
+        }
+        let (bytes, origin) = copy.buffer();
+        let memory = upload(bytes);
+        let view = DeviceArray {
+            ptr: memory.ptr + origin as u64,
+            dtype,
+            shape: shape.to_vec(),
+            strides: Some(copy.strides().to_vec()),
+        };
+        let others: Vec<_> = inputs[1..].iter().map(|(_, t)| upload(t.bytes())).collect();
+        let arrays: Vec<DeviceArray> = [view]
+            .into_iter()
+            .chain(inputs[1..].iter().zip(&others).map(|((_, t), m)| DeviceArray {
+                ptr: m.ptr,
+                dtype: t.dtype(),
+                shape: t.shape().to_vec(),
+                strides: None,
+            }))
+            .collect();
+        // SAFETY: the view lies in `memory`, the other inputs in `others`, all alive here.
+        let copied = unsafe { k.run_device(&arrays, stream) }.map_err(code).map(|o| {
+            let a = DeviceArray { ptr: o.memory.ptr, dtype: o.dtype, shape: o.shape.clone(), strides: None };
+            a.to_host().unwrap()
+        });
+        // SAFETY: as above.
+        let stored = unsafe { k.store_device(&arrays, stream) }.map_err(code);
+        let after = download(memory.ptr, bytes.len());
+        let wrote = match &want {
+            Ok(_) => expected.buffer().0,
+            Err(_) => bytes,
+        };
+        if want.clone().map(drop) != stored || after.bytes() != wrote || copied != want {
+            failures
+                .push(format!("`{src}` at strides {:?}: CPU {want:?}, device {stored:?}", copy.strides()));
+        }
+    }
+    // The rarer routes, against the host's store on the same layout of f32[4, 6].
+    let base: Vec<u8> = (0..24).flat_map(|x| (x as f32).to_le_bytes()).collect();
+    let f32s = |s: &str| -> SymTensorType { s.parse().unwrap() };
+    // (program, signature, each input's (offset, dims, element strides) in the buffer)
+    type Layout = (usize, Vec<usize>, Vec<isize>);
+    type Route<'s> = (&'s str, Vec<(&'s str, &'s str)>, Vec<Layout>);
+    let cases: Vec<Route<'_>> = vec![
+        // Another input in the view's window: the even columns from the odd ones.
+        (
+            "a[...] = b",
+            vec![("a", "f32[4, 3]"), ("b", "f32[4, 3]")],
+            vec![(0, vec![4, 3], vec![6, 2]), (1, vec![4, 3], vec![6, 2])],
+        ),
+        (
+            "a[:, 1] += b[:, 0]",
+            vec![("a", "f32[4, 3]"), ("b", "f32[4, 3]")],
+            vec![(0, vec![4, 3], vec![6, 2]), (1, vec![4, 3], vec![6, 2])],
+        ),
+        // The update reads the target: a transpose reversed onto itself.
+        ("a[::-1] = a", vec![("a", "f32[6, 4]")], vec![(0, vec![6, 4], vec![1, 6])]),
+        ("a[1:] = a[:-1]", vec![("a", "f32[3, 4]")], vec![(23, vec![3, 4], vec![-2, -6])]),
+    ];
+    for (src, sig, layouts) in &cases {
+        let sig: Vec<(&str, SymTensorType)> = sig.iter().map(|(n, t)| (*n, f32s(t))).collect();
+        let Ok(k) = Kernel::prepare(src, &sig) else {
+            failures.push(format!("`{src}` does not compile"));
+            continue;
+        };
+        let mut host = base.clone();
+        let at = host.as_mut_ptr();
+        // SAFETY: every view lies in `host`, which only the store touches meanwhile.
+        let views: Vec<TensorView<'_>> = (layouts.iter())
+            .map(|(o, d, s)| unsafe {
+                let bytes: Vec<isize> = s.iter().map(|x| x * 4).collect();
+                TensorView::from_raw(slc::DType::F32, d, Some(&bytes), at.add(o * 4)).unwrap()
+            })
+            .collect();
+        // SAFETY: as above.
+        let want = unsafe { k.store(&views) }.map_err(code);
+        drop(views);
+        let memory = upload(&base);
+        let arrays: Vec<DeviceArray> = (layouts.iter())
+            .map(|(o, d, s)| DeviceArray {
+                ptr: memory.ptr + 4 * *o as u64,
+                dtype: slc::DType::F32,
+                shape: d.clone(),
+                strides: Some(s.clone()),
+            })
+            .collect();
+        // SAFETY: every view lies in `memory`.
+        let got = unsafe { k.store_device(&arrays, stream) }.map_err(code);
+        let after = download(memory.ptr, base.len());
+        if want != got || after.bytes() != host {
+            failures.push(format!("`{src}`: host {want:?}, device {got:?}"));
+        }
+    }
+    // A broadcast target (a zero stride): its elements share memory, refused, nothing written.
+    let memory = upload(&base);
+    let k = Kernel::prepare("a[0] = 1", &[("a", f32s("f32[4, 6]"))]).unwrap();
+    let shared =
+        DeviceArray { ptr: memory.ptr, dtype: slc::DType::F32, shape: vec![4, 6], strides: Some(vec![0, 1]) };
+    // SAFETY: the view lies in `memory`.
+    let e = unsafe { k.store_device(&[shared], stream) }.unwrap_err();
+    assert!(e.to_string().contains("share memory"), "{e}");
+    assert_eq!(download(memory.ptr, base.len()).bytes(), &base[..]);
+    eprintln!(
+        "300 fuzzer stores and {} routes into strided device views, {} differ",
+        cases.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures[..failures.len().min(10)].join("\n"));
+}

@@ -309,10 +309,11 @@ fn stores_through_views_are_not_copied() {
 /// A store through a view lowers to a plan whose output is the target's window
 /// (`plan::lower_through_view`): it verifies, prints and parses back, and runs alike on the
 /// interpreter and the JIT, writing the view's elements and leaving the window's others (a view
-/// with a negative step too: its window starts below element `[0, 0]`); the ordinary lowering,
-/// the CUDA code generator and the DirectML target refuse it.
+/// with a negative step too: its window starts below element `[0, 0]`); the ordinary lowering
+/// and the DirectML target refuse it; the CUDA code generator writes it (`tests/cuda_views.rs`
+/// runs its kernels).
 #[test]
-fn window_store_plans_run_on_the_cpu_only() {
+fn window_store_plans_run_on_the_cpu_and_cuda_only() {
     use slc::plan::{InputStrides, lower_through_view, lower_with_strides, parse, verify};
     let types: slc::sema::InputTypes =
         [("a", TensorType::of(DType::U8, &[2, 3])), ("v", TensorType::of(DType::U8, &[]))]
@@ -344,8 +345,14 @@ fn window_store_plans_run_on_the_cpu_only() {
     }
     let e = lower_with_strides(&compiled.checked, &strides).unwrap_err().to_string();
     assert!(e.contains("must be dense"), "{e}");
-    let e = slc::backend::cuda::generate(&plan.lift(), "k").unwrap_err().to_string();
-    assert!(e.contains("strided view"), "{e}");
+    // The backwards window starts 8 bytes below a[0, 0]: a[1] is its first byte, and `+=`
+    // reads the old element through a's pointer, 8 bytes back from the window's offset.
+    let cuda = slc::backend::cuda::generate(&back.lift(), "k").unwrap();
+    assert!(cuda.text.contains("= 0 + c0 * (2);"), "{}", cuda.text);
+    let adds = slc::compile("a[1] += v", &types).unwrap();
+    let adds = verify(lower_through_view(&adds.checked, &backwards).unwrap()).unwrap();
+    let cuda = slc::backend::cuda::generate(&adds.lift(), "k").unwrap();
+    assert!(cuda.text.contains(" - 8))"), "{}", cuda.text);
     let e = slc::backend::dml::lower(&plan, &Default::default()).unwrap_err().to_string();
     assert!(e.contains("strided view"), "{e}");
 }

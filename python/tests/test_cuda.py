@@ -187,6 +187,51 @@ def test_cupy_arrays_and_the_cuda_array_interface():
     assert got.shape == want.shape and got.dtype == want.dtype
 
 
+# Stores into views of a device array, each with the inputs it names beside `a` and NumPy's
+# setitem on the same view of a host copy.
+VIEW_STORES = [
+    ("a[i] = v", "iv", lambda x, i, v, m: x.__setitem__(i, v)),
+    ("a[:, 1] = 0", "", lambda x, i, v, m: x.__setitem__((slice(None), 1), 0)),
+    ("a[m] = 3", "m", lambda x, i, v, m: x.__setitem__(m, 3)),
+    ("a[i] += v", "iv", lambda x, i, v, m: x.__setitem__(i, x[i] + v)),
+    ("a[::-1] = a", "", lambda x, i, v, m: x.__setitem__(slice(None, None, -1), x.copy())),
+]
+
+
+def _view_stores(to_device, to_host, views):
+    """Every store of VIEW_STORES into every view of a fresh f32[12, 10] base on the device:
+    the whole base afterwards equals NumPy's setitem on the same view of a host copy."""
+    for expr, names, numpy_store in VIEW_STORES:
+        for name, view in views:
+            host = np.arange(120, dtype=np.float32).reshape(12, 10)
+            base = to_device(host)
+            h = view(host)
+            rows = h.shape[0]
+            i = np.array([1, rows - 1, 1, 0])
+            v = np.arange(i.size * h.shape[1], dtype=np.float32).reshape(i.size, h.shape[1]) - 50
+            m = np.arange(rows) % 3 == 0
+            given = {"i": i, "v": v, "m": m}
+            args = {k: to_device(given[k]) for k in names}
+            assert slc.eval(expr, a=view(base), **args) is None, (expr, name)
+            numpy_store(h, i, v, m)
+            assert _same(to_host(base), host), (expr, name)
+
+
+def test_stores_into_torch_views_as_numpy():
+    torch = _torch()
+    if torch is None:
+        _skip("no PyTorch with CUDA")
+    views = [("t[:, ::2]", lambda t: t[:, ::2]), ("t.T", lambda t: t.T), ("t[1::3, 2:]", lambda t: t[1::3, 2:])]
+    _view_stores(lambda x: torch.from_numpy(np.ascontiguousarray(x)).cuda(), lambda t: t.cpu().numpy(), views)
+
+
+def test_stores_into_cupy_views_with_negative_steps_as_numpy():
+    cp = _cupy()
+    if cp is None:
+        _skip("no CuPy with a GPU")
+    views = [("x[::-1, ::2]", lambda x: x[::-1, ::2]), ("x.T[::-2]", lambda x: x.T[::-2])]
+    _view_stores(cp.asarray, cp.asnumpy, views)
+
 if __name__ == "__main__":
     failed = 0
     for name, fn in sorted(globals().items()):

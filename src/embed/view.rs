@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 
 mod pack;
+pub(crate) use pack::elements_distinct;
 
 /// A Rust element type with an slc dtype: `bool`, the fixed-width integers, `f32`, `f64`.
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 /// A tensor's elements laid out at random strides in a larger buffer: axes in a shuffled
 /// order, each with a step of 1 to 3 and a random direction, garbage between the elements.
+#[derive(Clone)]
 pub struct StridedCopy {
     buffer: Vec<u8>,
     /// Element strides; element `[0, ..., 0]` is at byte `origin`.
@@ -42,8 +43,18 @@ impl StridedCopy {
         copy
     }
 
+    /// Its element strides.
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    /// The whole buffer, and the byte of element `[0, ..., 0]` in it.
+    pub fn buffer(&self) -> (&[u8], usize) {
+        (&self.buffer, self.origin)
+    }
+
     /// Writes `t`'s elements (of the shape drawn for) into their places in the copy.
-    fn place(&mut self, t: &Tensor) {
+    pub fn place(&mut self, t: &Tensor) {
         let w = t.dtype().width();
         let dims: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
         for (linear, coords) in crate::types::Coords::new(&dims).enumerate() {

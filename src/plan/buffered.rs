@@ -13,6 +13,7 @@
 //! updated), writes a whole copy of the target and copies it back.
 
 use super::ir::*;
+use super::{PlanError, VerifiedGenericPlan};
 use crate::types::Combine;
 use crate::types::sym::SymExpr;
 
@@ -63,4 +64,17 @@ pub fn buffered_store(plan: &GenericPlan) -> Option<BufferedStore> {
         ..plan.clone()
     };
     Some(BufferedStore { gather, combine, scatter })
+}
+
+/// Verifies one of the three plans: generically, or — where it reads a strided view (a store
+/// through a view, [`Plan::stores_through_view`], whose plans are concrete: only a concrete
+/// plan declares strides) — as the concrete plan it is, lifted.
+pub fn verify_stage(stage: GenericPlan) -> Result<VerifiedGenericPlan, PlanError> {
+    if stage.inputs.iter().all(|d| d.strides.is_none()) {
+        return super::verify_generic(stage);
+    }
+    let concrete = stage.concrete().ok_or_else(|| {
+        PlanError::Invalid("a buffered store through a strided view must be concrete".into())
+    })?;
+    Ok(super::verify(concrete)?.lift())
 }

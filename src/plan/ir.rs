@@ -291,7 +291,8 @@ impl<D> Plan<D> {
     }
 
     /// Whether the plan stores through a view: its store's target is a strided input, and its
-    /// output the target's window ([`Store`]). Only the interpreter and the JIT run such a plan.
+    /// output the target's window ([`Store`]). The interpreter, the JIT and the CUDA target run
+    /// such a plan; AOT and DirectML refuse it.
     pub fn stores_through_view(&self) -> bool {
         match (&self.store, self.output.buffer) {
             (Some(_), BufferId::Input(t)) => self.inputs.get(t).is_some_and(|d| d.strides.is_some()),

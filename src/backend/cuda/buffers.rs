@@ -389,8 +389,8 @@ impl Device {
                 words[layout.err_word()] = err.ptr;
                 words[layout.tell_word()] = pinned::arm()?;
             }
-            // A store's output starts as its target's copy, unless it is the target itself (a store
-            // in place, `Kernel::store_device`); the owner array zeroed.
+            // A store's output starts as its target's copy (a view's: its window), unless it is
+            // the target itself (a store in place, `Kernel::store_device`); the owner array zeroed.
             let owner = match super::launch::owner_bytes(layout, bound) {
                 0 => None,
                 n => Some(self.alloc(n, stream)?),
@@ -399,7 +399,7 @@ impl Device {
                 words[layout.owner_word()] = o.ptr;
             }
             let store = loaded.target.map(|t| super::device::StoreRun {
-                copy_from: Some(words[t]).filter(|&from| from != out),
+                copy_from: Some(inputs[t].window().ptr).filter(|&from| from != out),
                 out,
                 bytes: bound.out_bytes,
                 owner: owner.as_ref().map(|o| (o.ptr, o.bytes)),

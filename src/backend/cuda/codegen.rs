@@ -238,9 +238,6 @@ pub fn generate(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource, Cu
     }
     if let Some(s) = &plan.store {
         store::supported(s.combine, plan.dtype)?;
-        if plan.stores_through_view() {
-            return Err(CudaError::Codegen("a store through a strided view runs on the CPU's JIT".into()));
-        }
     }
     crate::limits::with_stack_for(plan.nesting(), || generate_nested(plan, name))
 }
@@ -259,7 +256,7 @@ fn generate_nested(plan: &VerifiedGenericPlan, name: &str) -> Result<CudaSource,
     }
     // A store's output is the target's copy, which the host makes (a device-to-device copy):
     // its kernels are the checks, then the update kernels over the store's own nests.
-    let updates = plan.store.as_ref().map(|s| store::UpdateNests::new(plan, s));
+    let updates = plan.store.as_ref().map(|s| store::UpdateNests::new(plan, s)).transpose()?;
     if updates.is_none() {
         let main = loopnest::schedule_generic(plan, target, |_, _| {});
         if !main.empty {

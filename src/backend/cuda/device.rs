@@ -239,12 +239,14 @@ impl Device {
         // allocations.
         unsafe {
             result::event::record(events[0], stream).map_err(driver)?;
+            let mut starts = Vec::with_capacity(inputs.len());
             for (i, t) in inputs.iter().enumerate() {
                 let d = memory.alloc(t.nbytes())?;
                 if t.nbytes() > 0 {
                     result::memcpy_htod_async(d, t.bytes(), stream).map_err(driver)?;
                 }
                 words[i] = d.wrapping_add(bound.input_offsets[i] as u64);
+                starts.push(d);
             }
             let out_d = memory.alloc(bound.out_bytes)?;
             let err_d = memory.alloc(8 * bound.err_words)?;
@@ -254,7 +256,8 @@ impl Device {
             let owner_bytes = launch::owner_bytes(&source.layout, bound);
             let store = match target {
                 Some(t) => Some(StoreRun {
-                    copy_from: Some(words[t]),
+                    // The target's first byte (a view's window's), not its element [0, ..., 0].
+                    copy_from: Some(starts[t]),
                     out: out_d,
                     bytes: bound.out_bytes,
                     owner: match owner_bytes {

@@ -6,6 +6,8 @@
 //! strided view, or an input whose values a fixed program's front end read (a short index
 //! list), gets the plan of the call's layout, those values copied to the host first.
 
+mod store;
+
 use super::Kernel;
 use crate::backend::RuntimeError;
 use crate::backend::cuda::Bound;
@@ -22,6 +24,7 @@ use crate::types::{Combine, ShapeDisplay, TensorType};
 use slc_runtime::{DType, Tensor};
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
+use store::BufferedOnDevice;
 
 /// A kernel's output in device memory that slc allocated (on the call's stream).
 #[derive(Debug)]
@@ -40,73 +43,6 @@ pub(crate) struct DeviceCache {
     fixed: OnceLock<(Vec<InputType>, Arc<Bound>)>,
     /// The generic plan's buffered store, loaded at its first in-place `+=` (`None`: it has none).
     buffered: OnceLock<Option<Arc<BufferedOnDevice>>>,
-}
-
-/// A `+=` or `*=` store whose updates may meet, on the device as on the host
-/// ([`buffered_in_place`]): the old elements gathered into a buffer of the update's size, combined
-/// with the value there, then stored back with `set` (the last write wins) — three kernels on
-/// the caller's stream, each in place, touching only the updated elements. (The single plan
-/// updates a copy of the whole target, copied back after.)
-pub(crate) struct BufferedOnDevice {
-    /// The gather, combine and scatter plans, verified, and their kernels.
-    stages: [(VerifiedGenericPlan, Loaded); 3],
-}
-
-impl BufferedOnDevice {
-    /// The buffered form of `plan`, loaded, if it has one.
-    fn prepare(gpu: &device::Device, plan: &VerifiedGenericPlan) -> Result<Option<BufferedOnDevice>, Error> {
-        let Some(parts) = buffered_in_place(plan.plan()) else { return Ok(None) };
-        let load = |p| -> Result<Option<(VerifiedGenericPlan, Loaded)>, Error> {
-            let Ok(verified) = plan::verify_generic(p) else { return Ok(None) };
-            let loaded = gpu.load(&verified).map_err(|e| gpu_error(e.into()))?;
-            Ok(Some((verified, loaded)))
-        };
-        let (Some(gather), Some(combine), Some(scatter)) =
-            (load(parts.gather)?, load(parts.combine)?, load(parts.scatter)?)
-        else {
-            return Ok(None);
-        };
-        Ok(Some(BufferedOnDevice { stages: [gather, combine, scatter] }))
-    }
-
-    /// Runs on `inputs` (plan order), updating the target among them, which no other input
-    /// overlaps. An index out of range fails the gather, before anything is written.
-    ///
-    /// # Safety
-    /// As [`Kernel::store_device`].
-    unsafe fn run(
-        &self,
-        gpu: &device::Device,
-        inputs: &[DeviceArray],
-        expected: impl Fn(&[usize]) -> Result<(), Error>,
-        stream: Stream,
-    ) -> Result<(), Error> {
-        let [(gather, g), (combine, c), (scatter, s)] = &self.stages;
-        let bound = gpu.bind(gather, g, inputs).map_err(gpu_error)?;
-        let old = gpu.alloc(bound.out_bytes, stream).map_err(|e| gpu_error(e.into()))?;
-        // SAFETY: the caller's arrays as promised; `old` is fresh, so nothing overlaps it.
-        unsafe { gpu.launch_on(g, &bound, inputs, old.ptr, stream) }.map_err(gpu_error)?;
-        let mut all = inputs.to_vec();
-        all.push(DeviceArray {
-            ptr: old.ptr,
-            dtype: gather.dtype,
-            shape: bound.shape.clone(),
-            strides: None,
-        });
-        let bound = gpu.bind(combine, c, &all).map_err(gpu_error)?;
-        // SAFETY: the combine's target is `old` (its last input), written in place: its
-        // destination is `old`'s elements in order, each once.
-        unsafe { gpu.launch_on(c, &bound, &all, old.ptr, stream) }.map_err(gpu_error)?;
-        let bound = gpu.bind(scatter, s, &all).map_err(gpu_error)?;
-        expected(&bound.shape)?;
-        let plan::BufferId::Input(t) = scatter.output.buffer else {
-            return Err(RuntimeError::Cuda("a buffered store writes an input".into()).into());
-        };
-        // SAFETY: the scatter writes the caller's target in place (its value is `old`, its
-        // indices the caller's, none of them the target); `old` lives until the stream has run
-        // it (freed, or kept for reuse, in the stream's order).
-        unsafe { gpu.launch_on(s, &bound, &all, all[t].ptr, stream) }.map_err(gpu_error)
-    }
 }
 
 /// An input's dtype and dims.
@@ -144,6 +80,19 @@ impl Kernel {
     /// GPU that stays readable until `stream` has run the kernel; `stream` is valid.
     pub unsafe fn run_device(&self, inputs: &[DeviceArray], stream: Stream) -> Result<DeviceOutput, Error> {
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        if let Some(slot) = self.strided_store_target(inputs) {
+            let target = &inputs[slot];
+            let (dtype, shape) = (target.dtype, target.shape.clone());
+            let bytes = shape.iter().product::<usize>() * dtype.width();
+            if let Some(max) = self.shared.max_output_bytes {
+                crate::exec::check_output(bytes as u64, Some(max), None)?;
+            }
+            let memory = gpu.alloc(bytes, stream).map_err(|e| gpu_error(e.into()))?;
+            let out = DeviceArray { ptr: memory.ptr, dtype, shape: shape.clone(), strides: None };
+            // SAFETY: the caller's inputs; `memory` is fresh, of the target's dense bytes.
+            unsafe { self.store_copy_of_view(inputs, slot, &out, stream) }?;
+            return Ok(DeviceOutput { memory, dtype, shape });
+        }
         let call = self.device_call(inputs, stream)?;
         let bound = self.bind_call(gpu, &call)?;
         // Only a limit the caller set: the host's free memory is no bound on device memory (the
@@ -157,97 +106,6 @@ impl Kernel {
         unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, memory.ptr, stream) }
             .map_err(gpu_error)?;
         Ok(DeviceOutput { memory, dtype: self.output_dtype(), shape: bound.shape.clone() })
-    }
-
-    /// Runs a store (`a[i] = v`) on arrays in device memory into its target, the input it
-    /// stores into, as [`Kernel::store`] does on the host: in place where the update reads no
-    /// byte of the target and fails, if it does, before its first write
-    /// ([`loopnest::store_may_run_in_place`](crate::backend::loopnest::store_may_run_in_place)),
-    /// the target is dense and no other input overlaps it; a `+=` or `*=` whose updates may meet
-    /// as three kernels, each in place (`BufferedOnDevice`); else into new device memory,
-    /// copied over the target after the update. Not a store: an error.
-    ///
-    /// # Safety
-    /// As [`run_device`](Self::run_device); the target's memory is writable.
-    pub unsafe fn store_device(&self, inputs: &[DeviceArray], stream: Stream) -> Result<(), Error> {
-        let plan = self.plan();
-        let (Some(_), plan::BufferId::Input(t)) = (&plan.store, plan.output.buffer) else {
-            return Err(RuntimeError::Cuda("store_device runs stores (`a[i] = v`) only".into()).into());
-        };
-        let slot = self.shared.order.get(t).copied().filter(|&i| i < inputs.len());
-        let Some(slot) = slot else {
-            return Err(
-                RuntimeError::InputCount { expected: self.shared.names.len(), found: inputs.len() }.into()
-            );
-        };
-        let target = &inputs[slot];
-        let (lo, hi) = target.reach();
-        let (first, end) = (target.ptr as i128 + lo, target.ptr as i128 + hi);
-        let overlapped = inputs.iter().enumerate().any(|(i, a)| {
-            let (alo, ahi) = a.reach();
-            i != slot && alo < ahi && a.ptr as i128 + alo < end && first < a.ptr as i128 + ahi
-        });
-        if target.layout().is_some() {
-            return Err(RuntimeError::InputMismatch {
-                name: self.shared.names[slot].clone(),
-                expected: "a dense device array (slc stores into it)".into(),
-                found: format!("{} (strided)", show(target.dtype, &target.shape)),
-            }
-            .into());
-        }
-        let expected = |shape: &[usize]| match shape == target.shape {
-            true => Ok(()),
-            false => Err(Error::from(RuntimeError::InputMismatch {
-                name: self.shared.names[slot].clone(),
-                expected: show(self.output_dtype(), shape),
-                found: show(target.dtype, &target.shape),
-            })),
-        };
-        if !overlapped && crate::backend::loopnest::store_may_run_in_place(plan.plan()) {
-            let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-            let call = self.device_call(inputs, stream)?;
-            let bound = self.bind_call(gpu, &call)?;
-            expected(&bound.shape)?;
-            // SAFETY: the caller's arrays as promised; the output is the target itself, which the
-            // update never reads, and no other input overlaps it.
-            return unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, target.ptr, stream) }
-                .map_err(gpu_error);
-        }
-        // Only a `+=` or `*=` has a buffered form: any other store goes straight to the copy,
-        // without preparing its call twice (a layout's call reruns the front end).
-        let combines = plan.store.as_ref().is_some_and(|s| matches!(s.combine, Combine::Add | Combine::Mul));
-        if !overlapped && combines {
-            let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-            let call = self.device_call(inputs, stream)?;
-            // The generic plan's kept; a layout's plan (values read, views) loaded for the call.
-            let cache = &self.shared.device.buffered;
-            let buffered = match (&call.plan, cache.get()) {
-                (Cow::Borrowed(_), Some(kept)) => kept.clone(),
-                (Cow::Borrowed(p), None) => {
-                    let made = BufferedOnDevice::prepare(gpu, p)?.map(Arc::new);
-                    cache.get_or_init(|| made).clone()
-                }
-                (Cow::Owned(p), _) => BufferedOnDevice::prepare(gpu, p)?.map(Arc::new),
-            };
-            if let Some(b) = buffered {
-                // SAFETY: the caller's arrays as promised, no other input overlapping the target.
-                return unsafe { b.run(gpu, &call.inputs, expected, stream) };
-            }
-        }
-        // SAFETY: the caller's arrays as promised.
-        let updated = unsafe { self.run_device(inputs, stream) }?;
-        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-        // SAFETY: `updated` is fresh device memory of the output's bytes, the target's dense
-        // bytes (the output is the target's dtype and shape), both on `stream`.
-        unsafe { gpu.copy(target.ptr, updated.memory.ptr, updated.memory.bytes, stream) }
-            .map_err(|e| gpu_error(e.into()))
-    }
-
-    /// Whether [`store_device`](Self::store_device) runs this kernel's `+=` or `*=` (dense
-    /// inputs, no other overlapping the target) as three kernels in place, touching only the
-    /// updated elements, rather than through a copy of the whole target.
-    pub fn stores_buffered_on_device(&self) -> bool {
-        buffered_in_place(self.plan().plan()).is_some()
     }
 
     /// Runs on arrays in device memory into `out`, a dense device array of the output's dtype
@@ -291,17 +149,27 @@ impl Kernel {
         bytes: Option<usize>,
     ) -> Result<(), Error> {
         let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
-        let call = self.device_call(inputs, stream)?;
-        let bound = self.bind_call(gpu, &call)?;
-        if let Some(len) = bytes {
-            if len != bound.out_bytes {
-                return Err(ViewError::OutputLength { expected: bound.out_bytes, len }.into());
+        // A store into a strided view: its updated copy is the view's dtype and dims.
+        let viewed = self.strided_store_target(inputs);
+        let (call, bound, shape) = match viewed {
+            Some(slot) => (None, None, inputs[slot].shape.clone()),
+            None => {
+                let call = self.device_call(inputs, stream)?;
+                let bound = self.bind_call(gpu, &call)?;
+                let shape = bound.shape.clone();
+                (Some(call), Some(bound), shape)
             }
-        } else if out.dtype != self.output_dtype() || out.shape != bound.shape || out.layout().is_some() {
+        };
+        let out_bytes = shape.iter().product::<usize>() * self.output_dtype().width();
+        if let Some(len) = bytes {
+            if len != out_bytes {
+                return Err(ViewError::OutputLength { expected: out_bytes, len }.into());
+            }
+        } else if out.dtype != self.output_dtype() || out.shape != shape || out.layout().is_some() {
             let strided = if out.layout().is_some() { " (strided)" } else { "" };
             return Err(RuntimeError::InputMismatch {
                 name: "the output".into(),
-                expected: format!("{} dense", show(self.output_dtype(), &bound.shape)),
+                expected: format!("{} dense", show(self.output_dtype(), &shape)),
                 found: format!("{}{strided}", show(out.dtype, &out.shape)),
             }
             .into());
@@ -314,6 +182,12 @@ impl Kernel {
                 return Err(ViewError::Overlap(self.shared.names.get(i).cloned().unwrap_or_default()).into());
             }
         }
+        let (Some(call), Some(bound)) = (call, bound) else {
+            let slot = viewed.unwrap_or_default();
+            let dense = DeviceArray { ptr: out.ptr, dtype: self.output_dtype(), shape, strides: None };
+            // SAFETY: the caller's arrays as promised, `out` checked against the output.
+            return unsafe { self.store_copy_of_view(inputs, slot, &dense, stream) };
+        };
         // SAFETY: the caller's arrays as promised, `out` checked against the output.
         unsafe { gpu.launch_on(&call.loaded, &bound, &call.inputs, out.ptr, stream) }.map_err(gpu_error)
     }
@@ -365,13 +239,19 @@ impl Kernel {
                 _derived: derived,
             });
         }
-        self.layout_call(gpu, inputs)
+        self.layout_call(gpu, inputs, false)
     }
 
     /// The front end for the call's dims and the values it reads (copied from the device), the
-    /// plan lowered with the views' strides.
+    /// plan lowered with the views' strides; `through_view`: a store's strided target stored
+    /// through in place (`plan::lower_through_view`), its window the output.
     #[cold]
-    fn layout_call(&self, gpu: &device::Device, inputs: &[DeviceArray]) -> Result<DeviceCall<'_>, Error> {
+    fn layout_call(
+        &self,
+        gpu: &device::Device,
+        inputs: &[DeviceArray],
+        through_view: bool,
+    ) -> Result<DeviceCall<'_>, Error> {
         let s = &*self.shared;
         for (i, (a, t)) in inputs.iter().zip(&s.types).enumerate() {
             if a.dtype != t.dtype || a.shape.len() != t.shape.len() {
@@ -399,7 +279,8 @@ impl Kernel {
         let plan = match strides.is_empty() {
             true => compiled.plan.clone(),
             false => crate::limits::with_stack_for(compiled.checked.depth, || {
-                plan::verify(plan::lower_with_strides(&compiled.checked, &strides)?).map_err(Error::from)
+                let lower = if through_view { plan::lower_through_view } else { plan::lower_with_strides };
+                plan::verify(lower(&compiled.checked, &strides)?).map_err(Error::from)
             })?,
         };
         let plan = plan.lift();

@@ -47,20 +47,7 @@ impl TensorView<'_> {
     /// ordered by stride, each step past all the elements of the axes below it (as every view
     /// sliced from an array does). A zero stride, or strides that interleave, fail.
     pub fn elements_distinct(&self) -> bool {
-        let Some(strides) = &self.strides else { return true };
-        let mut axes: Vec<(usize, usize)> = (self.shape.iter().zip(strides.iter()))
-            .filter(|(n, _)| **n > 1)
-            .map(|(&n, &s)| (s.unsigned_abs(), n))
-            .collect();
-        axes.sort_unstable();
-        let mut reach = 1usize; // elements spanned by the axes so far
-        for (stride, n) in axes {
-            if stride < reach {
-                return false;
-            }
-            reach = stride.saturating_mul(n - 1).saturating_add(reach);
-        }
-        true
+        self.strides.as_ref().is_none_or(|strides| elements_distinct(&self.shape, strides))
     }
 
     /// # Safety
@@ -149,6 +136,23 @@ enum Direction {
     Pack,
     /// From the dense buffer into the view.
     Unpack,
+}
+
+/// Whether no two elements of an array of `shape` at element `strides` share one: the axes of
+/// more than one element, ordered by stride, each step past all the elements of the axes below
+/// it (as every view sliced from an array does). A zero stride, or strides that interleave, fail.
+pub(crate) fn elements_distinct(shape: &[usize], strides: &[isize]) -> bool {
+    let mut axes: Vec<(usize, usize)> =
+        (shape.iter().zip(strides)).filter(|(n, _)| **n > 1).map(|(&n, &s)| (s.unsigned_abs(), n)).collect();
+    axes.sort_unstable();
+    let mut reach = 1usize; // elements spanned by the axes so far
+    for (stride, n) in axes {
+        if stride < reach {
+            return false;
+        }
+        reach = stride.saturating_mul(n - 1).saturating_add(reach);
+    }
+    true
 }
 
 #[cfg(test)]

@@ -87,13 +87,17 @@ pub fn supported(combine: Combine, dtype: DType) -> Result<(), CudaError> {
 }
 
 /// The store's streams over its update coordinates, as loop nests before any pass (the same
-/// loops for all): `dest` reads the destination's address (in the output, which is laid out as
-/// the target), `value` the value's, `when` a masked store's mask (bytes; an update applies
-/// where its byte is nonzero).
+/// loops for all): `dest` reads the destination's byte offset in the output, `value` the
+/// value's, `when` a masked store's mask (bytes; an update applies where its byte is nonzero).
 pub struct UpdateNests {
     pub dest: LoopNest,
     pub value: LoopNest,
     pub when: Option<LoopNest>,
+    /// The bytes from the output's first to the target's element `[0, ..., 0]`, which the
+    /// target's pointer addresses: 0, but for a store through a view (`Plan::stores_through_view`),
+    /// whose output is the target's window, starting below element `[0, ..., 0]` by what
+    /// negative steps reach.
+    target_shift: i64,
     combine: Combine,
     dtype: DType,
     /// The error word of the updates: the output's.
@@ -114,7 +118,7 @@ fn can_fail(s: &Stream) -> bool {
 }
 
 impl UpdateNests {
-    pub fn new(plan: &VerifiedGenericPlan, store: &Store<SymExpr>) -> UpdateNests {
+    pub fn new(plan: &VerifiedGenericPlan, store: &Store<SymExpr>) -> Result<UpdateNests, CudaError> {
         let nest = |access: &Access<SymExpr>, dtype: DType| {
             let load = GenericPlan {
                 checks: vec![],
@@ -127,14 +131,24 @@ impl UpdateNests {
             };
             LoopNest::from_plan(&load)
         };
-        UpdateNests {
-            dest: nest(&store.dest, plan.dtype),
+        // `dest` addresses the target from its element `[0, ..., 0]`; the output starts at
+        // `output.base` (a window's lowest element; 0 for a dense target).
+        let w = plan.dtype.width() as i64;
+        let Some(first) = plan.output.base.as_const() else {
+            return Err(CudaError::Codegen("a store whose output starts at a symbolic element".into()));
+        };
+        let target_shift = -first * w;
+        let mut dest = nest(&store.dest, plan.dtype);
+        dest.data.base = dest.data.base.add_const(target_shift);
+        Ok(UpdateNests {
+            dest,
+            target_shift,
             value: nest(&store.value, plan.dtype),
             when: store.when.as_ref().map(|mask| nest(mask, DType::Bool)),
             combine: store.combine,
             dtype: plan.dtype,
             slot: plan.checks.len(),
-        }
+        })
     }
 
     /// The nests, with the error word they record into (for the 32-bit test).
@@ -353,7 +367,10 @@ impl Gen<'_> {
     /// target's element where the store combines.
     fn write(&self, u: &UpdateNests, at: &str, value: Option<&str>) -> String {
         let w = u.dtype.width();
-        let target = format!("b{} + {at}", u.dest.data.buffer);
+        let target = match u.target_shift {
+            0 => format!("b{} + {at}", u.dest.data.buffer),
+            shift => format!("b{} + ({at} - {shift})", u.dest.data.buffer),
+        };
         if let Combine::Reduce { op, init } = u.combine {
             let ty = reduce::wide_type(u.dtype, op);
             let start =
