@@ -58,6 +58,11 @@ struct DeviceCall<'k> {
     _derived: Vec<DeviceMemory>,
 }
 
+/// The process's GPU, or the error every surface gives without one (E0209).
+fn gpu() -> Result<&'static device::Device, Error> {
+    device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))
+}
+
 fn gpu_error(e: GpuError) -> Error {
     match e {
         GpuError::Run(e) => e.into(),
@@ -79,7 +84,7 @@ impl Kernel {
     /// Each input's pointer, dims and strides describe device memory of this process's current
     /// GPU that stays readable until `stream` has run the kernel; `stream` is valid.
     pub unsafe fn run_device(&self, inputs: &[DeviceArray], stream: Stream) -> Result<DeviceOutput, Error> {
-        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let gpu = gpu()?;
         if let Some(slot) = self.strided_store_target(inputs) {
             let target = &inputs[slot];
             let (dtype, shape) = (target.dtype, target.shape.clone());
@@ -148,7 +153,7 @@ impl Kernel {
         stream: Stream,
         bytes: Option<usize>,
     ) -> Result<(), Error> {
-        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let gpu = gpu()?;
         // A store into a strided view: its updated copy is the view's dtype and dims.
         let viewed = self.strided_store_target(inputs);
         let (call, bound, shape) = match viewed {
@@ -199,7 +204,7 @@ impl Kernel {
         if inputs.len() != s.names.len() {
             return Err(RuntimeError::InputCount { expected: s.names.len(), found: inputs.len() }.into());
         }
-        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let gpu = gpu()?;
         let dense = inputs.iter().all(|a| a.layout().is_none());
         // A program compiled for values it read (a mask's, an operator parameter's) is compiled
         // again for the call's values, read from the device.

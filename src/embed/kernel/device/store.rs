@@ -139,7 +139,7 @@ impl Kernel {
             })),
         };
         if !overlapped && crate::backend::loopnest::store_may_run_in_place(plan.plan()) {
-            let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+            let gpu = gpu()?;
             let call = self.device_call(inputs, stream)?;
             let bound = self.bind_call(gpu, &call)?;
             expected(&bound.shape)?;
@@ -152,7 +152,7 @@ impl Kernel {
         // without preparing its call twice (a layout's call reruns the front end).
         let combines = plan.store.as_ref().is_some_and(|s| matches!(s.combine, Combine::Add | Combine::Mul));
         if !overlapped && combines {
-            let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+            let gpu = gpu()?;
             let call = self.device_call(inputs, stream)?;
             // The generic plan's kept; a layout's plan (values read, views) loaded for the call.
             let cache = &self.shared.device.buffered;
@@ -171,7 +171,7 @@ impl Kernel {
         }
         // SAFETY: the caller's arrays as promised.
         let updated = unsafe { self.run_device(inputs, stream) }?;
-        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let gpu = gpu()?;
         // SAFETY: `updated` is fresh device memory of the output's bytes, the target's dense
         // bytes (the output is the target's dtype and shape), both on `stream`.
         unsafe { gpu.copy(target.ptr, updated.memory.ptr, updated.memory.bytes, stream) }
@@ -204,7 +204,7 @@ impl Kernel {
     ) -> Result<(), Error> {
         let target = &inputs[slot];
         let window = target.window();
-        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let gpu = gpu()?;
         // A program that does not lower through the view is stored into the packed copy, which
         // gives its error where it has one.
         let call = match overlapped {
@@ -259,7 +259,7 @@ impl Kernel {
         stream: Stream,
     ) -> Result<(), Error> {
         let target = &inputs[slot];
-        let gpu = device::device().map_err(|e| Error::from(RuntimeError::Cuda(e.to_string())))?;
+        let gpu = gpu()?;
         let bytes = target.shape.iter().product::<usize>() * target.dtype.width();
         let copy = gpu.alloc(bytes, stream).map_err(|e| gpu_error(e.into()))?;
         let dense = DeviceArray { ptr: copy.ptr, strides: None, ..target.clone() };
