@@ -20,7 +20,7 @@ use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-mod buffered;
+pub(super) mod buffered;
 mod build;
 mod checks;
 pub mod device;

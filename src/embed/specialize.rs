@@ -79,6 +79,9 @@ pub(crate) struct Special {
     /// Where `native` is none (a store the generic JIT does not take, the interpreter): the
     /// front end's plan prepared once, on the first call, not again on every call.
     runnable: OnceLock<Runnable>,
+    /// A `+=` whose updates may meet, through a view: its three buffered kernels, prepared at
+    /// the first call (`None`: it has none).
+    pub buffered: OnceLock<Option<super::kernel::buffered::Buffered>>,
 }
 
 impl Special {
@@ -274,5 +277,15 @@ fn specialize(
         }
         _ => None,
     };
-    Ok(Special { layout, values, compiled, plan, out_dims, native, entry, runnable: OnceLock::new() })
+    Ok(Special {
+        layout,
+        values,
+        compiled,
+        plan,
+        out_dims,
+        native,
+        entry,
+        runnable: OnceLock::new(),
+        buffered: OnceLock::new(),
+    })
 }

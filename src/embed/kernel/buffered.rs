@@ -11,7 +11,8 @@ use crate::backend::loopnest::buffered_in_place;
 use crate::embed::TensorView;
 use crate::embed::held::Held;
 use crate::exec::Runnable;
-use crate::plan::{VerifiedGenericPlan, verify_generic};
+use crate::plan::VerifiedGenericPlan;
+use crate::plan::buffered::verify_stage;
 
 /// The three kernels of a buffered store.
 pub(crate) struct Buffered {
@@ -23,11 +24,12 @@ pub(crate) struct Buffered {
 impl Buffered {
     /// The kernels of `plan`'s buffered form ([`buffered_in_place`], a device's too), when it
     /// has one and the JIT compiles all three (dtypes whose arithmetic it computes; shapes
-    /// constant or symbolic).
+    /// constant or symbolic; a store through a view's concrete plans, which take the inputs'
+    /// windows).
     pub(crate) fn prepare(plan: &VerifiedGenericPlan) -> Option<Buffered> {
         let parts = buffered_in_place(plan.plan())?;
         let compile = |p| {
-            let verified = verify_generic(p).ok()?;
+            let verified = verify_stage(p).ok()?;
             let runnable = Runnable::prepare(
                 &verified,
                 &jit::plan_order(verified.plan()),

@@ -2,6 +2,7 @@
 //! in-place kernels for a `+=` whose updates may meet, else through a temporary copied back. The
 //! rules of when writing in place is safe are apart from the kernel's ordinary runs.
 
+use super::buffered::Buffered;
 use super::*;
 
 impl Kernel {
@@ -158,11 +159,14 @@ impl Kernel {
         // A program that does not lower through the view (or fails to compile for this layout)
         // is stored into a dense copy, which gives its error where it has one.
         let Ok(Some(special)) = s.through_view.get_or_compile(&source, &views) else { return Ok(false) };
-        let Some(native) = special.native.as_ref().filter(|n| n.stores_in_place()) else { return Ok(false) };
         let bytes = window.1 - window.0;
         if !special.plan.stores_through_view() || special.plan.output_bytes() != bytes as u64 {
             return Ok(false);
         }
+        let Some(native) = special.native.as_ref().filter(|n| n.stores_in_place()) else {
+            // SAFETY: the caller's word; no other input reaches the window.
+            return unsafe { self.store_through_view_buffered(&special, inputs) };
+        };
         // The window's lowest byte: element [0, ..., 0] less what negative steps reach below it.
         let first = target.as_ptr().cast_mut().wrapping_sub(target.as_ptr() as usize - window.0);
         // SAFETY: the plan's output is the target's window, starting at `first`, `bytes` long;
@@ -171,6 +175,46 @@ impl Kernel {
         // caller's word; no other input reaches the window). Its update reads no byte of the
         // target (`stores_in_place`).
         unsafe { self.call_special(&special, native, inputs, first, bytes) }.map(|()| true)
+    }
+
+    /// A `+=` or `*=` through a view whose updates may meet ([`store_through_view`]'s plan
+    /// cannot run in place): the plan's three buffered kernels (`kernel/buffered.rs`), on the
+    /// inputs' windows, touching only the updated elements. `Ok(false)` where it has none or a
+    /// kernel declined, nothing written.
+    ///
+    /// # Safety
+    /// As for [`store_in_place`](Self::store_in_place); no other input reaches the target's
+    /// window.
+    unsafe fn store_through_view_buffered<V: AsView>(
+        &self,
+        special: &Special,
+        inputs: &[V],
+    ) -> Result<bool, Error> {
+        let buffered = special.buffered.get_or_init(|| Buffered::prepare(&special.plan.lift()));
+        let Some(buffered) = buffered.as_ref() else { return Ok(false) };
+        // The plan's inputs in its order: a strided one as its window (its bytes from its lowest
+        // element, one axis), as the plan declares it.
+        let mut at = Vec::with_capacity(special.plan.inputs.len());
+        for d in &special.plan.inputs {
+            let Some(i) = self.shared.names.iter().position(|n| *n == d.name) else { return Ok(false) };
+            let (lo, hi) = inputs[i].as_view().byte_span();
+            at.push((i, lo, [(hi - lo) / d.dtype.width()]));
+        }
+        let mut held = Vec::with_capacity(at.len());
+        for (d, (i, lo, dims)) in special.plan.inputs.iter().zip(&at) {
+            let view = match d.strides {
+                None => inputs[*i].as_view(),
+                // SAFETY: the view's window, inside the caller's memory (a view reaches only its
+                // elements' bytes); the target's writable, as the caller's word.
+                Some(_) => unsafe { TensorView::from_raw(d.dtype, dims, None, *lo as *mut u8) }?,
+            };
+            held.push(Held::InPlace(view));
+        }
+        // SAFETY: the caller's word on the target; the inputs as the plan declares them.
+        match unsafe { buffered.run(&held, self.threads) } {
+            None => Ok(false),
+            Some(ran) => ran.map(|()| true).map_err(|e| self.explain(e, inputs)),
+        }
     }
 
     /// Runs a `+=` or `*=` store whose updates may meet in place, as three kernels
