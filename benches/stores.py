@@ -17,6 +17,7 @@ Stores into NumPy views, written through the view in place (base f32[2048, 2048]
     V4   a[::3] = 1     a: x[::2]
     V5   a[5] = 0       a: x itself (dense): one row of a large target
     V6   a[i] = v       a: x[::-1, ::2] (rows backwards), i and v as V1
+    V7   a[i] += v      a: x[:, ::2], i and v as V1 (i repeats rows: the buffered kernels)
 
 slc runs as a NumPy user runs it, `slc.eval(STORE, a=x, ...)` (x updated in place), with the
 default threads, and as a compiled kernel on one thread (`slc.compile(STORE, ...)(..., threads=1)`,
@@ -57,6 +58,8 @@ def cases(rng):
     yield "V4", "a[::3] = 1", {"a": x}, lambda t: t.__setitem__(slice(None, None, 3), 1), 342 * 2048 * 4, lambda b: b[::2]
     yield "V5", "a[5] = 0", {"a": x}, lambda t: t.__setitem__(5, 0), 2048 * 4
     yield "V6", "a[i] = v", {"a": x, "i": i, "v": v}, lambda t: t.__setitem__(i, v), v.nbytes, lambda b: b[::-1, ::2]
+    assert len(np.unique(i)) < len(i), "V7's rows repeat"
+    yield "V7", "a[i] += v", {"a": x, "i": i, "v": v}, lambda t: t.__setitem__(i, t[i] + v), v.nbytes, lambda b: b[:, ::2]
 
 
 def timed(fn):
