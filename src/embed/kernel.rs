@@ -20,7 +20,7 @@ use slc_runtime::{DType, Tensor};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub(super) mod buffered;
+mod buffered;
 mod build;
 mod checks;
 pub mod device;
@@ -109,7 +109,7 @@ struct Shared {
     /// of each mask: the last ones met, one per derived input (`Kernel::positions`).
     positions: std::sync::Mutex<Vec<MaskPositions>>,
     /// A `+=`/`*=` store's three in-place kernels (`buffered`), made at its first use.
-    buffered: std::sync::OnceLock<Option<buffered::Buffered>>,
+    buffered: std::sync::OnceLock<Option<crate::embed::buffered::Buffered>>,
 }
 
 impl std::fmt::Debug for Kernel {

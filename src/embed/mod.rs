@@ -26,6 +26,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod buffered;
 mod held;
 mod kernel;
 mod layout_entry;

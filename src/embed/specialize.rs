@@ -81,7 +81,7 @@ pub(crate) struct Special {
     runnable: OnceLock<Runnable>,
     /// A `+=` whose updates may meet, through a view: its three buffered kernels, prepared at
     /// the first call (`None`: it has none).
-    pub buffered: OnceLock<Option<super::kernel::buffered::Buffered>>,
+    pub buffered: OnceLock<Option<super::buffered::Buffered>>,
 }
 
 impl Special {

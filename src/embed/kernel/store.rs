@@ -2,8 +2,8 @@
 //! in-place kernels for a `+=` whose updates may meet, else through a temporary copied back. The
 //! rules of when writing in place is safe are apart from the kernel's ordinary runs.
 
-use super::buffered::Buffered;
 use super::*;
+use crate::embed::buffered::Buffered;
 
 impl Kernel {
     /// Runs a store kernel (`a[i] = v`) writing its target's own bytes, as NumPy's `x[i] = v`
@@ -57,7 +57,7 @@ impl Kernel {
 
     /// Runs a store kernel (`a[i] = v`) updating its target's own bytes: in place where it can
     /// ([`store_in_place`](Self::store_in_place)); a `+=` or `*=` whose updates may meet, by
-    /// kernels that each run in place (`kernel/buffered.rs`); else computed into a temporary that
+    /// kernels that each run in place (`embed/buffered.rs`); else computed into a temporary that
     /// is then copied over the target, so that every read sees the target as it was. A strided
     /// target is stored through a dense copy of it; a kernel without a store is an error.
     ///
@@ -178,7 +178,7 @@ impl Kernel {
     }
 
     /// A `+=` or `*=` through a view whose updates may meet ([`store_through_view`]'s plan
-    /// cannot run in place): the plan's three buffered kernels (`kernel/buffered.rs`), on the
+    /// cannot run in place): the plan's three buffered kernels (`embed/buffered.rs`), on the
     /// inputs' windows, touching only the updated elements. `Ok(false)` where it has none or a
     /// kernel declined, nothing written.
     ///
@@ -218,7 +218,7 @@ impl Kernel {
     }
 
     /// Runs a `+=` or `*=` store whose updates may meet in place, as three kernels
-    /// (`kernel/buffered.rs`); `Ok(false)` where it has no such form or a kernel declined.
+    /// (`embed/buffered.rs`); `Ok(false)` where it has no such form or a kernel declined.
     ///
     /// # Safety
     /// As for [`store_in_place`](Self::store_in_place).
