@@ -246,9 +246,9 @@ impl Kernel {
     }
 
     /// A store into a strided device target through a dense copy: the store's updated copy of
-    /// the view made in new device memory ([`store_copy_of_view`](Self::store_copy_of_view)),
-    /// then written back through the view (the kernel `a[...] = b`, which stores through it),
-    /// all on `stream`; a failed store writes nothing back.
+    /// the view made in new device memory ([`run_device`](Self::run_device)), then written back
+    /// through the view (the kernel `a[...] = b`, which stores through it), all on `stream`; a
+    /// failed store writes nothing back.
     ///
     /// # Safety
     /// As [`store_device`](Self::store_device).
@@ -259,12 +259,9 @@ impl Kernel {
         stream: Stream,
     ) -> Result<(), Error> {
         let target = &inputs[slot];
-        let gpu = gpu()?;
-        let bytes = target.shape.iter().product::<usize>() * target.dtype.width();
-        let copy = gpu.alloc(bytes, stream).map_err(|e| gpu_error(e.into()))?;
-        let dense = DeviceArray { ptr: copy.ptr, strides: None, ..target.clone() };
-        // SAFETY: the caller's arrays; the copy is fresh device memory of the view's dense bytes.
-        unsafe { self.store_copy_of_view(inputs, slot, &dense, stream) }?;
+        // SAFETY: the caller's arrays, read.
+        let updated = unsafe { self.run_device(inputs, stream) }?;
+        let dense = DeviceArray { ptr: updated.memory.ptr, strides: None, ..target.clone() };
         let ty = TensorType::of(target.dtype, &target.shape).generic();
         let unpack = Kernel::prepare("a[...] = b", &[("a", ty.clone()), ("b", ty)])?;
         // SAFETY: the caller's target, written through its view (its elements distinct); the
