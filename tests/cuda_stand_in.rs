@@ -25,3 +25,81 @@ fn gpu() -> Option<&'static device::Device> {
     }
     Some(device::device().expect("the stand-in driver opens"))
 }
+
+/// `slc` with `--backend cuda` on the stand-in, against the same command on the JIT: `eval`
+/// (values, a written `.npy`, an out-of-range index's diagnostic and exit code), `run` on the
+/// example scripts, the REPL's `:backend cuda`, `bench`; `--time` shows the device's phases.
+#[test]
+fn the_command_line_on_the_device() {
+    if stand_in::install().is_err() {
+        eprintln!("skipped: the stand-in CUDA driver is not available");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let slc = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_slc"))
+            .args(args)
+            .envs(stand_in::environment())
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("slc runs");
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let a = "a=examples/data/a.npy";
+    let mut failures = vec![];
+    for expr in [
+        "a[1:, ::-1]",
+        "a[[0, 2, -1]]",
+        "a[[True, False, True, True], ::2]",
+        "a[:, None, ::2][..., 0]",
+        "a[[0, 7]]",
+        "a[[1, 1]] = 0",
+    ] {
+        let jit = slc(&["eval", expr, "-i", a], "");
+        let cuda = slc(&["eval", expr, "-i", a, "--backend", "cuda"], "");
+        // Each runs, but for the out-of-range index, which fails alike.
+        if jit != cuda || (jit.0 == Some(0)) == expr.contains('7') {
+            failures.push(format!("eval {expr}: JIT {jit:?}, cuda {cuda:?}"));
+        }
+    }
+    let out = dir.path().join("out.npy");
+    let out = out.to_str().unwrap();
+    let (code, _, stderr) = slc(&["eval", "a[::-1]", "-i", a, "-o", out, "--backend", "cuda", "--time"], "");
+    assert_eq!(code, Some(0), "{stderr}");
+    for phase in ["h2d", "kernel", "d2h"] {
+        assert!(stderr.lines().any(|l| l.starts_with(phase)), "--time shows {phase}: {stderr}");
+    }
+    let written = slc(&["eval", "o", "-i", &format!("o={out}")], "");
+    assert_eq!(written, slc(&["eval", "a[::-1]", "-i", a], ""), "the .npy written from the device");
+    for script in ["crop_and_flip", "embedding_lookup", "onnx_slice_chain"] {
+        let file = format!("examples/{script}.slc");
+        let (jit, cuda) = (slc(&["run", &file], ""), slc(&["run", "--backend", "cuda", &file], ""));
+        if jit != cuda || jit.0 != Some(0) {
+            failures.push(format!("run {file}: JIT {jit:?}, cuda {cuda:?}"));
+        }
+    }
+    // The same lines on each back end, chosen by the first.
+    let session = |backend: &str| {
+        format!(
+            ":backend {backend}\n:load a=examples/data/a.npy\na[::-2, 1:]\na[[5]]\na[[True, False, True, True]]\n"
+        )
+    };
+    let (jit, cuda) = (slc(&["repl"], &session("jit")), slc(&["repl"], &session("cuda")));
+    let jit = (jit.0, jit.1.replace("backend: jit", "backend: cuda"), jit.2);
+    if jit != cuda || !jit.1.contains("[16. 17. 18. 19.]") {
+        failures.push(format!("repl: JIT {jit:?}, cuda {cuda:?}"));
+    }
+    let (code, stdout, stderr) = slc(&["bench", "a[::-1]", "--shape", "a=f32[9]", "--backend", "cuda"], "");
+    assert!(code == Some(0) && stdout.contains("cuda"), "{stdout}{stderr}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

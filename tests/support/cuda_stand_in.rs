@@ -23,23 +23,29 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 fn build() -> Result<StandIn, String> {
-    let header = concat!(env!("CARGO_MANIFEST_DIR"), "/src/backend/cuda/host_emulation.h");
     let key = fnv(format!("{SOURCE}\0{HEADER}").as_bytes());
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let library = dir.join(format!("libcuda-stand-in-{key:016x}.so"));
     if !library.exists() {
-        // Built under a name of this process's own, then renamed: test binaries build it at once.
-        let partial = dir.join(format!("libcuda-stand-in-{key:016x}.{}.so", std::process::id()));
+        // Built under names of this process's own, then renamed: test binaries build it at once.
+        let own = |what: &str| dir.join(format!("cuda-stand-in-{key:016x}.{}.{what}", std::process::id()));
+        let (source, partial) = (own("c"), own("so"));
+        // Every compile of a kernel includes the header: it stays, renamed into place whole.
+        let header = dir.join(format!("cuda-stand-in-{key:016x}.h"));
+        std::fs::write(own("h"), HEADER).map_err(|e| e.to_string())?;
+        std::fs::rename(own("h"), &header).map_err(|e| e.to_string())?;
+        std::fs::write(&source, SOURCE).map_err(|e| e.to_string())?;
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
         let out = std::process::Command::new(&cc)
             .args(["-std=c11", "-O1", "-Wall", "-Werror", "-shared", "-fPIC", "-Wl,-soname,libcuda.so"])
-            .arg(format!("-DSLC_EMULATION_HEADER=\"{header}\""))
+            .arg(format!("-DSLC_EMULATION_HEADER=\"{}\"", header.display()))
             .arg("-o")
             .arg(&partial)
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/cuda_stand_in.c"))
+            .arg(&source)
             .args(["-ldl", "-lpthread"])
             .output()
             .map_err(|e| format!("cannot run `{cc}`: {e}"))?;
+        let _ = std::fs::remove_file(&source);
         if !out.status.success() {
             return Err(format!("the stand-in does not build:\n{}", String::from_utf8_lossy(&out.stderr)));
         }
