@@ -8,6 +8,8 @@
 mod cases;
 #[path = "../../tests/support/scratch.rs"]
 mod scratch_dir;
+#[path = "../../tests/support/cuda_stand_in.rs"]
+mod stand_in;
 
 use cases::{Case, c_bytes, hex, oracle};
 use scratch_dir::scratch;
@@ -31,6 +33,11 @@ fn include_dir() -> PathBuf {
 
 /// Compiles `source` against slc.h and libslc_c.a, runs it, returns its standard output.
 fn build_and_run(name: &str, source: &str) -> String {
+    build_and_run_with(name, source, vec![])
+}
+
+/// [`build_and_run`], the program run with `env` added to its environment.
+fn build_and_run_with(name: &str, source: &str, env: Vec<(String, String)>) -> String {
     let dir = scratch("capi", name);
     std::fs::write(dir.join("main.c"), source).unwrap();
     let lib = lib_dir();
@@ -43,7 +50,7 @@ fn build_and_run(name: &str, source: &str) -> String {
         .output()
         .unwrap();
     assert!(out.status.success(), "gcc failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let run = Command::new(dir.join("main")).output().unwrap();
+    let run = Command::new(dir.join("main")).envs(env).output().unwrap();
     assert!(
         run.status.success(),
         "the C program failed ({:?}):\n{}\n{}",
@@ -369,4 +376,86 @@ fn generic_kernels_from_c() {
     }
     let refused = "3 E0208 `N` is 3 (axis 0 of `a`) but 4 (axis 0 of `b`)";
     assert_eq!(lines.next(), Some(refused), "dims of one name that differ: SLC_ERR_RUNTIME");
+}
+
+/// `slc_kernel_run_device` on device memory of the stand-in CUDA driver (tests/support/
+/// cuda_stand_in.c; the program finds its entry points as a CUDA program linked with libcuda
+/// would): dense and byte-strided inputs, a gather whose index is out of range (the host's
+/// error and code), an output buffer too small, and a session on `SLC_BACKEND_CUDA`, each
+/// against the host's bytes.
+#[test]
+fn kernels_on_device_memory_from_c() {
+    if let Err(e) = stand_in::available() {
+        eprintln!("skipped: the stand-in CUDA driver is not available ({e})");
+        return;
+    }
+    let program = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include "slc.h"
+#define CHECK(c) do { if (!(c)) { printf("FAIL line %d: %s\n", __LINE__, #c); return 1; } } while (0)
+typedef unsigned long long dptr;
+int main(void) {
+    int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(RTLD_DEFAULT, "cuInit");
+    int (*cu_alloc)(dptr *, size_t) = (int (*)(dptr *, size_t))dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
+    int (*cu_htod)(dptr, const void *, size_t) = (int (*)(dptr, const void *, size_t))dlsym(RTLD_DEFAULT, "cuMemcpyHtoD_v2");
+    int (*cu_dtoh)(void *, dptr, size_t) = (int (*)(void *, dptr, size_t))dlsym(RTLD_DEFAULT, "cuMemcpyDtoH_v2");
+    CHECK(cu_init && cu_alloc && cu_htod && cu_dtoh && cu_init(0) == 0);
+    slc_session *s = slc_session_new();
+    int64_t shape[2] = { 3, 4 };
+    slc_input_sig sig = { "a", SLC_F32, 2, shape };
+    slc_kernel *k = slc_kernel_new(s, "a[1:3, ::-1]", &sig, 1);
+    CHECK(k != NULL);
+    float a[12], want[8], got[8];
+    for (int i = 0; i < 12; i++) a[i] = (float)i;
+    slc_tensor in = { SLC_F32, 2, shape, NULL, a };
+    CHECK(slc_kernel_run(k, &in, 1, want, sizeof want) == SLC_OK);
+    dptr da, dout;
+    CHECK(cu_alloc(&da, sizeof a) == 0 && cu_htod(da, a, sizeof a) == 0 && cu_alloc(&dout, sizeof got) == 0);
+    slc_tensor din = { SLC_F32, 2, shape, NULL, (const void *)da };
+    CHECK(slc_kernel_run_device(k, &din, 1, (void *)dout, sizeof got, NULL) == SLC_OK);
+    CHECK(cu_dtoh(got, dout, sizeof got) == 0 && memcmp(want, got, sizeof got) == 0);
+    /* The same elements stored transposed, read through byte strides on the device. */
+    float t[12];
+    for (int i = 0; i < 3; i++) for (int j = 0; j < 4; j++) t[j * 3 + i] = (float)(i * 4 + j);
+    int64_t tstrides[2] = { 4, 12 };
+    dptr dt;
+    CHECK(cu_alloc(&dt, sizeof t) == 0 && cu_htod(dt, t, sizeof t) == 0);
+    slc_tensor tin = { SLC_F32, 2, shape, tstrides, (const void *)dt };
+    memset(got, 0, sizeof got);
+    CHECK(slc_kernel_run_device(k, &tin, 1, (void *)dout, sizeof got, NULL) == SLC_OK);
+    CHECK(cu_dtoh(got, dout, sizeof got) == 0 && memcmp(want, got, sizeof got) == 0);
+    CHECK(slc_kernel_run_device(k, &din, 1, (void *)dout, sizeof got - 4, NULL) == SLC_ERR_RUNTIME);
+    slc_kernel_free(k);
+    /* An index out of range: the host's message and code, from the device's error words. */
+    int64_t ishape[1] = { 2 };
+    slc_input_sig sigs[2] = { sig, { "i", SLC_I64, 1, ishape } };
+    slc_kernel *g = slc_kernel_new(s, "a[i]", sigs, 2);
+    CHECK(g != NULL);
+    int64_t idx[2] = { 2, 3 };
+    dptr di;
+    CHECK(cu_alloc(&di, sizeof idx) == 0 && cu_htod(di, idx, sizeof idx) == 0);
+    slc_tensor gin[2] = { din, { SLC_I64, 1, ishape, NULL, (const void *)di } };
+    CHECK(slc_kernel_run_device(g, gin, 2, (void *)dout, 32, NULL) == SLC_ERR_RUNTIME);
+    CHECK(strstr(slc_last_error_message(), "index 3 is out of bounds for axis 0 with size 3") != NULL);
+    CHECK(strcmp(slc_last_error_code(), "E0201") == 0);
+    idx[1] = -3;
+    CHECK(cu_htod(di, idx, sizeof idx) == 0);
+    CHECK(slc_kernel_run_device(g, gin, 2, (void *)dout, 32, NULL) == SLC_OK);
+    CHECK(cu_dtoh(got, dout, sizeof got) == 0 && got[0] == 8.0f && got[4] == 0.0f);
+    slc_kernel_free(g);
+    /* A session on the GPU: host buffers in and out, the same bytes. */
+    CHECK(slc_session_set_backend(s, SLC_BACKEND_CUDA) == SLC_OK);
+    slc_kernel *kc = slc_kernel_new(s, "a[1:3, ::-1]", &sig, 1);
+    CHECK(kc != NULL);
+    memset(got, 0, sizeof got);
+    CHECK(slc_kernel_run(kc, &in, 1, got, sizeof got) == SLC_OK && memcmp(want, got, sizeof got) == 0);
+    slc_kernel_free(kc);
+    slc_session_free(s);
+    printf("ok\n");
+    return 0;
+}
+"#;
+    assert_eq!(build_and_run_with("device", program, stand_in::environment()), "ok\n");
 }

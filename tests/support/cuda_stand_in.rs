@@ -79,6 +79,11 @@ pub fn install() -> Result<(), String> {
         .clone()
 }
 
+/// Whether the stand-in builds here (for tests that only start child processes on it).
+pub fn available() -> Result<(), String> {
+    build().map(drop)
+}
+
 /// The environment a child process (`slc`, Python) needs to run on the stand-in.
 pub fn environment() -> Vec<(String, String)> {
     let s = build().expect("the stand-in builds");
