@@ -1,7 +1,9 @@
 """slc on arrays in CUDA device memory (PyTorch, CuPy): read in place through DLPack, results as
 slc.DeviceArray (a DLPack producer) or written into a device out=, on the caller's stream —
 checked bit for bit against NumPy, errors included. These are the GPU-only Python tests: where
-there is no GPU they skip, except the one that checks the error without a CUDA driver.
+there is no GPU they skip, except the one that checks the error without a CUDA driver, and the
+one that runs this file again in a child process on the stand-in CUDA driver
+(stand_in_cuda.py), where the tests written for CuPy run on its stand-in array library too.
 
 Runs under pytest, or as a plain script where pytest is not installed (the GPU machine):
 ``python3 python/tests/test_cuda.py``.
@@ -9,12 +11,18 @@ Runs under pytest, or as a plain script where pytest is not installed (the GPU m
 import ctypes
 import sys
 
+import os
+import subprocess
+
 import numpy as np
 
 import slc
+import stand_in_cuda
 
 
 def _driver_present():
+    if os.environ.get(stand_in_cuda.ACTIVE):
+        return True
     try:
         ctypes.CDLL("libcuda.so.1")
         return True
@@ -37,6 +45,13 @@ def _cupy():
         return cupy
     except Exception:  # noqa: BLE001
         return None
+
+
+def _array_libraries():
+    """CuPy where there is a GPU, and the stand-in's array library in the process that runs on
+    the stand-in driver: (name, module) pairs with CuPy's asarray, asnumpy, from_dlpack, arange."""
+    found = [("cupy", _cupy())] + ([("stand-in", stand_in_cuda)] if os.environ.get(stand_in_cuda.ACTIVE) else [])
+    return [(name, xp) for name, xp in found if xp is not None]
 
 
 class _Skip(Exception):
@@ -176,15 +191,59 @@ def test_index_errors_on_the_device_as_on_the_host():
 
 
 def test_cupy_arrays_and_the_cuda_array_interface():
-    cp = _cupy()
-    if cp is None:
+    if not _array_libraries():
         _skip("no CuPy with a GPU")
-    a = cp.arange(120, dtype=cp.float32).reshape(10, 12)
-    got = slc.eval("a[::3, 2:-1]", a=a)
-    want = cp.asnumpy(a)[::3, 2:-1]
-    assert _same(cp.asnumpy(cp.from_dlpack(got)), want)
-    assert _same(cp.asnumpy(cp.asarray(got)), want)  # __cuda_array_interface__
-    assert got.shape == want.shape and got.dtype == want.dtype
+    for _, cp in _array_libraries():
+        a = cp.asarray(np.arange(120, dtype=np.float32).reshape(10, 12))
+        got = slc.eval("a[::3, 2:-1]", a=a)
+        want = cp.asnumpy(a)[::3, 2:-1]
+        assert _same(cp.asnumpy(cp.from_dlpack(got)), want)
+        assert _same(cp.asnumpy(cp.asarray(got)), want)  # __cuda_array_interface__
+        assert got.shape == want.shape and got.dtype == want.dtype
+
+
+def test_every_form_kernels_out_streams_and_errors_on_cupy_arrays():
+    """CASES through CuPy-like arrays (slc.eval, DLPack in and out); a kernel with out= and a
+    stream, the producer asked for its array on that stream (DLPack's stream protocol); an
+    index out of range as on the host, the device usable after it."""
+    if not _array_libraries():
+        _skip("no CuPy with a GPU")
+    for name, xp in _array_libraries():
+        for expr, x in CASES:
+            given = {k: (xp.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in x.items()}
+            got = slc.eval(expr, **given)
+            assert isinstance(got, slc.DeviceArray), (name, expr, got)
+            assert _same(got.get(), _numpy(expr, x)), (name, expr)
+            assert _same(xp.asnumpy(xp.from_dlpack(got)), _numpy(expr, x)), (name, expr)
+        k = slc.compile("a[::-1, i]", a=("float32", ("N", "M")), i=("int64", ("K",)))
+        host = np.arange(2100, dtype=np.float32).reshape(30, 70)
+        a, i = xp.asarray(host), xp.asarray(np.array([5, -1, 0]))
+        want = host[::-1][:, [5, -1, 0]]
+        out = xp.asarray(np.zeros((30, 3), dtype=np.float32))
+        assert k(a=a, i=i, out=out) is out
+        assert _same(xp.asnumpy(out), want), name
+        if name == "stand-in":
+            assert a.streams[-1] == 1, "the legacy default stream by default"
+            assert _same(k(a=a, i=i, stream=7).get(), want) and a.streams[-1] == 7, a.streams
+        try:
+            k(a=a, i=i, out=xp.asarray(np.zeros((3, 30), dtype=np.float32)))
+        except slc.Error as e:
+            assert "output" in str(e), e
+        else:
+            raise AssertionError("a wrong out= was taken")
+        bad = np.array([0, 7, 1])
+        host_error = None
+        try:
+            slc.eval("a[i]", a=host[:6], i=bad)
+        except IndexError as e:
+            host_error = (e.code, str(e))
+        try:
+            slc.eval("a[i]", a=xp.asarray(host[:6]), i=xp.asarray(bad))
+        except IndexError as e:
+            assert (e.code, str(e)) == host_error, (e, host_error)
+        else:
+            raise AssertionError("no IndexError on the device")
+        assert _same(slc.eval("a[i]", a=xp.asarray(host[:6]), i=xp.asarray(np.array([1]))).get(), host[[1]])
 
 
 # Stores into views of a device array, each with the inputs it names beside `a` and NumPy's
@@ -226,11 +285,30 @@ def test_stores_into_torch_views_as_numpy():
 
 
 def test_stores_into_cupy_views_with_negative_steps_as_numpy():
-    cp = _cupy()
-    if cp is None:
+    if not _array_libraries():
         _skip("no CuPy with a GPU")
-    views = [("x[::-1, ::2]", lambda x: x[::-1, ::2]), ("x.T[::-2]", lambda x: x.T[::-2])]
-    _view_stores(cp.asarray, cp.asnumpy, views)
+    views = [("x[::-1, ::2]", lambda x: x[::-1, ::2]), ("x.T[::-2]", lambda x: x.T[::-2]),
+             ("x[:, ::2]", lambda x: x[:, ::2]), ("x[1::3, 2:]", lambda x: x[1::3, 2:])]
+    for _, cp in _array_libraries():
+        _view_stores(cp.asarray, cp.asnumpy, views)
+
+
+def test_the_gpu_tests_on_the_stand_in_driver():
+    """This file again, in a child process on the stand-in CUDA driver (stand_in_cuda.py): the
+    tests written for CuPy run there on its stand-in arrays, the PyTorch ones skip."""
+    if os.environ.get(stand_in_cuda.ACTIVE):
+        _skip("this is the process on the stand-in")
+    library = stand_in_cuda.build()
+    if library is None:
+        _skip("no stand-in CUDA driver here (no C compiler, or not a source checkout)")
+    run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=stand_in_cuda.environment(library),
+                         cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for name in ("test_cupy_arrays_and_the_cuda_array_interface",
+                 "test_every_form_kernels_out_streams_and_errors_on_cupy_arrays",
+                 "test_stores_into_cupy_views_with_negative_steps_as_numpy"):
+        assert f"{name}: ok" in run.stdout, run.stdout + run.stderr
 
 if __name__ == "__main__":
     failed = 0
