@@ -386,3 +386,63 @@ fn stores_into_strided_device_views() {
     );
     assert!(failures.is_empty(), "{}", failures[..failures.len().min(10)].join("\n"));
 }
+
+/// The differential fuzzer's programs through `Kernel::run_device` on their inputs laid out at
+/// random strides in device memory (steps, transposes, negative steps), read in place, then on
+/// dense device copies (the kernel's cached layouts), against the interpreter on dense host
+/// inputs: bytes, or the error's code.
+#[test]
+fn fuzzer_programs_on_strided_device_views() {
+    use slc::embed::{DeviceArray, Kernel, Stream};
+    use slc::fuzz::{Case, Rng, StridedCopy};
+    use slc::types::{SymTensorType, TensorType};
+    let Some(gpu) = super::gpu() else { return };
+    let stream = Stream(1);
+    let code = |e: slc::Error| e.diagnostic().code.to_string();
+    let mut r = Rng::new(4099);
+    let (mut ran, mut failures) = (0, vec![]);
+    for _ in 0..400 {
+        let case = Case::draw(&mut r);
+        let types: Vec<(&str, SymTensorType)> =
+            (case.inputs.iter()).map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
+        let Ok(k) = Kernel::prepare_with_values(&case.src, &types, &case.values(), &Default::default())
+        else {
+            continue;
+        };
+        let Some(fixed) = k.fixed() else { continue };
+        let dense = case.inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+        let want = fixed.run(&dense).map_err(code);
+        let copies: Vec<StridedCopy> =
+            case.inputs.iter().map(|(_, t)| StridedCopy::draw(t, &mut r)).collect();
+        let strided: Vec<_> = copies.iter().map(|c| gpu.upload(c.buffer().0, stream).unwrap()).collect();
+        let packed: Vec<_> =
+            case.inputs.iter().map(|(_, t)| gpu.upload(t.bytes(), stream).unwrap()).collect();
+        let array = |(_, t): &(&str, Tensor), ptr: u64, strides: Option<Vec<isize>>| DeviceArray {
+            ptr,
+            dtype: t.dtype(),
+            shape: t.shape().to_vec(),
+            strides,
+        };
+        let views: Vec<DeviceArray> = (case.inputs.iter().zip(&copies).zip(&strided))
+            .map(|((i, c), m)| array(i, m.ptr + c.buffer().1 as u64, Some(c.strides().to_vec())))
+            .collect();
+        let dense: Vec<DeviceArray> =
+            case.inputs.iter().zip(&packed).map(|(i, m)| array(i, m.ptr, None)).collect();
+        for (layout, arrays) in [("strided", &views), ("dense", &dense)] {
+            // SAFETY: every array lies in its upload, alive here.
+            let got = unsafe { k.run_device(arrays, stream) }.map_err(code).map(|o| {
+                let a =
+                    DeviceArray { ptr: o.memory.ptr, dtype: o.dtype, shape: o.shape.clone(), strides: None };
+                a.to_host().unwrap()
+            });
+            if got != want {
+                failures
+                    .push(format!("`{}` on {layout} device arrays: CPU {want:?}, device {got:?}", case.src));
+            }
+        }
+        ran += 1;
+    }
+    eprintln!("{ran} fuzzer programs on strided and dense device arrays, {} differ", failures.len());
+    assert!(ran > 200, "only {ran} programs compiled");
+    assert!(failures.is_empty(), "{}", failures[..failures.len().min(10)].join("\n"));
+}
