@@ -103,3 +103,42 @@ fn the_command_line_on_the_device() {
     assert!(code == Some(0) && stdout.contains("cuda"), "{stdout}{stderr}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The stand-in is as strict as `cuda_stand_in.c` says: queued work runs only when waited for
+/// (a copy into pinned memory is not there before the stream is synchronized; an event's time
+/// is not ready before), fresh memory is not zeros, and a copy past an allocation's end, or
+/// from memory freed, is refused.
+#[test]
+fn the_stand_in_defers_work_and_refuses_stray_copies() {
+    use cudarc::driver::{result, sys};
+    let Some(_) = gpu() else { return };
+    let stream: sys::CUstream = std::ptr::null_mut();
+    // SAFETY: the driver's API on memory allocated here, of the sizes given.
+    unsafe {
+        let d = result::malloc_sync(64).unwrap();
+        let mut fresh = [0u8; 64];
+        result::memcpy_dtoh_sync(&mut fresh, d).unwrap();
+        assert!(fresh.iter().all(|&b| b == 0xA5), "fresh memory is filled: {fresh:?}");
+        let pinned = result::malloc_host(64, 0).unwrap().cast::<u8>();
+        let host = std::slice::from_raw_parts_mut(pinned, 64);
+        host.fill(0);
+        let (start, end) = (result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).unwrap(), {
+            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).unwrap()
+        });
+        result::event::record(start, stream).unwrap();
+        result::memset_d8_async(d, 7, 64, stream).unwrap();
+        result::memcpy_dtoh_async(host, d, stream).unwrap();
+        result::event::record(end, stream).unwrap();
+        assert!(host.iter().all(|&b| b == 0), "nothing runs before a wait");
+        assert!(result::event::elapsed(start, end).is_err(), "no time before the events are reached");
+        result::stream::synchronize(stream).unwrap();
+        assert!(host.iter().all(|&b| b == 7), "the copy after the wait");
+        assert!(result::event::elapsed(start, end).is_ok());
+        let mut over = [0u8; 65];
+        assert!(result::memcpy_dtoh_sync(&mut over, d).is_err(), "a copy past the allocation's end");
+        assert!(result::memset_d8_async(d + 60, 0, 8, stream).is_err(), "a fill past the end");
+        result::free_sync(d).unwrap();
+        assert!(result::memcpy_dtoh_sync(&mut fresh, d).is_err(), "a copy from freed memory");
+        result::free_host(pinned.cast()).unwrap();
+    }
+}
