@@ -83,7 +83,7 @@ run)
   # A first look that is quick to read when something is wrong.
   step smoke 1 60 "$gpu/slc" eval 'a[::-1, 1:]' -i a=examples/data/a.npy --backend cuda --time
   # SLC_GPU_TESTS: a name filter for the Rust GPU tests (default: all of them).
-  step cuda_gpu 2 200 "$gpu/cuda_gpu" --nocapture --test-threads 1 ${SLC_GPU_TESTS:-}
+  step cuda_gpu 2 260 "$gpu/cuda_gpu" --nocapture --test-threads 1 ${SLC_GPU_TESTS:-}
   export -f aot && export gpu
   step aot 3 60 bash -c 'aot "$1"' aot "$out"
   step python_cuda 5 120 python3 python/tests/test_cuda.py
