@@ -446,3 +446,70 @@ fn fuzzer_programs_on_strided_device_views() {
     assert!(ran > 200, "only {ran} programs compiled");
     assert!(failures.is_empty(), "{}", failures[..failures.len().min(10)].join("\n"));
 }
+
+/// One shape-generic kernel called from several threads at once on device arrays of different
+/// shapes (its layouts' cache shared), each result the host's.
+#[test]
+fn threads_share_device_kernels() {
+    use slc::embed::{DeviceArray, Kernel, Stream};
+    let Some(gpu) = super::gpu() else { return };
+    let types = [("a", "f32[N, M]".parse().unwrap()), ("i", "i64[K]".parse().unwrap())];
+    let k = Kernel::prepare("a[::-1, i][1:]", &types).unwrap();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4u64)
+            .map(|t| {
+                let k = &k;
+                scope.spawn(move || {
+                    let mut failures = vec![];
+                    for call in 0..12u64 {
+                        let (n, m) = (2 + ((t + call) % 5) as usize, 1 + ((t * 3 + call) % 4) as usize);
+                        let values: Vec<u8> =
+                            (0..n * m).flat_map(|x| ((x as u64 * 7 + t) as f32).to_le_bytes()).collect();
+                        let a = Tensor::from_bytes(slc::DType::F32, &[n, m], &values).unwrap();
+                        let idx: Vec<i64> =
+                            (0..call % 3 + 1).map(|j| (j as i64 * 5 + t as i64) % m as i64).collect();
+                        let i = Tensor::from_i64s(slc::DType::I64, &[idx.len()], &idx).unwrap();
+                        let want = k.run(&[&a, &i]).map_err(|e| e.to_string());
+                        let stream = Stream(1);
+                        let (ma, mi) =
+                            (gpu.upload(a.bytes(), stream).unwrap(), gpu.upload(i.bytes(), stream).unwrap());
+                        let arrays = [
+                            DeviceArray {
+                                ptr: ma.ptr,
+                                dtype: a.dtype(),
+                                shape: a.shape().to_vec(),
+                                strides: None,
+                            },
+                            DeviceArray {
+                                ptr: mi.ptr,
+                                dtype: i.dtype(),
+                                shape: i.shape().to_vec(),
+                                strides: None,
+                            },
+                        ];
+                        // SAFETY: both arrays are uploads alive here.
+                        let got =
+                            unsafe { k.run_device(&arrays, stream) }.map_err(|e| e.to_string()).map(|o| {
+                                DeviceArray {
+                                    ptr: o.memory.ptr,
+                                    dtype: o.dtype,
+                                    shape: o.shape.clone(),
+                                    strides: None,
+                                }
+                                .to_host()
+                                .unwrap()
+                            });
+                        if got != want {
+                            failures.push(format!(
+                                "thread {t}, f32[{n}, {m}], i {idx:?}: host {want:?}, device {got:?}"
+                            ));
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a worker")).collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
