@@ -5,6 +5,8 @@
 //! suite runs on the stand-in driver in `cuda_stand_in.rs`), and the tests here that need no GPU
 //! check that every surface then says so.
 
+#[path = "support/command.rs"]
+mod command;
 #[path = "support/cuda_programs.rs"]
 mod programs;
 #[path = "support/gpu_suite.rs"]
@@ -73,18 +75,8 @@ fn without_a_driver_every_surface_says_so() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("error: --backend cuda: no CUDA driver"), "{args:?}: {stderr}");
     }
-    let mut repl = std::process::Command::new(env!("CARGO_BIN_EXE_slc"))
-        .args(["repl"])
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("slc runs");
-    use std::io::Write;
-    repl.stdin.take().unwrap().write_all(b":backend cuda\n:backend\n").unwrap();
-    let out = repl.wait_with_output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = command::slc_with(&["repl"], ":backend cuda\n:backend\n", vec![]);
+    let (stdout, stderr) = (command::stdout(&out), command::stderr(&out));
     assert!(stderr.contains("E0209") && stderr.contains("no CUDA driver"), "{stderr}");
     assert!(stdout.contains("backend: jit"), "the back end stays: {stdout}");
     let ty = |s: &str| -> slc::types::SymTensorType { s.parse().unwrap() };

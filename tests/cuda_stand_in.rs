@@ -6,6 +6,8 @@
 //! interpreter. What only a GPU shows (timing, concurrency on the device, the CUBIN itself:
 //! `cuda_nvrtc.rs` compiles those) stays with `cuda_gpu.rs`.
 
+#[path = "support/command.rs"]
+mod command;
 #[path = "support/cuda_programs.rs"]
 mod programs;
 #[path = "support/cuda_stand_in.rs"]
@@ -35,25 +37,10 @@ fn the_command_line_on_the_device() {
         eprintln!("skipped: the stand-in CUDA driver is not available");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = command::scratch("cuda_stand_in", "command_line");
     let slc = |args: &[&str], stdin: &str| {
-        use std::io::Write;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_slc"))
-            .args(args)
-            .envs(stand_in::environment())
-            .env("NO_COLOR", "1")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("slc runs");
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let out = command::slc_with(args, stdin, stand_in::environment());
+        (out.status.code(), command::stdout(&out), command::stderr(&out))
     };
     let a = "a=examples/data/a.npy";
     let mut failures = vec![];
