@@ -126,6 +126,11 @@ class Array:
         return _new_capsule(ctypes.addressof(managed), b"dltensor", None)
 
 
+def lent_tensor():
+    """The DLPack tensor of the capsule handed out last (for tests that make it lie)."""
+    return _lent[-1][3].dl_tensor
+
+
 def from_dlpack(producer):
     """A host copy of `producer`'s device array (slc's DeviceArray: its memory is the stand-in's,
     host memory), taken through DLPack as a consumer does: the capsule renamed, its deleter

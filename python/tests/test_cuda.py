@@ -293,6 +293,46 @@ def test_stores_into_cupy_views_with_negative_steps_as_numpy():
         _view_stores(cp.asarray, cp.asnumpy, views)
 
 
+def test_lying_dlpack_producers_are_refused():
+    """A producer whose DLPack tensor lies (another device, a negative rank or dim, a dtype slc
+    does not read, a null data pointer for elements) is refused with an error naming the input,
+    before any launch (a null pointer would fault on the device, and its context with it)."""
+    if not os.environ.get(stand_in_cuda.ACTIVE):
+        _skip("runs on the stand-in's arrays")
+
+    class Liar(stand_in_cuda.Array):
+        def __init__(self, host, field, value):
+            super().__init__(host)
+            self.field, self.value = field, value
+
+        def __dlpack__(self, stream=None, **_):
+            capsule = super().__dlpack__(stream)
+            t = stand_in_cuda.lent_tensor()
+            where = {"device_type": t.device, "device_id": t.device, "code": t.dtype, "bits": t.dtype,
+                     "lanes": t.dtype}.get(self.field, t)
+            if self.field == "shape0":
+                t.shape[0] = self.value
+            else:
+                setattr(where, self.field, self.value)
+            return capsule
+
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    lies = [("device_id", 1, ValueError, "on device 1"), ("device_type", 1, ValueError, "of type 1"),
+            ("ndim", -1, ValueError, "ndim < 0"), ("bits", 8, TypeError, "dtype slc does not read"),
+            ("lanes", 4, TypeError, "4 lanes"), ("code", 9, TypeError, "code 9"),
+            ("shape0", -5, ValueError, "[-5, 4]"), ("data", None, ValueError, "null data pointer")]
+    for field, value, error, words in lies:
+        for call in (lambda a: slc.eval("a[::-1]", a=a),
+                     lambda a: slc.compile("a[::-1]", a=("float32", (3, 4)))(a=a)):
+            try:
+                call(Liar(host, field, value))
+            except error as e:
+                assert "'a'" in str(e) and words in str(e), (field, e)
+            else:
+                raise AssertionError(f"a DLPack tensor lying about {field} was taken")
+    assert _same(slc.eval("a[::-1]", a=stand_in_cuda.Array(host)).get(), host[::-1])
+
+
 def test_the_gpu_tests_on_the_stand_in_driver():
     """This file again, in a child process on the stand-in CUDA driver (stand_in_cuda.py): the
     tests written for CuPy run there on its stand-in arrays, the PyTorch ones skip."""
@@ -307,7 +347,8 @@ def test_the_gpu_tests_on_the_stand_in_driver():
     assert run.returncode == 0, run.stdout + run.stderr
     for name in ("test_cupy_arrays_and_the_cuda_array_interface",
                  "test_every_form_kernels_out_streams_and_errors_on_cupy_arrays",
-                 "test_stores_into_cupy_views_with_negative_steps_as_numpy"):
+                 "test_stores_into_cupy_views_with_negative_steps_as_numpy",
+                 "test_lying_dlpack_producers_are_refused"):
         assert f"{name}: ok" in run.stdout, run.stdout + run.stderr
 
 if __name__ == "__main__":

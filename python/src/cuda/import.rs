@@ -120,6 +120,12 @@ pub fn import(value: &Bound<'_, PyAny>, name: &str, stream: Stream) -> PyResult<
     if dims.len() != ndim || dims.iter().any(|&d| d < 0) {
         return Err(PyValueError::new_err(format!("input '{name}': a DLPack shape {dims:?} of rank {ndim}")));
     }
+    // A null pointer to elements would fault on the device, leaving its context unusable.
+    if t.data.is_null() && dims.iter().all(|&d| d > 0) {
+        return Err(PyValueError::new_err(format!(
+            "input '{name}': __dlpack__ gave a null data pointer for a DLPack shape {dims:?}"
+        )));
+    }
     let strides = match t.strides.is_null() {
         true => None,
         false => Some(read(t.strides).iter().map(|&s| s as isize).collect()),
