@@ -333,6 +333,36 @@ def test_lying_dlpack_producers_are_refused():
     assert _same(slc.eval("a[::-1]", a=stand_in_cuda.Array(host)).get(), host[::-1])
 
 
+def test_device_memory_does_not_leak_from_python():
+    """slc.eval, a kernel with out=, DLPack exports taken and released, stores into views and an
+    IndexError, 200 rounds: the device memory the stand-in counts as live stays as after the
+    first round."""
+    if not os.environ.get(stand_in_cuda.ACTIVE):
+        _skip("counts the stand-in's memory")
+    xp = stand_in_cuda
+    host = np.arange(120, dtype=np.float32).reshape(12, 10)
+    k = slc.compile("a[::-1, i]", a=("float32", ("N", "M")), i=("int64", ("K",)))
+
+    def round_():
+        a, i = xp.asarray(host), xp.asarray(np.array([3, -1]))
+        slc.eval("a[::2, 1:]", a=a).get()
+        xp.from_dlpack(slc.eval("a[i]", a=a, i=i))
+        k(a=a, i=i, out=xp.asarray(np.zeros((12, 2), np.float32)))
+        slc.eval("a[i] += 1", a=a[:, ::2], i=i)
+        slc.eval("a[::-1] = a", a=a.T)
+        try:
+            slc.eval("a[i]", a=a, i=xp.asarray(np.array([0, 12])))
+        except IndexError:
+            pass
+    live = ctypes.CDLL(None).slc_stand_in_live_bytes
+    live.restype = ctypes.c_size_t
+    round_()
+    before = live()
+    for _ in range(200):
+        round_()
+    assert live() == before, (live(), before)
+
+
 def test_the_gpu_tests_on_the_stand_in_driver():
     """This file again, in a child process on the stand-in CUDA driver (stand_in_cuda.py): the
     tests written for CuPy run there on its stand-in arrays, the PyTorch ones skip."""
@@ -348,7 +378,8 @@ def test_the_gpu_tests_on_the_stand_in_driver():
     for name in ("test_cupy_arrays_and_the_cuda_array_interface",
                  "test_every_form_kernels_out_streams_and_errors_on_cupy_arrays",
                  "test_stores_into_cupy_views_with_negative_steps_as_numpy",
-                 "test_lying_dlpack_producers_are_refused"):
+                 "test_lying_dlpack_producers_are_refused",
+                 "test_device_memory_does_not_leak_from_python"):
         assert f"{name}: ok" in run.stdout, run.stdout + run.stderr
 
 if __name__ == "__main__":
