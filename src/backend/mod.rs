@@ -8,6 +8,7 @@ pub mod dml;
 pub mod interp;
 pub mod jit;
 pub mod loopnest;
+mod workers;
 
 use crate::diag::{Diagnostic, IntoDiagnostic};
 use crate::source::Span;
@@ -181,40 +182,7 @@ unsafe impl<T: DenseInput + ?Sized> DenseInput for &T {
     }
 }
 
-/// Runs `kernel` over the outer range `[0, outer)` split into `workers` (at most
-/// [`MAX_THREADS`](crate::limits::MAX_THREADS)) contiguous parts, the first on the calling
-/// thread and the others on scoped threads; the worst status wins. A part whose thread cannot
-/// be started (the process is at its limit) runs on the calling thread instead of failing.
-///
-/// The caller takes a part rather than waiting: with every part on a new thread, the scheduler
-/// started the new threads on one core while the caller's core idled in `join` (B14 on two
-/// threads took as long as on one, 7.5-10.7 ms; in C with the caller working, 4.4 ms).
-pub(crate) fn split_across_threads(
-    outer: i64,
-    workers: usize,
-    kernel: &(dyn Fn(i64, i64) -> i32 + Sync),
-) -> i32 {
-    let workers = workers.clamp(1, crate::limits::MAX_THREADS);
-    let chunk = (outer + workers as i64 - 1) / workers as i64;
-    let mut parts =
-        (0..workers as i64).map(|w| (w * chunk, ((w + 1) * chunk).min(outer))).filter(|(b, e)| b < e);
-    let Some((first_begin, first_end)) = parts.next() else { return clif::STATUS_OK };
-    std::thread::scope(|s| {
-        let started: Vec<_> = parts
-            .map(|(b, e)| {
-                std::thread::Builder::new().spawn_scoped(s, move || kernel(b, e)).map_err(|_| (b, e))
-            })
-            .collect();
-        let first = kernel(first_begin, first_end);
-        started
-            .into_iter()
-            .map(|part| match part {
-                Ok(h) => h.join().unwrap_or(clif::STATUS_INDEX_OUT_OF_RANGE),
-                Err((b, e)) => kernel(b, e),
-            })
-            .fold(first, i32::max)
-    })
-}
+pub(crate) use workers::split_across_threads;
 
 /// Checks that `tensors` match the inputs a plan was compiled for: each input's own shape, or
 /// for a strided view its window ([`InputDecl::tensor_shape`](crate::plan::InputDecl::tensor_shape)).
