@@ -85,7 +85,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `--backend jit|interp`.
+/// `--backend jit|interp|cuda`.
 fn parse_backend(s: &str) -> Result<crate::Executor, String> {
     crate::Executor::from_name(s).ok_or_else(|| format!("`{s}` is not a back end; use jit, interp or cuda"))
 }

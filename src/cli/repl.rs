@@ -13,8 +13,9 @@ pub struct ReplArgs {
     /// NAME=DATA.zarr, a Zarr array read lazily (each evaluation reads the chunks it needs).
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
-    /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
-    #[arg(long, value_name = "jit|interp", value_parser = parse_backend)]
+    /// The executor: `jit` (Cranelift, default), `interp` (the reference interpreter) or `cuda`
+    /// (the GPU: docs/cuda.md).
+    #[arg(long, value_name = "jit|interp|cuda", value_parser = parse_backend)]
     pub backend: Option<Executor>,
     /// Worker threads for large outputs (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

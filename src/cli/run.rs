@@ -16,7 +16,8 @@ pub struct RunArgs {
     /// Bind an input before the script runs: NAME=FILE.npy (or FILE.npy, bound to its stem).
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
-    /// The executor: `jit` (Cranelift, default) or `interp` (the reference interpreter).
+    /// The executor: `jit` (Cranelift, default), `interp` (the reference interpreter) or `cuda`
+    /// (the GPU: docs/cuda.md).
     #[arg(long, value_name = "jit|interp|cuda", value_parser = parse_backend)]
     pub backend: Option<Executor>,
     /// Worker threads for large outputs (default: the machine's cores).
