@@ -131,12 +131,24 @@ def lent_tensor():
     return _lent[-1][3].dl_tensor
 
 
+def _driver():
+    driver = ctypes.CDLL(None)
+    for name in ("cuStreamCreate", "cuStreamSynchronize", "cuMemHostAlloc", "cuMemFreeHost",
+                 "cuMemcpyDtoHAsync_v2"):
+        getattr(driver, name).restype = ctypes.c_int
+    driver.cuMemcpyDtoHAsync_v2.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p]
+    return driver
+
+
 def from_dlpack(producer):
-    """A host copy of `producer`'s device array (slc's DeviceArray: its memory is the stand-in's,
-    host memory), taken through DLPack as a consumer does: the capsule renamed, its deleter
-    called once the copy is made."""
-    capsule = producer.__dlpack__(stream=1)
-    synchronize()
+    """A host copy of `producer`'s device array, taken as a consumer on a stream of its own
+    takes it: the capsule asked for on that stream (so the producer must order its work before
+    it), the copy queued there, that stream alone waited for; the capsule renamed and its
+    deleter called."""
+    driver = _driver()
+    stream = ctypes.c_void_p()
+    assert driver.cuStreamCreate(ctypes.byref(stream), 0) == 0
+    capsule = producer.__dlpack__(stream=stream.value)
     managed = _Managed.from_address(_capsule_pointer(capsule, b"dltensor"))
     _rename_capsule(capsule, b"used_dltensor")
     t = managed.dl_tensor
@@ -149,8 +161,13 @@ def from_dlpack(producer):
         "slc's results are dense"
     copy = np.empty(shape, dtype)
     if n:
-        raw = (ctypes.c_uint8 * (n * dtype.itemsize)).from_address(t.data + t.byte_offset)
+        pinned = ctypes.c_void_p()
+        assert driver.cuMemHostAlloc(ctypes.byref(pinned), n * dtype.itemsize, 0) == 0
+        assert driver.cuMemcpyDtoHAsync_v2(pinned, t.data + t.byte_offset, n * dtype.itemsize, stream) == 0
+        assert driver.cuStreamSynchronize(stream) == 0
+        raw = (ctypes.c_uint8 * (n * dtype.itemsize)).from_address(pinned.value)
         copy[...] = np.frombuffer(raw, dtype=dtype).reshape(shape)
+        driver.cuMemFreeHost(pinned)
     if managed.deleter:
         _Deleter(managed.deleter)(ctypes.addressof(managed))
     return copy

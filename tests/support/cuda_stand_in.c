@@ -6,10 +6,14 @@
  * the error words, the Python and C surfaces — runs end to end against the interpreter.
  *
  * Where it is stricter than a GPU would be, it is so on purpose, to make mistakes visible:
- *   - All work queued on any stream runs in order only when something waits for it (a stream or
- *     event synchronization, a synchronous copy or free, a module unload): a result read before
- *     its copy was waited for is not there yet. A copy from pageable host memory takes the bytes
- *     when it is queued, and one to pageable host memory waits for the queue, as CUDA documents.
+ *   - Queued work (copies, fills, launches, stream-ordered frees, event records) runs only
+ *     when something waits for it (a stream's or an event's synchronization, a synchronous copy
+ *     or free, a module unload), and then only what that wait covers: a stream's own work, what
+ *     it was made to wait for (cuStreamWaitEvent), and the legacy default stream's ordering
+ *     with the others. So a result read before its copy was waited for is not there yet, nor is
+ *     another stream's work that nothing ordered before it. A copy from pageable host memory
+ *     takes the bytes when it is queued, and one to pageable host memory runs at once, as CUDA
+ *     documents.
  *   - Fresh device memory is filled with 0xA5, not zeros.
  *   - Every copy and fill must lie inside one live allocation (device or mapped host memory),
  *     else CUDA_ERROR_INVALID_VALUE; SLC_STAND_IN_FOREIGN=1 lets other addresses stand for a
@@ -109,8 +113,15 @@ static CUresult release(void* p, int host) {
 
 /* ---- the queue ------------------------------------------------------------------------- */
 
+/* Work queued on a stream runs after the work queued on it before, after the work a
+ * cuStreamWaitEvent made it wait for, and — for the legacy default stream (NULL, 1, 2 per
+ * thread counted as it), which synchronizes with the others — after all work queued before it
+ * on any stream, as all work queued after it does. Nothing runs until something waits for it:
+ * a stream's synchronization runs that stream's work and what it depends on, no more. */
 struct event {
-  int pending; /* recorded, not yet reached */
+  int recorded;
+  void* stream; /* of the latest record */
+  uint64_t seq; /* the latest record's place in the queue */
   int reached;
   struct timespec at;
 };
@@ -120,9 +131,11 @@ struct function {
   size_t args_bytes;
 };
 
-enum kind { COPY, FILL, LAUNCH, FREE, EVENT };
+enum kind { COPY, FILL, LAUNCH, FREE, EVENT, WAIT };
 struct op {
   enum kind kind;
+  void* stream;
+  uint64_t seq;
   void* to;
   const void* from;
   size_t bytes;
@@ -130,41 +143,87 @@ struct op {
   void* owned; /* freed after the op: a launch's argument block, a pageable source's bytes */
   struct function* function;
   unsigned int grid, block;
-  struct event* event;
+  struct event* event; /* EVENT: the event recorded */
+  void* after_stream;  /* WAIT: the work it waits for, on that stream up to that place */
+  uint64_t after_seq;
+  int done;
   struct op* next;
 };
 static struct op *head, *tail;
+static uint64_t queued;
 
-static CUresult enqueue(struct op o) {
+static int legacy(void* stream) { return (uintptr_t)stream <= 2; }
+
+static CUresult enqueue(struct op o, void* stream) {
   struct op* p = malloc(sizeof *p);
   if (!p) return OUT_OF_MEMORY;
   *p = o;
+  p->stream = legacy(stream) ? NULL : stream;
+  p->seq = ++queued;
+  p->done = 0;
   p->next = NULL;
   if (tail) tail->next = p; else head = p;
   tail = p;
   return SUCCESS;
 }
 
-/* Runs every queued operation, in order. */
-static void drain(void) {
-  while (head) {
-    struct op* o = head;
-    head = o->next;
-    if (!head) tail = NULL;
-    switch (o->kind) {
-      case COPY: memmove(o->to, o->from, o->bytes); break;
-      case FILL: memset(o->to, o->value, o->bytes); break;
-      case LAUNCH: o->function->run(o->owned, o->grid, o->block); break;
-      case FREE: release(o->to, 0); break;
-      case EVENT:
+static void run_upto(void* stream, uint64_t seq);
+
+/* Runs `o` once what it follows has run. */
+static void run(struct op* o) {
+  if (o->done) return;
+  o->done = 1; /* before its predecessors: they never depend on it */
+  for (struct op* p = head; p && p != o; p = p->next)
+    if (!p->done && (p->stream == o->stream || legacy(p->stream) || legacy(o->stream))) run(p);
+  switch (o->kind) {
+    case COPY: memmove(o->to, o->from, o->bytes); break;
+    case FILL: memset(o->to, o->value, o->bytes); break;
+    case LAUNCH: o->function->run(o->owned, o->grid, o->block); break;
+    case FREE: release(o->to, 0); break;
+    case EVENT:
+      if (o->event->seq == o->seq) { /* not recorded again since */
         clock_gettime(CLOCK_MONOTONIC, &o->event->at);
-        o->event->pending = 0;
         o->event->reached = 1;
-        break;
-    }
-    free(o->owned);
-    free(o);
+      }
+      break;
+    case WAIT: run_upto(o->after_stream, o->after_seq); break;
   }
+  free(o->owned);
+  o->owned = NULL;
+}
+
+/* Runs the work queued on `stream` up to place `seq`, and what it follows. */
+static void run_upto(void* stream, uint64_t seq) {
+  for (struct op* p = head; p && p->seq <= seq; p = p->next)
+    if (p->stream == stream) run(p);
+}
+
+/* Forgets the work that has run. */
+static void sweep(void) {
+  struct op** at = &head;
+  tail = NULL;
+  while (*at) {
+    if ((*at)->done) {
+      struct op* o = *at;
+      *at = o->next;
+      free(o);
+    } else {
+      tail = *at;
+      at = &(*at)->next;
+    }
+  }
+}
+
+/* Runs every queued operation. */
+static void drain(void) {
+  for (struct op* p = head; p; p = p->next) run(p);
+  sweep();
+}
+
+/* Runs the work queued on `stream` so far. */
+static void synchronize(void* stream) {
+  run_upto(legacy(stream) ? NULL : stream, queued);
+  sweep();
 }
 
 #define ENTER                           \
@@ -253,10 +312,9 @@ CUresult cuMemAllocAsync(CUdeviceptr* d, size_t bytes, void* stream) {
 CUresult cuMemFree_v2(CUdeviceptr d) { ENTER drain(); slc_r = release((void*)(uintptr_t)d, 0); LEAVE }
 CUresult cuMemFreeAsync(CUdeviceptr d, void* stream) {
   ENTER
-  (void)stream;
   struct allocation* a = find((void*)(uintptr_t)d);
   if (!a || a->host || a->base != (char*)(uintptr_t)d) FAIL(INVALID_VALUE);
-  slc_r = enqueue((struct op){.kind = FREE, .to = a->base});
+  slc_r = enqueue((struct op){.kind = FREE, .to = a->base}, stream);
   LEAVE
 }
 CUresult cuMemHostAlloc(void** p, size_t bytes, unsigned int flags) {
@@ -272,7 +330,6 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* d, void* p, unsigned int flag
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void* from, size_t bytes, void* stream) {
   ENTER
-  (void)stream;
   if (!valid(to, bytes)) FAIL(INVALID_VALUE);
   struct op o = {.kind = COPY, .to = (void*)(uintptr_t)to, .from = from, .bytes = bytes};
   if (!pinned(from)) { /* pageable: staged now, so the caller may reuse its buffer */
@@ -281,22 +338,23 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void* from, size_t bytes, vo
     memcpy(o.owned, from, bytes);
     o.from = o.owned;
   }
-  slc_r = enqueue(o);
+  slc_r = enqueue(o, stream);
   LEAVE
 }
 CUresult cuMemcpyDtoHAsync_v2(void* to, CUdeviceptr from, size_t bytes, void* stream) {
   ENTER
-  (void)stream;
   if (!valid(from, bytes)) FAIL(INVALID_VALUE);
-  slc_r = enqueue((struct op){.kind = COPY, .to = to, .from = (void*)(uintptr_t)from, .bytes = bytes});
-  if (!pinned(to)) drain(); /* to pageable memory: returns once copied */
+  slc_r = enqueue((struct op){.kind = COPY, .to = to, .from = (void*)(uintptr_t)from, .bytes = bytes}, stream);
+  if (slc_r == SUCCESS && !pinned(to)) { /* to pageable memory: returns once copied */
+    run(tail);
+    sweep();
+  }
   LEAVE
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from, size_t bytes, void* stream) {
   ENTER
-  (void)stream;
   if (!valid(to, bytes) || !valid(from, bytes)) FAIL(INVALID_VALUE);
-  slc_r = enqueue((struct op){.kind = COPY, .to = (void*)(uintptr_t)to, .from = (void*)(uintptr_t)from, .bytes = bytes});
+  slc_r = enqueue((struct op){.kind = COPY, .to = (void*)(uintptr_t)to, .from = (void*)(uintptr_t)from, .bytes = bytes}, stream);
   LEAVE
 }
 CUresult cuMemcpyDtoH_v2(void* to, CUdeviceptr from, size_t bytes) {
@@ -315,16 +373,27 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void* from, size_t bytes) {
 }
 CUresult cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t n, void* stream) {
   ENTER
-  (void)stream;
   if (!valid(to, n)) FAIL(INVALID_VALUE);
-  slc_r = enqueue((struct op){.kind = FILL, .to = (void*)(uintptr_t)to, .value = value, .bytes = n});
+  slc_r = enqueue((struct op){.kind = FILL, .to = (void*)(uintptr_t)to, .value = value, .bytes = n}, stream);
   LEAVE
 }
 
-CUresult cuStreamSynchronize(void* stream) { ENTER (void)stream; drain(); LEAVE }
-/* One queue for every stream keeps them in issue order: a wait is already satisfied. */
+CUresult cuStreamCreate(void** stream, unsigned int flags) {
+  ENTER
+  (void)flags; /* CU_STREAM_NON_BLOCKING: still ordered after the legacy stream here */
+  *stream = malloc(1); /* a handle of its own, never 0, 1 or 2 */
+  if (!*stream) FAIL(OUT_OF_MEMORY);
+  LEAVE
+}
+/* Its queued work still runs in order; the handle is kept (a few bytes). */
+CUresult cuStreamDestroy_v2(void* stream) { ENTER if (legacy(stream)) FAIL(INVALID_HANDLE); LEAVE }
+CUresult cuStreamSynchronize(void* stream) { ENTER synchronize(stream); LEAVE }
 CUresult cuStreamWaitEvent(void* stream, struct event* e, unsigned int flags) {
-  ENTER (void)stream; if (!e || flags != 0) FAIL(INVALID_VALUE); LEAVE
+  ENTER
+  if (!e || flags != 0) FAIL(INVALID_VALUE);
+  if (e->recorded)
+    slc_r = enqueue((struct op){.kind = WAIT, .after_stream = e->stream, .after_seq = e->seq}, stream);
+  LEAVE
 }
 CUresult cuEventCreate(struct event** e, unsigned int flags) {
   ENTER
@@ -335,14 +404,25 @@ CUresult cuEventCreate(struct event** e, unsigned int flags) {
 }
 CUresult cuEventRecord(struct event* e, void* stream) {
   ENTER
-  (void)stream;
   if (!e) FAIL(INVALID_HANDLE);
-  e->pending = 1;
-  e->reached = 0;
-  slc_r = enqueue((struct op){.kind = EVENT, .event = e});
+  slc_r = enqueue((struct op){.kind = EVENT, .event = e}, stream);
+  if (slc_r == SUCCESS) {
+    e->recorded = 1;
+    e->stream = tail->stream;
+    e->seq = tail->seq;
+    e->reached = 0;
+  }
   LEAVE
 }
-CUresult cuEventSynchronize(struct event* e) { ENTER if (!e) FAIL(INVALID_HANDLE); drain(); LEAVE }
+CUresult cuEventSynchronize(struct event* e) {
+  ENTER
+  if (!e) FAIL(INVALID_HANDLE);
+  if (e->recorded) {
+    run_upto(e->stream, e->seq);
+    sweep();
+  }
+  LEAVE
+}
 CUresult cuEventQuery(struct event* e) { ENTER if (!e) FAIL(INVALID_HANDLE); if (!e->reached) FAIL(NOT_READY); LEAVE }
 CUresult cuEventElapsedTime_v2(float* ms, struct event* a, struct event* b) {
   ENTER
@@ -399,7 +479,6 @@ CUresult cuLaunchKernel(struct function* f, unsigned int gx, unsigned int gy, un
                         unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
                         void* stream, void** params, void** extra) {
   ENTER
-  (void)stream;
   if (!f) FAIL(INVALID_HANDLE);
   if (gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || shared != 0 ||
       !params || !params[0] || extra)
@@ -407,7 +486,7 @@ CUresult cuLaunchKernel(struct function* f, unsigned int gx, unsigned int gy, un
   void* args = malloc(f->args_bytes ? f->args_bytes : 1);
   if (!args) FAIL(OUT_OF_MEMORY);
   memcpy(args, params[0], f->args_bytes); /* the driver takes the block at the launch */
-  slc_r = enqueue((struct op){.kind = LAUNCH, .function = f, .owned = args, .grid = gx, .block = bx});
+  slc_r = enqueue((struct op){.kind = LAUNCH, .function = f, .owned = args, .grid = gx, .block = bx}, stream);
   LEAVE
 }
 
