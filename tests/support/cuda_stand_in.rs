@@ -79,6 +79,15 @@ pub fn install() -> Result<(), String> {
         .clone()
 }
 
+/// slc's device on the stand-in, installed first; `None`, saying why, where it cannot be.
+pub fn device() -> Option<&'static slc::backend::cuda::device::Device> {
+    if let Err(e) = install() {
+        eprintln!("skipped: the stand-in CUDA driver is not available ({e})");
+        return None;
+    }
+    Some(slc::backend::cuda::device::device().expect("the stand-in driver opens"))
+}
+
 /// Whether the stand-in builds here (for tests that only start child processes on it).
 pub fn available() -> Result<(), String> {
     build().map(drop)
