@@ -111,3 +111,32 @@ def test_small_calls_keep_the_gil_and_stay_correct_under_switching():
         test_one_kernel_from_many_threads()
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_a_forked_child_runs_parallel_calls():
+    """slc's worker threads belong to the process that started them: a child forked after a
+    parallel call (multiprocessing's fork) runs its own parallel calls whole, on its one thread,
+    and does not wait for workers it does not have."""
+    import os
+    import time
+    if not hasattr(os, "fork"):
+        return
+    a = np.random.default_rng(0).standard_normal((2048, 2048), dtype=np.float32)  # 16 MiB: parallel
+    assert np.array_equal(slc.eval("a[::-1]", a=a), a[::-1])
+    pid = os.fork()
+    if pid == 0:  # the child: exit at once, whatever happens
+        try:
+            ok = np.array_equal(slc.eval("a[::-1]", a=a), a[::-1])
+            os._exit(0 if ok else 3)
+        finally:
+            os._exit(4)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            raise AssertionError("the forked child hangs")
+        time.sleep(0.01)
+    assert os.waitstatus_to_exitcode(status) == 0
