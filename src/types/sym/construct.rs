@@ -474,6 +474,31 @@ mod tests {
         assert_eq!(p("(0 if max(0, N-5) <= 0 else 3)").to_string(), "(0 if N <= 5 else 3)");
     }
 
+    /// Coefficients at i64's end: `i64::MIN` divided by -1 does not fit, so a term with it is
+    /// kept whole rather than divided (proptest found `(MIN - K) * (MIN // -1)` panicking).
+    #[test]
+    fn coefficients_at_i64_min_do_not_overflow() {
+        use super::super::tests::T::{self, *};
+        let b = |t: T| t.build();
+        let x = b(Sub(Box::new(C(i64::MIN)), Box::new(D(0))));
+        let y = b(Div(Box::new(C(i64::MIN)), Box::new(C(-1))));
+        assert_eq!(x.mul(&y), y.mul(&x));
+        let n = b(D(2));
+        for d in [-1, 1, 2, -2] {
+            let q = n.floor_div(&SymExpr::constant(d));
+            let e = q.mul(&SymExpr::constant(i64::MIN)).add(&n);
+            assert_eq!(e, n.add(&q.mul(&SymExpr::constant(i64::MIN))));
+            // (MIN * N) // d and % d: split term by term, MIN / -1 kept whole.
+            let m = n.mul(&SymExpr::constant(i64::MIN));
+            let (q, r) = (m.floor_div(&SymExpr::constant(d)), m.modulo(&SymExpr::constant(d)));
+            let env = crate::types::sym::Env::new().dim("N", 1);
+            let python = |v: i128, d: i128| v.div_euclid(d) - i128::from(d < 0 && v.rem_euclid(d) != 0);
+            let want = i64::try_from(python(i64::MIN as i128, d as i128)).ok();
+            assert_eq!(q.eval_i64(&env), want, "{m} // {d}");
+            assert_eq!(r.eval_i64(&env), Some(0), "{m} % {d}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         /// Replacing every symbol by its value folds to the value.

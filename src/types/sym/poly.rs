@@ -72,10 +72,10 @@ impl Poly {
         };
         let (mut rest, mut quot) = (Poly::constant(c as i64), Poly::constant(q as i64));
         for (m, c) in &self.terms {
-            if c % d == 0 {
-                quot.terms.push((m.clone(), c / d));
-            } else {
-                rest.terms.push((m.clone(), *c));
+            // Checked: i64::MIN / -1 does not fit (the term then stays whole).
+            match c.checked_rem(d).filter(|&r| r == 0).and_then(|_| c.checked_div(d)) {
+                Some(q) => quot.terms.push((m.clone(), q)),
+                None => rest.terms.push((m.clone(), *c)),
             }
         }
         (rest, quot)
@@ -91,10 +91,11 @@ pub(super) fn finalize(p: Poly) -> SymExpr {
     // -k*d*(x//d) holds k*(x % d) instead, which bounds well (`N - 2*(N//2)` is `N%2`).
     for (m, c) in &p.terms {
         if let [Atom::FloorDiv(x, d)] = &m[..]
-            && let Some(dc) = d.as_const().filter(|&dc| dc != 0 && c % dc == 0)
+            && let Some(dc) = d.as_const().filter(|&dc| c.checked_rem(dc) == Some(0))
             && !x.0.terms.is_empty()
+            // Checked: i64::MIN / -1, and its negation, do not fit.
+            && let Some(k) = c.checked_div(dc).and_then(i64::checked_neg)
         {
-            let k = -(c / dc);
             let holds_kx = x.0.terms.iter().all(|(xm, xc)| {
                 xc.checked_mul(k).is_some_and(|v| p.terms.iter().any(|(pm, pc)| pm == xm && *pc == v))
             });
