@@ -262,7 +262,7 @@ impl Kernel {
         // SAFETY: the caller's arrays, read.
         let updated = unsafe { self.run_device(inputs, stream) }?;
         let dense = DeviceArray { ptr: updated.memory.ptr, strides: None, ..target.clone() };
-        let unpack = copy_kernel(Copy::Unpack, target.dtype, target.shape.len())?;
+        let unpack = copy_kernel(ViewCopy::Unpack, target.dtype, target.shape.len())?;
         // SAFETY: the caller's target, written through its view (its elements distinct); the
         // copy is fresh, so it reaches no byte of the view, and is freed in the stream's order,
         // after this kernel.
@@ -292,7 +292,7 @@ impl Kernel {
         stream: Stream,
     ) -> Result<(), Error> {
         let target = &inputs[slot];
-        let pack = copy_kernel(Copy::Pack, target.dtype, target.shape.len())?;
+        let pack = copy_kernel(ViewCopy::Pack, target.dtype, target.shape.len())?;
         // SAFETY: the caller's target, read; `out` of its dense bytes, overlapping no input.
         unsafe { pack.run_device_into(std::slice::from_ref(target), out, stream) }?;
         let mut on_copy = inputs.to_vec();
@@ -304,7 +304,7 @@ impl Kernel {
 
 /// The copies between a strided view and a dense array of its elements.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Copy {
+enum ViewCopy {
     /// `a`: the view's elements into a dense array.
     Pack,
     /// `a[...] = b`: a dense array's elements back through the view.
@@ -314,8 +314,8 @@ enum Copy {
 /// The kernel of `copy` for `dtype` arrays of `rank` dims, every dim symbolic: prepared once per
 /// process (the front end costs more than a small copy), each layout it meets compiled once
 /// by the kernel itself.
-fn copy_kernel(copy: Copy, dtype: DType, rank: usize) -> Result<Arc<Kernel>, Error> {
-    type Kernels = std::collections::HashMap<(Copy, DType, usize), Arc<Kernel>>;
+fn copy_kernel(copy: ViewCopy, dtype: DType, rank: usize) -> Result<Arc<Kernel>, Error> {
+    type Kernels = std::collections::HashMap<(ViewCopy, DType, usize), Arc<Kernel>>;
     static KERNELS: std::sync::Mutex<Option<Kernels>> = std::sync::Mutex::new(None);
     let key = (copy, dtype, rank);
     if let Some(k) = KERNELS.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_default().get(&key) {
@@ -326,8 +326,8 @@ fn copy_kernel(copy: Copy, dtype: DType, rank: usize) -> Result<Arc<Kernel>, Err
         .parse()
         .map_err(|e| Error::from(RuntimeError::Cuda(format!("the copy's signature: {e}"))))?;
     let k = Arc::new(match copy {
-        Copy::Pack => Kernel::prepare("a", &[("a", ty)])?,
-        Copy::Unpack => Kernel::prepare("a[...] = b", &[("a", ty.clone()), ("b", ty)])?,
+        ViewCopy::Pack => Kernel::prepare("a", &[("a", ty)])?,
+        ViewCopy::Unpack => Kernel::prepare("a[...] = b", &[("a", ty.clone()), ("b", ty)])?,
     });
     let mut kernels = KERNELS.lock().unwrap_or_else(|e| e.into_inner());
     Ok(kernels.get_or_insert_default().entry(key).or_insert(k).clone())
