@@ -2,14 +2,14 @@
 //! its code, in bounded time, and nothing overflows the stack — neither the `slc` binary's main
 //! thread nor a library call on a thread with a small stack.
 
-#[path = "support/scratch.rs"]
-mod scratch_dir;
-use scratch_dir::scratch;
+#[path = "support/command.rs"]
+mod command;
+use command::scratch;
 use slc::limits::{MAX_NESTING, MAX_PLAN_ACCESSES, MAX_RANK, MAX_SOURCE_BYTES};
 use slc::sema::InputTypes;
 use slc::types::TensorType;
 use slc::{DType, Error, Executor, RunOptions, Session, Tensor};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// The stack of a thread an embedder might call the library on.
@@ -318,23 +318,7 @@ fn rank_32_symbolic_kernels_agree_with_the_interpreter() {
 }
 
 fn slc(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_slc"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let text = stdin.unwrap_or("").to_string();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        let _ = pipe.write_all(text.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    command::slc_with(args, stdin.unwrap_or(""), vec![])
 }
 
 fn stderr(o: &Output) -> String {

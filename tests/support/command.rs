@@ -14,8 +14,9 @@ pub fn slc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_slc")).args(args).env("NO_COLOR", "1").output().expect("slc runs")
 }
 
-/// `slc ARGS` without colour, `stdin` written to its standard input, `env` added to its
-/// environment.
+/// `slc ARGS` without colour, `stdin` written to its standard input (from a thread of its own,
+/// so that a long input and a long output cannot block each other; slc may stop reading early),
+/// `env` added to its environment.
 pub fn slc_with(args: &[&str], stdin: &str, env: Vec<(String, String)>) -> Output {
     use std::io::Write;
     use std::process::Stdio;
@@ -28,8 +29,14 @@ pub fn slc_with(args: &[&str], stdin: &str, env: Vec<(String, String)>) -> Outpu
         .stderr(Stdio::piped())
         .spawn()
         .expect("slc runs");
-    child.stdin.take().expect("piped").write_all(stdin.as_bytes()).expect("slc reads its input");
-    child.wait_with_output().expect("slc runs")
+    let mut pipe = child.stdin.take().expect("piped");
+    let text = stdin.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().expect("slc runs");
+    writer.join().expect("the writer thread");
+    out
 }
 
 pub fn stdout(o: &Output) -> String {
