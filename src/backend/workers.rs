@@ -122,6 +122,16 @@ impl Pool {
 /// cannot start a thread, or it is a fork of the one that started them), the calling thread
 /// runs it all.
 pub(crate) fn split_across_threads(outer: i64, workers: usize, kernel: Part<'_>) -> i32 {
+    split_in_pieces(outer, workers, None, kernel)
+}
+
+/// [`split_across_threads`] in pieces of one iteration each: for iterations as long as a
+/// Zarr chunk's decoding, where a piece of two would leave one thread idle at the end.
+pub(crate) fn split_one_by_one(outer: i64, workers: usize, kernel: Part<'_>) -> i32 {
+    split_in_pieces(outer, workers, Some(1), kernel)
+}
+
+fn split_in_pieces(outer: i64, workers: usize, piece: Option<i64>, kernel: Part<'_>) -> i32 {
     let helpers = workers.clamp(1, crate::limits::MAX_THREADS) - 1;
     let pool = pool();
     if helpers == 0 || outer <= 1 || pool.pid != std::process::id() {
@@ -131,8 +141,10 @@ pub(crate) fn split_across_threads(outer: i64, workers: usize, kernel: Part<'_>)
     let job = Job {
         kernel,
         outer,
-        piece: (outer + (threads as i64 + 1) * PIECES_PER_THREAD - 1)
-            / ((threads as i64 + 1) * PIECES_PER_THREAD),
+        piece: piece.unwrap_or(
+            (outer + (threads as i64 + 1) * PIECES_PER_THREAD - 1)
+                / ((threads as i64 + 1) * PIECES_PER_THREAD),
+        ),
         next: AtomicI64::new(0),
         status: AtomicI32::new(crate::backend::clif::STATUS_OK),
     };

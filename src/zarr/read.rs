@@ -12,7 +12,7 @@ use super::region::Window;
 use slc_runtime::{DType, Tensor};
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
     Array, ArrayBytesFixedDisjointView, ArrayShardedExt, ArraySubset, CodecOptions, data_type,
@@ -256,14 +256,12 @@ impl PendingZarr {
         window: &Window,
         tensor: &mut Tensor,
     ) -> Result<(), String> {
-        use rayon::prelude::*;
         let shape: Vec<u64> = window.shape.iter().map(|&s| s as u64).collect();
         let bytes = UnsafeCellSlice::new(tensor.bytes_mut());
-        // Chunks are decoded in parallel, each by one thread.
         let options = CodecOptions::default().with_concurrent_target(1);
         let width = self.dtype.width();
         let sharded = self.array.is_sharded();
-        chunks.par_iter().try_for_each(|ids| {
+        let decode_one = |ids: &Vec<u64>| -> Result<(), String> {
             let chunk = self.array.chunk_subset_bounded(ids).map_err(|e| self.error(ids, e))?;
             let Part { span: part, rows } = match touched {
                 Some(touched) => touched_part(&chunk, touched).map_err(|e| self.error(ids, e))?,
@@ -310,7 +308,31 @@ impl PendingZarr {
             with_chunk(&self.array, self.plain.as_ref(), ids, chunk_bytes, needed, copy)
                 .and_then(|copied| copied)
                 .map_err(|e| self.error(ids, e))
-        })
+        };
+        // Chunks are decoded in parallel, each by one thread: the calling thread and the JIT's
+        // parked workers claim them one at a time, so the caller starts at once instead of
+        // waiting for a pool's threads to wake. The first error stops the claiming.
+        let first_error: Mutex<Option<String>> = Mutex::new(None);
+        let status =
+            crate::backend::split_one_by_one(chunks.len() as i64, rayon::current_num_threads(), &|b, e| {
+                for ids in &chunks[b as usize..e as usize] {
+                    if first_error.lock().is_ok_and(|f| f.is_some()) {
+                        return 1;
+                    }
+                    if let Err(e) = decode_one(ids) {
+                        first_error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                        return 1;
+                    }
+                }
+                0
+            });
+        match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None if status != 0 => {
+                Err(format!("Zarr array '{}': a thread decoding its chunks failed", self.label))
+            }
+            None => Ok(()),
+        }
     }
 
     /// An error reading chunk `ids`, naming the store and the chunk's key.
