@@ -9,6 +9,7 @@ mod command;
 
 use command::{scratch, slc, stderr};
 use slc::backend::cuda::{self, emulate};
+use slc::fuzz::Draw;
 use slc::sema::InputTypes;
 use slc::types::TensorType;
 use slc::{DType, Tensor};
@@ -54,40 +55,11 @@ struct Compiled {
 
 impl Compiled {
     fn new(expr: &str, a_type: &str, idx_type: &str) -> Compiled {
-        let key = format!("{expr}{a_type}{idx_type}");
-        let dir = scratch(
-            "cuda_compile",
-            &format!(
-                "{:x}",
-                key.len() * 31 + key.bytes().enumerate().map(|(i, b)| (i + 1) * b as usize).sum::<usize>()
-            ),
-        );
-        let cu = dir.join("k.cu");
-        let h = dir.join("k.h");
-        let out = slc(&[
-            "compile",
-            expr,
-            "--shape",
-            &format!("a={a_type}"),
-            "--shape",
-            &format!("idx={idx_type}"),
-            "--target",
-            "cuda",
-            "--name",
-            "kern",
-            "-o",
-            cu.to_str().unwrap(),
-            "--header",
-            h.to_str().unwrap(),
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let header = std::fs::read_to_string(&h).unwrap();
+        let (object, header) = compile_and_load(expr, &[("a", a_type), ("idx", idx_type)]);
         assert!(header.contains(
             "int kern_launch(const void* const* inputs, void* out, const long long* dims, cudaStream_t stream);"
         ));
         assert!(header.contains("int kern_output_dims(const long long* dims, long long* out_dims);"));
-        let text = format!("{}{}", cuda::HOST_EMULATION_H, std::fs::read_to_string(&cu).unwrap());
-        let object = emulate::load(&text, &dir).unwrap_or_else(|e| panic!("{e}"));
         // SAFETY: the launcher's documented signatures.
         unsafe {
             Compiled {
@@ -149,6 +121,35 @@ impl Compiled {
         let code = unsafe { (self.status)(std::ptr::null_mut(), &mut check, &mut element) };
         Ok(if code == 0 { Outcome::Ok(result) } else { Outcome::Status(code, check, element) })
     }
+}
+
+/// `slc compile EXPR --target cuda --name kern` for inputs of the declared types (`shapes`,
+/// in order), compiled under the emulation header and loaded; and the header written.
+fn compile_and_load(expr: &str, shapes: &[(&str, &str)]) -> (emulate::Emulator, String) {
+    let key = format!("{expr}{shapes:?}");
+    let dir = scratch(
+        "cuda_compile",
+        &format!(
+            "{:x}",
+            key.len() * 31 + key.bytes().enumerate().map(|(i, b)| (i + 1) * b as usize).sum::<usize>()
+        ),
+    );
+    let cu = dir.join("k.cu");
+    let h = dir.join("k.h");
+    let mut args = vec!["compile".to_string(), expr.to_string()];
+    for (name, ty) in shapes {
+        args.extend(["--shape".to_string(), format!("{name}={ty}")]);
+    }
+    let paths = [cu.to_str().unwrap(), h.to_str().unwrap()];
+    args.extend(
+        ["--target", "cuda", "--name", "kern", "-o", paths[0], "--header", paths[1]].map(String::from),
+    );
+    let out = slc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let header = std::fs::read_to_string(&h).unwrap();
+    let text = format!("{}{}", cuda::HOST_EMULATION_H, std::fs::read_to_string(&cu).unwrap());
+    let object = emulate::load(&text, &dir).unwrap_or_else(|e| panic!("{e}"));
+    (object, header)
 }
 
 fn interp(expr: &str, a: &Tensor, idx: &Tensor) -> Result<Tensor, slc::Error> {
@@ -251,9 +252,79 @@ fn symbolic_shapes_launch_one_source_on_every_shape() {
     assert_eq!(kernel.launch("a[1]", &a, &idx, Some(&[2, 4, 1]), 0), Err(-1));
 }
 
+type ScalarLaunchFn =
+    unsafe extern "C" fn(*const *const c_void, *mut c_void, *const i64, *const i64, *mut c_void) -> i32;
+type ScalarOutputDimsFn = unsafe extern "C" fn(*const i64, *const i64, *mut i64) -> i32;
+
+/// Run-time scalar bounds (`a[:k]`, `k=i64[]`; `j=i32[]`) are host values the
+/// launcher and `NAME_output_dims` take in `scalars`: one source for every shape and bound,
+/// against the interpreter run on tensors holding those values (negative, past the ends, the
+/// extremes of i64 included); bounds the program refuses are refused before any launch.
 #[test]
-fn run_time_scalars_are_refused_by_the_launcher() {
-    let out = slc(&["compile", "a[:k]", "--shape", "a=f32[N]", "--shape", "k=i64[]", "--target", "cuda"]);
-    assert_ne!(out.status.code(), Some(0));
-    assert!(stderr(&out).contains("run-time scalar"), "{}", stderr(&out));
+fn run_time_scalar_bounds_are_host_values() {
+    let shapes = [("a", "f32[N,M]"), ("j", "i32[]"), ("k", "i64[]")];
+    let extremes = [i64::MIN, i64::MIN + 1, -1 << 40, i64::MAX];
+    for expr in ["a[:k]", "a[k:, j:-1]", "a[-k:, ::-1][j:]", "a[::2, j:][:, :k]"] {
+        let (object, header) = compile_and_load(expr, &shapes);
+        assert!(header.contains("const long long* dims, const long long* scalars, cudaStream_t stream);"));
+        assert!(header.contains("scalars[0] = j[()], scalars[1] = k[()]") || !expr.contains('j'));
+        // SAFETY: the launcher's documented signatures for a program with run-time scalars.
+        let (launch, output_dims, status) = unsafe {
+            (
+                std::mem::transmute::<*mut c_void, ScalarLaunchFn>(object.symbol("kern_launch")),
+                std::mem::transmute::<*mut c_void, ScalarOutputDimsFn>(object.symbol("kern_output_dims")),
+                std::mem::transmute::<*mut c_void, StatusFn>(object.symbol("kern_status")),
+            )
+        };
+        let mut rng = slc::fuzz::Rng::new(expr.len() as u64);
+        for round in 0..60 {
+            let (n, m) = (rng.below(7) as usize, rng.below(6) as usize);
+            let mut value = |r: &mut slc::fuzz::Rng| match r.below(8) {
+                0 => extremes[r.below(4) as usize],
+                _ => r.below(19) as i64 - 9,
+            };
+            let (j, k) = (value(&mut rng) % 7, value(&mut rng));
+            let a = slc::fuzz::fill(DType::F32, &[n, m], round);
+            let kt = Tensor::from_i64s(DType::I64, &[], &[k]).unwrap();
+            let jt = Tensor::from_i64s(DType::I32, &[], &[j]).unwrap();
+            // The oracle: the program with the values written in, through the concrete pipeline.
+            let bound = expr.replace('j', &format!("({j})"));
+            let bound = bound.replace('k', &format!("({k})"));
+            let types: InputTypes =
+                [("a".to_string(), TensorType::of(DType::F32, &[n, m]))].into_iter().collect();
+            let want =
+                slc::compile(&bound, &types).and_then(|c| c.run(&[("a".to_string(), a.clone())].into()));
+            let dims = [n as i64, m as i64];
+            // The program's scalars, in the header's order.
+            let scalars: Vec<i64> = if expr.contains('j') { vec![j, k] } else { vec![k] };
+            let case = format!("{expr} on [{n}, {m}], j={j}, k={k}");
+            let mut out_dims = [0i64; 2];
+            // SAFETY: `dims`, `scalars` and `out_dims` as the header declares them.
+            let code = unsafe { output_dims(dims.as_ptr(), scalars.as_ptr(), out_dims.as_mut_ptr()) };
+            let Ok(want) = want.as_ref() else {
+                assert_eq!(code, -1, "{case}: the interpreter refused it: {want:?}");
+                continue;
+            };
+            let shape: Vec<i64> = want.shape().iter().map(|&d| d as i64).collect();
+            assert_eq!((code, &out_dims[..shape.len()]), (0, &shape[..]), "{case}");
+            let mut out = vec![0u8; want.nbytes().max(1)];
+            let pointers = [a.as_ptr().cast::<c_void>(), jt.as_ptr().cast(), kt.as_ptr().cast()];
+            // SAFETY: host pointers stand for device pointers under emulation; `out` holds the
+            // output's bytes.
+            let code = unsafe {
+                launch(
+                    pointers.as_ptr(),
+                    out.as_mut_ptr().cast(),
+                    dims.as_ptr(),
+                    scalars.as_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(code, 0, "{case}");
+            let (mut check, mut element) = (-1i32, 0u64);
+            // SAFETY: as above.
+            assert_eq!(unsafe { status(std::ptr::null_mut(), &mut check, &mut element) }, 0, "{case}");
+            assert_eq!(&out[..want.nbytes()], want.bytes(), "{case}");
+        }
+    }
 }

@@ -182,7 +182,9 @@ unsafe impl<T: DenseInput + ?Sized> DenseInput for &T {
     }
 }
 
-pub(crate) use workers::{split_across_threads, split_one_by_one};
+pub(crate) use workers::split_across_threads;
+#[cfg(feature = "zarr")]
+pub(crate) use workers::split_one_by_one;
 
 /// Checks that `tensors` match the inputs a plan was compiled for: each input's own shape, or
 /// for a strided view its window ([`InputDecl::tensor_shape`](crate::plan::InputDecl::tensor_shape)).

@@ -127,6 +127,7 @@ pub(crate) fn split_across_threads(outer: i64, workers: usize, kernel: Part<'_>)
 
 /// [`split_across_threads`] in pieces of one iteration each: for iterations as long as a
 /// Zarr chunk's decoding, where a piece of two would leave one thread idle at the end.
+#[cfg(feature = "zarr")]
 pub(crate) fn split_one_by_one(outer: i64, workers: usize, kernel: Part<'_>) -> i32 {
     split_in_pieces(outer, workers, Some(1), kernel)
 }

@@ -41,16 +41,23 @@ pub struct CShape {
 
 impl CShape {
     /// The C statements of a function body that bind `sym[]` from `dims` (the `declared`
-    /// inputs' dims, concatenated), each dim in `[0, MAX_DIM]`, every other axis equal to its
+    /// inputs' dims, concatenated), each dim in `[0, MAX_DIM]`, and from `scalars` (the values
+    /// of the run-time scalars `scalars` names, in its order), every other axis equal to its
     /// declared dim, then check `requires` in order: `return fail;` where one does not hold.
     /// Declares `int bad` and `long long sym[]`.
     pub fn bind(
         declared: &[InputDecl<SymExpr>],
+        scalars: &[Sym],
         requires: &[&Cond],
         fail: &str,
     ) -> Result<(CShape, String), CudaError> {
         let mut shape = CShape { symbols: HashMap::new() };
         let mut body = String::new();
+        for (j, s) in scalars.iter().enumerate() {
+            let k = shape.symbols.len();
+            shape.symbols.insert(s.clone(), k);
+            let _ = writeln!(body, "  sym[{k}] = scalars[{j}];");
+        }
         let mut computed = vec![];
         let mut at = 0usize;
         for d in declared {
@@ -123,11 +130,7 @@ impl CShape {
         Ok(match atom {
             Atom::Sym(s) => match self.symbols.get(s) {
                 Some(k) => format!("sym[{k}]"),
-                None => {
-                    return Err(CudaError::Codegen(format!(
-                        "the launcher binds dims only: `{s}` (a run-time scalar) would be read from device memory"
-                    )));
-                }
+                None => return Err(CudaError::Codegen(format!("the launcher does not bind `{s}`"))),
             },
             Atom::FloorDiv(x, d) => format!("slc_floordiv({}, {}, &bad)", self.expr(x)?, self.expr(d)?),
             Atom::Mod(x, d) => format!("slc_mod({}, {}, &bad)", self.expr(x)?, self.expr(d)?),
