@@ -23,6 +23,7 @@ gpu=target/gpu
 aot() {
   local out=$1 dir
   dir=$(mktemp -d)
+  mkdir -p "$dir/s"
   python3 -c 'import numpy as np, sys; np.save(sys.argv[1], np.arange(30, dtype=np.float32).reshape(6, 5))' "$dir/a.npy"
   "$gpu/slc" compile 'a[i]' --shape a=f32[6,5] --shape i=i64[3] --target cuda -o "$dir/k.cu" --header "$dir/k.h" --name k &&
     nvcc -O2 -arch=native -I"$dir" -o "$dir/main" benches/gpu_aot/main.cu "$dir/k.cu" &&
@@ -32,7 +33,18 @@ d = sys.argv[1]
 a = np.load(d + "/a.npy")
 got = np.fromfile(d + "/good.raw", dtype=np.float32).reshape(3, 5)
 assert (got == a[[4, -1, 0]]).all(), got
-print("aot: output equals NumPy")' "$dir"
+print("aot: output equals NumPy")' "$dir" &&
+    "$gpu/slc" compile 'a[k:, ::-1]' --shape a=f32[N,M] --shape k=i64[] --target cuda -o "$dir/s/k.cu" --header "$dir/s/k.h" --name k &&
+    nvcc -O2 -arch=native -I"$dir/s" -o "$dir/s/main" benches/gpu_aot/scalars.cu "$dir/s/k.cu" &&
+    for k in 2 -2 9; do "$dir/s/main" "$dir/s/$k.raw" "$k" || return 1; done &&
+    python3 -c 'import numpy as np, sys
+d = sys.argv[1]
+a = np.load(d + "/a.npy")
+for k in (2, -2, 9):
+    want = a[k:, ::-1]
+    got = np.fromfile(d + f"/s/{k}.raw", dtype=np.float32).reshape(want.shape)
+    assert (got == want).all(), (k, got)
+print("aot: run-time scalar bounds equal NumPy")' "$dir"
 }
 
 case "${1:-}" in
