@@ -9,8 +9,18 @@ use std::io::IsTerminal;
 
 #[derive(clap::Args, Debug, Default)]
 pub struct ReplArgs {
-    /// Bind an input before the first prompt: NAME=FILE.npy (or FILE.npy, bound to its stem), or
-    /// NAME=DATA.zarr, a Zarr array read lazily (each evaluation reads the chunks it needs).
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Neither read nor write the history file.
+    #[arg(long)]
+    pub no_history: bool,
+}
+
+/// The options `slc repl` and `slc run` share: the inputs bound first and how statements run.
+#[derive(clap::Args, Debug, Default)]
+pub struct SessionArgs {
+    /// Bind an input first: NAME=FILE.npy (or FILE.npy, bound to its stem), or NAME=DATA.zarr,
+    /// a Zarr array read lazily (each evaluation reads the chunks it needs).
     #[arg(short = 'i', long = "input", value_name = "NAME=FILE.npy", value_parser = parse_input)]
     pub inputs: Vec<InputArg>,
     /// The executor: `jit` (Cranelift, default), `interp` (the reference interpreter) or `cuda`
@@ -24,9 +34,6 @@ pub struct ReplArgs {
     /// available).
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub max_output_bytes: Option<u64>,
-    /// Neither read nor write the history file.
-    #[arg(long)]
-    pub no_history: bool,
 }
 
 impl From<FailureKind> for Failure {
@@ -38,17 +45,13 @@ impl From<FailureKind> for Failure {
     }
 }
 
-/// A core with the options and inputs of `slc repl` and `slc run`.
-pub(super) fn configured(
-    inputs: &[InputArg],
-    fixed: bool,
-    backend: Option<Executor>,
-    threads: Option<u16>,
-    max_output_bytes: Option<u64>,
-) -> Result<Repl, Failure> {
+/// A core with the options and inputs of `slc repl` and `slc run` (`fixed`: inputs a script
+/// may not rebind).
+pub(super) fn configured(args: &SessionArgs, fixed: bool) -> Result<Repl, Failure> {
+    let SessionArgs { inputs, backend, threads, max_output_bytes } = args;
     let mut repl = Repl::new();
     repl.color = super::color_stderr();
-    if let Some(b) = backend {
+    if let Some(b) = *backend {
         // Without a GPU, `--backend cuda` is a usage error before any input is read.
         if b == Executor::Cuda
             && let Err(e) = crate::exec::Runnable::prepare_gpu()
@@ -58,10 +61,10 @@ pub(super) fn configured(
         }
         repl.options_mut().executor = b;
     }
-    if let Some(n) = threads {
+    if let Some(n) = *threads {
         repl.options_mut().threads = n as usize;
     }
-    repl.options_mut().max_output_bytes = max_output_bytes;
+    repl.options_mut().max_output_bytes = *max_output_bytes;
     check_bindings(inputs, &[])?;
     for input in inputs {
         let opened = input.open()?;
@@ -86,7 +89,7 @@ pub(super) fn configured(
 }
 
 pub fn run(args: ReplArgs) -> Result<(), Failure> {
-    let mut repl = configured(&args.inputs, false, args.backend, args.threads, args.max_output_bytes)?;
+    let mut repl = configured(&args.session, false)?;
     if std::io::stdin().is_terminal() {
         let history = if args.no_history { None } else { front::history_path() };
         return front::interactive(repl, history).map_err(|e| {
