@@ -90,7 +90,7 @@ fn the_command_line_on_the_device() {
 /// The stand-in is as strict as `cuda_stand_in.c` says: queued work runs only when waited for
 /// (a copy into pinned memory is not there before the stream is synchronized; an event's time
 /// is not ready before), and only what the wait covers (another stream's work only once ordered
-/// before it by an event, or by the legacy stream); fresh memory is not zeros, and a copy past
+/// before it by an event, or by the legacy stream, which orders no non-blocking stream); fresh memory is not zeros, and a copy past
 /// an allocation's end, or from memory freed, is refused.
 #[test]
 fn the_stand_in_defers_work_and_refuses_stray_copies() {
@@ -138,7 +138,19 @@ fn the_stand_in_defers_work_and_refuses_stray_copies() {
         result::memset_d8_async(d, 3, 64, a).unwrap();
         result::memcpy_dtoh_async(host, d, stream).unwrap();
         result::stream::synchronize(stream).unwrap();
-        assert!(host.iter().all(|&x| x == 3), "the legacy stream follows every stream");
+        assert!(host.iter().all(|&x| x == 3), "the legacy stream follows every blocking stream");
+        // A non-blocking stream (as PyTorch's are) is ordered with no other: neither after the
+        // legacy stream's work nor before it.
+        let free = result::stream::create(result::stream::StreamKind::NonBlocking).unwrap();
+        result::memset_d8_async(d, 4, 64, stream).unwrap();
+        result::memcpy_dtoh_async(host, d, free).unwrap();
+        result::stream::synchronize(free).unwrap();
+        assert!(host.iter().all(|&x| x == 3), "the non-blocking stream waited for the legacy one: {host:?}");
+        result::memset_d8_async(d, 5, 64, free).unwrap();
+        result::memcpy_dtoh_async(host, d, stream).unwrap();
+        result::stream::synchronize(stream).unwrap();
+        assert!(host.iter().all(|&x| x == 4), "the legacy stream waited for a non-blocking one: {host:?}");
+        result::stream::synchronize(free).unwrap();
         let mut over = [0u8; 65];
         assert!(result::memcpy_dtoh_sync(&mut over, d).is_err(), "a copy past the allocation's end");
         assert!(result::memset_d8_async(d + 60, 0, 8, stream).is_err(), "a fill past the end");

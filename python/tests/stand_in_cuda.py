@@ -20,6 +20,7 @@ _SOURCE = os.path.join(_ROOT, "tests", "support", "cuda_stand_in.c")
 _HEADER = os.path.join(_ROOT, "src", "backend", "cuda", "host_emulation.h")
 #: Set in the child process that runs on the stand-in.
 ACTIVE = "SLC_STAND_IN_ACTIVE"
+CU_STREAM_NON_BLOCKING = 0x1
 
 
 def build():
@@ -147,7 +148,8 @@ def from_dlpack(producer):
     deleter called."""
     driver = _driver()
     stream = ctypes.c_void_p()
-    assert driver.cuStreamCreate(ctypes.byref(stream), 0) == 0
+    # Non-blocking, as PyTorch's streams are: nothing orders it after the legacy stream.
+    assert driver.cuStreamCreate(ctypes.byref(stream), CU_STREAM_NON_BLOCKING) == 0
     capsule = producer.__dlpack__(stream=stream.value)
     managed = _Managed.from_address(_capsule_pointer(capsule, b"dltensor"))
     _rename_capsule(capsule, b"used_dltensor")

@@ -10,7 +10,7 @@
  *     when something waits for it (a stream's or an event's synchronization, a synchronous copy
  *     or free, a module unload), and then only what that wait covers: a stream's own work, what
  *     it was made to wait for (cuStreamWaitEvent), and the legacy default stream's ordering
- *     with the others. So a result read before its copy was waited for is not there yet, nor is
+ *     with the blocking streams (not with CU_STREAM_NON_BLOCKING ones). So a result read before its copy was waited for is not there yet, nor is
  *     another stream's work that nothing ordered before it. A copy from pageable host memory
  *     takes the bytes when it is queued, and one to pageable host memory runs at once, as CUDA
  *     documents.
@@ -115,8 +115,9 @@ static CUresult release(void* p, int host) {
 
 /* Work queued on a stream runs after the work queued on it before, after the work a
  * cuStreamWaitEvent made it wait for, and — for the legacy default stream (NULL, 1, 2 per
- * thread counted as it), which synchronizes with the others — after all work queued before it
- * on any stream, as all work queued after it does. Nothing runs until something waits for it:
+ * thread counted as it), which synchronizes with the blocking streams — after all work queued
+ * before it on any blocking stream, as all work queued after it on one does. A stream made
+ * with CU_STREAM_NON_BLOCKING is ordered with no other, as on a GPU. Nothing runs until something waits for it:
  * a stream's synchronization runs that stream's work and what it depends on, no more. */
 struct event {
   int recorded;
@@ -154,6 +155,16 @@ static uint64_t queued;
 
 static int legacy(void* stream) { return (uintptr_t)stream <= 2; }
 
+/* A stream made with CU_STREAM_NON_BLOCKING: its handle's byte says so (handles are kept). */
+#define NON_BLOCKING 0x1u
+static int non_blocking(void* stream) { return !legacy(stream) && (*(unsigned char*)stream & NON_BLOCKING); }
+
+/* Whether work on `a` and on `b` is ordered by the queue: the same stream, or the legacy
+ * stream and a stream that synchronizes with it (a non-blocking one does not). */
+static int ordered(void* a, void* b) {
+  return a == b || (legacy(a) && !non_blocking(b)) || (legacy(b) && !non_blocking(a));
+}
+
 static CUresult enqueue(struct op o, void* stream) {
   struct op* p = malloc(sizeof *p);
   if (!p) return OUT_OF_MEMORY;
@@ -174,7 +185,7 @@ static void run(struct op* o) {
   if (o->done) return;
   o->done = 1; /* before its predecessors: they never depend on it */
   for (struct op* p = head; p && p != o; p = p->next)
-    if (!p->done && (p->stream == o->stream || legacy(p->stream) || legacy(o->stream))) run(p);
+    if (!p->done && ordered(p->stream, o->stream)) run(p);
   switch (o->kind) {
     case COPY: memmove(o->to, o->from, o->bytes); break;
     case FILL: memset(o->to, o->value, o->bytes); break;
@@ -380,9 +391,10 @@ CUresult cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t n, void* st
 
 CUresult cuStreamCreate(void** stream, unsigned int flags) {
   ENTER
-  (void)flags; /* CU_STREAM_NON_BLOCKING: still ordered after the legacy stream here */
+  if (flags & ~NON_BLOCKING) FAIL(INVALID_VALUE);
   *stream = malloc(1); /* a handle of its own, never 0, 1 or 2 */
   if (!*stream) FAIL(OUT_OF_MEMORY);
+  *(unsigned char*)*stream = (unsigned char)flags;
   LEAVE
 }
 /* Its queued work still runs in order; the handle is kept (a few bytes). */
