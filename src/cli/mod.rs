@@ -38,7 +38,7 @@ enum Command {
     Explain(plan::PlanArgs),
     /// Time a program's kernel on generated inputs against memcpy of the same bytes.
     Bench(bench::BenchArgs),
-    /// Compile a program to DirectML descriptors or to an ahead-of-time CPU kernel.
+    /// Compile a program ahead of time: a CPU kernel (object file), CUDA C, or DirectML descriptors.
     Compile(compile::CompileArgs),
     /// The interactive workbench (also `slc` alone at a terminal); reads statements from a pipe.
     Repl(repl::ReplArgs),

@@ -32,9 +32,9 @@ fn dump_after_help() -> String {
 /// Input types given by declaration or by example, as `plan`, `explain` and `compile` take them.
 #[derive(clap::Args, Debug)]
 pub struct TypeArgs {
-    /// Declare an input by type: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4]. `plan` and `explain`
-    /// also take symbolic dims (a=f32[N,M], `?` for an anonymous one) and 0-d integer inputs as
-    /// run-time slice bounds (k=i64[]).
+    /// Declare an input by type: NAME=DTYPE[d0,d1,...], e.g. a=f32[2,3,4]. `plan`, `explain`
+    /// and `compile --target cpu|cuda` also take symbolic dims (a=f32[N,M], `?` for an
+    /// anonymous one) and 0-d integer inputs as run-time slice bounds (k=i64[]).
     #[arg(long = "shape", value_name = "NAME=DTYPE[DIMS]", value_parser = parse_shape)]
     pub shapes: Vec<(String, SymTensorType)>,
     /// Declare an input by example: NAME=FILE.npy (its dtype and shape; its values too when it

@@ -46,14 +46,16 @@ pub struct CompileArgs {
     /// The DirectML feature level the descriptors must run on, e.g. 3.0, 4.1, 5.0.
     #[arg(long, value_name = "MAJOR.MINOR")]
     pub feature_level: Option<String>,
-    /// Where to write the result: the object file for `--target cpu`; for `--target dml` the
-    /// JSON or C file (default: standard output).
+    /// Where to write the result: the object file for `--target cpu`; for `--target cuda` the
+    /// `.cu` file, and for `--target dml` the JSON or C file (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The C header to write beside the object file (`--target cpu`).
+    /// The C header to write beside the object file (`--target cpu`) or the `.cu` file
+    /// (`--target cuda`).
     #[arg(long, value_name = "FILE.h")]
     pub header: Option<PathBuf>,
-    /// The kernel's symbol name (`--target cpu`; default `slc_kernel`).
+    /// The kernel's symbol name (`--target cpu` and `cuda`, default `slc_kernel`; the C
+    /// function of `--format c`, default `slc`).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
 }
