@@ -129,6 +129,43 @@ fn index_tensors_are_checked_whole_before_anything_runs() {
     }
 }
 
+/// Where `gather_nd`'s output is empty because a dim it slices is 0, no index is read and
+/// none fails, as ONNX Runtime 1.32 gives (its Gather still checks, and so does slc's `gather`):
+/// with the shapes known, and with them known per call (a symbolic dim bound to 0, then 1).
+#[test]
+fn gather_nd_reads_no_index_where_its_output_is_empty() {
+    for executor in [Executor::Interpreter, Executor::Jit] {
+        let mut s = session(executor);
+        s.bind("z", arange(DType::I32, &[2, 3, 0]));
+        let t = s.eval("gather_nd(z, bad)").unwrap();
+        assert_eq!(t.shape(), [3, 0]);
+        assert_eq!(s.eval("gather_nd(z, bd, batch_dims=1)").unwrap().shape(), [2, 2, 0]);
+        // A literal too, checked as the program is: its output is [1, 3, 0].
+        assert_eq!(s.eval("gather_nd(z, [[7]])").unwrap().shape(), [1, 3, 0]);
+        let e = s.eval("gather_nd(z, [[0, 0, 5]])").expect_err("the tuple reaches the empty axis");
+        assert_eq!(e.diagnostic().code, "E0102");
+        s.bind("two", Tensor::from_i64s(DType::I64, &[1], &[2]).unwrap());
+        let e = s.eval("gather(z, two, axis=0, mode=error)").expect_err("gather checks");
+        assert_eq!(e.diagnostic().code, "E0201");
+    }
+    // Known per call: a literal's values, checked where the output is not empty.
+    let k = slc::Kernel::prepare("gather_nd(d, [[7]])", &[("d", "f32[N, M]".parse().unwrap())]).unwrap();
+    assert_eq!(k.run(&[&Tensor::zeros(DType::F32, &[3, 0]).unwrap()]).unwrap().shape(), [1, 0]);
+    let e = k.run(&[&Tensor::zeros(DType::F32, &[3, 2]).unwrap()]).expect_err("M = 2");
+    assert_eq!(e.diagnostic().code, "E0102", "{e}");
+    let k = slc::Kernel::prepare(
+        "gather_nd(d, i, batch_dims=1)",
+        &[("d", "f32[B, N, M]".parse().unwrap()), ("i", "i64[B, K, 1]".parse().unwrap())],
+    )
+    .unwrap();
+    let i = Tensor::from_i64s(DType::I64, &[2, 1, 1], &[7, -9]).unwrap();
+    let empty = Tensor::zeros(DType::F32, &[2, 3, 0]).unwrap();
+    assert_eq!(k.run(&[&empty, &i]).unwrap().shape(), [2, 1, 0]);
+    let e = k.run(&[&Tensor::zeros(DType::F32, &[2, 3, 1]).unwrap(), &i]).expect_err("M = 1");
+    assert!(e.diagnostic().message.contains("index 7 is out of bounds for axis 1 with size 3"), "{e}");
+    assert_eq!(k.run(&[&empty, &i]).unwrap().shape(), [2, 1, 0]);
+}
+
 #[test]
 fn chains_equal_their_steps() {
     let chains: &[(&str, &[&str])] = &[

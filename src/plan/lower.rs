@@ -387,6 +387,22 @@ impl Builder<'_> {
                     return Err(PlanError::Invalid("gather_nd's index tuples need a constant length".into()));
                 };
                 let m = m as usize;
+                // ONNX Runtime reads no index where the output is empty because a sliced dim is
+                // 0 (`data: f32[4, 3, 0]`, `indices: i64[2, 1]` holding 7): nor does slc. Known
+                // now, the check goes; known per call, it runs over a last axis of 0 or 1.
+                let sliced_empty = broadcast_is_empty(&data_shape[b + m..]);
+                let checked = match sliced_empty.decide(&Default::default()) {
+                    Some(empty) => (!empty).then(|| (index_shape[..tuple].to_vec(), tuple)),
+                    None => {
+                        let mut shape = index_shape[..tuple].to_vec();
+                        shape.push(SymExpr::select(
+                            sliced_empty,
+                            &SymExpr::constant(0),
+                            &SymExpr::constant(1),
+                        ));
+                        Some((shape, tuple + 1))
+                    }
+                };
                 let mut data_coords: Vec<Coord> = (0..b).map(Coord::same).collect();
                 for j in 0..m {
                     // Entry j of each tuple: the index with its last coordinate fixed, read at
@@ -398,9 +414,11 @@ impl Builder<'_> {
                         substitute(&index_access, &coords, rank, false, e.span, budget)
                     };
                     let (axis, len) = (b + j, data_shape[b + j].clone());
-                    if *mode == OobMode::Error {
-                        let whole = entry(tuple, &mut self.budget)?;
-                        self.check(&whole, &index_shape[..tuple], &len, axis, indices.span, e.span)?;
+                    if *mode == OobMode::Error
+                        && let Some((shape, rank)) = &checked
+                    {
+                        let whole = entry(*rank, &mut self.budget)?;
+                        self.check(&whole, shape, &len, axis, indices.span, e.span)?;
                     }
                     data_coords.push(Coord::Gathered {
                         index: entry(rank, &mut self.budget)?,

@@ -152,6 +152,22 @@ def gather_nd(rng, i):
     return case(f"ort-gather-nd-{i:03}", note, f"gather_nd(data, indices, batch_dims={b})", data, idx, out)
 
 
+def empty_outputs():
+    """Out-of-range indices where the output is empty: ONNX Runtime's GatherND reads no index
+    when a dim it slices is 0 (and returns the empty output); its Gather still checks them."""
+    nd = [([4, 3, 0, 3], 1, [[[-2], [2], [0]], [[2], [-2], [-2]], [[2], [2], [-3]], [[-4], [0], [2]]]),
+          ([2, 3, 0], 0, [[7]]), ([0, 0], 0, [0]), ([2, 4, 1, 0], 1, [[[3, 4]], [[-1, 0]]]),
+          ([2, 3, 1], 0, [[7]])]
+    for k, (dshape, b, idx) in enumerate(nd):
+        data, idx = arange(dshape), np.array(idx, np.int64)
+        out = run("GatherND", data, idx, batch_dims=b)
+        yield case(f"ort-gather-nd-empty-{k}", [], f"gather_nd(data, indices, batch_dims={b})", data, idx, out)
+    for k, (dshape, axis, idx) in enumerate([([3, 0], 0, [5]), ([0, 3], 0, [0]), ([2, 0, 2], 2, [[2, -3]])]):
+        data, idx = arange(dshape), np.array(idx, np.int64)
+        out = run("Gather", data, idx, axis=axis)
+        yield case(f"ort-gather-empty-{k}", [], f"gather(data, indices, axis={axis}, mode=error)", data, idx, out)
+
+
 def generate():
     rng = np.random.default_rng(SEED)
     lines = [f"# {line}" for line in __doc__.split("\n\n")[0].splitlines()]
@@ -161,6 +177,8 @@ def generate():
     for make in [gather, gather_elements, gather_nd]:
         for i in range(CASES_PER_OP):
             lines += ["", make(rng, i)]
+    for c in empty_outputs():
+        lines += ["", c]
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ use super::gather::oob_mode;
 use super::{Checker, bind, invalid};
 use crate::sema::check::{err, node};
 use crate::sema::error::{SemaError, SemaErrorKind as K};
-use crate::sema::typed::{TExpr, TExprKind};
+use crate::sema::typed::{TExpr, TExprKind, broadcast_is_empty};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
 use crate::types::sym::{Cond, SymExpr};
@@ -97,7 +97,7 @@ impl Checker<'_> {
             self.check_empty_axis(mode, &d[b + j], tuple_dims, b + j, span)?;
         }
         if mode == OobMode::Error && m > 0 {
-            self.check_const_tuples(&indices, &d[b..b + m], b)?;
+            self.check_const_tuples(&indices, &d[b..b + m], b, &d[b + m..])?;
         }
         let shape: Vec<SymExpr> = tuples.iter().chain(&d[b + m..]).cloned().collect();
         self.require_numel_fits(&shape, span)?;
@@ -111,12 +111,21 @@ impl Checker<'_> {
 impl Checker<'_> {
     /// Literal index tuples are checked now, pointing at the literal (against symbolic sizes:
     /// per call): entry `j` of each tuple indexes data axis `first_axis + j`, of size `sizes[j]`.
+    /// Not where a `sliced` dim (those after the tuples' axes) is 0: the output is empty and
+    /// ONNX Runtime reads no index (as the plan's check, `plan::lower`).
     fn check_const_tuples(
         &mut self,
         indices: &TExpr,
         sizes: &[SymExpr],
         first_axis: usize,
+        sliced: &[SymExpr],
     ) -> Result<(), SemaError> {
+        let empty = broadcast_is_empty(sliced);
+        let empty = match empty.decide(&Default::default()) {
+            Some(true) => return Ok(()),
+            Some(false) => None,
+            None => Some(empty),
+        };
         if let TExprKind::Const(t) = &indices.kind {
             for at in 0..t.numel() {
                 let j = at % sizes.len();
@@ -130,7 +139,15 @@ impl Checker<'_> {
                         indices.span,
                     )
                 };
-                self.index_into(&index, &sizes[j], refusal)?;
+                // Per call where the output may be empty: then 0 in 0..1, which holds.
+                let (index, size) = match &empty {
+                    None => (index.clone(), sizes[j].clone()),
+                    Some(empty) => (
+                        SymExpr::select(empty.clone(), &SymExpr::constant(0), &index),
+                        SymExpr::select(empty.clone(), &SymExpr::constant(1), &sizes[j]),
+                    ),
+                };
+                self.index_into(&index, &size, refusal)?;
             }
         }
         Ok(())
