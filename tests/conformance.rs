@@ -188,7 +188,16 @@ fn seed_003_strided_slice_english() {
 
 #[test]
 fn seed_004_onnx_slice() {
-    run_seed("004-", 16);
+    run_seed("004-", 17);
+}
+
+/// Random Slice-13 models (bounds at the INT32/INT64 extremes, every sign of step) as ONNX
+/// Runtime answers them (tests/conformance/onnx_slices.py).
+#[test]
+fn onnx_runtime_slices() {
+    let cases = load(include_str!("conformance/onnx_slices.txt"));
+    assert_eq!(cases.iter().filter(|c| c.id.starts_with("ort-slice-")).count(), 600);
+    run_cases(&cases);
 }
 
 #[test]

@@ -279,7 +279,7 @@ fn run_time_scalar_bounds_are_host_values() {
         let mut rng = slc::fuzz::Rng::new(expr.len() as u64);
         for round in 0..60 {
             let (n, m) = (rng.below(7) as usize, rng.below(6) as usize);
-            let mut value = |r: &mut slc::fuzz::Rng| match r.below(8) {
+            let value = |r: &mut slc::fuzz::Rng| match r.below(8) {
                 0 => extremes[r.below(4) as usize],
                 _ => r.below(19) as i64 - 9,
             };

@@ -7,7 +7,7 @@ use crate::sema::shape::{adjusted, bound_for, stepped_range};
 use crate::sema::typed::{TExpr, ViewDim};
 use crate::source::Span;
 use crate::syntax::ast::Arg;
-use crate::types::sym::{SymExpr, SymRange};
+use crate::types::sym::{Cond, SymExpr, SymRange};
 
 /// The form's name and parameters, positional in this order (the operator table reads them).
 pub(super) const NAME: &str = "slice";
@@ -99,15 +99,26 @@ impl Checker<'_> {
 
 /// ONNX Slice-13's per-axis normalization (docs/semantics.md, slice): bounds counted from the
 /// end when negative, then clamped to `[0, n]` (`[0, n-1]` and `[-1, n-1]` for a negative step).
-/// An empty axis clamps to an empty range.
+/// An empty axis clamps to an empty range. With a negative step, an end of `INT32_MAX` or
+/// `INT64_MAX` means "through element 0", as ONNX Runtime reads it (the text would clamp it to
+/// `n-1`, giving nothing).
 fn normalize_onnx(n: &SymExpr, start: &SymExpr, end: &SymExpr, step: i64) -> SymRange {
     let c = SymExpr::constant;
-    let (start, end) = (&bound_for(start, n), &bound_for(end, n));
+    let (raw_end, start, end) = (end, &bound_for(start, n), &bound_for(end, n));
     let (s, e) = if step > 0 {
         (adjusted(start, n, &c(0), n), adjusted(end, n, &c(0), n))
     } else {
         let last = n - 1;
-        (adjusted(start, n, &c(0), &last), adjusted(end, n, &c(-1), &last))
+        let clamped = adjusted(end, n, &c(-1), &last);
+        let to_the_end = [i64::MAX, i32::MAX as i64];
+        let e = match raw_end.as_const() {
+            Some(v) if to_the_end.contains(&v) => c(-1),
+            Some(_) => clamped,
+            None => {
+                to_the_end.iter().fold(clamped, |e, &v| SymExpr::select(Cond::eq(raw_end, &c(v)), &c(-1), &e))
+            }
+        };
+        (adjusted(start, n, &c(0), &last), e)
     };
     stepped_range(&s, &e, step)
 }
@@ -132,7 +143,11 @@ mod tests {
     fn onnx_clamping() {
         // docs/semantics.md, slice: starts [-10], ends [INT64_MIN], steps [-1] on length 4 gives [0].
         assert_eq!(elems(normalize_onnx(4, -10, i64::MIN, -1)), vec![0]);
-        assert_eq!(elems(normalize_onnx(4, 3, i64::MAX, -1)), Vec::<i64>::new());
+        // ONNX Runtime: INT64_MAX and INT32_MAX ends with a negative step run through element 0.
+        assert_eq!(elems(normalize_onnx(4, 3, i64::MAX, -1)), vec![3, 2, 1, 0]);
+        assert_eq!(elems(normalize_onnx(4, 9, i32::MAX as i64, -2)), vec![3, 1]);
+        assert_eq!(elems(normalize_onnx(4, 3, i32::MAX as i64 + 1, -1)), Vec::<i64>::new());
+        assert_eq!(elems(normalize_onnx(0, 3, i64::MAX, -1)), Vec::<i64>::new());
         assert_eq!(elems(normalize_onnx(4, 0, i64::MAX, 1)), vec![0, 1, 2, 3]);
         assert_eq!(elems(normalize_onnx(4, -1, i64::MIN, -2)), vec![3, 1]);
     }
@@ -148,7 +163,7 @@ mod tests {
     }
 
     fn wide() -> impl Strategy<Value = i64> {
-        prop_oneof![-8i64..8, any::<i64>(), Just(i64::MIN), Just(i64::MAX)]
+        prop_oneof![-8i64..8, any::<i64>(), Just(i64::MIN), Just(i64::MAX), Just(i32::MAX as i64)]
     }
 
     proptest! {
