@@ -80,7 +80,7 @@ impl LoopNest {
     /// the loop nest can write ([`takes_store`]) it is the *update nest*: over the update
     /// coordinates, reading the value and writing the destination's affine address; its caller
     /// has copied the target into the output and offsets the output pointer by the
-    /// destination's base ([`store_base_bytes`]). Any other store plan is scheduled as its copy
+    /// destination's base ([`store_base_bytes`](super::store_base_bytes)). Any other store plan is scheduled as its copy
     /// alone, which no back end compiles (`jit::compile` refuses it).
     pub fn from_plan(plan: &GenericPlan) -> LoopNest {
         if let Some(store) = plan.store.as_ref().filter(|_| takes_store(plan)) {
