@@ -273,7 +273,7 @@ pub fn header(
     }
     let _ = writeln!(w, "#define {up}_NUM_INPUTS {}", declared.len());
     let scalars: Vec<String> = plan
-        .symbols()
+        .scalars()
         .into_iter()
         .filter_map(|s| match s {
             Sym::Scalar { name, .. } => Some(name.to_string()),

@@ -504,6 +504,13 @@ impl GenericPlan {
         out
     }
 
+    /// The run-time scalars the plan reads (`k[()]`), sorted: the values its callers pass
+    /// beside the dims (a shape function reads them from the inputs, a CUDA launcher takes them
+    /// from the host).
+    pub fn scalars(&self) -> Vec<Sym> {
+        self.symbols().into_iter().filter(|s| matches!(s, Sym::Scalar { .. })).collect()
+    }
+
     /// The concrete plan of one call: checks every requirement in order and evaluates every
     /// integer under `env` (every symbol bound), as the shape function does. An empty output
     /// gets the canonical empty access, as the concrete lowering gives it.

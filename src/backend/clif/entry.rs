@@ -335,8 +335,7 @@ struct Binding<'p> {
 
 impl<'p> Binding<'p> {
     fn of(plan: &'p VerifiedGenericPlan, order: &[usize], declared: &'p [InputDecl<SymExpr>]) -> Binding<'p> {
-        let scalars: BTreeSet<Sym> =
-            plan.symbols().into_iter().filter(|s| matches!(s, Sym::Scalar { .. })).collect();
+        let scalars: BTreeSet<Sym> = plan.scalars().into_iter().collect();
         let mut bound: Vec<(&InputDecl<SymExpr>, usize)> =
             plan.inputs.iter().zip(order.iter().copied()).collect();
         for s in &scalars {

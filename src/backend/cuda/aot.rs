@@ -23,7 +23,6 @@ use super::codegen::{NARROW_ELEMENTS, NARROW_LIMIT};
 use super::{CudaError, CudaSource};
 use crate::plan::{InputDecl, VerifiedGenericPlan};
 use crate::types::sym::{Cond, Sym, SymExpr};
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// Threads per block of the launcher's grid, and the most blocks it launches (the kernels
@@ -60,7 +59,7 @@ pub fn launcher(
         .collect::<Option<_>>()
         .ok_or_else(|| CudaError::Codegen("the plan reads an input not declared".into()))?;
     let requires: Vec<&Cond> = plan.requires.iter().map(|r| &r.cond).collect();
-    let scalars = run_time_scalars(plan);
+    let scalars = plan.scalars();
     let (shape, bind) = CShape::bind(declared, &scalars, &requires, &BAD_DIMS.to_string())?;
     let dims = dims_parameters(&scalars);
     let err_words = plan.checks.len() + 1;
@@ -214,14 +213,6 @@ SLC_EXTERN int {name}_status(cudaStream_t stream, int* check, unsigned long long
     Ok(t)
 }
 
-/// The run-time scalars `plan` reads (`k[()]`, `s[1]`), in the order the launcher takes their
-/// values.
-fn run_time_scalars(plan: &VerifiedGenericPlan) -> Vec<Sym> {
-    let scalars: BTreeSet<Sym> =
-        plan.symbols().into_iter().filter(|s| matches!(s, Sym::Scalar { .. })).collect();
-    scalars.into_iter().collect()
-}
-
 /// The launcher's parameters that give the inputs' dims, and the values of the run-time
 /// scalars where the plan reads some: host values, so that neither the output's dims nor a
 /// launch reads device memory (a plan without them keeps the shorter signatures).
@@ -236,7 +227,7 @@ fn dims_parameters(scalars: &[Sym]) -> &'static str {
 pub fn header(plan: &VerifiedGenericPlan, source: &CudaSource, declared: &[InputDecl<SymExpr>]) -> String {
     let name = &source.name;
     let guard = name.to_ascii_uppercase();
-    let scalars = run_time_scalars(plan);
+    let scalars = plan.scalars();
     let dims = dims_parameters(&scalars);
     let scalars: String = match scalars.is_empty() {
         true => String::new(),
