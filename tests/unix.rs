@@ -348,6 +348,25 @@ fn time_says_where_the_time_went() {
     let lines: Vec<String> = stderr(&o).lines().map(String::from).collect();
     let phases: Vec<&str> = lines.iter().map(|l| l.split_whitespace().next().unwrap_or("")).collect();
     assert_eq!(phases, ["read", "compile", "run", "write"], "{lines:?}");
-    assert!(lines[0].contains("96 bytes of input data"), "{}", lines[0]);
+    // A file is mapped: its pages are read as the kernel touches them, not in the read phase.
+    assert!(lines[0].contains("0 bytes read; 96 mapped"), "{}", lines[0]);
     assert!(lines[2].contains("192 bytes moved") && lines[2].contains("1 thread"), "{}", lines[2]);
+
+    // Standard input is read whole.
+    let piped = Command::new(BIN)
+        .args(["eval", "a[::-1]", "-i", "a=-", "--time"])
+        .stdin(std::fs::File::open(&a).unwrap())
+        .output()
+        .unwrap();
+    succeeds(&piped);
+    assert!(stderr(&piped).lines().next().unwrap().contains("96 bytes read,"), "{}", stderr(&piped));
+
+    // A slice touching a few rows of a larger file reads only those rows' bytes: 5 rows of
+    // 4 i64 (`a[::1000, :4]` of i64[4096, 64]), not the file's 2 MiB.
+    let big = dir.join("big.npy");
+    slc_runtime::write_npy(&big, &arange(&[4096, 64])).unwrap();
+    let o = slc(&["eval", "a[::1000, :4]", "-i", &format!("a={}", s(&big)), "--time", "-o", "-"]);
+    succeeds(&o);
+    let read = stderr(&o).lines().next().unwrap().to_string();
+    assert!(read.contains(" 160 bytes read,") && !read.contains("mapped"), "{read}");
 }

@@ -44,13 +44,6 @@ impl Opened {
         }
     }
 
-    pub fn data_bytes(&self) -> u64 {
-        match self {
-            Opened::Npy(npy) => npy.data_bytes(),
-            Opened::Zarr(zarr) => zarr.data_bytes(),
-        }
-    }
-
     /// Reads the whole input (input `name`, for errors).
     pub fn read(self, name: &str) -> Result<Tensor, Failure> {
         match self {

@@ -72,12 +72,13 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
     let mut mapped_bytes = 0u64;
     for input in &args.inputs {
         let npy = input.open()?;
-        read_bytes += npy.data_bytes();
         types.insert(input.name.clone(), TensorType::of(npy.dtype(), npy.shape()));
         // Values checking may read (operator parameters, masks) are read with their headers;
         // the others once the program has checked.
         if value_may_be_read(npy.dtype(), npy.shape().iter().product()) {
-            values.insert(input.name.clone(), npy.read(&input.name)?);
+            let tensor = npy.read(&input.name)?;
+            count_read(&tensor, tensor.nbytes() as u64, &mut read_bytes, &mut mapped_bytes);
+            values.insert(input.name.clone(), tensor);
         } else {
             pending.push((input.name.clone(), npy));
         }
@@ -113,6 +114,8 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
                 tensors.insert(name, tensor);
             }
             let read = started.elapsed();
+            // Every input's bytes go to the device, however they were read.
+            let read_bytes = tensors.values().map(|t| t.nbytes() as u64).sum();
             let (result, report) =
                 super::eval_cuda::run(&args.expr, &values, &tensors, args.max_output_bytes, args.repeat)?;
             let written = Instant::now();
@@ -143,15 +146,20 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
                 continue;
             }
         };
-        let tensor = match parts.get(&name) {
-            Some(parts) => npy.read_parts(parts),
-            None => npy.read(),
+        // Read in parts where the data could be mapped; read whole otherwise.
+        let (tensor, bytes) = match parts.get(&name) {
+            Some(parts) if npy.maps() => {
+                let bytes = parts.iter().map(|p| p.end.min(npy.data_bytes()).saturating_sub(p.start)).sum();
+                (npy.read_parts(parts), bytes)
+            }
+            _ => {
+                let bytes = npy.data_bytes();
+                (npy.read(), bytes)
+            }
         };
         let tensor = tensor.map_err(|e| input_error(&name, e))?;
         access::advise(&name, &tensor, &sparse);
-        if tensor.is_mapped() {
-            mapped_bytes += tensor.nbytes() as u64;
-        }
+        count_read(&tensor, bytes, &mut read_bytes, &mut mapped_bytes);
         read_inputs.insert(name, tensor);
     }
     // Of each Zarr array, the box holding the chunks the plan reads is decoded, and the plan
@@ -161,8 +169,9 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
             .map_err(|(name, e)| input_error(&name, e))?,
         None => zarr::ReadZarrs { tensors: InputValues::new(), chunks: vec![], plan: None },
     };
-    if args.time {
-        for count in &zarrs.chunks {
+    for count in &zarrs.chunks {
+        read_bytes = read_bytes.saturating_add(count.bytes);
+        if args.time {
             eprintln!("{}", count.timing_line());
         }
     }
@@ -204,7 +213,17 @@ fn print_result(result: &Tensor) -> Result<(), Failure> {
     print(&format!("{text}\n{}{}\n", result.dtype(), ShapeDisplay(&shape)))
 }
 
-/// `--time`: one line per phase on standard error.
+/// Counts an input's `tensor` as read (`bytes` of it, read into memory as it was made) or
+/// mapped (its pages read later, as the kernel touches them), for `--time`.
+fn count_read(tensor: &Tensor, bytes: u64, read_bytes: &mut u64, mapped_bytes: &mut u64) {
+    match tensor.is_mapped() {
+        true => *mapped_bytes += tensor.nbytes() as u64,
+        false => *read_bytes += bytes,
+    }
+}
+
+/// `--time`: one line per phase on standard error (what was read: the bytes read into memory,
+/// a Zarr input's chunks decoded, and apart from them the bytes mapped).
 fn report_times(
     read: Duration,
     read_bytes: u64,
@@ -218,16 +237,14 @@ fn report_times(
     let out_bytes = out.nbytes() as u64;
     let threads =
         if times.threads == 1 { "1 thread".to_string() } else { format!("{} threads", times.threads) };
-    let mapped = if mapped_bytes > 0 {
-        format!(" ({mapped_bytes} of them mapped: read as the kernel touches them)")
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "read    {:>10.3} ms  {read_bytes} bytes of input data, {:.2} GB/s{mapped}",
-        ms(read),
-        rate(read_bytes, read)
-    );
+    let mut line = format!("read    {:>10.3} ms  {read_bytes} bytes read", ms(read));
+    if read_bytes > 0 {
+        line += &format!(", {:.2} GB/s", rate(read_bytes, read));
+    }
+    if mapped_bytes > 0 {
+        line += &format!("; {mapped_bytes} mapped: read as the kernel touches them");
+    }
+    eprintln!("{line}");
     let compile = if times.cache_hit { "cache hit" } else { "front end and code generation" };
     eprintln!("compile {:>10.3} ms  {compile}", ms(times.compile));
     eprintln!(

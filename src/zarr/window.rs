@@ -80,13 +80,20 @@ pub struct ChunkCount {
     pub name: String,
     pub read: u64,
     pub all: u64,
+    /// The size of the chunks read, decoded (the most inflated: a chunk may be in part only).
+    pub bytes: u64,
 }
 
 impl ChunkCount {
     /// The chunks `plan` decodes of `zarr`, bound to `name` (`known`: as for [`windows`]).
     pub fn of(plan: &Plan, name: &str, zarr: &PendingZarr, known: &Known) -> Result<ChunkCount, String> {
         let (read, all) = zarr.chunk_counts(touched(plan, name, known).as_deref())?;
-        Ok(ChunkCount { name: name.to_string(), read, all })
+        Ok(ChunkCount::new(name, zarr, read, all))
+    }
+
+    fn new(name: &str, zarr: &PendingZarr, read: u64, all: u64) -> ChunkCount {
+        let bytes = zarr.chunk_bytes().unwrap_or(u64::MAX).saturating_mul(read);
+        ChunkCount { name: name.to_string(), read, all, bytes }
     }
 
     /// The line `slc show` and the REPL's `:show` end a picture's summary with.
@@ -96,7 +103,10 @@ impl ChunkCount {
 
     /// The line `slc eval --time` and the REPL's `:time` print.
     pub fn timing_line(&self) -> String {
-        format!("zarr    input `{}`: reads {} of {} chunks", self.name, self.read, self.all)
+        format!(
+            "zarr    input `{}`: reads {} of {} chunks ({} bytes, decoded)",
+            self.name, self.read, self.all, self.bytes
+        )
     }
 }
 
@@ -124,7 +134,7 @@ pub fn read_zarrs<Z: Borrow<PendingZarr>>(
     for input in &windows.inputs {
         let name = &input.name;
         let (n, all) = input.chunk_counts().map_err(|e| (name.clone(), e))?;
-        read.chunks.push(ChunkCount { name: name.clone(), read: n, all });
+        read.chunks.push(ChunkCount::new(name, input.zarr.borrow(), n, all));
         read.tensors.insert(name.clone(), input.read().map_err(|e| (name.clone(), e))?);
     }
     Ok(read)
