@@ -12,8 +12,9 @@ rm -rf "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 # As the README says: pip builds the extension through maturin (the build backend).
 (cd "$here/.." && "$venv/bin/python" -m pip install --quiet ./python)
-# zarr: python/tests/test_zarr.py compares slc's reads of Zarr stores with zarr-python's.
-"$venv/bin/python" -m pip install --quiet pytest hypothesis numpy 'zarr>=3,<4'
+# zarr: python/tests/test_zarr.py compares slc's reads of Zarr stores with zarr-python's;
+# ml_dtypes: bfloat16 arrays (test_inputs.py, and test_stores.py's float literals against it).
+"$venv/bin/python" -m pip install --quiet pytest hypothesis numpy 'zarr>=3,<4' ml_dtypes
 # Run from the tests' folder, against the installed package (not the source tree's slc/).
 cd "$here/tests"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider .

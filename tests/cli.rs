@@ -190,8 +190,15 @@ fn a_store_writes_the_updated_copy_and_leaves_the_input_file_alone() {
     let t = slc_runtime::read_npy(&out).unwrap();
     assert_eq!((t.int_at(0), t.int_at(4), t.int_at(8)), (Some(100), Some(4), Some(108)));
     assert_eq!(std::fs::read(&a).unwrap(), before, "the input file is unchanged");
-    let o = slc(&["eval", "a[0] = 1.5", "-i", &format!("a={a}")]);
+    // A float into integers: `=` truncates, as NumPy's `int(1.5)`; `+=` is refused, as NumPy
+    // refuses to cast its float64 sum back (E0134).
+    let o = slc(&["eval", "a[0, :2] = [1.5, -2.9]", "-i", &format!("a={a}"), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = slc_runtime::read_npy(&out).unwrap();
+    assert_eq!((t.int_at(0), t.int_at(1), t.int_at(2)), (Some(1), Some(-2), Some(2)));
+    let o = slc(&["eval", "a[0] += 1.5", "-i", &format!("a={a}")]);
     assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("E0134"), "{}", stderr(&o));
     // Back ends without update kernels refuse, with a code: CUDA, DirectML.
     for (target, code) in [("cuda", "E0210"), ("dml", "E0407")] {
         let o = slc(&["compile", "a[1:] = 0", "--shape", "a=f32[4]", "--target", target]);

@@ -129,6 +129,56 @@ fn integer_literals_convert_as_numpy_2() {
     }
 }
 
+/// NumPy 2.4's answers (`x[...] = 2.7` on an array made the same way, and ml_dtypes 0.7's for
+/// bfloat16), written out; python/tests/test_stores.py draws many more against NumPy itself.
+#[test]
+fn float_literals_convert_as_numpy_2() {
+    let mut s = Session::new();
+    s.bind("n", ints(DType::I32, &[4], &[0, 0, 0, 0]));
+    s.bind("u", ints(DType::U8, &[2], &[0, 0]));
+    s.bind("p", Tensor::from_bytes(DType::Bool, &[3], &[1, 0, 1]).unwrap());
+    s.bind("f", f32s(&[2], &[1.0, 1.0]));
+    s.bind("h", Tensor::from_bytes(DType::F16, &[1], &[0, 0]).unwrap());
+    s.bind("g", Tensor::from_bytes(DType::BF16, &[1], &[0, 0]).unwrap());
+    let run = |src: &str| s.eval(src).unwrap_or_else(|e| panic!("{}", e.render(src)));
+    // Into integers `int(v)`: toward zero; a list is a float64 array cast the same way.
+    assert_eq!(values_i64(&run("n[:] = [1.9, -1.9, 0.5, -0.5]")), [1, -1, 0, 0]);
+    assert_eq!(values_i64(&run("n[0] = 2_147_483_647.9")), [2147483647, 0, 0, 0]);
+    assert_eq!(values_i64(&run("u[0] = 255.9")), [255, 0]);
+    assert_eq!(run("p[:] = [0.0, -0.0, 1e-300]").bytes(), [0, 0, 1]);
+    assert_eq!(values_f32(&run("f[0] = -1.5e-3")), [-0.0015, 1.0]);
+    // `+=` into a float target: a scalar converts first, then adds in f32.
+    assert_eq!(values_f32(&run("f[:] += 0.1")), [1.1, 1.1]);
+    assert_eq!(values_f32(&run("f[:] *= [0.5, 4]")), [0.5, 4.0]);
+    // Just above the tie at f16's and bf16's precision: rounded once from the double, up
+    // (through f32 it would land on the tie and round to even, down to 1).
+    let bits = |t: Tensor| u16::from_le_bytes([t.bytes()[0], t.bytes()[1]]);
+    assert_eq!(bits(run("h[0] = 1.0004882821813226")), 0x3c01);
+    assert_eq!(bits(run("g[0] = 1.0039062509313226")), 0x3f81);
+    assert_eq!(bits(run("h[0] = 1e999")), 0x7c00, "infinity, as NumPy (with its overflow warning)");
+    for src in [
+        "u[0] = 256.0",
+        "u[0] = -1.5",
+        "n[0] = 1e10",
+        "n[0] = 1e999",
+        "n[0] += 2.5",
+        "p[0] *= 2",
+        "p[:] += [1, 0, 0]",
+        "f[:] += [0.5, 0.1]",
+        // An int64 list too: NumPy combines it with f32 in float64.
+        "f[:] += [16777217, 1]",
+    ] {
+        let e = s.eval(src).expect_err(src);
+        assert_eq!(e.diagnostic().code, "E0134", "{src}");
+    }
+    // Only a store's value (or a scatter's updates) may be a float.
+    for src in ["f[0.5]", "f[0] = f[1.5]", "f[:1.5]"] {
+        let e = s.eval(src).expect_err(src);
+        assert_eq!(e.diagnostic().code, "E0106", "{src}");
+    }
+    assert_eq!(values_f32(&run("scatter_nd(f, [[1]], [2.5])")), [1.0, 2.5]);
+}
+
 /// The diagnostic's code and the text its first label points at.
 fn code_and_target(src: &str) -> (&'static str, String) {
     let s = session(Executor::Interpreter);

@@ -4,6 +4,7 @@ index arrays with many duplicates, masks), values broadcast to the selection, an
 `*=`; NumPy's setitem on a copy is the oracle."""
 
 import builtins
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import slc
+
+try:
+    import ml_dtypes
+except ImportError:  # bfloat16 targets are drawn only where ml_dtypes is installed
+    ml_dtypes = None
 
 DTYPES = [np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32, np.float64, np.bool_]
 
@@ -133,6 +139,109 @@ def test_duplicates_last_write_wins_and_plus_equals_is_buffered():
     assert x.tolist() == [2, 0, 3]
     slc.eval("a[i] += 1", a=x, i=np.array([0, 0, 0]))
     assert x.tolist() == [3, 0, 3]
+
+
+# Float literals of a store's value, each as written in the program and read by Python: the
+# corners of NumPy's conversions (truncation into integers, bounds, f16 overflow, rounding,
+# the sign of zero, a float too large for any dtype).
+FLOATS = ["2.7", "-2.7", "0.5", "-0.0", "0.1", "1e10", "1e-8", "65504.0", "65520.0", "1_000.5",
+          "3.4028235e38", "1e39", "1e999", "255.9", "256.0", "-1.5", "2.0", "-128.0", "127.9",
+          "4294967295.5", "9.3e18", "1.0009765625", "3", "-1", "0", "2049", "16777217",
+          # Just above a tie of f16, bf16 and f32: rounded once from the double, not through f32.
+          "1.0004882821813226", "1.0039062509313226", "1.0000000596046457"]
+FLOAT_TARGETS = [np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.float16, np.float32,
+                 np.float64, np.complex64, np.complex128]
+
+
+@st.composite
+def float_stores(draw):
+    dtypes = FLOAT_TARGETS + ([ml_dtypes.bfloat16] if ml_dtypes else [])
+    dtype = draw(st.sampled_from(dtypes))
+    x = np.arange(12).reshape(3, 4).astype(dtype)
+    subscript, index = draw(st.sampled_from([("0, 1", (0, 1)), ("1:, ::2", (slice(1, None), slice(None, None, 2))),
+                                             ("[2, 0, 2], 3", ([2, 0, 2], 3)), ("::-1", slice(None, None, -1))]))
+    selection = np.asarray(x[index]).shape
+    if draw(st.booleans()) or not selection:
+        value = draw(st.sampled_from(FLOATS))
+    else:
+        # A list of the selection's last dim (or a row of it), floats and ints mixed.
+        n = selection[-1]
+        value = "[" + ", ".join(draw(st.sampled_from(FLOATS)) for _ in range(n)) + "]"
+    op = draw(st.sampled_from(["=", "+=", "*="]))
+    return f"a[{subscript}] {op} {value}", x, index, op, value
+
+
+def _exactly(dtype, literal):
+    """Whether every float of the list `literal` is a value of `dtype` (real part)."""
+    values = np.asarray(eval(literal), dtype=np.float64).ravel()
+    with np.errstate(over="ignore"):
+        back = values.astype(dtype).real.astype(np.float64) if np.dtype(dtype).kind == "c" else values.astype(dtype).astype(np.float64)
+    return bool(np.all((back == values) | (np.isnan(back) & np.isnan(values))))
+
+
+@settings(max_examples=400, deadline=None)
+@given(float_stores())
+def test_float_literals_store_as_numpy_converts_them(case):
+    # NumPy's answer: a scalar is a Python float, a list a float64 array. Where NumPy raises or
+    # warns of an invalid cast (a value an integer type cannot hold), slc refuses (E0134); the
+    # refusals beyond NumPy's: a list with a float (or any float into bfloat16) combined by
+    # `+=`/`*=` whose elements are not all values of the target's dtype (NumPy combines in a
+    # wider type and rounds once; slc in the target's dtype, the same result exactly when they
+    # are); and a float combined into an
+    # integer element named by integers alone (`a[0, 1] += 2.7`), or a number into a bool one,
+    # which NumPy computes through Python scalars and casts back, where a selection of more
+    # raises.
+    src, x, index, op, literal = case
+    want = x.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            value = eval(literal)
+            if op == "=":
+                want[index] = value
+            elif op == "+=":
+                want[index] += value
+            else:
+                want[index] *= value
+            numpy_error = None
+        except RuntimeWarning as w:
+            # An overflow to infinity, or a NaN (`inf * 0`), is NumPy's answer for a float
+            # target; an invalid cast into an integer is no answer.
+            numpy_error = w if np.dtype(x.dtype).kind in "biu" else None
+            if numpy_error is None:
+                with np.errstate(all="ignore"):
+                    want = x.copy()
+                    if op == "=":
+                        want[index] = value
+                    elif op == "+=":
+                        want[index] += value
+                    else:
+                        want[index] *= value
+        except (OverflowError, ValueError, TypeError) as e:
+            numpy_error = e
+    got = x.copy()
+    kind = np.dtype(x.dtype).kind
+    has_float = any(c in literal for c in ".e")
+    # (ml_dtypes combines a bfloat16 with a Python float in float32: a scalar there too; a
+    # Python int it converts to bfloat16 first, as slc does.)
+    widened = literal.startswith("[") or kind == "V" and has_float
+    inexact_list = op != "=" and widened and kind in "fcV" and not _exactly(x.dtype, literal)
+    float_into_integer = op != "=" and (kind in "iu" and has_float or kind == "b")
+    if numpy_error is not None or inexact_list or float_into_integer:
+        with pytest.raises(slc.CompileError, match="E0134"):
+            slc.eval(src, a=got)
+        assert np.array_equal(got, x), f"{src}: changed before refusing"
+        return
+    assert slc.eval(src, a=got) is None, src
+    assert got.dtype == want.dtype, src
+    # Bit for bit (the sign of zero), but any NaN equals any NaN (part by part if complex).
+    parts = (lambda t: (t.real, t.imag)) if kind == "c" else (lambda t: (t,))
+    for g, w in zip(parts(got), parts(want)):
+        # (bfloat16 through float64, exactly; complex parts made contiguous to view their bytes.)
+        g, w = (np.ascontiguousarray(t.astype(np.float64) if kind == "V" else t) for t in (g, w))
+        nan = np.isnan(g) & np.isnan(w) if kind in "fcV" else np.zeros(g.shape, bool)
+        same = (g.view(np.uint8) == w.view(np.uint8)).reshape(*g.shape, -1).all(-1) | nan
+        assert same.all(), f"{src}\n{got}\n{want}"
 
 
 def test_a_python_int_by_name_stores_as_numpy_converts_it():

@@ -149,6 +149,33 @@ impl FromStr for DType {
     }
 }
 
+/// `v` rounded once to the nearest f16 (ties to even), as NumPy converts a double. (`half`'s
+/// `from_f64` drops the double's low 32 bits first, which misrounds a value just above a tie.)
+pub fn f16_of_f64(v: f64) -> half::f16 {
+    half::f16::from_f32(f32_round_to_odd(v))
+}
+
+/// `v` rounded once to the nearest bf16 (ties to even), as ml_dtypes converts a double.
+pub fn bf16_of_f64(v: f64) -> half::bf16 {
+    half::bf16::from_f32(f32_round_to_odd(v))
+}
+
+/// `v` as an f32 rounded to odd: toward zero, its last bit set where that was inexact. Rounded
+/// again to a format at least two bits narrower (f16, bf16), it gives what rounding `v` once
+/// would: the set bit stands for everything dropped, so no tie appears that `v` did not have.
+fn f32_round_to_odd(v: f64) -> f32 {
+    let nearest = v as f32;
+    if v.is_nan() || nearest as f64 == v {
+        return nearest;
+    }
+    let mut bits = nearest.to_bits();
+    // One step toward zero where rounding went away from it (from infinity: to the largest).
+    if (nearest as f64).abs() > v.abs() {
+        bits -= 1;
+    }
+    f32::from_bits(bits | 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +206,22 @@ mod tests {
         assert_eq!(BF16.npy_descr(), None);
         assert_eq!("float16".parse::<DType>(), Ok(F16));
         assert!("q8".parse::<DType>().is_err());
+    }
+
+    #[test]
+    fn doubles_round_once_to_f16_and_bf16() {
+        // Just above a tie at f16 (1 + 2^-11) and bf16 (1 + 2^-8): up, where rounding through
+        // f32 first (or dropping the double's low bits) lands on the tie and rounds to even.
+        assert_eq!(f16_of_f64(1.0 + 2f64.powi(-11) + 2f64.powi(-30)).to_f64(), 1.0 + 2f64.powi(-10));
+        assert_eq!(bf16_of_f64(1.0 + 2f64.powi(-8) + 2f64.powi(-30)).to_f64(), 1.0 + 2f64.powi(-7));
+        // Below: down; on the tie: to even; exact values, signs, overflow and NaN kept.
+        assert_eq!(f16_of_f64(-(1.0 + 2f64.powi(-11) - 2f64.powi(-30))).to_f64(), -1.0);
+        assert_eq!(f16_of_f64(1.0 + 3.0 * 2f64.powi(-11)).to_f64(), 1.0 + 2f64.powi(-9));
+        assert_eq!(f16_of_f64(65504.0).to_f64(), 65504.0);
+        assert_eq!(f16_of_f64(65520.0).to_f64(), f64::INFINITY);
+        assert_eq!(bf16_of_f64(1e39).to_f64(), f64::INFINITY);
+        assert_eq!(bf16_of_f64(-1e-50).to_bits(), 0x8000);
+        assert_eq!(f16_of_f64(2f64.powi(-25) + 2f64.powi(-40)).to_bits(), 1, "the smallest subnormal");
+        assert!(f16_of_f64(f64::NAN).is_nan() && bf16_of_f64(f64::NAN).is_nan());
     }
 }

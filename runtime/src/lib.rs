@@ -13,7 +13,7 @@ mod sigbus;
 pub mod tensor;
 
 pub use atomic::write_atomically;
-pub use dtype::DType;
+pub use dtype::{DType, bf16_of_f64, f16_of_f64};
 
 /// The most dimensions a tensor may have, as in NumPy (`NPY_MAXDIMS`).
 pub const MAX_RANK: usize = 64;

@@ -14,10 +14,13 @@ pub fn store_program(r: &mut impl Draw, shape: &[usize]) -> String {
     match r.below(6) {
         0..=2 => {
             let op = *r.pick(&["=", "=", "+=", "*="]);
-            let value = match r.below(3) {
+            // Integers, or a bool: the one value `+=` and `*=` take into bool targets too
+            // (NumPy computes a bool array plus an integer in int64, and refuses to cast back).
+            let value = match r.below(4) {
                 0 => int_literal(r, &[]),
                 1 => int_literal(r, &[1]),
-                _ => r.range(-3, 9).to_string(),
+                2 => r.range(-3, 9).to_string(),
+                _ => r.pick(&["True", "False"]).to_string(),
             };
             // Basic subscripts, then any: NumPy stores through views, not through copies.
             let chain = chain(r, 1);

@@ -78,6 +78,7 @@ impl<'a> Checker<'a> {
             runtime_scalars,
             masks: MaskPolicy::default(),
             conditions: vec![],
+            float_literals: false,
         }
     }
 
@@ -158,6 +159,9 @@ pub(super) struct Checker<'a> {
     pub(super) masks: MaskPolicy,
     /// The conditions checking could not decide, in program order.
     pub(super) conditions: Vec<ShapeCondition>,
+    /// Whether float literals are values: only while a store's value literal is checked
+    /// (`a[m] = 0.5`, `a[:2] = [1, 2.5]`); elsewhere a float is `E0106`.
+    pub(super) float_literals: bool,
 }
 
 /// An index array of a subscript, and the axis it selects on (sema/advanced.rs uses them).
@@ -177,6 +181,11 @@ fn nested_store(t: &TExpr) -> Option<Span> {
     }
 }
 
+/// A 0-d f64 holding `v`: a float literal of a store's value, NumPy's Python `float`.
+fn float_scalar(v: f64) -> Tensor {
+    Tensor::from_bytes(DType::F64, &[], &v.to_le_bytes()).expect("eight bytes make one f64")
+}
+
 pub(super) fn err<T>(kind: K, span: Span) -> Result<T, SemaError> {
     Err(SemaError::new(kind, span))
 }
@@ -190,9 +199,15 @@ impl Checker<'_> {
                 Err(_) => err(K::LiteralOutOfRange { value: *v }, e.span),
             },
             ExprKind::Bool(b) => Ok(Value::Tensor(const_tensor(bool_tensor(&[], &[*b]), e.span))),
-            ExprKind::Float(text) => err(K::Float { text: text.clone() }, e.span),
+            ExprKind::Float(text) => match self.float_literal(e) {
+                Some(v) => Ok(Value::Tensor(const_tensor(float_scalar(v), e.span))),
+                None => err(K::Float { text: text.clone() }, e.span),
+            },
             ExprKind::Str(s) => Ok(Value::Str(s.clone())),
             ExprKind::List(_) => self.list(e).map(Value::Tensor),
+            ExprKind::Neg(_) if let Some(v) = self.float_literal(e) => {
+                Ok(Value::Tensor(const_tensor(float_scalar(v), e.span)))
+            }
             ExprKind::Neg(inner) => {
                 // `-9223372036854775808` is in range although its magnitude is not.
                 if let ExprKind::Int(v) = inner.kind

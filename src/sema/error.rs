@@ -102,6 +102,8 @@ pub enum SemaErrorKind {
         "cannot combine a list into {target}: NumPy computes it in int64, which it does not cast back to {target}"
     )]
     StoreListArithmetic { target: String },
+    #[error("{reason}")]
+    StoreLiteral { reason: String },
 }
 
 impl SemaError {
@@ -256,6 +258,11 @@ impl IntoDiagnostic for SemaError {
                 Some("bind the value with the target's dtype (NumPy would cast it; slc moves bytes only)".into()),
             ),
             K::StoreLiteralRange { .. } => ("E0134", "out of bounds".into(), None),
+            K::StoreLiteral { .. } => (
+                "E0134",
+                "a float".into(),
+                Some("a float literal converts as NumPy converts it; bind a tensor of the target's dtype otherwise".into()),
+            ),
             K::StoreListArithmetic { .. } => (
                 "E0134",
                 "an int64 list".into(),

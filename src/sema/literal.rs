@@ -10,9 +10,37 @@ use crate::syntax::ast::{self, ExprKind};
 use crate::types::{ShapeDisplay, checked_numel};
 use slc_runtime::{DType, Tensor};
 
+/// One element of a list literal.
+#[derive(Clone, Copy)]
+enum Element {
+    Int(i64),
+    Bool(bool),
+    /// Only where float literals are allowed ([`Checker::float_literal`]).
+    Float(f64),
+}
+
+impl Element {
+    fn as_i64(&self) -> i64 {
+        match *self {
+            Element::Int(v) => v,
+            Element::Bool(b) => i64::from(b),
+            Element::Float(_) => unreachable!("a list with a float is made float64"),
+        }
+    }
+
+    /// As NumPy makes a list with a float a float64 array (an int rounded to the nearest).
+    fn as_f64(&self) -> f64 {
+        match *self {
+            Element::Float(v) => v,
+            other => other.as_i64() as f64,
+        }
+    }
+}
+
 impl Checker<'_> {
     /// A (nested) list literal as a constant: bool when every element is `True` or `False`
-    /// (a mask), otherwise i64, with `True` and `False` as 1 and 0 (as NumPy converts the list).
+    /// (a mask), f64 when one is a float (store values only: [`Checker::float_literal`]),
+    /// otherwise i64, with `True` and `False` as 1 and 0 (as NumPy converts the list).
     pub(super) fn list(&mut self, e: &ast::Expr) -> Result<TExpr, SemaError> {
         let mut shape: Option<Vec<i64>> = None;
         let mut values = vec![];
@@ -23,14 +51,20 @@ impl Checker<'_> {
         }
         let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
         let too_large = || SemaError::new(K::TooLarge { shape: format!("{}", ShapeDisplay(&shape)) }, e.span);
-        if !values.is_empty() && values.iter().all(|&(_, is_bool)| is_bool) {
-            let bits: Vec<bool> = values.iter().map(|&(v, _)| v == 1).collect();
-            if checked_numel(&shape).is_none() {
-                return Err(too_large());
-            }
+        if checked_numel(&shape).is_none() {
+            return Err(too_large());
+        }
+        if !values.is_empty() && values.iter().all(|v| matches!(v, Element::Bool(_))) {
+            let bits: Vec<bool> = values.iter().map(|v| matches!(v, Element::Bool(true))).collect();
             return Ok(const_tensor(bool_tensor(&dims, &bits), e.span));
         }
-        let values: Vec<i64> = values.into_iter().map(|(v, _)| v).collect();
+        // A float anywhere makes the list NumPy's float64 array (store values only).
+        if values.iter().any(|v| matches!(v, Element::Float(_))) {
+            let bytes: Vec<u8> = values.iter().flat_map(|v| v.as_f64().to_le_bytes()).collect();
+            let t = Tensor::from_bytes(DType::F64, &dims, &bytes).map_err(|_| too_large())?;
+            return Ok(const_tensor(t, e.span));
+        }
+        let values: Vec<i64> = values.iter().map(Element::as_i64).collect();
         let t = Tensor::from_i64s(DType::I64, &dims, &values).map_err(|_| too_large())?;
         Ok(const_tensor(t, e.span))
     }
@@ -43,7 +77,7 @@ impl Checker<'_> {
         depth: usize,
         path: &mut Vec<i64>,
         shape: &mut Option<Vec<i64>>,
-        values: &mut Vec<(i64, bool)>,
+        values: &mut Vec<Element>,
     ) -> Result<(), SemaError> {
         let describe = |s: &[i64]| {
             if s.is_empty() {
@@ -67,12 +101,15 @@ impl Checker<'_> {
             }
             ExprKind::Bool(b) => {
                 self.leaf_shape(path, depth, shape, e.span, describe)?;
-                values.push((i64::from(*b), true));
+                values.push(Element::Bool(*b));
                 Ok(())
             }
             _ => {
                 self.leaf_shape(path, depth, shape, e.span, describe)?;
-                values.push((self.int(e, "a list element")?, false));
+                values.push(match self.float_literal(e) {
+                    Some(v) => Element::Float(v),
+                    None => Element::Int(self.int(e, "a list element")?),
+                });
                 Ok(())
             }
         }
@@ -104,6 +141,22 @@ impl Checker<'_> {
                 };
                 err(K::RaggedList { expected, found }, span)
             }
+        }
+    }
+
+    /// The value of a float literal (`2.5`, `-1e3`) where store values allow them
+    /// ([`Checker::float_literals`]); `None` for anything else, which then checks as before
+    /// (a float is `E0106` outside store values).
+    pub(super) fn float_literal(&self, e: &ast::Expr) -> Option<f64> {
+        if !self.float_literals {
+            return None;
+        }
+        match &e.kind {
+            // The lexer's float: digits, `_`, one `.` and an exponent, which Rust parses once
+            // the `_`s are gone (as Python reads `1_000.5`); too large is infinite, as Python's.
+            ExprKind::Float(text) => text.replace('_', "").parse::<f64>().ok(),
+            ExprKind::Neg(inner) => self.float_literal(inner).map(|v| -v),
+            _ => None,
         }
     }
 }

@@ -65,9 +65,8 @@ impl Checker<'_> {
             true => self.mask_box(selection.clone(), last_items, last_at)?,
             false => None,
         };
-        let list = matches!(value.kind, ExprKind::List(_));
-        let value_value = self.expr(value)?;
-        let value = self.store_value(value_value, &base, list && combine != Combine::Set, value.span)?;
+        let value_value = self.value_expr(value)?;
+        let value = self.store_value(value_value, &base, combine != Combine::Set, value.span)?;
         // One value for every update (a scalar, or one element, which broadcasts to any
         // selection): through a mask, the box the mask spans is written where the mask is
         // `True`, and none of its positions is needed.
@@ -99,11 +98,23 @@ impl Checker<'_> {
         node(kind, base.ty.clone(), span)
     }
 
+    /// A stored value (or a scatter's updates) as an expression: a literal may hold floats
+    /// (`a[m] = 0.5`, `a[:2] = [1, 2.5]`), which no other expression may.
+    pub(in crate::sema) fn value_expr(&mut self, e: &ast::Expr) -> Result<super::check::Value, SemaError> {
+        let literal = matches!(e.kind, ExprKind::Float(_) | ExprKind::Neg(_) | ExprKind::List(_));
+        let outer = std::mem::replace(&mut self.float_literals, literal);
+        let value = self.expr(e);
+        self.float_literals = outer;
+        value
+    }
+
     /// The value as a tensor of the target's dtype: a literal (an integer, `True`/`False`, a
     /// list) converted as NumPy converts a Python `int` (refused where an integer type cannot
-    /// hold it); any other tensor must already have the target's dtype. `in_arithmetic`: a list
-    /// literal of `+=`/`*=`, which NumPy makes an int64 array and combines in int64 before
-    /// casting back `same_kind` — wrapping into a signed target, refused by an unsigned one.
+    /// hold it), a float literal as it converts a Python `float`, and a list with a float as
+    /// it casts a float64 array ([`float_element`]); any other tensor must already have the
+    /// target's dtype. `in_arithmetic`: the value of `+=`/`*=`. Of those, an integer list
+    /// literal is one NumPy makes an int64 array and combines in int64 before casting back
+    /// `same_kind` — wrapping into a signed target, refused by an unsigned one.
     pub(in crate::sema) fn store_value(
         &mut self,
         v: super::check::Value,
@@ -135,6 +146,24 @@ impl Checker<'_> {
             return err(K::StoreDtype { value: v.ty.dtype.name().into(), target: dtype.name().into() }, span);
         };
         let mut bytes = Vec::with_capacity(t.numel() * dtype.width());
+        if t.dtype() == DType::F64 {
+            let scalar = t.shape().is_empty();
+            for v in t.bytes().chunks_exact(8) {
+                let v = f64::from_le_bytes(v.try_into().expect("chunks of eight"));
+                let element = float_element(dtype, v, in_arithmetic, scalar);
+                bytes.extend(element.map_err(|reason| SemaError::new(K::StoreLiteral { reason }, span))?);
+            }
+            let converted = Tensor::from_bytes(dtype, t.shape(), &bytes).expect("one element per value");
+            return Ok(const_tensor(converted, span));
+        }
+        // NumPy adds or multiplies a bool array only by bools: an integer makes it int64,
+        // which it does not cast back.
+        if in_arithmetic && dtype == DType::Bool && t.dtype() != DType::Bool {
+            let reason = "cannot combine integers into bool: NumPy computes them in int64, which it does not cast back to bool";
+            return err(K::StoreLiteral { reason: reason.into() }, span);
+        }
+        // A scalar (a literal, or a Python `int` by name) is "weak": converted, then combined.
+        let in_arithmetic = in_arithmetic && !t.shape().is_empty();
         for i in 0..t.numel() {
             let bit = || (t.dtype() == DType::Bool).then(|| i128::from(t.bytes()[i]));
             let x = t.int_at(i).or_else(bit).and_then(|x| i64::try_from(x).ok());
@@ -146,6 +175,20 @@ impl Checker<'_> {
             };
             if in_arithmetic && t.dtype() == DType::I64 && dtype.is_integer() && !dtype.is_signed() {
                 return err(K::StoreListArithmetic { target: dtype.name().into() }, span);
+            }
+            // Into a float target NumPy combines the int64 list in float64, as a float list:
+            // the same rule, each element a value of the target's dtype.
+            if let Some(x) = x.filter(|_| in_arithmetic && !dtype.is_integer() && dtype != DType::Bool) {
+                let exact = (x as f64) as i64 == x && x != i64::MAX;
+                let element = match exact {
+                    true => float_element(dtype, x as f64, true, false),
+                    false => Err(format!(
+                        "cannot combine {x} into {} exactly: NumPy combines it in float64",
+                        dtype.name()
+                    )),
+                };
+                bytes.extend(element.map_err(|reason| SemaError::new(K::StoreLiteral { reason }, span))?);
+                continue;
             }
             let Some(element) = x.and_then(wrapped) else {
                 let shown = x.map_or_else(|| "?".into(), |x| x.to_string());
@@ -192,6 +235,65 @@ impl Checker<'_> {
         }
         Ok(())
     }
+}
+
+/// The float `v` of a store's literal value as an element of `dtype`, as NumPy stores it: a
+/// scalar is a Python `float` (into an integer, `int(v)`, which must fit; NaN and infinities
+/// have none), a list's element one of a float64 array (cast the same way, where NumPy's cast
+/// of a value out of range is undefined: refused). A bool is `v != 0`; a float the nearest
+/// value (f16 and bf16 directly, as NumPy and ml_dtypes round); a complex number `v + 0j`.
+///
+/// In `+=` and `*=` NumPy computes in float64, which it does not cast back to an integer or
+/// bool (refused); into a float target a scalar is converted first (a Python float is "weak")
+/// while a list's float64 array is combined in float64 and rounded once (and ml_dtypes
+/// combines a bf16 with a scalar in float32). slc combines in the target's dtype, which gives
+/// the same result exactly when every element is one of that dtype: a list element (or a bf16
+/// scalar) that is not is refused (`0.1` into f32), not rounded twice.
+pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) -> Result<Vec<u8>, String> {
+    let target = dtype.name();
+    if in_arithmetic && (dtype.is_integer() || dtype == DType::Bool) {
+        return Err(format!(
+            "cannot combine the float {v} into {target}: NumPy computes it in float64, which it does not cast back to {target}"
+        ));
+    }
+    let element = match dtype {
+        DType::Bool => vec![u8::from(v != 0.0)],
+        d if d.is_integer() => {
+            if !v.is_finite() {
+                return Err(format!("cannot store the float {v} into {target}: it has no integer value"));
+            }
+            let whole = v.trunc();
+            // Within i64 (below 2^63), then within the target: NumPy's OverflowError.
+            const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+            let fits = (-TWO_63..TWO_63).contains(&whole);
+            let element = fits.then(|| literal_element(dtype, whole as i64)).flatten();
+            element.ok_or_else(|| format!("the float {v} is out of bounds for {target}"))?
+        }
+        DType::F16 => slc_runtime::f16_of_f64(v).to_le_bytes().to_vec(),
+        DType::BF16 => slc_runtime::bf16_of_f64(v).to_le_bytes().to_vec(),
+        DType::F32 => (v as f32).to_le_bytes().to_vec(),
+        DType::F64 => v.to_le_bytes().to_vec(),
+        DType::C64 => [(v as f32).to_le_bytes(), 0f32.to_le_bytes()].concat(),
+        DType::C128 => [v.to_le_bytes(), 0f64.to_le_bytes()].concat(),
+        _ => unreachable!("every dtype is covered above"),
+    };
+    // (ml_dtypes computes a bfloat16 with a Python float in float32, the float unrounded.)
+    if in_arithmetic && (!scalar || dtype == DType::BF16) {
+        let back = match dtype {
+            DType::F16 => half::f16::from_le_bytes([element[0], element[1]]).to_f64(),
+            DType::BF16 => half::bf16::from_le_bytes([element[0], element[1]]).to_f64(),
+            DType::F32 | DType::C64 => {
+                f32::from_le_bytes(element[..4].try_into().expect("four bytes")) as f64
+            }
+            _ => v,
+        };
+        if back != v && !(v.is_nan() && back.is_nan()) {
+            return Err(format!(
+                "cannot combine {v} into {target} exactly: NumPy combines it in a wider type, and {v} is not a {target} value"
+            ));
+        }
+    }
+    Ok(element)
 }
 
 fn broadcast_refusal(value: &TExpr, selection: &TExpr) -> SemaError {

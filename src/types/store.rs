@@ -205,8 +205,8 @@ fn identity(op: Reduction, dtype: DType) -> Vec<u8> {
         let inf = if top { f64::INFINITY } else { f64::NEG_INFINITY };
         match dtype {
             DType::F32 => (inf as f32).to_le_bytes().to_vec(),
-            DType::F16 => f16::from_f64(inf).to_le_bytes().to_vec(),
-            DType::BF16 => bf16::from_f64(inf).to_le_bytes().to_vec(),
+            DType::F16 => slc_runtime::f16_of_f64(inf).to_le_bytes().to_vec(),
+            DType::BF16 => slc_runtime::bf16_of_f64(inf).to_le_bytes().to_vec(),
             _ => inf.to_le_bytes().to_vec(),
         }
     };
@@ -442,8 +442,8 @@ pub fn literal_element(dtype: DType, v: i64) -> Option<Vec<u8>> {
             }
             v.to_le_bytes()[..w].to_vec()
         }
-        DType::F16 => f16::from_f64(v as f64).to_le_bytes().to_vec(),
-        DType::BF16 => bf16::from_f64(v as f64).to_le_bytes().to_vec(),
+        DType::F16 => slc_runtime::f16_of_f64(v as f64).to_le_bytes().to_vec(),
+        DType::BF16 => slc_runtime::bf16_of_f64(v as f64).to_le_bytes().to_vec(),
         DType::F32 => (v as f32).to_le_bytes().to_vec(),
         DType::F64 => (v as f64).to_le_bytes().to_vec(),
         DType::C64 => [(v as f32).to_le_bytes(), 0f32.to_le_bytes()].concat(),

@@ -127,7 +127,13 @@ pub fn stores(cases: usize) -> Vec<Program> {
             DType::C128,
         ];
         let dtype = dtypes[case % dtypes.len()];
-        let src = store_program(&mut r, shape);
+        // One value through a mask (the mask read over its box, no positions), which random
+        // draws reach rarely: every 40th case is one, in a form every dtype takes.
+        const MASKED: [&str; 4] = ["a[m] = 3", "a[m] += True", "a[m, ...] *= True", "a[::-1][m] = [1]"];
+        let src = match case % 40 {
+            0 => MASKED[case / 40 % MASKED.len()].to_string(),
+            _ => store_program(&mut r, shape),
+        };
         let rows = shape[0];
         let mut given = BTreeMap::new();
         given.insert("a".to_string(), fill(dtype, shape, case as u64));

@@ -213,7 +213,7 @@ impl Checker<'_> {
         {
             return invalid("max and min have no order on complex numbers", "complex data", data.value.span);
         }
-        let value = self.expr(&updates.value)?;
+        let value = self.value_expr(&updates.value)?;
         let value = self.store_value(value, &target, false, updates.value.span)?;
         let (u, s) = (&value.ty.shape, &selection.ty.shape);
         let refusal = || {
