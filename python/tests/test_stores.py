@@ -192,31 +192,18 @@ def test_float_literals_store_as_numpy_converts_them(case):
     # which NumPy computes through Python scalars and casts back, where a selection of more
     # raises.
     src, x, index, op, literal = case
-    want = x.copy()
+    value = eval(literal)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         try:
-            value = eval(literal)
-            if op == "=":
-                want[index] = value
-            elif op == "+=":
-                want[index] += value
-            else:
-                want[index] *= value
-            numpy_error = None
+            want, numpy_error = _numpy_store(x, index, op, value), None
         except RuntimeWarning as w:
             # An overflow to infinity, or a NaN (`inf * 0`), is NumPy's answer for a float
             # target; an invalid cast into an integer is no answer.
             numpy_error = w if np.dtype(x.dtype).kind in "biu" else None
             if numpy_error is None:
                 with np.errstate(all="ignore"):
-                    want = x.copy()
-                    if op == "=":
-                        want[index] = value
-                    elif op == "+=":
-                        want[index] += value
-                    else:
-                        want[index] *= value
+                    want = _numpy_store(x, index, op, value)
         except (OverflowError, ValueError, TypeError) as e:
             numpy_error = e
     got = x.copy()
