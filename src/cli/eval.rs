@@ -146,16 +146,9 @@ pub fn run(args: EvalArgs) -> Result<(), Failure> {
                 continue;
             }
         };
-        // Read in parts where the data could be mapped; read whole otherwise.
-        let (tensor, bytes) = match parts.get(&name) {
-            Some(parts) if npy.maps() => {
-                let bytes = parts.iter().map(|p| p.end.min(npy.data_bytes()).saturating_sub(p.start)).sum();
-                (npy.read_parts(parts), bytes)
-            }
-            _ => {
-                let bytes = npy.data_bytes();
-                (npy.read(), bytes)
-            }
+        let (bytes, tensor) = match parts.get(&name) {
+            Some(parts) => (npy.parts_bytes(parts), npy.read_parts(parts)),
+            None => (npy.data_bytes(), npy.read()),
         };
         let tensor = tensor.map_err(|e| input_error(&name, e))?;
         access::advise(&name, &tensor, &sparse);

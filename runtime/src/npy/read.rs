@@ -151,6 +151,21 @@ impl PendingNpy {
         self.read_into_memory()
     }
 
+    /// The bytes [`read_parts`](Self::read_parts) reads for `parts`: theirs within the data,
+    /// or the whole data where it is read whole.
+    pub fn parts_bytes(&self, parts: &[std::ops::Range<u64>]) -> u64 {
+        match self.maps() {
+            true => parts.iter().map(|p| self.within_data(p)).map(|p| p.end - p.start).sum(),
+            false => self.data_bytes,
+        }
+    }
+
+    /// `part` clipped to the data (empty where it starts past the end).
+    fn within_data(&self, part: &std::ops::Range<u64>) -> std::ops::Range<u64> {
+        let start = part.start.min(self.data_bytes);
+        start..part.end.clamp(start, self.data_bytes)
+    }
+
     /// A tensor holding only the bytes of the data in `parts` (byte ranges of the data) and
     /// zeros elsewhere, read with one `pread` each: for a plan that reads a few pages of many,
     /// which then cost only themselves (a mapping would map the page cache's whole large folios
@@ -168,9 +183,10 @@ impl PendingNpy {
         })?;
         let data = t.bytes_mut();
         for part in parts {
-            let (start, end) = (part.start.min(self.data_bytes), part.end.min(self.data_bytes));
-            if start < end {
-                read_at(file, &mut data[start as usize..end as usize], offset + start).map_err(read_err)?;
+            let part = self.within_data(part);
+            if !part.is_empty() {
+                let (start, end) = (part.start as usize, part.end as usize);
+                read_at(file, &mut data[start..end], offset + part.start).map_err(read_err)?;
             }
         }
         Ok(t)
