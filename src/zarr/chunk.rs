@@ -99,7 +99,7 @@ impl PlainChunks {
                 b.decoded.resize(bytes as usize, 0);
             }
             let zstd = |code: usize| format!("zstd: {}", zstd::zstd_safe::get_error_name(code));
-            if needed < bytes && stops_early(&b.encoded, bytes) {
+            if needed < bytes && stops_early(&b.encoded, bytes, needed) {
                 let prefix = &mut b.decoded[..needed as usize];
                 dctx.reset(ResetDirective::SessionOnly).map_err(zstd)?;
                 let mut output = OutBuffer::around(prefix);
@@ -129,19 +129,54 @@ impl PlainChunks {
     }
 }
 
-/// Whether the zstd-compressed chunk `encoded` may be inflated only up to the part read: it is
-/// one whole frame, which says it holds `bytes` bytes and carries no checksum. A checksum covers
-/// the whole frame, so a frame with one is inflated whole to check it; a truncated frame fails
-/// the first test and is inflated whole, to its error. (Without a checksum, damage past the part
-/// read goes unseen, as its bytes are never used.)
-fn stops_early(encoded: &[u8], bytes: u64) -> bool {
+/// Whether the zstd-compressed chunk `encoded` may be inflated only up to its first `needed`
+/// bytes, and that saves a block: it is one whole frame, which says it holds `bytes` bytes and
+/// carries no checksum, and `needed` ends before its last block can begin. A checksum covers the
+/// whole frame, so a frame with one is inflated whole to check it; a truncated frame fails these
+/// tests and is inflated whole, to its error. (Without a checksum, damage past the part read goes
+/// unseen, as its bytes are never used.) Inflating a whole frame at once costs less than the
+/// streaming decoder, which inflates each block into its own window and copies it out.
+fn stops_early(encoded: &[u8], bytes: u64, needed: u64) -> bool {
     const MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
     const CHECKSUM_FLAG: u8 = 0x04; // of the frame header descriptor, after the magic number
+    // No block inflates to more (RFC 8878, 3.1.1.2.4), so the blocks before the last hold at
+    // most this much each.
+    const BLOCK_MAX: u64 = 128 << 10;
     encoded.len() > 4
         && encoded[..4] == MAGIC
         && encoded[4] & CHECKSUM_FLAG == 0
         && zstd::zstd_safe::get_frame_content_size(encoded).is_ok_and(|n| n == Some(bytes))
         && zstd::zstd_safe::find_frame_compressed_size(encoded).is_ok_and(|n| n == encoded.len())
+        && block_count(encoded).is_some_and(|blocks| needed <= (blocks - 1) * BLOCK_MAX)
+}
+
+/// How many blocks the zstd frame `encoded` holds, by walking their headers (RFC 8878, 3.1.1):
+/// `None` where a block would lie past the end.
+fn block_count(encoded: &[u8]) -> Option<u64> {
+    let descriptor = *encoded.get(4)?;
+    let single_segment = descriptor & 0x20 != 0;
+    let content_size_bytes = match descriptor >> 6 {
+        0 => usize::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let dictionary_id_bytes = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let mut at = 5 + usize::from(!single_segment) + dictionary_id_bytes + content_size_bytes;
+    let mut blocks = 0;
+    loop {
+        let header = encoded.get(at..at + 3)?;
+        let header = u32::from_le_bytes([header[0], header[1], header[2], 0]);
+        let rle = (header >> 1) & 3 == 1; // its content: one byte, repeated
+        at += 3 + if rle { 1 } else { (header >> 3) as usize };
+        if at > encoded.len() {
+            return None;
+        }
+        blocks += 1;
+        if header & 1 == 1 {
+            return Some(blocks);
+        }
+    }
 }
 
 /// Calls `use_bytes` with the decoded bytes of chunk `ids` of `array` (`bytes` of them, or at
@@ -281,11 +316,42 @@ mod tests {
         // 512 KiB: a frame of several blocks, so stopping early saves whole blocks.
         let (_dir, array, _file, whole) = one_chunk(1 << 17, false);
         let bytes = whole.len() as u64;
-        for needed in [1, 4, 1000, 128 << 10, (128 << 10) + 1, 300_000, bytes - 1, bytes] {
+        for needed in [1, 4, 1000, 128 << 10, (128 << 10) + 1, 300_000, 384 << 10, (384 << 10) + 1, bytes - 1]
+        {
             let got = read(&array, bytes, needed).unwrap();
             assert!(got.len() as u64 >= needed && whole.starts_with(&got), "needed {needed}");
-            // Only the prefix: no block past the one holding the last byte needed.
-            assert!(got.len() as u64 == needed || needed == bytes, "needed {needed}: {}", got.len());
+            // Only the prefix, unless the part read reaches into the last of the 4 blocks.
+            let stops = needed <= 3 << 17;
+            assert_eq!(got.len() as u64, if stops { needed } else { bytes }, "needed {needed}");
+        }
+        assert_eq!(read(&array, bytes, bytes).unwrap(), whole);
+    }
+
+    #[test]
+    fn blocks_are_counted_by_their_headers() {
+        let mut random = 0x2545_f491_4f6c_dd1du64;
+        let mut noise = move || {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            random as u8
+        };
+        for n in [1, 1000, 128 << 10, (128 << 10) + 1, (512 << 10) + 5] {
+            let kinds: [(&str, Vec<u8>); 3] = [
+                ("zeros (RLE blocks)", vec![0; n]),
+                ("a ramp (compressed blocks)", (0..n).map(|i| (i % 251) as u8).collect()),
+                ("noise (raw blocks)", (0..n).map(|_| noise()).collect()),
+            ];
+            for (kind, data) in kinds {
+                for checksum in [false, true] {
+                    let mut encoder = zstd::bulk::Compressor::new(3).unwrap();
+                    encoder.include_checksum(checksum).unwrap();
+                    let encoded = encoder.compress(&data).unwrap();
+                    let want = n.div_ceil(128 << 10) as u64;
+                    assert_eq!(block_count(&encoded), Some(want), "{kind}, {n} bytes");
+                    assert_eq!(block_count(&encoded[..encoded.len() - 4 * usize::from(checksum) - 1]), None);
+                }
+            }
         }
     }
 
