@@ -14,7 +14,7 @@ slc runs as a shell user runs it, a whole process: `slc eval EXPR -i a=store.zar
 process. zarr-python is timed in process, its read only (no file written): the comparison
 favours it.
 
-    python3 benches/zarr_read.py [--slc target/release/slc]... [--rounds 7] [--dir /tmp] [--python]
+    python3 benches/zarr_read.py [--slc target/release/slc]... [--rounds 7] [--dir /tmp] [--python] [--blocks 61]
 
 `--slc` given twice or more (an old build and a new one) times each binary, interleaved. When
 the `tensorstore` package imports, TensorStore is timed too (in process, read only, its cache
@@ -48,6 +48,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--python", action="store_true", help="also time slc.eval in this process")
+    ap.add_argument("--blocks", type=int, default=0,
+                    help="with --python and TensorStore: also alternate the two in blocks of this many calls, a block each per round")
     args = ap.parse_args()
     binaries = args.slc or ["target/release/slc"]
 
@@ -112,6 +114,18 @@ def main():
         if args.python:
             line += f"         {ms(t_py)}"
         print(line)
+        if args.blocks and args.python and t:
+            # slc.eval and TensorStore each called `blocks` times in a row, the first of the
+            # pair swapped each round: how each does when its threads and caches are its own.
+            rounds, ratios = [], []
+            for r in range(args.rounds):
+                med = {}
+                for who, read in [("slc", py), ("ts", ts_read)][:: 1 if r % 2 == 0 else -1]:
+                    med[who] = statistics.median([timed(read) for _ in range(args.blocks)]) * 1e3
+                rounds.append(f"{med['slc']:.2f}/{med['ts']:.2f}")
+                ratios.append(med["ts"] / med["slc"])
+            print(f"      in blocks of {args.blocks}, slc.eval/TensorStore ms: {' '.join(rounds)}; "
+                  f"TensorStore/slc median {statistics.median(ratios):.2f}, min {min(ratios):.2f}")
     shutil.rmtree(work)
 
 
