@@ -179,6 +179,40 @@ fn float_literals_convert_as_numpy_2() {
     assert_eq!(values_f32(&run("scatter_nd(f, [[1]], [2.5])")), [1.0, 2.5]);
 }
 
+/// A 0-d float bound by name (a Python `float`, a NumPy float scalar) is read when the program
+/// is checked and stored as a literal is; in `+=`/`*=` only a value the target holds exactly
+/// (NumPy may combine a strong scalar in its wider type). A float tensor of one element that is
+/// not 0-d is a tensor: not converted.
+#[test]
+fn a_float_bound_by_name_converts_as_numpy() {
+    let mut s = Session::new();
+    s.bind("n", ints(DType::I32, &[3], &[0, 0, 0]));
+    s.bind("f", f32s(&[2], &[1.0, 1.0]));
+    s.bind("h", Tensor::from_bytes(DType::F16, &[1], &[0, 0]).unwrap());
+    let scalar = |v: f64| Tensor::from_bytes(DType::F64, &[], &v.to_le_bytes()).unwrap();
+    let run = |s: &Session, src: &str| s.eval(src).unwrap_or_else(|e| panic!("{}", e.render(src)));
+    s.bind("k", scalar(-2.7));
+    assert_eq!(values_i64(&run(&s, "n[1:] = k")), [0, -2, -2]);
+    assert_eq!(values_f32(&run(&s, "f[0] = k")), [-2.7, 1.0]);
+    s.bind("k", scalar(1.0004882821813226));
+    let bits = |t: Tensor| u16::from_le_bytes([t.bytes()[0], t.bytes()[1]]);
+    assert_eq!(bits(run(&s, "h[0] = k")), 0x3c01, "rounded once, as NumPy");
+    s.bind("k", scalar(0.5));
+    assert_eq!(values_f32(&run(&s, "f[:] *= k")), [0.5, 0.5]);
+    s.bind("k32", Tensor::from_bytes(DType::F32, &[], &2.5f32.to_le_bytes()).unwrap());
+    assert_eq!(values_i64(&run(&s, "n[0] = k32")), [2, 0, 0]);
+    s.bind("k", scalar(0.1));
+    for src in ["n[0] += k", "f[:] += k", "h[0] *= k"] {
+        assert_eq!(s.eval(src).expect_err(src).diagnostic().code, "E0134", "{src}");
+    }
+    for v in [f64::NAN, f64::INFINITY, 3e9] {
+        s.bind("k", scalar(v));
+        assert_eq!(s.eval("n[0] = k").expect_err("{v}").diagnostic().code, "E0134", "{v}");
+    }
+    s.bind("one", f32s(&[1], &[2.5]));
+    assert_eq!(s.eval("n[0] = one").expect_err("a tensor").diagnostic().code, "E0134");
+}
+
 /// The diagnostic's code and the text its first label points at.
 fn code_and_target(src: &str) -> (&'static str, String) {
     let s = session(Executor::Interpreter);

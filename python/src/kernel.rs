@@ -268,7 +268,7 @@ impl PyKernel {
                 held[*i].view(names[*i])?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
             if value.bytes() != bytes.as_slice() {
                 return Err(PyValueError::new_err(format!(
-                    "input '{}' is an operator parameter or a boolean mask, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",
+                    "input '{}' is an operator parameter, a boolean mask or a float stored into another dtype, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",
                     names[*i]
                 )));
             }

@@ -171,9 +171,9 @@ def float_stores(draw):
     return f"a[{subscript}] {op} {value}", x, index, op, value
 
 
-def _exactly(dtype, literal):
-    """Whether every float of the list `literal` is a value of `dtype` (real part)."""
-    values = np.asarray(eval(literal), dtype=np.float64).ravel()
+def _exactly(dtype, values):
+    """Whether every float of `values` is a value of `dtype` (real part)."""
+    values = np.asarray(values, dtype=np.float64).ravel()
     with np.errstate(over="ignore"):
         back = values.astype(dtype).real.astype(np.float64) if np.dtype(dtype).kind == "c" else values.astype(dtype).astype(np.float64)
     return bool(np.all((back == values) | (np.isnan(back) & np.isnan(values))))
@@ -212,7 +212,7 @@ def test_float_literals_store_as_numpy_converts_them(case):
     # (ml_dtypes combines a bfloat16 with a Python float in float32: a scalar there too; a
     # Python int it converts to bfloat16 first, as slc does.)
     widened = literal.startswith("[") or kind == "V" and has_float
-    inexact_list = op != "=" and widened and kind in "fcV" and not _exactly(x.dtype, literal)
+    inexact_list = op != "=" and widened and kind in "fcV" and not _exactly(x.dtype, eval(literal))
     float_into_integer = op != "=" and (kind in "iu" and has_float or kind == "b")
     if numpy_error is not None or inexact_list or float_into_integer:
         with pytest.raises(slc.CompileError, match="E0134"):
@@ -229,6 +229,76 @@ def test_float_literals_store_as_numpy_converts_them(case):
         nan = np.isnan(g) & np.isnan(w) if kind in "fcV" else np.zeros(g.shape, bool)
         same = (g.view(np.uint8) == w.view(np.uint8)).reshape(*g.shape, -1).all(-1) | nan
         assert same.all(), f"{src}\n{got}\n{want}"
+
+
+# A float passed by name, as Python and NumPy hold one: slc reads a 0-d float's value when it
+# checks the program, so each is a value it converts, whichever the kind.
+FLOAT_BY_NAME = [float, np.float64, np.float32, np.float16, np.array, lambda v: np.array(v, np.float32)] + (
+    [ml_dtypes.bfloat16] if ml_dtypes else [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(float_stores(), st.sampled_from(FLOAT_BY_NAME))
+def test_a_float_by_name_stores_as_numpy_casts_it(case, make):
+    # NumPy's answer, with the value as made. slc refuses (E0134) where NumPy raises, and beyond
+    # it: into an integer, a value whose whole part the integer type cannot hold or that has
+    # none (NumPy wraps a strong float silently, `uint8 <- np.float64(300.5)` is 44, or warns);
+    # in `+=`/`*=`, a value the target's dtype cannot hold exactly (a NumPy float scalar is
+    # strong: NumPy combines it in its own precision, slc in the target's).
+    src, x, index, op, literal = case
+    if literal.startswith("["):
+        literal = literal[1:].split(",")[0].strip().rstrip("]")
+    src = src.split(op)[0] + f"{op} k"
+    with np.errstate(all="ignore"):
+        value = make(float(eval(literal)))
+    exact = float(np.asarray(value).astype(np.float64))
+    kind = np.dtype(x.dtype).kind
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            want, numpy_error = _numpy_store(x, index, op, value), None
+        except RuntimeWarning as w:
+            numpy_error = w if kind in "biu" else None
+            if numpy_error is None:
+                with np.errstate(all="ignore"):
+                    want = _numpy_store(x, index, op, value)
+        except (OverflowError, ValueError, TypeError) as e:
+            numpy_error = e
+    if kind in "iu":
+        whole = np.trunc(exact)
+        info = np.iinfo(x.dtype)
+        beyond = not np.isfinite(whole) or not info.min <= whole <= info.max
+    else:
+        beyond = False
+    inexact = op != "=" and (kind in "biu" or not _exactly(x.dtype, [exact]))
+    got = x.copy()
+    if numpy_error is not None or beyond or inexact:
+        with pytest.raises(slc.CompileError, match="E0134"):
+            slc.eval(src, a=got, k=value)
+        assert np.array_equal(got, x), f"{src}: changed before refusing"
+        return
+    assert slc.eval(src, a=got, k=value) is None, src
+    assert got.dtype == want.dtype, src
+    parts = (lambda t: (t.real, t.imag)) if kind == "c" else (lambda t: (t,))
+    for g, w in zip(parts(got), parts(want)):
+        g, w = (np.ascontiguousarray(t.astype(np.float64) if kind == "V" else t) for t in (g, w))
+        nan = np.isnan(g) & np.isnan(w) if kind in "fcV" else np.zeros(g.shape, bool)
+        same = (g.view(np.uint8) == w.view(np.uint8)).reshape(*g.shape, -1).all(-1) | nan
+        assert same.all(), f"{src}, k = {value!r} ({type(value).__name__})\n{got}\n{want}"
+
+
+def test_a_float_by_name_compiles_once_per_value():
+    # Its value is part of the kernel, as a Python int's is: a new value compiles again.
+    x = np.zeros(4, np.int32)
+    for k in [2.7, -1.5, 2.7, 7.0]:
+        slc.eval("a[1:3] = k", a=x, k=k)
+        assert x.tolist() == [0, int(k), int(k), 0]
+    # A compiled kernel holds the value it was compiled for, and says so for another.
+    kernel = slc.compile("a[1:3] = k", a=x, k=3.9)
+    kernel(a=x, k=3.9)
+    assert x.tolist() == [0, 3, 3, 0]
+    with pytest.raises(ValueError, match="compile again"):
+        kernel(a=x, k=0.5)
 
 
 def test_a_python_int_by_name_stores_as_numpy_converts_it():
@@ -265,8 +335,9 @@ def test_targets_that_cannot_be_stored_into_in_place_are_refused():
     with pytest.raises(ValueError):
         slc.eval("a[0] = 1", a=frozen)
     assert frozen.tolist() == [0, 1, 2]
-    with pytest.raises(slc.CompileError):
-        slc.eval("a[0] = v", a=np.arange(3), v=np.float32(1.0))
+    # A value of another dtype that is not a 0-d float: slc does not convert tensors.
+    with pytest.raises(slc.CompileError, match="E0134"):
+        slc.eval("a[0] = v", a=np.arange(3), v=np.array([1.0], np.float32))
 
 
 @settings(max_examples=100, deadline=None)

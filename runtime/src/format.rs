@@ -18,18 +18,6 @@ impl Default for PrintOptions {
     }
 }
 
-/// One element as f64 (floats) or i128 (integers, bools).
-fn float_at(t: &Tensor, i: usize) -> f64 {
-    let w = t.dtype().width();
-    let b = &t.bytes()[i * w..(i + 1) * w];
-    match t.dtype() {
-        DType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f64(),
-        DType::BF16 => half::bf16::from_le_bytes([b[0], b[1]]).to_f64(),
-        DType::F32 => f32::from_le_bytes(b.try_into().expect("4 bytes")) as f64,
-        _ => f64::from_le_bytes(b.try_into().expect("8 bytes")),
-    }
-}
-
 fn widest(texts: &[String]) -> usize {
     texts.iter().map(String::len).max().unwrap_or(0)
 }
@@ -137,7 +125,7 @@ pub fn format_tensor(t: &Tensor, opts: &PrintOptions) -> String {
     collect(shape, 0, 0, &shown, &mut visible);
     let dtype = t.dtype();
     let texts: Vec<String> = if dtype.is_float() {
-        let values: Vec<f64> = visible.iter().map(|&i| float_at(t, i)).collect();
+        let values: Vec<f64> = visible.iter().map(|&i| t.float_at(i).expect("a float element")).collect();
         let style = float_style(&values, dtype);
         values.iter().map(|&v| format_float(v, &style, dtype)).collect()
     } else if dtype.is_complex() {

@@ -173,6 +173,13 @@ impl Tensor {
         t
     }
 
+    /// A 0-d f64 tensor.
+    pub fn scalar_f64(value: f64) -> Tensor {
+        let mut t = Tensor::zeros(DType::F64, &[]).expect("8 bytes");
+        t.bytes_mut().copy_from_slice(&value.to_le_bytes());
+        t
+    }
+
     #[inline]
     pub fn dtype(&self) -> DType {
         self.dtype
@@ -230,6 +237,20 @@ impl Tensor {
     pub fn int_at(&self, linear: usize) -> Option<i128> {
         let w = self.dtype.width();
         self.dtype.int_from_le(self.bytes().get(linear.checked_mul(w)?..linear.checked_mul(w)? + w)?)
+    }
+
+    /// Element `linear` of a float tensor (f16, bf16, f32, f64), exactly as an f64; `None` for
+    /// other dtypes or out of range.
+    pub fn float_at(&self, linear: usize) -> Option<f64> {
+        let w = self.dtype.width();
+        let b = self.bytes().get(linear.checked_mul(w)?..linear.checked_mul(w)? + w)?;
+        match self.dtype {
+            DType::F16 => Some(half::f16::from_le_bytes([b[0], b[1]]).to_f64()),
+            DType::BF16 => Some(half::bf16::from_le_bytes([b[0], b[1]]).to_f64()),
+            DType::F32 => Some(f32::from_le_bytes(b.try_into().ok()?) as f64),
+            DType::F64 => Some(f64::from_le_bytes(b.try_into().ok()?)),
+            _ => None,
+        }
     }
 }
 

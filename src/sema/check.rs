@@ -345,6 +345,21 @@ impl Checker<'_> {
             && t.ty.dtype.is_integer()
     }
 
+    /// Whether `t` is a 0-d float input bound with its value.
+    pub(super) fn bound_float(&self, t: &TExpr) -> bool {
+        matches!(&t.kind, TExprKind::Input(name) if self.values.contains_key(name))
+            && t.ty.shape.is_empty()
+            && t.ty.dtype.is_float()
+    }
+
+    /// The value of `t`, a 0-d float input bound with its value ([`Checker::bound_float`]),
+    /// recorded as read.
+    pub(super) fn float_value_of(&mut self, t: &TExpr) -> f64 {
+        let TExprKind::Input(name) = &t.kind else { unreachable!("a bound float is an input") };
+        self.read.values.insert(name.to_string());
+        self.values[name].float_at(0).expect("a bound float holds one float")
+    }
+
     /// The run-time scalar a tensor stands for where an integer is needed: a 0-d integer input
     /// bound without a value, when run-time scalars are on.
     pub(super) fn runtime_scalar(&self, t: &TExpr) -> Option<SymExpr> {

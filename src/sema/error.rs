@@ -261,7 +261,7 @@ impl IntoDiagnostic for SemaError {
             K::StoreLiteral { .. } => (
                 "E0134",
                 "a float".into(),
-                Some("a float literal converts as NumPy converts it; bind a tensor of the target's dtype otherwise".into()),
+                Some("a float (a literal, or a 0-d float bound by name) converts as NumPy converts it; bind a tensor of the target's dtype otherwise".into()),
             ),
             K::StoreListArithmetic { .. } => (
                 "E0134",

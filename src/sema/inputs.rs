@@ -17,11 +17,12 @@ pub type SymInputTypes = BTreeMap<String, SymTensorType>;
 pub type InputValues = BTreeMap<String, Tensor>;
 
 /// Whether checking a program may read the value of an input of this dtype and size: a small
-/// integer tensor may be an operator parameter (parameters are short lists), and a bool tensor of
-/// any size a boolean mask, whose value decides the result's shape. Callers that read inputs
-/// lazily read these with their headers.
+/// integer tensor may be an operator parameter (parameters are short lists), a bool tensor of
+/// any size a boolean mask, whose value decides the result's shape, and a one-element float
+/// (a Python `float` passed by name) the value of a store into another dtype, converted as
+/// NumPy converts it. Callers that read inputs lazily read these with their headers.
 pub fn value_may_be_read(dtype: DType, numel: usize) -> bool {
-    dtype == DType::Bool || (dtype.is_integer() && numel <= 1 << 12)
+    dtype == DType::Bool || (dtype.is_integer() && numel <= 1 << 12) || (dtype.is_float() && numel == 1)
 }
 
 /// The most elements a mask may have for a fixed plan to hold its `nonzero()` positions as

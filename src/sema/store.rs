@@ -139,6 +139,15 @@ impl Checker<'_> {
             }
             false => v,
         };
+        // A 0-d float bound with its value (a Python `float`, or a NumPy float scalar, passed by
+        // name) is stored as NumPy stores it (a literal's conversion). In `+=`/`*=` it may be a
+        // strong NumPy scalar, which NumPy combines in its own precision and rounds once: as
+        // for a list's elements, only a value of the target's dtype is sure to give the same.
+        let bound_float = v.ty.dtype != dtype && self.bound_float(&v);
+        let v = match bound_float {
+            true => const_tensor(Tensor::scalar_f64(self.float_value_of(&v)), v.span),
+            false => v,
+        };
         if v.ty.dtype == dtype {
             return Ok(v);
         }
@@ -147,7 +156,7 @@ impl Checker<'_> {
         };
         let mut bytes = Vec::with_capacity(t.numel() * dtype.width());
         if t.dtype() == DType::F64 {
-            let scalar = t.shape().is_empty();
+            let scalar = t.shape().is_empty() && !bound_float;
             for v in t.bytes().chunks_exact(8) {
                 let v = f64::from_le_bytes(v.try_into().expect("chunks of eight"));
                 let element = float_element(dtype, v, in_arithmetic, scalar);
