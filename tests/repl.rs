@@ -248,7 +248,7 @@ fn scripts_run_until_the_first_error() {
     write("bad.slc", "let a = arange(4)\na[0]\nlet b = a[1, 2]\na[1]\n");
     let out = command(&dir, &["run", "bad.slc"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stdout), "0.\nf32[]\n", "the run went on after the error");
+    assert_eq!(text(&out.stdout), "0.0\nf32[]\n", "the run went on after the error");
     let err = text(&out.stderr);
     assert!(err.contains("bad.slc:3:") && err.contains("too many indices"), "{err}");
 

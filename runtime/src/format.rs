@@ -39,21 +39,162 @@ fn complex_at(t: &Tensor, i: usize) -> (f64, f64) {
     }
 }
 
-/// Formats every shown float the way NumPy's default `FloatingFormat` does: positional with
-/// the fewest digits that round-trip (`1.`, `0.5`), or scientific when the magnitudes call for it.
+/// NumPy's default print precision (`precision=8`): at most this many digits after the point,
+/// positional or in a scientific mantissa.
+const PRECISION: usize = 8;
+
+/// How every shown float is formatted, as NumPy's default `FloatingFormat` (floatmode
+/// `maxprec`) does: positional with the fewest digits that read back in the value's own dtype
+/// (`1.`, `0.5`), at most [`PRECISION`] after the point; or scientific when the magnitudes call
+/// for it, every mantissa with as many digits as the longest needs.
 struct FloatStyle {
     scientific: bool,
-    /// Digits after the point (positional): the most any shown value needs.
+    /// Digits after the point: positional, the most any shown value needs (the others padded
+    /// with spaces); scientific, the digits of every mantissa (more than a value needs are
+    /// more of its exact digits, as NumPy's `min_digits`).
     precision: usize,
+    /// Digits of every exponent, at least two.
+    exp_digits: usize,
 }
 
-fn shortest(v: f64, dtype: DType) -> String {
-    // The shortest round-trip digits for the value's own precision.
+/// The fewest significant digits of `|v|` that read back as `v` in `dtype` (NumPy's "unique"),
+/// the nearest such, a tie to the even digit (Dragon4's rule; Rust's own shortest digits may
+/// take the odd one): the digits, and the exponent of the first (`|v| = d.ddd × 10^exp`).
+fn unique_digits(v: f64, dtype: DType) -> (String, i32) {
+    let v = v.abs();
+    // Rust's shortest digits say how many there are; which they are is chosen here.
+    let fewest = |text: String, reads_back: &dyn Fn(&str) -> bool| {
+        let shortest = split_exponent(&text);
+        reading_back_at(v, shortest.0.len() - 1, reads_back).unwrap_or(shortest)
+    };
     match dtype {
-        DType::F32 => format!("{}", v as f32),
-        DType::F16 => format!("{}", half::f16::from_f64(v)),
-        DType::BF16 => format!("{}", half::bf16::from_f64(v)),
-        _ => format!("{v}"),
+        DType::F32 => fewest(format!("{:e}", v as f32), &|t| t.parse::<f32>().is_ok_and(|x| x == v as f32)),
+        // (`half`'s own formatting goes through f32, whose shortest digits are too many here.)
+        DType::F16 => shortest_reading_back(v, &|t| decimal(t) == crate::f16_of_f64(v)),
+        DType::BF16 => shortest_reading_back(v, &|t| decimal_bf16(t) == crate::bf16_of_f64(v)),
+        _ => fewest(format!("{v:e}"), &|t| t.parse::<f64>().is_ok_and(|x| x == v)),
+    }
+}
+
+fn decimal(text: &str) -> half::f16 {
+    crate::f16_of_f64(text.parse().expect("a decimal"))
+}
+
+fn decimal_bf16(text: &str) -> half::bf16 {
+    crate::bf16_of_f64(text.parse().expect("a decimal"))
+}
+
+/// The digits and the exponent of a Rust `{:e}` text of a non-negative number.
+fn split_exponent(text: &str) -> (String, i32) {
+    let (mantissa, exp) = text.split_once('e').expect("an exponent");
+    (mantissa.replace('.', ""), exp.parse().expect("an integer exponent"))
+}
+
+/// `digits` (the last at 10^`last_exp`) normalized: the exponent of the first, no trailing zeros.
+fn normalized(digits: u64, last_exp: i32) -> (String, i32) {
+    let text = digits.to_string();
+    let exp = last_exp + text.len() as i32 - 1;
+    let trimmed = text.trim_end_matches('0');
+    (if trimmed.is_empty() { "0".into() } else { trimmed.into() }, exp)
+}
+
+/// The decimal of `places + 1` significant digits nearest `v` (v ≥ 0, finite; a tie to the even
+/// digit) if it `reads_back` as `v`, else its neighbour on the other side of `v` if that does
+/// (a power of two's lower rounding interval is half its upper one); `None` if neither does.
+fn reading_back_at(v: f64, places: usize, reads_back: &dyn Fn(&str) -> bool) -> Option<(String, i32)> {
+    let (digits, exp) = split_exponent(&format!("{v:.places$e}"));
+    let last_exp = exp - places as i32;
+    let m: u64 = digits.parse().expect("decimal digits");
+    let text = |m: u64| format!("{m}e{last_exp}");
+    if reads_back(&text(m)) {
+        return Some(normalized(m, last_exp));
+    }
+    let nearest: f64 = text(m).parse().expect("a decimal");
+    let other = if nearest < v { m + 1 } else { m.checked_sub(1)? };
+    reads_back(&text(other)).then(|| normalized(other, last_exp))
+}
+
+/// The fewest significant digits whose decimal `reads_back` as `v` (v ≥ 0, finite).
+fn shortest_reading_back(v: f64, reads_back: &dyn Fn(&str) -> bool) -> (String, i32) {
+    (0..17)
+        .find_map(|places| reading_back_at(v, places, reads_back))
+        .unwrap_or_else(|| split_exponent(&format!("{v:e}")))
+}
+
+/// `|v|` positional, as NumPy's first pass writes it: its unique digits, or rounded at
+/// [`PRECISION`] digits after the point and trailing zeros dropped; `(integer part, fraction)`.
+fn positional_parts(v: f64, dtype: DType) -> (String, String) {
+    let (digits, exp) = unique_digits(v, dtype);
+    if digits.len() as i32 - 1 - exp > PRECISION as i32 {
+        let text = format!("{:.PRECISION$}", v.abs());
+        let (int, frac) = text.split_once('.').expect("a point");
+        return (int.into(), frac.trim_end_matches('0').into());
+    }
+    positional(&digits, exp)
+}
+
+/// Digits `d.ddd × 10^exp` written positionally: `(integer part, fraction)`.
+fn positional(digits: &str, exp: i32) -> (String, String) {
+    let n = digits.len() as i32;
+    if exp >= n - 1 {
+        (format!("{digits}{}", "0".repeat((exp - n + 1) as usize)), String::new())
+    } else if exp >= 0 {
+        let (int, frac) = digits.split_at(exp as usize + 1);
+        (int.into(), frac.into())
+    } else {
+        ("0".into(), format!("{}{digits}", "0".repeat((-exp - 1) as usize)))
+    }
+}
+
+/// The digits after the point of `|v|`'s scientific mantissa in NumPy's first pass: its unique
+/// digits, or [`PRECISION`] of them rounded, trailing zeros dropped.
+fn scientific_precision(v: f64, dtype: DType) -> usize {
+    let (digits, _) = unique_digits(v, dtype);
+    if digits.len() - 1 <= PRECISION {
+        return digits.len() - 1;
+    }
+    let (digits, _) = split_exponent(&format!("{:.PRECISION$e}", v.abs()));
+    digits.trim_end_matches('0').len().max(1) - 1
+}
+
+/// `|v|`'s scientific mantissa with `precision` digits after the point, as NumPy's second pass
+/// writes it (`min_digits`): its unique digits where they are that many, else its exact value
+/// rounded to them (`9.998e-02` for f16's 0.1 among values that need three).
+fn scientific_text(v: f64, dtype: DType, precision: usize) -> (String, i32) {
+    let (digits, exp) = unique_digits(v, dtype);
+    if digits.len() - 1 != precision {
+        return scientific_parts(v, precision);
+    }
+    let (first, rest) = digits.split_at(1);
+    (if rest.is_empty() { first.into() } else { format!("{first}.{rest}") }, exp)
+}
+
+/// `|v|` with `precision` digits after its mantissa's point, rounded from its exact value:
+/// `(mantissa, exponent)`.
+fn scientific_parts(v: f64, precision: usize) -> (String, i32) {
+    let text = format!("{:.precision$e}", v.abs());
+    let (mantissa, exp) = text.split_once('e').expect("an exponent");
+    (mantissa.into(), exp.parse().expect("an integer exponent"))
+}
+
+/// `v` rounded to `dtype` (NumPy 2 compares an array's values with a Python float, and
+/// divides them, in the array's dtype).
+fn in_dtype(v: f64, dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => crate::f16_of_f64(v).to_f64(),
+        DType::BF16 => crate::bf16_of_f64(v).to_f64(),
+        DType::F32 => v as f32 as f64,
+        _ => v,
+    }
+}
+
+/// NumPy's `finfo(dtype).precision`: the decimal digits the dtype holds.
+fn decimal_digits(dtype: DType) -> i32 {
+    match dtype {
+        DType::F16 => 3,
+        DType::BF16 => 2,
+        DType::F32 => 6,
+        _ => 15,
     }
 }
 
@@ -62,20 +203,24 @@ fn float_style(values: &[f64], dtype: DType) -> FloatStyle {
     let abs_nonzero: Vec<f64> = finite.iter().map(|v| v.abs()).filter(|&v| v > 0.0).collect();
     let max = abs_nonzero.iter().copied().fold(0.0, f64::max);
     let min = abs_nonzero.iter().copied().fold(f64::INFINITY, f64::min);
-    let scientific = !abs_nonzero.is_empty() && (max >= 1e16 || min < 1e-4 || max / min > 1e3);
-    let digits_after_point = |s: &str| s.split_once('.').map_or(0, |(_, frac)| frac.len());
-    let precision = finite
-        .iter()
-        .map(|&v| {
-            if scientific {
-                digits_after_point(&scientific_parts(v, dtype).0)
-            } else {
-                digits_after_point(&shortest(v, dtype))
-            }
+    // NumPy 2's cutoffs: 10^min(8, the dtype's digits) and up, under 1e-4, or spread by over 1e3.
+    let cutoff = 10f64.powi(decimal_digits(dtype).min(8));
+    let scientific = !abs_nonzero.is_empty()
+        && (max >= cutoff || min < in_dtype(1e-4, dtype) || in_dtype(max / min, dtype) > 1e3);
+    let precision = (finite.iter())
+        .map(|&v| match scientific {
+            true => scientific_precision(v, dtype),
+            false => positional_parts(v, dtype).1.len(),
         })
         .max()
         .unwrap_or(0);
-    FloatStyle { scientific, precision }
+    let exp_digits = match scientific {
+        true => (finite.iter())
+            .map(|&v| scientific_text(v, dtype, precision).1.unsigned_abs().to_string().len())
+            .max(),
+        false => None,
+    };
+    FloatStyle { scientific, precision, exp_digits: exp_digits.unwrap_or(0).max(2) }
 }
 
 fn format_float(v: f64, style: &FloatStyle, dtype: DType) -> String {
@@ -85,27 +230,63 @@ fn format_float(v: f64, style: &FloatStyle, dtype: DType) -> String {
     if v.is_infinite() {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
+    let sign = if v.is_sign_negative() { "-" } else { "" };
     if style.scientific {
-        let (mantissa, exp) = scientific_parts(v, dtype);
-        let (int, frac) = mantissa.split_once('.').unwrap_or((&mantissa, ""));
-        let zeros = "0".repeat(style.precision.saturating_sub(frac.len()));
-        return format!("{int}.{frac}{zeros}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        let (mantissa, exp) = scientific_text(v, dtype, style.precision);
+        let point = if mantissa.contains('.') { "" } else { "." };
+        let exp_sign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{mantissa}{point}e{exp_sign}{:0width$}", exp.abs(), width = style.exp_digits);
     }
-    let s = shortest(v, dtype);
-    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
-    format!("{int}.{frac}{}", " ".repeat(style.precision.saturating_sub(frac.len())))
+    let (int, frac) = positional_parts(v, dtype);
+    format!("{sign}{int}.{frac}{}", " ".repeat(style.precision.saturating_sub(frac.len())))
 }
 
-/// The shortest round-trip mantissa (`1.5`, `2`) and the decimal exponent of `v`.
-fn scientific_parts(v: f64, dtype: DType) -> (String, i32) {
-    let s = match dtype {
-        DType::F32 => format!("{:e}", v as f32),
-        DType::F16 => format!("{:e}", half::f16::from_f64(v).to_f32()),
-        DType::BF16 => format!("{:e}", half::bf16::from_f64(v).to_f32()),
-        _ => format!("{v:e}"),
+/// A 0-d array's text: NumPy prints its scalar (`str(np.float32(2))` is `2.0`, where an element
+/// of an array is `2.`): the unique digits, positional from 1e-4 up to a cutoff of the dtype's
+/// (f16 1e3, f32 1e6, f64 1e16), scientific otherwise (`1e+16`); a complex number as Python
+/// writes one (`(3+0j)`, `1j`, `(1e+20-0.5j)`).
+fn scalar_text(t: &Tensor) -> String {
+    let dtype = t.dtype();
+    if dtype.is_complex() {
+        let part = if dtype == DType::C64 { DType::F32 } else { DType::F64 };
+        let (re, im) = complex_at(t, 0);
+        let imag = scalar_float(im, part, false);
+        if re == 0.0 && !re.is_sign_negative() {
+            return format!("{imag}j");
+        }
+        let sign = if imag.starts_with('-') { "" } else { "+" };
+        return format!("({}{sign}{imag}j)", scalar_float(re, part, false));
+    }
+    scalar_float(t.float_at(0).expect("a float scalar"), dtype, true)
+}
+
+/// One float as NumPy's scalar `str` writes it; `point_zero`: a whole number keeps `.0`
+/// (a complex number's parts do not).
+fn scalar_float(v: f64, dtype: DType, point_zero: bool) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let sign = if v.is_sign_negative() { "-" } else { "" };
+    let cutoff = match dtype {
+        DType::F64 => 1e16,
+        d => 10f64.powi(decimal_digits(d)),
     };
-    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    (mantissa.to_string(), exp.parse().unwrap_or(0))
+    let (digits, exp) = unique_digits(v, dtype);
+    let a = v.abs();
+    if a == 0.0 || (1e-4..cutoff).contains(&a) {
+        let (int, frac) = positional(&digits, exp);
+        return match (frac.is_empty(), point_zero) {
+            (true, true) => format!("{sign}{int}.0"),
+            (true, false) => format!("{sign}{int}"),
+            (false, _) => format!("{sign}{int}.{frac}"),
+        };
+    }
+    let (first, rest) = digits.split_at(1);
+    let point = if rest.is_empty() { "" } else { "." };
+    format!("{sign}{first}{point}{rest}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
 }
 
 pub fn format_tensor(t: &Tensor, opts: &PrintOptions) -> String {
@@ -121,9 +302,12 @@ pub fn format_tensor(t: &Tensor, opts: &PrintOptions) -> String {
             (0..len).map(Some).collect()
         }
     };
+    let dtype = t.dtype();
+    if shape.is_empty() && (dtype.is_float() || dtype.is_complex()) {
+        return scalar_text(t);
+    }
     let mut visible = vec![];
     collect(shape, 0, 0, &shown, &mut visible);
-    let dtype = t.dtype();
     let texts: Vec<String> = if dtype.is_float() {
         let values: Vec<f64> = visible.iter().map(|&i| t.float_at(i).expect("a float element")).collect();
         let style = float_style(&values, dtype);
@@ -211,8 +395,8 @@ fn block(
                 None => "...".to_string(),
             };
             if line_len + word.len() > limit && line_len > axis + 1 {
-                // The separator before the wrap is dropped (NumPy strips the line).
-                if out.ends_with(' ') {
+                // The separator and padding before the wrap are dropped (NumPy strips the line).
+                while out.ends_with(' ') {
                     out.pop();
                 }
                 out.push('\n');
@@ -302,7 +486,7 @@ mod tests {
         let values: Vec<u8> = [1.0f64, 2.5, 3.0, -4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
         assert_eq!(show(&Tensor::from_bytes(DType::C128, &[2], &values).unwrap()), "[1.+2.5j 3.-4.j ]");
         let one: Vec<u8> = [3.0f64, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(show(&Tensor::from_bytes(DType::C128, &[], &one).unwrap()), "3.+0.j");
+        assert_eq!(show(&Tensor::from_bytes(DType::C128, &[], &one).unwrap()), "(3+0j)");
     }
 
     #[test]

@@ -40,7 +40,7 @@ fn statements_persist_across_entries() {
     assert_eq!(ok(&mut r, "b[0, 0]"), "[12. 13. 14. 15.]\nf32[4]\n");
     // The binding is a value, computed once: rebinding `a` does not change `b`.
     ok(&mut r, "let a = zeros([1])");
-    assert_eq!(ok(&mut r, "b[1, 2, 3]"), "11.\nf32[]\n");
+    assert_eq!(ok(&mut r, "b[1, 2, 3]"), "11.0\nf32[]\n");
     assert_eq!(r.get("b").unwrap().shape(), &[2, 3, 4]);
 }
 
@@ -120,7 +120,7 @@ fn helpers_make_data() {
     assert_eq!(ok(&mut r, "arange(2, dtype=f64)"), "[0. 1.]\nf64[2]\n");
     assert_eq!(ok(&mut r, "zeros(2, dtype=i16)"), "[0 0]\ni16[2]\n");
     assert_eq!(ok(&mut r, "ones(shape=[1, 2], dtype=bool)"), "[[True True]]\nbool[1, 2]\n");
-    assert_eq!(ok(&mut r, "zeros([])"), "0.\nf32[]\n");
+    assert_eq!(ok(&mut r, "zeros([])"), "0.0\nf32[]\n");
     ok(&mut r, "let a = ones([2, 3])");
     assert_eq!(ok(&mut r, "zeros(a.shape, dtype=i64)"), "[[0 0 0]\n [0 0 0]]\ni64[2, 3]\n");
     // Helpers inside expressions, operator forms included.
