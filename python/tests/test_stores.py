@@ -192,20 +192,7 @@ def test_float_literals_store_as_numpy_converts_them(case):
     # which NumPy computes through Python scalars and casts back, where a selection of more
     # raises.
     src, x, index, op, literal = case
-    value = eval(literal)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        try:
-            want, numpy_error = _numpy_store(x, index, op, value), None
-        except RuntimeWarning as w:
-            # An overflow to infinity, or a NaN (`inf * 0`), is NumPy's answer for a float
-            # target; an invalid cast into an integer is no answer.
-            numpy_error = w if np.dtype(x.dtype).kind in "biu" else None
-            if numpy_error is None:
-                with np.errstate(all="ignore"):
-                    want = _numpy_store(x, index, op, value)
-        except (OverflowError, ValueError, TypeError) as e:
-            numpy_error = e
+    want, numpy_error = _numpy_answer(x, index, op, eval(literal))
     got = x.copy()
     kind = np.dtype(x.dtype).kind
     has_float = any(c in literal for c in ".e")
@@ -220,15 +207,37 @@ def test_float_literals_store_as_numpy_converts_them(case):
         assert np.array_equal(got, x), f"{src}: changed before refusing"
         return
     assert slc.eval(src, a=got) is None, src
-    assert got.dtype == want.dtype, src
-    # Bit for bit (the sign of zero), but any NaN equals any NaN (part by part if complex).
+    _assert_same_bits(got, want, src)
+
+
+def _numpy_answer(x, index, op, value):
+    """NumPy's store of `value` into a copy of `x`, and what it raised or warned of instead."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            return _numpy_store(x, index, op, value), None
+        except RuntimeWarning as w:
+            # An overflow to infinity, or a NaN (`inf * 0`), is NumPy's answer for a float
+            # target; an invalid cast into an integer is no answer.
+            if np.dtype(x.dtype).kind in "biu":
+                return None, w
+            with np.errstate(all="ignore"):
+                return _numpy_store(x, index, op, value), None
+        except (OverflowError, ValueError, TypeError) as e:
+            return None, e
+
+
+def _assert_same_bits(got, want, what):
+    """Bit for bit (the sign of zero), but any NaN equals any NaN (part by part if complex)."""
+    assert got.dtype == want.dtype, what
+    kind = np.dtype(got.dtype).kind
     parts = (lambda t: (t.real, t.imag)) if kind == "c" else (lambda t: (t,))
     for g, w in zip(parts(got), parts(want)):
         # (bfloat16 through float64, exactly; complex parts made contiguous to view their bytes.)
         g, w = (np.ascontiguousarray(t.astype(np.float64) if kind == "V" else t) for t in (g, w))
         nan = np.isnan(g) & np.isnan(w) if kind in "fcV" else np.zeros(g.shape, bool)
         same = (g.view(np.uint8) == w.view(np.uint8)).reshape(*g.shape, -1).all(-1) | nan
-        assert same.all(), f"{src}\n{got}\n{want}"
+        assert same.all(), f"{what}\n{got}\n{want}"
 
 
 # A float passed by name, as Python and NumPy hold one: slc reads a 0-d float's value when it
@@ -253,17 +262,7 @@ def test_a_float_by_name_stores_as_numpy_casts_it(case, make):
         value = make(float(eval(literal)))
     exact = float(np.asarray(value).astype(np.float64))
     kind = np.dtype(x.dtype).kind
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        try:
-            want, numpy_error = _numpy_store(x, index, op, value), None
-        except RuntimeWarning as w:
-            numpy_error = w if kind in "biu" else None
-            if numpy_error is None:
-                with np.errstate(all="ignore"):
-                    want = _numpy_store(x, index, op, value)
-        except (OverflowError, ValueError, TypeError) as e:
-            numpy_error = e
+    want, numpy_error = _numpy_answer(x, index, op, value)
     if kind in "iu":
         whole = np.trunc(exact)
         info = np.iinfo(x.dtype)
@@ -278,13 +277,7 @@ def test_a_float_by_name_stores_as_numpy_casts_it(case, make):
         assert np.array_equal(got, x), f"{src}: changed before refusing"
         return
     assert slc.eval(src, a=got, k=value) is None, src
-    assert got.dtype == want.dtype, src
-    parts = (lambda t: (t.real, t.imag)) if kind == "c" else (lambda t: (t,))
-    for g, w in zip(parts(got), parts(want)):
-        g, w = (np.ascontiguousarray(t.astype(np.float64) if kind == "V" else t) for t in (g, w))
-        nan = np.isnan(g) & np.isnan(w) if kind in "fcV" else np.zeros(g.shape, bool)
-        same = (g.view(np.uint8) == w.view(np.uint8)).reshape(*g.shape, -1).all(-1) | nan
-        assert same.all(), f"{src}, k = {value!r} ({type(value).__name__})\n{got}\n{want}"
+    _assert_same_bits(got, want, f"{src}, k = {value!r} ({type(value).__name__})")
 
 
 def test_a_float_by_name_compiles_once_per_value():
