@@ -43,20 +43,6 @@ fn complex_at(t: &Tensor, i: usize) -> (f64, f64) {
 /// positional or in a scientific mantissa.
 const PRECISION: usize = 8;
 
-/// How every shown float is formatted, as NumPy's default `FloatingFormat` (floatmode
-/// `maxprec`) does: positional with the fewest digits that read back in the value's own dtype
-/// (`1.`, `0.5`), at most [`PRECISION`] after the point; or scientific when the magnitudes call
-/// for it, every mantissa with as many digits as the longest needs.
-struct FloatStyle {
-    scientific: bool,
-    /// Digits after the point: positional, the most any shown value needs (the others padded
-    /// with spaces); scientific, the digits of every mantissa (more than a value needs are
-    /// more of its exact digits, as NumPy's `min_digits`).
-    precision: usize,
-    /// Digits of every exponent, at least two.
-    exp_digits: usize,
-}
-
 /// The fewest significant digits of `|v|` that read back as `v` in `dtype` (NumPy's "unique"),
 /// the nearest such, a tie to the even digit (Dragon4's rule; Rust's own shortest digits may
 /// take the odd one): the digits, and the exponent of the first (`|v| = d.ddd × 10^exp`).
@@ -121,16 +107,16 @@ fn shortest_reading_back(v: f64, reads_back: &dyn Fn(&str) -> bool) -> (String, 
         .unwrap_or_else(|| split_exponent(&format!("{v:e}")))
 }
 
-/// `|v|` positional, as NumPy's first pass writes it: its unique digits, or rounded at
-/// [`PRECISION`] digits after the point and trailing zeros dropped; `(integer part, fraction)`.
-fn positional_parts(v: f64, dtype: DType) -> (String, String) {
-    let (digits, exp) = unique_digits(v, dtype);
+/// `|v|` positional, as NumPy's first pass writes it: its unique digits (`unique`), or rounded
+/// at [`PRECISION`] digits after the point and trailing zeros dropped; `(integer part, fraction)`.
+fn positional_parts(v: f64, (digits, exp): &(String, i32)) -> (String, String) {
+    let exp = *exp;
     if digits.len() as i32 - 1 - exp > PRECISION as i32 {
         let text = format!("{:.PRECISION$}", v.abs());
         let (int, frac) = text.split_once('.').expect("a point");
         return (int.into(), frac.trim_end_matches('0').into());
     }
-    positional(&digits, exp)
+    positional(digits, exp)
 }
 
 /// Digits `d.ddd × 10^exp` written positionally: `(integer part, fraction)`.
@@ -147,9 +133,8 @@ fn positional(digits: &str, exp: i32) -> (String, String) {
 }
 
 /// The digits after the point of `|v|`'s scientific mantissa in NumPy's first pass: its unique
-/// digits, or [`PRECISION`] of them rounded, trailing zeros dropped.
-fn scientific_precision(v: f64, dtype: DType) -> usize {
-    let (digits, _) = unique_digits(v, dtype);
+/// digits (`digits`), or [`PRECISION`] of them rounded, trailing zeros dropped.
+fn scientific_precision(v: f64, digits: &str) -> usize {
     if digits.len() - 1 <= PRECISION {
         return digits.len() - 1;
     }
@@ -160,13 +145,12 @@ fn scientific_precision(v: f64, dtype: DType) -> usize {
 /// `|v|`'s scientific mantissa with `precision` digits after the point, as NumPy's second pass
 /// writes it (`min_digits`): its unique digits where they are that many, else its exact value
 /// rounded to them (`9.998e-02` for f16's 0.1 among values that need three).
-fn scientific_text(v: f64, dtype: DType, precision: usize) -> (String, i32) {
-    let (digits, exp) = unique_digits(v, dtype);
+fn scientific_text(v: f64, (digits, exp): &(String, i32), precision: usize) -> (String, i32) {
     if digits.len() - 1 != precision {
         return scientific_parts(v, precision);
     }
     let (first, rest) = digits.split_at(1);
-    (if rest.is_empty() { first.into() } else { format!("{first}.{rest}") }, exp)
+    (if rest.is_empty() { first.into() } else { format!("{first}.{rest}") }, *exp)
 }
 
 /// `|v|` with `precision` digits after its mantissa's point, rounded from its exact value:
@@ -198,47 +182,53 @@ fn decimal_digits(dtype: DType) -> i32 {
     }
 }
 
-fn float_style(values: &[f64], dtype: DType) -> FloatStyle {
-    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    let abs_nonzero: Vec<f64> = finite.iter().map(|v| v.abs()).filter(|&v| v > 0.0).collect();
+/// Every shown float's text, as NumPy's default `FloatingFormat` (floatmode `maxprec`) writes
+/// them: positional with the fewest digits that read back in the value's own dtype (`1.`, `0.5`),
+/// at most [`PRECISION`] after the point, padded with spaces to the most any value needs; or
+/// scientific when the magnitudes call for it, every mantissa with as many digits as the longest
+/// needs (more than a value needs are more of its exact digits, NumPy's `min_digits`) and every
+/// exponent as wide. Each value's unique digits are found once.
+fn format_floats(values: &[f64], dtype: DType) -> Vec<String> {
+    let unique: Vec<Option<(String, i32)>> =
+        values.iter().map(|&v| v.is_finite().then(|| unique_digits(v, dtype))).collect();
+    let finite = || values.iter().zip(&unique).filter_map(|(&v, u)| Some((v, u.as_ref()?)));
+    let abs_nonzero: Vec<f64> = finite().map(|(v, _)| v.abs()).filter(|&v| v > 0.0).collect();
     let max = abs_nonzero.iter().copied().fold(0.0, f64::max);
     let min = abs_nonzero.iter().copied().fold(f64::INFINITY, f64::min);
     // NumPy 2's cutoffs: 10^min(8, the dtype's digits) and up, under 1e-4, or spread by over 1e3.
     let cutoff = 10f64.powi(decimal_digits(dtype).min(8));
     let scientific = !abs_nonzero.is_empty()
         && (max >= cutoff || min < in_dtype(1e-4, dtype) || in_dtype(max / min, dtype) > 1e3);
-    let precision = (finite.iter())
-        .map(|&v| match scientific {
-            true => scientific_precision(v, dtype),
-            false => positional_parts(v, dtype).1.len(),
-        })
-        .max()
-        .unwrap_or(0);
-    let exp_digits = match scientific {
-        true => (finite.iter())
-            .map(|&v| scientific_text(v, dtype, precision).1.unsigned_abs().to_string().len())
-            .max(),
-        false => None,
+    let sign = |v: f64| if v.is_sign_negative() { "-" } else { "" };
+    let non_finite = |v: f64| match v.is_nan() {
+        true => "nan".to_string(),
+        false => format!("{}inf", sign(v)),
     };
-    FloatStyle { scientific, precision, exp_digits: exp_digits.unwrap_or(0).max(2) }
-}
-
-fn format_float(v: f64, style: &FloatStyle, dtype: DType) -> String {
-    if v.is_nan() {
-        return "nan".into();
+    if scientific {
+        let precision = finite().map(|(v, (digits, _))| scientific_precision(v, digits)).max().unwrap_or(0);
+        let parts: Vec<Option<(String, i32)>> = (values.iter().zip(&unique))
+            .map(|(&v, u)| Some(scientific_text(v, u.as_ref()?, precision)))
+            .collect();
+        let exp_digits = parts.iter().flatten().map(|(_, exp)| exp.unsigned_abs().to_string().len()).max();
+        let exp_digits = exp_digits.unwrap_or(0).max(2);
+        return (values.iter().zip(parts))
+            .map(|(&v, part)| {
+                let Some((mantissa, exp)) = part else { return non_finite(v) };
+                let point = if mantissa.contains('.') { "" } else { "." };
+                let exp_sign = if exp < 0 { '-' } else { '+' };
+                format!("{}{mantissa}{point}e{exp_sign}{:0exp_digits$}", sign(v), exp.abs())
+            })
+            .collect();
     }
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let sign = if v.is_sign_negative() { "-" } else { "" };
-    if style.scientific {
-        let (mantissa, exp) = scientific_text(v, dtype, style.precision);
-        let point = if mantissa.contains('.') { "" } else { "." };
-        let exp_sign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{mantissa}{point}e{exp_sign}{:0width$}", exp.abs(), width = style.exp_digits);
-    }
-    let (int, frac) = positional_parts(v, dtype);
-    format!("{sign}{int}.{frac}{}", " ".repeat(style.precision.saturating_sub(frac.len())))
+    let parts: Vec<Option<(String, String)>> =
+        values.iter().zip(&unique).map(|(&v, u)| Some(positional_parts(v, u.as_ref()?))).collect();
+    let precision = parts.iter().flatten().map(|(_, frac)| frac.len()).max().unwrap_or(0);
+    (values.iter().zip(parts))
+        .map(|(&v, part)| {
+            let Some((int, frac)) = part else { return non_finite(v) };
+            format!("{}{int}.{frac}{}", sign(v), " ".repeat(precision - frac.len()))
+        })
+        .collect()
 }
 
 /// A 0-d array's text: NumPy prints its scalar (`str(np.float32(2))` is `2.0`, where an element
@@ -310,20 +300,15 @@ pub fn format_tensor(t: &Tensor, opts: &PrintOptions) -> String {
     collect(shape, 0, 0, &shown, &mut visible);
     let texts: Vec<String> = if dtype.is_float() {
         let values: Vec<f64> = visible.iter().map(|&i| t.float_at(i).expect("a float element")).collect();
-        let style = float_style(&values, dtype);
-        values.iter().map(|&v| format_float(v, &style, dtype)).collect()
+        format_floats(&values, dtype)
     } else if dtype.is_complex() {
         // As NumPy writes them: the real parts in one float style, the imaginary parts in
         // another, signed, then `j` (`1.+2.j`, `0.5-1.j`).
         let part = if dtype == DType::C64 { DType::F32 } else { DType::F64 };
         let (re, im): (Vec<f64>, Vec<f64>) = visible.iter().map(|&i| complex_at(t, i)).unzip();
-        let (re_style, im_style) = (float_style(&re, part), float_style(&im, part));
-        let reals: Vec<String> = re.iter().map(|&r| format_float(r, &re_style, part)).collect();
-        let imags: Vec<String> = (im.iter())
-            .map(|&i| {
-                let imag = format_float(i, &im_style, part);
-                if imag.starts_with('-') { imag } else { format!("+{imag}") }
-            })
+        let reals = format_floats(&re, part);
+        let imags: Vec<String> = (format_floats(&im, part).into_iter())
+            .map(|imag| if imag.starts_with('-') { imag } else { format!("+{imag}") })
             .collect();
         // Each part right-aligned among its own kind; the imaginary digits' padding after the `j`.
         let (re_width, im_width) = (widest(&reals), widest(&imags));
