@@ -146,6 +146,11 @@ fn float_literals_convert_as_numpy_2() {
     assert_eq!(values_i64(&run("n[0] = 2_147_483_647.9")), [2147483647, 0, 0, 0]);
     assert_eq!(values_i64(&run("u[0] = 255.9")), [255, 0]);
     assert_eq!(run("p[:] = [0.0, -0.0, 1e-300]").bytes(), [0, 0, 1]);
+    // A bool element updated by an integer: the truth of NumPy's integer sum or product.
+    assert_eq!(run("p[1] += 2").bytes(), [1, 1, 1]);
+    assert_eq!(run("p[1] += 0").bytes(), [1, 0, 1]);
+    assert_eq!(run("p[2] *= 2").bytes(), [1, 0, 1]);
+    assert_eq!(run("p[2] *= 0").bytes(), [1, 0, 0]);
     assert_eq!(values_f32(&run("f[0] = -1.5e-3")), [-0.0015, 1.0]);
     // `+=` into a float target: a scalar converts first, then adds in f32.
     assert_eq!(values_f32(&run("f[:] += 0.1")), [1.1, 1.1]);
@@ -162,7 +167,9 @@ fn float_literals_convert_as_numpy_2() {
         "n[0] = 1e10",
         "n[0] = 1e999",
         "n[0] += 2.5",
-        "p[0] *= 2",
+        "p[1:] *= 2",
+        // One element named by integers is NumPy's scalar path, but for an integer that flips it.
+        "p[0] += -1",
         "p[:] += [1, 0, 0]",
         "f[:] += [0.5, 0.1]",
         // An int64 list too: NumPy combines it with f32 in float64.

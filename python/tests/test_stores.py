@@ -188,9 +188,10 @@ def test_float_literals_store_as_numpy_converts_them(case):
     # `+=`/`*=` whose elements are not all values of the target's dtype (NumPy combines in a
     # wider type and rounds once; slc in the target's dtype, the same result exactly when they
     # are); and a float combined into an
-    # integer element named by integers alone (`a[0, 1] += 2.7`), or a number into a bool one,
+    # integer element named by integers alone (`a[0, 1] += 2.7`), or a float into a bool one,
     # which NumPy computes through Python scalars and casts back, where a selection of more
-    # raises.
+    # raises. (An integer into a bool element is stored as NumPy's scalar path stores it, but
+    # for one that flips it: test_a_bool_element_updated_by_an_integer_is_numpys_scalar.)
     src, x, index, op, literal = case
     want, numpy_error = _numpy_answer(x, index, op, eval(literal))
     got = x.copy()
@@ -200,7 +201,8 @@ def test_float_literals_store_as_numpy_converts_them(case):
     # Python int it converts to bfloat16 first, as slc does.)
     widened = literal.startswith("[") or kind == "V" and has_float
     inexact_list = op != "=" and widened and kind in "fcV" and not _exactly(x.dtype, eval(literal))
-    float_into_integer = op != "=" and (kind in "iu" and has_float or kind == "b")
+    bool_scalar = kind == "b" and index == (0, 1) and not has_float and literal != "-1"
+    float_into_integer = op != "=" and (kind in "iu" and has_float or kind == "b" and not bool_scalar)
     if numpy_error is not None or inexact_list or float_into_integer:
         with pytest.raises(slc.CompileError, match="E0134"):
             slc.eval(src, a=got)
@@ -300,6 +302,48 @@ def test_a_python_int_by_name_stores_as_numpy_converts_it():
     assert x.tolist() == [0.0, 5.0, 0.0, 5.0]
     with pytest.raises(slc.CompileError):
         slc.eval("a[0] = k", a=np.zeros(2, np.uint8), k=300)
+
+
+BOOL_SCALAR_VALUES = [0, 1, 2, -1, -2, 7, np.int8(-1), np.int8(3), np.uint8(255), np.uint8(0), np.int64(-1), True]
+
+
+def _updated(x, index, op, value):
+    y = x.copy()
+    if op == "+=":
+        y[index] += value
+    else:
+        y[index] *= value
+    return y
+
+
+@pytest.mark.parametrize("value", BOOL_SCALAR_VALUES, ids=repr)
+@pytest.mark.parametrize("op", ["+=", "*="])
+def test_a_bool_element_updated_by_an_integer_is_numpys_scalar(op, value):
+    """`x[0, 1] += 2` on a bool array is NumPy's scalar path: the element becomes an integer and
+    the result's truth is stored. Where that flips the element (`True + -1` is 0) slc refuses
+    (E0134); a selection that is an array NumPy refuses too (it does not cast int64 back to
+    bool) unless the value is a bool."""
+    x = np.array([[True, False, True], [False, True, False]])
+    by_name = type(value) is not int  # Python ints written in the program, the rest bound
+    text = "k" if by_name else str(value)
+    subscripts = [("a[0, 1]", (0, 1)), ("a[1][2]", (1, 2)), ("a[-2, -3]", (-2, -3)), ("a[i, 1]", (1, 1)),
+                  ("a[0, 1:]", (0, slice(1, None))), ("a[..., 0, 1]", (Ellipsis, 0, 1))]
+    for src, index in subscripts:
+        program = f"{src} {op} {text}"
+        got = x.copy()
+        inputs = {"a": got, "i": np.array(1), **({"k": value} if by_name else {})}
+        try:
+            want = _updated(x, index, op, value)
+            flips = all(np.all(_updated(t, index, op, value)[index] != t[index]) for t in (x, ~x))
+        except TypeError:  # NumPy's UFuncTypeError: an array selection
+            want, flips = None, True
+        if flips:
+            with pytest.raises(slc.CompileError, match="E0134"):
+                slc.eval(program, **inputs)
+            assert got.tobytes() == x.tobytes(), program
+        else:
+            assert slc.eval(program, **inputs) is None
+            assert got.tobytes() == want.tobytes(), program
 
 
 def test_the_value_reads_the_array_as_it_was():

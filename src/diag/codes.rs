@@ -53,7 +53,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0133", "a stored value whose shape does not broadcast to the selection's (NumPy's ValueError)"),
     (
         "E0134",
-        "a stored value of another dtype than the target's, a literal (or a 0-d float bound by name) the target's dtype cannot hold, or one `+=`/`*=` cannot combine as NumPy would (a float into integers, an integer into bools, a float list element or a float bound by name the target cannot hold exactly)",
+        "a stored value of another dtype than the target's, a literal (or a 0-d float bound by name) the target's dtype cannot hold, or one `+=`/`*=` cannot combine as NumPy would (a float into integers, an integer into a selection of bools or one that flips a bool element, a float list element or a float bound by name the target cannot hold exactly)",
     ),
     (
         "E0201",

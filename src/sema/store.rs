@@ -66,6 +66,12 @@ impl Checker<'_> {
             false => None,
         };
         let value_value = self.value_expr(value)?;
+        let (combine, value_value) = match base.ty.dtype == DType::Bool && combine != Combine::Set {
+            true => {
+                self.bool_scalar_update(&selection, last_items, last_at, combine, value_value, value.span)?
+            }
+            false => (combine, value_value),
+        };
         let value = self.store_value(value_value, &base, combine != Combine::Set, value.span)?;
         // One value for every update (a scalar, or one element, which broadcasts to any
         // selection): through a mask, the box the mask spans is written where the mask is
@@ -96,6 +102,52 @@ impl Checker<'_> {
             when,
         };
         node(kind, base.ty.clone(), span)
+    }
+
+    /// NumPy's scalar path for `x[i, j] += v` or `*= v` on a bool array, where every axis is
+    /// given an integer (no `...`): `x[i, j]` is a NumPy bool scalar, which an integer `v`
+    /// makes an integer (int64 for a Python int, else `v`'s dtype), and the setitem stores that
+    /// integer's truth. So `+= 0` keeps the element, `+=` of any other integer makes it `True`
+    /// but one of all ones (`-1`, a `uint8` 255), which flips it (`True + -1` is 0); `*= 0`
+    /// makes it `False` and any other keeps it. Returned as the store of a bool that does the
+    /// same; anything else is returned as it is (an array selection, which NumPy refuses: see
+    /// [`Checker::store_value`]).
+    fn bool_scalar_update(
+        &mut self,
+        selection: &TExpr,
+        items: &[ast::Item],
+        at: Span,
+        combine: Combine,
+        value: super::check::Value,
+        span: Span,
+    ) -> Result<(Combine, super::check::Value), SemaError> {
+        use super::check::Value;
+        let integer = match &value {
+            Value::Int(v) => Some((i128::from(*v), DType::I64)),
+            Value::Tensor(t) if self.bound_scalar(t) => Some((self.value_of(t)?[0], t.ty.dtype)),
+            _ => None,
+        };
+        let Some((v, dtype)) = integer else { return Ok((combine, value)) };
+        let ellipsis = items.iter().any(|item| matches!(item.kind, ast::ItemKind::Ellipsis));
+        if ellipsis || !self.index(selection.clone(), items, at)?.ty.shape.is_empty() {
+            return Ok((combine, value));
+        }
+        let all_ones = v == -1 || (!dtype.is_signed() && v == (1i128 << (8 * dtype.width())) - 1);
+        let (combine, stored) = match (combine, v) {
+            (Combine::Mul, 0) => (Combine::Set, false),
+            (Combine::Mul, _) => (Combine::Mul, true),
+            (_, 0) => (Combine::Add, false),
+            _ if all_ones => {
+                let reason = format!(
+                    "NumPy adds {v} to a bool scalar as an integer and stores the sum's truth, which flips \
+                     the element: slc's stores have no negation"
+                );
+                return err(K::StoreLiteral { reason }, span);
+            }
+            _ => (Combine::Set, true),
+        };
+        let stored = Tensor::from_bytes(DType::Bool, &[], &[u8::from(stored)]).expect("one bool");
+        Ok((combine, Value::Tensor(const_tensor(stored, span))))
     }
 
     /// A stored value (or a scatter's updates) as an expression: a literal may hold floats
@@ -166,7 +218,8 @@ impl Checker<'_> {
             return Ok(const_tensor(converted, span));
         }
         // NumPy adds or multiplies a bool array only by bools: an integer makes it int64,
-        // which it does not cast back.
+        // which it does not cast back (a single element is NumPy's scalar path, taken before:
+        // `bool_scalar_update`).
         if in_arithmetic && dtype == DType::Bool && t.dtype() != DType::Bool {
             let reason = "cannot combine integers into bool: NumPy computes them in int64, which it does not cast back to bool";
             return err(K::StoreLiteral { reason: reason.into() }, span);
