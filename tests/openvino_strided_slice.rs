@@ -6,14 +6,14 @@
 //! a shrink entry carries a begin_mask bit, the expected answer is the spec's (the bit ignored,
 //! as OpenVINO's reference does); the plugin's own answer is kept beside it as "plugin".
 
+#[path = "support/openvino_cases.rs"]
+mod openvino_cases;
+
+use openvino_cases::{counting_from, dims, ints, run_cases};
 use serde_json::Value;
 use slc::{DType, Executor, Session, Tensor};
 
 const MASKS: [&str; 5] = ["begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask"];
-
-fn ints(v: &Value) -> Vec<i64> {
-    v.as_array().expect("a list").iter().map(|x| x.as_i64().expect("an i64")).collect()
-}
 
 fn list(values: &[i64]) -> String {
     let items: Vec<String> = values.iter().map(i64::to_string).collect();
@@ -36,59 +36,25 @@ fn source(case: &Value) -> String {
 
 /// f32 0, 1, 2, ... in C order: the input every case reads.
 fn arange(shape: &[usize]) -> Tensor {
-    let n: usize = shape.iter().product();
-    let bytes: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
-    Tensor::from_bytes(DType::F32, shape, &bytes).expect("a small tensor")
+    counting_from(0, shape)
 }
 
-fn run_cases(backend: Executor) {
-    let text = include_str!("conformance/strided_slice_openvino.jsonl");
-    let cases: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON case")).collect();
-    assert!(cases.len() >= 500, "the file has {} cases", cases.len());
-    let refused = cases.iter().filter(|c| c["expect"].get("error").is_some()).count();
-    assert!(refused * 4 < cases.len() * 3, "{refused} of {} cases are refusals", cases.len());
-    let mut failures = vec![];
-    let mut session = Session::with_executor(backend);
-    for case in &cases {
-        let shape: Vec<usize> = ints(&case["shape"]).into_iter().map(|d| d as usize).collect();
-        session.bind("x", arange(&shape));
-        let src = source(case);
-        let expect = &case["expect"];
-        let problem = match (expect.get("error"), session.eval(&src)) {
-            (Some(e), Ok(t)) => Some(format!("OpenVINO refuses ({e}), slc gives {:?}", t.shape())),
-            (Some(_), Err(_)) => None,
-            (None, Err(e)) => Some(format!("slc refuses:\n{}", e.render(&src))),
-            (None, Ok(t)) => {
-                let want_shape: Vec<usize> = ints(&expect["shape"]).into_iter().map(|d| d as usize).collect();
-                let want: Vec<u8> =
-                    ints(&expect["values"]).into_iter().flat_map(|v| (v as f32).to_le_bytes()).collect();
-                (t.dtype() != DType::F32
-                    || t.shape() != want_shape.as_slice()
-                    || t.bytes() != want.as_slice())
-                .then(|| format!("expected {want_shape:?} {:?}, got {t:?}", ints(&expect["values"])))
-            }
-        };
-        if let Some(p) = problem {
-            failures.push(format!("case {} on x: f32{shape:?}: `{src}`: {p}", case["id"]));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} OpenVINO cases fail ({backend:?}):\n{}",
-        failures.len(),
-        cases.len(),
-        failures[..failures.len().min(30)].join("\n")
-    );
+fn bind(session: &mut Session, case: &Value) -> (String, String) {
+    let shape = dims(&case["shape"]);
+    session.bind("x", arange(&shape));
+    (source(case), format!("x: f32{shape:?}"))
 }
+
+const CASES: &str = include_str!("conformance/strided_slice_openvino.jsonl");
 
 #[test]
 fn openvino_strided_slice_on_the_interpreter() {
-    run_cases(Executor::Interpreter);
+    run_cases(CASES, Executor::Interpreter, 500, 0.75, bind);
 }
 
 #[test]
 fn openvino_strided_slice_on_the_jit() {
-    run_cases(Executor::Jit);
+    run_cases(CASES, Executor::Jit, 500, 0.75, bind);
 }
 
 /// The corners docs/semantics.md ("Where the sources disagree") shows, on `a: f32[4, 5]`: each
