@@ -116,10 +116,19 @@ pub fn run_store<'py>(
         false => py.detach(|| store(&views)),
     };
     match ran {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(errors::to_py(py, &e, kernel.source())),
-        Err(panic) => Err(errors::internal(py, "running a kernel", panic)),
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(errors::to_py(py, &e, kernel.source())),
+        Err(panic) => return Err(errors::internal(py, "running a kernel", panic)),
     }
+    // A byte-swapped target was held as a native copy (`convert::hold`): the store went there,
+    // whole, and NumPy's own assignment now puts it back in the target's byte order.
+    let held_target = names.iter().position(|n| *n == name).map(|at| &held[at]);
+    if let Some(Held::Array { array, .. }) = held_target
+        && !array.is(target)
+    {
+        target.set_item(py.Ellipsis(), array)?;
+    }
+    Ok(())
 }
 
 /// The kernel call proper; large ones release the GIL. A panic is caught and reported.

@@ -346,6 +346,38 @@ def test_a_bool_element_updated_by_an_integer_is_numpys_scalar(op, value):
             assert got.tobytes() == want.tobytes(), program
 
 
+@pytest.mark.parametrize("dtype", [">i4", ">u2", ">f8", ">c8", ">f2"])
+def test_a_byte_swapped_target_is_stored_into_as_numpy(dtype):
+    """A big-endian target is read through a native copy; the store must reach the target (in
+    its own byte order), and a failing one must leave it as it was."""
+    index = np.array([2, 0, 2], dtype=">i8")
+    for src, numpy_store, names in [
+        ("a[1] = 7", lambda y, v: y.__setitem__(1, 7), ()),
+        ("a[1:, ::-1] += 1", lambda y, v: y.__setitem__(np.s_[1:, ::-1], y[1:, ::-1] + 1), ()),
+        ("a[i] = v", lambda y, v: y.__setitem__(index, v), ("i", "v")),
+        ("a[1:] = a[:-1]", lambda y, v: y.__setitem__(np.s_[1:], y[:-1].copy()), ()),
+    ]:
+        x = np.arange(12).reshape(3, 4).astype(dtype)
+        v = np.arange(4).astype(dtype)[::-1]
+        want = x.copy()
+        numpy_store(want, v)
+        got = x.copy()
+        given = {"i": index, "v": v}
+        assert slc.eval(src, a=got, **{n: given[n] for n in names}) is None, src
+        assert got.dtype == np.dtype(dtype) and got.tobytes() == want.tobytes(), src
+    x = np.arange(12).reshape(3, 4).astype(dtype)
+    got = x.copy()
+    with pytest.raises(builtins.IndexError):
+        slc.eval("a[i] = 1", a=got, i=np.array([0, 3]))
+    assert got.tobytes() == x.tobytes()
+    # A compiled store kernel takes the same path.
+    kernel = slc.compile("a[i] = 5", a=x, i=index)
+    assert kernel(a=got, i=index) is None
+    want = x.copy()
+    want[index] = 5
+    assert got.tobytes() == want.tobytes()
+
+
 def test_the_value_reads_the_array_as_it_was():
     x = np.arange(5.0)
     slc.eval("a[1:] = a[:-1]", a=x)
