@@ -90,7 +90,7 @@ fn fill_runs_match_the_interpreter_on_every_width() {
 /// for byte: runs starting at every alignment (odd row lengths, a column offset), elements of
 /// 1, 2, 4 and 8 bytes, one run for the whole box and a run per row, on several threads.
 #[test]
-#[cfg_attr(debug_assertions, ignore = "past the caches: minutes in a debug build; .ci/run runs it in release")]
+#[cfg_attr(debug_assertions, ignore = "slow in a debug build: .ci/run runs it in release")]
 fn streaming_fills_match_the_interpreter() {
     for (dtype, cols) in [(DType::F32, 1101), (DType::U8, 4099), (DType::I16, 2053), (DType::F64, 517)] {
         let rows = (17 << 20) / (cols * dtype.width()) + 1;

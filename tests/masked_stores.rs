@@ -156,7 +156,7 @@ fn masked_runs_match_the_interpreter_on_every_width() {
 /// interpreter byte for byte: rows starting at every alignment (odd row lengths, a column
 /// offset), elements of 1, 2, 4 and 8 bytes, on one thread and on several.
 #[test]
-#[cfg_attr(debug_assertions, ignore = "past the caches: minutes in a debug build; .ci/run runs it in release")]
+#[cfg_attr(debug_assertions, ignore = "slow in a debug build: .ci/run runs it in release")]
 fn streaming_masked_rows_match_the_interpreter() {
     let mut rng = SplitMix(46);
     for (dtype, cols) in [(DType::F32, 1101), (DType::U8, 4099), (DType::I16, 2053), (DType::F64, 517)] {

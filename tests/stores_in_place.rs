@@ -320,7 +320,7 @@ fn every_other_element_stored_by_vectors_equals_the_interpreter() {
 /// elements of 1, 2, 4 and 8 bytes, odd row lengths (runs that start off a vector), runs that start on an odd
 /// element, reversed rows, on one thread and three (each a part of the run).
 #[test]
-#[cfg_attr(debug_assertions, ignore = "past the caches: minutes in a debug build; .ci/run runs it in release")]
+#[cfg_attr(debug_assertions, ignore = "slow in a debug build: .ci/run runs it in release")]
 fn every_other_element_past_the_caches_spreads_ahead() {
     let mut r = SplitMix(0x5c);
     for (dtype, cols) in [(DType::U8, 16389), (DType::I16, 8195), (DType::F32, 4097), (DType::F64, 2051)] {

@@ -47,6 +47,7 @@ fn apply_store(machine: &Machine, store: &Store, first: i64, out: &mut Tensor) -
     // The reductions under way, by element, in the order their first update came.
     let mut reductions: Vec<(usize, Accumulator)> = vec![];
     let mut reduction_of: HashMap<usize, usize> = HashMap::new();
+    let mut combined = vec![0u8; width];
     for coords in Coords::new(&store.shape) {
         if let Some(when) = &store.when {
             // A mask is read directly (verified: no index terms), so it never misses.
@@ -76,7 +77,6 @@ fn apply_store(machine: &Machine, store: &Store, first: i64, out: &mut Tensor) -
             reductions[k].1.add(value);
             continue;
         }
-        let mut combined = vec![0u8; width];
         store.combine.apply(dtype, element, value, &mut combined);
         out.bytes_mut()[at * width..(at + 1) * width].copy_from_slice(&combined);
     }
@@ -163,13 +163,20 @@ impl Iterator for Offsets {
 pub struct Machine<'a> {
     plan: &'a Plan,
     inputs: &'a [&'a Tensor],
+    /// The plan address of each input tensor's first element (its window's lowest element;
+    /// 0 for a dense input), worked out once rather than at every read.
+    input_first: Vec<i64>,
 }
 
 impl<'a> Machine<'a> {
     /// `inputs` in the order of `plan.inputs`; only buffers that index accesses read are
     /// touched, so the others may be placeholders.
     pub fn new(plan: &'a VerifiedPlan, inputs: &'a [&'a Tensor]) -> Machine<'a> {
-        Machine { plan: plan.plan(), inputs }
+        let plan = plan.plan();
+        let input_first = (0..plan.inputs.len())
+            .map(|i| plan.buffer_window(BufferId::Input(i)).map_or(0, |w| w.0))
+            .collect();
+        Machine { plan, inputs, input_first }
     }
 
     fn buffer(&self, id: BufferId) -> &Tensor {
@@ -183,11 +190,14 @@ impl<'a> Machine<'a> {
     /// tensor of a strided input holds its window, which starts at the lowest element.
     fn slot(&self, id: BufferId, address: i128) -> Result<usize, RuntimeError> {
         let t = self.buffer(id);
-        let first = self.plan.buffer_window(id).map_or(0, |w| w.0);
+        let first = match id {
+            BufferId::Input(i) => self.input_first[i],
+            BufferId::Const(_) => 0,
+        };
         usize::try_from(address - first as i128)
             .ok()
             .filter(|&a| a < t.numel())
-            .ok_or(RuntimeError::OutOfBuffer { address, len: t.numel() })
+            .ok_or_else(|| RuntimeError::OutOfBuffer { address, len: t.numel() })
     }
 
     /// The bytes of element `address` of buffer `id`.
