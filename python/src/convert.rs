@@ -138,12 +138,12 @@ pub enum Held<'py> {
     Array {
         array: Bound<'py, PyUntypedArray>,
         dtype: DType,
+        /// The caller's dtype where it is byte-swapped (`>i4` on a little-endian machine):
+        /// `array` is then a native copy, and a result read from it goes back in this order.
+        swapped: Option<Bound<'py, PyArrayDescr>>,
     },
     /// Little-endian bytes of a 0-d integer of `dtype` (only the first `width` are read).
-    Scalar {
-        bytes: [u8; 8],
-        dtype: DType,
-    },
+    Scalar { bytes: [u8; 8], dtype: DType },
 }
 
 impl<'py> Held<'py> {
@@ -163,7 +163,7 @@ impl<'py> Held<'py> {
     /// A view of the elements in place, with NumPy's byte strides.
     pub fn view(&self, name: &str) -> PyResult<TensorView<'_>> {
         match self {
-            Held::Array { array, dtype } => {
+            Held::Array { array, dtype, .. } => {
                 // SAFETY: NumPy guarantees every element its shape and strides reach from `data`
                 // is readable; `array` is borrowed (so kept alive) while the view is.
                 let data = data_ptr(array) as *const u8;
@@ -264,9 +264,9 @@ fn held_array<'py>(array: Bound<'py, PyUntypedArray>, name: &str) -> PyResult<He
         let native = descr.call_method1("newbyteorder", ("=",))?;
         let swapped =
             array.call_method1("astype", (native,))?.cast_into::<PyUntypedArray>().map_err(PyErr::from)?;
-        return Ok(Held::Array { array: swapped, dtype });
+        return Ok(Held::Array { array: swapped, dtype, swapped: Some(descr) });
     }
-    Ok(Held::Array { array, dtype })
+    Ok(Held::Array { array, dtype, swapped: None })
 }
 
 /// A Python integer as the little-endian bytes of `dtype`, or OverflowError.

@@ -62,7 +62,7 @@ pub fn run_kernel<'py>(
             let mut tensor = slc::Tensor::for_overwrite(dtype, shape)
                 .map_err(|e| PyMemoryError::new_err(format!("the result: {e}")))?;
             execute(py, kernel, &views, tensor.bytes_mut())?;
-            return Ok(array_of_tensor(py, tensor)?.into_any());
+            return in_source_order(kernel, names, held, array_of_tensor(py, tensor)?.into_any());
         }
         None => {
             let array = empty_array(py, dtype, shape, nbytes)?;
@@ -75,7 +75,30 @@ pub fn run_kernel<'py>(
     let bytes =
         if nbytes == 0 { &mut [][..] } else { unsafe { std::slice::from_raw_parts_mut(data, nbytes) } };
     execute(py, kernel, &views, bytes)?;
-    Ok(array.into_any())
+    match out {
+        Some(_) => Ok(array.into_any()),
+        None => in_source_order(kernel, names, held, array.into_any()),
+    }
+}
+
+/// NumPy keeps an input's byte order in what is read from it (`x[1:]` of a `>i4` array is
+/// `>i4`): a new result read from a byte-swapped input, which slc read as a native copy, is put
+/// back in the input's order. (`out=` keeps its own dtype, as NumPy's `take(..., out=)` does.)
+fn in_source_order<'py>(
+    kernel: &slc::Kernel,
+    names: &[&str],
+    held: &[Held<'_>],
+    result: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let plan = kernel.plan();
+    let slc::plan::BufferId::Input(source) = plan.output.buffer else { return Ok(result) };
+    let name = plan.inputs[source].name.as_str();
+    match names.iter().position(|n| *n == name).map(|at| &held[at]) {
+        Some(Held::Array { dtype, swapped: Some(order), .. }) if *dtype == kernel.output_dtype() => {
+            result.call_method1("astype", (order.clone().unbind(),))
+        }
+        _ => Ok(result),
+    }
 }
 
 /// Runs a store kernel (`a[i] = v`) into `target`, the array bound to its target `name`, as
@@ -96,8 +119,7 @@ pub fn run_store<'py>(
             "the store's target `{name}` must be a writeable numpy.ndarray: slc stores into it in place"
         )));
     }
-    let views =
-        held.iter().zip(names).map(|(h, n)| h.view(n)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
+    let views = held.iter().zip(names).map(|(h, n)| h.view(n)).collect::<PyResult<Vec<TensorView<'_>>>>()?;
     if let Some(view) = names.iter().position(|n| *n == name).map(|at| &views[at])
         && !view.elements_distinct()
     {

@@ -123,7 +123,38 @@ def test_read_only_and_strided_inputs(kernel):
 
 
 def test_byte_swapped_inputs_are_read_by_value(kernel):
-    assert np.array_equal(kernel(a=A.astype(">f4")), EXPECTED)
+    got = kernel(a=A.astype(">f4"))
+    assert got.dtype == np.dtype(">f4") and np.array_equal(got, EXPECTED)
+    out = np.empty((2, 5), np.float32)
+    assert kernel(a=A.astype(">f4"), out=out) is out and np.array_equal(out, EXPECTED)
+
+
+@pytest.mark.parametrize("dtype", [">i2", ">u4", ">i8", ">f4", ">f8", ">c8", "<i4", "=f8"])
+def test_results_keep_the_byte_order_numpy_keeps(dtype):
+    """NumPy's `x[...]` keeps the byte order of the array it reads from; an index array's
+    order does not matter. slc reads a byte-swapped input through a native copy and gives its
+    result back in the input's order, on every form, small and pooled (from 2 MiB) results."""
+    x = np.arange(60).reshape(3, 4, 5).astype(dtype)
+    big = np.arange(3 << 18).astype(dtype)
+    i = np.array([2, 0, -1, 1]).astype(">i8")
+    m = np.array([True, False, True])
+    cases = [
+        ("x[1:, ::-1, None, 2]", x[1:, ::-1, None, 2]),
+        ("x[i, 1:3]", x[np.array([2, 0, -1, 1]), 1:3]),
+        ("x[m]", x[m]),
+        ("gather(x, i, 2)", np.take(x, np.array([2, 0, -1, 1]), axis=2)),
+        ("big[::-2]", big[::-2]),
+        ("big[i]", big[np.array([2, 0, -1, 1])]),
+    ]
+    for src, want in cases:
+        got = slc.eval(src, x=x, big=big, i=i, m=m)
+        assert got.dtype == want.dtype and got.dtype.byteorder == want.dtype.byteorder, src
+        assert np.array_equal(got, want), src
+    k = slc.compile("x[:, i]", x=(np.dtype(dtype).newbyteorder("=").name, ("N", 4, 5)), i=("int64", (4,)))
+    got = k(x=x, i=i)
+    assert got.dtype == x.dtype and np.array_equal(got, x[:, np.array([2, 0, -1, 1])])
+    # The order is the read array's: a native one indexed by a byte-swapped index array is native.
+    assert slc.eval("y[i]", y=np.arange(5.0), i=i).dtype == np.arange(5.0)[i].dtype
 
 
 def test_buffers():
