@@ -88,6 +88,8 @@ fn stores_give_numpys_values() {
         // A mask, and a chain of basic subscripts ending in an index array.
         ("a[m] = r", with(&[(0, -1.), (1, -2.), (2, -3.), (9, -1.), (10, -2.), (11, -3.)])),
         ("a[1:][[0, 0], [2, 0]] = [5, 6]", with(&[(5, 5.), (3, 6.)])),
+        // Through an index array, a list broadcasts as any array, by dims of 1 too.
+        ("a[[2], 1:] = [[[5, 6]]]", with(&[(7, 5.), (8, 6.)])),
         // The value reads the target as it was: NumPy's overlapping copy.
         ("a[1:, 0] = a[:-1, 0]", with(&[(3, 0.), (6, 3.), (9, 6.)])),
         // An empty selection stores nothing.
@@ -221,6 +223,58 @@ fn a_float_bound_by_name_converts_as_numpy() {
 }
 
 /// The diagnostic's code and the text its first label points at.
+/// One element named by integers alone (`a[1, 2]`, `a[1][2]`, `a[()]` on a 0-d array) is NumPy
+/// 2.4's scalar path: it takes a scalar and refuses a value of rank 1 or more ("setting an
+/// array element with a sequence"), where `...` or a slice broadcasts it; a bool element takes
+/// the truth of a one-element value instead, and of a list literal (`[0]` is not empty: `True`).
+/// NumPy 2.4's answers written out; python/tests/test_numpy_parity.py holds NumPy itself to it.
+#[test]
+fn one_element_named_by_integers_takes_a_scalar() {
+    let mut s = Session::new();
+    s.bind("a", ints(DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5]));
+    s.bind("v", ints(DType::I32, &[1], &[9]));
+    s.bind("z", ints(DType::I32, &[], &[7]));
+    s.bind("b", Tensor::from_bytes(DType::Bool, &[2, 3], &[0, 1, 0, 1, 0, 1]).unwrap());
+    s.bind("t", Tensor::from_bytes(DType::Bool, &[1, 1], &[1]).unwrap());
+    s.bind("f", Tensor::from_bytes(DType::Bool, &[1], &[0]).unwrap());
+    s.bind("tt", Tensor::from_bytes(DType::Bool, &[2], &[1, 1]).unwrap());
+    s.bind("s", ints(DType::I32, &[], &[3]));
+    let run = |src: &str| {
+        s.eval(src).map(|t| match t.dtype() {
+            DType::Bool => t.bytes().iter().map(|&b| i64::from(b)).collect(),
+            _ => values_i64(&t),
+        })
+    };
+    for (src, want) in [
+        ("a[1, 2] = z", [0, 1, 2, 3, 4, 7]),
+        ("a[1, 2, ...] = v", [0, 1, 2, 3, 4, 9]),
+        ("a[1, 2:] = v", [0, 1, 2, 3, 4, 9]),
+        ("b[0, 0] = [0]", [1, 1, 0, 1, 0, 1]),
+        ("b[0][1] = f", [0, 0, 0, 1, 0, 1]),
+        ("b[0, 0] += t", [1, 1, 0, 1, 0, 1]),
+        ("b[0, 1] *= f", [0, 0, 0, 1, 0, 1]),
+        ("b[0, 0] += [0]", [0, 1, 0, 1, 0, 1]),
+        ("b[0, 0] += [[2]]", [1, 1, 0, 1, 0, 1]),
+    ] {
+        assert_eq!(run(src).unwrap_or_else(|e| panic!("{}", e.render(src))), want, "{src}");
+    }
+    let mut zero_d = Session::new();
+    zero_d.bind("x", f32s(&[], &[1.0]));
+    zero_d.bind("v", f32s(&[1], &[2.0]));
+    for (session, src, code, at) in [
+        (&s, "a[1, 2] = v", "E0133", "v"),
+        (&s, "a[1][-1] = v", "E0133", "v"),
+        (&s, "a[1, s] = [5]", "E0133", "[5]"),
+        (&s, "b[0, 0] = tt", "E0133", "tt"),
+        (&s, "b[0, 0] *= [1]", "E0134", "[1]"),
+        (&zero_d, "x[()] = v", "E0133", "v"),
+    ] {
+        let d = session.eval(src).expect_err(src).diagnostic();
+        let span = d.labels[0].span;
+        assert_eq!((d.code, &src[span.start..span.end]), (code, at), "{src}");
+    }
+}
+
 fn code_and_target(src: &str) -> (&'static str, String) {
     let s = session(Executor::Interpreter);
     let e = s.eval(src).expect_err(src);
@@ -244,6 +298,8 @@ fn errors_point_at_the_text_at_fault() {
         // with a sequence").
         ("a[0, 0] += [1]", "E0133", "[1]"),
         ("a[0] += [[1, 2, 3]]", "E0133", "[[1, 2, 3]]"),
+        // Through a view, NumPy makes a list an array of at most the view's rank.
+        ("a[1:] = [[[1, 2, 3]]]", "E0133", "[[[1, 2, 3]]]"),
         ("a[0] = b", "E0134", "b"),
         ("a[4] = 1", "E0102", "4"),
         ("a[0, 0, 0] = 1", "E0103", "0"),

@@ -154,3 +154,58 @@ def test_dlpack_producers_in_host_memory_are_read_and_other_devices_are_refused(
         assert "slc runs on CUDA device 0" in str(e) or "__dlpack__ failed" in str(e), e
     else:
         raise AssertionError("host memory taken as device memory")
+
+
+# One element named by integers alone is NumPy's scalar path: a value of rank 1 or more is
+# refused ("setting an array element with a sequence"), but by a bool element, which takes the
+# truth of a one-element array or of a list (`[0]` is not empty); `...` or a slice broadcasts.
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16, np.float64, np.bool_])
+@pytest.mark.parametrize("index", ["[1, 0]", "[-1, 2]", "[1][0]", "[1, 0, ...]", "[1, 0:1]"])
+@pytest.mark.parametrize("value", ["v1", "v11", "v2", "z", "[0]", "[[1]]", "[3]"])
+@pytest.mark.parametrize("op", ["=", "+=", "*="])
+def test_one_element_takes_a_scalar_as_numpy_does(dtype, index, value, op):
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 3, size=(2, 3)).astype(dtype)
+    names = {
+        "v1": rng.integers(0, 3, size=1).astype(dtype),
+        "v11": rng.integers(0, 3, size=(1, 1)).astype(dtype),
+        "v2": rng.integers(0, 3, size=2).astype(dtype),
+        "z": np.array(2, dtype=dtype),
+    }
+    src = f"x{index} {op} {value}"
+    want = x.copy()
+    try:
+        exec(src, {"np": np}, {"x": want, **names})
+    except (ValueError, TypeError, IndexError):
+        want = None
+    got = x.copy()
+    inputs = {"x": got, **({value: names[value]} if value in names else {})}
+    if want is None:
+        with pytest.raises(slc.Error):
+            slc.eval(src, **inputs)
+        return
+    slc.eval(src, **inputs)
+    assert np.array_equal(got, want), src
+
+
+# A list stored through a view (`=`) is made an array of at most the view's rank by NumPy: a
+# deeper one is refused, where a bound array of dims of 1 broadcasts; through index arrays and
+# masks a list broadcasts as any array.
+@pytest.mark.parametrize("sub", ["0:2", "0", "1, 1", "1, 1, ...", "0:2, 0", "..., 0", "None, 1", "i", "i, 0", "m", "m, 1:"])
+@pytest.mark.parametrize("value", ["[5]", "[[5]]", "[[[5]]]", "[[5, 6]]", "[[5], [6]]", "[[1, 2, 3]]", "[[[1, 2, 3]]]"])
+@pytest.mark.parametrize("op", ["=", "+="])
+def test_lists_are_made_arrays_as_numpy_makes_them(sub, value, op):
+    i, m = np.array([0, 2]), np.array([1, 0, 1, 0], bool)
+    src = f"x[{sub}] {op} {value}"
+    want = X.copy()
+    try:
+        exec(src, {}, {"x": want, "i": i, "m": m})
+    except (ValueError, TypeError):
+        want = None
+    got = X.copy()
+    if want is None:
+        with pytest.raises(slc.Error):
+            slc.eval(src, x=got, i=i, m=m)
+        return
+    slc.eval(src, x=got, i=i, m=m)
+    assert np.array_equal(got, want), src

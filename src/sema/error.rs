@@ -94,6 +94,14 @@ pub enum SemaErrorKind {
     StoreNotLast,
     #[error("could not broadcast the value from shape {value} into the selection's shape {selection}")]
     StoreBroadcast { value: String, selection: String },
+    #[error(
+        "cannot set one element of {target} from a value of shape {value}: every axis is given an integer, so NumPy sets the element from a scalar and refuses a sequence"
+    )]
+    StoreSequence { value: String, target: String },
+    #[error(
+        "cannot store a list nested {depth} deep into a selection of rank {rank}: NumPy makes the list an array of at most the selection's rank"
+    )]
+    StoreListDepth { depth: usize, rank: usize },
     #[error("cannot store a tensor of {value} into a tensor of {target}: slc does not convert tensors")]
     StoreDtype { value: String, target: String },
     #[error("the integer {value} is out of bounds for {target}")]
@@ -251,6 +259,16 @@ impl IntoDiagnostic for SemaError {
                 "E0133",
                 "this value".into(),
                 Some("the value broadcasts to the selection as in NumPy: aligned at the last dimension, each size equal or 1".into()),
+            ),
+            K::StoreListDepth { .. } => (
+                "E0133",
+                "nested too deep".into(),
+                Some("a list broadcasts as NumPy broadcasts it, but is never deeper than the selection (a bound tensor may be, by dims of 1)".into()),
+            ),
+            K::StoreSequence { .. } => (
+                "E0133",
+                "not a scalar".into(),
+                Some("give a 0-d value, or select with a slice or `...` (`a[1, 2:3]`, `a[1, 2, ...]`), where NumPy broadcasts".into()),
             ),
             K::StoreDtype { .. } => (
                 "E0134",

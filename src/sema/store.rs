@@ -66,10 +66,19 @@ impl Checker<'_> {
             false => None,
         };
         let value_value = self.value_expr(value)?;
-        let (combine, value_value) = match base.ty.dtype == DType::Bool && combine != Combine::Set {
-            true => {
-                self.bool_scalar_update(&selection, last_items, last_at, combine, value_value, value.span)?
+        // Every axis given an integer (no `...`): NumPy's scalar path sets the one element from
+        // a scalar, not by broadcasting.
+        let one_element = self.integers_alone(&selection, last_items);
+        let bool_element = one_element && base.ty.dtype == DType::Bool;
+        let list = matches!(value.kind, ExprKind::List(_));
+        let (combine, value_value) = match (bool_element, &value.kind) {
+            (true, ExprKind::List(items)) => {
+                bool_from_list(combine, items.is_empty(), value_value, value.span)?
             }
+            _ => (combine, value_value),
+        };
+        let (combine, value_value) = match bool_element && combine != Combine::Set {
+            true => bool_scalar_update(combine, value_value, self, value.span)?,
             false => (combine, value_value),
         };
         let value = self.store_value(value_value, &base, combine != Combine::Set, value.span)?;
@@ -90,7 +99,16 @@ impl Checker<'_> {
             }
             None => {
                 let selection = self.index(selection, last_items, last_at)?;
-                self.broadcast_to_selection(&value, &selection, combine)?;
+                let (depth, rank) = (value.ty.shape.len(), selection.ty.shape.len());
+                match one_element && depth > 0 {
+                    true => self.element_from_sequence(&value, &base)?,
+                    // A view's `=` makes a list an array of at most the view's rank (index
+                    // arrays and masks broadcast it as any array).
+                    false if list && depth > rank && combine == Combine::Set && !copies(&selection) => {
+                        return err(K::StoreListDepth { depth, rank }, value.span);
+                    }
+                    false => self.broadcast_to_selection(&value, &selection, combine)?,
+                }
                 (selection, None)
             }
         };
@@ -102,52 +120,6 @@ impl Checker<'_> {
             when,
         };
         node(kind, base.ty.clone(), span)
-    }
-
-    /// NumPy's scalar path for `x[i, j] += v` or `*= v` on a bool array, where every axis is
-    /// given an integer (no `...`): `x[i, j]` is a NumPy bool scalar, which an integer `v`
-    /// makes an integer (int64 for a Python int, else `v`'s dtype), and the setitem stores that
-    /// integer's truth. So `+= 0` keeps the element, `+=` of any other integer makes it `True`
-    /// but one of all ones (`-1`, a `uint8` 255), which flips it (`True + -1` is 0); `*= 0`
-    /// makes it `False` and any other keeps it. Returned as the store of a bool that does the
-    /// same; anything else is returned as it is (an array selection, which NumPy refuses: see
-    /// [`Checker::store_value`]).
-    fn bool_scalar_update(
-        &mut self,
-        selection: &TExpr,
-        items: &[ast::Item],
-        at: Span,
-        combine: Combine,
-        value: super::check::Value,
-        span: Span,
-    ) -> Result<(Combine, super::check::Value), SemaError> {
-        use super::check::Value;
-        let integer = match &value {
-            Value::Int(v) => Some((i128::from(*v), DType::I64)),
-            Value::Tensor(t) if self.bound_scalar(t) => Some((self.value_of(t)?[0], t.ty.dtype)),
-            _ => None,
-        };
-        let Some((v, dtype)) = integer else { return Ok((combine, value)) };
-        let ellipsis = items.iter().any(|item| matches!(item.kind, ast::ItemKind::Ellipsis));
-        if ellipsis || !self.index(selection.clone(), items, at)?.ty.shape.is_empty() {
-            return Ok((combine, value));
-        }
-        let all_ones = v == -1 || (!dtype.is_signed() && v == (1i128 << (8 * dtype.width())) - 1);
-        let (combine, stored) = match (combine, v) {
-            (Combine::Mul, 0) => (Combine::Set, false),
-            (Combine::Mul, _) => (Combine::Mul, true),
-            (_, 0) => (Combine::Add, false),
-            _ if all_ones => {
-                let reason = format!(
-                    "NumPy adds {v} to a bool scalar as an integer and stores the sum's truth, which flips \
-                     the element: slc's stores have no negation"
-                );
-                return err(K::StoreLiteral { reason }, span);
-            }
-            _ => (Combine::Set, true),
-        };
-        let stored = Tensor::from_bytes(DType::Bool, &[], &[u8::from(stored)]).expect("one bool");
-        Ok((combine, Value::Tensor(const_tensor(stored, span))))
     }
 
     /// A stored value (or a scatter's updates) as an expression: a literal may hold floats
@@ -263,6 +235,43 @@ impl Checker<'_> {
         Ok(const_tensor(converted, span))
     }
 
+    /// Whether `items` name one element of `selection` by integers alone: one per axis, each an
+    /// integer or a 0-d integer tensor (no slice, `...`, `None`, index array or mask). Their
+    /// values are not read; an item that fails to check is left to the subscript's own check.
+    fn integers_alone(&mut self, selection: &TExpr, items: &[ast::Item]) -> bool {
+        use super::check::Value;
+        items.len() == selection.ty.shape.len()
+            && items.iter().all(|item| match &item.kind {
+                ast::ItemKind::Expr(e) => match self.expr(e) {
+                    Ok(Value::Int(_) | Value::Sym(_)) => true,
+                    Ok(Value::Tensor(t)) => t.ty.shape.is_empty() && t.ty.dtype.is_integer(),
+                    _ => false,
+                },
+                _ => false,
+            })
+    }
+
+    /// A value of rank 1 or more for one element named by integers alone, which NumPy's
+    /// scalar path refuses as a sequence (ValueError) — but for a bool element, which takes
+    /// the truth of a one-element array.
+    fn element_from_sequence(&mut self, value: &TExpr, target: &TExpr) -> Result<(), SemaError> {
+        let refusal = || {
+            let shape = format!("{}", ShapeDisplay(&value.ty.shape));
+            SemaError::new(
+                K::StoreSequence { value: shape, target: target.ty.dtype.name().into() },
+                value.span,
+            )
+        };
+        if target.ty.dtype != DType::Bool {
+            return Err(refusal());
+        }
+        let one = SymExpr::constant(1);
+        for d in &value.ty.shape {
+            self.require(Cond::eq(d, &one), refusal)?;
+        }
+        Ok(())
+    }
+
     /// NumPy's rule for a stored value: aligned at the last dimension, each of its dims equal
     /// to the selection's or 1 (a symbol either, per call), and any dims beyond the selection's
     /// rank 1 — none for `+=` and `*=`, whose in-place operation cannot grow the selection
@@ -356,6 +365,76 @@ pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) ->
         }
     }
     Ok(element)
+}
+
+/// NumPy's scalar path for `x[i, j] += v` or `*= v` on a bool array, where every axis is given
+/// an integer (no `...`): `x[i, j]` is a NumPy bool scalar, which an integer `v` makes an
+/// integer (int64 for a Python int, else `v`'s dtype), and the setitem stores that integer's
+/// truth. So `+= 0` keeps the element, `+=` of any other integer makes it `True` but one of all
+/// ones (`-1`, a `uint8` 255), which flips it (`True + -1` is 0); `*= 0` makes it `False` and
+/// any other keeps it. Returned as the store of a bool that does the same; anything else is
+/// returned as it is (a tensor, which [`Checker::store_value`] and
+/// [`Checker::element_from_sequence`] judge).
+fn bool_scalar_update(
+    combine: Combine,
+    value: super::check::Value,
+    checker: &mut Checker<'_>,
+    span: Span,
+) -> Result<(Combine, super::check::Value), SemaError> {
+    use super::check::Value;
+    let integer = match &value {
+        Value::Int(v) => Some((i128::from(*v), DType::I64)),
+        Value::Tensor(t) if checker.bound_scalar(t) => Some((checker.value_of(t)?[0], t.ty.dtype)),
+        _ => None,
+    };
+    let Some((v, dtype)) = integer else { return Ok((combine, value)) };
+    let all_ones = v == -1 || (!dtype.is_signed() && v == (1i128 << (8 * dtype.width())) - 1);
+    let (combine, stored) = match (combine, v) {
+        (Combine::Mul, 0) => (Combine::Set, false),
+        (Combine::Mul, _) => (Combine::Mul, true),
+        (_, 0) => (Combine::Add, false),
+        _ if all_ones => {
+            let reason = format!(
+                "NumPy adds {v} to a bool scalar as an integer and stores the sum's truth, which flips \
+                 the element: slc's stores have no negation"
+            );
+            return err(K::StoreLiteral { reason }, span);
+        }
+        _ => (Combine::Set, true),
+    };
+    Ok((combine, Value::Tensor(const_tensor(bool_scalar(stored), span))))
+}
+
+/// A list literal stored into one bool element named by integers alone, as NumPy's scalar
+/// path takes it: `=` stores the list's truth (`x[0, 1] = [0]` is `True`: the list is not
+/// empty), `+=` adds its one element as the integer or bool it is, and `*=` is refused (NumPy
+/// multiplies the list as a Python sequence, a TypeError).
+fn bool_from_list(
+    combine: Combine,
+    empty: bool,
+    value: super::check::Value,
+    span: Span,
+) -> Result<(Combine, super::check::Value), SemaError> {
+    use super::check::Value;
+    match (combine, &value) {
+        (Combine::Set, _) => Ok((Combine::Set, Value::Tensor(const_tensor(bool_scalar(!empty), span)))),
+        (Combine::Add, Value::Tensor(t)) => match &t.kind {
+            TExprKind::Const(list) if list.numel() == 1 && list.dtype().is_integer() => {
+                let element = list.int_at(0).and_then(|v| i64::try_from(v).ok());
+                Ok((combine, element.map_or(value, Value::Int)))
+            }
+            _ => Ok((combine, value)),
+        },
+        _ => {
+            let reason =
+                "NumPy multiplies a list by a bool scalar as a Python sequence (a TypeError): give a scalar";
+            err(K::StoreLiteral { reason: reason.into() }, span)
+        }
+    }
+}
+
+fn bool_scalar(v: bool) -> Tensor {
+    Tensor::from_bytes(DType::Bool, &[], &[u8::from(v)]).expect("one bool")
 }
 
 fn broadcast_refusal(value: &TExpr, selection: &TExpr) -> SemaError {
