@@ -4,7 +4,7 @@
 //! Python `int`) and checked to broadcast to the selection's shape by NumPy's rule. One value
 //! through a mask (`a[m] = 0`) selects the mask's box instead, read where the mask is set.
 
-use super::check::{Checker, const_tensor, err, node, view};
+use super::check::{Checker, bool_tensor, const_tensor, err, node, view};
 use super::error::{SemaError, SemaErrorKind as K};
 use super::typed::{TExpr, TExprKind, ViewDim};
 use crate::source::Span;
@@ -78,7 +78,7 @@ impl Checker<'_> {
             _ => (combine, value_value),
         };
         let (combine, value_value) = match bool_element && combine != Combine::Set {
-            true => bool_scalar_update(combine, value_value, self, value.span)?,
+            true => self.bool_scalar_update(combine, value_value, value.span)?,
             false => (combine, value_value),
         };
         let value = self.store_value(value_value, &base, combine != Combine::Set, value.span)?;
@@ -120,6 +120,44 @@ impl Checker<'_> {
             when,
         };
         node(kind, base.ty.clone(), span)
+    }
+
+    /// NumPy's scalar path for `x[i, j] += v` or `*= v` on a bool array, where every axis is
+    /// given an integer (no `...`): `x[i, j]` is a NumPy bool scalar, which an integer `v`
+    /// makes an integer (int64 for a Python int, else `v`'s dtype), and the setitem stores that
+    /// integer's truth. So `+= 0` keeps the element, `+=` of any other integer makes it `True`
+    /// but one of all ones (`-1`, a `uint8` 255), which flips it (`True + -1` is 0); `*= 0`
+    /// makes it `False` and any other keeps it. Returned as the store of a bool that does the
+    /// same; anything else is returned as it is (a tensor, which [`Checker::store_value`] and
+    /// [`Checker::element_from_sequence`] judge).
+    fn bool_scalar_update(
+        &mut self,
+        combine: Combine,
+        value: super::check::Value,
+        span: Span,
+    ) -> Result<(Combine, super::check::Value), SemaError> {
+        use super::check::Value;
+        let integer = match &value {
+            Value::Int(v) => Some((i128::from(*v), DType::I64)),
+            Value::Tensor(t) if self.bound_scalar(t) => Some((self.value_of(t)?[0], t.ty.dtype)),
+            _ => None,
+        };
+        let Some((v, dtype)) = integer else { return Ok((combine, value)) };
+        let all_ones = v == -1 || (!dtype.is_signed() && v == (1i128 << (8 * dtype.width())) - 1);
+        let (combine, stored) = match (combine, v) {
+            (Combine::Mul, 0) => (Combine::Set, false),
+            (Combine::Mul, _) => (Combine::Mul, true),
+            (_, 0) => (Combine::Add, false),
+            _ if all_ones => {
+                let reason = format!(
+                    "NumPy adds {v} to a bool scalar as an integer and stores the sum's truth, which flips \
+                     the element: slc's stores have no negation"
+                );
+                return err(K::StoreLiteral { reason }, span);
+            }
+            _ => (Combine::Set, true),
+        };
+        Ok((combine, Value::Tensor(const_tensor(bool_tensor(&[], &[stored]), span))))
     }
 
     /// A stored value (or a scatter's updates) as an expression: a literal may hold floats
@@ -367,44 +405,6 @@ pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) ->
     Ok(element)
 }
 
-/// NumPy's scalar path for `x[i, j] += v` or `*= v` on a bool array, where every axis is given
-/// an integer (no `...`): `x[i, j]` is a NumPy bool scalar, which an integer `v` makes an
-/// integer (int64 for a Python int, else `v`'s dtype), and the setitem stores that integer's
-/// truth. So `+= 0` keeps the element, `+=` of any other integer makes it `True` but one of all
-/// ones (`-1`, a `uint8` 255), which flips it (`True + -1` is 0); `*= 0` makes it `False` and
-/// any other keeps it. Returned as the store of a bool that does the same; anything else is
-/// returned as it is (a tensor, which [`Checker::store_value`] and
-/// [`Checker::element_from_sequence`] judge).
-fn bool_scalar_update(
-    combine: Combine,
-    value: super::check::Value,
-    checker: &mut Checker<'_>,
-    span: Span,
-) -> Result<(Combine, super::check::Value), SemaError> {
-    use super::check::Value;
-    let integer = match &value {
-        Value::Int(v) => Some((i128::from(*v), DType::I64)),
-        Value::Tensor(t) if checker.bound_scalar(t) => Some((checker.value_of(t)?[0], t.ty.dtype)),
-        _ => None,
-    };
-    let Some((v, dtype)) = integer else { return Ok((combine, value)) };
-    let all_ones = v == -1 || (!dtype.is_signed() && v == (1i128 << (8 * dtype.width())) - 1);
-    let (combine, stored) = match (combine, v) {
-        (Combine::Mul, 0) => (Combine::Set, false),
-        (Combine::Mul, _) => (Combine::Mul, true),
-        (_, 0) => (Combine::Add, false),
-        _ if all_ones => {
-            let reason = format!(
-                "NumPy adds {v} to a bool scalar as an integer and stores the sum's truth, which flips \
-                 the element: slc's stores have no negation"
-            );
-            return err(K::StoreLiteral { reason }, span);
-        }
-        _ => (Combine::Set, true),
-    };
-    Ok((combine, Value::Tensor(const_tensor(bool_scalar(stored), span))))
-}
-
 /// A list literal stored into one bool element named by integers alone, as NumPy's scalar
 /// path takes it: `=` stores the list's truth (`x[0, 1] = [0]` is `True`: the list is not
 /// empty), `+=` adds its one element as the integer or bool it is, and `*=` is refused (NumPy
@@ -417,7 +417,9 @@ fn bool_from_list(
 ) -> Result<(Combine, super::check::Value), SemaError> {
     use super::check::Value;
     match (combine, &value) {
-        (Combine::Set, _) => Ok((Combine::Set, Value::Tensor(const_tensor(bool_scalar(!empty), span)))),
+        (Combine::Set, _) => {
+            Ok((Combine::Set, Value::Tensor(const_tensor(bool_tensor(&[], &[!empty]), span))))
+        }
         (Combine::Add, Value::Tensor(t)) => match &t.kind {
             TExprKind::Const(list) if list.numel() == 1 && list.dtype().is_integer() => {
                 let element = list.int_at(0).and_then(|v| i64::try_from(v).ok());
@@ -431,10 +433,6 @@ fn bool_from_list(
             err(K::StoreLiteral { reason: reason.into() }, span)
         }
     }
-}
-
-fn bool_scalar(v: bool) -> Tensor {
-    Tensor::from_bytes(DType::Bool, &[], &[u8::from(v)]).expect("one bool")
 }
 
 fn broadcast_refusal(value: &TExpr, selection: &TExpr) -> SemaError {
