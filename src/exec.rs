@@ -13,6 +13,7 @@ use crate::pipeline::Compiled;
 use crate::plan::{Plan, VerifiedGenericPlan, VerifiedPlan};
 use crate::source::Span;
 use slc_runtime::Tensor;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -243,7 +244,7 @@ impl Compiled {
     pub fn plan_inputs<'t>(
         &self,
         tensors: &'t BTreeMap<String, Tensor>,
-    ) -> Result<Vec<&'t Tensor>, RuntimeError> {
+    ) -> Result<Vec<Cow<'t, Tensor>>, RuntimeError> {
         plan_inputs(&self.plan, tensors)
     }
 
@@ -262,17 +263,16 @@ impl Compiled {
         let args = self.plan_inputs(tensors)?;
         self.check_output_size(options)?;
         let runnable = Runnable::prepare_in_plan_order(&self.plan, options.executor, Some(cache))?;
+        let args: Vec<&Tensor> = args.iter().map(|a| &**a).collect();
         Ok(runnable.run(&self.plan, &args, options.threads)?)
     }
 }
 
-/// The tensors a plan reads, by name from `tensors`, in plan order.
+/// The tensors a plan reads, by name from `tensors`, in plan order: the inputs it derives per
+/// call made from theirs ([`crate::plan::input_tensors`]).
 pub fn plan_inputs<'t>(
     plan: &Plan,
     tensors: &'t BTreeMap<String, Tensor>,
-) -> Result<Vec<&'t Tensor>, RuntimeError> {
-    plan.inputs
-        .iter()
-        .map(|decl| tensors.get(&decl.name).ok_or_else(|| RuntimeError::UnboundInput(decl.name.clone())))
-        .collect()
+) -> Result<Vec<Cow<'t, Tensor>>, RuntimeError> {
+    Ok(crate::plan::input_tensors(&plan.inputs, &|name| tensors.get(name))?)
 }

@@ -350,7 +350,16 @@ impl Case {
                 _ => d,
             })
             .collect();
-        let v = fill(a.dtype(), &dims, r.bits());
+        // Now and then of another dtype, cast per call: small integers, made that dtype (a
+        // negative float into an unsigned target has no value there: E0211).
+        let v = match r.below(4) {
+            0 => {
+                let dtype = *r.pick(&DType::ALL);
+                slc_runtime::cast(&fill(DType::I8, &dims, r.bits()), dtype)
+                    .expect("an i8 has a value of every dtype")
+            }
+            _ => fill(a.dtype(), &dims, r.bits()),
+        };
         case.src = (*r.pick(&["a[...] = v", "a[...] += v", "a[1:] = v", "a[..., ::-1] *= v", "a[m] = v"]))
             .to_string();
         case.inputs.push(("v", v));

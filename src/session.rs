@@ -252,12 +252,12 @@ impl<'a> Session<'a> {
         };
         let (compiled, types) = attempt(false).or_else(|| attempt(true))?;
         // The kernel takes the inputs the plan reads, in plan order; for an input the plan
-        // derives from a mask (its `nonzero()`), the mask.
+        // derives (a mask's `nonzero()`, a cast value), the one it derives from.
         let mut inputs: Vec<(String, SymTensorType)> = vec![];
         for d in &compiled.plan.inputs {
-            let name = d.nonzero_of.as_ref().unwrap_or(&d.name);
+            let name = d.given_name();
             if !inputs.iter().any(|(n, _)| n == name) {
-                inputs.push((name.clone(), types.get(name)?.clone()));
+                inputs.push((name.to_string(), types.get(name)?.clone()));
             }
         }
         let inputs: Vec<(&str, SymTensorType)> =
@@ -273,7 +273,9 @@ impl<'a> Session<'a> {
         let compiled = self.compile(src)?;
         compiled.check_output_size(&self.options)?;
         let read = compiled.read.clone();
+        // The inputs the caller gives: a derived one (a cast value) is made from its source's.
         let inputs: Vec<(String, SymTensorType)> = (compiled.plan.inputs.iter())
+            .filter(|d| d.derived.is_none())
             .map(|d| (d.name.clone(), TensorType { dtype: d.dtype, shape: d.shape.clone() }.generic()))
             .collect();
         let inputs: Vec<(&str, SymTensorType)> =

@@ -572,8 +572,7 @@ fn a_large_mask_is_a_derived_input_of_the_gpu_run_not_folded() {
     for src in ["a[m]", "a[m][::-3]", "a[m] = 7", "a[m] += 1", "a[m] = a[m][::-1]"] {
         let compiled =
             slc::pipeline::compile_for_run(src, &types, &values).unwrap_or_else(|e| panic!("{src}: {e}"));
-        let derived: Vec<_> =
-            compiled.plan.plan().inputs.iter().filter_map(|d| d.nonzero_of.as_deref()).collect();
+        let derived: Vec<_> = compiled.plan.plan().inputs.iter().filter_map(|d| d.nonzero_of()).collect();
         // One value stored through the mask reads the mask itself, no positions.
         let masked = compiled.plan.plan().store.as_ref().is_some_and(|s| s.when.is_some());
         let want_derived: &[&str] = if masked { &[] } else { &["m"] };
@@ -591,6 +590,36 @@ fn a_large_mask_is_a_derived_input_of_the_gpu_run_not_folded() {
         let source = cuda::generate(&plan, "k").unwrap();
         let emulator = emulate::build(&[&source], &std::env::temp_dir()).unwrap_or_else(|e| panic!("{e}"));
         let got = emulator.run_placed(&plan, &source, &run_inputs, None, false);
+        assert_eq!(got.as_ref(), Ok(&want), "{src}");
+    }
+}
+
+/// A stored value of another dtype is a derived input of the GPU run as of the CPU's: the
+/// kernels read `plan::input_tensors`' cast of it, and store what the interpreter stores.
+#[test]
+fn a_value_of_another_dtype_is_cast_before_the_kernels_read_it() {
+    let a = Tensor::from_i64s(DType::I16, &[5, 4], &(0..20).map(|x| x * 3 - 20).collect::<Vec<_>>()).unwrap();
+    let v: Vec<u8> = [1.5f64, -2.7, 300.9, 7.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let v = Tensor::from_bytes(DType::F64, &[4], &v).unwrap();
+    let w =
+        Tensor::from_i64s(DType::I8, &[3, 4], &(0..12).map(|x| 100 - 17 * x).collect::<Vec<_>>()).unwrap();
+    let idx = Tensor::from_i64s(DType::I64, &[3], &[4, 0, -2]).unwrap();
+    let given = [("a", &a), ("v", &v), ("w", &w), ("idx", &idx)];
+    let types: InputTypes =
+        given.iter().map(|(n, t)| (n.to_string(), TensorType::of(t.dtype(), t.shape()))).collect();
+    let lookup = |name: &str| given.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
+    for src in ["a[0] = v", "a[::-2, 1:] = v[:3]", "a[idx] = w", "a[idx, ::-1] *= w", "a[1:4] += w"] {
+        let compiled = slc::compile_with_values(src, &types, &Default::default())
+            .unwrap_or_else(|e| panic!("{}", e.render(src)));
+        let plan = compiled.plan.plan();
+        assert!(plan.inputs.iter().any(|d| d.cast_of().is_some()), "{src}: a cast input\n{plan}");
+        let inputs = slc::plan::input_tensors(&plan.inputs, &lookup).unwrap();
+        let inputs: Vec<&Tensor> = inputs.iter().map(|t| t.as_ref()).collect();
+        let want = slc::backend::interp::run(&compiled.plan, &inputs).unwrap();
+        let lifted = compiled.plan.lift();
+        let source = cuda::generate(&lifted, "k").unwrap();
+        let emulator = emulate::build(&[&source], &std::env::temp_dir()).unwrap_or_else(|e| panic!("{e}"));
+        let got = emulator.run_placed(&lifted, &source, &inputs, None, false);
         assert_eq!(got.as_ref(), Ok(&want), "{src}");
     }
 }

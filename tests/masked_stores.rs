@@ -53,7 +53,7 @@ fn one_value_through_a_mask_reads_the_mask_in_place() {
                 .unwrap_or_else(|e| panic!("{}", e.render(src)));
             let store = c.plan.plan().store.as_ref().unwrap();
             assert!(store.when.is_some(), "{src}: {}", c.plan);
-            assert!(c.plan.plan().inputs.iter().all(|d| d.nonzero_of.is_none()), "{src}: {}", c.plan);
+            assert!(c.plan.plan().inputs.iter().all(|d| d.derived.is_none()), "{src}: {}", c.plan);
             assert!(
                 c.plan.plan().consts.iter().all(|k| k.tensor.numel() <= 1),
                 "{src}: nothing folded\n{}",

@@ -120,11 +120,17 @@ fn integer_literals_convert_as_numpy_2() {
     f.bind("a", f32s(&[2], &[0.5, 0.5]));
     f.bind("n", ints(DType::U8, &[], &[3]));
     assert_eq!(values_f32(&f.eval("a[1] += n").unwrap()), [0.5, 3.5]);
+    // A 0-d integer of another dtype is a NumPy scalar, strongly typed (NEP 50): cast as
+    // NumPy casts it (`u[0] = np.uint16(300)` is 44), refused where NumPy's `+=` refuses it.
+    assert_eq!(run("u[0] = big").unwrap(), [44, 1, 2]);
+    s.bind("neg", ints(DType::I8, &[], &[-1]));
+    let run = |src: &str| s.eval(src).map(|t| values_i64(&t));
+    assert_eq!(run("u[0] += neg").unwrap(), [249, 1, 2], "one element: computed in i16, cast back");
     for (src, code) in [
         ("u[0] = 256", "E0134"),
         ("u[0] = -1", "E0134"),
         ("u[1:] += [1, 2]", "E0134"),
-        ("u[0] = big", "E0134"),
+        ("u[:2] += neg", "E0134"),
     ] {
         let e = run(src).expect_err(src);
         assert_eq!(e.diagnostic().code, code, "{src}");
@@ -192,6 +198,26 @@ fn float_literals_convert_as_numpy_2() {
 /// is checked and stored as a literal is; in `+=`/`*=` only a value the target holds exactly
 /// (NumPy may combine a strong scalar in its wider type). A float tensor of one element that is
 /// not 0-d is a tensor: not converted.
+/// NumPy's assignment through one boolean mask over every axis (`a[m] = v`, `m` of `a`'s
+/// rank) takes a value of at most one dimension: a TypeError for more, broadcastable or not.
+#[test]
+fn one_mask_over_every_axis_takes_a_value_of_one_dimension() {
+    let mut s = Session::new();
+    s.bind("a", f32s(&[2, 3], &[0.0; 6]));
+    s.bind("m", Tensor::from_bytes(DType::Bool, &[2, 3], &[1, 0, 1, 1, 0, 1]).unwrap());
+    s.bind("row", Tensor::from_bytes(DType::Bool, &[2], &[1, 0]).unwrap());
+    s.bind("v", f32s(&[1, 1], &[5.0]));
+    for src in ["a[m] = v", "a[m] = [[1]]", "a[:][m] = v"] {
+        let e = s.eval(src).expect_err(src);
+        assert_eq!(e.diagnostic().code, "E0133", "{src}");
+        assert!(e.render(src).contains("at most one dimension"), "{src}");
+    }
+    // One dimension or none, a mask over fewer axes, and `+=` (NumPy's other path) broadcast.
+    assert_eq!(values_f32(&s.eval("a[m] = [5]").unwrap()), [5.0, 0.0, 5.0, 5.0, 0.0, 5.0]);
+    assert_eq!(values_f32(&s.eval("a[row] = v").unwrap()), [5.0, 5.0, 5.0, 0.0, 0.0, 0.0]);
+    assert_eq!(values_f32(&s.eval("a[m, ...] = 2").unwrap()), [2.0, 0.0, 2.0, 2.0, 0.0, 2.0]);
+}
+
 #[test]
 fn a_float_bound_by_name_converts_as_numpy() {
     let mut s = Session::new();
@@ -218,8 +244,9 @@ fn a_float_bound_by_name_converts_as_numpy() {
         s.bind("k", scalar(v));
         assert_eq!(s.eval("n[0] = k").expect_err("{v}").diagnostic().code, "E0134", "{v}");
     }
+    // One element named by integers alone takes a scalar, whatever the value's dtype.
     s.bind("one", f32s(&[1], &[2.5]));
-    assert_eq!(s.eval("n[0] = one").expect_err("a tensor").diagnostic().code, "E0134");
+    assert_eq!(s.eval("n[0] = one").expect_err("a tensor").diagnostic().code, "E0133");
 }
 
 /// The diagnostic's code and the text its first label points at.
@@ -300,7 +327,8 @@ fn errors_point_at_the_text_at_fault() {
         ("a[0] += [[1, 2, 3]]", "E0133", "[[1, 2, 3]]"),
         // Through a view, NumPy makes a list an array of at most the view's rank.
         ("a[1:] = [[[1, 2, 3]]]", "E0133", "[[[1, 2, 3]]]"),
-        ("a[0] = b", "E0134", "b"),
+        // NumPy computes f32 * i64 in f64, rounded once: casting first would round twice.
+        ("a[0, :2] *= b[:2]", "E0134", "b[:2]"),
         ("a[4] = 1", "E0102", "4"),
         ("a[0, 0, 0] = 1", "E0103", "0"),
         ("a[nope] = 1", "E0101", "nope"),

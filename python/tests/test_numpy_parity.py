@@ -209,3 +209,26 @@ def test_lists_are_made_arrays_as_numpy_makes_them(sub, value, op):
         return
     slc.eval(src, x=got, i=i, m=m)
     assert np.array_equal(got, want), src
+
+
+@pytest.mark.parametrize("sub", ["a[m]", "a[m, ...]", "a[r]", "a[:][m]"])
+@pytest.mark.parametrize("vshape", [(), (1,), (4,), (1, 1), (1, 4), (2, 1, 1)])
+def test_one_mask_over_every_axis_takes_values_as_numpy_does(sub, vshape):
+    # NumPy's boolean assignment (one mask of the array's rank) takes a value of at most one
+    # dimension; a mask with `...` or over fewer axes broadcasts it.
+    m = np.array([[True, False], [True, True], [False, True]])
+    inputs = {"m": m, "r": np.array([True, False, True]), "v": np.full(vshape, 7.0)}
+    want = np.zeros((3, 2))
+    try:
+        exec(sub.replace("a", "want") + " = v", {}, {"want": want, **inputs})
+        raised = False
+    except (TypeError, ValueError):
+        raised = True
+    got = np.zeros((3, 2))
+    if raised:
+        with pytest.raises(slc.CompileError):
+            slc.eval(sub + " = v", a=got, **inputs)
+        assert not got.any()
+    else:
+        slc.eval(sub + " = v", a=got, **inputs)
+        assert np.array_equal(got, want), sub

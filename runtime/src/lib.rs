@@ -3,6 +3,7 @@
 
 mod atomic;
 mod buffer;
+pub mod cast;
 pub mod dtype;
 pub mod format;
 mod memory;
@@ -13,6 +14,7 @@ mod sigbus;
 pub mod tensor;
 
 pub use atomic::write_atomically;
+pub use cast::{CastError, cast, cast_bytes, casts_safely, combines_as_cast};
 pub use dtype::{DType, bf16_of_f64, f16_of_f64};
 
 /// The most dimensions a tensor may have, as in NumPy (`NPY_MAXDIMS`).

@@ -86,6 +86,12 @@ pub enum AotError {
     /// AOT kernels take dense inputs (their header says so); strided views are a JIT feature.
     #[error("input `{0}` is a strided view; ahead-of-time kernels read dense, C-ordered inputs")]
     StridedInput(String),
+    /// A store's value of another dtype is cast per call by the library's run path, which an
+    /// object's caller does not have.
+    #[error(
+        "the store casts `{input}` to {dtype} per call, which ahead-of-time kernels do not: give `{input}` as {dtype}"
+    )]
+    CastInput { input: String, dtype: slc_runtime::DType },
 }
 
 /// For each plan input, its position among `declared` (by name; for an input the plan derives
@@ -99,7 +105,7 @@ pub fn input_order<D>(plan: &Plan<D>, declared: &[&str]) -> Result<Vec<usize>, A
     plan.inputs
         .iter()
         .map(|d| {
-            let name = d.nonzero_of.as_deref().unwrap_or(&d.name);
+            let name = d.given_name();
             declared
                 .iter()
                 .position(|n| *n == name)
@@ -151,6 +157,9 @@ pub fn compile(
     }
     if let Some(strided) = plan.inputs.iter().find(|d| d.strides.is_some()) {
         return Err(AotError::StridedInput(strided.name.clone()));
+    }
+    if let Some(cast) = plan.inputs.iter().find(|d| d.cast_of().is_some()) {
+        return Err(AotError::CastInput { input: cast.given_name().into(), dtype: cast.dtype });
     }
     let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
     let order = input_order(plan, &names)?;

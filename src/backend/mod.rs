@@ -41,6 +41,9 @@ pub enum RuntimeError {
     UnboundInput(String),
     #[error(transparent)]
     Alloc(#[from] TensorError),
+    /// An input derived per call (a mask's `nonzero()`, a store's value cast) could not be.
+    #[error(transparent)]
+    Derive(#[from] crate::plan::DeriveError),
     /// The output would be larger than the bound (`set`: by the caller, else the memory
     /// available); checked before any code is generated or memory allocated.
     #[error(
@@ -100,6 +103,11 @@ impl IntoDiagnostic for RuntimeError {
             RuntimeError::InputMismatch { .. }
             | RuntimeError::InputCount { .. }
             | RuntimeError::UnboundInput(_) => Diagnostic::error("E0203", message),
+            RuntimeError::Derive(crate::plan::DeriveError::Cast { .. }) => {
+                Diagnostic::error("E0211", message)
+                    .help("give the value in the target's dtype, cast as you mean it (rounded, clipped)")
+            }
+            RuntimeError::Derive(_) => Diagnostic::error("E0203", message),
             RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
             RuntimeError::Cuda(_) => Diagnostic::error("E0209", message).help(
                 "the CUDA back end needs an NVIDIA driver (libcuda) and NVRTC (libnvrtc; SLC_NVRTC names it)",

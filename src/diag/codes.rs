@@ -53,7 +53,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0133", "a stored value whose shape does not broadcast to the selection's (NumPy's ValueError)"),
     (
         "E0134",
-        "a stored value of another dtype than the target's, a literal (or a 0-d float bound by name) the target's dtype cannot hold, or one `+=`/`*=` cannot combine as NumPy would (a float into integers, an integer into a selection of bools or one that flips a bool element, a float list element or a float bound by name the target cannot hold exactly)",
+        "a stored value the target's dtype cannot take as NumPy takes it: a literal (or a 0-d float bound by name) it cannot hold, a tensor `+=`/`*=` NumPy computes in another dtype (a float into integers, a signed integer into unsigned ones, anything but bool into bools, a wider float), a float list element or a float bound by name the target cannot hold exactly, or a scatter's updates of another dtype",
     ),
     (
         "E0201",
@@ -77,6 +77,10 @@ pub const CODES: &[(&str, &str)] = &[
         "the CUDA back end could not run: no driver or NVRTC, a kernel NVRTC refused, a driver call that failed",
     ),
     ("E0210", "a plan the chosen executor cannot run (a store combining complex numbers on the GPU)"),
+    (
+        "E0211",
+        "a stored value of another dtype with an element the target's has no value for (a float outside an integer's range, NaN, an infinity: NumPy's cast is undefined)",
+    ),
     (
         "E0299",
         "internal: an address outside a buffer (verification makes this unreachable; reported, never a crash)",

@@ -12,6 +12,7 @@ use crate::backend::jit::{self, JitKernel};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions, Runnable};
 use crate::pipeline::{Compiled, CompiledGeneric, compile_generic, compile_with_values};
+use crate::plan::DeriveError;
 use crate::plan::{BufferId, InputDecl, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, SymInputTypes};
 use crate::types::sym::SymExpr;
@@ -473,7 +474,22 @@ impl Kernel {
             .map(|(i, (&c, &derived))| {
                 let view = inputs[c].as_view();
                 let masked = (s.order.iter().zip(&s.derived)).any(|(&at, &d)| d && at == c);
+                let decl = &plan.inputs[i];
                 match derived {
+                    // A store's value cast to the target's dtype, per call (read in place
+                    // when dense, else from a packed copy).
+                    true if decl.cast_of().is_some() => {
+                        let packed = match view.is_contiguous() {
+                            true => None,
+                            false => Some(view.to_tensor().map_err(RuntimeError::from)?),
+                        };
+                        let bytes = packed
+                            .as_ref()
+                            .map_or_else(|| view.dense_bytes().unwrap_or_default(), |t| t.bytes());
+                        let cast = slc_runtime::cast_bytes(view.dtype(), bytes, view.shape(), decl.dtype)
+                            .map_err(|error| DeriveError::Cast { from: decl.given_name().into(), error });
+                        Ok(Held::Kept(Arc::new(cast.map_err(RuntimeError::from)?)))
+                    }
                     true => Ok(Held::Kept(mask(c)?.positions)),
                     false if masked && !view.is_contiguous() && !plan.reads_input(i) => {
                         Ok(Held::Kept(mask(c)?.mask))

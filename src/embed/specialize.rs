@@ -264,6 +264,8 @@ fn specialize(
     // A store the JIT does not take (jit/store.rs) stays on the interpreter, as its generic
     // plan does.
     let takes = plan.store.is_none() || crate::backend::loopnest::takes_store(&plan);
+    // Its native call passes the caller's pointers: a value cast per call is the interpreter's.
+    let takes = takes && plan.inputs.iter().all(|d| d.cast_of().is_none());
     let native = match source.jit && takes {
         true => Some(jit::compile(&plan.lift(), &order).map_err(RuntimeError::from)?),
         false => None,

@@ -25,19 +25,25 @@ pub fn check_generic(case: &Case) {
     let kernel = crate::backend::jit::compile(&plan, &crate::backend::jit::plan_order(&plan))
         .unwrap_or_else(|e| panic!("{src}: {e}\n{text}"));
     let by_name = |name: &str| &case.inputs.iter().find(|(n, _)| *n == name).expect("a declared input").1;
-    // With the `nonzero()` of a run-time mask derived from it.
-    let tensors = plan::input_tensors(&plan.inputs, &|name| Some(by_name(name))).expect("the case's inputs");
-    let args: Vec<&Tensor> = tensors.iter().map(|t| t.as_ref()).collect();
-    let got = kernel.run(&args, 1);
-    if let Ok(got) = &got {
-        // Split across workers where the output is large enough, as one worker writes it.
-        assert_eq!(kernel.run(&args, 4).as_ref().ok(), Some(got), "{src}: on four threads");
-    }
+    // With the `nonzero()` of a run-time mask, and a value of another dtype cast, derived per
+    // call (which fails for a float with no value of an integer target: E0211).
+    let code = |e: plan::DeriveError| Error::from(crate::backend::RuntimeError::from(e)).diagnostic().code;
+    let derived = plan::input_tensors(&plan.inputs, &|name| Some(by_name(name)));
+    let got = derived.map_err(code).and_then(|tensors| {
+        let args: Vec<&Tensor> = tensors.iter().map(|t| t.as_ref()).collect();
+        let got = kernel.run(&args, 1).map_err(|e| Error::from(e).diagnostic().code);
+        if let Ok(got) = &got {
+            // Split across workers where the output is large enough, as one worker writes it.
+            assert_eq!(kernel.run(&args, 4).as_ref().ok(), Some(got), "{src}: on four threads");
+        }
+        got
+    });
     // The concrete pipeline reads the masks' values when it checks the program.
     let want = crate::compile_with_values(src, &case.types(), &case.values())
         .map_err(|e| e.diagnostic().code)
         .and_then(|c| {
-            let args: Vec<&Tensor> = c.plan.inputs.iter().map(|d| by_name(&d.name)).collect();
+            let tensors = plan::input_tensors(&c.plan.inputs, &|name| Some(by_name(name))).map_err(code)?;
+            let args: Vec<&Tensor> = tensors.iter().map(|t| t.as_ref()).collect();
             Runnable::Interpreter.run(&c.plan, &args, 1).map_err(|e| Error::from(e).diagnostic().code)
         });
     match (&want, &got) {

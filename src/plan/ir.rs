@@ -51,15 +51,51 @@ pub struct InputDecl<D = i64> {
     /// along unit axes, so that equal layouts make equal plans. Always `None` in a generic plan,
     /// except one lifted from a verified concrete plan (`VerifiedPlan::lift`: all constants).
     pub strides: Option<Vec<i64>>,
-    /// `Some(mask)`: not given by the caller but derived from the input `mask` per call, its
-    /// `nonzero()` (an i64 `[count, max(1, rank)]`: [`nonzero`](super::nonzero::nonzero)).
-    pub nonzero_of: Option<String>,
+    /// `Some`: not given by the caller but derived per call from an input the caller gives
+    /// ([`Derived`]).
+    pub derived: Option<Derived>,
+}
+
+/// How an input is derived per call from another input of the plan, the one the caller gives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Derived {
+    /// The `nonzero()` of the bool input `mask` (an i64 `[count, max(1, rank)]`:
+    /// [`nonzero`](super::nonzero::nonzero)).
+    Nonzero { mask: String },
+    /// The input `from` cast to this input's dtype as NumPy's `astype` casts it
+    /// ([`slc_runtime::cast`]): a store's value of another dtype. The same shape and strides
+    /// (a strided input's window is cast element by element).
+    Cast { from: String },
 }
 
 impl<D> InputDecl<D> {
     /// A dense, C-ordered input.
     pub fn dense(name: impl Into<String>, dtype: DType, shape: Vec<D>) -> InputDecl<D> {
-        InputDecl { name: name.into(), dtype, shape, strides: None, nonzero_of: None }
+        InputDecl { name: name.into(), dtype, shape, strides: None, derived: None }
+    }
+
+    /// The mask this input is the `nonzero()` of, if it is one.
+    pub fn nonzero_of(&self) -> Option<&str> {
+        match &self.derived {
+            Some(Derived::Nonzero { mask }) => Some(mask),
+            _ => None,
+        }
+    }
+
+    /// The input this one is a cast of, if it is one.
+    pub fn cast_of(&self) -> Option<&str> {
+        match &self.derived {
+            Some(Derived::Cast { from }) => Some(from),
+            _ => None,
+        }
+    }
+
+    /// The name of the input the caller gives for this one: its own, or the one it derives from.
+    pub fn given_name(&self) -> &str {
+        match &self.derived {
+            None => &self.name,
+            Some(Derived::Nonzero { mask: from } | Derived::Cast { from }) => from,
+        }
     }
 }
 
@@ -141,12 +177,12 @@ pub fn all_in_range(index: &Tensor, len: i64) -> bool {
 }
 
 /// Whether `index` reads only one column of a mask's derived `nonzero()` positions (an input
-/// of `inputs` with `nonzero_of`), and the mask's dim of that column is `len`: every value is
+/// of `inputs` derived as [`Derived::Nonzero`]), and the mask's dim of that column is `len`: every value is
 /// then in `[0, len)` by construction, a check proven as a constant index's is.
 pub fn counts_mask_dim(inputs: &[InputDecl<SymExpr>], index: &Access<SymExpr>, len: &SymExpr) -> bool {
     let BufferId::Input(id) = index.buffer else { return false };
-    let Some(mask) = &inputs[id].nonzero_of else { return false };
-    let Some(mask) = inputs.iter().find(|d| d.name == *mask && d.nonzero_of.is_none()) else { return false };
+    let Some(mask) = inputs[id].nonzero_of() else { return false };
+    let Some(mask) = inputs.iter().find(|d| d.name == *mask && d.derived.is_none()) else { return false };
     let columns = mask.shape.len() as i64;
     let (Some(base), true) = (index.base.as_const(), index.terms.is_empty() && columns > 0) else {
         return false;
@@ -335,7 +371,7 @@ impl<D> Plan<D> {
                 dtype: i.dtype,
                 shape: dims(&i.shape, f)?,
                 strides: i.strides.clone(),
-                nonzero_of: i.nonzero_of.clone(),
+                derived: i.derived.clone(),
             });
         }
         let mut checks = Vec::with_capacity(self.checks.len());

@@ -450,7 +450,7 @@ impl Builder<'_> {
         self.expr(mask)?;
         let name = nonzero_input(mask_name);
         let id = match self.input_ids.get(&name) {
-            Some(&id) if self.inputs[id].nonzero_of.as_deref() == Some(mask_name) => id,
+            Some(&id) if self.inputs[id].nonzero_of() == Some(mask_name) => id,
             Some(_) => {
                 return Err(PlanError::Invalid(format!(
                     "an input named `{name}` leaves no name for the `True`s of the mask `{mask_name}`"
@@ -458,7 +458,7 @@ impl Builder<'_> {
             }
             None => {
                 let decl = InputDecl {
-                    nonzero_of: Some(mask_name.clone()),
+                    derived: Some(Derived::Nonzero { mask: mask_name.clone() }),
                     ..InputDecl::dense(name.clone(), DType::I64, shape.to_vec())
                 };
                 self.inputs.push(decl);
@@ -468,6 +468,51 @@ impl Builder<'_> {
         };
         let strides = row_major(shape, span)?;
         Ok(Access { buffer: BufferId::Input(id), base: SymExpr::constant(0), strides, terms: vec![] })
+    }
+
+    /// The dtype of a buffer declared so far.
+    pub(super) fn buffer_dtype(&self, id: BufferId) -> DType {
+        match id {
+            BufferId::Input(i) => self.inputs[i].dtype,
+            BufferId::Const(c) => self.consts[c].tensor.dtype(),
+        }
+    }
+
+    /// Constant `c` cast to `dtype` now, as [`Self::cast_input`] casts an input per call.
+    pub(super) fn cast_const(&mut self, c: usize, dtype: DType, span: Span) -> Result<usize, PlanError> {
+        let tensor = slc_runtime::cast(&self.consts[c].tensor, dtype).map_err(|e| {
+            PlanError::Invalid(format!("the store's value at {}..{}: {e}", span.start, span.end))
+        })?;
+        self.consts.push(ConstDecl { tensor });
+        Ok(self.consts.len() - 1)
+    }
+
+    /// The input that is input `from` cast to `dtype` per call (`name_as_dtype: ... =
+    /// cast(name)`): a store's value of another dtype than its target's. Its shape and strides
+    /// are `from`'s, so an access to `from` reads it unchanged.
+    pub(super) fn cast_input(&mut self, from: usize, dtype: DType) -> usize {
+        let source = self.inputs[from].clone();
+        let mut name = format!("{}_as_{dtype}", source.name);
+        loop {
+            match self.input_ids.get(&name) {
+                Some(&id)
+                    if self.inputs[id].cast_of() == Some(&source.name) && self.inputs[id].dtype == dtype =>
+                {
+                    return id;
+                }
+                Some(_) => name.push('_'),
+                None => break,
+            }
+        }
+        let decl = InputDecl {
+            dtype,
+            derived: Some(Derived::Cast { from: source.name.clone() }),
+            name: name.clone(),
+            ..source
+        };
+        self.inputs.push(decl);
+        self.input_ids.insert(name, self.inputs.len() - 1);
+        self.inputs.len() - 1
     }
 
     /// An `error`-mode gather's index, checked as a whole over `shape` before the kernel runs

@@ -14,6 +14,6 @@ pub mod verify_generic;
 
 pub use ir::*;
 pub use lower::{InputStrides, lower, lower_generic, lower_through_view, lower_with_strides};
-pub use nonzero::{input_tensors, nonzero, nonzero_of_bytes};
+pub use nonzero::{DeriveError, input_tensors, nonzero, nonzero_of_bytes};
 pub use verify::{PlanError, VerifiedPlan, verify};
 pub use verify_generic::{VerifiedGenericPlan, verify_generic};

@@ -4,7 +4,7 @@
 //! dims binds the count, as any dim; its rows are the coordinates NumPy's advanced indexing
 //! reads. Every executor is handed the derived tensors with the others ([`input_tensors`]).
 
-use super::ir::InputDecl;
+use super::ir::{Derived, InputDecl};
 use slc_runtime::{DType, Tensor};
 use std::borrow::Cow;
 
@@ -115,24 +115,42 @@ fn write_coordinates(rows: &mut [i64], bytes: &[u8], inner: usize, outer_dims: &
     }
 }
 
+/// Why an input could not be had for a call: the caller gave no tensor for it, or one from
+/// which it cannot be derived.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeriveError {
+    #[error("no tensor is bound to `{0}`")]
+    Missing(String),
+    #[error("the mask `{mask}` is {dtype}, not bool")]
+    NotBool { mask: String, dtype: DType },
+    /// A store's value with an element the target's dtype has no value for.
+    #[error(
+        "cannot cast `{from}` to the store's dtype: {error} (slc casts all of `{from}`, elements the store does not read included)"
+    )]
+    Cast { from: String, error: slc_runtime::CastError },
+}
+
 /// The tensors of every input `decls` declares, in order: `given(name)` for the inputs the
-/// caller passes, the derived ones computed from theirs. `Err` names an input `given` lacks
-/// (or a mask of another dtype than bool).
+/// caller passes, the derived ones computed from theirs.
 pub fn input_tensors<'t, D>(
     decls: &[InputDecl<D>],
     given: &dyn Fn(&str) -> Option<&'t Tensor>,
-) -> Result<Vec<Cow<'t, Tensor>>, String> {
+) -> Result<Vec<Cow<'t, Tensor>>, DeriveError> {
     decls
         .iter()
-        .map(|d| match &d.nonzero_of {
-            None => {
-                given(&d.name).map(Cow::Borrowed).ok_or_else(|| format!("no tensor for input `{}`", d.name))
+        .map(|d| {
+            let from = d.given_name();
+            let t = given(from).ok_or_else(|| DeriveError::Missing(from.to_string()))?;
+            match &d.derived {
+                None => Ok(Cow::Borrowed(t)),
+                Some(Derived::Cast { from }) => slc_runtime::cast(t, d.dtype)
+                    .map(Cow::Owned)
+                    .map_err(|error| DeriveError::Cast { from: from.clone(), error }),
+                Some(Derived::Nonzero { .. }) if t.dtype() == DType::Bool => Ok(Cow::Owned(nonzero(t))),
+                Some(Derived::Nonzero { mask }) => {
+                    Err(DeriveError::NotBool { mask: mask.clone(), dtype: t.dtype() })
+                }
             }
-            Some(mask) => match given(mask) {
-                Some(m) if m.dtype() == DType::Bool => Ok(Cow::Owned(nonzero(m))),
-                Some(m) => Err(format!("the mask `{mask}` is {}, not bool", m.dtype())),
-                None => Err(format!("no tensor for the mask `{mask}`")),
-            },
         })
         .collect()
 }

@@ -277,16 +277,22 @@ impl<'s> Parser<'s> {
             self.expect(Token::Colon)?;
             let (dtype, shape) = self.tensor_type()?;
             let strides = if self.eat(Token::Ident("strides")) { Some(self.int_list()?) } else { None };
-            let nonzero_of = if self.eat(Token::Eq) {
-                self.keyword("nonzero")?;
+            let derived = if self.eat(Token::Eq) {
+                let cast = self.eat(Token::Ident("cast"));
+                if !cast {
+                    self.keyword("nonzero")?;
+                }
                 self.expect(Token::LParen)?;
-                let mask = self.ident()?.to_string();
+                let from = self.ident()?.to_string();
                 self.expect(Token::RParen)?;
-                Some(mask)
+                Some(match cast {
+                    true => Derived::Cast { from },
+                    false => Derived::Nonzero { mask: from },
+                })
             } else {
                 None
             };
-            self.inputs.push(InputDecl { strides, nonzero_of, ..InputDecl::dense(name, dtype, shape) });
+            self.inputs.push(InputDecl { strides, derived, ..InputDecl::dense(name, dtype, shape) });
         }
         self.expect(Token::Arrow)?;
         let (out_dtype, out_shape) = self.tensor_type()?;

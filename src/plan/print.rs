@@ -81,8 +81,10 @@ impl<D: PlanInt> Plan<D> {
             if let Some(strides) = &input.strides {
                 write!(f, " strides {}", List(strides))?;
             }
-            if let Some(mask) = &input.nonzero_of {
-                write!(f, " = nonzero({mask})")?;
+            match &input.derived {
+                Some(Derived::Nonzero { mask }) => write!(f, " = nonzero({mask})")?,
+                Some(Derived::Cast { from }) => write!(f, " = cast({from})")?,
+                None => {}
             }
         }
         writeln!(f, ") -> {}{}", self.dtype, List(&self.shape))?;

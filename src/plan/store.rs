@@ -43,7 +43,15 @@ impl Builder<'_> {
         if dest.buffer != output.buffer {
             return Err(PlanError::Invalid(format!("a store's selection must address its target `{name}`")));
         }
-        let value = self.broadcast_onto(value, &selection_shape, span)?;
+        let mut value = self.broadcast_onto(value, &selection_shape, span)?;
+        // A value of another dtype is read cast to the target's (docs/semantics.md, Stores).
+        let dtype = self.buffer_dtype(output.buffer);
+        if self.buffer_dtype(value.buffer) != dtype {
+            value.buffer = match value.buffer {
+                BufferId::Input(i) => BufferId::Input(self.cast_input(i, dtype)),
+                BufferId::Const(c) => BufferId::Const(self.cast_const(c, dtype, span)?),
+            };
+        }
         let when = when.map(|w| self.broadcast_onto(w, &selection_shape, span)).transpose()?;
         let rank = selection_shape.len();
         let store = match selection_shape.iter().any(|d| d.as_const() == Some(0)) {

@@ -204,7 +204,7 @@ fn verify_store(plan: &Plan, store: &Store, v: &mut Verifier) -> Result<(), Plan
 /// [`MAX_RANK`] dimensions, at most [`MAX_PLAN_ACCESSES`] accesses nested at most
 /// [`MAX_NESTING`] deep (verification and every back end recurse once per level), an output
 /// access reading a buffer of the output's dtype. Shared by `verify` and `verify_generic`.
-pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
+pub(super) fn check_structure<D: PartialEq>(plan: &Plan<D>) -> Result<(), PlanError> {
     for (i, c) in plan.consts.iter().enumerate() {
         if c.tensor.rank() > MAX_RANK {
             return invalid(format!("constant ${i} has more than {MAX_RANK} dimensions"));
@@ -228,7 +228,7 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
         // The target: an input given by the caller (dense, or a view stored through), read
         // whole by the output access.
         let given = match plan.output.buffer {
-            BufferId::Input(i) => plan.inputs[i].nonzero_of.is_none(),
+            BufferId::Input(i) => plan.inputs[i].derived.is_none(),
             BufferId::Const(_) => false,
         };
         if !given || !plan.output.terms.is_empty() {
@@ -256,11 +256,22 @@ pub(super) fn check_structure<D>(plan: &Plan<D>) -> Result<(), PlanError> {
         }
     }
     for d in &plan.inputs {
-        let Some(mask) = &d.nonzero_of else { continue };
-        // Executors derive it as `plan::nonzero` makes it (its length is bound like any dim).
-        let Some(m) = plan.inputs.iter().find(|m| m.name == *mask && m.nonzero_of.is_none()) else {
-            return invalid(format!("`{}` is the nonzero() of `{mask}`, which is no input", d.name));
+        let Some(derived) = &d.derived else { continue };
+        let from = d.given_name();
+        let Some(m) = plan.inputs.iter().find(|m| m.name == from && m.derived.is_none()) else {
+            return invalid(format!("`{}` is derived from `{from}`, which is no input given", d.name));
         };
+        if let Derived::Cast { .. } = derived {
+            // Executors cast the given tensor element by element, layout and all.
+            if m.shape != d.shape || m.strides != d.strides || m.dtype == d.dtype {
+                return invalid(format!(
+                    "`{}` must be a cast of `{from}` to another dtype, of its shape and strides",
+                    d.name
+                ));
+            }
+            continue;
+        }
+        // Executors derive it as `plan::nonzero` makes it (its length is bound like any dim).
         if m.dtype != slc_runtime::DType::Bool || d.dtype != slc_runtime::DType::I64 || d.shape.len() != 2 {
             return invalid(format!(
                 "`{}` must be the i64[count, columns] nonzero() of a bool input",

@@ -120,11 +120,8 @@ impl Repl {
     ) -> Result<Vec<Cow<'t, Tensor>>, Fail> {
         let boxes = &read.zarrs.tensors;
         let given = |name: &str| boxes.get(name).or_else(|| self.tensors.get(name));
-        if let Some(d) = plan.inputs.iter().find(|d| d.nonzero_of.is_none() && given(&d.name).is_none()) {
-            return Err(crate::backend::RuntimeError::UnboundInput(d.name.clone()).into());
-        }
         crate::plan::input_tensors(&plan.inputs, &given)
-            .map_err(|e| Fail::runtime(Diagnostic::error("E0203", e)))
+            .map_err(|e| crate::backend::RuntimeError::from(e).into())
     }
 
     /// The plan made runnable on the chosen executor (its kernel from the REPL's cache).

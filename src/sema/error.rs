@@ -102,8 +102,12 @@ pub enum SemaErrorKind {
         "cannot store a list nested {depth} deep into a selection of rank {rank}: NumPy makes the list an array of at most the selection's rank"
     )]
     StoreListDepth { depth: usize, rank: usize },
-    #[error("cannot store a tensor of {value} into a tensor of {target}: slc does not convert tensors")]
-    StoreDtype { value: String, target: String },
+    #[error(
+        "cannot store a value of rank {rank} through one mask over every axis: NumPy's boolean assignment takes a value of at most one dimension (a TypeError)"
+    )]
+    StoreMaskValueRank { rank: usize },
+    #[error("cannot {op} a tensor of {value} into a tensor of {target}: {why}")]
+    StoreDtype { op: &'static str, value: String, target: String, why: &'static str },
     #[error("the integer {value} is out of bounds for {target}")]
     StoreLiteralRange { value: String, target: String },
     #[error(
@@ -265,6 +269,11 @@ impl IntoDiagnostic for SemaError {
                 "nested too deep".into(),
                 Some("a list broadcasts as NumPy broadcasts it, but is never deeper than the selection (a bound tensor may be, by dims of 1)".into()),
             ),
+            K::StoreMaskValueRank { .. } => (
+                "E0133",
+                "more than one dimension".into(),
+                Some("give a value of one dimension, or 0-d".into()),
+            ),
             K::StoreSequence { .. } => (
                 "E0133",
                 "not a scalar".into(),
@@ -273,7 +282,7 @@ impl IntoDiagnostic for SemaError {
             K::StoreDtype { .. } => (
                 "E0134",
                 "of another dtype".into(),
-                Some("bind the value with the target's dtype (NumPy would cast it; slc moves bytes only)".into()),
+                Some("give the value in the target's dtype (`astype` in NumPy)".into()),
             ),
             K::StoreLiteralRange { .. } => ("E0134", "out of bounds".into(), None),
             K::StoreLiteral { .. } => (

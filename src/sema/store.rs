@@ -81,7 +81,8 @@ impl Checker<'_> {
             true => self.bool_scalar_update(combine, value_value, value.span)?,
             false => (combine, value_value),
         };
-        let value = self.store_value(value_value, &base, combine != Combine::Set, value.span)?;
+        let value =
+            self.store_value(value_value, &base, ValueOf::Store { combine, one_element }, value.span)?;
         // One value for every update (a scalar, or one element, which broadcasts to any
         // selection): through a mask, the box the mask spans is written where the mask is
         // `True`, and none of its positions is needed.
@@ -98,10 +99,14 @@ impl Checker<'_> {
                 (boxed, Some(Box::new(view(mask, dims, span)?)))
             }
             None => {
+                let whole_mask = combine == Combine::Set && self.one_whole_mask(&selection, last_items);
                 let selection = self.index(selection, last_items, last_at)?;
                 let (depth, rank) = (value.ty.shape.len(), selection.ty.shape.len());
                 match one_element && depth > 0 {
                     true => self.element_from_sequence(&value, &base)?,
+                    false if depth > 1 && whole_mask => {
+                        return err(K::StoreMaskValueRank { rank: depth }, value.span);
+                    }
                     // A view's `=` makes a list an array of at most the view's rank (index
                     // arrays and masks broadcast it as any array).
                     false if list && depth > rank && combine == Combine::Set && !copies(&selection) => {
@@ -181,14 +186,17 @@ impl Checker<'_> {
         &mut self,
         v: super::check::Value,
         target: &TExpr,
-        in_arithmetic: bool,
+        of: ValueOf,
         span: Span,
     ) -> Result<TExpr, SemaError> {
+        let in_arithmetic = matches!(of, ValueOf::Store { combine, .. } if combine != Combine::Set);
         let v = self.to_tensor_value(v, span)?;
         let dtype = target.ty.dtype;
-        // A 0-d integer bound with its value (a Python `int` passed by name) is the literal it
-        // holds, as NumPy takes `x[i] = k`; its value is recorded as read.
-        let v = match v.ty.dtype != dtype && self.bound_scalar(&v) {
+        // A 0-d i64 bound with its value (a Python `int` passed by name) is the literal it
+        // holds, as NumPy takes `x[i] = k`; its value is recorded as read. A 0-d integer of
+        // another dtype is a NumPy scalar, strongly typed (NEP 50): a tensor, cast as one.
+        let python_int = v.ty.dtype == DType::I64 && self.bound_scalar(&v);
+        let v = match v.ty.dtype != dtype && python_int {
             true => {
                 let value = self.value_of(&v)?[0];
                 let Ok(value) = i64::try_from(value) else {
@@ -213,8 +221,17 @@ impl Checker<'_> {
         if v.ty.dtype == dtype {
             return Ok(v);
         }
+        // A 0-d i64 bound without its value may be a Python `int`, which NumPy converts by its
+        // value (weak) where it would cast a NumPy scalar (strong): slc cannot tell them apart.
+        if v.ty.dtype == DType::I64 && v.ty.shape.is_empty() && matches!(v.kind, TExprKind::Input(_)) {
+            let why = "a 0-d int64 bound without its value may be a Python int, which NumPy converts by its value: bind it with its value, or in the target's dtype";
+            return err(
+                K::StoreDtype { op: "store", value: "i64".into(), target: dtype.name().into(), why },
+                span,
+            );
+        }
         let TExprKind::Const(t) = &v.kind else {
-            return err(K::StoreDtype { value: v.ty.dtype.name().into(), target: dtype.name().into() }, span);
+            return tensor_of_another_dtype(v, dtype, of, span);
         };
         let mut bytes = Vec::with_capacity(t.numel() * dtype.width());
         if t.dtype() == DType::F64 {
@@ -287,6 +304,16 @@ impl Checker<'_> {
                 },
                 _ => false,
             })
+    }
+
+    /// Whether `items` are one mask (or list of bools) over every axis of `before`, the
+    /// selection they subscript: NumPy's boolean assignment, which takes a value of at most one
+    /// dimension. Values are not read, as in [`Self::integers_alone`].
+    fn one_whole_mask(&mut self, before: &TExpr, items: &[ast::Item]) -> bool {
+        use super::check::Value;
+        let [item] = items else { return false };
+        let ast::ItemKind::Expr(e) = &item.kind else { return false };
+        matches!(self.expr(e), Ok(Value::Tensor(t)) if t.ty.dtype == DType::Bool && t.ty.shape.len() == before.ty.shape.len())
     }
 
     /// A value of rank 1 or more for one element named by integers alone, which NumPy's
@@ -433,6 +460,62 @@ fn bool_from_list(
             err(K::StoreLiteral { reason: reason.into() }, span)
         }
     }
+}
+
+/// What a value is stored by: an assignment (`=`, `+=`, `*=`; into one element named by
+/// integers alone or not), or a scatter operator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(in crate::sema) enum ValueOf {
+    Store { combine: Combine, one_element: bool },
+    Scatter,
+}
+
+/// A tensor value of another dtype than the target's: a store casts it per call, as NumPy
+/// casts it (`=`: `unsafe`, its lowering's [`Derived::Cast`](crate::plan::Derived)), where
+/// that gives NumPy's values ([`slc_runtime::combines_as_cast`]); ONNX's scatters refuse it.
+fn tensor_of_another_dtype(v: TExpr, dtype: DType, of: ValueOf, span: Span) -> Result<TExpr, SemaError> {
+    let (value, target) = (v.ty.dtype, dtype);
+    let why = match of {
+        ValueOf::Scatter => "a scatter's updates have its data's dtype, as ONNX requires",
+        ValueOf::Store { combine: Combine::Set, .. } => return Ok(v),
+        _ if slc_runtime::casts_safely(value, target) => return Ok(v),
+        // NumPy's scalar path computes one element in the promoted type and stores the NumPy
+        // scalar it makes: into an unsigned element it wraps, as casting first does (a signed
+        // value too, but into u64, with which a signed one promotes to float64); into a
+        // signed one it raises OverflowError where the result is outside the target's range,
+        // which is known only when it runs.
+        ValueOf::Store { one_element: true, .. } if target.is_integer() && value.is_integer() => {
+            match (target.is_signed(), target == DType::U64 && value.is_signed()) {
+                (false, false) => return Ok(v),
+                (false, true) => {
+                    "NumPy computes u64 with a signed integer in float64, which it does not cast back exactly"
+                }
+                (true, _) => {
+                    "NumPy computes one element in a wider integer and raises where the result is outside the target's range, which slc cannot know before it runs"
+                }
+            }
+        }
+        _ if slc_runtime::combines_as_cast(target, value) => return Ok(v),
+        _ if target == DType::Bool => {
+            "NumPy computes bools with other numbers in another dtype, which it does not cast back to bool"
+        }
+        _ if target.is_integer() && !value.is_integer() => {
+            "NumPy computes it in a float dtype, which it does not cast back to an integer"
+        }
+        _ if target.is_integer() => {
+            "NumPy computes it in a signed (or float) dtype, which it does not cast back to an unsigned one"
+        }
+        _ if value.is_complex() && !target.is_complex() => {
+            "NumPy computes it in complex numbers, which it does not cast back to real ones"
+        }
+        _ => "NumPy computes it in a wider dtype and rounds once; casting first would round twice",
+    };
+    let op = match of {
+        ValueOf::Scatter => "scatter",
+        ValueOf::Store { combine: Combine::Mul, .. } => "multiply",
+        ValueOf::Store { .. } => "add",
+    };
+    err(K::StoreDtype { op, value: value.name().into(), target: target.name().into(), why }, span)
 }
 
 fn broadcast_refusal(value: &TExpr, selection: &TExpr) -> SemaError {

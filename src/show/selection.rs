@@ -116,9 +116,9 @@ impl Selection {
             .inputs
             .iter()
             .enumerate()
-            .map(|(i, decl)| match values.get(decl.nonzero_of.as_ref().unwrap_or(&decl.name)) {
+            .map(|(i, decl)| match values.get(decl.given_name()) {
                 // A large mask's positions, derived from its value (as executors derive them).
-                Some(m) if index_buffers.contains(&i) && decl.nonzero_of.is_some() => {
+                Some(m) if index_buffers.contains(&i) && decl.nonzero_of().is_some() => {
                     Ok(crate::plan::nonzero(m))
                 }
                 Some(t) if index_buffers.contains(&i) => Ok(t.clone()),

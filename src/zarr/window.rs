@@ -160,7 +160,7 @@ pub fn rebase_onto(plan: &Plan, boxes: &mut [(String, Window)]) -> Option<Verifi
     }
     let smaller = boxes.iter().zip(&whole).any(|((_, w), whole)| w != whole);
     // Inputs derived per call (a mask's `nonzero()`) are bound by the session, not here.
-    let rebased = if smaller && plan.inputs.iter().all(|i| i.nonzero_of.is_none()) {
+    let rebased = if smaller && plan.inputs.iter().all(|i| i.derived.is_none()) {
         let read = boxes.iter().filter(|(name, _)| plan.inputs.iter().any(|i| &i.name == name));
         read.into_iter()
             .try_fold(plan.clone(), |p, (name, w)| rebase(&p, name, w))
@@ -191,6 +191,7 @@ pub fn run_windowed(
     let args = compiled.plan_inputs(tensors)?;
     let runnable = Runnable::prepare_in_plan_order(&compiled.plan, options.executor, Some(cache))?;
     let compile = start.elapsed();
+    let args: Vec<&Tensor> = args.iter().map(|a| &**a).collect();
     let result = runnable.run(&compiled.plan, &args, options.threads)?;
     let run = start.elapsed() - compile;
     let threads = match runnable {

@@ -132,6 +132,10 @@ fn kernels_on_device_memory() {
     let dup = Tensor::from_i64s(slc::DType::I32, &[4], &[4, -2, 0, 4]).unwrap();
     let mask = Tensor::from_bytes(slc::DType::Bool, &[6], &[1, 0, 1, 1, 0, 0]).unwrap();
     let k3 = Tensor::from_i64s(slc::DType::I64, &[], &[3]).unwrap();
+    let halves: Vec<u8> = (0..30).flat_map(|x| (x as f64 * 1.5 - 10.0).to_le_bytes()).collect();
+    let floats = Tensor::from_bytes(slc::DType::F64, &[6, 5], &halves).unwrap();
+    let small =
+        Tensor::from_i64s(slc::DType::I32, &[2, 5], &(0..10).map(|x| 7 - 3 * x).collect::<Vec<_>>()).unwrap();
     type Inputs<'t> = Vec<(&'t str, &'t str, &'t Tensor)>;
     let cases: Vec<(&str, Inputs<'_>)> = vec![
         ("a[::-1, 1:]", vec![("a", "i64[N, M]", &data)]),
@@ -155,6 +159,10 @@ fn kernels_on_device_memory() {
         ("a[m]", vec![("a", "i64[N, M]", &data), ("m", "bool[N]", &mask)]),
         ("a[m] = 0", vec![("a", "i64[N, M]", &data), ("m", "bool[N]", &mask)]),
         ("a[m, 1:] += 1", vec![("a", "i64[N, M]", &data), ("m", "bool[N]", &mask)]),
+        // A value of another dtype, cast on the host per call and copied in (a derived input).
+        ("a[i] = f[0]", vec![("a", "i64[N, M]", &data), ("i", "i32[K]", &dup), ("f", "f64[N, M]", &floats)]),
+        ("a[1:3] += s", vec![("a", "i64[6, 5]", &data), ("s", "i32[2, 5]", &small)]),
+        ("a[::2] *= s[0]", vec![("a", "i64[N, M]", &data), ("s", "i32[2, M]", &small)]),
     ];
     let mut failures = vec![];
     for (src, inputs) in &cases {
@@ -171,7 +179,7 @@ fn kernels_on_device_memory() {
         if inputs.iter().any(|(n, t, _)| *n == "m" && t.contains('N')) {
             let plan = k.plan();
             let store_when = plan.store.as_ref().is_some_and(|s| s.when.is_some());
-            let derived = plan.inputs.iter().any(|d| d.nonzero_of.is_some());
+            let derived = plan.inputs.iter().any(|d| d.derived.is_some());
             assert!(if plan.store.is_some() { store_when } else { derived }, "{src}: how the mask is read");
         }
         let host: Vec<&Tensor> = inputs.iter().map(|(_, _, t)| *t).collect();

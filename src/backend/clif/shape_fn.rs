@@ -36,6 +36,11 @@ pub enum ShapeFnError {
         "input `{input}` is the nonzero() of the mask `{mask}`, which an AOT object does not derive: give `{mask}`'s value when compiling"
     )]
     DerivedInput { input: String, mask: String },
+    /// Nor a store's value cast to the target's dtype.
+    #[error(
+        "input `{input}` is `{from}` cast to {dtype} for the store, which an AOT object does not cast: give `{from}` as {dtype}"
+    )]
+    CastInput { input: String, from: String, dtype: slc_runtime::DType },
 }
 
 /// Emits the evaluation of symbolic integers into a function being built: the values of the
@@ -262,9 +267,12 @@ impl SymEmitter {
         data: Option<Value>,
         scalars: &BTreeSet<Sym>,
     ) -> Result<(), ShapeFnError> {
-        if let Some((d, _)) = inputs.iter().find(|(d, _)| d.nonzero_of.is_some()) {
-            let mask = d.nonzero_of.clone().unwrap_or_default();
-            return Err(ShapeFnError::DerivedInput { input: d.name.clone(), mask });
+        if let Some((d, _)) = inputs.iter().find(|(d, _)| d.derived.is_some()) {
+            let (input, from) = (d.name.clone(), d.given_name().to_string());
+            return Err(match d.cast_of() {
+                Some(_) => ShapeFnError::CastInput { input, from, dtype: d.dtype },
+                None => ShapeFnError::DerivedInput { input, mask: from },
+            });
         }
         let pw = ptr.bytes() as i32;
         let mut loaded = Vec::with_capacity(inputs.len());

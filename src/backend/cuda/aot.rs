@@ -46,7 +46,7 @@ pub fn launcher(
             "a host launcher runs loads only: a store (`a[i] = v`) runs through `--backend cuda`".into(),
         ));
     }
-    if let Some(d) = plan.inputs.iter().find(|d| d.strides.is_some() || d.nonzero_of.is_some()) {
+    if let Some(d) = plan.inputs.iter().find(|d| d.strides.is_some() || d.derived.is_some()) {
         return Err(CudaError::Codegen(format!(
             "a host launcher takes dense inputs given by the caller: `{}` is a strided view or a mask's nonzero()",
             d.name

@@ -118,7 +118,7 @@ impl Kernel {
                 crate::backend::aot::AotError::DuplicateInput(name) => ViewError::DuplicateInput(name),
                 other => ViewError::Signature(other.to_string()),
             })?;
-            let derived: Vec<bool> = plan.inputs.iter().map(|d| d.nonzero_of.is_some()).collect();
+            let derived: Vec<bool> = plan.inputs.iter().map(|d| d.derived.is_some()).collect();
             let out_fixed = match &fixed {
                 Some(c) => {
                     let dims: Vec<usize> = c.plan.shape.iter().map(|&d| d as usize).collect();

@@ -220,14 +220,21 @@ impl Kernel {
             // A mask's `nonzero()` is made on the host, as the CPU's generic route makes it, and
             // copied in: the generic kernel takes it as any input. (Compiling for the mask's
             // values instead would make every position a constant of the kernel's source.)
+            // A store's value of another dtype is cast there too, as the CPU casts it.
             let mut derived = vec![];
             let mut ordered = Vec::with_capacity(s.order.len());
-            for (&i, &from_mask) in s.order.iter().zip(&s.derived) {
-                if !from_mask {
+            for ((&i, &is_derived), decl) in s.order.iter().zip(&s.derived).zip(&s.plan.inputs) {
+                if !is_derived {
                     ordered.push(inputs[i].clone());
                     continue;
                 }
-                let rows = plan::nonzero(&elements_to_host(&inputs[i])?);
+                let given = elements_to_host(&inputs[i])?;
+                let rows = match decl.cast_of() {
+                    Some(from) => slc_runtime::cast(&given, decl.dtype).map_err(|error| {
+                        RuntimeError::from(plan::DeriveError::Cast { from: from.into(), error })
+                    })?,
+                    None => plan::nonzero(&given),
+                };
                 let memory = gpu.upload(rows.bytes(), stream).map_err(|e| gpu_error(e.into()))?;
                 ordered.push(DeviceArray {
                     ptr: memory.ptr,
@@ -289,6 +296,10 @@ impl Kernel {
             })?,
         };
         let plan = plan.lift();
+        if plan.inputs.iter().any(|d| d.cast_of().is_some()) {
+            let what = "a store's value of another dtype than its target's in a kernel compiled per call (strided inputs, values it reads): give the value in the target's dtype";
+            return Err(RuntimeError::Unsupported { executor: "cuda", what }.into());
+        }
         let ordered = (plan.inputs.iter())
             .map(|d| {
                 let at = s.names.iter().position(|n| *n == d.name);

@@ -104,6 +104,7 @@ impl Kernel {
     fn run_interp<V: AsView>(&self, special: &Special, inputs: &[V], out: &mut [u8]) -> Result<(), Error> {
         let tensors = self.interp_tensors(inputs)?;
         let args = special.compiled.plan_inputs(&tensors)?;
+        let args: Vec<&Tensor> = args.iter().map(|a| &**a).collect();
         let result = special.runnable(self.shared.executor)?.run(&special.compiled.plan, &args, 1)?;
         out.copy_from_slice(result.bytes());
         Ok(())

@@ -23,6 +23,16 @@ impl TensorView<'_> {
         unsafe { self.planes_of_width(out.as_mut_ptr(), Direction::Pack) }
     }
 
+    /// The elements of a dense view, in place; `None` for a strided one.
+    pub(crate) fn dense_bytes(&self) -> Option<&[u8]> {
+        match (&self.strides, self.nbytes()) {
+            (Some(_), _) => None,
+            (None, 0) => Some(&[]),
+            // SAFETY: a dense view's `nbytes` bytes are readable (its constructors checked).
+            (None, n) => Some(unsafe { std::slice::from_raw_parts(self.ptr, n) }),
+        }
+    }
+
     /// Writes `dense` (the view's elements in C order, exactly `nbytes()` long) into the view's
     /// own elements, through its strides.
     ///

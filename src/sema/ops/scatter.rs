@@ -214,7 +214,8 @@ impl Checker<'_> {
             return invalid("max and min have no order on complex numbers", "complex data", data.value.span);
         }
         let value = self.value_expr(&updates.value)?;
-        let value = self.store_value(value, &target, false, updates.value.span)?;
+        let value =
+            self.store_value(value, &target, crate::sema::store::ValueOf::Scatter, updates.value.span)?;
         let (u, s) = (&value.ty.shape, &selection.ty.shape);
         let refusal = || {
             let message = format!(

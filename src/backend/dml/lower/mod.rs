@@ -33,6 +33,12 @@ pub fn lower(plan: &VerifiedPlan, opts: &DmlOptions) -> Result<DmlGraph, DmlErro
             strided.name
         )));
     }
+    if let Some(cast) = plan.inputs.iter().find(|d| d.cast_of().is_some()) {
+        return Err(DmlError::Unsupported(format!(
+            "input `{}` is a store's value cast to {} per call (give the value in the target's dtype)",
+            cast.name, cast.dtype
+        )));
+    }
     // DirectML's widest element is 8 bytes: complex64 moves as UINT64 bits, complex128 not at all.
     let dtypes =
         plan.inputs.iter().map(|d| (d.name.to_string(), d.dtype)).chain([("the output".into(), plan.dtype)]);

@@ -1,0 +1,149 @@
+"""A stored value of another dtype than its target's (docs/semantics.md, Stores: "A value of
+another dtype"), against NumPy itself for every pair of dtypes, bfloat16 included: `=` casts as
+`astype` does; `+=` and `*=` give NumPy's values, or are refused (E0134) where NumPy raises
+or rounds once in a wider dtype; a float with no value of an integer target is E0211, the
+target left as it was."""
+
+import itertools
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import slc
+
+DTYPES = [
+    np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+    np.float16, ml_dtypes.bfloat16, np.float32, np.float64, np.complex64, np.complex128,
+]
+
+# (subscript, the NumPy index it is, the value's shape for a target of shape (4, 3))
+FORMS = [
+    ("a[1:, ::-1]", (slice(1, None), slice(None, None, -1)), (3,)),
+    ("a[i]", (np.array([2, 0, 2]),), (3, 3)),
+    ("a[m]", (np.array([True, False, True, True]),), (1, 3)),
+    ("a[1, 2]", (1, 2), ()),
+]
+
+
+def kind(dtype):
+    return np.dtype(dtype).kind
+
+
+def values(target, value, shape, rng):
+    """Values every element of which the target's dtype holds when cast (a float into an
+    unsigned integer is not negative): NumPy's cast is defined for each."""
+    low = 0 if kind(target) in "ub" else -20
+    x = rng.integers(low, 50, size=shape)
+    if kind(value) in "fc" or value is ml_dtypes.bfloat16:
+        x = x + rng.choice([0.0, 0.25, 0.5, 0.75], size=shape)
+    if kind(value) == "c":
+        x = x + 1j * rng.integers(-3, 3, size=shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(x).astype(value)
+
+
+def wider(target, value):
+    """Whether NumPy computes `target op= value` in a wider dtype than the target's."""
+    return np.result_type(target, value) != np.dtype(target)
+
+
+@pytest.mark.parametrize("target,value", list(itertools.product(DTYPES, DTYPES)))
+def test_values_of_another_dtype_are_cast_as_numpy_casts_them(target, value):
+    rng = np.random.default_rng(DTYPES.index(target) * 31 + DTYPES.index(value))
+    for (src, index, vshape), op in itertools.product(FORMS, ["=", "+=", "*="]):
+        a = values(target, target, (4, 3), rng)
+        v = values(target, value, vshape, rng)
+        # A 0-d int64 is how a Python int reaches slc, and slc takes it for one (weak): NumPy
+        # is asked the same.
+        v_numpy = int(v) if v.shape == () and v.dtype == np.int64 else v
+        want = a.copy()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if op == "=":
+                    want[index] = v_numpy
+                elif op == "+=":
+                    want[index] += v_numpy
+                else:
+                    want[index] *= v_numpy
+            numpy_raised = False
+        except (TypeError, ValueError, OverflowError):
+            numpy_raised = True
+        got = a.copy()
+        program = f"{src} {op} v"
+        inputs = {"a": got, "v": v, "i": FORMS[1][1][0], "m": FORMS[2][1][0]}
+        try:
+            slc.eval(program, **inputs)
+        except slc.CompileError as e:
+            assert e.code == "E0134", (program, target, value, e)
+            one_element = src == "a[1, 2]"
+            # Refused where NumPy raises, or where it computes in a wider dtype and rounds
+            # once; at one element (NumPy's scalar path), a float into integers (truncated
+            # there), a wider integer into a signed one (OverflowError, or not, by value) and
+            # a signed one into u64 (computed in float64).
+            documented = wider(target, value) and (
+                kind(target) not in "iu" or kind(value) not in "iub" or value is ml_dtypes.bfloat16
+                or (one_element and kind(target) == "i")
+                or (one_element and np.dtype(target) == np.uint64 and kind(value) == "i")
+            )
+            assert numpy_raised or documented, (program, np.dtype(target), np.dtype(value), e)
+            assert np.array_equal(got, a), "nothing written"
+            continue
+        assert not numpy_raised, (program, np.dtype(target), np.dtype(value))
+        assert got.dtype == want.dtype
+        assert got.tobytes() == want.tobytes(), (program, np.dtype(target), np.dtype(value), got, want)
+
+
+@pytest.mark.parametrize("target", [np.int8, np.uint8, np.int32, np.uint64, np.int64])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0, 1e20, 300.0])
+def test_a_float_with_no_integer_value_is_an_error_and_writes_nothing(target, bad):
+    info = np.iinfo(target)
+    if info.min <= bad <= info.max:
+        return
+    a = np.arange(6, dtype=target).reshape(2, 3)
+    v = np.array([1.5, bad, 2.0])
+    with pytest.raises(slc.RunError) as e:
+        slc.eval("a[0] = v", a=a, v=v)
+    assert e.value.code == "E0211"
+    assert "element 1" in str(e.value)
+    assert a.tolist() == np.arange(6).reshape(2, 3).tolist()
+
+
+def test_numpy_scalars_are_strongly_typed_as_nep_50_has_them():
+    u = np.array([250, 1, 2], np.uint8)
+    slc.eval("a[0] = k", a=u, k=np.uint16(300))
+    assert u.tolist() == [44, 1, 2]
+    slc.eval("a[1] += k", a=u, k=np.int8(-2))
+    assert u.tolist() == [44, 255, 2]
+    with pytest.raises(slc.CompileError, match="E0134"):
+        slc.eval("a[:2] += k", a=u, k=np.int8(3))
+    # A Python int stays weak: converted where it fits, refused where not.
+    slc.eval("a[:2] += k", a=u, k=3)
+    assert u.tolist() == [47, 2, 2]
+
+
+def test_strided_values_and_symbolic_kernels_cast_on_every_call():
+    base = np.arange(40, dtype=np.float64) * 1.5 - 7
+    k = slc.compile("a[1:] = v", a=("int16", ("N",)), v=("float64", ("K",)))
+    for n, step in [(5, 1), (3, 2), (5, 3), (5, 3), (9, -1)]:
+        v = base[::step][: n - 1]
+        a = np.zeros(n, np.int16)
+        want = a.copy()
+        want[1:] = v
+        assert k(a=a, v=v) is None
+        assert a.tolist() == want.tolist(), (n, step)
+
+
+def test_strided_targets_take_values_of_another_dtype_in_place():
+    base = np.arange(24, dtype=np.int16).reshape(4, 6)
+    want = base.copy()
+    v = np.array([1.5, -2.5, 7.9])
+    w = np.array([[-1], [100], [3]], np.int8)
+    want[:, ::-2][1:] = v
+    want[:, ::-2][1:] += w
+    slc.eval("a[1:] = v", a=base[:, ::-2], v=v)
+    slc.eval("a[1:] += w", a=base[:, ::-2], w=w)
+    assert base.tolist() == want.tolist()

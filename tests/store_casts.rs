@@ -1,0 +1,225 @@
+//! A stored tensor of another dtype than its target's (docs/semantics.md, Stores: "A value of
+//! another dtype"): cast per call as NumPy 2's `astype` casts it (NumPy's answers written out),
+//! on every CPU path; the `+=`/`*=` NumPy refuses or rounds in a wider dtype refused (E0134); a
+//! float with no integer value an error before anything is written (E0211); the derived input
+//! printed and parsed back, and verification's refusals. python/tests/test_numpy_parity.py
+//! checks every pair of dtypes against NumPy itself.
+
+use slc::exec::Executor;
+use slc::plan::{parse, verify};
+use slc::types::SymTensorType;
+use slc::{DType, Kernel, Session, Tensor};
+
+fn ints(dtype: DType, shape: &[usize], values: &[i64]) -> Tensor {
+    Tensor::from_i64s(dtype, shape, values).unwrap()
+}
+
+fn f64s(shape: &[usize], values: &[f64]) -> Tensor {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Tensor::from_bytes(DType::F64, shape, &bytes).unwrap()
+}
+
+fn values_i64(t: &Tensor) -> Vec<i64> {
+    let bit = |i: usize| (t.dtype() == DType::Bool).then(|| i128::from(t.bytes()[i]));
+    (0..t.numel()).map(|i| t.int_at(i).or_else(|| bit(i)).unwrap() as i64).collect()
+}
+
+/// `a: i32[2, 3]` = 0..6, `u: u8[3]` = 0..3, `m: bool[3]`, `b: f64[3]`, `w: i32[3]`,
+/// `k: i8[3]`, `n: f64[2]` with a NaN, `big: f64[3]` with 1e10.
+fn session(executor: Executor) -> Session<'static> {
+    let mut s = Session::with_executor(executor);
+    s.bind("a", ints(DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5]));
+    s.bind("u", ints(DType::U8, &[3], &[0, 1, 2]));
+    s.bind("m", Tensor::from_bytes(DType::Bool, &[3], &[0, 0, 0]).unwrap());
+    s.bind("b", f64s(&[3], &[1.7, -2.5, 300.9]));
+    s.bind("w", ints(DType::I32, &[3], &[300, -1, 128]));
+    s.bind("k", ints(DType::I8, &[3], &[-1, 2, -3]));
+    s.bind("n", f64s(&[3], &[0.0, f64::NAN, -0.0]));
+    s.bind("big", f64s(&[3], &[1e10, 2.0, 3.0]));
+    s
+}
+
+const EXECUTORS: [Executor; 2] = [Executor::Interpreter, Executor::Jit];
+
+#[test]
+fn values_are_cast_as_numpy_casts_them() {
+    // (program, NumPy 2.4's stored array)
+    let cases: &[(&str, &[i64])] = &[
+        // Floats truncate toward zero.
+        ("a[0] = b", &[1, -2, 300, 3, 4, 5]),
+        ("a[:, ::-1] = b", &[300, -2, 1, 300, -2, 1]),
+        ("a[1, [2, 0]] = b[:2]", &[0, 1, 2, -2, 4, 1]),
+        ("a[0, 1:] = b[::-2]", &[0, 300, 1, 3, 4, 5]),
+        // Integers wrap to the target's width.
+        ("u[:] = w", &[44, 255, 128]),
+        ("u[[2, 2, 0]] = w", &[128, 1, 255]),
+        // NaN is not zero: True.
+        ("m[:] = n", &[0, 1, 0]),
+        // i32 += i8: NumPy computes in i32, the value cast first; duplicates add once.
+        ("a[[1, 1, 0]] += k", &[-1, 3, -1, 2, 6, 2]),
+        ("a[0] *= k", &[0, 2, -6, 3, 4, 5]),
+        // One element: NumPy's scalar path computes u8 + i8 in i16 and casts back (wraps).
+        ("u[1] += k[0]", &[0, 0, 2]),
+        ("u[0] = w[1]", &[255, 1, 2]),
+    ];
+    for executor in EXECUTORS {
+        let s = session(executor);
+        for (src, want) in cases {
+            let got = s.eval(src).unwrap_or_else(|e| panic!("{}", e.render(src)));
+            assert_eq!(values_i64(&got), *want, "{src} on {executor:?}");
+        }
+    }
+    // Floats round once to the nearest: f64 to f16, to complex64 (the imaginary part 0).
+    let mut s = session(Executor::Jit);
+    s.bind("h", Tensor::from_bytes(DType::F16, &[1], &[0, 0]).unwrap());
+    s.bind("d", f64s(&[1], &[1.0004882821813226]));
+    assert_eq!(s.eval("h[:] = d").unwrap().bytes(), &0x3c01u16.to_le_bytes(), "rounded once");
+    s.bind("z", Tensor::from_bytes(DType::C64, &[1], &[0; 8]).unwrap());
+    let want: Vec<u8> = [2.5f32, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    s.bind("f", f64s(&[1], &[2.5]));
+    assert_eq!(s.eval("z[:] = f").unwrap().bytes(), want.as_slice());
+}
+
+#[test]
+fn a_float_with_no_integer_value_stores_nothing() {
+    for executor in EXECUTORS {
+        let s = session(executor);
+        for src in ["a[1] = big", "u[:] = b", "a[0] = n[::-1]", "a[0, 1:] += big[:2]"] {
+            let Err(e) = s.eval(src) else {
+                // `+=` of a float into integers is refused before it runs.
+                panic!("{src} ran on {executor:?}");
+            };
+            let code = e.diagnostic().code;
+            assert!(code == "E0211" || (src.contains("+=") && code == "E0134"), "{src}: {code}");
+        }
+        assert_eq!(values_i64(&s.eval("a").unwrap()), [0, 1, 2, 3, 4, 5], "nothing written");
+    }
+    let e = session(Executor::Jit).eval("a[1] = big").unwrap_err();
+    let text = e.render("a[1] = big");
+    assert!(text.contains("`big`") && text.contains("10000000000") && text.contains("i32"), "{text}");
+    // slc casts the whole input, so an element the store does not read fails it too (NumPy
+    // casts only what it stores: a documented difference, a refusal, never another value).
+    let e = session(Executor::Jit).eval("u[0] = b[0]").unwrap_err();
+    assert_eq!(e.diagnostic().code, "E0211");
+    assert!(e.render("u[0] = b[0]").contains("element 1, the f64 -2.5, has no u8 value"));
+}
+
+#[test]
+fn combining_stores_numpy_computes_in_another_dtype_are_refused() {
+    let mut s = session(Executor::Jit);
+    s.bind("f", Tensor::from_bytes(DType::F32, &[3], &[0; 12]).unwrap());
+    s.bind("c", Tensor::from_bytes(DType::C64, &[3], &[0; 24]).unwrap());
+    s.bind("h16", Tensor::from_bytes(DType::F16, &[3], &[0; 6]).unwrap());
+    // (program, refused): NumPy raises UFuncTypeError, or computes in a wider dtype and
+    // rounds once, where casting first would round twice.
+    let cases = [
+        ("u[:] += k", true),    // i8 + u8 is i16: not cast back to u8 (same_kind)
+        ("a[0] += b", true),    // f64 into i32
+        ("m[:] += k", true),    // i8 into bool
+        ("f[:] += b", true),    // f32 + f64 is f64, rounded once
+        ("f[:] *= a[0]", true), // f32 * i32 is f64
+        ("f[:] += c", true),    // complex into real
+        ("a[0] += u", false),   // u8 into i32: safe
+        ("f[:] += h16", false), // f16 into f32: safe
+        ("c[:] *= f", false),   // f32 into c64: safe
+        ("a[0] += k", false),   // i8 into i32
+        ("f[:] += m", false),   // bool into anything
+    ];
+    for (src, refused) in cases {
+        match s.eval(src) {
+            Err(e) if refused => assert_eq!(e.diagnostic().code, "E0134", "{src}"),
+            Ok(_) if !refused => {}
+            Err(e) => panic!("{}", e.render(src)),
+            Ok(_) => panic!("{src} ran"),
+        }
+    }
+}
+
+/// The one kernel type, over symbolic dims, called on several shapes (the specialization
+/// policy compiles a repeated one): each call gives the interpreter's stored array.
+#[test]
+fn prepared_kernels_cast_on_every_call() {
+    let sym = |s: &str| -> SymTensorType { s.parse().unwrap() };
+    let sigs = [("a", sym("i16[N, 3]")), ("i", sym("i64[K]")), ("v", sym("f64[3]"))];
+    for src in ["a[i] = v", "a[:, ::-1] = v", "a[i, 1:] = v[:2]"] {
+        let kernel = Kernel::prepare(src, &sigs).unwrap_or_else(|e| panic!("{}", e.render(src)));
+        for (n, big) in [(1usize, false), (3, false), (3, false), (3, true), (5, false)] {
+            let a = ints(DType::I16, &[n, 3], &(0..3 * n as i64).collect::<Vec<_>>());
+            let i = ints(DType::I64, &[2], &[n as i64 - 1, 0]);
+            let v = f64s(&[3], &[-1.5, if big { 40000.0 } else { 2.9 }, 7.0]);
+            let got = kernel.run(&[&a, &i, &v]);
+            let mut s = Session::with_executor(Executor::Interpreter);
+            s.bind("a", a.clone());
+            s.bind("i", i.clone());
+            s.bind("v", v.clone());
+            match (s.eval(src), got) {
+                (Ok(x), Ok(y)) => assert_eq!(x.bytes(), y.bytes(), "{src} at N={n}"),
+                (Err(x), Err(y)) => {
+                    assert_eq!((x.diagnostic().code, y.diagnostic().code), ("E0211", "E0211"), "{src}")
+                }
+                (x, y) => panic!("{src} at N={n}: interpreter {x:?}, kernel {y:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cast_is_a_derived_input_of_the_plan_printed_and_parsed_back() {
+    let types: slc::sema::InputTypes = [("a", "i32[2, 3]"), ("b", "f64[3]")]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t.parse::<slc::types::TensorType>().unwrap()))
+        .collect();
+    let c = slc::compile_with_values("a[0] = b", &types, &Default::default()).unwrap();
+    let text = c.plan.to_string();
+    assert!(text.contains("b_as_i32: i32[3] = cast(b)"), "{text}");
+    let parsed = parse::parse(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    assert_eq!(parsed.to_string(), text);
+    verify(parsed).unwrap();
+    // A cast to the same dtype, or of another shape, is no plan.
+    for (from, to) in [("b_as_i32: i32[3]", "b_as_i32: f64[3]"), ("b_as_i32: i32[3]", "b_as_i32: i32[4]")] {
+        let bad = parse::parse(&text.replace(from, to)).unwrap();
+        let e = verify(bad).unwrap_err().to_string();
+        assert!(e.contains("cast of `b`") || e.contains("dtype"), "{to}: {e}");
+    }
+}
+
+#[path = "support/command.rs"]
+mod command;
+
+/// The command line casts as the library does, and the targets whose callers would have to
+/// cast (AOT objects, DirectML graphs) refuse such a store with a message, never an object
+/// that reads the value's bytes as the target's.
+#[test]
+fn the_command_line_casts_and_the_compile_targets_refuse() {
+    use command::{slc, stderr, stdout};
+    let dir = command::scratch("store_casts", "cli");
+    let write = |name: &str, t: &Tensor| {
+        let path = dir.join(name);
+        slc_runtime::write_npy(&path, t).unwrap();
+        format!("{}={}", &name[..1], path.display())
+    };
+    let (a, b) = (
+        write("a.npy", &ints(DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5])),
+        write("b.npy", &f64s(&[3], &[1.7, -2.5, 300.9])),
+    );
+    let o = slc(&["eval", "a[0] = b", "-i", &a, "-i", &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("[  1  -2 300]"), "{}", stdout(&o));
+    let out = dir.join("k.out");
+    for target in ["cpu", "dml"] {
+        let o = slc(&[
+            "compile",
+            "a[0] = b",
+            "--target",
+            target,
+            "-i",
+            &a,
+            "-i",
+            &b,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(!o.status.success() && !out.exists(), "{target}");
+        assert!(stderr(&o).contains("cast"), "{target}: {}", stderr(&o));
+    }
+}
