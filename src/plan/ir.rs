@@ -63,7 +63,7 @@ pub enum Derived {
     /// [`nonzero`](super::nonzero::nonzero)).
     Nonzero { mask: String },
     /// The input `from` cast to this input's dtype as NumPy's `astype` casts it
-    /// ([`slc_runtime::cast`]): a store's value of another dtype. The same shape and strides
+    /// ([`slc_runtime::cast()`]): a store's value of another dtype. The same shape and strides
     /// (a strided input's window is cast element by element).
     Cast { from: String },
 }
