@@ -107,8 +107,10 @@ impl IntoDiagnostic for RuntimeError {
                 Diagnostic::error("E0211", message)
                     .help("give the value in the target's dtype, cast as you mean it (rounded, clipped)")
             }
+            RuntimeError::Alloc(_) | RuntimeError::Derive(crate::plan::DeriveError::Alloc(_)) => {
+                Diagnostic::error("E0204", message)
+            }
             RuntimeError::Derive(_) => Diagnostic::error("E0203", message),
-            RuntimeError::Alloc(_) => Diagnostic::error("E0204", message),
             RuntimeError::Cuda(_) => Diagnostic::error("E0209", message).help(
                 "the CUDA back end needs an NVIDIA driver (libcuda) and NVRTC (libnvrtc; SLC_NVRTC names it)",
             ),

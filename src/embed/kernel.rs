@@ -12,7 +12,6 @@ use crate::backend::jit::{self, JitKernel};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions, Runnable};
 use crate::pipeline::{Compiled, CompiledGeneric, compile_generic, compile_with_values};
-use crate::plan::DeriveError;
 use crate::plan::{BufferId, InputDecl, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, SymInputTypes};
 use crate::types::sym::SymExpr;
@@ -486,8 +485,8 @@ impl Kernel {
                         let bytes = packed
                             .as_ref()
                             .map_or_else(|| view.dense_bytes().unwrap_or_default(), |t| t.bytes());
-                        let cast = slc_runtime::cast_bytes(view.dtype(), bytes, view.shape(), decl.dtype)
-                            .map_err(|error| DeriveError::Cast { from: decl.given_name().into(), error });
+                        let how = decl.derived.as_ref().expect("a cast is derived");
+                        let cast = crate::plan::derive(how, decl.dtype, view.dtype(), bytes, view.shape());
                         Ok(Held::Kept(Arc::new(cast.map_err(RuntimeError::from)?)))
                     }
                     true => Ok(Held::Kept(mask(c)?.positions)),

@@ -60,7 +60,7 @@ pub struct InputDecl<D = i64> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Derived {
     /// The `nonzero()` of the bool input `mask` (an i64 `[count, max(1, rank)]`:
-    /// [`nonzero`](super::nonzero::nonzero)).
+    /// [`nonzero`](super::derive::nonzero)).
     Nonzero { mask: String },
     /// The input `from` cast to this input's dtype as NumPy's `astype` casts it
     /// ([`slc_runtime::cast()`]): a store's value of another dtype. The same shape and strides

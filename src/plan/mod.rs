@@ -2,9 +2,9 @@
 //! form, and the verifier that back ends require.
 
 pub mod buffered;
+pub mod derive;
 pub mod ir;
 pub mod lower;
-pub mod nonzero;
 pub mod parse;
 pub mod print;
 mod store;
@@ -12,8 +12,8 @@ mod token;
 pub mod verify;
 pub mod verify_generic;
 
+pub use derive::{DeriveError, derive, input_tensors, nonzero, nonzero_of_bytes};
 pub use ir::*;
 pub use lower::{InputStrides, lower, lower_generic, lower_through_view, lower_with_strides};
-pub use nonzero::{DeriveError, input_tensors, nonzero, nonzero_of_bytes};
 pub use verify::{PlanError, VerifiedPlan, verify};
 pub use verify_generic::{VerifiedGenericPlan, verify_generic};

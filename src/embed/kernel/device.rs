@@ -229,12 +229,9 @@ impl Kernel {
                     continue;
                 }
                 let given = elements_to_host(&inputs[i])?;
-                let rows = match decl.cast_of() {
-                    Some(from) => slc_runtime::cast(&given, decl.dtype).map_err(|error| {
-                        RuntimeError::from(plan::DeriveError::Cast { from: from.into(), error })
-                    })?,
-                    None => plan::nonzero(&given),
-                };
+                let how = decl.derived.as_ref().expect("a derived input");
+                let rows = plan::derive(how, decl.dtype, given.dtype(), given.bytes(), given.shape())
+                    .map_err(RuntimeError::from)?;
                 let memory = gpu.upload(rows.bytes(), stream).map_err(|e| gpu_error(e.into()))?;
                 ordered.push(DeviceArray {
                     ptr: memory.ptr,

@@ -1,8 +1,9 @@
-//! The inputs a plan derives from others per call: the `nonzero()` of a boolean mask whose
-//! value a generic program does not know when it is checked (docs/design/shape-generic.md,
-//! Masks). The count of `True`s is a dim of the derived input (`_m_trues`), so binding its
-//! dims binds the count, as any dim; its rows are the coordinates NumPy's advanced indexing
-//! reads. Every executor is handed the derived tensors with the others ([`input_tensors`]).
+//! The inputs a plan derives from others per call ([`Derived`]): the `nonzero()` of a boolean
+//! mask whose value a generic program does not know when it is checked
+//! (docs/design/shape-generic.md, Masks), and a store's value cast to the target's dtype. The
+//! count of `True`s is a dim of the derived input (`_m_trues`), so binding its dims binds the
+//! count, as any dim; its rows are the coordinates NumPy's advanced indexing reads. Every
+//! executor is handed the derived tensors with the others, made by one function ([`derive`]).
 
 use super::ir::{Derived, InputDecl};
 use slc_runtime::{DType, Tensor};
@@ -123,6 +124,9 @@ pub enum DeriveError {
     Missing(String),
     #[error("the mask `{mask}` is {dtype}, not bool")]
     NotBool { mask: String, dtype: DType },
+    /// No memory for the derived tensor.
+    #[error("{0}")]
+    Alloc(slc_runtime::TensorError),
     /// A store's value with an element the target's dtype has no value for.
     #[error(
         "cannot cast `{from}` to the store's dtype: {error} (slc casts all of `{from}`, elements the store does not read included)"
@@ -143,16 +147,35 @@ pub fn input_tensors<'t, D>(
             let t = given(from).ok_or_else(|| DeriveError::Missing(from.to_string()))?;
             match &d.derived {
                 None => Ok(Cow::Borrowed(t)),
-                Some(Derived::Cast { from }) => slc_runtime::cast(t, d.dtype)
-                    .map(Cow::Owned)
-                    .map_err(|error| DeriveError::Cast { from: from.clone(), error }),
-                Some(Derived::Nonzero { .. }) if t.dtype() == DType::Bool => Ok(Cow::Owned(nonzero(t))),
-                Some(Derived::Nonzero { mask }) => {
-                    Err(DeriveError::NotBool { mask: mask.clone(), dtype: t.dtype() })
-                }
+                Some(how) => derive(how, d.dtype, t.dtype(), t.bytes(), t.shape()).map(Cow::Owned),
             }
         })
         .collect()
+}
+
+/// The tensor of an input derived `how`, of dtype `to`, from the dense C-order elements `bytes`
+/// (of `dtype` and `shape`) of the tensor given for its source. The one place every executor's
+/// inputs are derived: the interpreter's and the JIT's, a kernel's generic route, the GPU's (on
+/// the host, then copied in).
+pub fn derive(
+    how: &Derived,
+    to: DType,
+    dtype: DType,
+    bytes: &[u8],
+    shape: &[usize],
+) -> Result<Tensor, DeriveError> {
+    match how {
+        Derived::Cast { from } => {
+            slc_runtime::cast_bytes(dtype, bytes, shape, to).map_err(|error| match error {
+                slc_runtime::CastError::Tensor(e) => DeriveError::Alloc(e),
+                error => DeriveError::Cast { from: from.clone(), error },
+            })
+        }
+        Derived::Nonzero { .. } if dtype == DType::Bool => {
+            nonzero_of_bytes(bytes, shape, dtype.width()).map_err(DeriveError::Alloc)
+        }
+        Derived::Nonzero { mask } => Err(DeriveError::NotBool { mask: mask.clone(), dtype }),
+    }
 }
 
 #[cfg(test)]
