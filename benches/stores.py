@@ -9,6 +9,13 @@ interleaved in the same run, medians of several rounds.
     B15r a[r] = 0       a: f32[4096, 4096], r: a random half of its rows
     B14f a[1:] = 0      a: f32[4096, 4096], a box filled with one value
 
+Stores whose value is of another dtype, cast as NumPy casts it (docs/semantics.md, Stores):
+
+    C1   a[:] = v       a: i32[4096, 1024], v: f64 (a float truncated into integers)
+    C2   a[:] = v       a: f64[4096, 1024], v: i32
+    C3   a[i] = v       a: f32[100000, 256], i as B13, v: f64[65536, 256]
+    C4   a[:] += v      a: i32[4096, 1024], v: i8
+
 Stores into NumPy views, written through the view in place (base f32[2048, 2048]):
 
     V1   a[i] = v       a: x[:, ::2], i: 1000 random rows, v: f32[1000, 1024]
@@ -47,6 +54,16 @@ def cases(rng):
     r = rng.random(4096) < 0.5
     yield "B15r", "a[r] = 0", {"a": a.copy(), "r": r}, lambda x: x.__setitem__(r, 0), int(r.sum()) * 4096 * 4
     yield "B14f", "a[1:] = 0", {"a": a.copy()}, lambda x: x.__setitem__(slice(1, None), 0), 4095 * 4096 * 4
+    ints = rng.integers(-1000, 1000, (4096, 1024), dtype=np.int32)
+    floats = rng.standard_normal((4096, 1024)) * 1000
+    yield "C1", "a[:] = v", {"a": ints, "v": floats}, lambda x: x.__setitem__(slice(None), floats), ints.nbytes
+    yield "C2", "a[:] = v", {"a": floats, "v": ints}, lambda x: x.__setitem__(slice(None), ints), floats.nbytes
+    a = rng.standard_normal((100000, 256), dtype=np.float32)
+    i = rng.integers(0, 100000, 65536)
+    v = rng.standard_normal((65536, 256))
+    yield "C3", "a[i] = v", {"a": a, "i": i, "v": v}, lambda x: x.__setitem__(i, v), v.size * 4
+    small = rng.integers(-100, 100, (4096, 1024), dtype=np.int8)
+    yield "C4", "a[:] += v", {"a": ints, "v": small}, lambda x: x.__iadd__(small), ints.nbytes
     x = rng.standard_normal((2048, 2048), dtype=np.float32)
     i = rng.integers(0, 2048, 1000)
     v = rng.standard_normal((1000, 1024), dtype=np.float32)

@@ -7,6 +7,8 @@
 
 use crate::{DType, Tensor, TensorError, bf16_of_f64, f16_of_f64};
 
+mod native;
+
 /// An element read exactly: integers and bools as integers, real floats as an f64 (which
 /// holds every f16, bf16 and f32), complex numbers as two.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,6 +44,16 @@ pub fn cast_bytes(from: DType, bytes: &[u8], shape: &[usize], to: DType) -> Resu
             TensorError::LengthMismatch { expected: elements * from.width(), actual: bytes.len() }.into()
         );
     }
+    let ran = native::cast(from, to, bytes, out.bytes_mut())
+        .unwrap_or_else(|| cast_any(from, to, bytes, out.bytes_mut()));
+    ran.map_err(|(value, at)| CastError::NoIntegerValue { from, to, value, at })?;
+    Ok(out)
+}
+
+/// The cast of `src` (of `from`) into `dst` (of `to`) for any pair of dtypes, each element
+/// read exactly (an [`Element`]) and written: the reference of the native loops, and the cast
+/// of the pairs they do not take.
+fn cast_any(from: DType, to: DType, src: &[u8], dst: &mut [u8]) -> Result<(), (f64, usize)> {
     // One loop per pair of dtypes, each with its reads and writes inlined (a match per
     // element would cost ten times the memory traffic).
     macro_rules! each {
@@ -58,9 +70,7 @@ pub fn cast_bytes(from: DType, bytes: &[u8], shape: &[usize], to: DType) -> Resu
             }
         };
     }
-    let ran = each!(from, F => each!(to, T => cast_loop::<F, T>(bytes, out.bytes_mut())));
-    ran.map_err(|(value, at)| CastError::NoIntegerValue { from, to, value, at })?;
-    Ok(out)
+    each!(from, F => each!(to, T => cast_loop::<F, T>(src, dst)))
 }
 
 /// Every element of `src` (of `DType::ALL[F]`) cast into `dst` (of `DType::ALL[T]`); `Err`:
@@ -308,6 +318,112 @@ mod tests {
             (f64::INFINITY, DType::U16),
         ] {
             assert!(cast(&f64s(&[v]), to).is_err(), "{v} into {to}");
+        }
+    }
+
+    /// The native loops against the element-by-element reference on every pair they take:
+    /// random bit patterns (most floats have no integer value there), random values inside
+    /// and around each integer's range, and one bad element past the first block (its place).
+    #[test]
+    fn the_native_loops_cast_as_the_reference_does() {
+        use DType::*;
+        let native = [I8, I16, I32, I64, U8, U16, U32, U64, F32, F64];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (n, taken) = (5000usize, std::cell::Cell::new(0));
+        for from in native {
+            for to in native {
+                let bits: Vec<u8> = (0..n * from.width()).map(|_| next() as u8).collect();
+                // Values around `to`'s range (a float target: around i64's), written as `from`.
+                let (lo, end) = match to.is_integer() {
+                    true => (to_range(to).0, to_range(to).1),
+                    false => (-1e19, 1e19),
+                };
+                let mut around = |i: usize| -> f64 {
+                    let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                    match i % 7 {
+                        0 => lo - 1.0 + u * 2.0,
+                        1 => end - 1.0 + u * 2.0,
+                        2 => lo + u * (end - lo),
+                        _ => (u - 0.5) * 300.0,
+                    }
+                };
+                let values: Vec<f64> = (0..n).map(&mut around).collect();
+                let tame = f64s(&values);
+                let (least, past) = from_range(from);
+                let tame =
+                    cast_any_tensor(&tame, from, &|v| v.clamp(least, f64::from_bits(past.to_bits() - 1)));
+                // Inside both ranges but one NaN in the second block.
+                let (lo_in, end_in) = (least.max(lo), past.min(end));
+                let mut bad = cast_any_tensor(&f64s(&values), from, &|v| {
+                    v.clamp(lo_in, f64::from_bits(end_in.to_bits() - 1))
+                });
+                if from.is_float() && to.is_integer() {
+                    bad[4100 * from.width()..4101 * from.width()].copy_from_slice(&nan(from));
+                }
+                for src in [&bits, &tame, &bad] {
+                    let mut fast = vec![0u8; n * to.width()];
+                    let mut reference = vec![0u8; n * to.width()];
+                    let f = native::cast(from, to, src, &mut fast).expect("a native pair");
+                    let r = cast_any(from, to, src, &mut reference);
+                    match (&f, &r) {
+                        (Ok(()), Ok(())) => assert!(fast == reference, "{from} -> {to}"),
+                        _ => {
+                            let same =
+                                |a: &Result<(), (f64, usize)>, b: &Result<(), (f64, usize)>| match (a, b) {
+                                    (Err((x, i)), Err((y, j))) => {
+                                        i == j && (x == y || x.is_nan() && y.is_nan())
+                                    }
+                                    _ => false,
+                                };
+                            assert!(same(&f, &r), "{from} -> {to}: {f:?} against {r:?}");
+                            taken.set(taken.get() + 1);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(taken.get() > 20, "errors compared: {}", taken.get());
+        for pair in [(Bool, I8), (I8, Bool), (F16, F32), (F32, BF16), (C64, F64)] {
+            assert!(native::cast(pair.0, pair.1, &[], &mut []).is_none(), "{pair:?}");
+        }
+    }
+
+    /// An integer dtype's least value and one past its greatest.
+    fn to_range(d: DType) -> (f64, f64) {
+        let bits = d.width() as i32 * 8;
+        match d.is_signed() {
+            true => (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1)),
+            false => (0.0, 2f64.powi(bits)),
+        }
+    }
+
+    /// The values a dtype holds (a float: a little past i64's).
+    fn from_range(d: DType) -> (f64, f64) {
+        match d.is_integer() {
+            true => to_range(d),
+            false => (-2e19, 2e19),
+        }
+    }
+
+    /// The f64s `t` clamped by `clamp` and cast to `to` by the reference (their bytes).
+    fn cast_any_tensor(t: &Tensor, to: DType, clamp: &dyn Fn(f64) -> f64) -> Vec<u8> {
+        let clamped: Vec<f64> = (0..t.numel()).map(|i| clamp(t.float_at(i).unwrap())).collect();
+        let clamped = f64s(&clamped);
+        let mut out = vec![0u8; t.numel() * to.width()];
+        cast_any(DType::F64, to, clamped.bytes(), &mut out).unwrap();
+        out
+    }
+
+    fn nan(d: DType) -> Vec<u8> {
+        match d {
+            DType::F32 => f32::NAN.to_le_bytes().to_vec(),
+            _ => f64::NAN.to_le_bytes().to_vec(),
         }
     }
 
