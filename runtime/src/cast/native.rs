@@ -119,33 +119,14 @@ fn cast_loop<S: CastTo<D>, D: Lane>(src: &[u8], dst: &mut [u8]) -> Result<(), (f
     Ok(())
 }
 
-/// Every cast from `S` to a native dtype.
-pub(super) trait CastAll:
-    CastTo<i8>
-    + CastTo<i16>
-    + CastTo<i32>
-    + CastTo<i64>
-    + CastTo<u8>
-    + CastTo<u16>
-    + CastTo<u32>
-    + CastTo<u64>
-    + CastTo<f32>
-    + CastTo<f64>
-{
+/// Every cast from a type to a native dtype.
+macro_rules! cast_all {
+    ($($d:ty)*) => {
+        pub(super) trait CastAll: $(CastTo<$d> +)* {}
+        impl<T: $(CastTo<$d> +)*> CastAll for T {}
+    };
 }
-impl<T> CastAll for T where
-    T: CastTo<i8>
-        + CastTo<i16>
-        + CastTo<i32>
-        + CastTo<i64>
-        + CastTo<u8>
-        + CastTo<u16>
-        + CastTo<u32>
-        + CastTo<u64>
-        + CastTo<f32>
-        + CastTo<f64>
-{
-}
+cast_all!(i8 i16 i32 i64 u8 u16 u32 u64 f32 f64);
 
 /// The cast of `src` (of `from`) into `dst` (of `to`) where both dtypes are native; `None`
 /// where either is not (bool, f16, bf16, the complex ones).
