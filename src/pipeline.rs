@@ -82,8 +82,19 @@ pub struct CompiledGeneric {
 /// values at run time. With concrete types and no run-time scalars the plan is
 /// [`compile`]'s, with constant integers.
 pub fn compile_generic(src: &str, inputs: &SymInputTypes) -> Result<CompiledGeneric, Error> {
+    compile_generic_with(src, inputs, &InputValues::new())
+}
+
+/// As [`compile_generic`], where the inputs `python_ints` marks stand for Python `int`s
+/// ([`InputValues::is_python_int`]; its values are not read: a generic program takes them per
+/// call).
+pub fn compile_generic_with(
+    src: &str,
+    inputs: &SymInputTypes,
+    python_ints: &InputValues,
+) -> Result<CompiledGeneric, Error> {
     let ast = syntax::parse_program(src)?;
-    let (checked, read, plan) = check_and_lower_generic(&ast, inputs)?;
+    let (checked, read, plan) = check_and_lower_generic(&ast, inputs, python_ints)?;
     Ok(CompiledGeneric { ast, checked, plan, read })
 }
 
@@ -91,8 +102,9 @@ pub fn compile_generic(src: &str, inputs: &SymInputTypes) -> Result<CompiledGene
 pub(crate) fn check_and_lower_generic(
     ast: &ast::Program,
     inputs: &SymInputTypes,
+    python_ints: &InputValues,
 ) -> Result<(TExpr, InputsRead, GenericPlan), Error> {
-    let values = InputValues::new();
+    let values = python_ints.python_ints_only();
     let (checked, read, conditions) =
         limits::with_stack_for(ast.depth(), || sema::check_program_generic(ast, inputs, &values))?;
     let mut plan = limits::with_stack_for(checked.depth, || plan::lower_generic(&checked, &conditions))?;

@@ -65,7 +65,7 @@ pub struct EvalTimes {
 /// ```
 #[derive(Default)]
 pub struct Session<'a> {
-    tensors: BTreeMap<String, Tensor>,
+    tensors: crate::sema::InputValues,
     /// Borrowed bindings; a name is bound in `tensors` or here, never both.
     views: BTreeMap<String, TensorView<'a>>,
     options: RunOptions,
@@ -169,7 +169,7 @@ impl<'a> Session<'a> {
         }
         // Operator parameters and masks may come from bound tensors, views included: copy the
         // ones the checker may read into its values.
-        let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
+        let mut values = crate::sema::InputValues::new();
         for (name, t) in &self.tensors {
             if value_may_be_read(t.dtype(), t.numel()) {
                 values.insert(name.clone(), t.clone());

@@ -13,7 +13,6 @@ use slc::fuzz::{Rng, StridedCopy, fill, store_program};
 use slc::plan::{self, InputStrides, VerifiedGenericPlan, buffered::verify_stage};
 use slc::types::{SymTensorType, TensorType};
 use slc::{DType, RunOptions, Tensor};
-use std::collections::BTreeMap;
 
 /// A store through a view: its kernels' plans (one, or a buffered store's three), the plan's
 /// inputs (the target as its window), and what the window must hold after, or the error code.
@@ -29,7 +28,7 @@ struct ThroughView {
 fn through_view(src: &str, inputs: &[(&str, Tensor)], buffered: bool, r: &mut Rng) -> Option<ThroughView> {
     let types: Vec<(&str, SymTensorType)> =
         inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
-    let dense: BTreeMap<String, Tensor> = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+    let dense: slc::sema::InputValues = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
     let one_thread = RunOptions { threads: 1, ..RunOptions::default() };
     let kernel = Kernel::prepare_with_values(src, &types, &dense, &one_thread).ok()?;
     let fixed = kernel.fixed()?;

@@ -205,6 +205,14 @@ fn the_command_line_casts_and_the_compile_targets_refuse() {
     let o = slc(&["eval", "a[0] = b", "-i", &a, "-i", &b]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("[  1  -2 300]"), "{}", stdout(&o));
+    // A `.npy` file's 0-d int64 is a NumPy integer: cast (`u[0] = np.load(k)` is 44), and
+    // `u[:] += np.load(k)` refused as NumPy refuses it.
+    let (u, k) =
+        (write("u.npy", &ints(DType::U8, &[3], &[0, 1, 2])), write("k.npy", &Tensor::scalar_i64(300)));
+    let o = slc(&["eval", "u[0] = k", "-i", &u, "-i", &k]);
+    assert!(stdout(&o).contains("[44  1  2]"), "{}{}", stdout(&o), stderr(&o));
+    let o = slc(&["eval", "u[:] += k", "-i", &u, "-i", &k]);
+    assert!(o.status.code() == Some(2) && stderr(&o).contains("E0134"), "{}", stderr(&o));
     let out = dir.join("k.out");
     for target in ["cpu", "dml"] {
         let o = slc(&[
@@ -222,4 +230,52 @@ fn the_command_line_casts_and_the_compile_targets_refuse() {
         assert!(!o.status.success() && !out.exists(), "{target}");
         assert!(stderr(&o).contains("cast"), "{target}: {}", stderr(&o));
     }
+}
+
+/// A 0-d int64 is a NumPy integer, cast as any tensor of another dtype ("strong", NEP 50); one
+/// marked as a Python `int` is converted by its value ("weak"), as NumPy converts `x[0] = 300`
+/// (OverflowError into u8) where it casts `x[0] = np.array(300)` (44). NumPy 2.4's answers.
+#[test]
+fn a_python_int_converts_by_its_value_and_a_numpy_integer_casts() {
+    let sym = |s: &str| -> SymTensorType { s.parse().unwrap() };
+    let sigs = [("u", sym("u8[3]")), ("a", sym("i32[2]")), ("k", sym("i64[]"))];
+    let u = ints(DType::U8, &[3], &[0, 1, 2]);
+    let a = ints(DType::I32, &[2], &[0, 1]);
+    // (program, k, as a NumPy integer, as a Python int); None: refused (E0134).
+    type Stored = Option<&'static [i64]>;
+    let cases: &[(&str, i64, Stored, Stored)] = &[
+        ("u[0] = k", 300, Some(&[44, 1, 2]), None),
+        ("u[0] = k", 7, Some(&[7, 1, 2]), Some(&[7, 1, 2])),
+        ("u[:] += k", 5, None, Some(&[5, 6, 7])),
+        ("a[:] += k", (1 << 40) + 3, Some(&[3, 4]), None),
+        ("a[0] += k", (1 << 40) + 3, None, None),
+        ("a[0] += k", 3, None, Some(&[3, 1])),
+    ];
+    for &(src, k, numpy, python) in cases {
+        for (python_int, want) in [(false, numpy), (true, python)] {
+            let mut values = slc::sema::InputValues::new();
+            match python_int {
+                true => values.insert_python_int("k", k),
+                false => drop(values.insert("k".into(), Tensor::scalar_i64(k))),
+            }
+            let kernel = Kernel::prepare_with_values(src, &sigs, &values, &Default::default());
+            let got = kernel.and_then(|kernel| kernel.run(&[&u, &a, &Tensor::scalar_i64(k)]));
+            let what = format!("{src} with k = {k}, a Python int: {python_int}");
+            match (got, want) {
+                (Ok(t), Some(want)) => assert_eq!(values_i64(&t), want, "{what}"),
+                (Err(e), None) => assert_eq!(e.diagnostic().code, "E0134", "{what}"),
+                (got, _) => panic!("{what}: {got:?}"),
+            }
+        }
+    }
+    // A generic program takes a NumPy integer's value per call and casts it; a Python int's
+    // value it would have to convert by its value, which it does not know: refused.
+    let generic = [("u", sym("u8[N]")), ("k", sym("i64[]"))];
+    let kernel = Kernel::prepare("u[0] = k", &generic).unwrap();
+    assert_eq!(values_i64(&kernel.run(&[&u, &Tensor::scalar_i64(300)]).unwrap()), [44, 1, 2]);
+    let mut marked = slc::sema::InputValues::new();
+    marked.mark_python_ints([&"k".to_string()]);
+    let e = Kernel::prepare_with_values("u[0] = k", &generic, &marked, &Default::default()).unwrap_err();
+    assert_eq!(e.diagnostic().code, "E0134");
+    assert!(e.render("u[0] = k").contains("Python int"), "{}", e.render("u[0] = k"));
 }

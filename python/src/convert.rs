@@ -178,6 +178,12 @@ impl<'py> Held<'py> {
         }
     }
 
+    /// Whether this is a Python `int`, which NumPy converts by its value ("weak", NEP 50)
+    /// where it casts a NumPy integer (`slc::sema::InputValues::is_python_int`).
+    pub fn is_python_int(&self) -> bool {
+        matches!(self, Held::Scalar { .. })
+    }
+
     /// The byte range the elements span (for overlap checks against `out=`).
     pub fn byte_range(&self) -> Option<(usize, usize)> {
         match self {
@@ -267,6 +273,32 @@ fn held_array<'py>(array: Bound<'py, PyUntypedArray>, name: &str) -> PyResult<He
         return Ok(Held::Array { array: swapped, dtype, swapped: Some(descr) });
     }
     Ok(Held::Array { array, dtype, swapped: None })
+}
+
+/// OverflowError where the Python `int` `held` (held as a 0-d integer) has no value of the
+/// integer `dtype` that a store converts it to, as NumPy's conversion of a Python `int` raises
+/// (`np.zeros(1, np.uint8)[0] = 300`); into a float, complex or bool it converts as cast.
+pub fn python_int_fits(held: &Held<'_>, name: &str, dtype: DType) -> PyResult<()> {
+    let value = held.view(name)?.to_tensor().ok().and_then(|t| t.int_at(0));
+    let fits = match (value, dtype.is_integer()) {
+        (_, false) => true,
+        (Some(v), true) => {
+            let bits = dtype.width() as u32 * 8;
+            match dtype.is_signed() {
+                true => v >= -(1i128 << (bits - 1)) && v < 1i128 << (bits - 1),
+                false => v >= 0 && v < 1i128 << bits,
+            }
+        }
+        (None, true) => false,
+    };
+    match fits {
+        true => Ok(()),
+        false => Err(PyOverflowError::new_err(format!(
+            "input '{name}': Python integer {} out of bounds for {}",
+            value.map_or_else(|| "?".into(), |v| v.to_string()),
+            numpy_name(dtype)
+        ))),
+    }
 }
 
 /// A Python integer as the little-endian bytes of `dtype`, or OverflowError.

@@ -39,6 +39,12 @@ pub struct PyKernel {
     /// The inputs whose values the program read while compiling (operator parameters such as
     /// `slice`'s starts), by position, with those values' bytes: calls must pass the same.
     parameters: Vec<(usize, Vec<u8>)>,
+    /// Of those, the Python `int`s a store converts by their value (NumPy's "weak" scalars):
+    /// calls must pass Python `int`s there too, not NumPy integers (which it would cast).
+    python_ints: Vec<usize>,
+    /// The 0-d inputs a store casts to another dtype per call, by position, with that dtype:
+    /// a Python `int` given there must fit it, as NumPy converts a Python `int` by its value.
+    cast_scalars: Vec<(usize, DType)>,
     /// The input names as interned Python strings: a dict lookup by one of them reuses its
     /// cached hash instead of building a string per call.
     keys: Vec<Py<PyString>>,
@@ -57,12 +63,26 @@ impl PyKernel {
             .filter(|(_, (name, _))| read.contains(*name))
             .filter_map(|(i, (name, _))| values.get(name).map(|t| (i, t.bytes().to_vec())))
             .collect();
+        let python_ints = kernel.fixed().map(|c| c.read.python_ints.clone()).unwrap_or_default();
+        let python_ints = (kernel.inputs().enumerate())
+            .filter(|(_, (name, _))| python_ints.contains(*name))
+            .map(|(i, _)| i)
+            .collect();
+        let cast_scalars = (kernel.inputs().enumerate())
+            .filter(|(_, (_, ty))| ty.shape.is_empty())
+            .filter_map(|(i, (name, _))| {
+                let cast = kernel.plan().inputs.iter().find(|d| d.cast_of() == Some(name))?;
+                Some((i, cast.dtype))
+            })
+            .collect();
         let keys = kernel.inputs().map(|(name, _)| PyString::intern(py, name).unbind()).collect();
         let default_threads = slc::RunOptions::default().threads;
         PyKernel {
             kernel: Arc::new(kernel),
             by_threads: Mutex::new(Vec::new()),
             parameters,
+            python_ints,
+            cast_scalars,
             keys,
             default_threads,
         }
@@ -271,6 +291,19 @@ impl PyKernel {
                     "input '{}' is an operator parameter, a boolean mask or a float stored into another dtype, and the kernel was compiled for another value of it: compile again for this one (slc.eval does so by itself)",
                     names[*i]
                 )));
+            }
+        }
+        for &i in &self.python_ints {
+            if !held[i].is_python_int() {
+                return Err(PyValueError::new_err(format!(
+                    "input '{}' was a Python int when the kernel was compiled, which a store converts by its value where it casts a NumPy integer: pass a Python int, or compile again for this one (slc.eval does so by itself)",
+                    names[i]
+                )));
+            }
+        }
+        for &(i, dtype) in &self.cast_scalars {
+            if held[i].is_python_int() {
+                crate::convert::python_int_fits(&held[i], names[i], dtype)?;
             }
         }
         // A store kernel (`a[i] = v`) updates the array given for its target in place, as

@@ -42,6 +42,9 @@ fn compile(py: Python<'_>, expr: &str, types: Option<Bound<'_, PyDict>>) -> PyRe
         if let Some(value) = value {
             values.insert(name.clone(), value);
         }
+        if spec.is_instance_of::<PyInt>() && !spec.is_instance_of::<pyo3::types::PyBool>() {
+            values.mark_python_ints([&name]);
+        }
         signatures.push((name, ty));
     }
     let kernel = PyKernel::new(py, prepare(py, expr, &signatures, &values)?, &values);
@@ -115,10 +118,11 @@ fn parameter_value(held: &Held<'_>, name: &str) -> PyResult<Option<slc::Tensor>>
 }
 
 /// A kernel `eval` built: what it depends on (the text, the inputs' names, dtypes and shapes,
-/// and the values of the inputs its checker read, i.e. operator parameters), and the kernel.
+/// whether each is a Python `int`, and the values of the inputs its checker read, i.e.
+/// operator parameters), and the kernel.
 struct EvalEntry {
     expr: String,
-    inputs: Vec<(String, DType, Vec<usize>)>,
+    inputs: Vec<(String, DType, Vec<usize>, bool)>,
     values: Vec<(usize, Vec<u8>)>,
     kernel: Arc<slc::Kernel>,
 }
@@ -134,7 +138,9 @@ impl EvalEntry {
                 .iter()
                 .zip(names)
                 .zip(held)
-                .all(|(((n, d, s), name), h)| n == name && *d == h.dtype() && s.as_slice() == h.shape())
+                .all(|(((n, d, s, int), name), h)| {
+                    n == name && *d == h.dtype() && s.as_slice() == h.shape() && *int == h.is_python_int()
+                })
             && self.values.iter().all(|(i, bytes)| {
                 held[*i]
                     .view(names[*i])
@@ -222,7 +228,7 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
                 inputs: names
                     .iter()
                     .zip(&held)
-                    .map(|(n, h)| (n.to_string(), h.dtype(), h.shape().to_vec()))
+                    .map(|(n, h)| (n.to_string(), h.dtype(), h.shape().to_vec(), h.is_python_int()))
                     .collect(),
                 values,
                 kernel: kernel.clone(),
@@ -279,6 +285,9 @@ fn build(py: Python<'_>, expr: &str, names: &[&str], held: &[Held<'_>]) -> PyRes
         signatures.push((name.to_string(), TensorType::of(h.dtype(), h.shape()).generic()));
         if let Some(value) = parameter_value(h, name)? {
             values.insert(name.to_string(), value);
+        }
+        if h.is_python_int() {
+            values.mark_python_ints([&name.to_string()]);
         }
     }
     prepare(py, expr, &signatures, &values)

@@ -55,6 +55,9 @@ pub fn _read_zarr<'py>(
         let name: String = key.cast_into::<PyString>().map_err(PyErr::from)?.to_str()?.to_string();
         let held: Held<'_> = hold(&value, &name, DType::I64)?;
         types.insert(name.clone(), TensorType::of(held.dtype(), held.shape()));
+        if held.is_python_int() {
+            values.mark_python_ints([&name]);
+        }
         let numel: usize = held.shape().iter().product();
         // Integer arrays: operator parameters, and index arrays that narrow a gather's rows.
         if held.dtype().is_integer() && numel <= MAX_INDEX_ELEMENTS {
@@ -93,7 +96,7 @@ pub fn _read_zarr<'py>(
     let zarrs: Vec<(String, slc::zarr::PendingZarr)> = opened;
     let windows = slc::zarr::windows(&compiled.plan, zarrs, &[&values, &known])
         .map_err(|(name, e)| PyOSError::new_err(format!("input '{name}': {e}")))?;
-    let mut read = BTreeMap::new();
+    let mut read = InputValues::new();
     for input in &windows.inputs {
         let tensor = py
             .detach(|| input.read())

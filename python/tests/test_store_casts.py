@@ -125,6 +125,79 @@ def test_numpy_scalars_are_strongly_typed_as_nep_50_has_them():
     assert u.tolist() == [47, 2, 2]
 
 
+INT_TARGETS = [np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.float16, np.float32]
+INT_VALUES = [0, 5, -3, 300, 2**40 + 3, -(2**63)]
+
+
+def _numpy_store(x, index, op, value):
+    """NumPy's `x[index] op= value` on a copy of `x`: the copy, or the exception's type."""
+    y = x.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if op == "=":
+                y[index] = value
+            elif op == "+=":
+                y[index] += value
+            else:
+                y[index] *= value
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return y
+
+
+@pytest.mark.parametrize("target", INT_TARGETS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("how", ["python int", "np.int64", "0-d array"])
+def test_a_python_int_is_weak_and_a_numpy_int64_strong(target, how):
+    """NEP 50: NumPy converts a Python int by its value (OverflowError where the target does
+    not hold it) and casts a NumPy int64, scalar or 0-d array, as any array of another dtype.
+    slc.eval, and a compiled kernel called again, against NumPy itself."""
+    make = {"python int": int, "np.int64": np.int64, "0-d array": lambda v: np.array(v, np.int64)}[how]
+    base = np.array([3, 0, 1, 2], dtype=target)
+    forms = [("a[1:3]", slice(1, 3)), ("a[i]", np.array([0, 2])), ("a[2]", 2)]
+    stored = 0
+    for (text, index), op, v in itertools.product(forms, ["=", "+=", "*="], INT_VALUES):
+        want = _numpy_store(base, index, op, make(v))
+        got = base.copy()
+        src = f"{text} {op} k"
+        try:
+            slc.eval(src, a=got, i=np.array([0, 2]), k=make(v))
+        except slc.Error:
+            # A Python int is refused exactly where NumPy raises. A NumPy integer is a tensor
+            # of another dtype: refused where NumPy raises, and where NumPy's result depends
+            # on the value (a signed element updated from a wider integer) or is rounded once
+            # in a wider dtype (docs/semantics.md): never another value.
+            assert want is None or how != "python int", (src, v, want)
+            continue
+        if want is None:
+            # NumPy converts a NumPy integer *scalar* stored into a signed target by its value
+            # (OverflowError); slc takes it as the 0-d array it makes of it, which NumPy casts.
+            assert how == "np.int64" and op == "=" and kind(target) == "i", (src, v, got)
+            continue
+        np.testing.assert_array_equal(got, want, err_msg=f"{src} with {v!r}")
+        stored += 1
+    assert stored >= 15, stored
+
+
+def test_a_kernel_compiled_for_a_python_int_takes_python_ints():
+    u = np.zeros(3, np.uint8)
+    kernel = slc.compile("a[0] = k", a=u, k=7)
+    kernel(a=u, k=7)
+    assert u.tolist() == [7, 0, 0]
+    with pytest.raises(ValueError, match="Python int"):
+        kernel(a=u, k=np.int64(7))
+    # Compiled for a NumPy integer, the value is cast per call; a Python int given there is
+    # converted by its value, as NumPy does: where the target holds it.
+    kernel = slc.compile("a[0] = k", a=u, k=np.int64(7))
+    kernel(a=u, k=np.int64(300))
+    assert u.tolist() == [44, 0, 0]
+    kernel(a=u, k=9)
+    assert u.tolist() == [9, 0, 0]
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        kernel(a=u, k=300)
+    assert u.tolist() == [9, 0, 0]
+
+
 def test_strided_values_and_symbolic_kernels_cast_on_every_call():
     base = np.arange(40, dtype=np.float64) * 1.5 - 7
     k = slc.compile("a[1:] = v", a=("int16", ("N",)), v=("float64", ("K",)))

@@ -11,7 +11,7 @@ use crate::backend::clif::STATUS_OK;
 use crate::backend::jit::{self, JitKernel};
 use crate::error::Error;
 use crate::exec::{Executor, RunOptions, Runnable};
-use crate::pipeline::{Compiled, CompiledGeneric, compile_generic, compile_with_values};
+use crate::pipeline::{Compiled, CompiledGeneric, compile_generic_with, compile_with_values};
 use crate::plan::{BufferId, InputDecl, VerifiedGenericPlan};
 use crate::sema::{InputTypes, InputValues, SymInputTypes};
 use crate::types::sym::SymExpr;

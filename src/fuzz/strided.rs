@@ -132,7 +132,7 @@ pub fn check_strided(case: &Case, r: &mut impl Draw) {
 pub fn check_store_through(src: &str, inputs: &[(&str, Tensor)], target: &str, r: &mut impl Draw) -> bool {
     let types: Vec<(&str, SymTensorType)> =
         inputs.iter().map(|(n, t)| (*n, TensorType::of(t.dtype(), t.shape()).generic())).collect();
-    let dense: BTreeMap<String, Tensor> = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+    let dense: crate::sema::InputValues = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
     let one_thread = RunOptions { threads: 1, ..RunOptions::default() };
     let Ok(kernel) = Kernel::prepare_with_values(src, &types, &dense, &one_thread) else { return false };
     let Some(fixed) = kernel.fixed() else { return false };

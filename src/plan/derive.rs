@@ -3,7 +3,7 @@
 //! (docs/design/shape-generic.md, Masks), and a store's value cast to the target's dtype. The
 //! count of `True`s is a dim of the derived input (`_m_trues`), so binding its dims binds the
 //! count, as any dim; its rows are the coordinates NumPy's advanced indexing reads. Every
-//! executor is handed the derived tensors with the others, made by one function ([`derive`]).
+//! executor is handed the derived tensors with the others, made by one function ([`derive()`]).
 
 use super::ir::{Derived, InputDecl};
 use slc_runtime::{DType, Tensor};

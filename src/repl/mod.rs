@@ -123,7 +123,7 @@ pub(crate) struct Planned {
 
 /// The REPL's state: bindings that persist from entry to entry, and how plans run.
 pub struct Repl {
-    tensors: BTreeMap<String, Tensor>,
+    tensors: crate::sema::InputValues,
     /// Zarr arrays bound lazily: each run reads the chunks it needs (docs/zarr.md).
     zarrs: BTreeMap<String, lazy::LazyZarr>,
     ints: BTreeMap<String, i64>,
@@ -156,7 +156,7 @@ impl Repl {
     /// An empty session on the JIT, without colours, echoing `let`s.
     pub fn new() -> Repl {
         Repl {
-            tensors: BTreeMap::new(),
+            tensors: crate::sema::InputValues::new(),
             zarrs: BTreeMap::new(),
             ints: BTreeMap::new(),
             options: RunOptions::default(),

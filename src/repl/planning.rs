@@ -113,7 +113,8 @@ impl Repl {
         let program = self.rewritten(&program.stmts, temps)?;
         let types: crate::sema::SymInputTypes =
             self.bound_types().map(|(name, ty)| (name.to_string(), ty.symbolic(name))).collect();
-        let (checked, _, plan) = crate::pipeline::check_and_lower_generic(&program, &types)?;
+        let (checked, _, plan) =
+            crate::pipeline::check_and_lower_generic(&program, &types, &Default::default())?;
         let plan = crate::plan::verify_generic(plan).map_err(Error::from)?;
         Ok((checked, plan))
     }

@@ -365,7 +365,7 @@ fn large_masks_are_derived_per_run_not_folded() {
     let a =
         Tensor::from_i64s(DType::I64, &[rows, cols], &(0..(rows * cols) as i64).collect::<Vec<_>>()).unwrap();
     let m = Tensor::from_bytes(DType::Bool, &[rows, cols], &bits(rows * cols)).unwrap();
-    let tensors: BTreeMap<String, Tensor> = [("a".to_string(), a), ("m".to_string(), m)].into();
+    let tensors: crate::sema::InputValues = [("a".to_string(), a), ("m".to_string(), m)].into();
     let types: InputTypes =
         tensors.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
     for backend in ["jit", "interp"] {

@@ -14,7 +14,92 @@ pub type SymInputTypes = BTreeMap<String, SymTensorType>;
 
 /// The values of bound tensors, where known: operator parameters such as `strided_slice`'s
 /// `begin` may come from a bound tensor, and must then be known when the program is checked.
-pub type InputValues = BTreeMap<String, Tensor>;
+/// A map of names to tensors (it derefs to one), and which of them stand for a Python `int`.
+#[derive(Debug, Clone, Default)]
+pub struct InputValues {
+    tensors: BTreeMap<String, Tensor>,
+    /// The names bound to a Python `int` (a 0-d int64 made of it), which NumPy converts by its
+    /// value ("weak", NEP 50) where it casts a NumPy integer, array or scalar ("strong"): a
+    /// store's value of another dtype (docs/semantics.md, Stores). Every other bound tensor is
+    /// a NumPy value.
+    python_ints: BTreeSet<String>,
+}
+
+impl InputValues {
+    pub fn new() -> InputValues {
+        InputValues::default()
+    }
+
+    /// Binds `name` to the Python `int` `value`: a 0-d int64 NumPy converts by its value.
+    pub fn insert_python_int(&mut self, name: impl Into<String>, value: i64) {
+        let name = name.into();
+        self.tensors.insert(name.clone(), Tensor::scalar_i64(value));
+        self.python_ints.insert(name);
+    }
+
+    /// Whether `name` stands for a Python `int`, its value bound here or given per call.
+    pub fn is_python_int(&self, name: &str) -> bool {
+        self.python_ints.contains(name)
+    }
+
+    /// The names that stand for Python `int`s.
+    pub fn python_ints(&self) -> &BTreeSet<String> {
+        &self.python_ints
+    }
+
+    /// Marks `names` as Python `int`s, whether their values are bound here or not (a
+    /// generic program's, whose values come per call; a kernel's, carried into the values it
+    /// reads again per call).
+    pub fn mark_python_ints<'n>(&mut self, names: impl IntoIterator<Item = &'n String>) {
+        self.python_ints.extend(names.into_iter().cloned());
+    }
+
+    /// No values, the same names marked as Python `int`s: what a generic check is given.
+    pub fn python_ints_only(&self) -> InputValues {
+        InputValues { tensors: BTreeMap::new(), python_ints: self.python_ints.clone() }
+    }
+}
+
+impl std::ops::Deref for InputValues {
+    type Target = BTreeMap<String, Tensor>;
+    fn deref(&self) -> &BTreeMap<String, Tensor> {
+        &self.tensors
+    }
+}
+
+impl std::ops::DerefMut for InputValues {
+    fn deref_mut(&mut self) -> &mut BTreeMap<String, Tensor> {
+        &mut self.tensors
+    }
+}
+
+impl FromIterator<(String, Tensor)> for InputValues {
+    fn from_iter<I: IntoIterator<Item = (String, Tensor)>>(iter: I) -> InputValues {
+        InputValues { tensors: iter.into_iter().collect(), python_ints: BTreeSet::new() }
+    }
+}
+
+impl IntoIterator for InputValues {
+    type Item = (String, Tensor);
+    type IntoIter = std::collections::btree_map::IntoIter<String, Tensor>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.tensors.into_iter()
+    }
+}
+
+impl<'v> IntoIterator for &'v InputValues {
+    type Item = (&'v String, &'v Tensor);
+    type IntoIter = std::collections::btree_map::Iter<'v, String, Tensor>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.tensors.iter()
+    }
+}
+
+impl<const N: usize> From<[(String, Tensor); N]> for InputValues {
+    fn from(pairs: [(String, Tensor); N]) -> InputValues {
+        pairs.into_iter().collect()
+    }
+}
 
 /// Whether checking a program may read the value of an input of this dtype and size: a small
 /// integer tensor may be an operator parameter (parameters are short lists), a bool tensor of
@@ -49,6 +134,9 @@ pub fn holds_large_mask(values: &InputValues) -> bool {
 pub struct InputsRead {
     pub types: BTreeSet<String>,
     pub values: BTreeSet<String>,
+    /// Of `values`, those checked as Python `int`s ([`InputValues::is_python_int`]): checking
+    /// again with the same values gives the same result where these are marked again.
+    pub python_ints: BTreeSet<String>,
 }
 
 /// How checking treats masks whose value it has, where callers differ.

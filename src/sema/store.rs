@@ -192,13 +192,26 @@ impl Checker<'_> {
         let in_arithmetic = matches!(of, ValueOf::Store { combine, .. } if combine != Combine::Set);
         let v = self.to_tensor_value(v, span)?;
         let dtype = target.ty.dtype;
-        // A 0-d i64 bound with its value (a Python `int` passed by name) is the literal it
-        // holds, as NumPy takes `x[i] = k`; its value is recorded as read. A 0-d integer of
-        // another dtype is a NumPy scalar, strongly typed (NEP 50): a tensor, cast as one.
-        let python_int = v.ty.dtype == DType::I64 && self.bound_scalar(&v);
+        // A Python `int` passed by name (a 0-d i64 bound with its value) is the literal it
+        // holds, as NumPy takes `x[i] = k` ("weak", NEP 50); its value is recorded as read.
+        // Any other 0-d integer is a NumPy array or scalar, strongly typed: a tensor, cast as
+        // one.
+        let python_int = matches!(&v.kind, TExprKind::Input(name) if self.values.is_python_int(name))
+            && v.ty.dtype == DType::I64
+            && v.ty.shape.is_empty();
+        if python_int && v.ty.dtype != dtype && !self.bound_scalar(&v) {
+            let why = "a Python int is converted by its value, which a kernel compiled for any value does not know: give it when compiling, or pass the value in the target's dtype";
+            return err(
+                K::StoreDtype { op: "store", value: "i64".into(), target: dtype.name().into(), why },
+                span,
+            );
+        }
         let v = match v.ty.dtype != dtype && python_int {
             true => {
                 let value = self.value_of(&v)?[0];
+                if let TExprKind::Input(name) = &v.kind {
+                    self.read.python_ints.insert(name.to_string());
+                }
                 let Ok(value) = i64::try_from(value) else {
                     return err(
                         K::StoreLiteralRange { value: value.to_string(), target: dtype.name().into() },
@@ -220,15 +233,6 @@ impl Checker<'_> {
         };
         if v.ty.dtype == dtype {
             return Ok(v);
-        }
-        // A 0-d i64 bound without its value may be a Python `int`, which NumPy converts by its
-        // value (weak) where it would cast a NumPy scalar (strong): slc cannot tell them apart.
-        if v.ty.dtype == DType::I64 && v.ty.shape.is_empty() && matches!(v.kind, TExprKind::Input(_)) {
-            let why = "a 0-d int64 bound without its value may be a Python int, which NumPy converts by its value: bind it with its value, or in the target's dtype";
-            return err(
-                K::StoreDtype { op: "store", value: "i64".into(), target: dtype.name().into(), why },
-                span,
-            );
         }
         let TExprKind::Const(t) = &v.kind else {
             return tensor_of_another_dtype(v, dtype, of, span);

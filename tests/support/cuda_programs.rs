@@ -40,7 +40,7 @@ fn plan_inputs(plan: &VerifiedGenericPlan, given: &BTreeMap<String, Tensor>) -> 
 pub fn concrete(what: String, src: &str, given: &BTreeMap<String, Tensor>) -> Option<Program> {
     let types: InputTypes =
         given.iter().map(|(n, t)| (n.clone(), TensorType::of(t.dtype(), t.shape()))).collect();
-    let values: InputValues = given.clone();
+    let values: InputValues = given.clone().into_iter().collect();
     let compiled = slc::compile_with_values(src, &types, &values).ok()?;
     // The CUDA back end refuses stores combining complex numbers (docs/cuda.md).
     if compiled.plan.store.as_ref().is_some_and(|s| supported(s.combine, compiled.plan.dtype).is_err()) {

@@ -108,6 +108,8 @@ fn is_immutable(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 struct DeviceEntry {
     expr: String,
     types: Vec<(String, DType, Vec<usize>)>,
+    /// The inputs given as Python `int`s.
+    python_ints: Vec<String>,
     values: Vec<(usize, Vec<u8>)>,
     kernel: std::sync::Arc<slc::Kernel>,
 }
@@ -137,6 +139,7 @@ pub fn eval_on_device<'py>(
     let mut types = Vec::with_capacity(inputs.len());
     // Per input, its elements on the host where the front end may read them.
     let mut readable: Vec<Option<slc::Tensor>> = Vec::with_capacity(inputs.len());
+    let mut python_ints = vec![];
     for (name, value) in inputs.iter() {
         let name: String = name.extract()?;
         let on_device = is_cuda(&value);
@@ -151,6 +154,9 @@ pub fn eval_on_device<'py>(
         } else {
             let held = crate::convert::hold(&value, &name, DType::I64)?;
             types.push((name.clone(), held.dtype(), held.shape().to_vec()));
+            if held.is_python_int() {
+                python_ints.push(name.clone());
+            }
             match slc::sema::value_may_be_read(held.dtype(), held.shape().iter().product()) {
                 true => {
                     Some(held.view(&name)?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?)
@@ -164,6 +170,7 @@ pub fn eval_on_device<'py>(
     let fits = |e: &DeviceEntry| {
         e.expr == expr
             && e.types == types
+            && e.python_ints == python_ints
             && e.values
                 .iter()
                 .all(|(i, bytes)| readable[*i].as_ref().is_some_and(|t| t.bytes() == bytes.as_slice()))
@@ -180,9 +187,10 @@ pub fn eval_on_device<'py>(
             let signatures: Vec<(String, slc::types::SymTensorType)> = (types.iter())
                 .map(|(n, d, dims)| (n.clone(), slc::types::TensorType::of(*d, dims).generic()))
                 .collect();
-            let offered: slc::sema::InputValues = (types.iter().zip(&readable))
+            let mut offered: slc::sema::InputValues = (types.iter().zip(&readable))
                 .filter_map(|((n, _, _), t)| Some((n.clone(), t.clone()?)))
                 .collect();
+            offered.mark_python_ints(&python_ints);
             let kernel = std::sync::Arc::new(crate::kernel::prepare(py, expr, &signatures, &offered)?);
             let read = kernel.fixed().map(|c| c.read.values.clone()).unwrap_or_default();
             let kept = (types.iter().enumerate())
@@ -193,7 +201,13 @@ pub fn eval_on_device<'py>(
             if kernels.len() >= MAX_EVAL_KERNELS {
                 kernels.remove(0);
             }
-            kernels.push(DeviceEntry { expr: expr.to_string(), types, values: kept, kernel: kernel.clone() });
+            kernels.push(DeviceEntry {
+                expr: expr.to_string(),
+                types,
+                python_ints,
+                values: kept,
+                kernel: kernel.clone(),
+            });
             kernel
         }
     };

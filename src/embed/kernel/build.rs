@@ -51,7 +51,7 @@ impl Kernel {
             inputs.iter().map(|(n, t)| Some((n.to_string(), t.concrete()?))).collect();
         let generic = || {
             let types: SymInputTypes = inputs.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
-            compile_generic(src, &types)
+            compile_generic_with(src, &types, values)
         };
         // A large mask's positions are derived per call by a generic kernel over these fixed
         // types (the same kernel then serves every mask); the fixed pipeline folds them.

@@ -281,6 +281,8 @@ impl Kernel {
                 values.insert(n.clone(), elements_to_host(a)?);
             }
         }
+        // The Python `int`s the kernel was compiled for are Python `int`s again.
+        values.mark_python_ints(s.fixed.iter().flat_map(|c| &c.read.python_ints));
         let compiled = compile_with_values(&s.src, &types, &values)?;
         let strides: InputStrides = (s.names.iter().zip(inputs))
             .filter_map(|(n, a)| Some((n.clone(), a.layout()?.iter().map(|&x| x as i64).collect())))
