@@ -50,28 +50,31 @@ def wider(target, value):
     return np.result_type(target, value) != np.dtype(target)
 
 
+def _numpy_store(x, index, op, value):
+    """NumPy's `x[index] op= value` on a copy of `x`: the copy, or None where NumPy raises."""
+    y = x.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if op == "=":
+                y[index] = value
+            elif op == "+=":
+                y[index] += value
+            else:
+                y[index] *= value
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return y
+
+
 @pytest.mark.parametrize("target,value", list(itertools.product(DTYPES, DTYPES)))
 def test_values_of_another_dtype_are_cast_as_numpy_casts_them(target, value):
     rng = np.random.default_rng(DTYPES.index(target) * 31 + DTYPES.index(value))
     for (src, index, vshape), op in itertools.product(FORMS, ["=", "+=", "*="]):
         a = values(target, target, (4, 3), rng)
         v = values(target, value, vshape, rng)
-        # A 0-d int64 is how a Python int reaches slc, and slc takes it for one (weak): NumPy
-        # is asked the same.
-        v_numpy = int(v) if v.shape == () and v.dtype == np.int64 else v
-        want = a.copy()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                if op == "=":
-                    want[index] = v_numpy
-                elif op == "+=":
-                    want[index] += v_numpy
-                else:
-                    want[index] *= v_numpy
-            numpy_raised = False
-        except (TypeError, ValueError, OverflowError):
-            numpy_raised = True
+        want = _numpy_store(a, index, op, v)
+        numpy_raised = want is None
         got = a.copy()
         program = f"{src} {op} v"
         inputs = {"a": got, "v": v, "i": FORMS[1][1][0], "m": FORMS[2][1][0]}
@@ -127,23 +130,6 @@ def test_numpy_scalars_are_strongly_typed_as_nep_50_has_them():
 
 INT_TARGETS = [np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.float16, np.float32]
 INT_VALUES = [0, 5, -3, 300, 2**40 + 3, -(2**63)]
-
-
-def _numpy_store(x, index, op, value):
-    """NumPy's `x[index] op= value` on a copy of `x`: the copy, or the exception's type."""
-    y = x.copy()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if op == "=":
-                y[index] = value
-            elif op == "+=":
-                y[index] += value
-            else:
-                y[index] *= value
-    except (OverflowError, TypeError, ValueError):
-        return None
-    return y
 
 
 @pytest.mark.parametrize("target", INT_TARGETS, ids=lambda d: np.dtype(d).name)
