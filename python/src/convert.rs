@@ -214,6 +214,15 @@ pub fn array_byte_range(array: &Bound<'_, PyUntypedArray>) -> Option<(usize, usi
     Some((lo as usize, (hi + width) as usize))
 }
 
+/// The dtype a Python `int` given for an input of type `ty` is held as: a 0-d integer input's
+/// own (whichever width it was compiled for), else int64 (which the type check then refuses).
+pub fn python_int_dtype(ty: &slc::types::SymTensorType) -> DType {
+    match ty.shape.is_empty() && ty.dtype.is_integer() {
+        true => ty.dtype,
+        false => DType::I64,
+    }
+}
+
 /// Makes `value` an input: arrays as they are; Python integers (not bools) as 0-d integers of
 /// `int_dtype`; anything else through `numpy.asarray` (buffers, `__array_interface__`, lists).
 /// Byte-swapped arrays are the one case that is copied (slc reads native byte order).

@@ -124,6 +124,26 @@ pub fn prepare(
 }
 
 impl PyKernel {
+    /// The checks of a 0-d input that a store converts, the input at `i` in call order, as it
+    /// is held on the host (`None`: on the device, so not a Python `int`): where the kernel was
+    /// compiled for a Python `int` there, a Python `int` again (a NumPy integer would be cast,
+    /// not converted by its value); a Python `int` that a store casts must fit the target's
+    /// dtype, as NumPy's conversion raises OverflowError.
+    fn check_store_scalar(&self, i: usize, name: &str, held: Option<&Held<'_>>) -> PyResult<()> {
+        let python_int = held.is_some_and(Held::is_python_int);
+        if self.python_ints.contains(&i) && !python_int {
+            return Err(PyValueError::new_err(format!(
+                "input '{name}' was a Python int when the kernel was compiled, which a store converts by its value where it casts a NumPy integer: pass a Python int, or compile again for this one (slc.eval does so by itself)"
+            )));
+        }
+        match (held, self.cast_scalars.iter().find(|(at, _)| *at == i)) {
+            (Some(held), Some(&(_, dtype))) if python_int => {
+                crate::convert::python_int_fits(held, name, dtype)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// `__call__` where an input or `out` is on the GPU (`crate::cuda`).
     fn call_on_device<'py>(
         &self,
@@ -133,7 +153,7 @@ impl PyKernel {
         stream: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut values = Vec::with_capacity(inputs.len());
-        for ((name, _), key) in self.kernel.inputs().zip(&self.keys) {
+        for ((name, ty), key) in self.kernel.inputs().zip(&self.keys) {
             let Some(value) = inputs.get_item(key.bind(py))? else {
                 return Err(PyTypeError::new_err(format!(
                     "missing input '{name}' (the kernel takes {})",
@@ -141,6 +161,14 @@ impl PyKernel {
                 )));
             };
             let on_device = crate::cuda::is_cuda(&value);
+            let i = values.len();
+            if self.python_ints.contains(&i) || self.cast_scalars.iter().any(|&(at, _)| at == i) {
+                let held = match on_device {
+                    true => None,
+                    false => Some(hold(&value, name, crate::convert::python_int_dtype(ty))?),
+                };
+                self.check_store_scalar(i, name, held.as_ref())?;
+            }
             values.push((name.to_string(), value, on_device));
         }
         if values.len() != inputs.len() {
@@ -264,7 +292,7 @@ impl PyKernel {
                 )));
             };
             // A Python int fills a 0-d integer input of whichever width it was compiled for.
-            let int_dtype = if ty.shape.is_empty() && ty.dtype.is_integer() { ty.dtype } else { DType::I64 };
+            let int_dtype = crate::convert::python_int_dtype(ty);
             let h = hold(&value, name, int_dtype)?;
             check_input(name, &h, ty)?;
             names.push(name);
@@ -293,18 +321,8 @@ impl PyKernel {
                 )));
             }
         }
-        for &i in &self.python_ints {
-            if !held[i].is_python_int() {
-                return Err(PyValueError::new_err(format!(
-                    "input '{}' was a Python int when the kernel was compiled, which a store converts by its value where it casts a NumPy integer: pass a Python int, or compile again for this one (slc.eval does so by itself)",
-                    names[i]
-                )));
-            }
-        }
-        for &(i, dtype) in &self.cast_scalars {
-            if held[i].is_python_int() {
-                crate::convert::python_int_fits(&held[i], names[i], dtype)?;
-            }
+        for (i, (name, held)) in names.iter().zip(&held).enumerate() {
+            self.check_store_scalar(i, name, Some(held))?;
         }
         // A store kernel (`a[i] = v`) updates the array given for its target in place, as
         // `slc.eval` does, unless `out=` asks for the updated copy.

@@ -133,14 +133,9 @@ impl EvalEntry {
     fn fits(&self, expr: &str, names: &[&str], held: &[Held<'_>]) -> bool {
         self.expr == expr
             && self.inputs.len() == held.len()
-            && self
-                .inputs
-                .iter()
-                .zip(names)
-                .zip(held)
-                .all(|(((n, d, s, int), name), h)| {
-                    n == name && *d == h.dtype() && s.as_slice() == h.shape() && *int == h.is_python_int()
-                })
+            && self.inputs.iter().zip(names).zip(held).all(|(((n, d, s, int), name), h)| {
+                n == name && *d == h.dtype() && s.as_slice() == h.shape() && *int == h.is_python_int()
+            })
             && self.values.iter().all(|(i, bytes)| {
                 held[*i]
                     .view(names[*i])

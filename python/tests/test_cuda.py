@@ -262,6 +262,17 @@ VIEW_STORES = [
 ]
 
 
+def _raises(kind, text, call):
+    """`call()` raises `kind` with `text` in its message (pytest.raises, which the GPU machine's
+    plain-script run has not)."""
+    try:
+        call()
+    except kind as e:
+        assert text in str(e), e
+    else:
+        raise AssertionError(f"no {kind.__name__}")
+
+
 def _view_stores(to_device, to_host, views):
     """Every store of VIEW_STORES into every view of a fresh f32[12, 10] base on the device:
     the whole base afterwards equals NumPy's setitem on the same view of a host copy."""
@@ -296,6 +307,28 @@ def test_stores_into_cupy_views_with_negative_steps_as_numpy():
              ("x[:, ::2]", lambda x: x[:, ::2]), ("x[1::3, 2:]", lambda x: x[1::3, 2:])]
     for _, cp in _array_libraries():
         _view_stores(cp.asarray, cp.asnumpy, views)
+
+
+def test_python_ints_stored_into_device_arrays_as_into_host_ones():
+    """A kernel's Python ints (NEP 50: converted by value, where a NumPy integer is cast) are
+    checked per call on the device as on the host (test_store_casts.py's twin), before any
+    kernel runs: the array keeps its values on a refusal."""
+    if not _array_libraries():
+        _skip("no CuPy with a GPU")
+    u = np.zeros(3, np.uint8)
+    for name, xp in _array_libraries():
+        a = xp.asarray(u)
+        kernel = slc.compile("a[0] = k", a=u, k=7)
+        kernel(a=a, k=7)
+        assert xp.asnumpy(a).tolist() == [7, 0, 0], name
+        _raises(ValueError, "Python int", lambda: kernel(a=a, k=np.int64(7)))
+        kernel = slc.compile("a[0] = k", a=u, k=np.int64(7))
+        kernel(a=a, k=np.int64(300))
+        assert xp.asnumpy(a).tolist() == [44, 0, 0], name
+        kernel(a=a, k=9)
+        assert xp.asnumpy(a).tolist() == [9, 0, 0], name
+        _raises(OverflowError, "out of bounds for uint8", lambda: kernel(a=a, k=300))
+        assert xp.asnumpy(a).tolist() == [9, 0, 0], name
 
 
 def test_lying_dlpack_producers_are_refused():
@@ -386,6 +419,7 @@ def test_the_gpu_tests_on_the_stand_in_driver():
                  "test_every_form_kernels_out_streams_and_errors_on_cupy_arrays",
                  "test_stores_into_cupy_views_with_negative_steps_as_numpy",
                  "test_lying_dlpack_producers_are_refused",
+                 "test_python_ints_stored_into_device_arrays_as_into_host_ones",
                  "test_device_memory_does_not_leak_from_python"):
         assert f"{name}: ok" in run.stdout, run.stdout + run.stderr
 

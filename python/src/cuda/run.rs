@@ -36,7 +36,7 @@ pub fn run_on_device<'py>(
             continue;
         }
         // A host value beside device ones: copied over (a Python int as the input's dtype).
-        let int_dtype = if ty.shape.is_empty() && ty.dtype.is_integer() { ty.dtype } else { DType::I64 };
+        let int_dtype = crate::convert::python_int_dtype(ty);
         if value.is_instance_of::<PyBool>() {
             return Err(PyTypeError::new_err(format!("input '{name}' is a bool, not an array")));
         }
