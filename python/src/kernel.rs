@@ -124,6 +124,12 @@ pub fn prepare(
 }
 
 impl PyKernel {
+    /// Whether the input at `i` is a 0-d value a store converts, which [`Self::check_store_scalar`]
+    /// checks per call (few kernels have one: the call's other inputs are not looked at).
+    fn converts_scalar(&self, i: usize) -> bool {
+        self.python_ints.contains(&i) || self.cast_scalars.iter().any(|&(at, _)| at == i)
+    }
+
     /// The checks of a 0-d input that a store converts, the input at `i` in call order, as it
     /// is held on the host (`None`: on the device, so not a Python `int`): where the kernel was
     /// compiled for a Python `int` there, a Python `int` again (a NumPy integer would be cast,
@@ -162,7 +168,7 @@ impl PyKernel {
             };
             let on_device = crate::cuda::is_cuda(&value);
             let i = values.len();
-            if self.python_ints.contains(&i) || self.cast_scalars.iter().any(|&(at, _)| at == i) {
+            if self.converts_scalar(i) {
                 let held = match on_device {
                     true => None,
                     false => Some(hold(&value, name, crate::convert::python_int_dtype(ty))?),
@@ -321,8 +327,8 @@ impl PyKernel {
                 )));
             }
         }
-        for (i, (name, held)) in names.iter().zip(&held).enumerate() {
-            self.check_store_scalar(i, name, Some(held))?;
+        for i in (0..held.len()).filter(|&i| self.converts_scalar(i)) {
+            self.check_store_scalar(i, names[i], Some(&held[i]))?;
         }
         // A store kernel (`a[i] = v`) updates the array given for its target in place, as
         // `slc.eval` does, unless `out=` asks for the updated copy.
