@@ -165,7 +165,7 @@ fn errors_have_codes_and_point_at_the_argument() {
         ("scatter_nd(a, [[1], [2]], u, reduction=sum)", "E0125", "sum"),
         ("scatter_nd(a[1:], [[1], [2]], u)", "E0125", "a[1:]"),
         ("scatter_nd(a, [[1], [2]], u)[0]", "E0131", "scatter_nd(a, [[1], [2]], u)"),
-        ("scatter_nd(k, [[1], [2]], [1, 300])", "E0134", "[1, 300]"),
+        ("scatter_nd(k, [[1], [2]], [1, 300])", "E0135", "[1, 300]"),
         ("scatter_nd(a, [[1], [2]], k[:2])", "E0134", "k[:2]"),
     ];
     for (src, code, at) in cases {

@@ -241,7 +241,8 @@ fn a_python_int_converts_by_its_value_and_a_numpy_integer_casts() {
     let sigs = [("u", sym("u8[3]")), ("a", sym("i32[2]")), ("k", sym("i64[]"))];
     let u = ints(DType::U8, &[3], &[0, 1, 2]);
     let a = ints(DType::I32, &[2], &[0, 1]);
-    // (program, k, as a NumPy integer, as a Python int); None: refused (E0134).
+    // (program, k, as a NumPy integer, as a Python int); None: refused (a Python int out of
+    // the target's range E0135, NumPy's OverflowError; a NumPy integer's `+=` E0134).
     type Stored = Option<&'static [i64]>;
     let cases: &[(&str, i64, Stored, Stored)] = &[
         ("u[0] = k", 300, Some(&[44, 1, 2]), None),
@@ -263,7 +264,10 @@ fn a_python_int_converts_by_its_value_and_a_numpy_integer_casts() {
             let what = format!("{src} with k = {k}, a Python int: {python_int}");
             match (got, want) {
                 (Ok(t), Some(want)) => assert_eq!(values_i64(&t), want, "{what}"),
-                (Err(e), None) => assert_eq!(e.diagnostic().code, "E0134", "{what}"),
+                (Err(e), None) => {
+                    let code = if python_int { "E0135" } else { "E0134" };
+                    assert_eq!(e.diagnostic().code, code, "{what}");
+                }
                 (got, _) => panic!("{what}: {got:?}"),
             }
         }
@@ -278,4 +282,39 @@ fn a_python_int_converts_by_its_value_and_a_numpy_integer_casts() {
     let e = Kernel::prepare_with_values("u[0] = k", &generic, &marked, &Default::default()).unwrap_err();
     assert_eq!(e.diagnostic().code, "E0134");
     assert!(e.render("u[0] = k").contains("Python int"), "{}", e.render("u[0] = k"));
+}
+
+/// NumPy's setitem converts a NumPy integer *scalar* by its value where `=` goes through basic
+/// subscripts into a signed integer target (`i8[0] = np.int16(300)` raises OverflowError), and
+/// casts it everywhere else, as it casts a 0-d array (index arrays and masks, unsigned, bool and
+/// float targets, `+=`). The plan casts in every case; the checker names the inputs the Python
+/// package must check per call (`InputsRead::setitem_scalars`), with the target's dtype.
+#[test]
+fn the_inputs_numpy_converts_by_value_as_scalars_are_named() {
+    let sym = |s: &str| -> SymTensorType { s.parse().unwrap() };
+    let sigs = [
+        ("a", sym("i8[2, 3]")),
+        ("u", sym("u8[3]")),
+        ("f", sym("f32[3]")),
+        ("v", sym("i16[]")),
+        ("s", sym("i8[]")),
+        ("j", sym("i64[]")),
+        ("i", sym("i64[1]")),
+        ("m", sym("bool[3]")),
+    ];
+    let named = |src: &str| -> Vec<(String, DType)> {
+        let kernel = Kernel::prepare(src, &sigs).unwrap_or_else(|e| panic!("{src}: {}", e.render(src)));
+        kernel.program().read.setitem_scalars.clone().into_iter().collect()
+    };
+    let v_as_i8 = vec![("v".to_string(), DType::I8)];
+    for src in ["a[0] = v", "a[0, 1] = v", "a[...] = v", "a[:, 1:] = v", "a[None, j] = v", "a[1:][0] = v"] {
+        assert_eq!(named(src), v_as_i8, "{src}");
+    }
+    // Index arrays and masks (NumPy's fancy setitem casts), another target dtype, `+=`, a value
+    // of the target's dtype, and a value that is not a 0-d input.
+    for src in
+        ["a[0, i] = v", "a[0, m] = v", "u[0] = v", "f[0] = v", "a[:] += v", "a[0] = s", "a[0] = a[1, 0]"]
+    {
+        assert_eq!(named(src), vec![], "{src}");
+    }
 }

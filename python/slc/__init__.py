@@ -43,6 +43,7 @@ from ._errors import (
     IndexError,
     InternalError,
     MemoryError,
+    OverflowError,
     ParseError,
     RunError,
     ShapeError,

@@ -132,6 +132,9 @@ class ParseError(CompileError):
 class IndexError(Error, builtins.IndexError):
     """An index out of range (E0102 while compiling; E0201, E0202 while running)."""
 
+class OverflowError(CompileError, builtins.OverflowError):
+    """A value a store converts by its value that the target's dtype does not hold (E0135)."""
+
 class RunError(Error):
     """Running the kernel failed (other E02xx)."""
 

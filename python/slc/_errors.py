@@ -9,6 +9,7 @@ __all__ = [
     "ParseError",
     "CompileError",
     "IndexError",
+    "OverflowError",
     "RunError",
     "MemoryError",
     "DmlError",
@@ -55,6 +56,13 @@ class IndexError(Error, builtins.IndexError):
     boolean mask whose shape does not match (E0107); index arrays that do not broadcast
     (E0108). Also a Python ``IndexError``, so ``except IndexError`` catches it as it catches
     NumPy's."""
+
+
+class OverflowError(CompileError, builtins.OverflowError):
+    """A value a store converts by its value (a literal, a Python ``int`` or ``float``) that the
+    target's integer dtype does not hold, an infinity included (E0135), where NumPy raises
+    ``OverflowError``: ``a[0] = 300`` into ``uint8``. Also a Python ``OverflowError``, so
+    ``except OverflowError`` catches it as it catches NumPy's."""
 
 
 class RunError(Error):

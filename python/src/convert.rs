@@ -8,7 +8,7 @@ use numpy::{
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyInt, PyModule, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyInt, PyModule, PyTuple};
 use slc::{DType, TensorView};
 
 static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -291,13 +291,7 @@ pub fn python_int_fits(held: &Held<'_>, name: &str, dtype: DType) -> PyResult<()
     let value = held.view(name)?.to_tensor().ok().and_then(|t| t.int_at(0));
     let fits = match (value, dtype.is_integer()) {
         (_, false) => true,
-        (Some(v), true) => {
-            let bits = dtype.width() as u32 * 8;
-            match dtype.is_signed() {
-                true => v >= -(1i128 << (bits - 1)) && v < 1i128 << (bits - 1),
-                false => v >= 0 && v < 1i128 << bits,
-            }
-        }
+        (Some(v), true) => integer_fits(v, dtype),
         (None, true) => false,
     };
     match fits {
@@ -308,6 +302,43 @@ pub fn python_int_fits(held: &Held<'_>, name: &str, dtype: DType) -> PyResult<()
             numpy_name(dtype)
         ))),
     }
+}
+
+/// Whether the integer `dtype` holds `v`.
+fn integer_fits(v: i128, dtype: DType) -> bool {
+    let bits = dtype.width() as u32 * 8;
+    match dtype.is_signed() {
+        true => v >= -(1i128 << (bits - 1)) && v < 1i128 << (bits - 1),
+        false => v >= 0 && v < 1i128 << bits,
+    }
+}
+
+/// OverflowError where an input `kernel` stores with `=` through basic subscripts into a
+/// signed integer target is a NumPy integer *scalar* the target's dtype does not hold: NumPy's
+/// setitem converts such a scalar by its value (`i8[0] = np.int16(300)` raises) where it casts
+/// a 0-d array (`np.array(300, np.int16)` is stored as 44), and so does the kernel, which casts
+/// both (`slc::sema::InputsRead::setitem_scalars`). Checked before anything runs.
+pub fn numpy_scalars_fit(kernel: &slc::Kernel, inputs: &Bound<'_, PyDict>) -> PyResult<()> {
+    let scalars = &kernel.program().read.setitem_scalars;
+    if scalars.is_empty() {
+        return Ok(());
+    }
+    let integer = numpy(inputs.py())?.getattr("integer")?;
+    for (name, &dtype) in scalars {
+        let Some(value) = inputs.get_item(name)? else { continue };
+        if !value.is_instance(&integer)? {
+            continue;
+        }
+        let v: i128 = value.call_method0("__index__")?.extract()?;
+        if !integer_fits(v, dtype) {
+            return Err(PyOverflowError::new_err(format!(
+                "input '{name}': Python integer {v} out of bounds for {}: NumPy stores a NumPy integer \
+                 scalar through basic subscripts by its value (a 0-d array it casts)",
+                numpy_name(dtype)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A Python integer as the little-endian bytes of `dtype`, or OverflowError.

@@ -24,6 +24,8 @@ fn class_for(code: &str) -> &'static str {
         // index, a mask of the wrong shape, index arrays that do not broadcast.
         "E0102" | "E0201" | "E0202" | "E0103" | "E0104" | "E0106" | "E0107" | "E0108" => "IndexError",
         "E0204" | "E0207" => "MemoryError",
+        // Where NumPy raises OverflowError: a Python int or float a store converts by its value.
+        "E0135" => "OverflowError",
         // Inputs a shape-generic kernel cannot take: NumPy raises ValueError for shapes.
         "E0208" => "ShapeError",
         c if c.starts_with("E00") => "ParseError",

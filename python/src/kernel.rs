@@ -259,6 +259,9 @@ impl PyKernel {
         stream: Option<Bound<'py, PyAny>>,
         inputs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(d) = &inputs {
+            crate::convert::numpy_scalars_fit(&self.kernel, d)?;
+        }
         if let Some(d) = &inputs
             && (d.iter().any(|(_, v)| crate::cuda::is_cuda(&v))
                 || out.as_ref().is_some_and(crate::cuda::is_cuda))

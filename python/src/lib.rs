@@ -241,6 +241,9 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
             kernel
         }
     };
+    if let Some(d) = &inputs {
+        convert::numpy_scalars_fit(&kernel, d)?;
+    }
     match store_target(expr) {
         Some(target) => {
             // `a[i] = v` stores into the array bound to `a`, as NumPy's does, and returns None.

@@ -329,6 +329,15 @@ def test_python_ints_stored_into_device_arrays_as_into_host_ones():
         assert xp.asnumpy(a).tolist() == [9, 0, 0], name
         _raises(OverflowError, "out of bounds for uint8", lambda: kernel(a=a, k=300))
         assert xp.asnumpy(a).tolist() == [9, 0, 0], name
+        # A NumPy integer scalar `=` stores through basic subscripts into a signed target is
+        # converted by its value, as NumPy's setitem converts it (an index array casts it).
+        s = xp.asarray(np.zeros(3, np.int8))
+        kernel = slc.compile("a[0] = k", a=np.zeros(3, np.int8), k=np.int16(7))
+        _raises(OverflowError, "out of bounds for int8", lambda: kernel(a=s, k=np.int16(300)))
+        _raises(OverflowError, "out of bounds for int8", lambda: slc.eval("a[1:] = k", a=s, k=np.int16(300)))
+        assert xp.asnumpy(s).tolist() == [0, 0, 0], name
+        slc.eval("a[i] = k", a=s, i=np.array([2]), k=np.int16(300))
+        assert xp.asnumpy(s).tolist() == [0, 0, 44], name
 
 
 def test_lying_dlpack_producers_are_refused():

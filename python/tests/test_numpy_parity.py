@@ -65,10 +65,12 @@ def test_index_errors_are_where_numpys_are(src, numpy):
 def test_the_star_import_leaves_the_builtins_alone():
     scope = {}
     exec("from slc import *", scope)
-    assert "IndexError" not in scope and "MemoryError" not in scope
+    assert "IndexError" not in scope and "MemoryError" not in scope and "OverflowError" not in scope
     assert "eval" in scope and "Error" in scope
     assert issubclass(slc.IndexError, builtins.IndexError)
     assert issubclass(slc.MemoryError, builtins.MemoryError)
+    assert issubclass(slc.OverflowError, builtins.OverflowError)
+    assert issubclass(slc.OverflowError, slc.CompileError)
 
 
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3)])

@@ -155,14 +155,119 @@ def test_a_python_int_is_weak_and_a_numpy_int64_strong(target, how):
             # in a wider dtype (docs/semantics.md): never another value.
             assert want is None or how != "python int", (src, v, want)
             continue
-        if want is None:
-            # NumPy converts a NumPy integer *scalar* stored into a signed target by its value
-            # (OverflowError); slc takes it as the 0-d array it makes of it, which NumPy casts.
-            assert how == "np.int64" and op == "=" and kind(target) == "i", (src, v, got)
+        except OverflowError:
+            # NumPy converts a NumPy integer *scalar* that `=` stores through basic subscripts
+            # into a signed target by its value, as a Python int: OverflowError, as NumPy's.
+            assert want is None, (src, v, got)
             continue
+        assert want is not None, (src, v, got)
         np.testing.assert_array_equal(got, want, err_msg=f"{src} with {v!r}")
         stored += 1
     assert stored >= 15, stored
+
+
+SCALAR_TARGETS = [np.int8, np.int16, np.int64, np.uint8, np.uint64, np.bool_, np.float32]
+SCALAR_VALUES = [
+    np.int16(300), np.int16(-129), np.uint64(2**64 - 1), np.uint64(2**63), np.int64(-1),
+    np.uint32(2**32 - 1), np.int8(-5), np.uint8(200),
+]
+# (slc's subscripts, NumPy's): basic ones (integers, a 0-d integer array, slices, `...`,
+# `None`) and those NumPy's fancy setitem takes (an index array, a mask).
+SCALAR_FORMS = [
+    ("a[0]", 0), ("a[0, 1]", (0, 1)), ("a[...]", Ellipsis), ("a[:, 1]", (slice(None), 1)),
+    ("a[None, 1, 2]", (None, 1, 2)), ("a[j, 1]", (np.array(1), 1)), ("a[1:][0, :0]", None),
+    ("a[0, i]", (0, np.array([1, 2]))), ("a[m]", np.array([[True, False, True], [False] * 3])),
+]
+
+
+@pytest.mark.parametrize("target", SCALAR_TARGETS, ids=lambda d: np.dtype(d).name)
+def test_numpy_integer_scalars_are_stored_as_numpy_stores_them(target):
+    """NumPy's setitem converts a NumPy integer *scalar* that it stores through basic subscripts
+    into a signed integer target by its value (`i8[0] = np.int16(300)`: OverflowError), and
+    casts it everywhere else, as it casts a 0-d array: slc.eval, a kernel compiled for one
+    value and called with another, and the 0-d array, against NumPy itself."""
+    base = (np.arange(6) * 7 - 3).astype(target).reshape(2, 3)
+    extra = {"i": np.array([1, 2]), "j": np.array(1), "m": SCALAR_FORMS[-1][1]}
+    for (src, index), value in itertools.product(SCALAR_FORMS, SCALAR_VALUES):
+        if index is None:  # a[1:][0, :0]: a view, then an empty slice of it
+            want = _numpy_store(base[1:], (0, slice(0, 0)), "=", value)
+            want = None if want is None else np.concatenate([base[:1], want])
+        else:
+            want = _numpy_store(base, index, "=", value)
+        kernel = slc.compile(f"{src} = k", a=base, k=np.array(0, value.dtype), **extra)
+        for run in ["eval", "kernel", "0-d array"]:
+            got = base.copy()
+            try:
+                if run == "eval":
+                    slc.eval(f"{src} = k", a=got, k=value, **extra)
+                elif run == "kernel":
+                    kernel(a=got, k=value, **extra)
+                else:
+                    slc.eval(f"{src} = k", a=got, k=np.array(value), **extra)
+            except OverflowError as e:
+                assert want is None and run != "0-d array", (src, value, run)
+                assert "out of bounds" in str(e), e
+                assert got.tobytes() == base.tobytes(), (src, value, run)
+                continue
+            if run == "0-d array":
+                want_array = base.copy()
+                if index is None:
+                    want_array[1:][0, :0] = np.array(value)
+                else:
+                    want_array[index] = np.array(value)
+                np.testing.assert_array_equal(got, want_array, err_msg=f"{src} = {value!r} ({run})")
+                continue
+            assert want is not None, (src, value, run, got)
+            np.testing.assert_array_equal(got, want, err_msg=f"{src} = {value!r} ({run})")
+
+
+@pytest.mark.parametrize("target", [np.int8, np.uint8, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_values_numpy_refuses_with_overflow_error_are_overflow_errors(target):
+    """A Python int or float a store converts by its value (bound by name or written in the
+    program) that the target does not hold raises OverflowError in NumPy: slc.OverflowError
+    (E0135) in slc, also a Python OverflowError; NaN, NumPy's ValueError, stays E0134."""
+    base = np.arange(4, dtype=target)
+    # (slc's integers are int64: a Python int of 2**63 up, which a uint64 holds, is an
+    # OverflowError in slc where NumPy stores it into uint64; 2**64 and below -2**63 no
+    # integer dtype holds.)
+    values = [300, -1, 2**64, -(2**63) - 1, 300.5, -1.5, 1e19, 2e19, float("inf"), float("-inf"), float("nan")]
+    refused = 0
+    for value, (text, index), op in itertools.product(values, [("a[1]", 1), ("a[1:3]", slice(1, 3)), ("a[i]", [0, 2])], ["=", "+="]):
+        want = base.copy()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if op == "=":
+                    want[index] = value
+                else:
+                    want[index] += value
+            numpy_raised = None
+        except Exception as e:
+            numpy_raised = type(e)
+        for program, bound in [(f"{text} {op} k", {"k": value}), (f"{text} {op} {value!r}", {})]:
+            if not bound and ("inf" in program or "nan" in program or abs(value) >= 2**63):
+                continue  # no literal for them (past i64 a literal is E0109): bound by name only
+            got = base.copy()
+            try:
+                slc.eval(program, a=got, i=np.array([0, 2]), **bound)
+            except OverflowError as e:
+                # slc.OverflowError (E0135), or the binding's own, for a Python int past int64.
+                assert not isinstance(e, slc.Error) or e.code == "E0135", (program, value, e)
+                assert isinstance(e, slc.OverflowError) or abs(value) >= 2**63, (program, value, e)
+                assert numpy_raised is OverflowError, (program, value, numpy_raised)
+                assert got.tobytes() == base.tobytes()
+                refused += 1
+                continue
+            except slc.Error as e:
+                # Refused where NumPy does not raise OverflowError (NaN: ValueError; a float
+                # `+=` NumPy does not cast back, or truncates through Python scalars, which
+                # slc does not copy: E0134).
+                float_update = op == "+=" and isinstance(value, float)
+                assert numpy_raised is not OverflowError or float_update, (program, value, e)
+                continue
+            assert numpy_raised is None, (program, value, numpy_raised)
+            np.testing.assert_array_equal(got, want, err_msg=program)
+    assert refused >= 20, refused
 
 
 def test_a_kernel_compiled_for_a_python_int_takes_python_ints():

@@ -183,7 +183,8 @@ def _exactly(dtype, values):
 @given(float_stores())
 def test_float_literals_store_as_numpy_converts_them(case):
     # NumPy's answer: a scalar is a Python float, a list a float64 array. Where NumPy raises or
-    # warns of an invalid cast (a value an integer type cannot hold), slc refuses (E0134); the
+    # warns of an invalid cast (a value an integer type cannot hold), slc refuses (E0134, or
+    # E0135 where NumPy's OverflowError is: slc.OverflowError); the
     # refusals beyond NumPy's: a list with a float (or any float into bfloat16) combined by
     # `+=`/`*=` whose elements are not all values of the target's dtype (NumPy combines in a
     # wider type and rounds once; slc in the target's dtype, the same result exactly when they
@@ -205,8 +206,7 @@ def test_float_literals_store_as_numpy_converts_them(case):
     bool_scalar = kind == "b" and index == (0, 1) and not has_float and (literal, op) != ("-1", "+=")
     float_into_integer = op != "=" and (kind in "iu" and has_float or kind == "b" and not bool_scalar)
     if numpy_error is not None or inexact_list or float_into_integer:
-        with pytest.raises(slc.CompileError, match="E0134"):
-            slc.eval(src, a=got)
+        _assert_refused(lambda: slc.eval(src, a=got), numpy_error, inexact_list or float_into_integer)
         assert np.array_equal(got, x), f"{src}: changed before refusing"
         return
     assert slc.eval(src, a=got) is None, src
@@ -228,6 +228,19 @@ def _numpy_answer(x, index, op, value):
                 return _numpy_store(x, index, op, value), None
         except (OverflowError, ValueError, TypeError) as e:
             return None, e
+
+
+def _assert_refused(call, numpy_error, refused_first):
+    """`call()` is refused as slc refuses a stored value (E0134), and as an OverflowError
+    (`slc.OverflowError`, E0135) where NumPy raises one, unless slc refuses it for another
+    reason first (`refused_first`)."""
+    with pytest.raises(slc.CompileError) as info:
+        call()
+    e = info.value
+    assert e.code in ("E0134", "E0135"), e
+    assert isinstance(e, OverflowError) == (e.code == "E0135"), e
+    if isinstance(numpy_error, OverflowError) and not refused_first:
+        assert e.code == "E0135", (e, numpy_error)
 
 
 def _assert_same_bits(got, want, what):
@@ -252,7 +265,8 @@ FLOAT_BY_NAME = [float, np.float64, np.float32, np.float16, np.array, lambda v: 
 @settings(max_examples=300, deadline=None)
 @given(float_stores(), st.sampled_from(FLOAT_BY_NAME))
 def test_a_float_by_name_stores_as_numpy_casts_it(case, make):
-    # NumPy's answer, with the value as made. slc refuses (E0134) where NumPy raises, and beyond
+    # NumPy's answer, with the value as made. slc refuses (E0134; E0135, an OverflowError, where
+    # NumPy's is one) where NumPy raises, and beyond
     # it: into an integer, a value whose whole part the integer type cannot hold or that has
     # none (NumPy wraps a strong float silently, `uint8 <- np.float64(300.5)` is 44, or warns);
     # in `+=`/`*=`, a value the target's dtype cannot hold exactly (a NumPy float scalar is
@@ -275,8 +289,7 @@ def test_a_float_by_name_stores_as_numpy_casts_it(case, make):
     inexact = op != "=" and (kind in "biu" or not _exactly(x.dtype, [exact]))
     got = x.copy()
     if numpy_error is not None or beyond or inexact:
-        with pytest.raises(slc.CompileError, match="E0134"):
-            slc.eval(src, a=got, k=value)
+        _assert_refused(lambda: slc.eval(src, a=got, k=value), numpy_error, inexact)
         assert np.array_equal(got, x), f"{src}: changed before refusing"
         return
     assert slc.eval(src, a=got, k=value) is None, src

@@ -53,7 +53,11 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0133", "a stored value whose shape does not broadcast to the selection's (NumPy's ValueError)"),
     (
         "E0134",
-        "a stored value the target's dtype cannot take as NumPy takes it: a literal (or a 0-d float bound by name) it cannot hold, a tensor `+=`/`*=` NumPy computes in another dtype (a float into integers, a signed integer into unsigned ones, anything but bool into bools, a wider float), a float list element or a float bound by name the target cannot hold exactly, or a scatter's updates of another dtype",
+        "a stored value the target's dtype cannot take as NumPy takes it: a float literal (or a 0-d float bound by name) with no integer value stored into integers (NaN), a tensor `+=`/`*=` NumPy computes in another dtype (a float into integers, a signed integer into unsigned ones, anything but bool into bools, a wider float), a float list element or a float bound by name the target cannot hold exactly, or a scatter's updates of another dtype",
+    ),
+    (
+        "E0135",
+        "a literal, or a Python `int` or `float` bound by name, that the target's integer dtype does not hold (an infinity included) where a store converts it by its value (NumPy's OverflowError)",
     ),
     (
         "E0201",

@@ -116,6 +116,10 @@ pub enum SemaErrorKind {
     StoreListArithmetic { target: String },
     #[error("{reason}")]
     StoreLiteral { reason: String },
+    /// A float literal (or a float bound by name) whose integer part the target does not hold,
+    /// or an infinity: NumPy's OverflowError, as [`SemaErrorKind::StoreLiteralRange`].
+    #[error("{reason}")]
+    StoreFloatRange { reason: String },
 }
 
 impl SemaError {
@@ -284,7 +288,11 @@ impl IntoDiagnostic for SemaError {
                 "of another dtype".into(),
                 Some("give the value in the target's dtype (`astype` in NumPy)".into()),
             ),
-            K::StoreLiteralRange { .. } => ("E0134", "out of bounds".into(), None),
+            K::StoreLiteralRange { .. } | K::StoreFloatRange { .. } => (
+                "E0135",
+                "out of bounds".into(),
+                Some("NumPy converts a Python `int` or `float` by its value and raises OverflowError where the target's dtype does not hold it; bind a tensor (a NumPy integer or array) to cast it".into()),
+            ),
             K::StoreLiteral { .. } => (
                 "E0134",
                 "a float".into(),

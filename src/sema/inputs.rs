@@ -137,6 +137,12 @@ pub struct InputsRead {
     /// Of `values`, those checked as Python `int`s ([`InputValues::is_python_int`]): checking
     /// again with the same values gives the same result where these are marked again.
     pub python_ints: BTreeSet<String>,
+    /// The 0-d integer inputs a store assigns (`=`) through basic subscripts (integers,
+    /// slices, `...`, `None`) into a signed integer target of another dtype, with that dtype.
+    /// The plan casts them, as NumPy casts a 0-d array there; NumPy's setitem converts a NumPy
+    /// integer *scalar* by its value instead, raising OverflowError where it does not fit
+    /// (`i8[0] = np.int16(300)`), which the Python package checks per call.
+    pub setitem_scalars: BTreeMap<String, DType>,
 }
 
 /// How checking treats masks whose value it has, where callers differ.

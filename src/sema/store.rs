@@ -81,6 +81,7 @@ impl Checker<'_> {
             true => self.bool_scalar_update(combine, value_value, value.span)?,
             false => (combine, value_value),
         };
+        self.note_setitem_scalar(&value_value, &base, combine, last_items);
         let value =
             self.store_value(value_value, &base, ValueOf::Store { combine, one_element }, value.span)?;
         // One value for every update (a scalar, or one element, which broadcasts to any
@@ -243,7 +244,7 @@ impl Checker<'_> {
             for v in t.bytes().chunks_exact(8) {
                 let v = f64::from_le_bytes(v.try_into().expect("chunks of eight"));
                 let element = float_element(dtype, v, in_arithmetic, scalar);
-                bytes.extend(element.map_err(|reason| SemaError::new(K::StoreLiteral { reason }, span))?);
+                bytes.extend(element.map_err(|kind| SemaError::new(kind, span))?);
             }
             let converted = Tensor::from_bytes(dtype, t.shape(), &bytes).expect("one element per value");
             return Ok(const_tensor(converted, span));
@@ -275,12 +276,14 @@ impl Checker<'_> {
                 let exact = (x as f64) as i64 == x && x != i64::MAX;
                 let element = match exact {
                     true => float_element(dtype, x as f64, true, false),
-                    false => Err(format!(
-                        "cannot combine {x} into {} exactly: NumPy combines it in float64",
-                        dtype.name()
-                    )),
+                    false => Err(K::StoreLiteral {
+                        reason: format!(
+                            "cannot combine {x} into {} exactly: NumPy combines it in float64",
+                            dtype.name()
+                        ),
+                    }),
                 };
-                bytes.extend(element.map_err(|reason| SemaError::new(K::StoreLiteral { reason }, span))?);
+                bytes.extend(element.map_err(|kind| SemaError::new(kind, span))?);
                 continue;
             }
             let Some(element) = x.and_then(wrapped) else {
@@ -294,20 +297,52 @@ impl Checker<'_> {
         Ok(const_tensor(converted, span))
     }
 
+    /// Records a 0-d integer input that `=` casts into a signed integer target through basic
+    /// subscripts ([`super::InputsRead::setitem_scalars`]): where the caller gives a NumPy
+    /// integer scalar there, NumPy converts it by its value, and the Python package checks it.
+    fn note_setitem_scalar(
+        &mut self,
+        value: &super::check::Value,
+        target: &TExpr,
+        combine: Combine,
+        items: &[ast::Item],
+    ) {
+        let super::check::Value::Tensor(v) = value else { return };
+        let TExprKind::Input(name) = &v.kind else { return };
+        let dtype = target.ty.dtype;
+        if combine == Combine::Set
+            && dtype.is_signed()
+            && v.ty.shape.is_empty()
+            && v.ty.dtype.is_integer()
+            && v.ty.dtype != dtype
+            && !self.values.is_python_int(name)
+            && items
+                .iter()
+                .all(|item| !matches!(item.kind, ast::ItemKind::Expr(_)) || self.integer_item(item))
+        {
+            self.read.setitem_scalars.insert(name.to_string(), dtype);
+        }
+    }
+
     /// Whether `items` name one element of `selection` by integers alone: one per axis, each an
-    /// integer or a 0-d integer tensor (no slice, `...`, `None`, index array or mask). Their
-    /// values are not read; an item that fails to check is left to the subscript's own check.
+    /// integer or a 0-d integer tensor (no slice, `...`, `None`, index array or mask).
     fn integers_alone(&mut self, selection: &TExpr, items: &[ast::Item]) -> bool {
+        items.len() == selection.ty.shape.len() && items.iter().all(|item| self.integer_item(item))
+    }
+
+    /// Whether `item` is an integer, or a 0-d integer tensor, which NumPy indexes with as with
+    /// an integer. Its value is not read; an item that fails to check is left to the
+    /// subscript's own check.
+    fn integer_item(&mut self, item: &ast::Item) -> bool {
         use super::check::Value;
-        items.len() == selection.ty.shape.len()
-            && items.iter().all(|item| match &item.kind {
-                ast::ItemKind::Expr(e) => match self.expr(e) {
-                    Ok(Value::Int(_) | Value::Sym(_)) => true,
-                    Ok(Value::Tensor(t)) => t.ty.shape.is_empty() && t.ty.dtype.is_integer(),
-                    _ => false,
-                },
+        match &item.kind {
+            ast::ItemKind::Expr(e) => match self.expr(e) {
+                Ok(Value::Int(_) | Value::Sym(_)) => true,
+                Ok(Value::Tensor(t)) => t.ty.shape.is_empty() && t.ty.dtype.is_integer(),
                 _ => false,
-            })
+            },
+            _ => false,
+        }
     }
 
     /// Whether `items` are one mask (or list of bools) over every axis of `before`, the
@@ -389,25 +424,43 @@ impl Checker<'_> {
 /// combines a bf16 with a scalar in float32). slc combines in the target's dtype, which gives
 /// the same result exactly when every element is one of that dtype: a list element (or a bf16
 /// scalar) that is not is refused (`0.1` into f32), not rounded twice.
-pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) -> Result<Vec<u8>, String> {
+pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) -> Result<Vec<u8>, K> {
     let target = dtype.name();
     if in_arithmetic && (dtype.is_integer() || dtype == DType::Bool) {
-        return Err(format!(
-            "cannot combine the float {v} into {target}: NumPy computes it in float64, which it does not cast back to {target}"
-        ));
+        return Err(K::StoreLiteral {
+            reason: format!(
+                "cannot combine the float {v} into {target}: NumPy computes it in float64, which it does not cast back to {target}"
+            ),
+        });
     }
     let element = match dtype {
         DType::Bool => vec![u8::from(v != 0.0)],
         d if d.is_integer() => {
-            if !v.is_finite() {
-                return Err(format!("cannot store the float {v} into {target}: it has no integer value"));
+            if v.is_nan() {
+                return Err(K::StoreLiteral {
+                    reason: format!("cannot store the float {v} into {target}: it has no integer value"),
+                });
+            }
+            if v.is_infinite() {
+                return Err(K::StoreFloatRange {
+                    reason: format!("cannot store the float {v} into {target}: it has no integer value"),
+                });
             }
             let whole = v.trunc();
-            // Within i64 (below 2^63), then within the target: NumPy's OverflowError.
+            // NumPy converts through a Python int (`int(v)`), which must fit the target:
+            // OverflowError otherwise. A u64 holds more than any i64.
             const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-            let fits = (-TWO_63..TWO_63).contains(&whole);
-            let element = fits.then(|| literal_element(dtype, whole as i64)).flatten();
-            element.ok_or_else(|| format!("the float {v} is out of bounds for {target}"))?
+            let element = match dtype {
+                DType::U64 => {
+                    (0.0..2.0 * TWO_63).contains(&whole).then(|| (whole as u64).to_le_bytes().to_vec())
+                }
+                _ => {
+                    (-TWO_63..TWO_63).contains(&whole).then(|| literal_element(dtype, whole as i64)).flatten()
+                }
+            };
+            element.ok_or_else(|| K::StoreFloatRange {
+                reason: format!("the float {v} is out of bounds for {target}"),
+            })?
         }
         DType::F16 => slc_runtime::f16_of_f64(v).to_le_bytes().to_vec(),
         DType::BF16 => slc_runtime::bf16_of_f64(v).to_le_bytes().to_vec(),
@@ -428,9 +481,11 @@ pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) ->
             _ => v,
         };
         if back != v && !(v.is_nan() && back.is_nan()) {
-            return Err(format!(
-                "cannot combine {v} into {target} exactly: NumPy combines it in a wider type, and {v} is not a {target} value"
-            ));
+            return Err(K::StoreLiteral {
+                reason: format!(
+                    "cannot combine {v} into {target} exactly: NumPy combines it in a wider type, and {v} is not a {target} value"
+                ),
+            });
         }
     }
     Ok(element)

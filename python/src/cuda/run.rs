@@ -211,5 +211,6 @@ pub fn eval_on_device<'py>(
             kernel
         }
     };
+    crate::convert::numpy_scalars_fit(&kernel, inputs)?;
     run_on_device(py, &kernel, &values, None, Stream(1))
 }
