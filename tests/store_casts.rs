@@ -318,3 +318,29 @@ fn the_inputs_numpy_converts_by_value_as_scalars_are_named() {
         assert_eq!(named(src), vec![], "{src}");
     }
 }
+
+/// A Python `int` from 2^63 to 2^64 − 1 (the Python package binds it as a 0-d u64 marked as a
+/// Python `int`) converts by its value as NumPy converts it: a u64 target holds it, a float
+/// one rounds it, a bool one takes its truth, and any other integer dtype refuses it (E0135,
+/// NumPy's OverflowError).
+#[test]
+fn a_python_int_past_i64_converts_by_its_value() {
+    let sym = |s: &str| -> SymTensorType { s.parse().unwrap() };
+    let big = u64::MAX - 4;
+    let k = Tensor::from_bytes(DType::U64, &[], &big.to_le_bytes()).unwrap();
+    let mut values = slc::sema::InputValues::new();
+    values.insert("k".into(), k.clone());
+    values.mark_python_ints([&"k".to_string()]);
+    let run = |target: &str, dtype: DType| {
+        let sigs = [("a", sym(target)), ("k", sym("u64[]"))];
+        let a = Tensor::zeros(dtype, &[2]).unwrap();
+        Kernel::prepare_with_values("a[1] = k", &sigs, &values, &Default::default())
+            .and_then(|kernel| kernel.run(&[&a, &k]))
+    };
+    assert_eq!(run("u64[2]", DType::U64).unwrap().bytes()[8..], big.to_le_bytes());
+    assert_eq!(run("f64[2]", DType::F64).unwrap().bytes()[8..], (big as f64).to_le_bytes());
+    assert_eq!(run("bool[2]", DType::Bool).unwrap().bytes(), [0, 1]);
+    for (target, dtype) in [("i64[2]", DType::I64), ("u32[2]", DType::U32)] {
+        assert_eq!(run(target, dtype).unwrap_err().diagnostic().code, "E0135", "{target}");
+    }
+}

@@ -224,14 +224,22 @@ pub fn python_int_dtype(ty: &slc::types::SymTensorType) -> DType {
 }
 
 /// Makes `value` an input: arrays as they are; Python integers (not bools) as 0-d integers of
-/// `int_dtype`; anything else through `numpy.asarray` (buffers, `__array_interface__`, lists).
-/// Byte-swapped arrays are the one case that is copied (slc reads native byte order).
-pub fn hold<'py>(value: &Bound<'py, PyAny>, name: &str, int_dtype: DType) -> PyResult<Held<'py>> {
+/// `int_dtype` (`None`, where no type is declared: int64, or uint64 for one from 2**63 up that a
+/// uint64 holds, `u64[0] = 2**64 - 1`); anything else through `numpy.asarray` (buffers,
+/// `__array_interface__`, lists). Byte-swapped arrays are the one case that is copied (slc
+/// reads native byte order).
+pub fn hold<'py>(value: &Bound<'py, PyAny>, name: &str, int_dtype: Option<DType>) -> PyResult<Held<'py>> {
     if let Ok(array) = value.cast::<PyUntypedArray>() {
         return held_array(array.clone(), name);
     }
-    if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() && int_dtype.is_integer() {
-        return Ok(Held::Scalar { bytes: int_bytes(value, name, int_dtype)?, dtype: int_dtype });
+    if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+        let dtype = int_dtype.unwrap_or_else(|| match value.extract::<i64>() {
+            Err(_) if value.extract::<u64>().is_ok() => DType::U64,
+            _ => DType::I64,
+        });
+        if dtype.is_integer() {
+            return Ok(Held::Scalar { bytes: int_bytes(value, name, dtype)?, dtype });
+        }
     }
     // A DLPack producer (PyTorch, JAX, CuPy): host memory is taken without a copy; memory on a
     // device is refused by name before any library call could copy or fail on it.

@@ -171,7 +171,7 @@ impl PyKernel {
             if self.converts_scalar(i) {
                 let held = match on_device {
                     true => None,
-                    false => Some(hold(&value, name, crate::convert::python_int_dtype(ty))?),
+                    false => Some(hold(&value, name, Some(crate::convert::python_int_dtype(ty)))?),
                 };
                 self.check_store_scalar(i, name, held.as_ref())?;
             }
@@ -302,7 +302,7 @@ impl PyKernel {
             };
             // A Python int fills a 0-d integer input of whichever width it was compiled for.
             let int_dtype = crate::convert::python_int_dtype(ty);
-            let h = hold(&value, name, int_dtype)?;
+            let h = hold(&value, name, Some(int_dtype))?;
             check_input(name, &h, ty)?;
             names.push(name);
             held.push(h);

@@ -100,7 +100,7 @@ fn type_of_spec(spec: &Bound<'_, PyAny>, name: &str) -> PyResult<(SymTensorType,
             "input '{name}': give a (dtype, shape) pair or an example array, not just a dtype ({spec})"
         )));
     }
-    let held = hold(spec, name, DType::I64)?;
+    let held = hold(spec, name, None)?;
     let shape: Vec<i64> = held.shape().iter().map(|&d| d as i64).collect();
     let value = parameter_value(&held, name)?;
     Ok((TensorType { dtype: held.dtype(), shape }.generic(), value))
@@ -192,7 +192,7 @@ fn eval<'py>(py: Python<'py>, expr: &str, inputs: Option<Bound<'py, PyDict>>) ->
     let mut held: Vec<Held<'py>> = Vec::with_capacity(count);
     for (key, value) in inputs.iter().flat_map(|d| d.iter()) {
         let key = key.cast_into::<PyString>().map_err(PyErr::from)?;
-        held.push(hold(&value, key.to_str()?, DType::I64)?);
+        held.push(hold(&value, key.to_str()?, None)?);
         keys.push(key);
     }
     let names = keys.iter().map(|k| k.to_str()).collect::<PyResult<Vec<&str>>>()?;

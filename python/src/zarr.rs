@@ -10,7 +10,6 @@ use crate::convert::{Held, array_of_tensor, hold};
 use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use slc::DType;
 use slc::backend::jit::KernelCache;
 use slc::sema::{InputTypes, InputValues};
 use slc::types::TensorType;
@@ -53,7 +52,7 @@ pub fn _read_zarr<'py>(
     let mut known: BTreeMap<String, slc::Tensor> = BTreeMap::new();
     for (key, value) in inputs.iter() {
         let name: String = key.cast_into::<PyString>().map_err(PyErr::from)?.to_str()?.to_string();
-        let held: Held<'_> = hold(&value, &name, DType::I64)?;
+        let held: Held<'_> = hold(&value, &name, None)?;
         types.insert(name.clone(), TensorType::of(held.dtype(), held.shape()));
         if held.is_python_int() {
             values.mark_python_ints([&name]);

@@ -227,10 +227,9 @@ def test_values_numpy_refuses_with_overflow_error_are_overflow_errors(target):
     program) that the target does not hold raises OverflowError in NumPy: slc.OverflowError
     (E0135) in slc, also a Python OverflowError; NaN, NumPy's ValueError, stays E0134."""
     base = np.arange(4, dtype=target)
-    # (slc's integers are int64: a Python int of 2**63 up, which a uint64 holds, is an
-    # OverflowError in slc where NumPy stores it into uint64; 2**64 and below -2**63 no
-    # integer dtype holds.)
-    values = [300, -1, 2**64, -(2**63) - 1, 300.5, -1.5, 1e19, 2e19, float("inf"), float("-inf"), float("nan")]
+    # (A Python int from 2**63 up is held as a uint64, which stores it; 2**64 and below -2**63
+    # no integer dtype holds: the binding's OverflowError.)
+    values = [300, -1, 2**63, 2**64 - 1, 2**64, -(2**63) - 1, 300.5, -1.5, 1e19, 2e19, float("inf"), float("-inf"), float("nan")]
     refused = 0
     for value, (text, index), op in itertools.product(values, [("a[1]", 1), ("a[1:3]", slice(1, 3)), ("a[i]", [0, 2])], ["=", "+="]):
         want = base.copy()
@@ -245,15 +244,16 @@ def test_values_numpy_refuses_with_overflow_error_are_overflow_errors(target):
         except Exception as e:
             numpy_raised = type(e)
         for program, bound in [(f"{text} {op} k", {"k": value}), (f"{text} {op} {value!r}", {})]:
-            if not bound and ("inf" in program or "nan" in program or abs(value) >= 2**63):
+            if not bound and ("inf" in program or "nan" in program or not -(2**63) <= value < 2**63):
                 continue  # no literal for them (past i64 a literal is E0109): bound by name only
             got = base.copy()
             try:
                 slc.eval(program, a=got, i=np.array([0, 2]), **bound)
             except OverflowError as e:
-                # slc.OverflowError (E0135), or the binding's own, for a Python int past int64.
+                # slc.OverflowError (E0135), or the binding's own, for a Python int no integer
+                # dtype holds.
                 assert not isinstance(e, slc.Error) or e.code == "E0135", (program, value, e)
-                assert isinstance(e, slc.OverflowError) or abs(value) >= 2**63, (program, value, e)
+                assert isinstance(e, slc.OverflowError) or not -(2**63) <= value < 2**64, (program, value, e)
                 assert numpy_raised is OverflowError, (program, value, numpy_raised)
                 assert got.tobytes() == base.tobytes()
                 refused += 1

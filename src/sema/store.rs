@@ -193,17 +193,22 @@ impl Checker<'_> {
         let in_arithmetic = matches!(of, ValueOf::Store { combine, .. } if combine != Combine::Set);
         let v = self.to_tensor_value(v, span)?;
         let dtype = target.ty.dtype;
-        // A Python `int` passed by name (a 0-d i64 bound with its value) is the literal it
-        // holds, as NumPy takes `x[i] = k` ("weak", NEP 50); its value is recorded as read.
-        // Any other 0-d integer is a NumPy array or scalar, strongly typed: a tensor, cast as
-        // one.
+        // A Python `int` passed by name (a 0-d i64 bound with its value, or a u64 from 2^63 up)
+        // is the literal it holds, as NumPy takes `x[i] = k` ("weak", NEP 50); its value is
+        // recorded as read. Any other 0-d integer is a NumPy array or scalar, strongly typed: a
+        // tensor, cast as one.
         let python_int = matches!(&v.kind, TExprKind::Input(name) if self.values.is_python_int(name))
-            && v.ty.dtype == DType::I64
+            && matches!(v.ty.dtype, DType::I64 | DType::U64)
             && v.ty.shape.is_empty();
         if python_int && v.ty.dtype != dtype && !self.bound_scalar(&v) {
             let why = "a Python int is converted by its value, which a kernel compiled for any value does not know: give it when compiling, or pass the value in the target's dtype";
             return err(
-                K::StoreDtype { op: "store", value: "i64".into(), target: dtype.name().into(), why },
+                K::StoreDtype {
+                    op: "store",
+                    value: v.ty.dtype.name().into(),
+                    target: dtype.name().into(),
+                    why,
+                },
                 span,
             );
         }
@@ -213,13 +218,18 @@ impl Checker<'_> {
                 if let TExprKind::Input(name) = &v.kind {
                     self.read.python_ints.insert(name.to_string());
                 }
-                let Ok(value) = i64::try_from(value) else {
-                    return err(
-                        K::StoreLiteralRange { value: value.to_string(), target: dtype.name().into() },
-                        span,
-                    );
+                let scalar = match (i64::try_from(value), u64::try_from(value)) {
+                    (Ok(value), _) => Tensor::scalar_i64(value),
+                    (_, Ok(value)) => Tensor::from_bytes(DType::U64, &[], &value.to_le_bytes())
+                        .expect("eight bytes are one u64"),
+                    _ => {
+                        return err(
+                            K::StoreLiteralRange { value: value.to_string(), target: dtype.name().into() },
+                            span,
+                        );
+                    }
                 };
-                const_tensor(Tensor::scalar_i64(value), v.span)
+                const_tensor(scalar, v.span)
             }
             false => v,
         };
@@ -260,8 +270,8 @@ impl Checker<'_> {
         let in_arithmetic = in_arithmetic && !t.shape().is_empty();
         for i in 0..t.numel() {
             let bit = || (t.dtype() == DType::Bool).then(|| i128::from(t.bytes()[i]));
-            let x = t.int_at(i).or_else(bit).and_then(|x| i64::try_from(x).ok());
-            let wrapped = |x: i64| match in_arithmetic && t.dtype() == DType::I64 {
+            let x = t.int_at(i).or_else(bit);
+            let wrapped = |x: i128| match in_arithmetic && t.dtype() == DType::I64 {
                 // (a + v) in int64, cast back: v's low bits are what is added.
                 true if dtype.is_signed() => Some(x.to_le_bytes()[..dtype.width()].to_vec()),
                 true if dtype.is_integer() => None,
@@ -273,7 +283,7 @@ impl Checker<'_> {
             // Into a float target NumPy combines the int64 list in float64, as a float list:
             // the same rule, each element a value of the target's dtype.
             if let Some(x) = x.filter(|_| in_arithmetic && !dtype.is_integer() && dtype != DType::Bool) {
-                let exact = (x as f64) as i64 == x && x != i64::MAX;
+                let exact = (x as f64) as i128 == x;
                 let element = match exact {
                     true => float_element(dtype, x as f64, true, false),
                     false => Err(K::StoreLiteral {
@@ -446,18 +456,9 @@ pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) ->
                     reason: format!("cannot store the float {v} into {target}: it has no integer value"),
                 });
             }
-            let whole = v.trunc();
             // NumPy converts through a Python int (`int(v)`), which must fit the target:
-            // OverflowError otherwise. A u64 holds more than any i64.
-            const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-            let element = match dtype {
-                DType::U64 => {
-                    (0.0..2.0 * TWO_63).contains(&whole).then(|| (whole as u64).to_le_bytes().to_vec())
-                }
-                _ => {
-                    (-TWO_63..TWO_63).contains(&whole).then(|| literal_element(dtype, whole as i64)).flatten()
-                }
-            };
+            // OverflowError otherwise. (Past i128 `as` saturates, which no dtype holds either.)
+            let element = literal_element(dtype, v.trunc() as i128);
             element.ok_or_else(|| K::StoreFloatRange {
                 reason: format!("the float {v} is out of bounds for {target}"),
             })?

@@ -426,16 +426,14 @@ fn extreme(dtype: DType, old: &[u8], value: &[u8], greater: bool) -> bool {
 /// The element of `dtype` that the integer literal `v` stores as (NumPy 2's assignment of a
 /// Python `int`): an integer type must hold it exactly (`None` otherwise: NumPy's
 /// OverflowError), a bool is `v != 0`, a float the nearest value, a complex number `v + 0j`.
-pub fn literal_element(dtype: DType, v: i64) -> Option<Vec<u8>> {
+pub fn literal_element(dtype: DType, v: i128) -> Option<Vec<u8>> {
     let w = dtype.width();
     Some(match dtype {
         DType::Bool => vec![u8::from(v != 0)],
         d if d.is_integer() => {
-            let fits = match (d.is_signed(), w) {
-                (true, 8) => true,
-                (false, 8) => v >= 0,
-                (true, _) => (-(1i64 << (8 * w - 1))..(1i64 << (8 * w - 1))).contains(&v),
-                (false, _) => (0..(1i64 << (8 * w))).contains(&v),
+            let fits = match d.is_signed() {
+                true => (-(1i128 << (8 * w - 1))..(1i128 << (8 * w - 1))).contains(&v),
+                false => (0..(1i128 << (8 * w))).contains(&v),
             };
             if !fits {
                 return None;
@@ -589,6 +587,11 @@ mod tests {
         assert_eq!(literal_element(DType::U8, -1), None);
         assert_eq!(literal_element(DType::I8, -128), Some(vec![0x80]));
         assert_eq!(literal_element(DType::U64, -1), None);
+        assert_eq!(literal_element(DType::U64, (1 << 64) - 1), Some(vec![255; 8]));
+        assert_eq!(literal_element(DType::U64, 1 << 64), None);
+        assert_eq!(literal_element(DType::I64, 1 << 63), None);
+        assert_eq!(literal_element(DType::I64, -(1 << 63)), Some(i64::MIN.to_le_bytes().to_vec()));
+        assert_eq!(literal_element(DType::F64, 1 << 63), Some(2f64.powi(63).to_le_bytes().to_vec()));
         assert_eq!(literal_element(DType::Bool, 7), Some(vec![1]));
         assert_eq!(literal_element(DType::F32, 3), Some(3f32.to_le_bytes().to_vec()));
     }

@@ -40,7 +40,7 @@ pub fn run_on_device<'py>(
         if value.is_instance_of::<PyBool>() {
             return Err(PyTypeError::new_err(format!("input '{name}' is a bool, not an array")));
         }
-        let held = crate::convert::hold(value, name, int_dtype)?;
+        let held = crate::convert::hold(value, name, Some(int_dtype))?;
         let tensor = held.view(name)?.to_tensor().map_err(|e| PyValueError::new_err(e.to_string()))?;
         let memory = gpu.upload(tensor.bytes(), stream).map_err(cuda_error)?;
         arrays.push(DeviceArray {
@@ -152,7 +152,7 @@ pub fn eval_on_device<'py>(
                 false => None,
             }
         } else {
-            let held = crate::convert::hold(&value, &name, DType::I64)?;
+            let held = crate::convert::hold(&value, &name, None)?;
             types.push((name.clone(), held.dtype(), held.shape().to_vec()));
             if held.is_python_int() {
                 python_ints.push(name.clone());
