@@ -343,4 +343,8 @@ fn a_python_int_past_i64_converts_by_its_value() {
     for (target, dtype) in [("i64[2]", DType::I64), ("u32[2]", DType::U32)] {
         assert_eq!(run(target, dtype).unwrap_err().diagnostic().code, "E0135", "{target}");
     }
+    // A bool element's `*=` is NumPy's scalar path, which computes in int64: OverflowError.
+    let sigs = [("a", sym("bool[2]")), ("k", sym("u64[]"))];
+    let e = Kernel::prepare_with_values("a[1] *= k", &sigs, &values, &Default::default()).unwrap_err();
+    assert_eq!(e.diagnostic().code, "E0135");
 }

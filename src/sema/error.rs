@@ -291,7 +291,7 @@ impl IntoDiagnostic for SemaError {
             K::StoreLiteralRange { .. } | K::StoreFloatRange { .. } => (
                 "E0135",
                 "out of bounds".into(),
-                Some("NumPy converts a Python `int` or `float` by its value and raises OverflowError where the target's dtype does not hold it; bind a tensor (a NumPy integer or array) to cast it".into()),
+                Some("NumPy converts a Python `int` or `float` by its value and raises OverflowError where the target's dtype does not hold it (a NumPy float it casts there with no defined result, which slc refuses too); bind a NumPy integer or integer array to cast it".into()),
             ),
             K::StoreLiteral { .. } => (
                 "E0134",

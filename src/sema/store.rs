@@ -149,6 +149,14 @@ impl Checker<'_> {
             _ => None,
         };
         let Some((v, dtype)) = integer else { return Ok((combine, value)) };
+        // A Python `int` past i64 (bound as a u64): NumPy computes it with the bool in int64,
+        // which does not hold it (OverflowError).
+        let python_int = matches!(&value, Value::Tensor(t)
+            if matches!(&t.kind, TExprKind::Input(name) if self.values.is_python_int(name)));
+        if python_int && i64::try_from(v).is_err() {
+            let target = DType::I64.name().into();
+            return err(K::StoreLiteralRange { value: v.to_string(), target }, span);
+        }
         let all_ones = v == -1 || (!dtype.is_signed() && v == (1i128 << (8 * dtype.width())) - 1);
         let (combine, stored) = match (combine, v) {
             (Combine::Mul, 0) => (Combine::Set, false),
