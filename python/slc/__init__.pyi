@@ -30,7 +30,8 @@ ZarrInput = Union[str, "os.PathLike[str]", Any]
 #: A dim of a declared shape: a size, a name (`"N"`, the same size wherever it appears), or
 #: None (a name of its own).
 Dim = Union[SupportsIndex, str, None]
-#: An example array, a (dtype, shape) pair in any NumPy dtype spelling, or an int (int64 scalar).
+#: An example array, a (dtype, shape) pair in any NumPy dtype spelling, or an int (an int64
+#: scalar; from 2**63 up, uint64).
 TypeSpec = Union[npt.ArrayLike, Tuple[npt.DTypeLike, Union[Dim, Sequence[Dim]]], int]
 
 def eval(expr: str, /, **inputs: Union[ArrayInput, ZarrInput]) -> np.ndarray | None:
@@ -51,8 +52,9 @@ def compile(expr: str, /, **types: TypeSpec) -> Kernel:
     """Compile `expr` once for inputs of the given types into a Kernel to call many times.
 
     Each type is an example array, a `(dtype, shape)` pair such as `("float32", (4, 5))`, or an
-    int (a 0-d int64). Operator parameters read from inputs (`slice(x, s, e)`) and boolean masks
-    (`x[m]`) take their values from the example arrays. The GIL is released while compiling.
+    int (a 0-d int64; from 2**63 up, uint64). Operator parameters read from inputs
+    (`slice(x, s, e)`) and boolean masks (`x[m]`) take their values from the example arrays.
+    The GIL is released while compiling.
     A shape with named dims (`("float32", ("N", "M"))`, None for a name of its own) gives one
     kernel for arrays of every shape the names admit.
     """

@@ -25,7 +25,8 @@ use std::sync::{Arc, Mutex};
 /// ``"slice(a, [1], [3], axes=[0])"``) for inputs of the given types, once, into a
 /// ``Kernel`` to call many times. Each type is an example array (its dtype and shape), a
 /// ``(dtype, shape)`` pair in any NumPy dtype spelling (``("float32", (4, 5))``,
-/// ``(np.int64, ())``), or a Python ``int`` (a 0-d int64). The GIL is released while compiling.
+/// ``(np.int64, ())``), or a Python ``int`` (a 0-d int64; from 2**63 up, uint64). The GIL is
+/// released while compiling.
 ///
 /// Errors in the program raise ``slc.Error`` subclasses (``slc.ParseError``,
 /// ``slc.CompileError``, ``slc.IndexError``) with ``.code``, ``.span`` and ``.message``.
@@ -169,8 +170,9 @@ static EVAL_CACHE: Mutex<Option<HashMap<u64, Vec<EvalEntry>>>> = Mutex::new(None
 
 /// Evaluates the slice program ``expr`` over the named inputs and returns a new array, as
 /// NumPy would: ``slc.eval("a[2:, ..., None, :10]", a=x)``. Inputs are arrays (or buffers), or
-/// Python ``int``s for integer scalars (int64). The compiled kernel is kept, keyed by the text
-/// and the inputs' names, dtypes and shapes, so evaluating the same text again skips compiling.
+/// Python ``int``s for integer scalars (int64; from 2**63 up, uint64). The compiled kernel is
+/// kept, keyed by the text and the inputs' names, dtypes and shapes, so evaluating the same text
+/// again skips compiling.
 ///
 /// A program ending in an assignment (``slc.eval("a[i] = v", a=x, i=idx, v=y)``) stores into
 /// the array bound to its target in place, as ``x[idx] = y`` does, and returns ``None``; the
