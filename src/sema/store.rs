@@ -334,9 +334,7 @@ impl Checker<'_> {
             && v.ty.dtype.is_integer()
             && v.ty.dtype != dtype
             && !self.values.is_python_int(name)
-            && items
-                .iter()
-                .all(|item| !matches!(item.kind, ast::ItemKind::Expr(_)) || self.integer_item(item))
+            && items.iter().all(|item| self.basic_item(item))
         {
             self.read.setitem_scalars.insert(name.to_string(), dtype);
         }
@@ -346,6 +344,12 @@ impl Checker<'_> {
     /// integer or a 0-d integer tensor (no slice, `...`, `None`, index array or mask).
     fn integers_alone(&mut self, selection: &TExpr, items: &[ast::Item]) -> bool {
         items.len() == selection.ty.shape.len() && items.iter().all(|item| self.integer_item(item))
+    }
+
+    /// Whether `item` is one of NumPy's basic subscripts: a slice, `...`, `None`, or an
+    /// integer ([`Self::integer_item`]); not an index array or a mask.
+    fn basic_item(&mut self, item: &ast::Item) -> bool {
+        !matches!(item.kind, ast::ItemKind::Expr(_)) || self.integer_item(item)
     }
 
     /// Whether `item` is an integer, or a 0-d integer tensor, which NumPy indexes with as with
@@ -454,14 +458,12 @@ pub fn float_element(dtype: DType, v: f64, in_arithmetic: bool, scalar: bool) ->
     let element = match dtype {
         DType::Bool => vec![u8::from(v != 0.0)],
         d if d.is_integer() => {
-            if v.is_nan() {
-                return Err(K::StoreLiteral {
-                    reason: format!("cannot store the float {v} into {target}: it has no integer value"),
-                });
-            }
-            if v.is_infinite() {
-                return Err(K::StoreFloatRange {
-                    reason: format!("cannot store the float {v} into {target}: it has no integer value"),
+            // NaN is NumPy's ValueError, an infinity its OverflowError.
+            if !v.is_finite() {
+                let reason = format!("cannot store the float {v} into {target}: it has no integer value");
+                return Err(match v.is_nan() {
+                    true => K::StoreLiteral { reason },
+                    false => K::StoreFloatRange { reason },
                 });
             }
             // NumPy converts through a Python int (`int(v)`), which must fit the target:
